@@ -1,0 +1,64 @@
+"""The exception tree. The CLI maps every `WorldforgeError` to a one-line red message
+(or a table of problems) and its `exit_code`; anything else is a bug and keeps its traceback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class WorldforgeError(Exception):
+    """Base of every error a user can cause and fix."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class SpecProblem:
+    """One problem in a spec or pack: where it is, the bad value, what is accepted."""
+
+    source: str  # file the problem is in
+    path: str  # dotted field path inside that file ('' for the whole file)
+    value: str  # the offending value, shortened
+    message: str  # what is wrong and what would be accepted
+
+    def __str__(self) -> str:
+        where = f"{self.source}: {self.path}" if self.path else self.source
+        shown = f" (got {self.value})" if self.value else ""
+        return f"{where}: {self.message}{shown}"
+
+
+class SpecError(WorldforgeError):
+    """A world spec or domain pack is invalid. Carries every problem found, not just the first."""
+
+    exit_code = 2
+
+    def __init__(self, problems: list[SpecProblem]):
+        self.problems = list(problems)
+        n = len(self.problems)
+        head = f"{n} problem{'s' if n != 1 else ''} in the world spec"
+        super().__init__(head + ":\n" + "\n".join(f"  - {p}" for p in self.problems))
+
+
+class PlanError(WorldforgeError):
+    """The planner could not build a world that satisfies the spec (e.g. an infeasible count)."""
+
+
+class WorldNotFoundError(WorldforgeError):
+    """A world folder does not exist or holds no planned world."""
+
+
+class WorldExistsError(WorldforgeError):
+    """A complete world is already there and --force was not given."""
+
+
+class IncompleteWorldError(WorldforgeError):
+    """A world folder holds an interrupted, half-written plan."""
+
+
+class InvariantViolationError(WorldforgeError):
+    """A world breaks one or more invariants; it is never written as complete."""
+
+    def __init__(self, violations):
+        self.violations = list(violations)
+        lines = [f"  - {v.name}: {v.count} violating row(s); e.g. {v.examples[:2]}" for v in self.violations]
+        super().__init__(f"{len(self.violations)} invariant(s) violated:\n" + "\n".join(lines))

@@ -1,0 +1,249 @@
+"""Invariants of a world, checked in SQL over the store (and networkx for acyclicity).
+
+Two sources: *built-in* invariants that follow from the pack's declarations (unique ids
+and names, cardinalities, required links, date bounds, eligibility windows, tenure
+histories without overlaps, locality) and the pack's own *declared* invariants.
+`check_world` re-verifies a stored world; the planner runs the same checks before it
+marks a world complete."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .spec import (
+    CONSTANT_REFS,
+    DateAttr,
+    DateBound,
+    DerivedAttr,
+    LookupAttr,
+    NumericAttr,
+    RelationSpec,
+    ResolvedWorld,
+    fill_sql,
+)
+
+
+@dataclass(frozen=True)
+class Invariant:
+    name: str
+    description: str
+    sql: str | None = None  # returns the violating rows
+    acyclic: str | None = None  # relation name
+    declared: bool = False
+
+
+@dataclass(frozen=True)
+class Violation:
+    name: str
+    description: str
+    count: int
+    examples: list[str]
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _offset_sql(expr: str, b: DateBound) -> str:
+    out = expr
+    if b.years:
+        out = f"({out} + to_years({b.years}))"
+    if b.days:
+        out = f"({out} + to_days({b.days}))"
+    return f"CAST({out} AS DATE)"
+
+
+def _const_sql(world: ResolvedWorld, ref: str) -> str:
+    d = world.spec.as_of if ref == "as_of" else world.spec.span_start
+    return f"DATE '{d.isoformat()}'"
+
+
+def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
+    spec = world.spec
+    start, as_of = _const_sql(world, "span_start"), _const_sql(world, "as_of")
+    rels = world.relations
+    out: list[Invariant] = []
+    for t, et in world.types.items():
+        T = _q(t)
+        out.append(Invariant(f"{t}.unique_id", f"every {t} id is unique",
+                             f"SELECT id, count(*) AS n FROM {T} GROUP BY id HAVING count(*) > 1"))
+        out.append(Invariant(f"{t}.unique_name", f"every {t} name is unique",
+                             f"SELECT name, count(*) AS n FROM {T} GROUP BY name HAVING count(*) > 1"))
+        out.append(Invariant(f"{t}.name_present", f"every {t} has a name",
+                             f"SELECT id FROM {T} WHERE name IS NULL OR name = ''"))
+        for a, attr in et.attributes.items():
+            A = _q(a)
+            # Derived values may be NULL by design (a ticker only for public companies).
+            required = attr.null_rate == 0 and not isinstance(attr, DerivedAttr) and not (
+                isinstance(attr, LookupAttr) and not rels[attr.via].required
+            )
+            if required:
+                out.append(Invariant(f"{t}.{a}.not_null", f"every {t} has a {a}",
+                                     f"SELECT id FROM {T} WHERE {A} IS NULL"))
+            if isinstance(attr, NumericAttr) and (attr.min is not None or attr.max is not None):
+                conds = []
+                if attr.min is not None:
+                    conds.append(f"{A} < {attr.min}")
+                if attr.max is not None:
+                    conds.append(f"{A} > {attr.max}")
+                out.append(Invariant(f"{t}.{a}.bounds", f"{t}.{a} lies in [{attr.min}, {attr.max}]",
+                                     f"SELECT id, {A} FROM {T} WHERE {' OR '.join(conds)}"))
+            if isinstance(attr, DateAttr):
+                out.append(Invariant(f"{t}.{a}.in_span", f"{t}.{a} lies in the world's time span",
+                                     f"SELECT id, {A} FROM {T} WHERE {A} < {start} OR {A} > {as_of}"))
+                for side, bounds in (("after", attr.after), ("before", attr.before)):
+                    for b in bounds:
+                        out.append(_attr_bound_invariant(world, t, a, side, b))
+    for r, rs in rels.items():
+        out.extend(_relation_invariants(world, r, rs, start, as_of))
+    return out
+
+
+def _attr_bound_invariant(world: ResolvedWorld, t: str, a: str, side: str, b: DateBound) -> Invariant:
+    op = "<" if side == "after" else ">"
+    name = f"{t}.{a}.{side}:{b}"
+    desc = f"{t}.{a} is {'on or after' if side == 'after' else 'on or before'} {b}"
+    T, A = _q(t), _q(a)
+    if b.ref in CONSTANT_REFS:
+        bound = _offset_sql(_const_sql(world, b.ref), b)
+        return Invariant(name, desc, f"SELECT x.id, x.{A} FROM {T} x WHERE x.{A} {op} {bound}")
+    parts = b.ref.split(".")
+    if len(parts) == 1:
+        bound = _offset_sql(f"x.{_q(parts[0])}", b)
+        return Invariant(name, desc, f"SELECT x.id, x.{A}, x.{_q(parts[0])} FROM {T} x WHERE x.{A} {op} {bound}")
+    rel, attr = parts
+    rs = world.relations[rel]
+    bound = _offset_sql(f"u.{_q(attr)}", b)
+    return Invariant(name, desc,
+                     f"SELECT x.id, x.{A}, u.id AS other, u.{_q(attr)} FROM {T} x "
+                     f"JOIN {_q('rel_' + rel)} e ON e.source = x.id JOIN {_q(rs.target)} u ON u.id = e.target "
+                     f"WHERE x.{A} {op} {bound}")
+
+
+def _rel_bound_sql(world: ResolvedWorld, b: DateBound) -> str:
+    if b.ref in CONSTANT_REFS:
+        return _offset_sql(_const_sql(world, b.ref), b)
+    if b.ref == "valid_from":
+        return _offset_sql("e.valid_from", b)
+    side, attr = b.ref.split(".")
+    return _offset_sql(f"{'s' if side == 'source' else 'u'}.{_q(attr)}", b)
+
+
+def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: str, as_of: str) -> list[Invariant]:
+    R, S, T = _q("rel_" + r), _q(rs.source), _q(rs.target)
+    joined = f"FROM {R} e JOIN {S} s ON s.id = e.source JOIN {T} u ON u.id = e.target"
+    out = [
+        Invariant(f"{r}.source_exists", f"every {r} link starts at an existing {rs.source}",
+                  f"SELECT e.source FROM {R} e ANTI JOIN {S} s ON s.id = e.source"),
+        Invariant(f"{r}.target_exists", f"every {r} link ends at an existing {rs.target}",
+                  f"SELECT e.target FROM {R} e ANTI JOIN {T} u ON u.id = e.target"),
+        Invariant(f"{r}.max_per_source", f"a {rs.source} has at most {rs.count_range.max} {r} link(s)",
+                  f"SELECT source, count(*) AS n FROM {R} GROUP BY source HAVING count(*) > {rs.count_range.max}"),
+        Invariant(f"{r}.no_repeated_pair", f"a {rs.source} links to the same {rs.target} at most once by {r}",
+                  f"SELECT source, target, count(*) AS n FROM {R} GROUP BY source, target HAVING count(*) > 1"),
+        Invariant(f"{r}.validity_order", f"{r} validity starts before it ends",
+                  f"SELECT source, target, valid_from, valid_to FROM {R} WHERE valid_to < valid_from"),
+        Invariant(f"{r}.validity_in_span", f"{r} validity starts inside the time span",
+                  f"SELECT source, target, valid_from FROM {R} WHERE valid_from < {start} OR valid_from > {as_of}"),
+    ]
+    if rs.target_unique:
+        out.append(Invariant(f"{r}.target_once", f"a {rs.target} is the target of at most one {r} link ({rs.cardinality})",
+                             f"SELECT target, count(*) AS n FROM {R} GROUP BY target HAVING count(*) > 1"))
+    if rs.required:
+        out.append(Invariant(f"{r}.required", f"every {rs.source} has a {r} link",
+                             f"SELECT s.id FROM {S} s ANTI JOIN {R} e ON e.source = s.id"))
+    if rs.source == rs.target:
+        out.append(Invariant(f"{r}.no_self_link", f"no {rs.source} is linked to itself by {r}",
+                             f"SELECT source FROM {R} WHERE source = target"))
+    if rs.same:
+        out.append(Invariant(f"{r}.same_{rs.same.target}",
+                             f"{r} links only a {rs.source} and a {rs.target} with the same {rs.same.target}",
+                             f"SELECT e.source, e.target {joined} WHERE s.{_q(rs.same.source)} IS DISTINCT FROM u.{_q(rs.same.target)}"))
+    if rs.eligible:
+        el = rs.eligible
+        col = f"u.{_q(el.attribute)}"
+        for side, b in (("after", el.after), ("before", el.before)):
+            if b is None:
+                continue
+            op = "<" if side == "after" else ">"
+            out.append(Invariant(f"{r}.eligible.{side}:{b}", f"{r} targets have {el.attribute} {side} {b}",
+                                 f"SELECT e.source, e.target, {col} {joined} WHERE {col} {op} {_rel_bound_sql(world, b)}"))
+    if rs.date:
+        for side in ("after", "before"):
+            op = "<" if side == "after" else ">"
+            for b in getattr(rs.date, side):
+                out.append(Invariant(f"{r}.date.{side}:{b}", f"{r} is dated {side} {b}",
+                                     f"SELECT e.source, e.target, e.valid_from {joined} WHERE e.valid_from {op} {_rel_bound_sql(world, b)}"))
+    if rs.history:
+        out.append(Invariant(
+            f"{r}.history_no_overlap", f"a {rs.source}'s {r} tenures do not overlap",
+            f"SELECT source, valid_from, valid_to, nxt FROM (SELECT source, valid_from, valid_to, "
+            f"lead(valid_from) OVER (PARTITION BY source ORDER BY valid_from) AS nxt FROM {R}) "
+            f"WHERE nxt IS NOT NULL AND (valid_to IS NULL OR nxt < valid_to)"))
+        for b in rs.history.after:
+            out.append(Invariant(f"{r}.history.after:{b}", f"{r} tenures start on or after {b}",
+                                 f"SELECT e.source, e.valid_from {joined} WHERE e.valid_from < {_rel_bound_sql(world, b)}"))
+        for b in rs.history.before:
+            out.append(Invariant(f"{r}.history.before:{b}", f"{r} tenures end on or before {b}",
+                                 f"SELECT e.source, e.valid_to {joined} WHERE coalesce(e.valid_to, {as_of}) > {_rel_bound_sql(world, b)}"))
+    if rs.acyclic:
+        out.append(Invariant(f"{r}.acyclic", f"{r} links form no cycle", acyclic=r))
+    return out
+
+
+def declared_invariants(world: ResolvedWorld) -> list[Invariant]:
+    out = []
+    for pname, pack in world.packs.items():
+        for inv in pack.invariants:
+            sql = fill_sql(inv.sql, world.spec) if inv.sql else None
+            out.append(Invariant(f"{pname}.{inv.name}", inv.description, sql=sql, acyclic=inv.acyclic, declared=True))
+    return out
+
+
+def all_invariants(world: ResolvedWorld) -> list[Invariant]:
+    return builtin_invariants(world) + declared_invariants(world)
+
+
+def _acyclic_violations(con, relation: str) -> tuple[int, list[str]]:
+    import networkx as nx
+
+    rows = con.execute(f"SELECT source, target FROM {_q('rel_' + relation)}").fetchall()
+    g = nx.DiGraph(rows)
+    try:
+        cyc = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        return 0, []
+    n_bad = sum(1 for c in nx.strongly_connected_components(g) if len(c) > 1) + nx.number_of_selfloops(g)
+    return max(n_bad, 1), [" -> ".join(str(u) for u, _ in cyc)]
+
+
+def check_connection(con, world: ResolvedWorld, invariants: list[Invariant] | None = None) -> list[Violation]:
+    """Run every invariant against an open store; return the ones that fail."""
+    import duckdb
+
+    found = []
+    for inv in invariants if invariants is not None else all_invariants(world):
+        if inv.acyclic:
+            n, ex = _acyclic_violations(con, inv.acyclic)
+        else:
+            try:
+                rows = con.execute(f"SELECT *, count(*) OVER () AS __n FROM ({inv.sql}) LIMIT 5").fetchall()
+            except duckdb.Error as exc:
+                found.append(Violation(inv.name, inv.description, -1, [f"query failed: {str(exc).splitlines()[0]}"]))
+                continue
+            n = rows[0][-1] if rows else 0
+            ex = [", ".join(str(v) for v in row[:-1]) for row in rows[:3]]
+        if n:
+            found.append(Violation(inv.name, inv.description, n, ex))
+    return found
+
+
+def check_world(path: str | Path) -> tuple[int, list[Violation]]:
+    """Re-verify a stored world. Returns (number of invariants checked, violations)."""
+    from .store import open_world
+
+    info = open_world(path)
+    invs = all_invariants(info.world)
+    with info.connect() as con:
+        return len(invs), check_connection(con, info.world, invs)

@@ -1,0 +1,335 @@
+"""Vectorised samplers the planner composes: seeded child generators, content-derived ids,
+unique names from templates, numeric and date draws, and weighted target picks inside
+group/date windows. Every function works on whole columns (numpy/polars); none loops per row."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from .errors import PlanError
+from .spec import NamePart, NameSpec, NumericAttr
+
+# Dates are handled as int32 days since 1970-01-01 (polars' physical Date).
+NEG_INF = np.int64(-(2**40))
+POS_INF = np.int64(2**40)
+
+DEFAULT_SYLLABLES = (
+    "ka lo ri ven dor mar tel sa ni bra tor el an is ul ve mo ra li den gal thu quin zar bel cor dra fen hal "
+    "jor kel lun mer nor pel ros sil tam val wyn yor zen ber cas del fa gor hes ir kos lar mi nes or pra sel "
+    "tis ur vor xa"
+).split()
+
+
+def stable_hash(*names: object) -> int:
+    """A 64-bit hash of names that is the same on every machine and Python run."""
+    h = hashlib.blake2b("\x1f".join(map(str, names)).encode(), digest_size=8)
+    return int.from_bytes(h.digest(), "little")
+
+
+def child_rng(root_seed: int, *names: object) -> np.random.Generator:
+    """A named child generator: independent of every other name and of generation order."""
+    return np.random.default_rng(np.random.SeedSequence([root_seed & (2**63 - 1), stable_hash(*names)]))
+
+
+# --------------------------------------------------------------------------- ids
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def hash_strings(values: pl.Series, salt: int) -> np.ndarray:
+    """FNV-1a over each string's UTF-8 bytes, salted and finalised with splitmix64.
+
+    Vectorised over rows: the loop runs over character positions (bounded by the
+    longest string), never over rows."""
+    arr = pa.array(values.to_arrow()).cast(pa.large_string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    _, off_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(1, np.uint8)
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    h = np.full(len(arr), _FNV_OFFSET, dtype=np.uint64)
+    maxlen = int(lengths.max()) if len(lengths) else 0
+    with np.errstate(over="ignore"):
+        for pos in range(maxlen):
+            live = np.nonzero(lengths > pos)[0]
+            byte = data[starts[live] + pos].astype(np.uint64)
+            h[live] = (h[live] ^ byte) * _FNV_PRIME
+        return _splitmix64(h ^ np.uint64(salt & (2**64 - 1)))
+
+
+def hex_ids(prefix: str, h: np.ndarray) -> pl.Series:
+    """Format 64-bit hashes as '<prefix>_<16 hex digits>'."""
+    shifts = np.arange(60, -1, -4, dtype=np.uint64)
+    nibbles = ((h[:, None] >> shifts[None, :]) & np.uint64(0xF)).astype(np.intp)
+    chars = _HEX[nibbles]
+    hexes = np.frombuffer(chars.tobytes(), dtype="S16").astype("U16")
+    return pl.Series("id", hexes, dtype=pl.String).str.replace(r"^", f"{prefix}_")
+
+
+def entity_ids(type_name: str, names: pl.Series, root_seed: int) -> pl.Series:
+    """Content-derived ids: a hash of (seed, type, unique name)."""
+    return hex_ids(type_name, hash_strings(names, stable_hash("entity-id", root_seed, type_name)))
+
+
+# --------------------------------------------------------------------------- names
+
+
+@lru_cache(maxsize=256)
+def faker_pool(provider: str, locale: str, size: int, seed: int) -> tuple[str, ...]:
+    """Distinct outputs of one faker provider, drawn once per world (`size` calls) so that rows
+    can then be sampled from the pool with numpy instead of calling faker per row."""
+    from faker import Faker
+
+    fk = Faker(locale)
+    fk.seed_instance(seed)
+    fn = getattr(fk, provider)
+    seen = dict.fromkeys(str(fn()) for _ in range(size))
+    return tuple(seen)
+
+
+class _Part:
+    """A compiled name part: draw `n` strings at once."""
+
+    def __init__(self, part: NamePart, locale: str, seed: int, key: str):
+        self.syll = None
+        self.number = part.number
+        if part.faker:
+            self.values = pl.Series(faker_pool(part.faker, locale, part.pool, stable_hash(seed, key)), dtype=pl.String)
+            self.p = None
+        elif part.choices is not None:
+            if isinstance(part.choices, dict):
+                self.values = pl.Series(list(part.choices), dtype=pl.String)
+                w = np.asarray(list(part.choices.values()), dtype=float)
+                self.p = w / w.sum()
+            else:
+                self.values = pl.Series(list(part.choices), dtype=pl.String)
+                self.p = None
+        elif part.letter:
+            self.values = pl.Series([chr(c) for c in range(65, 91)], dtype=pl.String)
+            self.p = None
+        elif part.syllables is not None:
+            self.syll = part.syllables
+            self.values = pl.Series(part.syllables.inventory or DEFAULT_SYLLABLES, dtype=pl.String)
+            self.p = None
+        else:
+            self.values = None
+
+    def capacity(self) -> int:
+        if self.number is not None:
+            return self.number.max - self.number.min + 1
+        if self.syll is not None:
+            k = len(self.values)
+            return sum(k**j for j in range(self.syll.min, self.syll.max + 1))
+        return len(self.values)
+
+    def draw(self, n: int, rng: np.random.Generator) -> pl.Series:
+        if self.number is not None:
+            return pl.Series(rng.integers(self.number.min, self.number.max + 1, n)).cast(pl.String)
+        if self.syll is not None:
+            k = rng.integers(self.syll.min, self.syll.max + 1, n)
+            idx = rng.integers(0, len(self.values), (n, self.syll.max))
+            cols = []
+            for j in range(self.syll.max):
+                col = self.values.gather(idx[:, j])
+                cols.append(pl.when(pl.lit(pl.Series(k > j))).then(col).otherwise(pl.lit("")))
+            word = pl.select(pl.concat_str(cols).alias("w")).to_series()
+            return word.str.slice(0, 1).str.to_uppercase() + word.str.slice(1)
+        idx = rng.choice(len(self.values), size=n, p=self.p) if self.p is not None else rng.integers(0, len(self.values), n)
+        return self.values.gather(idx)
+
+
+class NameSampler:
+    """Draws unique names for one entity type from its template(s) and parts."""
+
+    def __init__(self, type_name: str, spec: NameSpec, locale: str, seed: int):
+        import string
+
+        self.type_name = type_name
+        self.parts = {k: _Part(p, locale, seed, f"{type_name}.{k}") for k, p in spec.parts.items()}
+        tw = spec.template_weights()
+        self.templates = list(tw)
+        w = np.asarray(list(tw.values()), dtype=float)
+        self.template_p = w / w.sum()
+        self.parsed = [
+            [(lit, field) for lit, field, _, _ in string.Formatter().parse(t)] for t in self.templates
+        ]
+
+    def capacity(self) -> int:
+        total = 0
+        for parsed in self.parsed:
+            c = 1
+            for _, field in parsed:
+                if field is not None:
+                    c *= self.parts[field].capacity()
+            total += c
+        return total
+
+    def draw(self, n: int, rng: np.random.Generator) -> pl.Series:
+        which = rng.choice(len(self.templates), size=n, p=self.template_p) if len(self.templates) > 1 else np.zeros(n, np.intp)
+        out = pl.Series("name", [""] * n, dtype=pl.String) if len(self.templates) > 1 else None
+        for ti, parsed in enumerate(self.parsed):
+            rows = np.nonzero(which == ti)[0]
+            if len(rows) == 0:
+                continue
+            pieces = []
+            for lit, field in parsed:
+                if lit:
+                    pieces.append(pl.lit(lit))
+                if field is not None:
+                    pieces.append(pl.lit(self.parts[field].draw(len(rows), rng)))
+            col = pl.select(pl.concat_str(pieces).alias("name")).to_series()
+            if out is None:
+                return col
+            out = out.scatter(rows, col)
+        return out
+
+    def unique(self, n: int, rng: np.random.Generator, rounds: int = 60) -> pl.Series:
+        """`n` distinct names; duplicates are redrawn until none remain."""
+        cap = self.capacity()
+        if n > 0.7 * cap:
+            raise PlanError(
+                f"counts cannot be satisfied: type '{self.type_name}' needs {n:,} unique names but its name "
+                f"template(s) yield at most about {cap:,}; add parts or choices to its name, or lower the count"
+            )
+        names = self.draw(n, rng)
+        for _ in range(rounds):
+            dup = np.nonzero((~names.is_first_distinct()).to_numpy())[0]
+            if len(dup) == 0:
+                return names
+            names = names.scatter(dup, self.draw(len(dup), rng))
+        raise PlanError(
+            f"could not make {n:,} unique names for type '{self.type_name}' (template space too small); "
+            "add parts or choices to its name, or lower the count"
+        )
+
+
+# --------------------------------------------------------------------------- values
+
+
+def sample_numeric(attr: NumericAttr, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Draw from the distribution; out-of-bounds values are redrawn, then clipped."""
+    p = attr.params
+
+    def draw(k: int) -> np.ndarray:
+        d = attr.distribution
+        if d == "uniform":
+            return rng.uniform(p["low"], p["high"], k)
+        if d == "normal":
+            return rng.normal(p["mean"], p["sd"], k)
+        if d == "lognormal":
+            return rng.lognormal(p["mean"], p["sigma"], k)
+        if d == "exponential":
+            return rng.exponential(p["scale"], k)
+        return rng.poisson(p["lam"], k).astype(float)
+
+    lo = -np.inf if attr.min is None else attr.min
+    hi = np.inf if attr.max is None else attr.max
+    x = draw(n)
+    for _ in range(8):
+        bad = np.nonzero((x < lo) | (x > hi))[0]
+        if len(bad) == 0:
+            break
+        x[bad] = draw(len(bad))
+    x = np.clip(x, lo, hi)
+    if attr.integer:
+        return np.clip(np.rint(x), lo, hi).astype(np.int64)
+    if attr.decimals is not None:
+        x = np.round(x, attr.decimals)
+    return x
+
+
+def sample_days(lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Uniform day in [lo, hi] per row (caller guarantees lo <= hi)."""
+    span = (hi - lo + 1).astype(np.float64)
+    return lo + np.floor(rng.random(len(lo)) * span).astype(np.int64)
+
+
+def apply_offset(days: np.ndarray, years: int, day_offset: int) -> np.ndarray:
+    """Calendar offset (Feb 29 + 1y = Feb 28, like SQL intervals) on int days; sentinels pass through."""
+    days = np.asarray(days, dtype=np.int64)
+    if years == 0 and day_offset == 0:
+        return days
+    real = (days > NEG_INF) & (days < POS_INF)
+    out = days.copy()
+    if real.any():
+        s = pl.Series(days[real].astype(np.int32)).cast(pl.Date).dt.offset_by(f"{years}y{day_offset}d")
+        out[real] = s.to_physical().to_numpy().astype(np.int64)
+    return out
+
+
+# --------------------------------------------------------------------------- target picks
+
+
+class TargetIndex:
+    """Targets sorted by (group, key) with cumulative weights, so that a weighted pick
+    restricted to one group and a key window is two binary searches per row."""
+
+    def __init__(self, groups: np.ndarray, keys: np.ndarray, weights: np.ndarray):
+        n = len(groups)
+        self.n = n
+        keys = keys.astype(np.int64)
+        self.kmin = int(keys.min()) if n else 0
+        kmax = int(keys.max()) if n else 0
+        self.width = kmax - self.kmin + 1
+        comp = groups.astype(np.int64) * self.width + (keys - self.kmin)
+        self.order = np.argsort(comp, kind="stable")
+        self.comp = comp[self.order]
+        self.base_w = weights.astype(np.float64)[self.order]
+        self.set_excluded(None)
+
+    def set_excluded(self, used: np.ndarray | None) -> None:
+        """Zero the weight of targets that may not be picked again (by target index)."""
+        w = self.base_w
+        if used is not None and used.any():
+            w = w.copy()
+            w[used[self.order]] = 0.0
+        self.cum = np.concatenate([[0.0], np.cumsum(w)])
+
+    def pick(self, groups: np.ndarray, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One weighted target per row inside its group and [lo, hi]; -1 where none is eligible."""
+        m = len(groups)
+        if self.n == 0 or m == 0:
+            return np.full(m, -1, dtype=np.int64)
+        lo_k = np.clip(lo - self.kmin, 0, self.width)
+        hi_k = np.clip(hi - self.kmin, -1, self.width - 1)
+        base = groups.astype(np.int64) * self.width
+        a = np.searchsorted(self.comp, base + lo_k, side="left")
+        b = np.searchsorted(self.comp, base + hi_k, side="right")
+        ok = (b > a) & (groups >= 0) & (lo_k <= hi_k)
+        total = np.where(ok, self.cum[np.minimum(b, self.n)] - self.cum[a], 0.0)
+        ok &= total > 0
+        u = self.cum[a] + rng.random(m) * total
+        pos = np.searchsorted(self.cum, u, side="right") - 1
+        pos = np.clip(pos, a, np.maximum(b - 1, a))
+        pos = np.clip(pos, 0, self.n - 1)
+        return np.where(ok, self.order[pos], -1).astype(np.int64)
+
+
+def encode_groups(source_vals: pl.Series, target_vals: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Map two columns onto shared integer codes (missing values get -1)."""
+    both = pl.concat([source_vals.cast(pl.String), target_vals.cast(pl.String)])
+    codes = both.rank("dense").cast(pl.Int64).fill_null(0).to_numpy() - 1
+    codes = np.where(both.is_null().to_numpy(), -1, codes)
+    return codes[: len(source_vals)], codes[len(source_vals):]
+
+
+def fitness_weights(n: int, alpha: float, rng: np.random.Generator) -> np.ndarray:
+    """Preferential attachment, vectorised: Pareto-distributed fitness makes a few targets
+    attract most links (a heavy-tailed degree distribution) without a sequential loop."""
+    return rng.pareto(alpha, n) + 1.0
+

@@ -1,0 +1,295 @@
+"""The world store: one folder per world, `<build-dir>/<name>/`, holding `world.duckdb`
+and `world.json` (the manifest that marks it complete).
+
+A plan is written to `<name>.partial/` and renamed into place only after every invariant
+holds, so an interrupted plan never leaves a folder that looks complete."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from .errors import IncompleteWorldError, InvariantViolationError, WorldExistsError, WorldNotFoundError
+from .spec import ResolvedWorld, attribute_dtype
+
+if TYPE_CHECKING:
+    import duckdb
+    import networkx as nx
+
+    from .planner import WorldTables
+
+DB_FILE = "world.duckdb"
+MANIFEST_FILE = "world.json"
+STORE_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class WorldInfo:
+    """A complete, stored world: its folder, resolved spec and manifest."""
+
+    path: Path
+    world: ResolvedWorld
+    manifest: dict
+
+    @property
+    def db_path(self) -> Path:
+        return self.path / DB_FILE
+
+    def connect(self, read_only: bool = True) -> duckdb.DuckDBPyConnection:
+        import duckdb
+
+        return duckdb.connect(str(self.db_path), read_only=read_only)
+
+
+def world_dir(build_dir: Path, name: str) -> Path:
+    return Path(build_dir) / name
+
+
+def is_complete(path: Path) -> bool:
+    m = path / MANIFEST_FILE
+    if not m.is_file():
+        return False
+    try:
+        return json.loads(m.read_text()).get("status") == "complete"
+    except (OSError, ValueError):
+        return False
+
+
+def ensure_writable(build_dir: Path, name: str, force: bool) -> None:
+    """Refuse to overwrite a complete world unless forced (checked before any work)."""
+    target = world_dir(build_dir, name)
+    if is_complete(target) and not force:
+        raise WorldExistsError(
+            f"a complete world already exists at {target}; pass --force to replace it, or use another --build-dir"
+        )
+
+
+def open_world(path: str | Path) -> WorldInfo:
+    """Open a complete stored world; incomplete or missing worlds raise a clear error."""
+    path = Path(path)
+    if not path.exists():
+        raise WorldNotFoundError(f"no world at {path}; plan one with `worldforge plan SPEC`")
+    if not path.is_dir():
+        raise WorldNotFoundError(f"{path} is not a world folder (expected <build-dir>/<world name>/)")
+    if not (path / MANIFEST_FILE).is_file() or not (path / DB_FILE).is_file():
+        if (path / DB_FILE).is_file() or any(path.iterdir()):
+            raise IncompleteWorldError(
+                f"{path} holds an incomplete world (an interrupted plan?); re-run `worldforge plan SPEC --force`"
+            )
+        raise WorldNotFoundError(f"{path} holds no world; plan one with `worldforge plan SPEC`")
+    manifest = json.loads((path / MANIFEST_FILE).read_text())
+    if manifest.get("status") != "complete":
+        raise IncompleteWorldError(f"{path} is not marked complete; re-run `worldforge plan SPEC --force`")
+    world = ResolvedWorld.model_validate(manifest["resolved"])
+    return WorldInfo(path=path, world=world, manifest=manifest)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _arrow(df: pl.DataFrame):
+    return df.to_arrow(compat_level=pl.CompatLevel.oldest())
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def write_world(world: ResolvedWorld, tables: WorldTables, build_dir: Path, force: bool = False,
+                on_step=None) -> WorldInfo:
+    import duckdb
+
+    from .invariants import check_connection
+
+    name = world.spec.name
+    build_dir = Path(build_dir)
+    ensure_writable(build_dir, name, force)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    final = world_dir(build_dir, name)
+    partial = build_dir / f".{name}.partial"
+    if partial.exists():  # left by an interrupted plan
+        shutil.rmtree(partial)
+    partial.mkdir()
+
+    if on_step:
+        on_step("write world.duckdb")
+    con = duckdb.connect(str(partial / DB_FILE))
+    try:
+        stats = _write_tables(con, world, tables)
+        if on_step:
+            on_step("check invariants")
+        violations = check_connection(con, world)
+        if violations:
+            raise InvariantViolationError(violations)
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+    manifest = {
+        "status": "complete",
+        "store_format": STORE_FORMAT,
+        "name": name,
+        "seed": world.spec.seed,
+        "counts": stats["counts"],
+        "relations": stats["relations"],
+        "aliases": stats["aliases"],
+        "facts": stats["facts"],
+        "repairs": tables.repairs,
+        "versions": package_versions(),
+        "resolved": json.loads(world.model_dump_json()),
+    }
+    tmp = partial / (MANIFEST_FILE + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
+    os.replace(tmp, partial / MANIFEST_FILE)
+
+    # Swap into place: the old world (if forced) moves aside first, then is removed.
+    old = build_dir / f".{name}.old"
+    if old.exists():
+        shutil.rmtree(old)
+    if final.exists():
+        os.replace(final, old)
+    os.replace(partial, final)
+    if old.exists():
+        shutil.rmtree(old)
+    return WorldInfo(path=final, world=world, manifest=manifest)
+
+
+def package_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for pkg in ("worldforge", "duckdb", "polars", "numpy", "faker", "networkx", "pyarrow"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "unknown"
+    return out
+
+
+def _write_tables(con, world: ResolvedWorld, tables: WorldTables) -> dict:
+    counts, rel_counts = {}, {}
+    for t, df in tables.entities.items():
+        con.register("_src", _arrow(df))
+        con.execute(f"CREATE TABLE {_q(t)} AS SELECT * FROM _src")
+        con.unregister("_src")
+        counts[t] = df.height
+    for r, rs in world.relations.items():
+        df = tables.relation_frame(r, rs)
+        con.register("_src", _arrow(df))
+        con.execute(f"CREATE TABLE {_q('rel_' + r)} AS SELECT * FROM _src")
+        con.unregister("_src")
+        rel_counts[r] = df.height
+    aliases = tables.alias_frame()
+    con.register("_src", _arrow(aliases))
+    con.execute("CREATE TABLE aliases AS SELECT * FROM _src")
+    con.unregister("_src")
+    _write_catalogue(con, world)
+    _create_views(con, world)
+    facts = con.execute("SELECT count(*) FROM facts").fetchone()[0]
+    return {"counts": counts, "relations": rel_counts, "aliases": aliases.height, "facts": facts}
+
+
+def _write_catalogue(con, world: ResolvedWorld) -> None:
+    from .spec import DateAttr, DerivedAttr, NumericAttr
+
+    types = [(t, world.pack_of_type(t), et.description, et.parent.type if et.parent else None)
+             for t, et in world.types.items()]
+    attrs = []
+    for t, et in world.types.items():
+        attrs.append((t, "name", "name", "string", None, f"unique name of the {t}"))
+        for a, spec in et.attributes.items():
+            unit = spec.unit if isinstance(spec, (NumericAttr, DerivedAttr)) else None
+            attrs.append((t, a, spec.kind, attribute_dtype(world, t, a), unit, spec.description))
+    rels = []
+    for r, rs in world.relations.items():
+        temporal = "history" if rs.history else "event" if rs.date else "since" if rs.since else "static"
+        rels.append((r, world.pack_of_relation(r), rs.source, rs.target, rs.cardinality, temporal, rs.description))
+    con.execute("CREATE TABLE _types (type VARCHAR, pack VARCHAR, description VARCHAR, parent VARCHAR)")
+    con.executemany("INSERT INTO _types VALUES (?, ?, ?, ?)", types)
+    con.execute("CREATE TABLE _attributes (type VARCHAR, attribute VARCHAR, kind VARCHAR, dtype VARCHAR, unit VARCHAR, description VARCHAR)")
+    con.executemany("INSERT INTO _attributes VALUES (?, ?, ?, ?, ?, ?)", attrs)
+    con.execute("CREATE TABLE _relations (relation VARCHAR, pack VARCHAR, source VARCHAR, target VARCHAR, "
+                "cardinality VARCHAR, temporal VARCHAR, description VARCHAR)")
+    con.executemany("INSERT INTO _relations VALUES (?, ?, ?, ?, ?, ?, ?)", rels)
+    events = [(t, a) for t, et in world.types.items() for a, s in et.attributes.items() if isinstance(s, DateAttr) and s.event]
+    con.execute("CREATE TABLE _events (type VARCHAR, attribute VARCHAR)")
+    if events:
+        con.executemany("INSERT INTO _events VALUES (?, ?)", events)
+
+
+def _value_sql(dtype: str, col: str) -> str:
+    if dtype == "date":
+        return f"strftime({col}, '%Y-%m-%d')"
+    return f"CAST({col} AS VARCHAR)"
+
+
+def _create_views(con, world: ResolvedWorld) -> None:
+    """`facts`: one row per stated fact (attributes and relation links), with a stable,
+    content-derived fact id that later stages cite for provenance. `timeline`: dated facts."""
+    selects = []
+    for t, et in world.types.items():
+        for a in ["name", *et.attributes]:
+            dtype = attribute_dtype(world, t, a)
+            selects.append(
+                f"SELECT id || '/{a}' AS fact_id, id AS subject, '{t}' AS subject_type, '{a}' AS predicate, "
+                f"{_value_sql(dtype, _q(a))} AS value, '{dtype}' AS value_type, "
+                f"NULL::DATE AS valid_from, NULL::DATE AS valid_to FROM {_q(t)} WHERE {_q(a)} IS NOT NULL"
+            )
+    for r, rs in world.relations.items():
+        selects.append(
+            f"SELECT source || '/{r}/' || target || coalesce('@' || strftime(valid_from, '%Y-%m-%d'), '') AS fact_id, "
+            f"source AS subject, '{rs.source}' AS subject_type, '{r}' AS predicate, target AS value, "
+            f"'entity' AS value_type, valid_from, valid_to FROM {_q('rel_' + r)}"
+        )
+    con.execute("CREATE VIEW facts AS\n" + "\nUNION ALL\n".join(selects))
+    ev = [f"SELECT {_q(a)} AS date, id AS subject, '{t}' AS subject_type, '{a}' AS predicate, id || '/{a}' AS fact_id "
+          f"FROM {_q(t)} WHERE {_q(a)} IS NOT NULL"
+          for t, a in con.execute("SELECT type, attribute FROM _events").fetchall()]
+    ev.append("SELECT valid_from AS date, subject, subject_type, predicate, fact_id FROM facts WHERE valid_from IS NOT NULL")
+    con.execute("CREATE VIEW timeline AS " + "\nUNION ALL\n".join(ev))
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def table_names(con) -> list[str]:
+    return [r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' ORDER BY table_name"
+    ).fetchall()]
+
+
+def table_digests(con) -> dict[str, str]:
+    """A content hash per table (independent of physical row order)."""
+    out = {}
+    for t in table_names(con):
+        row = con.execute(
+            f"SELECT count(*), md5(coalesce(string_agg(r, chr(10) ORDER BY r), '')) "
+            f"FROM (SELECT CAST(x AS VARCHAR) AS r FROM {_q(t)} AS x)"
+        ).fetchone()
+        out[t] = f"{row[0]}:{row[1]}"
+    return out
+
+
+def load_graph(info: WorldInfo, relations: list[str] | None = None) -> nx.MultiDiGraph:
+    """The world as a networkx multigraph for path sampling: nodes are entity ids with
+    `type` and `name`; edges carry `relation`, `valid_from` and `valid_to`."""
+    import networkx as nx
+
+    g = nx.MultiDiGraph()
+    with info.connect() as con:
+        for t in info.world.types:
+            df = con.sql(f"SELECT id, name FROM {_q(t)}").pl()
+            g.add_nodes_from((i, {"type": t, "name": n}) for i, n in zip(df["id"], df["name"]))
+        for r in relations or list(info.world.relations):
+            df = con.sql(f"SELECT source, target, valid_from, valid_to FROM {_q('rel_' + r)}").pl()
+            g.add_edges_from(
+                (s, d, {"relation": r, "valid_from": vf, "valid_to": vt})
+                for s, d, vf, vt in zip(df["source"], df["target"], df["valid_from"], df["valid_to"])
+            )
+    return g

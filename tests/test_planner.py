@@ -1,0 +1,170 @@
+"""The planner and the store: invariants hold, same seed gives identical tables,
+bad states (existing, interrupted, violating worlds) are handled as promised."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+import yaml
+
+from worldforge.errors import IncompleteWorldError, InvariantViolationError, WorldExistsError, WorldNotFoundError
+from worldforge.invariants import check_world
+from worldforge.planner import generate_world, plan_world
+from worldforge.spec import load_world
+from worldforge.store import load_graph, open_world, table_digests
+
+from .conftest import write_spec
+
+
+def digests(info):
+    with info.connect() as con:
+        return table_digests(con)
+
+
+def test_demo_world_is_complete_and_valid(demo_world):
+    n, violations = check_world(demo_world.path)
+    assert violations == [] and n > 300
+    counts = demo_world.manifest["counts"]
+    assert 3_000 <= sum(counts.values()) <= 10_000
+    assert demo_world.manifest["facts"] > 30_000
+    for t in ("country", "region", "city", "person", "company", "product", "university", "researcher",
+              "award", "publication", "league", "club", "player"):
+        assert counts[t] > 0, t
+
+
+def test_world_semantics_hold_in_sql(demo_world):
+    with demo_world.connect() as con:
+        q = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
+        # Founders are at least 20 at founding; every company has 1-3 founders.
+        assert q("SELECT count(*) FROM company c JOIN rel_founded_by f ON f.source = c.id JOIN person p ON p.id = f.target "
+                 "WHERE c.founded < p.birth_date + INTERVAL 20 YEAR") == 0
+        assert q("SELECT min(n) FROM (SELECT count(*) n FROM company c JOIN rel_founded_by f ON f.source = c.id GROUP BY c.id)") >= 1
+        assert q("SELECT count(*) FROM company c ANTI JOIN rel_founded_by f ON f.source = c.id") == 0
+        # Successive CEOs: no overlapping tenures, exactly one open-ended (current) at most.
+        assert q("SELECT count(*) FROM (SELECT valid_to, lead(valid_from) OVER (PARTITION BY source ORDER BY valid_from) nx "
+                 "FROM rel_ceo) WHERE nx < coalesce(valid_to, DATE '9999-01-01')") == 0
+        assert q("SELECT max(n) FROM (SELECT count(*) n FROM rel_ceo WHERE valid_to IS NULL GROUP BY source)") == 1
+        assert q("SELECT count(DISTINCT source) FROM rel_ceo") > 0.8 * q("SELECT count(*) FROM company")
+        # Capitals are cities of their own country; one per country.
+        assert q("SELECT count(*) FROM rel_capital r JOIN city k ON k.id = r.target WHERE k.country <> r.source") == 0
+        assert q("SELECT count(*) FROM rel_capital") == q("SELECT count(*) FROM country")
+        # Locality: clubs play in a league of their own country; champions play in that league.
+        assert q("SELECT count(*) FROM club c JOIN league l ON l.id = c.league WHERE l.country <> c.country") == 0
+        # 1:N: no company is acquired twice.
+        assert q("SELECT count(*) FROM (SELECT target FROM rel_acquired GROUP BY target HAVING count(*) > 1)") == 0
+        # Aliases never shadow another entity's name of the same type.
+        assert q("SELECT count(*) FROM aliases a JOIN person p ON p.name = a.alias WHERE a.entity_type = 'person'") == 0
+        assert q("SELECT count(DISTINCT kind) FROM aliases") >= 4
+        # The facts view covers attributes and relation links, with unique ids.
+        n_facts = q("SELECT count(*) FROM facts")
+        assert n_facts == demo_world.manifest["facts"]
+        assert q("SELECT count(DISTINCT fact_id) FROM facts") == n_facts
+        assert q("SELECT count(*) FROM facts WHERE predicate = 'ceo' AND valid_from IS NOT NULL") == q("SELECT count(*) FROM rel_ceo")
+        assert q("SELECT count(*) FROM timeline") > q("SELECT count(*) FROM person")
+        # Preferential attachment gives a heavy tail: the busiest founder founded several companies.
+        assert q("SELECT max(n) FROM (SELECT count(*) n FROM rel_founded_by GROUP BY target)") >= 3
+
+
+def test_same_seed_same_tables_other_seed_differs(tmp_path):
+    spec = write_spec(tmp_path)
+    a = plan_world(load_world(spec), tmp_path / "a")
+    b = plan_world(load_world(spec), tmp_path / "b")
+    da, db = digests(a), digests(b)
+    assert da == db
+    assert {"person", "rel_ceo", "aliases", "_attributes"} <= set(da)
+    other = plan_world(load_world(write_spec(tmp_path, name="small", seed=12)), tmp_path / "c")
+    dc = digests(other)
+    assert dc["person"] != da["person"] and dc["rel_ceo"] != da["rel_ceo"]
+    assert dc["_attributes"] == da["_attributes"]  # the catalogue depends on the packs only
+
+
+def test_ids_derive_from_content_and_seed(tmp_path):
+    spec = load_world(write_spec(tmp_path))
+    t1 = generate_world(spec)
+    ids = t1.entities["person"].select("id", "name")
+    # Same name under the same seed always maps to the same id, whatever else changes.
+    bigger = load_world(write_spec(tmp_path, name="small", counts={**spec.spec.counts, "company": 80}))
+    t2 = generate_world(bigger)
+    joined = ids.join(t2.entities["person"].select("id", "name"), on="name", suffix="_2")
+    assert joined.height > 0 and (joined["id"] == joined["id_2"]).all()
+    assert ids["id"].str.starts_with("person_").all()
+
+
+def test_existing_world_refused_unless_forced(tmp_path):
+    spec = load_world(write_spec(tmp_path))
+    first = plan_world(spec, tmp_path / "b")
+    with pytest.raises(WorldExistsError, match="--force"):
+        plan_world(spec, tmp_path / "b")
+    again = plan_world(spec, tmp_path / "b", force=True)
+    assert digests(first) == digests(again)
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["small"]
+
+
+def test_interrupted_plan_never_looks_complete(tmp_path, monkeypatch):
+    import worldforge.invariants as inv
+
+    spec = load_world(write_spec(tmp_path))
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(inv, "check_connection", boom)
+    with pytest.raises(KeyboardInterrupt):
+        plan_world(spec, tmp_path / "b")
+    assert not (tmp_path / "b" / "small").exists()
+    monkeypatch.undo()
+    # A half-written folder in place of a world (e.g. copied mid-write) is refused by readers.
+    half = tmp_path / "b" / "small"
+    half.mkdir(parents=True)
+    (half / "world.duckdb").write_bytes(b"")
+    with pytest.raises(IncompleteWorldError):
+        open_world(half)
+    # Planning again replaces the stale partial output without --force.
+    info = plan_world(spec, tmp_path / "b")
+    assert check_world(info.path)[1] == []
+    assert not any(p.name.endswith(".partial") for p in (tmp_path / "b").iterdir())
+
+
+def test_violating_world_is_never_written(tmp_path):
+    pack = tmp_path / "strict.yaml"
+    pack.write_text(yaml.safe_dump({
+        "pack": "strict", "requires": ["geography"],
+        "invariants": [{"name": "no_big_cities", "description": "impossible on purpose",
+                        "sql": "SELECT id, population FROM city WHERE population > 0"}],
+    }))
+    spec = {"name": "strict", "seed": 1, "as_of": "2025-06-30", "time_span": {"start": "1900-01-01"},
+            "packs": ["geography", str(pack)], "counts": {"country": 2}}
+    p = tmp_path / "strict.yaml.spec"
+    p.write_text(yaml.safe_dump(spec))
+    with pytest.raises(InvariantViolationError, match="strict.no_big_cities"):
+        plan_world(load_world(p), tmp_path / "b")
+    assert not (tmp_path / "b" / "strict").exists()
+
+
+def test_check_finds_tampering(tmp_path):
+    info = plan_world(load_world(write_spec(tmp_path)), tmp_path / "b")
+    con = duckdb.connect(str(info.db_path))
+    con.execute("UPDATE company SET founded = DATE '2099-01-01' WHERE id = (SELECT min(id) FROM company)")
+    con.execute("INSERT INTO rel_capital SELECT source, target, valid_from, valid_to FROM rel_capital LIMIT 1")
+    con.close()
+    _, violations = check_world(info.path)
+    names = {v.name for v in violations}
+    assert "company.founded.in_span" in names
+    assert "organisations.founded_before_as_of" in names
+    assert "capital.target_once" in names and "capital.no_repeated_pair" in names
+    assert all(v.count > 0 and v.examples for v in violations)
+
+
+def test_missing_world(tmp_path):
+    with pytest.raises(WorldNotFoundError, match="plan one"):
+        open_world(tmp_path / "nope")
+
+
+def test_networkx_view(demo_world):
+    g = load_graph(demo_world)
+    m = demo_world.manifest
+    assert g.number_of_nodes() == sum(m["counts"].values())
+    assert g.number_of_edges() == sum(m["relations"].values())
+    some_company = next(n for n, d in g.nodes(data=True) if d["type"] == "company")
+    rels = {d["relation"] for _, _, d in g.out_edges(some_company, data=True)}
+    assert {"founded_by", "headquartered_in"} <= rels

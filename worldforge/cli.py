@@ -1,0 +1,192 @@
+"""The `worldforge` command line. Thin: each command parses options, calls one stage
+function and renders the result; heavy imports happen inside the commands."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .errors import SpecError, WorldforgeError
+
+app = typer.Typer(
+    name="worldforge",
+    help="Fictional-world synthetic data for training search and browsing agents.\n\n"
+    "Plan a world from a spec (worlds/*.yaml), check it, inspect it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+
+@contextmanager
+def _user_errors():
+    """Turn user-fixable errors into a red message and their exit code; never a traceback."""
+    try:
+        yield
+    except SpecError as exc:
+        # One line per problem (file: field: message (got value)), so batch logs stay greppable.
+        n = len(exc.problems)
+        err_console.print(f"[bold red]error:[/] {n} problem{'s' if n != 1 else ''} in the world spec; nothing was written",
+                          soft_wrap=True)
+        for p in exc.problems:
+            err_console.print(f"  [red]-[/] {escape(str(p))}", soft_wrap=True)
+        raise typer.Exit(exc.exit_code) from None
+    except WorldforgeError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted; nothing was marked complete[/]")
+        raise typer.Exit(130) from None
+
+
+def _counts_table(title: str, rows, headers=("name", "count")) -> Table:
+    t = Table(title=title)
+    for i, h in enumerate(headers):
+        t.add_column(h, justify="right" if i else "left")
+    for r in rows:
+        t.add_row(*[f"{v:,}" if isinstance(v, int) else str(v) for v in r])
+    return t
+
+
+@app.command()
+def validate(spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds/demo.yaml")) -> None:
+    """Validate a world spec and its domain packs; report every problem at once (exit code 2)."""
+    from .invariants import all_invariants
+    from .spec import expected_counts, load_world
+
+    with _user_errors():
+        world = load_world(spec)
+    exp = expected_counts(world)
+    rows = [(t, world.pack_of_type(t), "root" if world.types[t].parent is None else f"per {world.types[t].parent.type}",
+             int(round(exp[t][1]))) for t in world.types]
+    console.print(_counts_table(f"world '{world.spec.name}' (seed {world.spec.seed}, as of {world.spec.as_of})",
+                                rows, ("type", "pack", "sized", "expected count")))
+    console.print(f"[green]valid:[/] {len(world.packs)} pack(s), {len(world.types)} types, "
+                  f"{len(world.relations)} relations, {len(all_invariants(world))} invariants")
+
+
+@app.command()
+def plan(
+    spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds/demo.yaml"),
+    build_dir: Path = typer.Option(Path("build"), "--build-dir", "-b", help="Folder that holds one sub-folder per world."),
+    force: bool = typer.Option(False, "--force", "-f", help="Replace an existing complete world."),
+) -> None:
+    """Plan a world: generate entities, attributes, relations and aliases, write
+    <build-dir>/<name>/world.duckdb, check every invariant, then mark it complete."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .planner import count_steps, plan_world
+    from .spec import load_world
+    from .store import ensure_writable
+
+    with _user_errors():
+        world = load_world(spec)
+        ensure_writable(build_dir, world.spec.name, force)
+        t0 = time.perf_counter()
+        total = count_steps(world) + 2
+        with Progress(TextColumn("[bold]plan[/] {task.description:<40}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err_console, transient=False) as progress:
+            task = progress.add_task("start", total=total)
+            first = [True]
+
+            def step(desc: str) -> None:
+                if not first[0]:
+                    progress.advance(task)
+                first[0] = False
+                progress.update(task, description=desc)
+
+            info = plan_world(world, build_dir, force=force, on_step=step)
+            progress.update(task, completed=total, description="done")
+    secs = time.perf_counter() - t0
+    m = info.manifest
+    n_ent = sum(m["counts"].values())
+    console.print(_counts_table("entities", sorted(m["counts"].items()), ("type", "count")))
+    console.print(f"[green]planned[/] {info.path}: {n_ent:,} entities, {sum(m['relations'].values()):,} links, "
+                  f"{m['aliases']:,} aliases, {m['facts']:,} facts in {secs:.1f} s; all invariants hold")
+
+
+@app.command()
+def check(world_dir: Path = typer.Argument(..., help="A planned world folder, e.g. build/demo")) -> None:
+    """Re-verify every invariant of a stored world and list violations (exit 1 if any)."""
+    from .invariants import check_world
+
+    with _user_errors():
+        n, violations = check_world(world_dir)
+    if not violations:
+        console.print(f"[green]ok:[/] {n} invariants hold in {world_dir}")
+        return
+    t = Table(title=f"[red]{len(violations)} of {n} invariants violated")
+    for col in ("invariant", "description", "rows", "examples"):
+        t.add_column(col, overflow="fold")
+    for v in violations:
+        t.add_row(v.name, v.description, str(v.count), "\n".join(v.examples))
+    console.print(t)
+    raise typer.Exit(1)
+
+
+@app.command()
+def inspect(
+    world_dir: Path = typer.Argument(..., help="A planned world folder, e.g. build/demo"),
+    samples: int = typer.Option(2, "--samples", "-n", min=0, help="Sample entities to show, per type."),
+    type_: list[str] = typer.Option(None, "--type", "-t", help="Only show samples of these types."),
+) -> None:
+    """Counts per type and relation, degree statistics, and sample entities with their facts."""
+    from .store import open_world
+
+    with _user_errors():
+        info = open_world(world_dir)
+        world = info.world
+        unknown = [t for t in (type_ or []) if t not in world.types]
+        if unknown:
+            raise WorldforgeError(f"unknown type(s) {', '.join(unknown)}; known: {', '.join(world.types)}")
+    m = info.manifest
+    console.print(f"[bold]{world.spec.name}[/] seed {world.spec.seed}, as of {world.spec.as_of}, "
+                  f"packs {', '.join(world.packs)}; {sum(m['counts'].values()):,} entities, {m['facts']:,} facts, "
+                  f"{m['aliases']:,} aliases")
+    console.print(_counts_table("entities per type", [(t, m["counts"][t]) for t in world.types], ("type", "count")))
+    with info.connect() as con:
+        deg = Table(title="relations and degree statistics")
+        for col in ("relation", "source -> target", "card.", "links", "sources linked", "out mean", "out max", "in mean", "in max"):
+            deg.add_column(col, justify="left" if col in ("relation", "source -> target", "card.") else "right")
+        for r, rs in world.relations.items():
+            q = f'"rel_{r}"'
+            links, srcs, omean, omax = con.execute(
+                f"SELECT (SELECT count(*) FROM {q}), count(*), coalesce(avg(n), 0), coalesce(max(n), 0) "
+                f"FROM (SELECT source, count(*) n FROM {q} GROUP BY source)").fetchone()
+            imean, imax = con.execute(
+                f"SELECT coalesce(avg(n), 0), coalesce(max(n), 0) FROM (SELECT target, count(*) n FROM {q} GROUP BY target)").fetchone()
+            deg.add_row(r, f"{rs.source} -> {rs.target}", rs.cardinality, f"{links:,}", f"{srcs:,}",
+                        f"{omean:.2f}", str(omax), f"{imean:.2f}", str(imax))
+        console.print(deg)
+        for t in type_ or list(world.types):
+            ids = [r[0] for r in con.execute(f'SELECT id FROM "{t}" ORDER BY id LIMIT ?', [samples]).fetchall()]
+            for eid in ids:
+                rows = con.execute(
+                    "SELECT f.predicate, coalesce(n.name || ' (' || f.value || ')', f.value), f.valid_from, f.valid_to "
+                    "FROM facts f LEFT JOIN (SELECT entity, name FROM ("
+                    + " UNION ALL ".join(f'SELECT id AS entity, name FROM "{x}"' for x in world.types)
+                    + ")) n ON f.value_type = 'entity' AND n.entity = f.value WHERE f.subject = ? ORDER BY f.predicate, f.valid_from",
+                    [eid]).fetchall()
+                aliases = [r[0] for r in con.execute("SELECT alias FROM aliases WHERE entity_id = ? ORDER BY alias", [eid]).fetchall()]
+                ft = Table(title=f"{t} {eid}" + (f"  aliases: {', '.join(aliases)}" if aliases else ""), title_justify="left")
+                for col in ("predicate", "value", "valid from", "valid to"):
+                    ft.add_column(col, overflow="fold")
+                for p, v, vf, vt in rows:
+                    ft.add_row(p, v, str(vf) if vf else "", str(vt) if vt else ("current" if vf else ""))
+                console.print(ft)
+
+
+def main() -> None:  # console-script entry point
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -60,7 +60,6 @@ def _const_sql(world: ResolvedWorld, ref: str) -> str:
 
 
 def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
-    spec = world.spec
     start, as_of = _const_sql(world, "span_start"), _const_sql(world, "as_of")
     rels = world.relations
     out: list[Invariant] = []

@@ -309,7 +309,6 @@ class _Generator:
         settled_round = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
         pending = np.arange(m)
         unfillable = np.zeros(m, bool)
-        ev_from = None
         redrawn = 0
         for rnd in range(16):
             if len(pending) == 0:
@@ -441,7 +440,9 @@ class _Generator:
         if not removed:
             return src, tgt, vf, vt
         keep = np.array([(a, b) not in removed for a, b in zip(src.tolist(), tgt.tolist())], dtype=bool)
-        pick = (lambda x: x[keep] if x is not None else None)
+        def pick(x):
+            return x[keep] if x is not None else None
+
         return src[keep], tgt[keep], pick(vf), pick(vt)
 
     def make_aliases(self, t: str) -> None:

@@ -13,7 +13,7 @@ import difflib
 import re
 import string
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -246,7 +246,7 @@ class LookupAttr(_AttrBase):
 
 
 Attribute = Annotated[
-    Union[FakerAttr, CategoricalAttr, NumericAttr, DateAttr, DerivedAttr, LookupAttr],
+    FakerAttr | CategoricalAttr | NumericAttr | DateAttr | DerivedAttr | LookupAttr,
     Field(discriminator="kind"),
 ]
 

@@ -177,3 +177,17 @@ def test_bad_derived_sql_is_a_spec_problem(tmp_path):
         "x": {"kind": "derived", "dtype": "int", "sql": "no_such_column + 1"}}}}})
     (prob,) = problems(_pack_spec(tmp_path, pack, {"thing": 5}))
     assert prob.path == "types.thing.attributes.x.sql" and "DuckDB" in prob.message
+
+
+def test_packs_found_by_name_on_search_path(tmp_path, monkeypatch):
+    packs = tmp_path / "mypacks"
+    packs.mkdir()
+    write_pack(packs, "things", {"types": {"thing": {"name": _name()}}})
+    spec = {"name": "x", "seed": 1, "as_of": "2025-06-30", "time_span": {"start": "1900-01-01"},
+            "packs": ["things"], "counts": {"thing": 5}}
+    p = tmp_path / "x.yaml"
+    p.write_text(yaml.safe_dump(spec))
+    (prob,) = problems(p)
+    assert "unknown pack" in prob.message
+    monkeypatch.setenv("WORLDFORGE_SCHEMAS", str(packs))
+    assert set(load_world(p).types) == {"thing"}

@@ -22,7 +22,10 @@ from .errors import SpecError, SpecProblem
 
 SPEC_VERSION = 1
 PACK_VERSION = 1
-SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "schemas"
+_PKG = Path(__file__).resolve().parent
+# The shipped packs: `schemas/` of a source checkout, or the copy a wheel installs as
+# `worldforge/schemas/` (pyproject maps one onto the other).
+SCHEMAS_DIR = _PKG.parent / "schemas" if (_PKG.parent / "schemas").is_dir() else _PKG / "schemas"
 # Constant date references usable in any bound.
 CONSTANT_REFS = ("as_of", "span_start")
 _NAME_RE = r"^[a-z][a-z0-9_]*$"
@@ -516,25 +519,37 @@ def _pydantic_problems(source: str, exc: ValidationError, prefix: str = "") -> l
     return out
 
 
-def _available_packs(schemas_dir: Path) -> list[str]:
-    return sorted(p.stem for p in schemas_dir.glob("*.yaml"))
+def pack_search_path(schemas_dir: Path | None = None) -> list[Path]:
+    """Folders searched for packs named without a path: $WORLDFORGE_SCHEMAS (os.pathsep-separated),
+    then the shipped packs."""
+    import os
+
+    extra = [Path(p) for p in os.environ.get("WORLDFORGE_SCHEMAS", "").split(os.pathsep) if p]
+    return [*extra, schemas_dir or SCHEMAS_DIR]
 
 
-def _resolve_pack_path(ref: str, spec_dir: Path, schemas_dir: Path) -> Path | None:
+def _available_packs(dirs: list[Path]) -> list[str]:
+    return sorted({p.stem for d in dirs for p in d.glob("*.yaml")})
+
+
+def _resolve_pack_path(ref: str, spec_dir: Path, dirs: list[Path]) -> Path | None:
     if ref.endswith((".yaml", ".yml")) or "/" in ref:
         for base in (spec_dir, Path.cwd()):
             cand = (base / ref).resolve()
             if cand.is_file():
                 return cand
         return None
-    cand = schemas_dir / f"{ref}.yaml"
-    return cand if cand.is_file() else None
+    for d in dirs:
+        cand = d / f"{ref}.yaml"
+        if cand.is_file():
+            return cand
+    return None
 
 
 def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWorld:
     """Load and validate a world spec and its packs; raise `SpecError` with every problem."""
     path = Path(path)
-    schemas_dir = schemas_dir or SCHEMAS_DIR
+    dirs = pack_search_path(schemas_dir)
     problems: list[SpecProblem] = []
     raw = _read_yaml(path, problems)
     if problems:
@@ -552,9 +567,9 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
     for i, ref in enumerate(raw.get("packs") or []):
         if not isinstance(ref, str):
             continue
-        pack_path = _resolve_pack_path(ref, path.parent, schemas_dir)
+        pack_path = _resolve_pack_path(ref, path.parent, dirs)
         if pack_path is None:
-            avail = _available_packs(schemas_dir)
+            avail = _available_packs(dirs)
             problems.append(SpecProblem(
                 str(path), f"packs.{i}", _short(ref),
                 f"unknown pack; available: {', '.join(avail)} (or give a path to a pack .yaml file)",

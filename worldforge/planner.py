@@ -29,7 +29,6 @@ from .sampling import (
     fitness_weights,
     sample_days,
     sample_numeric,
-    stable_hash,
 )
 from .spec import (
     CONSTANT_REFS,
@@ -200,7 +199,7 @@ class _Generator:
         n = self.out.entities[t].height
         rng = child_rng(self.seed, "attr", t, a)
         if isinstance(attr, FakerAttr):
-            pool = pl.Series(faker_pool(attr.provider, self.spec.locale, attr.pool, stable_hash(self.seed, t, a)), dtype=pl.String)
+            pool = pl.Series(faker_pool(attr.provider, self.spec.locale, attr.pool, self.seed), dtype=pl.String)
             s = pool.gather(rng.integers(0, len(pool), n))
         elif isinstance(attr, CategoricalAttr):
             vals = attr.values

@@ -90,13 +90,14 @@ def entity_ids(type_name: str, names: pl.Series, root_seed: int) -> pl.Series:
 
 
 @lru_cache(maxsize=256)
-def faker_pool(provider: str, locale: str, size: int, seed: int) -> tuple[str, ...]:
+def faker_pool(provider: str, locale: str, size: int, root_seed: int) -> tuple[str, ...]:
     """Distinct outputs of one faker provider, drawn once per world (`size` calls) so that rows
-    can then be sampled from the pool with numpy instead of calling faker per row."""
+    can then be sampled from the pool with numpy instead of calling faker per row. Types that
+    use the same provider share its pool; each samples from it with its own generator."""
     from faker import Faker
 
     fk = Faker(locale)
-    fk.seed_instance(seed)
+    fk.seed_instance(stable_hash("faker-pool", root_seed, provider, size))
     fn = getattr(fk, provider)
     seen = dict.fromkeys(str(fn()) for _ in range(size))
     return tuple(seen)
@@ -105,11 +106,11 @@ def faker_pool(provider: str, locale: str, size: int, seed: int) -> tuple[str, .
 class _Part:
     """A compiled name part: draw `n` strings at once."""
 
-    def __init__(self, part: NamePart, locale: str, seed: int, key: str):
+    def __init__(self, part: NamePart, locale: str, seed: int):
         self.syll = None
         self.number = part.number
         if part.faker:
-            self.values = pl.Series(faker_pool(part.faker, locale, part.pool, stable_hash(seed, key)), dtype=pl.String)
+            self.values = pl.Series(faker_pool(part.faker, locale, part.pool, seed), dtype=pl.String)
             self.p = None
         elif part.choices is not None:
             if isinstance(part.choices, dict):
@@ -160,7 +161,7 @@ class NameSampler:
         import string
 
         self.type_name = type_name
-        self.parts = {k: _Part(p, locale, seed, f"{type_name}.{k}") for k, p in spec.parts.items()}
+        self.parts = {k: _Part(p, locale, seed) for k, p in spec.parts.items()}
         tw = spec.template_weights()
         self.templates = list(tw)
         w = np.asarray(list(tw.values()), dtype=float)

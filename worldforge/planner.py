@@ -45,6 +45,7 @@ from .spec import (
     attribute_dtype,
     dependency_graph,
     fill_sql,
+    node_label,
 )
 
 EPOCH = dt.date(1970, 1, 1)
@@ -494,7 +495,7 @@ class _Generator:
     def run(self, on_step: StepHook | None = None) -> WorldTables:
         for node in generation_order(self.world):
             if on_step:
-                on_step(_describe(node))
+                on_step(node_label(node))
             kind = node[0]
             if kind == "type":
                 self.make_type(node[1])
@@ -509,16 +510,6 @@ class _Generator:
             self.out.entities[t] = self.out.entities[t].select(cols)
         self.out.repairs = {k: v for k, v in self.out.repairs.items() if v}
         return self.out
-
-
-def _describe(node: tuple) -> str:
-    if node[0] == "type":
-        return f"entities {node[1]}"
-    if node[0] == "attr":
-        return f"attribute {node[1]}.{node[2]}"
-    if node[0] == "aliases":
-        return f"aliases {node[1]}"
-    return f"relation {node[1]}"
 
 
 def generate_world(world: ResolvedWorld, on_step: StepHook | None = None) -> WorldTables:

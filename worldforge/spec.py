@@ -971,7 +971,8 @@ def _bound_deps_attr(b: DateBound, t: str, rels, rel_node, attr_node) -> list:
     return [rel_node(r), attr_node(rels[r].target, a)]
 
 
-def _node_label(n) -> str:
+def node_label(n: tuple) -> str:
+    """A readable name for a node of the dependency graph (cycle messages, progress bars)."""
     if n[0] == "type":
         return f"type {n[1]}"
     if n[0] == "attr":
@@ -990,7 +991,7 @@ def _cycle_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem]:
         if len(comp) < 2:
             continue
         cyc = nx.find_cycle(g.subgraph(comp))
-        chain = " -> ".join(_node_label(u) for u, _ in cyc) + f" -> {_node_label(cyc[0][0])}"
+        chain = " -> ".join(node_label(u) for u, _ in cyc) + f" -> {node_label(cyc[0][0])}"
         first = sorted(comp)[0]
         owner = first[1]
         pname = world.pack_of_type(owner) if first[0] in ("type", "attr", "aliases") else world.pack_of_relation(owner)

@@ -58,6 +58,7 @@ def test_every_problem_is_reported_at_once(tmp_path):
     probs = problems(p)
     paths = {pr.path for pr in probs}
     assert "seed" in paths and "bogus_field" in paths and "packs.4" in paths
+    assert "did you mean 'person'" in next(pr for pr in probs if pr.path == "counts.persn").message
     unknown_pack = next(pr for pr in probs if pr.path == "packs.4")
     assert "available: academia, geography, organisations, sport" in unknown_pack.message
     assert unknown_pack.value == "'no_such_pack'"

@@ -592,6 +592,13 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
         packs[pack.pack] = pack
         pack_files[pack.pack] = str(pack_path)
 
+    if spec is None and isinstance(raw.get("counts"), dict) and packs:
+        # The spec itself is broken, but its counts can still be checked against the packs.
+        known = {t for p in packs.values() for t in p.types}
+        for t in raw["counts"]:
+            if t not in known:
+                problems.append(SpecProblem(str(path), f"counts.{t}", _short(t),
+                                            f"unknown type{_suggest(str(t), known)}; known types: {', '.join(sorted(known))}"))
     if spec is None or problems:
         raise SpecError(problems)
     world = ResolvedWorld(spec=spec, packs=packs, pack_files=pack_files)

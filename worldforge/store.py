@@ -119,17 +119,22 @@ def write_world(world: ResolvedWorld, tables: WorldTables, build_dir: Path, forc
 
     if on_step:
         on_step("write world.duckdb")
-    con = duckdb.connect(str(partial / DB_FILE))
     try:
-        stats = _write_tables(con, world, tables)
-        if on_step:
-            on_step("check invariants")
-        violations = check_connection(con, world)
-        if violations:
-            raise InvariantViolationError(violations)
-        con.execute("CHECKPOINT")
-    finally:
-        con.close()
+        con = duckdb.connect(str(partial / DB_FILE))
+        try:
+            stats = _write_tables(con, world, tables)
+            if on_step:
+                on_step("check invariants")
+            violations = check_connection(con, world)
+            if violations:
+                raise InvariantViolationError(violations)
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+    except BaseException:
+        # Nothing half-written stays behind (a hard kill leaves .partial, removed by the next plan).
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
 
     manifest = {
         "status": "complete",

@@ -427,7 +427,8 @@ class _Generator:
 
         g = nx.DiGraph()
         g.add_edges_from(zip(src.tolist(), tgt.tolist()))
-        removed = set()
+        width = int(max(src.max(initial=0), tgt.max(initial=0))) + 1
+        removed: list[int] = []  # pair keys src * width + tgt
         while True:
             try:
                 cyc = nx.find_cycle(g)
@@ -435,11 +436,12 @@ class _Generator:
                 break
             u, v = cyc[-1][:2]
             g.remove_edge(u, v)
-            removed.add((u, v))
+            removed.append(u * width + v)
         self.out.repairs[f"relation {r}: links removed to break cycles"] = len(removed)
         if not removed:
             return src, tgt, vf, vt
-        keep = np.array([(a, b) not in removed for a, b in zip(src.tolist(), tgt.tolist())], dtype=bool)
+        keep = ~np.isin(src * width + tgt, np.asarray(removed, dtype=np.int64))
+
         def pick(x):
             return x[keep] if x is not None else None
 

@@ -598,7 +598,7 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
         for t in raw["counts"]:
             if t not in known:
                 problems.append(SpecProblem(str(path), f"counts.{t}", _short(t),
-                                            f"unknown type{_suggest(str(t), known)}; known types: {', '.join(sorted(known))}"))
+                                            _unknown_type(str(t), known)))
     if spec is None or problems:
         raise SpecError(problems)
     world = ResolvedWorld(spec=spec, packs=packs, pack_files=pack_files)
@@ -614,6 +614,10 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
 def _suggest(name: str, options) -> str:
     close = difflib.get_close_matches(name, list(options), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _unknown_type(name: str, known) -> str:
+    return f"unknown type{_suggest(name, known)}; known types: {', '.join(sorted(known))}"
 
 
 def attribute_dtype(world: ResolvedWorld, type_name: str, attr: str) -> str:
@@ -706,7 +710,7 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
     def known_type(pname: str, path: str, t: str) -> bool:
         if t in types:
             return True
-        add(pname, path, t, f"unknown type{_suggest(t, types)}; known types: {', '.join(sorted(types))}")
+        add(pname, path, t, _unknown_type(t, types))
         return False
 
     def has_attr(t: str, a: str) -> bool:
@@ -835,7 +839,7 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
     # Counts: every root type needs one; non-root types are sized by their parent.
     for t, c in spec.counts.items():
         if t not in types:
-            add(None, f"counts.{t}", t, f"unknown type{_suggest(t, types)}; known types: {', '.join(sorted(types))}")
+            add(None, f"counts.{t}", t, _unknown_type(t, types))
         elif types[t][1].parent is not None:
             par = types[t][1].parent
             add(None, f"counts.{t}", c, f"'{t}' is generated per {par.type} ({par.count.min}-{par.count.max} each, set in pack "

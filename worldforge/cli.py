@@ -166,23 +166,29 @@ def inspect(
             deg.add_row(r, f"{rs.source} -> {rs.target}", rs.cardinality, f"{links:,}", f"{srcs:,}",
                         f"{omean:.2f}", str(omax), f"{imean:.2f}", str(imax))
         console.print(deg)
-        for t in type_ or list(world.types):
-            ids = [r[0] for r in con.execute(f'SELECT id FROM "{t}" ORDER BY id LIMIT ?', [samples]).fetchall()]
-            for eid in ids:
-                rows = con.execute(
-                    "SELECT f.predicate, coalesce(n.name || ' (' || f.value || ')', f.value), f.valid_from, f.valid_to "
-                    "FROM facts f LEFT JOIN (SELECT entity, name FROM ("
-                    + " UNION ALL ".join(f'SELECT id AS entity, name FROM "{x}"' for x in world.types)
-                    + ")) n ON f.value_type = 'entity' AND n.entity = f.value WHERE f.subject = ? ORDER BY f.predicate, f.valid_from",
-                    [eid]).fetchall()
-                aliases = [r[0] for r in con.execute("SELECT alias FROM aliases WHERE entity_id = ? ORDER BY alias", [eid]).fetchall()]
-                ft = Table(title=f"{t} {eid}" + (f"  aliases: {', '.join(aliases)}" if aliases else ""), title_justify="left")
-                for col in ("predicate", "value", "valid from", "valid to"):
-                    ft.add_column(col, overflow="fold")
-                for p, v, vf, vt in rows:
-                    ft.add_row(p, v, str(vf) if vf else "", str(vt) if vt else ("current" if vf else ""))
-                console.print(ft)
-
+        sampled = [(t, r[0]) for t in type_ or list(world.types)
+                   for r in con.execute(f'SELECT id FROM "{t}" ORDER BY id LIMIT ?', [samples]).fetchall()]
+        ids = [eid for _, eid in sampled]
+        # One pass over facts and aliases for every sampled entity; linked entities shown by name.
+        names = " UNION ALL ".join(f'SELECT id AS entity, name FROM "{x}"' for x in world.types)
+        facts: dict[str, list] = {eid: [] for eid in ids}
+        for subj, p, v, vf, vt in con.execute(
+                "SELECT f.subject, f.predicate, coalesce(n.name || ' (' || f.value || ')', f.value), f.valid_from, f.valid_to "
+                f"FROM facts f LEFT JOIN ({names}) n ON f.value_type = 'entity' AND n.entity = f.value "
+                "WHERE list_contains(?, f.subject) ORDER BY f.subject, f.predicate, f.valid_from", [ids]).fetchall():
+            facts[subj].append((p, v, vf, vt))
+        aliases: dict[str, list[str]] = {eid: [] for eid in ids}
+        for eid, alias in con.execute("SELECT entity_id, alias FROM aliases WHERE list_contains(?, entity_id) "
+                                      "ORDER BY entity_id, alias", [ids]).fetchall():
+            aliases[eid].append(alias)
+        for t, eid in sampled:
+            al = aliases[eid]
+            ft = Table(title=f"{t} {eid}" + (f"  aliases: {', '.join(al)}" if al else ""), title_justify="left")
+            for col in ("predicate", "value", "valid from", "valid to"):
+                ft.add_column(col, overflow="fold")
+            for p, v, vf, vt in facts[eid]:
+                ft.add_row(p, v, str(vf) if vf else "", str(vt) if vt else ("current" if vf else ""))
+            console.print(ft)
 
 def main() -> None:  # console-script entry point
     app()

@@ -17,7 +17,8 @@ from .errors import SpecError, WorldforgeError
 app = typer.Typer(
     name="worldforge",
     help="Fictional-world synthetic data for training search and browsing agents.\n\n"
-    "Plan a world from a spec (worlds/*.yaml), check it, inspect it.",
+    "Plan a world from a spec (worlds/*.yaml), check and inspect it, render its web pages,\n"
+    "then search and open them as an agent would.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -189,6 +190,106 @@ def inspect(
             for p, v, vf, vt in facts[eid]:
                 ft.add_row(p, v, str(vf) if vf else "", str(vt) if vt else ("current" if vf else ""))
             console.print(ft)
+
+
+@app.command()
+def render(
+    world_dir: Path = typer.Argument(..., help="A planned world folder, e.g. build/demo"),
+    backend: str = typer.Option(None, "--backend", help="template (default; no model) or vllm. Overrides stages.render.backend."),
+    model: str = typer.Option(None, "--model", "-m", help="vllm backend: local model folder or hub id "
+                              "(on a GPU: Qwen/Qwen-AgentWorld-35B-A3B)."),
+    retries: int = typer.Option(None, "--retries", min=0, max=10, help="vllm: new-seed retries of a page that fails validation."),
+    on_failure: str = typer.Option(None, "--on-failure", help="vllm: 'template' keeps the template page, 'reject' drops it."),
+    batch_size: int = typer.Option(None, "--batch-size", min=1, help="vllm: pages per LLM.chat call (and per resumable shard)."),
+    max_tokens: int = typer.Option(None, "--max-tokens", min=1, help="vllm: output token limit per page."),
+    force: bool = typer.Option(False, "--force", "-f", help="Render again over an existing render."),
+) -> None:
+    """Render every page of a world (articles, profiles, news, directories) with provenance,
+    then build its search index. An interrupted render resumes where it stopped."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from .render import render_world
+    from .store import open_world
+
+    with _user_errors():
+        info = open_world(world_dir)
+        opts = info.world.spec.stages.render
+        if backend is not None and backend not in ("template", "vllm"):
+            raise WorldforgeError(f"unknown backend {backend!r}; choose --backend template or --backend vllm")
+        if on_failure is not None and on_failure not in ("template", "reject"):
+            raise WorldforgeError(f"unknown --on-failure {on_failure!r}; choose template or reject")
+        changes = {k: v for k, v in {"retries": retries, "on_failure": on_failure, "batch_size": batch_size}.items() if v is not None}
+        if max_tokens is not None:
+            changes["sampling"] = opts.sampling.model_copy(update={"max_tokens": max_tokens})
+        opts = opts.model_copy(update=changes)
+        with Progress(TextColumn("[bold]render[/] {task.description:<8}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), TimeRemainingColumn(), console=err_console) as progress:
+            tasks: dict[str, int] = {}
+
+            def on_progress(stage: str, done: int, total: int) -> None:
+                if stage not in tasks:
+                    tasks[stage] = progress.add_task(stage, total=total)
+                progress.update(tasks[stage], completed=done, total=total)
+
+            report = render_world(world_dir, opts, backend=backend, model=model, force=force, on_progress=on_progress)
+    t = Table(title=f"render report ({report.backend}{', ' + report.model if report.model else ''})")
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    for k in ("article", "profile", "news", "directory"):
+        t.add_row(f"{k} pages", f"{report.kinds.get(k, 0):,}")
+    t.add_row("pages", f"{report.pages:,}")
+    if report.backend == "vllm":
+        llm = report.llm
+        for label, v in (("accepted", report.accepted), ("  of which after retries", report.retried),
+                         ("fell back to template", report.fallback), ("rejected", report.rejected),
+                         ("requests", llm["requests"]), ("prompt tokens", llm["prompt_tokens"]),
+                         ("output tokens", llm["output_tokens"]), ("prefix-cache hit tokens", llm["cached_tokens"])):
+            t.add_row(label, f"{v:,}")
+        t.add_row("prefix-cache share", f"{report.prefix_cache_share:.1%}")
+        if llm["failures"]:
+            t.add_row("failed checks", ", ".join(f"{k} {v:,}" for k, v in llm["failures"].items()))
+    if report.resumed_shards:
+        t.add_row("shards resumed", f"{report.resumed_shards} of {report.shards}")
+    t.add_row("seconds", f"{report.seconds:.1f}")
+    console.print(t)
+    console.print(f"[green]rendered[/] {world_dir}: {report.pages:,} pages, indexed for search "
+                  f"(try: worldforge search {world_dir} \"...\")")
+
+
+@app.command()
+def search(
+    world_dir: Path = typer.Argument(..., help="A rendered world folder, e.g. build/demo"),
+    query: str = typer.Argument(..., help="Search words, e.g. \"companies headquartered in Hesheston\""),
+    offset: int = typer.Option(0, "--offset", min=0, help="Index of the first result (10 per page: 0, 10, 20, ...)."),
+) -> None:
+    """Search a rendered world's web; prints results as the web_search tool returns them."""
+    from .search import SearchEngine
+
+    with _user_errors():
+        engine = SearchEngine.for_world(world_dir)
+        try:
+            text = engine.web_search(query, offset=offset)
+        finally:
+            engine.close()
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("open")
+def open_page(
+    world_dir: Path = typer.Argument(..., help="A rendered world folder, e.g. build/demo"),
+    url: str = typer.Argument(..., help="A page URL from search results."),
+) -> None:
+    """Open a page of a rendered world; prints its Markdown as the web_extractor tool returns it."""
+    from .search import SearchEngine
+
+    with _user_errors():
+        engine = SearchEngine.for_world(world_dir)
+        try:
+            text = engine.web_extractor(url)
+        finally:
+            engine.close()
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
 
 def main() -> None:  # console-script entry point
     app()

@@ -62,3 +62,19 @@ class InvariantViolationError(WorldforgeError):
         self.violations = list(violations)
         lines = [f"  - {v.name}: {v.count} violating row(s); e.g. {v.examples[:2]}" for v in self.violations]
         super().__init__(f"{len(self.violations)} invariant(s) violated:\n" + "\n".join(lines))
+
+
+class RenderError(WorldforgeError):
+    """The render stage cannot run as asked (already rendered, bad options)."""
+
+
+class BackendUnavailableError(WorldforgeError):
+    """A page-writing backend cannot start: its package is missing or its model is not there."""
+
+
+class NotRenderedError(WorldforgeError):
+    """A world has no rendered pages or search index yet."""
+
+
+class SearchInputError(WorldforgeError):
+    """A search query or URL given to the simulated web is malformed."""

@@ -35,6 +35,21 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _check_phrases(phrases: list[str], allowed: set[str], need_value: bool = True) -> list[str]:
+    """Sentence templates may use only the named fields; phrases (not headlines) must state the value."""
+    for p in phrases:
+        try:
+            fields = {f for _, f, _, _ in string.Formatter().parse(p) if f is not None}
+        except ValueError as exc:
+            raise ValueError(f"phrase {p!r} is not a valid template: {exc}") from None
+        if fields - allowed:
+            raise ValueError(f"phrase {p!r} uses {sorted(fields - allowed)}; allowed fields are {sorted(allowed)}")
+        need = {"value", "object"} & allowed
+        if need_value and not fields & need:
+            raise ValueError(f"phrase {p!r} must contain {' or '.join('{' + n + '}' for n in sorted(need))}")
+    return phrases
+
+
 # --------------------------------------------------------------------------- bounds
 
 _BOUND_RE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?:([+-])\s*(\d+)\s*([yd]))?\s*$")
@@ -178,6 +193,15 @@ class NameSpec(Model):
 class _AttrBase(Model):
     description: str = ""
     null_rate: float = Field(0.0, ge=0.0, le=1.0)
+    # How pages state the attribute: an infobox label and sentence templates with
+    # {subject} and {value}; defaults are derived from the attribute name.
+    label: str | None = None
+    phrases: list[str] = []
+
+    @field_validator("phrases")
+    @classmethod
+    def _phrase_fields(cls, v):
+        return _check_phrases(v, {"subject", "value"})
 
 
 class FakerAttr(_AttrBase):
@@ -233,6 +257,12 @@ class DateAttr(_AttrBase):
     after: list[DateBound] = []
     before: list[DateBound] = []
     event: bool = False  # appears on the world's timeline (births, foundings, launches)
+    headlines: list[str] = []  # news headlines for the event, with {subject} and {value}
+
+    @field_validator("headlines")
+    @classmethod
+    def _headline_fields(cls, v):
+        return _check_phrases(v, {"subject", "value"}, need_value=False)
 
 
 class DerivedAttr(_AttrBase):
@@ -263,6 +293,42 @@ class ParentSpec(Model):
     type: str
     relation: str = Field(pattern=_NAME_RE)
     count: Range
+    label: str | None = None
+    inverse_label: str | None = None
+    phrases: list[str] = []
+
+    @field_validator("phrases")
+    @classmethod
+    def _phrase_fields(cls, v):
+        return _check_phrases(v, {"subject", "object", "start", "end"})
+
+
+class DirectorySpec(Model):
+    """Paginated list pages of this type's entities grouped by a relation's target
+    ("Companies headquartered in X") or by an attribute value ("Companies in software")."""
+
+    by: str
+    title: str  # uses {group}: "Companies headquartered in {group}"
+    columns: list[str] = []  # attributes shown next to each listed name
+    page_size: int = Field(10, ge=2, le=200)
+
+
+class ProfileSpec(Model):
+    """The entity's official or profile page: `site` names the fictional site (a word the
+    site's domain is built from) unless `url` gives a template over the entity's attributes."""
+
+    site: str = Field("profiles", pattern=_NAME_RE)
+    url: str | None = None  # e.g. "{website}/about"
+
+
+class PagesSpec(Model):
+    """Which pages an entity of this type gets (see worldforge.render)."""
+
+    plural: str | None = None  # "companies"; defaults to the type name + "s"
+    article: bool = True
+    profile: ProfileSpec | None = ProfileSpec()
+    news: list[str] | None = None  # event attributes and dated relations with news items; None = all
+    directories: list[DirectorySpec] = []
 
 
 class EntityType(Model):
@@ -270,6 +336,7 @@ class EntityType(Model):
     name: NameSpec
     parent: ParentSpec | None = None
     attributes: dict[str, Attribute] = {}
+    pages: PagesSpec = PagesSpec()
 
     @field_validator("attributes")
     @classmethod
@@ -331,6 +398,22 @@ class RelationSpec(Model):
     date: DateWindow | None = None
     history: HistorySpec | None = None
     acyclic: bool = False
+    # How pages state a link: labels for the source's and the target's pages, sentence
+    # templates with {subject}, {object}, {start} and {end}, and news headlines.
+    label: str | None = None
+    inverse_label: str | None = None
+    phrases: list[str] = []
+    headlines: list[str] = []
+
+    @field_validator("phrases")
+    @classmethod
+    def _phrase_fields(cls, v):
+        return _check_phrases(v, {"subject", "object", "start", "end"})
+
+    @field_validator("headlines")
+    @classmethod
+    def _headline_fields(cls, v):
+        return _check_phrases(v, {"subject", "object", "start", "end"}, need_value=False)
 
     @model_validator(mode="after")
     def _consistent(self) -> RelationSpec:
@@ -397,11 +480,36 @@ class TimeSpan(Model):
     end: dt.date | None = None  # defaults to as_of
 
 
+class SamplingSpec(Model):
+    """Sampling for the vLLM page writer (Qwen-AgentWorld's recommended defaults)."""
+
+    temperature: float = Field(0.6, ge=0.0)
+    top_p: float = Field(0.95, gt=0.0, le=1.0)
+    top_k: int = Field(20, ge=-1)
+    max_tokens: int = Field(1024, ge=1)
+
+
+class RenderOptions(Model):
+    """`stages.render` of a world spec; command-line options override these."""
+
+    backend: Literal["template", "vllm"] = "template"
+    model: str | None = None  # local path or hub id for the vllm backend
+    sampling: SamplingSpec = SamplingSpec()
+    retries: int = Field(2, ge=0, le=10)  # new-seed retries of a page that fails validation
+    on_failure: Literal["template", "reject"] = "template"
+    batch_size: int = Field(512, ge=1)  # pages per LLM.chat call and per resumable shard
+    max_model_len: int = Field(8192, ge=256)
+    dtype: str = "auto"
+    enable_thinking: bool = False  # passed to the chat template; reasoning is stripped either way
+    max_list_items: int = Field(25, ge=1, le=1000)  # longest list an entity page shows; directories hold the rest
+    news_lag_days: int = Field(10, ge=0, le=365)  # news appears 0..N days after its event (never after as_of)
+
+
 class Stages(Model):
-    """Options of the later stages (render, index, tasks, rollout, export), reserved here."""
+    """Options of the later stages (render, index, tasks, rollout, export)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    render: dict[str, Any] = {}
+    render: RenderOptions = RenderOptions()
     index: dict[str, Any] = {}
     tasks: dict[str, Any] = {}
     rollout: dict[str, Any] = {}
@@ -457,6 +565,7 @@ class ResolvedWorld(Model):
                 out[et.parent.relation] = RelationSpec(
                     description=f"{t} is part of a {et.parent.type}",
                     source=t, target=et.parent.type, cardinality="N:1", required=True,
+                    label=et.parent.label, inverse_label=et.parent.inverse_label, phrases=et.parent.phrases,
                 )
         for p in self.packs.values():
             out.update(p.relations)
@@ -795,6 +904,7 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
                         if rs.cardinality not in ("1:1", "N:1") or rs.history:
                             add(pname, f"{ap}.via", attr.via, "a lookup needs a to-one relation (1:1 or N:1, no history)")
                         check_attr(pname, f"{ap}.attribute", rs.target, attr.attribute)
+            _check_pages(add, pname, t, et, rels, check_attr)
 
     for r, (pname, rs) in rels.items():
         rp = f"relations.{r}"
@@ -853,6 +963,35 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
         probs.extend(_cycle_problems(world, spec_file))
         probs.extend(_sql_problems(world))
     return probs
+
+
+def _check_pages(add, pname: str, t: str, et: EntityType, rels: dict, check_attr) -> None:
+    """Page declarations must name this type's own event attributes, relations and columns."""
+    base = f"types.{t}.pages"
+    own = [r for r, (_, rs) in rels.items() if rs.source == t]
+    dated = [r for r in own if rels[r][1].history or rels[r][1].date or rels[r][1].since]
+    events = [a for a, s in et.attributes.items() if isinstance(s, DateAttr) and s.event]
+    for i, n in enumerate(et.pages.news or []):
+        if n not in events and n not in dated:
+            add(pname, f"{base}.news.{i}", n, f"not an event attribute or dated relation of '{t}'{_suggest(n, events + dated)}; "
+                f"choose from: {', '.join(events + dated) or 'none'}")
+    for i, d in enumerate(et.pages.directories):
+        dp = f"{base}.directories.{i}"
+        if d.by not in own and d.by not in et.attributes:
+            add(pname, f"{dp}.by", d.by, f"'{t}' has no outgoing relation or attribute of that name"
+                f"{_suggest(d.by, own + list(et.attributes))}; relations: {', '.join(own) or 'none'}")
+        if "{group}" not in d.title:
+            add(pname, f"{dp}.title", d.title, "the title must contain {group}, e.g. 'Companies headquartered in {group}'")
+        for j, c in enumerate(d.columns):
+            check_attr(pname, f"{dp}.columns.{j}", t, c)
+    if et.pages.profile and et.pages.profile.url:
+        try:
+            fields = {f for _, f, _, _ in string.Formatter().parse(et.pages.profile.url) if f}
+        except ValueError as exc:
+            add(pname, f"{base}.profile.url", et.pages.profile.url, f"not a valid template: {exc}")
+            return
+        for f in sorted(fields - {"slug", "site"}):
+            check_attr(pname, f"{base}.profile.url", t, f)
 
 
 def _check_static_window(add, pname: str, path: str, after: list[DateBound], before: list[DateBound], spec: WorldSpec) -> None:

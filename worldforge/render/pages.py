@@ -1,0 +1,357 @@
+"""The page plan: which pages a world has, where they live, and which facts each states.
+
+The plan is backend-independent. A `Page` carries its URL, kind, site, title, date and
+fact sheet (rows of the world's `facts` view); a backend only writes the Markdown. So a
+template page and a vLLM page at the same URL state the same facts, and provenance is
+known before any text exists.
+
+Kinds (declared per entity type under `pages:` in the domain packs):
+- `article`: an encyclopedia article with an infobox and a section per relation;
+- `profile`: the entity's official or profile page on a fictional site;
+- `news`: one dated item per event (event attributes and dated relations);
+- `directory`: list pages grouping a type's entities by a relation target or an attribute,
+  paginated so that no single page lists a whole group.
+
+Everything is ordered (types in spec order, entities by id, pages by a fixed rule), so
+the same world gives the same plan, shard by shard; resuming relies on that.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+import polars as pl
+
+from ..sampling import DEFAULT_SYLLABLES, child_rng
+from ..spec import DateAttr, NumericAttr, RenderOptions, ResolvedWorld, attribute_dtype
+from ..store import WorldInfo, _q
+from .text import Fact, pick
+
+KINDS = ("article", "profile", "news", "directory")
+
+
+@dataclass(slots=True)
+class Page:
+    url: str
+    kind: str
+    site: str
+    title: str
+    date: dt.date | None
+    subject: str | None  # the entity the page is about; None for directory pages
+    entity_ids: tuple[str, ...]
+    facts: list[Fact]
+    layout: dict = field(default_factory=dict)  # kind-specific: headline event, directory rows and paging
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    name: str
+    domain: str
+
+
+@dataclass(frozen=True, slots=True)
+class PredicateMeta:
+    """How pages label and phrase one predicate of one subject type."""
+
+    label: str
+    phrases: tuple[str, ...]
+    unit: str | None = None
+    relation: bool = False
+    inverse_label: str = ""
+    headlines: tuple[str, ...] = ()
+    to_one: bool = False
+    temporal: bool = False
+    event: bool = False  # a dated one-off link (an acquisition, an award), not a tenure
+
+
+def humanise(name: str) -> str:
+    s = name.replace("_", " ").strip()
+    return s[:1].upper() + s[1:]
+
+
+def plural(word: str) -> str:
+    if word.endswith("y") and word[-2:-1] not in "aeiou":
+        return word[:-1] + "ies"
+    if word.endswith(("s", "x", "ch", "sh")):
+        return word + "es"
+    return word + "s"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def _site_root(seed: int, word: str) -> str:
+    rng = child_rng(seed, "site", word)
+    return "".join(DEFAULT_SYLLABLES[i] for i in rng.integers(0, len(DEFAULT_SYLLABLES), 2))
+
+
+class Sites:
+    """The fictional sites of one world, named from its seed (stable within a world)."""
+
+    OUTLETS = (("The {R} Herald", "herald"), ("{R} Times", "times"), ("{R} Daily Post", "dailypost"), ("{R} Business Wire", "wire"))
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        r = _site_root(seed, "encyclopedia")
+        self.encyclopedia = Site(f"{r.title()}pedia", f"{r}pedia.org")
+        r = _site_root(seed, "directory")
+        self.directory = Site(f"{r.title()} Lists", f"www.{r}lists.com")
+        self.outlets = tuple(Site(n.replace("{R}", _site_root(seed, d).title()), f"www.{_site_root(seed, d)}{d}.com")
+                             for n, d in self.OUTLETS)
+        self._profiles: dict[str, Site] = {}
+
+    def profile(self, word: str) -> Site:
+        if word not in self._profiles:
+            r = _site_root(self.seed, "profile:" + word)
+            self._profiles[word] = Site(f"{r.title()} {humanise(word)}", f"www.{r}{word.replace('_', '')}.com")
+        return self._profiles[word]
+
+
+class WorldView:
+    """What rendering needs from a stored world: names, page URLs, predicate labels, and
+    fact sheets per entity, loaded one entity type at a time."""
+
+    def __init__(self, info: WorldInfo, options: RenderOptions):
+        self.info = info
+        self.world: ResolvedWorld = info.world
+        self.options = options
+        self.as_of = self.world.spec.as_of
+        self.sites = Sites(self.world.spec.seed)
+        self.relations = self.world.relations
+        self.con = info.connect()
+        self.names: dict[str, str] = {}
+        self.type_of: dict[str, str] = {}
+        self.ids: dict[str, list[str]] = {}
+        for t in self.world.types:
+            df = self.con.sql(f"SELECT id, name FROM {_q(t)} ORDER BY id").pl()
+            ids = df["id"].to_list()
+            self.ids[t] = ids
+            self.names.update(zip(ids, df["name"].to_list()))
+            self.type_of.update(dict.fromkeys(ids, t))
+        self.aliases: dict[str, list[str]] = {}
+        for eid, alias in self.con.sql("SELECT entity_id, alias FROM aliases ORDER BY entity_id, alias").fetchall():
+            self.aliases.setdefault(eid, []).append(alias)
+        self.meta = self._predicate_meta()
+        self.article_url, self.profile_url = self._entity_urls()
+
+    def close(self) -> None:
+        self.con.close()
+
+    # ------------------------------------------------------------------ metadata
+
+    def _predicate_meta(self) -> dict[tuple[str, str], PredicateMeta]:
+        meta: dict[tuple[str, str], PredicateMeta] = {}
+        for t, et in self.world.types.items():
+            meta[(t, "name")] = PredicateMeta("Name", ())
+            for a, s in et.attributes.items():
+                desc = s.description if s.description and len(s.description) <= 32 else ""
+                label = s.label or humanise(desc or a)
+                unit = getattr(s, "unit", None)
+                meta[(t, a)] = PredicateMeta(label, tuple(s.phrases), unit,
+                                             headlines=tuple(s.headlines) if isinstance(s, DateAttr) else ())
+        for r, rs in self.relations.items():
+            meta[(rs.source, r)] = PredicateMeta(
+                rs.label or humanise(r), tuple(rs.phrases), relation=True,
+                inverse_label=rs.inverse_label or f"{humanise(plural(rs.source))} ({r.replace('_', ' ')})",
+                headlines=tuple(rs.headlines), to_one=rs.cardinality in ("1:1", "N:1") and not rs.history,
+                temporal=bool(rs.history or rs.date or rs.since), event=rs.date is not None,
+            )
+        return meta
+
+    def _entity_urls(self) -> tuple[dict[str, str], dict[str, str]]:
+        enc = self.sites.encyclopedia.domain
+        clash = Counter(self.names.values())
+        article, profile = {}, {}
+        for t, et in self.world.types.items():
+            ids = self.ids[t]
+            for i in ids:
+                n = self.names[i]
+                title = n if clash[n] == 1 else f"{n} ({t.replace('_', ' ')})"
+                article[i] = f"https://{enc}/wiki/{quote(title.replace(' ', '_'), safe='_-.,()~')}"
+            ps = et.pages.profile
+            if ps is None:
+                continue
+            if ps.url:
+                cols = sorted({f for f in re.findall(r"{(\w+)}", ps.url) if f not in ("slug", "site")})
+                rows = self.con.sql(f"SELECT id{''.join(', ' + _q(c) for c in cols)} FROM {_q(t)} ORDER BY id").fetchall()
+                site = self.sites.profile(ps.site).domain
+                for row in rows:
+                    vals = {c: ("" if v is None else str(v)) for c, v in zip(cols, row[1:])}
+                    profile[row[0]] = ps.url.format(slug=slug(self.names[row[0]]), site=site, **vals)
+            else:
+                dom = self.sites.profile(ps.site).domain
+                for i in ids:
+                    profile[i] = f"https://{dom}/{slug(t)}/{slug(self.names[i])}-{i[-6:]}"
+        return article, profile
+
+    def label(self, subject_type: str, predicate: str) -> PredicateMeta:
+        return self.meta[(subject_type, predicate)]
+
+    def dtype(self, t: str, a: str) -> str:
+        return attribute_dtype(self.world, t, a)
+
+    # ------------------------------------------------------------------ fact sheets
+
+    def _grouped(self, sql: str, key: str) -> dict[str, list[Fact]]:
+        df = self.con.sql(sql).pl()
+        if df.is_empty():
+            return {}
+        g = df.group_by(key, maintain_order=True).agg(pl.all())
+        cols = ["fact_id", "subject", "predicate", "value", "value_type", "valid_from", "valid_to"]
+        out: dict[str, list[Fact]] = {}
+        for row in g.iter_rows():
+            k, rest = row[0], row[1:]
+            named = dict(zip([c for c in g.columns[1:]], rest))
+            if key == "subject":
+                named["subject"] = [k] * len(named["fact_id"])
+            else:
+                named["value"] = [k] * len(named["fact_id"])
+            out[k] = list(map(Fact._make, zip(*(named[c] for c in cols))))
+        return out
+
+    def facts_of_type(self, t: str) -> tuple[dict[str, list[Fact]], dict[str, list[Fact]]]:
+        """(attribute and outgoing facts by subject, incoming relation facts by target) for type t."""
+        own = self._grouped(
+            f"SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM facts "
+            f"WHERE subject_type = '{t}' ORDER BY subject, predicate, valid_from NULLS FIRST, value", "subject")
+        inc_rels = [r for r, rs in self.relations.items() if rs.target == t]
+        incoming: dict[str, list[Fact]] = {}
+        if inc_rels:
+            preds = ", ".join(f"'{r}'" for r in inc_rels)
+            incoming = self._grouped(
+                f"SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM facts "
+                f"WHERE value_type = 'entity' AND predicate IN ({preds}) ORDER BY value, predicate, valid_from NULLS FIRST, subject",
+                "value")
+        return own, incoming
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def _cap(facts: list[Fact], n: int) -> list[Fact]:
+    """At most n facts per predicate (the latest by date), so no page grows without bound."""
+    counts: Counter = Counter(f.predicate for f in facts)
+    if all(c <= n for c in counts.values()):
+        return facts
+    keep: list[Fact] = []
+    by_pred: dict[str, list[Fact]] = {}
+    for f in facts:
+        by_pred.setdefault(f.predicate, []).append(f)
+    for fs in by_pred.values():
+        if len(fs) > n:
+            fs = sorted(fs, key=lambda f: (f.valid_from or dt.date.min, f.fact_id), reverse=True)[:n]
+            fs.sort(key=lambda f: (f.valid_from or dt.date.min, f.fact_id))
+        keep.extend(fs)
+    return keep
+
+
+def plan_pages(view: WorldView) -> Iterator[Page]:
+    """Every page of the world, in a fixed order."""
+    opts = view.options
+    seen_urls: set[str] = set()
+    for t, et in view.world.types.items():
+        own, incoming = view.facts_of_type(t)
+        ps = et.pages
+        news_on = None if ps.news is None else set(ps.news)
+        events = {a for a, s in et.attributes.items() if isinstance(s, DateAttr) and s.event}
+        context = [a for a, s in et.attributes.items() if view.dtype(t, a) == "string" and not isinstance(s, NumericAttr)][:2]
+        for eid in view.ids[t]:
+            facts = own.get(eid, [])
+            attr_facts = [f for f in facts if not view.meta[(t, f.predicate)].relation]
+            out_facts = _cap([f for f in facts if view.meta[(t, f.predicate)].relation], opts.max_list_items)
+            in_facts = _cap(incoming.get(eid, []), opts.max_list_items)
+            name = view.names[eid]
+            if ps.article:
+                yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, name, None, eid,
+                           _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts)
+            if ps.profile is not None:
+                prof = [f for f in out_facts if view.meta[(t, f.predicate)].to_one
+                        or (view.meta[(t, f.predicate)].temporal and f.valid_to is None and f.valid_from is not None
+                            and view.relations[f.predicate].history is not None)]
+                yield Page(view.profile_url[eid], "profile", view.sites.profile(ps.profile.site).name, name, None, eid,
+                           _entities(eid, prof, []), attr_facts + prof)
+            ctx = [f for f in attr_facts if f.predicate in context]
+            for f in facts:
+                is_event = (f.predicate in events) or (view.meta[(t, f.predicate)].relation and f.valid_from is not None)
+                if not is_event or (news_on is not None and f.predicate not in news_on):
+                    continue
+                yield _news_page(view, t, eid, f, ctx, seen_urls)
+        for d in ps.directories:
+            yield from _directory_pages(view, t, d, own)
+
+
+def _entities(eid: str, out_facts: list[Fact], in_facts: list[Fact]) -> tuple[str, ...]:
+    ids = dict.fromkeys([eid])
+    ids.update(dict.fromkeys(f.value for f in out_facts))
+    ids.update(dict.fromkeys(f.subject for f in in_facts))
+    return tuple(ids)
+
+
+def _news_page(view: WorldView, t: str, eid: str, event: Fact, ctx: list[Fact], seen: set[str]) -> Page:
+    when = event.valid_from or dt.date.fromisoformat(event.value)
+    lag = pick(event.fact_id + "/lag", view.options.news_lag_days + 1)
+    published = min(when + dt.timedelta(days=lag), view.as_of)
+    outlet = view.sites.outlets[pick(event.fact_id + "/outlet", len(view.sites.outlets))]
+    meta = view.meta[(t, event.predicate)]
+    name = view.names[eid]
+    fields = {"subject": name}
+    if meta.relation:
+        fields |= {"object": view.names[event.value], "start": str(when.year),
+                   "end": str(event.valid_to.year) if event.valid_to else "present"}
+        default = (f"{name} and {view.names[event.value]}: {meta.label.lower()}",)
+    else:
+        fields |= {"value": str(when.year)}
+        default = (f"{name}: {meta.label.lower()}",)
+    options = meta.headlines or default
+    headline = options[pick(event.fact_id + "/headline", len(options))].format(**fields)
+    base = f"https://{outlet.domain}/{published:%Y/%m/%d}/{slug(headline)[:80]}"
+    url, k = base, 2
+    while url in seen:
+        url, k = f"{base}-{k}", k + 1
+    seen.add(url)
+    facts = [event, *ctx]
+    ids = (eid, event.value) if event.value_type == "entity" else (eid,)
+    return Page(url, "news", outlet.name, headline, published, eid, ids, facts, {"event": event.fact_id})
+
+
+def _directory_pages(view: WorldView, t: str, d, own: dict[str, list[Fact]]) -> Iterator[Page]:
+    """Group a type's entities by a relation target or attribute value; page_size rows per page."""
+    groups: dict[str, list[tuple[str, Fact]]] = {}
+    for eid in view.ids[t]:
+        for f in own.get(eid, []):
+            if f.predicate == d.by:
+                groups.setdefault(f.value, []).append((eid, f))
+    columns = set(d.columns)
+    site = view.sites.directory
+    by_slug = slug(view.meta[(t, d.by)].label)
+    for key in sorted(groups, key=lambda k: (view.names.get(k, k), k)):
+        rows = sorted(groups[key], key=lambda r: (view.names[r[0]], r[1].valid_from or dt.date.min, r[1].fact_id))
+        group_name = view.names.get(key, key) if groups[key][0][1].value_type == "entity" else key
+        title = d.title.format(group=group_name)
+        n_pages = -(-len(rows) // d.page_size)
+        base = f"https://{site.domain}/{slug(plural(t))}/{by_slug}/{slug(group_name)}"
+        if groups[key][0][1].value_type == "entity":
+            base += f"-{key[-6:]}"
+        urls = [base if i == 0 else f"{base}?page={i + 1}" for i in range(n_pages)]
+        for p in range(n_pages):
+            chunk = rows[p * d.page_size:(p + 1) * d.page_size]
+            facts: list[Fact] = []
+            table = []
+            for eid, f in chunk:
+                cols = [c for c in own.get(eid, []) if c.predicate in columns]
+                facts.append(f)
+                facts.extend(cols)
+                table.append((eid, f, cols))
+            ids = dict.fromkeys([key] if groups[key][0][1].value_type == "entity" else [])
+            ids.update(dict.fromkeys(eid for eid, _ in chunk))
+            yield Page(urls[p], "directory", site.name, title if n_pages == 1 else f"{title} (page {p + 1} of {n_pages})",
+                       None, None, tuple(ids), facts,
+                       {"rows": table, "columns": list(d.columns), "by": d.by, "type": t, "group": group_name,
+                        "page": p + 1, "pages": n_pages, "prev": urls[p - 1] if p else None,
+                        "next": urls[p + 1] if p + 1 < n_pages else None, "first": p * d.page_size + 1})

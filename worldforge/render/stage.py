@@ -1,0 +1,291 @@
+"""The render stage: plan a world's pages, write them with a backend, store them with
+provenance, and build the search index.
+
+Layout inside the world folder:
+
+    web/pages.duckdb   pages(url, kind, site, title, date, subject, entity_ids, markdown, source, attempts),
+                       page_facts(url, fact_id), rejected(url, kind, title, problems)
+    web/index/         the tantivy index (see worldforge.search)
+    web/render.json    the render report; its presence with status "complete" marks the stage done
+
+Work goes to `.web.partial/` in shards of `batch_size` pages, each shard a pair of Parquet
+files renamed into place when finished. The plan is deterministic, so an interrupted
+render resumes at the first missing shard; the finished folder replaces `web/` at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import NotRenderedError, RenderError
+from ..spec import RenderOptions
+from ..store import open_world, package_versions
+from .llm import VLLMWriter, WriterStats, load_llm
+from .pages import KINDS, Page, WorldView, plan_pages
+from .template import TemplateWriter
+
+WEB_DIR = "web"
+PARTIAL_DIR = ".web.partial"
+PAGES_DB = "pages.duckdb"
+REPORT_FILE = "render.json"
+TEMPLATE_SHARD = 4096
+
+_PAGE_SCHEMA = pa.schema([("url", pa.string()), ("kind", pa.string()), ("site", pa.string()), ("title", pa.string()),
+                          ("date", pa.date32()), ("subject", pa.string()), ("entity_ids", pa.list_(pa.string())),
+                          ("markdown", pa.string()), ("source", pa.string()), ("attempts", pa.int32())])
+_FACT_SCHEMA = pa.schema([("url", pa.string()), ("fact_id", pa.string())])
+_REJECT_SCHEMA = pa.schema([("url", pa.string()), ("kind", pa.string()), ("title", pa.string()), ("problems", pa.list_(pa.string()))])
+
+
+@dataclass
+class RenderReport:
+    """What a render did: pages per kind and per outcome, tokens, cache hits and time."""
+
+    backend: str
+    model: str | None
+    pages: int = 0
+    kinds: dict[str, int] = field(default_factory=dict)
+    accepted: int = 0  # written by the backend and passed validation (first try or after retries)
+    retried: int = 0  # accepted after at least one failed attempt
+    fallback: int = 0  # failed every attempt; the template page was kept instead
+    rejected: int = 0  # failed every attempt and dropped (listed in the `rejected` table)
+    resumed_shards: int = 0
+    shards: int = 0
+    seconds: float = 0.0
+    llm: dict = field(default_factory=dict)
+
+    @property
+    def prefix_cache_share(self) -> float:
+        pt = self.llm.get("prompt_tokens", 0)
+        return self.llm.get("cached_tokens", 0) / pt if pt else 0.0
+
+    def as_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["prefix_cache_share"] = round(self.prefix_cache_share, 4)
+        return d
+
+
+def web_dir(world_path: Path) -> Path:
+    return Path(world_path) / WEB_DIR
+
+
+def is_rendered(world_path: Path) -> bool:
+    f = web_dir(world_path) / REPORT_FILE
+    try:
+        return json.loads(f.read_text()).get("status") == "complete"
+    except (OSError, ValueError):
+        return False
+
+
+def require_rendered(world_path: str | Path) -> Path:
+    """The web folder of a rendered world, or a clear error saying what to run."""
+    path = Path(world_path)
+    open_world(path)  # a missing or unplanned world gets the planner's message
+    if not is_rendered(path):
+        hint = " (an interrupted render can be resumed with the same command)" if (path / PARTIAL_DIR).exists() else ""
+        raise NotRenderedError(f"{path} has no rendered pages yet; run `worldforge render {path}`{hint}")
+    return web_dir(path)
+
+
+def count_pages(view: WorldView) -> int:
+    """The number of pages `plan_pages` will yield, from SQL counts (for progress bars)."""
+    from .pages import DateAttr
+
+    total = 0
+    con = view.con
+    for t, et in view.world.types.items():
+        n = len(view.ids[t])
+        total += n * (int(et.pages.article) + int(et.pages.profile is not None))
+        events = [a for a, s in et.attributes.items() if isinstance(s, DateAttr) and s.event]
+        dated = [r for r, rs in view.relations.items() if rs.source == t and (rs.history or rs.date or rs.since)]
+        wanted = events + dated if et.pages.news is None else [p for p in et.pages.news if p in events + dated]
+        if wanted:
+            preds = ", ".join(f"'{p}'" for p in wanted)
+            total += con.execute(f"SELECT count(*) FROM facts WHERE subject_type = '{t}' AND predicate IN ({preds}) "
+                             f"AND (value_type = 'date' OR valid_from IS NOT NULL)").fetchall()[0][0]
+        for d in et.pages.directories:
+            total += con.execute(f"SELECT coalesce(sum((n + {d.page_size} - 1) // {d.page_size}), 0) FROM "
+                             f"(SELECT count(*) AS n FROM facts WHERE subject_type = '{t}' AND predicate = '{d.by}' GROUP BY value)").fetchall()[0][0]
+    return int(total)
+
+
+def _fingerprint(info, options: RenderOptions, backend: str, model: str | None) -> str:
+    """Shards from a previous run are reused only for the same world and the same settings."""
+    key = {"world": info.manifest.get("resolved"), "seed": info.manifest.get("seed"), "counts": info.manifest.get("counts"),
+           "options": json.loads(options.model_dump_json()), "backend": backend, "model": model}
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _batches(pages: Iterator[Page], size: int) -> Iterator[list[Page]]:
+    while batch := list(islice(pages, size)):
+        yield batch
+
+
+def _write_parquet(table: pa.Table, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def render_world(world_path: str | Path, options: RenderOptions | None = None, *, backend: str | None = None,
+                 model: str | None = None, force: bool = False, llm=None,
+                 on_progress: Callable[[str, int, int], None] | None = None) -> RenderReport:
+    """Render every page of a planned world and index them. `backend`/`model` override the
+    spec's `stages.render`; `llm` lets a caller reuse a running vLLM engine."""
+    world_path = Path(world_path)
+    info = open_world(world_path)
+    options = options or info.world.spec.stages.render
+    backend = backend or options.backend
+    model = model or options.model
+    if backend not in ("template", "vllm"):
+        raise RenderError(f"unknown backend {backend!r}; choose template or vllm")
+    if is_rendered(world_path) and not force:
+        raise RenderError(f"{world_path} is already rendered; pass --force to render it again")
+    t0 = time.perf_counter()
+    progress = on_progress or (lambda stage, done, total: None)
+
+    partial = world_path / PARTIAL_DIR
+    fp = _fingerprint(info, options, backend, model)
+    marker = partial / "fingerprint"
+    if partial.exists() and (not marker.is_file() or marker.read_text() != fp):
+        shutil.rmtree(partial)  # left by a render with other settings: start over
+    (partial / "shards").mkdir(parents=True, exist_ok=True)
+    marker.write_text(fp)
+
+    view = WorldView(info, options)
+    try:
+        template = TemplateWriter(view)
+        writer: TemplateWriter | VLLMWriter = template
+        if backend == "vllm":
+            writer = VLLMWriter(view, options, llm if llm is not None else load_llm(options, model), template)
+        report = RenderReport(backend=backend, model=model if backend == "vllm" else None)
+        stats = WriterStats()
+        total = count_pages(view)
+        size = options.batch_size if backend == "vllm" else TEMPLATE_SHARD
+        done = 0
+        progress("render", 0, total)
+        for k, batch in enumerate(_batches(plan_pages(view), size)):
+            shard = partial / "shards" / f"{k:05d}"
+            stats_file = shard.with_suffix(".json")
+            if stats_file.is_file():  # finished by an earlier, interrupted run
+                report.resumed_shards += 1
+                stats.merge(json.loads(stats_file.read_text()))
+            else:
+                shard_stats = _render_shard(writer, template, batch, shard)
+                stats.merge(shard_stats)
+                tmp = stats_file.with_suffix(".json.tmp")
+                tmp.write_text(json.dumps(shard_stats))
+                os.replace(tmp, stats_file)
+            report.shards += 1
+            done += len(batch)
+            progress("render", done, total)
+    finally:
+        view.close()
+
+    progress("store", 0, 1)
+    _collect(partial, report)
+    progress("store", 1, 1)
+    from ..search import build_index
+
+    build_index(partial / PAGES_DB, partial / "index", on_progress=lambda d, n: progress("index", d, n))
+    report.llm = stats.as_dict() if backend == "vllm" else {}
+    report.seconds = round(time.perf_counter() - t0, 3)
+    manifest = {"status": "complete", "world": info.manifest.get("name"), "seed": info.manifest.get("seed"),
+                "fingerprint": fp, "options": json.loads(options.model_dump_json()), "report": report.as_dict(),
+                "versions": package_versions(), "rendered_at_as_of": str(info.world.spec.as_of)}
+    for name in ("shards", "fingerprint"):
+        p = partial / name
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
+    tmp = partial / (REPORT_FILE + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
+    os.replace(tmp, partial / REPORT_FILE)
+    final, old = web_dir(world_path), world_path / ".web.old"
+    if old.exists():
+        shutil.rmtree(old)
+    if final.exists():
+        os.replace(final, old)
+    os.replace(partial, final)
+    if old.exists():
+        shutil.rmtree(old)
+    return report
+
+
+def _render_shard(writer, template: TemplateWriter, batch: list[Page], shard: Path) -> dict:
+    if isinstance(writer, VLLMWriter):
+        before = writer.stats.as_dict()
+        written = writer.write_batch(batch)
+        after = writer.stats.as_dict()
+        delta = {k: after[k] - before[k] for k in ("requests", "prompt_tokens", "output_tokens", "cached_tokens", "too_long")}
+        delta["llm_seconds"] = after["llm_seconds"] - before["llm_seconds"]
+        delta["failures"] = {k: v - before["failures"].get(k, 0) for k, v in after["failures"].items() if v - before["failures"].get(k, 0)}
+    else:
+        from .llm import WrittenPage
+
+        written = [WrittenPage(template.write(p), "template", 0) for p in batch]
+        delta = {}
+    kept = [(p, w) for p, w in zip(batch, written) if w.markdown is not None]
+    dropped = [(p, w) for p, w in zip(batch, written) if w.markdown is None]
+    pages = pa.table({
+        "url": [p.url for p, _ in kept], "kind": [p.kind for p, _ in kept], "site": [p.site for p, _ in kept],
+        "title": [p.title for p, _ in kept], "date": [p.date for p, _ in kept], "subject": [p.subject for p, _ in kept],
+        "entity_ids": [list(p.entity_ids) for p, _ in kept], "markdown": [w.markdown for _, w in kept],
+        "source": [w.source for _, w in kept], "attempts": [w.attempts for _, w in kept],
+    }, schema=_PAGE_SCHEMA)
+    facts = pa.table({"url": [p.url for p, _ in kept for _ in p.facts], "fact_id": [f.fact_id for p, _ in kept for f in p.facts]},
+                     schema=_FACT_SCHEMA)
+    rejected = pa.table({"url": [p.url for p, _ in dropped], "kind": [p.kind for p, _ in dropped],
+                         "title": [p.title for p, _ in dropped], "problems": [w.problems for _, w in dropped]}, schema=_REJECT_SCHEMA)
+    _write_parquet(facts, shard.with_suffix(".facts.parquet"))
+    _write_parquet(rejected, shard.with_suffix(".rejected.parquet"))
+    _write_parquet(pages, shard.with_suffix(".pages.parquet"))
+    outcome = {}
+    for w in written:
+        outcome[w.source] = outcome.get(w.source, 0) + 1
+        if w.source == "vllm" and w.attempts > 1:
+            outcome["retried"] = outcome.get("retried", 0) + 1
+    return delta | {"outcome": outcome}
+
+
+def _collect(partial: Path, report: RenderReport) -> None:
+    """Merge the shards into pages.duckdb and fill the report's page counts."""
+    import duckdb
+
+    db = partial / PAGES_DB
+    if db.exists():
+        db.unlink()
+    shards = partial / "shards"
+    con = duckdb.connect(str(db))
+    try:
+        con.execute(f"CREATE TABLE pages AS SELECT * FROM read_parquet('{shards}/*.pages.parquet') ORDER BY url")
+        con.execute(f"CREATE TABLE page_facts AS SELECT * FROM read_parquet('{shards}/*.facts.parquet') ORDER BY url, fact_id")
+        con.execute(f"CREATE TABLE rejected AS SELECT * FROM read_parquet('{shards}/*.rejected.parquet') ORDER BY url")
+        con.execute("CREATE UNIQUE INDEX pages_url ON pages (url)")
+        dup = con.execute("SELECT url, count(*) FROM pages GROUP BY url HAVING count(*) > 1 LIMIT 3").fetchall()
+        if dup:
+            raise RenderError(f"the page plan produced duplicate URLs (a bug): {dup}")
+        report.pages = con.execute("SELECT count(*) FROM pages").fetchall()[0][0]
+        report.kinds = {k: n for k, n in con.execute("SELECT kind, count(*) FROM pages GROUP BY kind").fetchall()}
+        report.kinds = {k: report.kinds.get(k, 0) for k in KINDS}
+        src = dict(con.execute("SELECT source, count(*) FROM pages GROUP BY source").fetchall())
+        report.accepted = src.get("vllm", 0)
+        report.fallback = src.get("fallback", 0)
+        report.rejected = con.execute("SELECT count(*) FROM rejected").fetchall()[0][0]
+        report.retried = con.execute("SELECT count(*) FROM pages WHERE source = 'vllm' AND attempts > 1").fetchall()[0][0]
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+
+def read_report(world_path: str | Path) -> dict:
+    return json.loads((require_rendered(world_path) / REPORT_FILE).read_text())

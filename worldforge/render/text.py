@@ -1,0 +1,177 @@
+"""How values are written on pages, and how a page is checked against its fact sheet.
+
+One module serves both backends: the template writer formats values with `format_*`,
+and `check_page` accepts any of the surface forms listed here, so a page written by
+the vLLM backend is held to exactly the rules the template pages pass.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import zlib
+from typing import NamedTuple
+
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+_MONTH_NUM = {m.lower(): i + 1 for i, m in enumerate(MONTHS)} | {m[:3].lower(): i + 1 for i, m in enumerate(MONTHS)}
+_MONTH_RE = "|".join(sorted(_MONTH_NUM, key=len, reverse=True))
+
+
+class Fact(NamedTuple):
+    """One row of the world's `facts` view, as a page states it."""
+
+    fact_id: str
+    subject: str
+    predicate: str
+    value: str  # canonical text: ISO date, plain number, string, or the linked entity id
+    value_type: str  # string | int | float | date | bool | entity
+    valid_from: dt.date | None
+    valid_to: dt.date | None
+
+
+def pick(key: str, n: int) -> int:
+    """A stable choice in [0, n) from a string (crc32: identical across processes)."""
+    return zlib.crc32(key.encode()) % n if n > 1 else 0
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def format_date(d: dt.date, style: int) -> str:
+    if style == 0:
+        return f"{MONTHS[d.month - 1]} {d.day}, {d.year}"
+    if style == 1:
+        return f"{d.day} {MONTHS[d.month - 1]} {d.year}"
+    return d.isoformat()
+
+
+def format_number(value: str, value_type: str, unit: str | None = None) -> str:
+    if value_type == "int":
+        s = f"{int(value):,}"
+    else:
+        whole, _, frac = value.partition(".")
+        s = f"{int(whole):,}" + (f".{frac}" if frac and frac != "0" else "")
+    return f"{s} {unit}" if unit else s
+
+
+def format_span(start: dt.date | None, end: dt.date | None) -> str:
+    """A tenure as years: '2001–2005', 'since 2001'."""
+    if start is None:
+        return ""
+    if end is None:
+        return f"since {start.year}"
+    return f"{start.year}–{end.year}" if end.year != start.year else str(start.year)
+
+
+# --------------------------------------------------------------------------- checking
+
+_ISO_RE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_MDY_RE = re.compile(rf"\b({_MONTH_RE})\.? (\d{{1,2}}),? (\d{{4}})\b", re.IGNORECASE)
+_DMY_RE = re.compile(rf"\b(\d{{1,2}}) ({_MONTH_RE})\.?,? (\d{{4}})\b", re.IGNORECASE)
+_URL_RE = re.compile(r"\]\([^)]*\)|https?://\S+|www\.\S+")
+_NUM_RE = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])\d+(?:\.\d+)?(?![\w])")
+_YEAR_MIN, _YEAR_MAX = 1000, 2999
+
+
+def _dates_in(text: str) -> tuple[set[dt.date], str]:
+    """Full dates written in any accepted form, and the text with them blanked out."""
+    found: set[dt.date] = set()
+
+    def take(y: int, m: int, d: int) -> str:
+        try:
+            found.add(dt.date(y, m, d))
+        except ValueError:
+            found.add(dt.date.min)  # not a real date: never on a fact sheet, so it counts as invented
+        return " "
+
+    text = _ISO_RE.sub(lambda x: take(int(x[1]), int(x[2]), int(x[3])), text)
+    text = _MDY_RE.sub(lambda x: take(int(x[3]), _MONTH_NUM[x[1].lower()], int(x[2])), text)
+    text = _DMY_RE.sub(lambda x: take(int(x[3]), _MONTH_NUM[x[2].lower()], int(x[1])), text)
+    return found, text
+
+
+def numbers_in(text: str) -> list[float]:
+    return [float(m.replace(",", "")) for m in _NUM_RE.findall(text)]
+
+
+def _close(x: float, targets: set[float]) -> bool:
+    return any(abs(x - t) <= max(0.006 * abs(t), 0.051) for t in targets)
+
+
+class FactSheetCheck:
+    """What a page about these facts must contain (every value) and may contain (no date,
+    year or large number that is not on the sheet)."""
+
+    def __init__(self, facts: list[Fact], names: dict[str, str], extra_numbers: tuple[int, ...] = (),
+                 extra_dates: tuple[dt.date, ...] = ()):
+        self.facts = facts
+        self.names = names
+        dates = set(extra_dates)
+        numbers: set[float] = {float(n) for n in extra_numbers}
+        strings: set[str] = set()
+        for f in facts:
+            if f.value_type == "date":
+                dates.add(dt.date.fromisoformat(f.value))
+            elif f.value_type in ("int", "float"):
+                numbers.add(float(f.value))
+            elif f.value_type == "entity":
+                strings.add(names[f.value])
+            elif f.value_type == "string":
+                strings.add(f.value)
+            strings.add(names[f.subject])
+            if f.valid_from:
+                dates.add(f.valid_from)
+            if f.valid_to:
+                dates.add(f.valid_to)
+        self.dates = dates
+        self.years = {d.year for d in dates}
+        self.numbers = numbers
+        # Longest first, so a name that contains another is blanked whole.
+        self.strings = sorted((s for s in strings if s), key=len, reverse=True)
+
+    def problems(self, markdown: str) -> list[str]:
+        """Every way the page fails its fact sheet: 'missing <fact_id>' for a value it does not
+        state, 'invented <value>' for a date or number that is not on the sheet."""
+        out: list[str] = []
+        low = markdown.lower()
+        body = _URL_RE.sub(" ", markdown)
+        for s in self.strings:  # names and string values may contain digits ("Kora K200")
+            body = re.sub(re.escape(s), " ", body, flags=re.IGNORECASE)
+        dates, rest = _dates_in(body)
+        nums = numbers_in(rest)
+        for f in self.facts:
+            if not self._states(f, low, dates, nums):
+                out.append(f"missing {f.fact_id}")
+        for d in sorted(dates - self.dates):
+            out.append(f"invented date {d if d != dt.date.min else '(not a real date)'}")
+        for x in nums:
+            if x.is_integer() and _YEAR_MIN <= x <= _YEAR_MAX and (int(x) in self.years or x in self.numbers):
+                continue
+            if x < 1000 and x.is_integer() and not (_YEAR_MIN <= x <= _YEAR_MAX):
+                continue  # counts, ranks and page numbers are not checked
+            if not _close(x, self.numbers):
+                out.append(f"invented number {x:g}")
+        return out
+
+    def _states(self, f: Fact, low: str, dates: set[dt.date], nums: list[float]) -> bool:
+        vt = f.value_type
+        if vt == "entity":
+            if self.names[f.value].lower() not in low or self.names[f.subject].lower() not in low:
+                return False
+        elif vt == "date":
+            if dt.date.fromisoformat(f.value) not in dates:
+                return False
+        elif vt in ("int", "float"):
+            v = float(f.value)
+            if not any(abs(x - v) <= max(0.006 * abs(v), 0.051) for x in nums):
+                return False
+        elif vt == "bool":
+            if ("yes" if f.value == "true" else "no") not in low and f.value not in low:
+                return False
+        elif f.value.lower() not in low:
+            return False
+        if f.valid_from is not None and vt == "entity":
+            # A dated link states when: its start year (or full date) appears.
+            return str(f.valid_from.year) in low
+        return True

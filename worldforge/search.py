@@ -1,0 +1,230 @@
+"""The simulated web's search engine: a tantivy index over a world's rendered pages, and
+the two tools an agent calls, in the Qwen-AgentWorld format.
+
+- `web_search` takes one query or a batch; per query it returns up to 10 numbered
+  results (URL, Title, Snippet from tantivy's SnippetGenerator, Date or N/A) with an
+  offset for further pages. Results are BM25-ranked over title and body, then lightly
+  re-ranked so one page kind does not fill a whole result page.
+- `web_extractor` takes a URL and returns the page's Markdown; an unknown URL gets a
+  realistic not-found page, a malformed one a `SearchInputError`.
+
+The same call always returns the same text: the index is built single-threaded from pages
+sorted by URL, and ties are broken by URL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import polars as pl
+
+from .errors import NotRenderedError, SearchInputError
+
+RESULTS_PER_PAGE = 10
+SNIPPET_CHARS = 220
+_KIND_DECAY = 0.8  # each earlier result of the same kind multiplies a candidate's score by this
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+# JSON-schema function specs, as an agent's chat template receives them.
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "web_search",
+        "description": "Search the web. Returns 10 numbered results per query (URL, title, snippet, date); use offset for more.",
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string", "description": "One search query."},
+            "queries": {"type": "array", "items": {"type": "string"}, "description": "Several queries searched at once."},
+            "offset": {"type": "integer", "description": "Index of the first result to return (0, 10, 20, ...).", "default": 0},
+        }},
+    }},
+    {"type": "function", "function": {
+        "name": "web_extractor",
+        "description": "Open a web page by URL and return its content as Markdown.",
+        "parameters": {"type": "object", "properties": {"url": {"type": "string", "description": "The page URL."}},
+                       "required": ["url"]},
+    }},
+]
+
+
+def _schema():
+    import tantivy
+
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("url", stored=True, tokenizer_name="raw")
+    sb.add_text_field("title", stored=True, tokenizer_name="en_stem")
+    sb.add_text_field("body", stored=True, tokenizer_name="en_stem")
+    sb.add_text_field("kind", stored=True, tokenizer_name="raw")
+    sb.add_text_field("date", stored=True, tokenizer_name="raw")
+    return sb.build()
+
+
+def plain_text(markdown: pl.Expr) -> pl.Expr:
+    """Markdown to the plain text that is indexed and quoted in snippets: links keep their
+    text; headers, table rules and emphasis marks go."""
+    return (markdown.str.replace_all(r"\[([^\]]*)\]\([^)]*\)", "$1")
+            .str.replace_all(r"(?m)^\|?(?:\s*:?-+:?\s*\|)+\s*$", "")
+            .str.replace_all(r"(?m)^#+\s*", "")
+            .str.replace_all(r"(?m)^-{3,}\s*$", "")
+            .str.replace_all(r"[*_`]|\|", " ")
+            .str.replace_all(r"[ \t]+", " ")
+            .str.replace_all(r"\n\s*\n+", "\n")
+            .str.strip_chars())
+
+
+def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int], None] | None = None) -> int:
+    """Index every page of `pages_db` into `index_dir` (replaced if present). Returns the page count."""
+    import duckdb
+    import tantivy
+
+    with duckdb.connect(str(pages_db), read_only=True) as con:
+        df = con.sql("SELECT url, title, kind, date, markdown FROM pages ORDER BY url").pl()
+    df = df.with_columns(plain_text(pl.col("markdown")).alias("body"),
+                         pl.col("date").dt.strftime("%Y-%m-%d").fill_null("").alias("date"))
+    if index_dir.exists():
+        shutil.rmtree(index_dir)
+    index_dir.mkdir(parents=True)
+    index = tantivy.Index(_schema(), path=str(index_dir))
+    writer = index.writer(heap_size=256_000_000, num_threads=1)
+    n = df.height
+    step = max(1, n // 100)
+    for i, (url, title, kind, date, body) in enumerate(df.select("url", "title", "kind", "date", "body").iter_rows()):
+        writer.add_document(tantivy.Document(url=url, title=title, kind=kind, date=date, body=body))
+        if on_progress and i % step == 0:
+            on_progress(i, n)
+    writer.commit()
+    writer.wait_merging_threads()
+    if on_progress:
+        on_progress(n, n)
+    return n
+
+
+def _display_date(iso: str) -> str:
+    if not iso:
+        return "N/A"
+    d = dt.date.fromisoformat(iso)
+    return f"{MONTHS[d.month - 1]} {d.day}, {d.year}"
+
+
+def check_url(url: str) -> str:
+    u = (url or "").strip()
+    parts = urlsplit(u)
+    if not u or parts.scheme not in ("http", "https") or not parts.netloc or " " in u:
+        raise SearchInputError(f"malformed URL {url!r}: give an absolute http(s) URL such as https://example.org/page")
+    return u
+
+
+class SearchEngine:
+    """Search and open the pages of one rendered world (`<world>/web/`)."""
+
+    def __init__(self, web: str | Path):
+        import duckdb
+        import tantivy
+
+        web = Path(web)
+        if not (web / "index" / "meta.json").is_file() or not (web / "pages.duckdb").is_file():
+            raise NotRenderedError(f"{web} holds no search index; run `worldforge render WORLD_DIR` first")
+        self.index = tantivy.Index.open(str(web / "index"))
+        self.schema = self.index.schema
+        self.searcher = self.index.searcher()
+        self.pages = duckdb.connect(str(web / "pages.duckdb"), read_only=True)
+
+    @classmethod
+    def for_world(cls, world_path: str | Path) -> SearchEngine:
+        from .render.stage import require_rendered
+
+        return cls(require_rendered(world_path))
+
+    def close(self) -> None:
+        self.pages.close()
+
+    # ------------------------------------------------------------------ search
+
+    def search(self, query: str, offset: int = 0, limit: int = RESULTS_PER_PAGE) -> tuple[list[dict], int]:
+        """Ranked results [{url, title, snippet, date, kind, score}] and the total hit count."""
+        import tantivy
+
+        q = (query or "").strip()
+        if not q:
+            raise SearchInputError("empty query: give some search words, e.g. \"companies headquartered in Hesheston\"")
+        if offset < 0:
+            raise SearchInputError(f"offset must be >= 0, got {offset}")
+        parsed, _errors = self.index.parse_query_lenient(q, ["title", "body"], field_boosts={"title": 2.0})
+        want = offset + limit
+        pool = max(3 * want, 30)
+        res = self.searcher.search(parsed, pool, count=True)
+        docs = [(score, self.searcher.doc(addr)) for score, addr in res.hits]
+        cands = sorted(((s, d.get_first("url"), d.get_first("kind"), d) for s, d in docs), key=lambda x: (-x[0], x[1]))
+        ranked = _mix_kinds(cands, want)[offset:want]
+        if not ranked:
+            return [], res.count
+        gen = tantivy.SnippetGenerator.create(self.searcher, parsed, self.schema, "body")
+        gen.set_max_num_chars(SNIPPET_CHARS)
+        out = []
+        for score, url, kind, d in ranked:
+            frag = gen.snippet_from_doc(d).fragment().strip()
+            if not frag:
+                frag = d.get_first("body")[:SNIPPET_CHARS]
+            out.append({"url": url, "title": d.get_first("title"), "snippet": " ".join(frag.split()),
+                        "date": _display_date(d.get_first("date")), "kind": kind, "score": score})
+        return out, res.count
+
+    def web_search(self, query: str | None = None, queries: list[str] | None = None, offset: int = 0) -> str:
+        """The `web_search` tool: AgentWorld-style numbered results for one query or a batch."""
+        qs = list(queries or []) + ([query] if query else [])
+        if not qs:
+            raise SearchInputError("web_search needs 'query' or a non-empty 'queries' list")
+        return "\n\n".join(self._format(q, offset) for q in qs)
+
+    def _format(self, query: str, offset: int) -> str:
+        results, total = self.search(query, offset)
+        if not results:
+            more = f" beyond result {offset}" if offset and total else ""
+            return f"No results found for \"{query.strip()}\"{more}. Try different or fewer keywords."
+        lines = [f"Search results for \"{query.strip()}\" ({offset + 1}-{offset + len(results)} of about {total}):", ""]
+        for i, r in enumerate(results, start=offset + 1):
+            lines += [f"[{i}] {r['url']}", f"Title: {r['title']}", f"Snippet: {r['snippet']}", f"Date: {r['date']}", ""]
+        return "\n".join(lines).rstrip()
+
+    # ------------------------------------------------------------------ open
+
+    def page(self, url: str) -> dict | None:
+        u = check_url(url)
+        for cand in dict.fromkeys([u, u.rstrip("/"), u + "/", u.replace("http://", "https://", 1)]):
+            row = self.pages.execute("SELECT url, title, kind, date, markdown FROM pages WHERE url = ?", [cand]).fetchall()
+            if row:
+                return dict(zip(("url", "title", "kind", "date", "markdown"), row[0]))
+        return None
+
+    def web_extractor(self, url: str) -> str:
+        """The `web_extractor` tool: the page's Markdown, or a not-found page for an unknown URL."""
+        p = self.page(url)
+        if p is None:
+            host = urlsplit(url.strip()).netloc
+            return (f"# 404 Not Found\n\nThe requested URL {urlsplit(url.strip()).path or '/'} was not found on this server "
+                    f"({host}). The page may have been moved or deleted.")
+        return p["markdown"]
+
+    def call(self, name: str, arguments: dict) -> str:
+        """Dispatch one tool call by name (the environment's entry point)."""
+        if name == "web_search":
+            return self.web_search(arguments.get("query"), arguments.get("queries"), int(arguments.get("offset", 0) or 0))
+        if name == "web_extractor":
+            return self.web_extractor(arguments.get("url", ""))
+        raise SearchInputError(f"unknown tool {name!r}; the tools are web_search and web_extractor")
+
+
+def _mix_kinds(cands: list, want: int) -> list:
+    """Greedy re-rank: a candidate's score decays with each result of its kind already chosen,
+    so a result page mixes encyclopedia, profile, news and directory pages when they match."""
+    chosen: list = []
+    left = list(cands)
+    seen: dict[str, int] = {}
+    while left and len(chosen) < want:
+        best = max(range(len(left)), key=lambda i: (left[i][0] * _KIND_DECAY ** seen.get(left[i][2], 0), -i))
+        c = left.pop(best)
+        seen[c[2]] = seen.get(c[2], 0) + 1
+        chosen.append(c)
+    return chosen

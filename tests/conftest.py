@@ -35,3 +35,20 @@ def demo_world(tmp_path_factory):
 
     build = tmp_path_factory.mktemp("build")
     return plan_world(load_world(DEMO), build)
+
+
+def copy_world(info, dest: Path) -> Path:
+    """A private copy of a planned world (without its rendered web), for tests that write to it."""
+    import shutil
+
+    shutil.copytree(info.path, dest, ignore=shutil.ignore_patterns("web", ".web.*"))
+    return dest
+
+
+@pytest.fixture(scope="session")
+def demo_web(demo_world, tmp_path_factory):
+    """The demo world rendered once with the template backend: (world path, report)."""
+    from worldforge.render import render_world
+
+    path = copy_world(demo_world, tmp_path_factory.mktemp("render") / "demo")
+    return path, render_world(path)

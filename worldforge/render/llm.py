@@ -10,7 +10,6 @@ the template page or is rejected, as configured. Nothing unchecked is ever kept.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -158,9 +157,11 @@ def load_llm(options: RenderOptions, model: str | None = None):
     kwargs = {"model": str(path) if looks_local else model, "dtype": options.dtype, "max_model_len": options.max_model_len,
               "seed": 0}
     if not _has_gpu():
-        # On CPU, vLLM sizes its KV cache from VLLM_CPU_KVCACHE_SPACE (GiB); its GPU default would
-        # reserve 92% of host memory.
-        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+        # vLLM's CPU build: size the KV cache directly (its GPU-style memory fraction counts the
+        # worker's own memory and fails on small hosts), skip graph capture (start-up 15 s, not 40 s),
+        # and keep prefills whole: a chunked prefill of a request with a seed crashes the CPU worker.
+        kwargs |= {"kv_cache_memory_bytes": int(options.kv_cache_gib * 2**30), "enforce_eager": True,
+                   "enable_chunked_prefill": False}
     try:
         return LLM(**kwargs)
     except (OSError, ValueError) as exc:
@@ -198,6 +199,16 @@ class VLLMWriter:
         seed = stable_hash(self.view.world.spec.seed, "render", page.url, attempt) % (2**31)
         return SamplingParams(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k, max_tokens=s.max_tokens, seed=seed)
 
+    def _chat(self, convs: list[list[dict]], params: list) -> list:
+        return self.llm.chat(convs, params, use_tqdm=False, chat_template_kwargs={"enable_thinking": self.options.enable_thinking})
+
+    def _fits(self, convs: list[list[dict]]) -> list[bool]:
+        """Exact prompt lengths (only needed when a batch was refused for length)."""
+        tok = self.llm.get_tokenizer()
+        texts = [tok.apply_chat_template(c, tokenize=False, add_generation_prompt=True,
+                                         enable_thinking=self.options.enable_thinking) for c in convs]
+        return [len(ids) < self.options.max_model_len for ids in tok(texts, add_special_tokens=False)["input_ids"]]
+
     def judge(self, page: Page, raw: str, finish_reason: str | None) -> tuple[str, list[str]]:
         """The page text once reasoning is stripped, and every reason to refuse it."""
         text = strip_reasoning(raw)
@@ -226,8 +237,19 @@ class VLLMWriter:
                 break
             params = [self.sampling_params(pages[i], attempt) for i in pending]
             t0 = time.perf_counter()
-            outs = self.llm.chat([convs[i] for i in pending], params, use_tqdm=False,
-                                 chat_template_kwargs={"enable_thinking": self.options.enable_thinking})
+            try:
+                outs = self._chat([convs[i] for i in pending], params)
+            except Exception as exc:  # vLLM refuses the whole batch when one prompt is too long
+                if "maximum context length" not in str(exc) and "longer than the maximum" not in str(exc):
+                    raise
+                fits = self._fits([convs[i] for i in pending])
+                for i, ok in zip(pending, fits):
+                    if not ok:
+                        problems[i] = ["too_long prompt exceeds max_model_len"]
+                        self.stats.too_long += 1
+                params = [p for p, ok in zip(params, fits) if ok]
+                pending = [i for i, ok in zip(pending, fits) if ok]
+                outs = self._chat([convs[i] for i in pending], params) if pending else []
             self.stats.llm_seconds += time.perf_counter() - t0
             still = []
             for i, out in zip(pending, outs):

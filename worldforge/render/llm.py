@@ -222,15 +222,7 @@ class VLLMWriter:
         convs = [self.conversation(p) for p in pages]
         results: list[WrittenPage | None] = [None] * n
         problems: list[list[str]] = [[] for _ in range(n)]
-        # A prompt that cannot fit the context window is not sent (vLLM would fail the whole batch).
-        budget = (self.options.max_model_len - self.options.sampling.max_tokens) * 3  # chars; ~3+ chars per token
-        pending = []
-        for i, c in enumerate(convs):
-            if len(c[0]["content"]) + len(c[1]["content"]) > budget:
-                problems[i] = ["too_long prompt exceeds max_model_len"]
-                self.stats.too_long += 1
-            else:
-                pending.append(i)
+        pending = list(range(n))
         attempts = [0] * n
         for attempt in range(self.options.retries + 1):
             if not pending:

@@ -274,8 +274,8 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
                 prof = [f for f in out_facts if view.meta[(t, f.predicate)].to_one
                         or (view.meta[(t, f.predicate)].temporal and f.valid_to is None and f.valid_from is not None
                             and view.relations[f.predicate].history is not None)]
-                yield Page(view.profile_url[eid], "profile", view.sites.profile(ps.profile.site).name, name, None, eid,
-                           _entities(eid, prof, []), attr_facts + prof)
+                site = name if ps.profile.url else view.sites.profile(ps.profile.site).name  # an official site is the entity's own
+                yield Page(view.profile_url[eid], "profile", site, name, None, eid, _entities(eid, prof, []), attr_facts + prof)
             ctx = [f for f in attr_facts if f.predicate in context]
             for f in facts:
                 is_event = (f.predicate in events) or (view.meta[(t, f.predicate)].relation and f.valid_from is not None)

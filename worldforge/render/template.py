@@ -148,7 +148,8 @@ class TemplateWriter:
         style = pick(page.url, 3)
         name = v.names[eid]
         layout = pick(page.url + "/layout", 2)
-        lines = [f"# {name}", "", f"*{page.site}* · {humanise(t)} profile", ""]
+        kind = "Official website" if page.site == name else f"{humanise(t)} profile"
+        lines = [f"# {name}", "", f"*{page.site}* · {kind}", ""]
         body = [f for f in page.facts if f.predicate != "name"]
         if layout == 0:
             lines += ["## Key facts", ""]

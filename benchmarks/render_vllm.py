@@ -37,7 +37,7 @@ def main() -> None:
 
     from worldforge.planner import plan_world
     from worldforge.render import render_world
-    from worldforge.render.llm import VLLMWriter, load_llm
+    from worldforge.render.llm import VLLMWriter, close_llm, load_llm
     from worldforge.render.pages import WorldView, plan_pages
     from worldforge.spec import RenderOptions, SamplingSpec, load_world
     from worldforge.store import open_world
@@ -76,6 +76,8 @@ def main() -> None:
         t0 = time.perf_counter()
         report = render_world(info.path, opts, llm=llm, force=True)
         t_stage = time.perf_counter() - t0
+        del writer
+        close_llm(llm)
 
     r = report.llm
     print(f"model: {'tiny random (worldforge.tiny_model)' if not args.model else args.model}; "

@@ -17,7 +17,7 @@ from typer.testing import CliRunner  # noqa: E402
 from worldforge.cli import app  # noqa: E402
 from worldforge.planner import plan_world  # noqa: E402
 from worldforge.render import render_world  # noqa: E402
-from worldforge.render.llm import SYSTEM_PROMPT, VLLMWriter, load_llm  # noqa: E402
+from worldforge.render.llm import SYSTEM_PROMPT, VLLMWriter, close_llm, load_llm  # noqa: E402
 from worldforge.render.pages import WorldView, plan_pages  # noqa: E402
 from worldforge.render.template import TemplateWriter  # noqa: E402
 from worldforge.spec import RenderOptions, SamplingSpec, load_world  # noqa: E402
@@ -37,12 +37,9 @@ def tiny_model(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def engine(tiny_model):
-    import gc
-
     llm = load_llm(OPTS, str(tiny_model))
     yield llm
-    del llm  # shut the engine down while pytest's streams are still open
-    gc.collect()
+    close_llm(llm)  # shut the engine down while pytest's streams are still open
 
 
 @pytest.fixture(scope="session")

@@ -168,6 +168,17 @@ def load_llm(options: RenderOptions, model: str | None = None):
         raise BackendUnavailableError(f"vLLM could not load model {model!r}: {str(exc).splitlines()[0][:300]}") from None
 
 
+def close_llm(llm) -> None:
+    """Shut a vLLM engine's worker processes down now. Left to garbage collection, they can
+    outlive the interpreter's exit handlers, which then wait on them forever."""
+    import gc
+
+    core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+    if core is not None and hasattr(core, "shutdown"):
+        core.shutdown()
+    gc.collect()
+
+
 def _has_gpu() -> bool:
     try:
         import torch

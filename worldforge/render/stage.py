@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 from ..errors import NotRenderedError, RenderError
 from ..spec import RenderOptions
 from ..store import open_world, package_versions
-from .llm import VLLMWriter, WriterStats, load_llm
+from .llm import VLLMWriter, WriterStats, close_llm, load_llm
 from .pages import KINDS, Page, WorldView, plan_pages
 from .template import TemplateWriter
 
@@ -164,11 +164,14 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     marker.write_text(fp)
 
     view = WorldView(info, options)
+    own_llm = None
     try:
         template = TemplateWriter(view)
         writer: TemplateWriter | VLLMWriter = template
         if backend == "vllm":
-            writer = VLLMWriter(view, options, llm if llm is not None else load_llm(options, model), template)
+            if llm is None:
+                llm = own_llm = load_llm(options, model)
+            writer = VLLMWriter(view, options, llm, template)
         report = RenderReport(backend=backend, model=model if backend == "vllm" else None)
         stats = WriterStats()
         total = count_pages(view)
@@ -192,6 +195,8 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
             progress("render", done, total)
     finally:
         view.close()
+        if own_llm is not None:
+            close_llm(own_llm)
 
     progress("store", 0, 1)
     _collect(partial, report)

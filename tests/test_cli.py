@@ -55,3 +55,39 @@ def test_missing_world_and_missing_spec(tmp_path):
     assert r.exit_code == 1 and "no world at" in r.output
     r = runner.invoke(app, ["plan", str(tmp_path / "nope.yaml")])
     assert r.exit_code == 2 and "file not found" in r.output
+
+
+def test_render_search_open(tmp_path):
+    """The simulated web from the command line, and each kind of bad input it refuses."""
+    spec = write_spec(tmp_path, name="geo", counts={"country": 1}, packs=["geography"])
+    world = tmp_path / "b" / "geo"
+    r = runner.invoke(app, ["render", str(world)])
+    assert r.exit_code == 1 and "no world at" in r.output and "worldforge plan" in r.output
+    assert runner.invoke(app, ["plan", str(spec), "--build-dir", str(tmp_path / "b")]).exit_code == 0
+    r = runner.invoke(app, ["search", str(world), "capital"])
+    assert r.exit_code == 1 and "worldforge render" in r.output
+    for args, msg in ((["--backend", "gpt"], "unknown backend"),
+                      (["--backend", "vllm", "--model", str(tmp_path / "nope")], "does not exist"),
+                      (["--backend", "vllm"], "needs a model"),
+                      (["--backend", "vllm", "--model", str(tmp_path)], "no config.json")):
+        r = runner.invoke(app, ["render", str(world), *args])
+        assert r.exit_code == 1 and msg in r.output and "Traceback" not in r.output, (args, r.output)
+    assert not (world / "web").exists()
+    r = runner.invoke(app, ["render", str(world)])
+    assert r.exit_code == 0, r.output
+    assert "article pages" in r.output and "indexed for search" in r.output
+    r = runner.invoke(app, ["render", str(world)])
+    assert r.exit_code == 1 and "--force" in r.output
+    r = runner.invoke(app, ["search", str(world), "capital city"])
+    assert r.exit_code == 0 and "[1] https://" in r.output and "Title: " in r.output
+    url = r.output.split("[1] ", 1)[1].split()[0]
+    r2 = runner.invoke(app, ["search", str(world), "capital city", "--offset", "10"])
+    assert r2.exit_code == 0 and "[11] https://" in r2.output
+    r = runner.invoke(app, ["open", str(world), url])
+    assert r.exit_code == 0 and r.output.startswith("# ")
+    r = runner.invoke(app, ["open", str(world), "https://nowhere.example/page"])
+    assert r.exit_code == 0 and "404 Not Found" in r.output
+    r = runner.invoke(app, ["open", str(world), "nowhere"])
+    assert r.exit_code == 1 and "malformed URL" in r.output
+    r = runner.invoke(app, ["search", str(world), "  "])
+    assert r.exit_code == 1 and "empty query" in r.output

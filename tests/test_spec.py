@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from worldforge.errors import SpecError
-from worldforge.spec import DateBound, load_world
+from worldforge.spec import SCHEMAS_DIR, DateBound, load_world
 
 from .conftest import DEMO, REPO, write_spec
 
@@ -192,3 +192,32 @@ def test_packs_found_by_name_on_search_path(tmp_path, monkeypatch):
     assert "unknown pack" in prob.message
     monkeypatch.setenv("WORLDFORGE_SCHEMAS", str(packs))
     assert set(load_world(p).types) == {"thing"}
+
+
+def test_render_options_and_page_declarations_are_checked(tmp_path):
+    bad = write_spec(tmp_path, name="bad", stages={"render": {"backend": "gpu", "retries": -1}})
+    with pytest.raises(SpecError) as e:
+        load_world(bad)
+    text = "\n".join(str(p) for p in e.value.problems)
+    assert "stages.render.backend" in text and "stages.render.retries" in text
+    spec = write_spec(tmp_path)
+    import shutil
+
+    packs = tmp_path / "packs"
+    shutil.copytree(SCHEMAS_DIR, packs)
+    pack = yaml.safe_load((SCHEMAS_DIR / "organisations.yaml").read_text())
+    pack["types"]["company"]["pages"]["news"] = ["founded", "bankrupt"]
+    pack["types"]["company"]["pages"]["directories"][0] = {"by": "headquarterd_in", "title": "Companies", "columns": ["size"]}
+    pack["types"]["company"]["attributes"]["industry"]["phrases"] = ["{subject} makes {thing}."]
+    (packs / "organisations.yaml").write_text(yaml.safe_dump(pack))
+    with pytest.raises(SpecError) as e:
+        load_world(spec, schemas_dir=packs)
+    assert "'{subject} makes {thing}.' uses ['thing']" in str(e.value)
+    del pack["types"]["company"]["attributes"]["industry"]["phrases"]
+    (packs / "organisations.yaml").write_text(yaml.safe_dump(pack))
+    with pytest.raises(SpecError) as e:
+        load_world(spec, schemas_dir=packs)
+    text = "\n".join(str(p) for p in e.value.problems)
+    assert "pages.news.1" in text and "bankrupt" in text
+    assert "directories.0.by" in text and "headquartered_in" in text  # did you mean
+    assert "must contain {group}" in text and "directories.0.columns.0" in text

@@ -158,7 +158,7 @@ class WorldView:
         for r, rs in self.relations.items():
             meta[(rs.source, r)] = PredicateMeta(
                 rs.label or humanise(r), tuple(rs.phrases), relation=True,
-                inverse_label=rs.inverse_label or f"{humanise(plural(rs.source))} ({r.replace('_', ' ')})",
+                inverse_label=rs.inverse_label or f"{humanise(self.plural(rs.source))} ({r.replace('_', ' ')})",
                 headlines=tuple(rs.headlines), to_one=rs.cardinality in ("1:1", "N:1") and not rs.history,
                 temporal=bool(rs.history or rs.date or rs.since), event=rs.date is not None,
             )
@@ -189,6 +189,9 @@ class WorldView:
                 for i in ids:
                     profile[i] = f"https://{dom}/{slug(t)}/{slug(self.names[i])}-{i[-6:]}"
         return article, profile
+
+    def plural(self, t: str) -> str:
+        return self.world.types[t].pages.plural or plural(t.replace("_", " "))
 
     def label(self, subject_type: str, predicate: str) -> PredicateMeta:
         return self.meta[(subject_type, predicate)]
@@ -335,7 +338,7 @@ def _directory_pages(view: WorldView, t: str, d, own: dict[str, list[Fact]]) -> 
         group_name = view.names.get(key, key) if groups[key][0][1].value_type == "entity" else key
         title = d.title.format(group=group_name)
         n_pages = -(-len(rows) // d.page_size)
-        base = f"https://{site.domain}/{slug(plural(t))}/{by_slug}/{slug(group_name)}"
+        base = f"https://{site.domain}/{slug(view.plural(t))}/{by_slug}/{slug(group_name)}"
         if groups[key][0][1].value_type == "entity":
             base += f"-{key[-6:]}"
         urls = [base if i == 0 else f"{base}?page={i + 1}" for i in range(n_pages)]

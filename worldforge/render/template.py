@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .pages import Page, PredicateMeta, WorldView, humanise, plural
+from .pages import Page, PredicateMeta, WorldView, humanise
 from .text import Fact, format_date, format_number, format_span, pick
 
 _ATTR_PHRASES = (
@@ -199,7 +199,7 @@ class TemplateWriter:
         rel = v.meta[(t, lay["by"])]
         dated = rel.relation and rel.temporal
         lines = [f"# {page.title}", ""]
-        lines.append(f"*{page.site}* · {humanise(plural(t))} by {rel.label.lower()}" +
+        lines.append(f"*{page.site}* · {humanise(v.plural(t))} by {rel.label.lower()}" +
                      (f" · page {lay['page']} of {lay['pages']}" if lay["pages"] > 1 else ""))
         lines.append("")
         head = [humanise(t)] + (["From", "To"] if dated else []) + [v.meta[(t, c)].label for c in cols]

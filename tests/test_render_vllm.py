@@ -70,6 +70,8 @@ def test_vllm_render_retries_then_falls_back(engine, geo_world, tmp_path, tiny_m
     # Outcomes add up; a page that failed every attempt kept its template text, byte for byte.
     assert report.accepted + report.fallback == report.pages and report.rejected == 0
     assert report.fallback > 0
+    assert report.retried == sum(1 for r in got if r[3] > 1) >= report.fallback
+    assert report.accepted_after_retry == sum(1 for r in got if r[2] == "vllm" and r[3] > 1)
     for url, md, source, attempts in got:
         assert source in ("vllm", "fallback")
         if source == "fallback":

@@ -240,7 +240,8 @@ def render(
     t.add_row("pages", f"{report.pages:,}")
     if report.backend == "vllm":
         llm = report.llm
-        for label, v in (("accepted", report.accepted), ("  of which after retries", report.retried),
+        for label, v in (("accepted", report.accepted), ("  of which after retries", report.accepted_after_retry),
+                         ("pages retried (any outcome)", report.retried),
                          ("fell back to template", report.fallback), ("rejected", report.rejected),
                          ("requests", llm["requests"]), ("prompt tokens", llm["prompt_tokens"]),
                          ("output tokens", llm["output_tokens"]), ("prefix-cache hit tokens", llm["cached_tokens"])):

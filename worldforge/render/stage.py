@@ -4,7 +4,7 @@ provenance, and build the search index.
 Layout inside the world folder:
 
     web/pages.duckdb   pages(url, kind, site, title, date, subject, entity_ids, markdown, source, attempts),
-                       page_facts(url, fact_id), rejected(url, kind, title, problems)
+                       page_facts(url, fact_id), rejected(url, kind, title, attempts, problems)
     web/index/         the tantivy index (see worldforge.search)
     web/render.json    the render report; its presence with status "complete" marks the stage done
 
@@ -45,7 +45,8 @@ _PAGE_SCHEMA = pa.schema([("url", pa.string()), ("kind", pa.string()), ("site", 
                           ("date", pa.date32()), ("subject", pa.string()), ("entity_ids", pa.list_(pa.string())),
                           ("markdown", pa.string()), ("source", pa.string()), ("attempts", pa.int32())])
 _FACT_SCHEMA = pa.schema([("url", pa.string()), ("fact_id", pa.string())])
-_REJECT_SCHEMA = pa.schema([("url", pa.string()), ("kind", pa.string()), ("title", pa.string()), ("problems", pa.list_(pa.string()))])
+_REJECT_SCHEMA = pa.schema([("url", pa.string()), ("kind", pa.string()), ("title", pa.string()), ("attempts", pa.int32()),
+                            ("problems", pa.list_(pa.string()))])
 
 
 @dataclass
@@ -57,7 +58,8 @@ class RenderReport:
     pages: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
     accepted: int = 0  # written by the backend and passed validation (first try or after retries)
-    retried: int = 0  # accepted after at least one failed attempt
+    retried: int = 0  # needed more than one attempt, whatever the outcome
+    accepted_after_retry: int = 0
     fallback: int = 0  # failed every attempt; the template page was kept instead
     rejected: int = 0  # failed every attempt and dropped (listed in the `rejected` table)
     resumed_shards: int = 0
@@ -250,7 +252,8 @@ def _render_shard(writer, template: TemplateWriter, batch: list[Page], shard: Pa
     facts = pa.table({"url": [p.url for p, _ in kept for _ in p.facts], "fact_id": [f.fact_id for p, _ in kept for f in p.facts]},
                      schema=_FACT_SCHEMA)
     rejected = pa.table({"url": [p.url for p, _ in dropped], "kind": [p.kind for p, _ in dropped],
-                         "title": [p.title for p, _ in dropped], "problems": [w.problems for _, w in dropped]}, schema=_REJECT_SCHEMA)
+                         "title": [p.title for p, _ in dropped], "attempts": [w.attempts for _, w in dropped],
+                         "problems": [w.problems for _, w in dropped]}, schema=_REJECT_SCHEMA)
     _write_parquet(facts, shard.with_suffix(".facts.parquet"))
     _write_parquet(rejected, shard.with_suffix(".rejected.parquet"))
     _write_parquet(pages, shard.with_suffix(".pages.parquet"))
@@ -286,7 +289,9 @@ def _collect(partial: Path, report: RenderReport) -> None:
         report.accepted = src.get("vllm", 0)
         report.fallback = src.get("fallback", 0)
         report.rejected = con.execute("SELECT count(*) FROM rejected").fetchall()[0][0]
-        report.retried = con.execute("SELECT count(*) FROM pages WHERE source = 'vllm' AND attempts > 1").fetchall()[0][0]
+        report.accepted_after_retry = con.execute("SELECT count(*) FROM pages WHERE source = 'vllm' AND attempts > 1").fetchall()[0][0]
+        report.retried = con.execute("SELECT (SELECT count(*) FROM pages WHERE attempts > 1) "
+                                     "+ (SELECT count(*) FROM rejected WHERE attempts > 1)").fetchall()[0][0]
         con.execute("CHECKPOINT")
     finally:
         con.close()

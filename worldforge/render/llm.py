@@ -56,8 +56,7 @@ def strip_reasoning(text: str) -> str:
 
 def page_check(view: WorldView, page: Page) -> FactSheetCheck:
     """The checker for a page: its facts, plus the furniture numbers and date it may show."""
-    nums = (page.layout["page"], page.layout["pages"]) if page.kind == "directory" else ()
-    return FactSheetCheck(page.facts, view.names, nums, (page.date,) if page.date else ())
+    return FactSheetCheck(page.facts, view.names, page.numbers, (page.date,) if page.date else (), require_end=page.kind != "news")
 
 
 @dataclass(slots=True)
@@ -121,7 +120,9 @@ def fact_sheet(view: WorldView, page: Page) -> str:
         else:
             value = f.value
         if f.valid_from:
-            value += f" (from {f.valid_from.isoformat()}" + (f" to {f.valid_to.isoformat()})" if f.valid_to else ")")
+            # News is written when a tenure starts: it does not know the end yet.
+            end = f" to {f.valid_to.isoformat()}" if f.valid_to and page.kind != "news" else ""
+            value += f" (from {f.valid_from.isoformat()}{end})"
         subj = view.names[f.subject]
         if f.subject != page.subject:
             links.setdefault(subj, view.article_url[f.subject])

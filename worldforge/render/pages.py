@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import unicodedata
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -46,6 +48,7 @@ class Page:
     entity_ids: tuple[str, ...]
     facts: list[Fact]
     layout: dict = field(default_factory=dict)  # kind-specific: headline event, directory rows and paging
+    numbers: tuple[int, ...] = ()  # page furniture a page may show besides its facts (page 2 of 5, 8 of 40 shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +86,9 @@ def plural(word: str) -> str:
 
 
 def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+    """URL words: ASCII-folded ('Müller' -> 'muller'); text with no Latin letters gets a stable hash."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-") or f"{zlib.crc32(text.encode()):08x}"
 
 
 def _site_root(seed: int, word: str) -> str:
@@ -181,14 +186,25 @@ class WorldView:
                 cols = sorted({f for f in re.findall(r"{(\w+)}", ps.url) if f not in ("slug", "site")})
                 rows = self.con.sql(f"SELECT id{''.join(', ' + _q(c) for c in cols)} FROM {_q(t)} ORDER BY id").fetchall()
                 site = self.sites.profile(ps.site).domain
+                taken: set[str] = set()
                 for row in rows:
                     vals = {c: ("" if v is None else str(v)) for c, v in zip(cols, row[1:])}
-                    profile[row[0]] = ps.url.format(slug=slug(self.names[row[0]]), site=site, **vals)
+                    url = ps.url.format(slug=slug(self.names[row[0]]), site=site, **vals)
+                    # A missing or shared value would give two entities one URL: those get the profile site's.
+                    if any(v == "" for v in vals.values()) or url in taken or not url.startswith(("http://", "https://")):
+                        url = f"https://{site}/{slug(t)}/{slug(self.names[row[0]])}-{row[0][-6:]}"
+                    taken.add(url)
+                    profile[row[0]] = url
             else:
                 dom = self.sites.profile(ps.site).domain
                 for i in ids:
                     profile[i] = f"https://{dom}/{slug(t)}/{slug(self.names[i])}-{i[-6:]}"
         return article, profile
+
+    def directory_url(self, t: str, by: str, group_name: str, key: str | None) -> str:
+        """First page of a directory; entity groups carry the target id's tail, so equal names differ."""
+        tail = f"-{key[-6:]}" if key else ""
+        return f"https://{self.sites.directory.domain}/{slug(self.plural(t))}/{slug(by)}/{slug(group_name)}{tail}"
 
     def plural(self, t: str) -> str:
         return self.world.types[t].pages.plural or plural(t.replace("_", " "))
@@ -268,11 +284,20 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
             facts = own.get(eid, [])
             attr_facts = [f for f in facts if not view.meta[(t, f.predicate)].relation]
             out_facts = _cap([f for f in facts if view.meta[(t, f.predicate)].relation], opts.max_list_items)
-            in_facts = _cap(incoming.get(eid, []), opts.max_list_items)
+            all_in = incoming.get(eid, [])
+            in_facts = _cap(all_in, opts.max_list_items)
             name = view.names[eid]
             if ps.article:
+                more = {}
+                if len(in_facts) < len(all_in):  # the rest is on the directory pages, if the source type has one
+                    for pred, n in Counter(f.predicate for f in all_in).items():
+                        if n > opts.max_list_items:
+                            src = view.relations[pred].source
+                            listed = any(d.by == pred for d in view.world.types[src].pages.directories)
+                            more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else None)
                 yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, name, None, eid,
-                           _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts)
+                           _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts, {"more": more},
+                           tuple(sorted({opts.max_list_items, *(n for n, _ in more.values())})) if more else ())
             if ps.profile is not None:
                 prof = [f for f in out_facts if view.meta[(t, f.predicate)].to_one
                         or (view.meta[(t, f.predicate)].temporal and f.valid_to is None and f.valid_from is not None
@@ -305,14 +330,14 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, ctx: list[Fact], 
     name = view.names[eid]
     fields = {"subject": name}
     if meta.relation:
-        fields |= {"object": view.names[event.value], "start": str(when.year),
-                   "end": str(event.valid_to.year) if event.valid_to else "present"}
-        default = (f"{name} and {view.names[event.value]}: {meta.label.lower()}",)
+        fields |= {"object": view.names[event.value], "start": str(when.year)}
+        default = f"{name} and {view.names[event.value]}: {meta.label.lower()}"
     else:
         fields |= {"value": str(when.year)}
-        default = (f"{name}: {meta.label.lower()}",)
-    options = meta.headlines or default
-    headline = options[pick(event.fact_id + "/headline", len(options))].format(**fields)
+        default = f"{name}: {meta.label.lower()}"
+    # Published when the event happens, so a headline never mentions a tenure's end.
+    options = [h for h in meta.headlines if "{end}" not in h]
+    headline = options[pick(event.fact_id + "/headline", len(options))].format(**fields) if options else default
     base = f"https://{outlet.domain}/{published:%Y/%m/%d}/{slug(headline)[:80]}"
     url, k = base, 2
     while url in seen:
@@ -332,15 +357,16 @@ def _directory_pages(view: WorldView, t: str, d, own: dict[str, list[Fact]]) -> 
                 groups.setdefault(f.value, []).append((eid, f))
     columns = set(d.columns)
     site = view.sites.directory
-    by_slug = slug(view.meta[(t, d.by)].label)
+    slugs = Counter(slug(k) for k in groups)
     for key in sorted(groups, key=lambda k: (view.names.get(k, k), k)):
         rows = sorted(groups[key], key=lambda r: (view.names[r[0]], r[1].valid_from or dt.date.min, r[1].fact_id))
-        group_name = view.names.get(key, key) if groups[key][0][1].value_type == "entity" else key
-        title = d.title.format(group=group_name)
+        entity_group = groups[key][0][1].value_type == "entity"
+        group_name = view.names[key] if entity_group else key
+        title = d.title.replace("{group}", group_name)
         n_pages = -(-len(rows) // d.page_size)
-        base = f"https://{site.domain}/{slug(view.plural(t))}/{by_slug}/{slug(group_name)}"
-        if groups[key][0][1].value_type == "entity":
-            base += f"-{key[-6:]}"
+        base = view.directory_url(t, d.by, group_name, key if entity_group else None)
+        if not entity_group and slugs[slug(key)] > 1:  # values that differ only in punctuation
+            base += f"-{zlib.crc32(key.encode()):08x}"
         urls = [base if i == 0 else f"{base}?page={i + 1}" for i in range(n_pages)]
         for p in range(n_pages):
             chunk = rows[p * d.page_size:(p + 1) * d.page_size]
@@ -357,4 +383,5 @@ def _directory_pages(view: WorldView, t: str, d, own: dict[str, list[Fact]]) -> 
                        None, None, tuple(ids), facts,
                        {"rows": table, "columns": list(d.columns), "by": d.by, "type": t, "group": group_name,
                         "page": p + 1, "pages": n_pages, "prev": urls[p - 1] if p else None,
-                        "next": urls[p + 1] if p + 1 < n_pages else None, "first": p * d.page_size + 1})
+                        "next": urls[p + 1] if p + 1 < n_pages else None, "first": p * d.page_size + 1},
+                       (p + 1, n_pages))

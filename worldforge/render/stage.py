@@ -125,7 +125,8 @@ def count_pages(view: WorldView) -> int:
 def _fingerprint(info, options: RenderOptions, backend: str, model: str | None) -> str:
     """Shards from a previous run are reused only for the same world and the same settings."""
     key = {"world": info.manifest.get("resolved"), "seed": info.manifest.get("seed"), "counts": info.manifest.get("counts"),
-           "options": json.loads(options.model_dump_json()), "backend": backend, "model": model}
+           "options": json.loads(options.model_dump_json()), "backend": backend, "model": model,
+           "worldforge": package_versions()["worldforge"]}
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -157,22 +158,22 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     t0 = time.perf_counter()
     progress = on_progress or (lambda stage, done, total: None)
 
+    own_llm = None
+    if backend == "vllm" and llm is None:
+        llm = own_llm = load_llm(options, model)  # before any folder is made: a bad model leaves nothing behind
     partial = world_path / PARTIAL_DIR
     fp = _fingerprint(info, options, backend, model)
     marker = partial / "fingerprint"
     if partial.exists() and (not marker.is_file() or marker.read_text() != fp):
-        shutil.rmtree(partial)  # left by a render with other settings: start over
+        shutil.rmtree(partial)  # left by a render with other settings or another worldforge: start over
     (partial / "shards").mkdir(parents=True, exist_ok=True)
     marker.write_text(fp)
 
     view = WorldView(info, options)
-    own_llm = None
     try:
         template = TemplateWriter(view)
         writer: TemplateWriter | VLLMWriter = template
         if backend == "vllm":
-            if llm is None:
-                llm = own_llm = load_llm(options, model)
             writer = VLLMWriter(view, options, llm, template)
         report = RenderReport(backend=backend, model=model if backend == "vllm" else None)
         stats = WriterStats()
@@ -183,11 +184,13 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
         for k, batch in enumerate(_batches(plan_pages(view), size)):
             shard = partial / "shards" / f"{k:05d}"
             stats_file = shard.with_suffix(".json")
-            if stats_file.is_file():  # finished by an earlier, interrupted run
+            key = {"first_url": batch[0].url, "last_url": batch[-1].url, "pages": len(batch)}
+            previous = json.loads(stats_file.read_text()) if stats_file.is_file() else None
+            if previous is not None and previous.get("key") == key:  # finished by an earlier, interrupted run
                 report.resumed_shards += 1
-                stats.merge(json.loads(stats_file.read_text()))
+                stats.merge(previous)
             else:
-                shard_stats = _render_shard(writer, template, batch, shard)
+                shard_stats = _render_shard(writer, template, batch, shard) | {"key": key}
                 stats.merge(shard_stats)
                 tmp = stats_file.with_suffix(".json.tmp")
                 tmp.write_text(json.dumps(shard_stats))
@@ -195,6 +198,8 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
             report.shards += 1
             done += len(batch)
             progress("render", done, total)
+        if report.shards == 0:  # a world without pages still gets (empty) tables
+            _render_shard(writer, template, [], partial / "shards" / "00000")
     finally:
         view.close()
         if own_llm is not None:
@@ -211,9 +216,6 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     manifest = {"status": "complete", "world": info.manifest.get("name"), "seed": info.manifest.get("seed"),
                 "fingerprint": fp, "options": json.loads(options.model_dump_json()), "report": report.as_dict(),
                 "versions": package_versions(), "rendered_at_as_of": str(info.world.spec.as_of)}
-    for name in ("shards", "fingerprint"):
-        p = partial / name
-        shutil.rmtree(p) if p.is_dir() else p.unlink()
     tmp = partial / (REPORT_FILE + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
     os.replace(tmp, partial / REPORT_FILE)
@@ -223,6 +225,9 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     if final.exists():
         os.replace(final, old)
     os.replace(partial, final)
+    # Shards go only once the finished folder is in place (an interrupt before that resumes).
+    shutil.rmtree(final / "shards")
+    (final / "fingerprint").unlink()
     if old.exists():
         shutil.rmtree(old)
     return report
@@ -278,10 +283,11 @@ def _collect(partial: Path, report: RenderReport) -> None:
         con.execute(f"CREATE TABLE pages AS SELECT * FROM read_parquet('{shards}/*.pages.parquet') ORDER BY url")
         con.execute(f"CREATE TABLE page_facts AS SELECT * FROM read_parquet('{shards}/*.facts.parquet') ORDER BY url, fact_id")
         con.execute(f"CREATE TABLE rejected AS SELECT * FROM read_parquet('{shards}/*.rejected.parquet') ORDER BY url")
-        con.execute("CREATE UNIQUE INDEX pages_url ON pages (url)")
-        dup = con.execute("SELECT url, count(*) FROM pages GROUP BY url HAVING count(*) > 1 LIMIT 3").fetchall()
+        dup = con.execute("SELECT url, count(*) FROM pages GROUP BY url HAVING count(*) > 1 ORDER BY url LIMIT 3").fetchall()
         if dup:
-            raise RenderError(f"the page plan produced duplicate URLs (a bug): {dup}")
+            raise RenderError(f"two pages share a URL, e.g. {dup[0][0]}; give the pack's profile.url template a unique "
+                              f"attribute, or report a bug")
+        con.execute("CREATE UNIQUE INDEX pages_url ON pages (url)")
         report.pages = con.execute("SELECT count(*) FROM pages").fetchall()[0][0]
         report.kinds = {k: n for k, n in con.execute("SELECT kind, count(*) FROM pages GROUP BY kind").fetchall()}
         report.kinds = {k: report.kinds.get(k, 0) for k in KINDS}

@@ -56,11 +56,15 @@ class TemplateWriter:
     def _link(self, eid: str) -> str:
         return f"[{self.view.names[eid]}]({self.view.article_url[eid]})"
 
-    def _sentence(self, t: str, f: Fact, style: int, key: str, subject: str | None = None) -> str:
+    def _sentence(self, t: str, f: Fact, style: int, key: str, subject: str | None = None, at_start: bool = False) -> str:
+        """One phrasing of a fact. `at_start`: written when a tenure begins (news), so no end."""
         m: PredicateMeta = self.view.meta[(t, f.predicate)]
         subject = subject or self.view.names[f.subject]
         if m.relation:
             opts = m.phrases or _REL_PHRASES
+            if at_start:
+                opts = tuple(p for p in opts if "{end}" not in p) or _REL_PHRASES
+                f = f._replace(valid_to=None)
             start = format_date(f.valid_from, style) if f.valid_from else ""
             end = format_date(f.valid_to, style) if f.valid_to else "the present"
             s = opts[pick(key, len(opts))].format(subject=subject, object=self.view.names[f.value], label=m.label,
@@ -116,10 +120,14 @@ class TemplateWriter:
                     item += f" ({self._span(t, f)})"
                 lines.append(item)
             lines.append("")
+        more = page.layout.get("more", {})
         for pred, fs in _by_predicate(ins):
             src_t = v.relations[pred].source
             m = v.meta[(src_t, pred)]
             lines += [f"## {m.inverse_label}", ""]
+            if pred in more:
+                total, url = more[pred]
+                lines += [f"{len(fs)} of {total:,} shown" + (f"; see [the full list]({url})." if url else "."), ""]
             if len(fs) > 3 and pick(page.url + pred, 2):
                 lines.append(", ".join(self._link(f.subject) + (f" ({self._span(t, f)})" if f.valid_from else "")
                                        for f in fs) + ".")
@@ -178,8 +186,8 @@ class TemplateWriter:
         lines = [f"# {page.title}", "", f"*{page.site}* · {format_date(page.date, style)}", ""]
         when = event.valid_from or dt.date.fromisoformat(event.value)
         if m.relation:
-            body = self._sentence(t, event, style, page.url + "/body", name)
-            if "{start}" not in (m.phrases[pick(page.url + "/body", len(m.phrases))] if m.phrases else ""):
+            body = self._sentence(t, event, style, page.url + "/body", name, at_start=True)
+            if format_date(when, style) not in body:
                 body = body.rstrip(".") + f", effective {format_date(when, style)}."
         else:
             body = self._sentence(t, event, style, page.url + "/body", name)

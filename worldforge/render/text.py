@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import zlib
+from decimal import Decimal
 from typing import NamedTuple
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -47,11 +48,11 @@ def format_date(d: dt.date, style: int) -> str:
 
 
 def format_number(value: str, value_type: str, unit: str | None = None) -> str:
-    if value_type == "int":
-        s = f"{int(value):,}"
-    else:
-        whole, _, frac = value.partition(".")
-        s = f"{int(whole):,}" + (f".{frac}" if frac and frac != "0" else "")
+    """Digits grouped with commas, no trailing zeros, sign kept: '12,345', '-0.5', '3.1 million USD'."""
+    d = Decimal(value)
+    if value_type == "float":
+        d = d.normalize()
+    s = format(d, ",f")
     return f"{s} {unit}" if unit else s
 
 
@@ -69,8 +70,10 @@ def format_span(start: dt.date | None, end: dt.date | None) -> str:
 _ISO_RE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _MDY_RE = re.compile(rf"\b({_MONTH_RE})\.? (\d{{1,2}}),? (\d{{4}})\b", re.IGNORECASE)
 _DMY_RE = re.compile(rf"\b(\d{{1,2}}) ({_MONTH_RE})\.?,? (\d{{4}})\b", re.IGNORECASE)
+_LINK_TARGET_RE = re.compile(r"\]\([^)]*\)")
 _URL_RE = re.compile(r"\]\([^)]*\)|https?://\S+|www\.\S+")
-_NUM_RE = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])\d+(?:\.\d+)?(?![\w])")
+_NUM_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])-?\d+(?:\.\d+)?(?![\w])")
+_SMALL = 10  # integers below this (counts: "three founders", "2 of 5") are not checked
 _YEAR_MIN, _YEAR_MAX = 1000, 2999
 
 
@@ -100,13 +103,15 @@ def _close(x: float, targets: set[float]) -> bool:
 
 
 class FactSheetCheck:
-    """What a page about these facts must contain (every value) and may contain (no date,
-    year or large number that is not on the sheet)."""
+    """What a page about these facts must contain (every value; for a tenure, its start and
+    end years) and may contain (no full date, year or number of 10 or more that is not on
+    the sheet). `require_end=False` for news, which is published when a tenure starts."""
 
     def __init__(self, facts: list[Fact], names: dict[str, str], extra_numbers: tuple[int, ...] = (),
-                 extra_dates: tuple[dt.date, ...] = ()):
+                 extra_dates: tuple[dt.date, ...] = (), require_end: bool = True):
         self.facts = facts
         self.names = names
+        self.require_end = require_end
         dates = set(extra_dates)
         numbers: set[float] = {float(n) for n in extra_numbers}
         strings: set[str] = set()
@@ -127,34 +132,37 @@ class FactSheetCheck:
         self.dates = dates
         self.years = {d.year for d in dates}
         self.numbers = numbers
-        # Longest first, so a name that contains another is blanked whole.
-        self.strings = sorted((s for s in strings if s), key=len, reverse=True)
+        # Names and string values may contain digits ("Kora K200"): blanked before numbers are
+        # read, whole words only (a ticker "MAR" must not eat "March"), longest first.
+        self.blank = re.compile("|".join(rf"(?<!\w){re.escape(x)}(?!\w)" for x in sorted((x for x in strings if x), key=len, reverse=True)),
+                                re.IGNORECASE) if any(strings) else None
 
     def problems(self, markdown: str) -> list[str]:
         """Every way the page fails its fact sheet: 'missing <fact_id>' for a value it does not
         state, 'invented <value>' for a date or number that is not on the sheet."""
         out: list[str] = []
-        low = markdown.lower()
+        low = _LINK_TARGET_RE.sub("]", markdown).lower()  # a name only inside a link target is not stated
         body = _URL_RE.sub(" ", markdown)
-        for s in self.strings:  # names and string values may contain digits ("Kora K200")
-            body = re.sub(re.escape(s), " ", body, flags=re.IGNORECASE)
+        if self.blank is not None:
+            body = self.blank.sub(" ", body)
         dates, rest = _dates_in(body)
         nums = numbers_in(rest)
+        years = {d.year for d in dates} | {int(x) for x in nums if x.is_integer() and _YEAR_MIN <= x <= _YEAR_MAX}
         for f in self.facts:
-            if not self._states(f, low, dates, nums):
+            if not self._states(f, low, dates, nums, years):
                 out.append(f"missing {f.fact_id}")
         for d in sorted(dates - self.dates):
             out.append(f"invented date {d if d != dt.date.min else '(not a real date)'}")
         for x in nums:
             if x.is_integer() and _YEAR_MIN <= x <= _YEAR_MAX and (int(x) in self.years or x in self.numbers):
                 continue
-            if x < 1000 and x.is_integer() and not (_YEAR_MIN <= x <= _YEAR_MAX):
-                continue  # counts, ranks and page numbers are not checked
+            if x.is_integer() and abs(x) < _SMALL:
+                continue
             if not _close(x, self.numbers):
                 out.append(f"invented number {x:g}")
         return out
 
-    def _states(self, f: Fact, low: str, dates: set[dt.date], nums: list[float]) -> bool:
+    def _states(self, f: Fact, low: str, dates: set[dt.date], nums: list[float], years: set[int]) -> bool:
         vt = f.value_type
         if vt == "entity":
             if self.names[f.value].lower() not in low or self.names[f.subject].lower() not in low:
@@ -167,11 +175,15 @@ class FactSheetCheck:
             if not any(abs(x - v) <= max(0.006 * abs(v), 0.051) for x in nums):
                 return False
         elif vt == "bool":
-            if ("yes" if f.value == "true" else "no") not in low and f.value not in low:
+            word = "yes" if f.value == "true" else "no"
+            if not re.search(rf"\b({word}|{f.value})\b", low):
                 return False
         elif f.value.lower() not in low:
             return False
-        if f.valid_from is not None and vt == "entity":
-            # A dated link states when: its start year (or full date) appears.
-            return str(f.valid_from.year) in low
+        if vt == "entity" and f.valid_from is not None:
+            # A dated link states when: its start year, and for a finished tenure its end year.
+            if f.valid_from.year not in years:
+                return False
+            if self.require_end and f.valid_to is not None and f.valid_to.year not in years:
+                return False
         return True

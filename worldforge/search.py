@@ -15,6 +15,7 @@ sorted by URL, and ties are broken by URL.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -26,8 +27,11 @@ from .errors import NotRenderedError, SearchInputError
 
 RESULTS_PER_PAGE = 10
 SNIPPET_CHARS = 220
-MIX_POOL = 50  # top hits re-ranked for a mix of page kinds
-_KIND_DECAY = 0.8  # each earlier result of the same kind multiplies a candidate's score by this
+INDEX_FORMAT = 2  # bump when the schema changes
+FORMAT_FILE = "worldforge-index.json"
+MIX_POOL = 200  # top hits re-ranked for a mix of page kinds
+_KIND_DECAY = 0.6
+KIND_IDS = {"article": 0, "profile": 1, "news": 2, "directory": 3}  # each earlier result of the same kind multiplies a candidate's score by this
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 # JSON-schema function specs, as an agent's chat template receives them.
@@ -59,6 +63,10 @@ def _schema():
     sb.add_text_field("body", stored=True, tokenizer_name="en_stem")
     sb.add_text_field("kind", stored=True, tokenizer_name="raw")
     sb.add_text_field("date", stored=True, tokenizer_name="raw")
+    # Read per hit without fetching stored documents: the page kind (for mixing kinds) and the
+    # page's rank in URL order (a stable tie-break).
+    sb.add_integer_field("kind_id", fast=True)
+    sb.add_integer_field("rank", fast=True)
     return sb.build()
 
 
@@ -92,11 +100,13 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
     n = df.height
     step = max(1, n // 100)
     for i, (url, title, kind, date, body) in enumerate(df.select("url", "title", "kind", "date", "body").iter_rows()):
-        writer.add_document(tantivy.Document(url=url, title=title, kind=kind, date=date, body=body))
+        writer.add_document(tantivy.Document(url=url, title=title, kind=kind, date=date, body=body,
+                                             kind_id=KIND_IDS.get(kind, len(KIND_IDS)), rank=i))
         if on_progress and i % step == 0:
             on_progress(i, n)
     writer.commit()
     writer.wait_merging_threads()
+    (index_dir / FORMAT_FILE).write_text(json.dumps({"index_format": INDEX_FORMAT, "pages": n}))
     if on_progress:
         on_progress(n, n)
     return n
@@ -129,6 +139,10 @@ class SearchEngine:
             raise NotRenderedError(f"{web} holds no search index; run `worldforge render WORLD_DIR` first")
         self.index = tantivy.Index.open(str(web / "index"))
         self.schema = self.index.schema
+        marker = web / "index" / FORMAT_FILE
+        if not marker.is_file() or json.loads(marker.read_text()).get("index_format") != INDEX_FORMAT:
+            raise NotRenderedError(f"the search index in {web} was built by another worldforge version; "
+                                   "re-run `worldforge render WORLD_DIR --force`")
         self.searcher = self.index.searcher()
         self.pages = duckdb.connect(str(web / "pages.duckdb"), read_only=True)
 
@@ -156,26 +170,34 @@ class SearchEngine:
         # The first MIX_POOL BM25 hits are re-ranked to mix page kinds; later hits keep BM25
         # order. The pool does not depend on the offset, so result pages never overlap or skip.
         res = self.searcher.search(parsed, MIX_POOL, count=True)
-        cands = sorted(((s, d.get_first("url"), d.get_first("kind"), d) for s, d in
-                        ((score, self.searcher.doc(addr)) for score, addr in res.hits)), key=lambda x: (-x[0], x[1]))
-        ranked = _mix_kinds(cands, min(offset + limit, len(cands)))[offset:offset + limit]
+        ranked = _mix_kinds(self._candidates(res.hits), offset + limit)[offset:offset + limit]
         if offset + limit > MIX_POOL and res.count > MIX_POOL:
             start = max(offset, MIX_POOL)
             more = self.searcher.search(parsed, offset + limit - start, count=False, offset=start)
-            ranked += sorted(((s, d.get_first("url"), d.get_first("kind"), d) for s, d in
-                              ((score, self.searcher.doc(addr)) for score, addr in more.hits)), key=lambda x: (-x[0], x[1]))
+            ranked += self._candidates(more.hits)
         if not ranked:
             return [], res.count
         gen = tantivy.SnippetGenerator.create(self.searcher, parsed, self.schema, "body")
         gen.set_max_num_chars(SNIPPET_CHARS)
         out = []
-        for score, url, kind, d in ranked:
+        for score, _rank, _kind, addr in ranked:
+            d = self.searcher.doc(addr)
+            url, kind = d.get_first("url"), d.get_first("kind")
             frag = gen.snippet_from_doc(d).fragment().strip()
             if not frag:
                 frag = d.get_first("body")[:SNIPPET_CHARS]
             out.append({"url": url, "title": d.get_first("title"), "snippet": " ".join(frag.split()),
                         "date": _display_date(d.get_first("date")), "kind": kind, "score": score})
         return out, res.count
+
+    def _candidates(self, hits: list) -> list[tuple]:
+        """(score, rank, kind id, address) per hit, best first, ties in URL order."""
+        if not hits:
+            return []
+        addrs = [a for _, a in hits]
+        kinds = self.searcher.fast_field_values("kind_id", addrs)
+        ranks = self.searcher.fast_field_values("rank", addrs)
+        return sorted(zip((s for s, _ in hits), ranks, kinds, addrs), key=lambda c: (-c[0], c[1]))
 
     def web_search(self, query: str | None = None, queries: list[str] | None = None, offset: int = 0) -> str:
         """The `web_search` tool: AgentWorld-style numbered results for one query or a batch."""

@@ -127,8 +127,14 @@ def test_checker_catches_damaged_pages(demo_web):
     wrong = f"{int(employees.value) * 7 + 1234:,}"
     probs = check.problems(md.replace(f"{int(employees.value):,}", wrong))
     assert f"missing {employees.fact_id}" in probs and any(p.startswith("invented number") for p in probs)
-    # A reply wrapped in reasoning and a code fence is judged on the page inside.
-    assert check.problems(strip_reasoning("<think>1999-01-01 is a guess</think>\n```markdown\n" + md + "\n```")) == []
+    # The vLLM writer's verdict on a reply: reasoning and a code fence are stripped, then the page is checked.
+    from worldforge.render.llm import VLLMWriter
+
+    judge = VLLMWriter(view, RenderOptions(), llm=None).judge
+    assert judge(page, "<think>1999-01-01 is a guess</think>\n```markdown\n" + md + "\n```", "stop") == (md.strip(), [])
+    assert judge(page, md, "length")[1] == ["truncated at max_tokens"]
+    assert judge(page, "<think>never closed", "stop")[1] == ["empty output"]
+    assert strip_reasoning("</think>\n# Page") == "# Page"
     view.close()
 
 

@@ -49,6 +49,8 @@ def strip_reasoning(text: str) -> str:
     text = _THINK_RE.sub("", text)
     if "</think>" in text:
         text = text.rsplit("</think>", 1)[1]
+    elif "<think>" in text:  # reasoning that never ended: there is no page
+        text = ""
     text = text.strip()
     m = _FENCE_RE.match(text)
     return m.group(1).strip() if m else text

@@ -292,6 +292,39 @@ def open_page(
     console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
+
+@app.command()
+def score(
+    tasks: Path = typer.Argument(..., help="A WideSearch task folder: tasks.jsonl and gold/<instance_id>.csv"),
+    responses: Path = typer.Argument(..., help="JSONL of {\"instance_id\": ..., \"response\": ...}"),
+    world: Path = typer.Option(None, "--world", "-w", help="A planned world: align key cells through its aliases."),
+    json_out: Path = typer.Option(None, "--json", help="Also write per-task scores and the average here."),
+) -> None:
+    """Score responses with WideSearch's metrics, no LLM: success, row and item precision/recall/F1."""
+    import json
+
+    from .scoring import score_files, world_aliases
+
+    with _user_errors():
+        aliases = world_aliases(world) if world else None
+        scores, avg = score_files(tasks, responses, aliases)
+    t = Table(title=f"scores ({len(scores)} tasks)")
+    cols = ("task", "parsed", "success", "row P", "row R", "row F1", "item P", "item R", "item F1", "rows gold/pred")
+    for c in cols:
+        t.add_column(c, justify="left" if c == "task" else "right")
+    for s in scores:
+        t.add_row(s.instance_id, "yes" if s.parsed else "no", f"{s.success:.0f}", f"{s.row_precision:.3f}", f"{s.row_recall:.3f}",
+                  f"{s.row_f1:.3f}", f"{s.item_precision:.3f}", f"{s.item_recall:.3f}", f"{s.item_f1:.3f}",
+                  f"{s.gold_rows}/{s.predicted_rows}")
+    t.add_row("[bold]average", "", f"{avg['success']:.3f}", f"{avg['row_precision']:.3f}", f"{avg['row_recall']:.3f}",
+              f"{avg['row_f1']:.3f}", f"{avg['item_precision']:.3f}", f"{avg['item_recall']:.3f}", f"{avg['item_f1']:.3f}", "")
+    console.print(t)
+    if json_out:
+        tmp = json_out.with_name(json_out.name + ".tmp")
+        tmp.write_text(json.dumps({"average": avg, "tasks": [s.as_dict() for s in scores]}, indent=2))
+        tmp.replace(json_out)
+
+
 def main() -> None:  # console-script entry point
     app()
 

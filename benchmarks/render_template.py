@@ -21,22 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-LARGE = REPO / "worlds" / "large.yaml"
-LARGE_ENTITIES = 1_000_000
+sys.path[:0] = [str(REPO), str(Path(__file__).resolve().parent)]
 
-
-def scaled_spec(target: int, out_dir: Path) -> Path:
-    spec = yaml.safe_load(LARGE.read_text())
-    factor = target / LARGE_ENTITIES
-    spec["name"] = f"bench{target}"
-    spec["counts"] = {t: max(2, round(c * factor)) for t, c in spec["counts"].items()}
-    path = out_dir / f"bench{target}.yaml"
-    path.write_text(yaml.safe_dump(spec))
-    return path
+from plan import scaled_spec  # noqa: E402  (the planner benchmark's scaled worlds/large.yaml)
 
 
 def queries(world_path: Path, n: int) -> list[str]:

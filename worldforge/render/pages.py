@@ -226,7 +226,7 @@ class WorldView:
         out: dict[str, list[Fact]] = {}
         for row in g.iter_rows():
             k, rest = row[0], row[1:]
-            named = dict(zip([c for c in g.columns[1:]], rest))
+            named = dict(zip(g.columns[1:], rest))
             if key == "subject":
                 named["subject"] = [k] * len(named["fact_id"])
             else:
@@ -270,6 +270,15 @@ def _cap(facts: list[Fact], n: int) -> list[Fact]:
     return keep
 
 
+def news_predicates(view: WorldView, t: str) -> set[str]:
+    """Predicates of type t whose facts get a news item: event attributes and dated relations,
+    narrowed by the pack's `pages.news`."""
+    et = view.world.types[t]
+    events = {a for a, s in et.attributes.items() if isinstance(s, DateAttr) and s.event}
+    dated = {r for r, rs in view.relations.items() if rs.source == t and (rs.history or rs.date or rs.since)}
+    return events | dated if et.pages.news is None else (events | dated) & set(et.pages.news)
+
+
 def plan_pages(view: WorldView) -> Iterator[Page]:
     """Every page of the world, in a fixed order."""
     opts = view.options
@@ -277,8 +286,7 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
     for t, et in view.world.types.items():
         own, incoming = view.facts_of_type(t)
         ps = et.pages
-        news_on = None if ps.news is None else set(ps.news)
-        events = {a for a, s in et.attributes.items() if isinstance(s, DateAttr) and s.event}
+        news = news_predicates(view, t)
         context = [a for a, s in et.attributes.items() if view.dtype(t, a) == "string" and not isinstance(s, NumericAttr)][:2]
         for eid in view.ids[t]:
             facts = own.get(eid, [])
@@ -306,8 +314,7 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
                 yield Page(view.profile_url[eid], "profile", site, name, None, eid, _entities(eid, prof, []), attr_facts + prof)
             ctx = [f for f in attr_facts if f.predicate in context]
             for f in facts:
-                is_event = (f.predicate in events) or (view.meta[(t, f.predicate)].relation and f.valid_from is not None)
-                if not is_event or (news_on is not None and f.predicate not in news_on):
+                if f.predicate not in news or (f.value_type != "date" and f.valid_from is None):
                     continue
                 yield _news_page(view, t, eid, f, ctx, seen_urls)
         for d in ps.directories:

@@ -32,7 +32,7 @@ from ..errors import NotRenderedError, RenderError
 from ..spec import RenderOptions
 from ..store import open_world, package_versions
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
-from .pages import KINDS, Page, WorldView, plan_pages
+from .pages import KINDS, Page, WorldView, news_predicates, plan_pages
 from .template import TemplateWriter
 
 WEB_DIR = "web"
@@ -102,18 +102,14 @@ def require_rendered(world_path: str | Path) -> Path:
 
 def count_pages(view: WorldView) -> int:
     """The number of pages `plan_pages` will yield, from SQL counts (for progress bars)."""
-    from .pages import DateAttr
-
     total = 0
     con = view.con
     for t, et in view.world.types.items():
         n = len(view.ids[t])
         total += n * (int(et.pages.article) + int(et.pages.profile is not None))
-        events = [a for a, s in et.attributes.items() if isinstance(s, DateAttr) and s.event]
-        dated = [r for r, rs in view.relations.items() if rs.source == t and (rs.history or rs.date or rs.since)]
-        wanted = events + dated if et.pages.news is None else [p for p in et.pages.news if p in events + dated]
+        wanted = news_predicates(view, t)
         if wanted:
-            preds = ", ".join(f"'{p}'" for p in wanted)
+            preds = ", ".join(f"'{p}'" for p in sorted(wanted))
             total += con.execute(f"SELECT count(*) FROM facts WHERE subject_type = '{t}' AND predicate IN ({preds}) "
                              f"AND (value_type = 'date' OR valid_from IS NOT NULL)").fetchall()[0][0]
         for d in et.pages.directories:
@@ -235,12 +231,9 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
 
 def _render_shard(writer, template: TemplateWriter, batch: list[Page], shard: Path) -> dict:
     if isinstance(writer, VLLMWriter):
-        before = writer.stats.as_dict()
+        writer.stats = WriterStats()  # this shard's accounting only; the stage sums the shards
         written = writer.write_batch(batch)
-        after = writer.stats.as_dict()
-        delta = {k: after[k] - before[k] for k in ("requests", "prompt_tokens", "output_tokens", "cached_tokens", "too_long")}
-        delta["llm_seconds"] = after["llm_seconds"] - before["llm_seconds"]
-        delta["failures"] = {k: v - before["failures"].get(k, 0) for k, v in after["failures"].items() if v - before["failures"].get(k, 0)}
+        delta = writer.stats.as_dict()
     else:
         from .llm import WrittenPage
 
@@ -289,8 +282,8 @@ def _collect(partial: Path, report: RenderReport) -> None:
                               f"attribute, or report a bug")
         con.execute("CREATE UNIQUE INDEX pages_url ON pages (url)")
         report.pages = con.execute("SELECT count(*) FROM pages").fetchall()[0][0]
-        report.kinds = {k: n for k, n in con.execute("SELECT kind, count(*) FROM pages GROUP BY kind").fetchall()}
-        report.kinds = {k: report.kinds.get(k, 0) for k in KINDS}
+        counted = dict(con.execute("SELECT kind, count(*) FROM pages GROUP BY kind").fetchall())
+        report.kinds = {k: counted.get(k, 0) for k in KINDS}
         src = dict(con.execute("SELECT source, count(*) FROM pages GROUP BY source").fetchall())
         report.accepted = src.get("vllm", 0)
         report.fallback = src.get("fallback", 0)

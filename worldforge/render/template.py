@@ -48,9 +48,14 @@ class TemplateWriter:
             return "yes" if f.value == "true" else "no"
         return f.value
 
+    def _about(self, page: Page) -> tuple[str, str, int, str]:
+        """The page's entity, its type, the page's date style and the entity's name."""
+        eid = page.subject
+        return eid, self.view.type_of[eid], pick(page.url, 3), self.view.names[eid]
+
     def _span(self, t: str, f: Fact) -> str:
         """When a link held: a year for one-off events, a range or 'since' for tenures."""
-        m = self.view.meta.get((t, f.predicate)) or self.view.meta[(self.view.relations[f.predicate].source, f.predicate)]
+        m = self.view.meta[(self.view.relations[f.predicate].source, f.predicate)]
         return str(f.valid_from.year) if m.event else format_span(f.valid_from, f.valid_to)
 
     def _link(self, eid: str) -> str:
@@ -80,14 +85,11 @@ class TemplateWriter:
 
     def _article(self, page: Page) -> str:
         v = self.view
-        eid = page.subject
-        t = v.type_of[eid]
-        style = pick(page.url, 3)
+        eid, t, style, name = self._about(page)
         et = v.world.types[t]
         attrs = [f for f in page.facts if f.subject == eid and not v.meta[(t, f.predicate)].relation]
         outs = [f for f in page.facts if f.subject == eid and v.meta[(t, f.predicate)].relation]
         ins = [f for f in page.facts if f.subject != eid]
-        name = v.names[eid]
         lines = [f"# {page.title}", ""]
         desc = (et.description or f"A {t.replace('_', ' ')}.").rstrip(".")
         lead = f"**{name}**"
@@ -151,10 +153,7 @@ class TemplateWriter:
 
     def _profile(self, page: Page) -> str:
         v = self.view
-        eid = page.subject
-        t = v.type_of[eid]
-        style = pick(page.url, 3)
-        name = v.names[eid]
+        eid, t, style, name = self._about(page)
         layout = pick(page.url + "/layout", 2)
         kind = "Official website" if page.site == name else f"{humanise(t)} profile"
         lines = [f"# {name}", "", f"*{page.site}* · {kind}", ""]
@@ -177,11 +176,8 @@ class TemplateWriter:
 
     def _news(self, page: Page) -> str:
         v = self.view
-        eid = page.subject
-        t = v.type_of[eid]
-        style = pick(page.url, 3)
+        eid, t, style, name = self._about(page)
         event = page.facts[0]
-        name = v.names[eid]
         m = v.meta[(t, event.predicate)]
         lines = [f"# {page.title}", "", f"*{page.site}* · {format_date(page.date, style)}", ""]
         when = event.valid_from or dt.date.fromisoformat(event.value)

@@ -98,8 +98,9 @@ def numbers_in(text: str) -> list[float]:
     return [float(m.replace(",", "")) for m in _NUM_RE.findall(text)]
 
 
-def _close(x: float, targets: set[float]) -> bool:
-    return any(abs(x - t) <= max(0.006 * abs(t), 0.051) for t in targets)
+def _near(x: float, t: float) -> bool:
+    """Equal up to rounding on the page: 0.6% of the value, or 0.05 absolute."""
+    return abs(x - t) <= max(0.006 * abs(t), 0.051)
 
 
 class FactSheetCheck:
@@ -158,7 +159,7 @@ class FactSheetCheck:
                 continue
             if x.is_integer() and abs(x) < _SMALL:
                 continue
-            if not _close(x, self.numbers):
+            if not any(_near(x, t) for t in self.numbers):
                 out.append(f"invented number {x:g}")
         return out
 
@@ -172,7 +173,7 @@ class FactSheetCheck:
                 return False
         elif vt in ("int", "float"):
             v = float(f.value)
-            if not any(abs(x - v) <= max(0.006 * abs(v), 0.051) for x in nums):
+            if not any(_near(x, v) for x in nums):
                 return False
         elif vt == "bool":
             word = "yes" if f.value == "true" else "no"

@@ -294,10 +294,76 @@ def open_page(
 
 
 @app.command()
+def tasks(
+    world_dir: Path = typer.Argument(..., help="A rendered world folder, e.g. build/demo"),
+    n: int = typer.Option(None, "--n", "-n", min=0, help="Tasks to keep per kind (default: stages.tasks.table / .multihop)."),
+    kind: str = typer.Option("all", "--kind", "-k", help="table, multihop, or all."),
+    seed: int = typer.Option(None, "--seed", "-s", min=0, help="Task seed (default: stages.tasks.seed, else the world's seed)."),
+    export_widesearch: Path = typer.Option(None, "--export-widesearch", help="Also write WideSearch's own files "
+                                           "(tasks.jsonl with instance_id/query/language/evaluation, gold/<id>.csv) here."),
+    paraphrase: bool = typer.Option(False, "--paraphrase", help="Rewrite questions through vLLM; only faithful rewrites are kept."),
+    model: str = typer.Option(None, "--model", "-m", help="--paraphrase: local model folder or hub id (default: stages.render.model)."),
+    force: bool = typer.Option(False, "--force", "-f", help="Replace existing tasks (and a non-empty export folder)."),
+) -> None:
+    """Generate WideSearch-style table tasks and multi-hop questions with gold answers from the
+    world, keep only those whose every gold value is reachable in its simulated web, and write
+    them to WORLD_DIR/tasks/ (score them with `worldforge score WORLD_DIR/tasks RESPONSES`)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .errors import TasksError
+    from .store import open_world
+    from .tasks import export_widesearch as export_ws
+    from .tasks import generate_tasks
+
+    with _user_errors():
+        if kind not in ("all", "table", "multihop"):
+            raise TasksError(f"unknown --kind {kind!r}; choose table, multihop or all")
+        if export_widesearch is not None and export_widesearch.exists() and not export_widesearch.is_dir():
+            raise TasksError(f"--export-widesearch {export_widesearch} is a file; give a folder")
+        if (export_widesearch is not None and export_widesearch.is_dir() and any(export_widesearch.iterdir())
+                and not force):
+            raise TasksError(f"{export_widesearch} is not empty; pass --force to replace it, or choose another folder")
+        info = open_world(world_dir)
+        opts = info.world.spec.stages.tasks
+        if paraphrase:
+            opts = opts.model_copy(update={"paraphrase": True})
+        kinds = ("table", "multihop") if kind == "all" else (kind,)
+        with Progress(TextColumn("[bold]tasks[/] {task.description:<10}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err_console) as progress:
+            bars: dict[str, int] = {}
+
+            def on_progress(stage: str, done: int, total: int) -> None:
+                if stage not in bars:
+                    bars[stage] = progress.add_task(stage, total=total)
+                progress.update(bars[stage], completed=done, total=total)
+
+            report = generate_tasks(world_dir, opts, kinds=kinds, n_table=n, n_multihop=n, seed=seed, force=force,
+                                    model=model if paraphrase else None, on_progress=on_progress)
+        exported = export_ws(world_dir, export_widesearch, force=True) if export_widesearch is not None else None
+    t = Table(title=f"tasks (seed {report.seed}, {report.seconds:.1f} s, {report.searches:,} searches)")
+    for c in ("kind", "kept", "drawn", "dropped: reason"):
+        t.add_column(c, justify="left" if c in ("kind", "dropped: reason") else "right")
+    for k in report.kept:
+        reasons = ", ".join(f"{r} {c:,}" for r, c in report.dropped[k].items()) or "-"
+        t.add_row(k, f"{report.kept[k]:,}", f"{report.drawn[k]:,}", reasons)
+    console.print(t)
+    if report.paraphrased:
+        console.print(f"paraphrase: {report.paraphrased['accepted']:,} accepted, {report.paraphrased['rejected']:,} "
+                      "rejected (template question kept)")
+    short = [k for k in report.kept if report.kept[k] < (n if n is not None else getattr(opts, k))]
+    if short:
+        err_console.print(f"[yellow]fewer {' and '.join(short)} tasks than asked: the world has too few distinct, "
+                          "reachable candidates (see the reasons above; raise stages.tasks.max_attempts or plan a larger world)")
+    console.print(f"wrote {world_dir / 'tasks'}" + (f"; WideSearch files ({exported:,} tasks) in {export_widesearch}"
+                                                   if exported is not None else ""))
+
+
+@app.command()
 def score(
     tasks: Path = typer.Argument(..., help="A WideSearch task folder: tasks.jsonl and gold/<instance_id>.csv"),
     responses: Path = typer.Argument(..., help="JSONL of {\"instance_id\": ..., \"response\": ...}"),
-    world: Path = typer.Option(None, "--world", "-w", help="A planned world: align key cells through its aliases."),
+    world: Path = typer.Option(None, "--world", "-w", help="A planned world: align names through its aliases "
+                               "(default: the world holding TASKS, for WORLD_DIR/tasks)."),
     json_out: Path = typer.Option(None, "--json", help="Also write per-task scores and the average here."),
 ) -> None:
     """Score responses with WideSearch's metrics, no LLM: success, row and item precision/recall/F1."""
@@ -306,6 +372,8 @@ def score(
     from .scoring import score_files, world_aliases
 
     with _user_errors():
+        if world is None and (tasks.parent / "world.json").is_file():
+            world = tasks.parent  # WORLD_DIR/tasks: align keys through that world's aliases
         aliases = world_aliases(world) if world else None
         scores, avg = score_files(tasks, responses, aliases)
     t = Table(title=f"scores ({len(scores)} tasks)")

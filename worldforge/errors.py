@@ -78,3 +78,7 @@ class NotRenderedError(WorldforgeError):
 
 class SearchInputError(WorldforgeError):
     """A search query or URL given to the simulated web is malformed."""
+
+
+class TasksError(WorldforgeError):
+    """The tasks stage cannot run or export as asked (tasks already there, none generated, bad folder)."""

@@ -212,7 +212,8 @@ def _apply(value: str, col: ColumnEval) -> str:
 def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str], gold_rows: list[list[str]],
                 response: str, aliases: dict[str, str] | None = None) -> TaskScore:
     """Score one response against a gold table. `aliases` maps norm_str(alias) to
-    norm_str(canonical key value), so a key written with any known alias still aligns."""
+    norm_str(canonical name), so a key (or a name cell) written with any known alias still
+    aligns (and matches)."""
     required = [norm_column(c) for c in evaluation.required]
     keys = [norm_column(c) for c in evaluation.unique_columns]
     pipeline = {norm_column(k): v for k, v in evaluation.eval_pipeline.items()}
@@ -242,6 +243,8 @@ def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str]
             else:
                 col = pipeline.get(c, ColumnEval())
                 r, t = _apply(p[c], col), _apply(g.get(c, ""), col)
+                if aliases and "norm_str" in col.preprocess:  # a name cell written with a known alias
+                    r, t = aliases.get(r, r), aliases.get(t, t)
                 s = max((METRICS[m](r, t, col.criterion) for m in col.metric), default=0.0)
             tp += s
             row_ok &= s >= 1.0

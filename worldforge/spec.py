@@ -197,11 +197,19 @@ class _AttrBase(Model):
     # {subject} and {value}; defaults are derived from the attribute name.
     label: str | None = None
     phrases: list[str] = []
+    # How task questions ask for it: qualifiers after a plural noun, with {value} (an
+    # equality value, or a range such as "between 1990 and 1999"): "founded {value}".
+    ask: list[str] = []
 
     @field_validator("phrases")
     @classmethod
     def _phrase_fields(cls, v):
         return _check_phrases(v, {"subject", "value"})
+
+    @field_validator("ask")
+    @classmethod
+    def _ask_fields(cls, v):
+        return _check_phrases(v, {"value"})
 
 
 class FakerAttr(_AttrBase):
@@ -276,6 +284,14 @@ class LookupAttr(_AttrBase):
     kind: Literal["lookup"]
     via: str  # a to-one relation (or the parent relation) of this type
     attribute: str  # attribute of the related entity, or 'id' / 'name'
+    noun: str | None = None  # task questions: the hop as a noun phrase with {subject} ("the home country of {subject}")
+
+    @field_validator("noun")
+    @classmethod
+    def _noun_field(cls, v):
+        if v is not None and "{subject}" not in v:
+            raise ValueError(f"noun {v!r} must contain {{subject}}")
+        return v
 
 
 Attribute = Annotated[
@@ -296,11 +312,17 @@ class ParentSpec(Model):
     label: str | None = None
     inverse_label: str | None = None
     phrases: list[str] = []
+    ask: list[str] = []
 
     @field_validator("phrases")
     @classmethod
     def _phrase_fields(cls, v):
         return _check_phrases(v, {"subject", "object", "start", "end"})
+
+    @field_validator("ask")
+    @classmethod
+    def _ask_fields(cls, v):
+        return _check_phrases(v, {"object"})
 
 
 class DirectorySpec(Model):
@@ -404,6 +426,24 @@ class RelationSpec(Model):
     inverse_label: str | None = None
     phrases: list[str] = []
     headlines: list[str] = []
+    # Task questions: qualifiers with {object} ("headquartered in {object}"), and the noun
+    # phrase for one hop with {subject} ("the university that awarded {subject} a doctorate").
+    ask: list[str] = []
+    noun: str | None = None
+
+    @field_validator("ask")
+    @classmethod
+    def _ask_fields(cls, v):
+        return _check_phrases(v, {"object"})
+
+    @field_validator("noun")
+    @classmethod
+    def _noun_field(cls, v):
+        if v is not None:
+            _check_phrases([v], {"subject"}, need_value=False)
+            if "{subject}" not in v:
+                raise ValueError(f"noun {v!r} must contain {{subject}}")
+        return v
 
     @field_validator("phrases")
     @classmethod
@@ -506,13 +546,41 @@ class RenderOptions(Model):
     news_lag_days: int = Field(10, ge=0, le=365)  # news appears 0..N days after its event (never after as_of)
 
 
+class TasksOptions(Model):
+    """`stages.tasks` of a world spec; command-line options override these."""
+
+    table: int = Field(200, ge=0)  # table tasks to keep
+    multihop: int = Field(100, ge=0)  # multi-hop questions to keep
+    seed: int | None = Field(None, ge=0, lt=2**63)  # defaults to the world's seed
+    rows: Range = Range(min=5, max=60)  # gold row window of a table task
+    columns: Range = Range(min=3, max=7)  # columns of a table task, the key column included
+    constraints: Range = Range(min=1, max=3)  # constraints combined with AND / OR / NOT
+    hops: Range = Range(min=2, max=4)  # hops of a multi-hop question
+    number_tolerance: float = Field(0.01, ge=0.0, lt=1.0)  # number_near criterion (relative)
+    language: str = "en"
+    paraphrase: bool = False  # rewrite questions through vLLM (needs render's model), keeping only faithful ones
+    max_attempts: int = Field(40, ge=1)  # candidate tasks drawn per kept task before giving up
+
+    @model_validator(mode="after")
+    def _windows(self) -> TasksOptions:
+        if self.rows.min < 1:
+            raise ValueError("rows.min must be at least 1 (no empty answers)")
+        if self.columns.min < 2 or self.columns.max > 12:
+            raise ValueError("columns must lie within 2..12 (the key column plus at least one more)")
+        if self.constraints.min < 1 or self.constraints.max > 3:
+            raise ValueError("constraints must lie within 1..3")
+        if self.hops.min < 2 or self.hops.max > 4:
+            raise ValueError("hops must lie within 2..4")
+        return self
+
+
 class Stages(Model):
     """Options of the later stages (render, index, tasks, rollout, export)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     render: RenderOptions = RenderOptions()
     index: dict[str, Any] = {}
-    tasks: dict[str, Any] = {}
+    tasks: TasksOptions = TasksOptions()
     rollout: dict[str, Any] = {}
     export: dict[str, Any] = {}
 
@@ -566,7 +634,7 @@ class ResolvedWorld(Model):
                 out[et.parent.relation] = RelationSpec(
                     description=f"{t} is part of a {et.parent.type}",
                     source=t, target=et.parent.type, cardinality="N:1", required=True,
-                    label=et.parent.label, inverse_label=et.parent.inverse_label, phrases=et.parent.phrases,
+                    label=et.parent.label, inverse_label=et.parent.inverse_label, phrases=et.parent.phrases, ask=et.parent.ask,
                 )
         for p in self.packs.values():
             out.update(p.relations)

@@ -141,3 +141,25 @@ def test_cli_render_vllm_and_model_errors(geo_world, tmp_path, tiny_model):
     assert "prefix-cache share" in r.output and "fell back to template" in r.output
     r = runner.invoke(app, ["search", str(world), "capital"])
     assert r.exit_code == 0 and "[1] https://" in r.output
+
+
+def test_paraphrase_through_vllm_keeps_only_faithful_rewrites(engine, geo_world, tmp_path):
+    """Questions go through the engine in one batch; noise from random weights never names every
+    column and constraint value, so every rewrite is rejected and the template questions stay."""
+    import shutil
+
+    from worldforge.spec import Range, TasksOptions
+    from worldforge.tasks import generate_tasks, read_tasks
+
+    _, template = geo_world
+    w = tmp_path / "geo"
+    shutil.copytree(template, w)
+    opts = TasksOptions(table=4, multihop=4, rows=Range(min=2, max=60))
+    plain = generate_tasks(w, opts)
+    before = read_tasks(w)
+    assert plain.paraphrased == {} and len(before) == 8
+    report = generate_tasks(w, opts, llm=engine, force=True)
+    after = read_tasks(w)
+    assert report.paraphrased == {"accepted": 0, "rejected": 8}
+    assert [r["query"] for r in after] == [r["query"] for r in before]
+    assert all("template_query" not in r for r in after)

@@ -314,15 +314,13 @@ def tasks(
     from .store import open_world
     from .tasks import export_widesearch as export_ws
     from .tasks import generate_tasks
+    from .tasks.stage import check_export_dest
 
     with _user_errors():
         if kind not in ("all", "table", "multihop"):
             raise TasksError(f"unknown --kind {kind!r}; choose table, multihop or all")
-        if export_widesearch is not None and export_widesearch.exists() and not export_widesearch.is_dir():
-            raise TasksError(f"--export-widesearch {export_widesearch} is a file; give a folder")
-        if (export_widesearch is not None and export_widesearch.is_dir() and any(export_widesearch.iterdir())
-                and not force):
-            raise TasksError(f"{export_widesearch} is not empty; pass --force to replace it, or choose another folder")
+        if export_widesearch is not None:
+            check_export_dest(export_widesearch, force)
         info = open_world(world_dir)
         opts = info.world.spec.stages.tasks
         if paraphrase:

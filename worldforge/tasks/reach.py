@@ -32,12 +32,19 @@ class Verdict:
     reason: str = ""  # unreachable-fact | undiscoverable-row
     detail: str = ""
     pages: int = 0  # a greedy estimate of the pages an agent must open
+    evidence: list[list[str]] | None = None  # per row, per column: a page stating the cell's value
+    listings: list[str] | None = None  # pages that together list every row
 
 
 class Reachability:
-    def __init__(self, engine: SearchEngine, names: dict[str, str]):
+    def __init__(self, engine: SearchEngine, names: dict[str, str], type_of: dict[str, str] | None = None,
+                 directory_prefix: dict[str, str] | None = None):
+        """`directory_prefix`: per type, the URL prefix of the directories that list it (a
+        directory page also names its group entity, which it does not list)."""
         self.engine = engine
         self.names = names
+        self.type_of = type_of or {}
+        self.prefix = directory_prefix or {}
         self._top: dict[str, frozenset[str]] = {}
         self._fact_pages: dict[str, list[tuple[str, str]]] = {}
         self._listed_on: dict[str, list[str]] | None = None
@@ -94,7 +101,11 @@ class Reachability:
                 "SELECT e AS entity, url FROM (SELECT unnest(entity_ids) AS e, url FROM pages WHERE kind = 'directory') "
                 "ORDER BY entity, url").pl()
             grouped = df.group_by("entity", maintain_order=True).agg(pl.col("url"))
-            self._listed_on = dict(zip(grouped["entity"].to_list(), grouped["url"].to_list()))
+            self._listed_on = {}
+            for e, urls in zip(grouped["entity"].to_list(), grouped["url"].to_list()):
+                pre = self.prefix.get(self.type_of.get(e, ""))
+                if pre:
+                    self._listed_on[e] = [u for u in urls if u.startswith(pre)]
         return self._listed_on
 
     def _directory_found(self, url: str) -> bool:
@@ -111,21 +122,33 @@ class Reachability:
             urls = [r["url"] for r in self.top10(query)]
             out = []
             for u in urls:
-                rows = self.engine.pages.execute("SELECT entity_ids FROM pages WHERE url = ?", [u]).fetchall()
-                out.append((u, tuple(rows[0][0]) if rows else ()))
+                rows = self.engine.pages.execute("SELECT kind, entity_ids FROM pages WHERE url = ?", [u]).fetchall()
+                if not rows:
+                    continue
+                kind, ents = rows[0]
+                if kind == "directory":  # a directory lists its own type; its group entity is only named
+                    ents = [e for e in ents if u.startswith(self.prefix.get(self.type_of.get(e, ""), "\0"))]
+                out.append((u, tuple(ents)))
             self._query_pages[query] = out
         return self._query_pages[query]
 
-    def check(self, rows: list[str], row_facts: list[list[str]], queries: list[str]) -> Verdict:
-        """Every fact of every row reachable, and every row discoverable."""
-        self.load_facts([f for fs in row_facts for f in fs])
+    def check(self, rows: list[str], cell_facts: list[list[list[str]]], queries: list[str]) -> Verdict:
+        """Every fact behind every cell reachable (`cell_facts`: per row, per column, the facts
+        from the row entity to the value), and every row discoverable."""
+        self.load_facts([f for row in cell_facts for cell in row for f in cell])
         opened: set[str] = set()
-        for fs in row_facts:
-            for f in fs:
-                url = self.fact_page(f, opened)
-                if url is None:
-                    return Verdict(False, "unreachable-fact", f)
-                opened.add(url)
+        evidence = []
+        for row in cell_facts:
+            ev = []
+            for cell in row:
+                url = None
+                for f in cell:
+                    url = self.fact_page(f, opened)
+                    if url is None:
+                        return Verdict(False, "unreachable-fact", f)
+                    opened.add(url)
+                ev.append(url)
+            evidence.append(ev)
         # discovery: greedy cover of the rows by directory pages and query result pages
         listings = self._listings()
         missing = set(rows)
@@ -148,4 +171,4 @@ class Reachability:
             u = max(sorted(by_page), key=lambda k: len(by_page[k] & missing))
             lists.add(u)
             missing -= by_page[u]
-        return Verdict(True, pages=len(opened) + len(lists - opened))
+        return Verdict(True, pages=len(opened) + len(lists - opened), evidence=evidence, listings=sorted(lists))

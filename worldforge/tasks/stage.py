@@ -37,7 +37,7 @@ from ..search import SearchEngine
 from ..spec import TasksOptions
 from ..store import _q, open_world
 from .multihop import HopGraph, MultiHopSampler, MultiHopTask
-from .reach import Reachability
+from .reach import Reachability, Verdict
 from .schema import STRING, Column, TaskSchema, eval_entry
 from .table import SHAPES, TableSampler, TableTask, cell_text
 
@@ -146,7 +146,7 @@ def _draw_table(sampler: TableSampler, schema: TaskSchema, opt: TasksOptions) ->
         return "ambiguous-key"
     columns = [key] + [cand[j - 1] for j in chosen]
     gold = [[r[1]] + [cell_text(r[1 + j], cand[j - 1].kind) for j in chosen] for r in res]
-    row_facts = [[r[q] for q in fact_pos[0]] + [r[q] for j in chosen for q in fact_pos[j]] for r in res]
+    row_facts = [[[r[q] for q in fact_pos[0]]] + [[r[q] for q in fact_pos[j]] for j in chosen] for r in res]
 
     # the auditable gold query: just the columns, no ids or fact ids
     sel, joins = [], []
@@ -167,7 +167,15 @@ def _draw_table(sampler: TableSampler, schema: TaskSchema, opt: TasksOptions) ->
                      constraint_values=values, query=f"{schema.plural(t)} {first}", facts=row_facts)
 
 
-def _table_record(world: str, task: TableTask, verdict_pages: int, opt: TasksOptions) -> dict:
+def _evidence(v: Verdict) -> dict:
+    """Which page states each gold cell (indexes into `pages`) and which pages list the rows."""
+    pages = sorted({u for row in v.evidence for u in row} | set(v.listings or ()))
+    idx = {u: i for i, u in enumerate(pages)}
+    return {"pages": pages, "cells": [[idx[u] for u in row] for row in v.evidence],
+            "listings": [idx[u] for u in v.listings or ()]}
+
+
+def _table_record(world: str, task: TableTask, verdict: Verdict, opt: TasksOptions) -> dict:
     names = [c.name for c in task.columns]
     ev = {"unique_columns": [names[0]], "required": [norm_column(n) for n in names],
           "eval_pipeline": {norm_column(c.name): eval_entry(c.kind, opt.number_tolerance) for c in task.columns}}
@@ -181,11 +189,12 @@ def _table_record(world: str, task: TableTask, verdict_pages: int, opt: TasksOpt
                         for k, txt in zip(sorted(x for x in "ABC" if x in task.shape), task.constraint_texts)],
         "shape": task.shape, "constraint_values": task.constraint_values, "discovery_query": task.query,
         "difficulty": {"rows": len(task.gold_rows), "columns": len(names), "hops": hops, "constraints": len(task.atoms),
-                       "operators": ops, "min_pages": verdict_pages},
+                       "operators": ops, "min_pages": verdict.pages},
+        "evidence": _evidence(verdict),
     }
 
 
-def _multihop_record(world: str, task: MultiHopTask, verdict_pages: int, opt: TasksOptions, schema: TaskSchema) -> dict:
+def _multihop_record(world: str, task: MultiHopTask, verdict: Verdict, opt: TasksOptions, schema: TaskSchema) -> dict:
     key, ans = task.columns
     ev = {"unique_columns": [key], "required": [norm_column(key), norm_column(ans)],
           "eval_pipeline": {norm_column(key): eval_entry(STRING, opt.number_tolerance),
@@ -198,7 +207,8 @@ def _multihop_record(world: str, task: MultiHopTask, verdict_pages: int, opt: Ta
         "path": [{"from": h.source, "to": h.target, "kind": h.kind, "fact": h.fact} for h in task.hops],
         "constraint_values": [schema.view.names[task.start]],
         "difficulty": {"rows": 1, "columns": 2, "hops": len(task.hops), "constraints": 0, "operators": [],
-                       "min_pages": verdict_pages},
+                       "min_pages": verdict.pages},
+        "evidence": _evidence(verdict),
     }
 
 
@@ -232,7 +242,8 @@ def generate_tasks(world_path: str | Path, options: TasksOptions | None = None, 
     golds: dict[str, tuple[list[str], list[list[str]]]] = {}
     try:
         schema = TaskSchema(view)
-        reach = Reachability(engine, view.names)
+        prefix = {t: view.directory_url(t, "x", "x", None).rsplit("/", 2)[0] + "/" for t in info.world.types}
+        reach = Reachability(engine, view.names, view.type_of, prefix)
         name_counts = Counter(view.names.values())
         if want["table"]:
             _run_table(info.world.spec.name, schema, reach, opt, want["table"], seed, report, records, golds, on_progress)
@@ -277,7 +288,7 @@ def _run_table(world, schema, reach, opt, n, seed, report, records, golds, on_pr
             dropped[verdict.reason] += 1
             continue
         seen.add(key)
-        rec = _table_record(world, task, verdict.pages, opt)
+        rec = _table_record(world, task, verdict, opt)
         records.append(rec)
         golds[rec["instance_id"]] = ([c.name for c in task.columns], task.gold_rows)
         kept += 1
@@ -303,12 +314,12 @@ def _run_multihop(world, schema, reach, opt, n, seed, report, records, golds, na
         if key in seen:
             dropped["duplicate-gold-set"] += 1
             continue
-        verdict = reach.check([], [task.facts], [])
+        verdict = reach.check([], [[[f"{task.start}/name"], task.facts]], [])
         if not verdict.ok:
             dropped[verdict.reason] += 1
             continue
         seen.add(key)
-        rec = _multihop_record(world, task, verdict.pages, opt, schema)
+        rec = _multihop_record(world, task, verdict, opt, schema)
         records.append(rec)
         golds[rec["instance_id"]] = (task.columns, task.gold_rows)
         kept += 1
@@ -350,15 +361,30 @@ def read_tasks(world_or_tasks: str | Path) -> list[dict]:
 WIDESEARCH_FIELDS = ("instance_id", "query", "language", "evaluation")
 
 
+def check_export_dest(dest: str | Path, force: bool) -> None:
+    """An export goes to a new or empty folder, or replaces an earlier export with --force;
+    a folder holding anything else is never replaced."""
+    dest = Path(dest)
+    if dest.exists() and not dest.is_dir():
+        raise TasksError(f"{dest} is a file; give a folder for the WideSearch export")
+    if dest.is_dir() and any(dest.iterdir()):
+        if not (dest / TASKS_FILE).is_file():
+            raise TasksError(f"{dest} is not empty and holds no earlier export ({TASKS_FILE}); "
+                             "choose a new or empty folder")
+        if not force:
+            raise TasksError(f"{dest} already holds an export; pass --force to replace it, or choose another folder")
+
+
 def export_widesearch(world_or_tasks: str | Path, dest: str | Path, force: bool = False) -> int:
     """Write WideSearch's own files: `tasks.jsonl` with instance_id, query, language and
     evaluation, and `gold/<instance_id>.csv`. Returns the task count."""
     p = Path(world_or_tasks)
     src = p if (p / TASKS_FILE).is_file() else tasks_dir(p)
     records = read_tasks(src)
+    if Path(dest).resolve() == src.resolve():
+        raise TasksError("the export folder must differ from the tasks folder")
     dest = Path(dest)
-    if dest.exists() and any(dest.iterdir()) and not force:
-        raise TasksError(f"{dest} is not empty; pass --force to replace it, or choose another folder")
+    check_export_dest(dest, force)
     partial = dest.with_name(f".{dest.name}.partial")
     if partial.exists():
         shutil.rmtree(partial)

@@ -57,7 +57,7 @@ class TableTask:
     constraint_texts: list[str]  # each constraint as worded in the question
     constraint_values: list[str]  # every value a paraphrase must keep
     query: str  # a natural search query for discovering the rows
-    facts: list[list[str]] = field(default_factory=list)  # per row: the fact ids its cells need
+    facts: list[list[list[str]]] = field(default_factory=list)  # per row, per column: facts from the row to the value
 
 
 # --------------------------------------------------------------------------- values as words

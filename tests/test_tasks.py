@@ -239,6 +239,10 @@ def test_cli_tasks_and_widesearch_export(demo_web, tmp_path):
     assert r.exit_code == 1 and "--force" in r.output
     r = runner.invoke(app, ["tasks", str(w), "--kind", "essay", "--force"])
     assert r.exit_code == 1 and "unknown --kind" in r.output
+    r = runner.invoke(app, ["tasks", str(w), "--paraphrase", "--force"])
+    assert r.exit_code == 1 and "needs a model" in r.output
+    r = runner.invoke(app, ["tasks", str(w), "--paraphrase", "--model", str(tmp_path / "no-model"), "--force"])
+    assert r.exit_code == 1 and "does not exist" in r.output
     r = runner.invoke(app, ["tasks", str(w), "--n", "5", "--force", "--export-widesearch", str(out)])
     assert r.exit_code == 0, r.output  # --force also replaces an earlier export
     assert len((out / "tasks.jsonl").read_text().splitlines()) == 10

@@ -135,8 +135,9 @@ def fact_sheet(view: WorldView, page: Page) -> str:
     return "\n".join(lines)
 
 
-def load_llm(options: RenderOptions, model: str | None = None):
-    """Start a vLLM engine for the page writer. `model` is a local folder or a hub id."""
+def check_model(options: RenderOptions, model: str | None = None) -> tuple[str, Path, bool]:
+    """The model to load (a local folder or a hub id), checked before any engine starts:
+    (model, path, whether it is a local folder)."""
     model = model or options.model
     if not model:
         raise BackendUnavailableError("the vllm backend needs a model: pass --model PATH_OR_HUB_ID "
@@ -148,6 +149,12 @@ def load_llm(options: RenderOptions, model: str | None = None):
                                       "folder with config.json, or a hub id such as Qwen/Qwen-AgentWorld-35B-A3B")
     if looks_local and not (path / "config.json").is_file():
         raise BackendUnavailableError(f"{model} is not a model folder: it has no config.json")
+    return model, path, looks_local
+
+
+def load_llm(options: RenderOptions, model: str | None = None):
+    """Start a vLLM engine for the page writer. `model` is a local folder or a hub id."""
+    model, path, looks_local = check_model(options, model)
     try:
         import vllm  # noqa: F401
     except ImportError:

@@ -118,14 +118,16 @@ class Reachability:
         return self._dir_found[base]
 
     def _query_listing(self, query: str) -> list[tuple[str, tuple[str, ...]]]:
+        """The pages search returns for a query, each with the entities it lists."""
         if query not in self._query_pages:
             urls = [r["url"] for r in self.top10(query)]
+            got = dict(((u, (k, e)) for u, k, e in self.engine.pages.execute(
+                "SELECT url, kind, entity_ids FROM pages WHERE list_contains(?, url)", [urls]).fetchall()))
             out = []
             for u in urls:
-                rows = self.engine.pages.execute("SELECT kind, entity_ids FROM pages WHERE url = ?", [u]).fetchall()
-                if not rows:
+                if u not in got:
                     continue
-                kind, ents = rows[0]
+                kind, ents = got[u]
                 if kind == "directory":  # a directory lists its own type; its group entity is only named
                     ents = [e for e in ents if u.startswith(self.prefix.get(self.type_of.get(e, ""), "\0"))]
                 out.append((u, tuple(ents)))
@@ -149,26 +151,31 @@ class Reachability:
                     opened.add(url)
                 ev.append(url)
             evidence.append(ev)
-        # discovery: greedy cover of the rows by directory pages and query result pages
+        # discovery: a greedy cover of the rows by pages found through search: the task's query
+        # results, and directory pages whose directory search returns for its title (checked
+        # only for the directories the cover picks, so most directories are never searched)
         listings = self._listings()
-        missing = set(rows)
-        lists: set[str] = set()
         by_page: dict[str, set[str]] = {}
-        for e in rows:
-            for u in listings.get(e, ()):
-                if self._directory_found(u):
-                    by_page.setdefault(u, set()).add(e)
+        found: set[str] = set()
         for q in queries:
             for u, ents in self._query_listing(q):
-                hit = missing & set(ents)
+                hit = set(rows) & set(ents)
                 if hit:
                     by_page.setdefault(u, set()).update(hit)
-        covered = set().union(*by_page.values()) if by_page else set()
-        if not set(rows) <= covered:
-            lost = sorted(set(rows) - covered)
-            return Verdict(False, "undiscoverable-row", lost[0])
+                    found.add(u)
+        for e in rows:
+            for u in listings.get(e, ()):
+                by_page.setdefault(u, set()).add(e)
+        missing = set(rows)
+        lists: set[str] = set()
         while missing:
-            u = max(sorted(by_page), key=lambda k: len(by_page[k] & missing))
+            best = sorted(by_page, key=lambda k: (-len(by_page[k] & missing), k))
+            if not best or not by_page[best[0]] & missing:
+                return Verdict(False, "undiscoverable-row", sorted(missing)[0])
+            u = best[0]
+            if u not in found and not self._directory_found(u):
+                del by_page[u]
+                continue
             lists.add(u)
             missing -= by_page[u]
         return Verdict(True, pages=len(opened) + len(lists - opened), evidence=evidence, listings=sorted(lists))

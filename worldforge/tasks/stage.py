@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import TasksError
 from ..render.pages import WorldView
 from ..render.stage import require_rendered
@@ -98,12 +100,12 @@ def _draw_table(sampler: TableSampler, schema: TaskSchema, opt: TasksOptions) ->
     tested = [(a.path, a.attr) for a in atoms.values() if a.test != "entity"]
     if len(set(tested)) != len(tested):
         return "redundant-constraint"  # two tests of one attribute read as a contradiction or a repeat
-    sets = {k: sampler.atom_set(t, a) for k, a in atoms.items()}
-    rows = sampler.evaluate(t, shape, sets)
-    if rows is None:
+    mask = sampler.evaluate(shape, {k: sampler.atom_mask(t, a) for k, a in atoms.items()})
+    if mask is None:
         return "redundant-constraint"
-    if not opt.rows.min <= len(rows) <= opt.rows.max:
+    if not opt.rows.min <= int(mask.sum()) <= opt.rows.max:
         return "rows-outside-window"
+    rows = {ids[i] for i in np.flatnonzero(mask)}
     where = sampler.where_sql(t, shape, atoms)
 
     # columns: the key, then a shuffled pool with a multi-hop column first; drop any with empty cells
@@ -231,6 +233,12 @@ def generate_tasks(world_path: str | Path, options: TasksOptions | None = None, 
     out = tasks_dir(world_path)
     if (out / REPORT_FILE).is_file() and not force:
         raise TasksError(f"{out} already holds tasks; pass --force to replace them")
+    if (opt.paraphrase or model) and llm is None:
+        if not (model or info.world.spec.stages.render.model):
+            raise TasksError("--paraphrase needs a model: pass --model PATH_OR_HUB_ID or set stages.render.model")
+        from ..render.llm import check_model
+
+        check_model(info.world.spec.stages.render, model)  # a bad path fails now, not after generation
     seed = opt.seed if seed is None else seed
     seed = info.world.spec.seed if seed is None else seed
     want = {"table": opt.table if n_table is None else n_table, "multihop": opt.multihop if n_multihop is None else n_multihop}
@@ -265,67 +273,71 @@ def generate_tasks(world_path: str | Path, options: TasksOptions | None = None, 
     return report
 
 
+BATCH = 32  # candidates whose facts are fetched in one query (one scan of page_facts per batch)
+
+
+def _keep(kind: str, n: int, opt: TasksOptions, reach: Reachability, draw: Callable[[], object],
+          gold_key: Callable, check_args: Callable, make_record: Callable, report: TasksReport,
+          records: list[dict], golds: dict, on_progress) -> None:
+    """Draw candidates in batches, in order; keep the first `n` that are new and reachable.
+    Batching changes no outcome (candidates are judged in draw order), only how often the
+    provenance table is scanned."""
+    dropped: Counter = Counter()
+    seen: set = set()
+    kept = drawn = 0
+    limit = n * opt.max_attempts
+    while kept < n and drawn < limit:
+        batch = [draw() for _ in range(min(BATCH, limit - drawn))]
+        reach.load_facts([f for t in batch if not isinstance(t, str) for row in check_args(t)[1] for cell in row for f in cell])
+        for task in batch:
+            drawn += 1
+            if isinstance(task, str):
+                dropped[task] += 1
+                continue
+            key = gold_key(task)
+            if key in seen:
+                dropped["duplicate-gold-set"] += 1
+                continue
+            verdict = reach.check(*check_args(task))
+            if not verdict.ok:
+                dropped[verdict.reason] += 1
+                continue
+            seen.add(key)
+            rec, header, rows = make_record(task, verdict)
+            records.append(rec)
+            golds[rec["instance_id"]] = (header, rows)
+            kept += 1
+            if on_progress:
+                on_progress(kind, kept, n)
+            if kept == n:
+                break  # candidates drawn after the last kept one are not counted
+    report.kept[kind], report.drawn[kind], report.dropped[kind] = kept, drawn, dict(sorted(dropped.items()))
+
+
 def _run_table(world, schema, reach, opt, n, seed, report, records, golds, on_progress) -> None:
     sampler = TableSampler(schema, opt, child_rng(seed, "tasks", "table"))
-    dropped: Counter = Counter()
-    seen: set[tuple] = set()
-    kept = drawn = 0
     if not sampler.types:
         raise TasksError(f"no entity type has at least {opt.rows.min} entities and a multi-hop column; "
                          "lower stages.tasks.rows.min or plan a larger world")
-    while kept < n and drawn < n * opt.max_attempts:
-        drawn += 1
-        task = _draw_table(sampler, schema, opt)
-        if isinstance(task, str):
-            dropped[task] += 1
-            continue
-        key = (task.type, tuple(sorted(task.row_ids)))
-        if key in seen:
-            dropped["duplicate-gold-set"] += 1
-            continue
-        verdict = reach.check(task.row_ids, task.facts, [task.query])
-        if not verdict.ok:
-            dropped[verdict.reason] += 1
-            continue
-        seen.add(key)
-        rec = _table_record(world, task, verdict, opt)
-        records.append(rec)
-        golds[rec["instance_id"]] = ([c.name for c in task.columns], task.gold_rows)
-        kept += 1
-        if on_progress:
-            on_progress("table", kept, n)
-    report.kept["table"], report.drawn["table"], report.dropped["table"] = kept, drawn, dict(sorted(dropped.items()))
+
+    def record(task, verdict):
+        return _table_record(world, task, verdict, opt), [c.name for c in task.columns], task.gold_rows
+
+    _keep("table", n, opt, reach, lambda: _draw_table(sampler, schema, opt),
+          lambda t: (t.type, tuple(sorted(t.row_ids))), lambda t: (t.row_ids, t.facts, [t.query]),
+          record, report, records, golds, on_progress)
 
 
 def _run_multihop(world, schema, reach, opt, n, seed, report, records, golds, name_counts, on_progress) -> None:
     rng = child_rng(seed, "tasks", "multihop")
     sampler = MultiHopSampler(schema, HopGraph(schema), rng, name_counts)
-    dropped: Counter = Counter()
-    seen: set[tuple] = set()
-    kept = drawn = 0
-    while kept < n and drawn < n * opt.max_attempts:
-        drawn += 1
-        hops = int(rng.integers(opt.hops.min, opt.hops.max + 1))
-        task = sampler.sample(hops)
-        if isinstance(task, str):
-            dropped[task] += 1
-            continue
-        key = (task.start, task.answer_entity, task.answer_attr)
-        if key in seen:
-            dropped["duplicate-gold-set"] += 1
-            continue
-        verdict = reach.check([], [[[f"{task.start}/name"], task.facts]], [])
-        if not verdict.ok:
-            dropped[verdict.reason] += 1
-            continue
-        seen.add(key)
-        rec = _multihop_record(world, task, verdict, opt, schema)
-        records.append(rec)
-        golds[rec["instance_id"]] = (task.columns, task.gold_rows)
-        kept += 1
-        if on_progress:
-            on_progress("multihop", kept, n)
-    report.kept["multihop"], report.drawn["multihop"], report.dropped["multihop"] = kept, drawn, dict(sorted(dropped.items()))
+
+    def record(task, verdict):
+        return _multihop_record(world, task, verdict, opt, schema), task.columns, task.gold_rows
+
+    _keep("multihop", n, opt, reach, lambda: sampler.sample(int(rng.integers(opt.hops.min, opt.hops.max + 1))),
+          lambda t: (t.start, t.answer_entity, t.answer_attr), lambda t: ([], [[[f"{t.start}/name"], t.facts]], []),
+          record, report, records, golds, on_progress)
 
 
 def _write(world_path: Path, records: list[dict], golds: dict, report: TasksReport) -> None:

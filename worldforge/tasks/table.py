@@ -122,8 +122,7 @@ class TableSampler:
         self.opt = options
         self.rng = rng
         self.con = schema.con
-        self._sets: dict[tuple[str, str], frozenset[str]] = {}
-        self._all: dict[str, frozenset[str]] = {}
+        self._sets: dict[tuple[str, str], np.ndarray] = {}
         self._values: dict[tuple[str, str], np.ndarray] = {}
         self.types = [t for t in self.s.world.types
                       if len(self.s.view.ids[t]) >= options.rows.min and (self.s.constrainable(t) or self.s.steps[t])
@@ -131,45 +130,44 @@ class TableSampler:
 
     # ------------------------------------------------------------------ sets
 
-    def all_ids(self, t: str) -> frozenset[str]:
-        if t not in self._all:
-            self._all[t] = frozenset(self.s.view.ids[t])
-        return self._all[t]
-
-    def atom_set(self, t: str, atom: Atom) -> frozenset[str]:
+    def atom_mask(self, t: str, atom: Atom) -> np.ndarray:
+        """Which entities of `t` (in id order, as `view.ids[t]`) satisfy the atom: one cached query."""
         sql = self.s.atom_sql(atom, t)
         key = (t, sql)
         if key not in self._sets:
-            rows = self.con.sql(f"SELECT t.id FROM {_q(t)} t WHERE {sql}").fetchall()
-            self._sets[key] = frozenset(r[0] for r in rows)
+            col = self.con.sql(f"SELECT {sql} AS m FROM {_q(t)} t ORDER BY t.id").fetchnumpy()["m"]
+            self._sets[key] = np.asarray(col, dtype=bool)
         return self._sets[key]
 
-    def evaluate(self, t: str, shape: str, sets: dict[str, frozenset[str]]) -> frozenset[str] | None:
-        """The row set of a shape, or None if some constraint is redundant (cuts nothing)."""
-        full = self.all_ids(t)
-        a, b, c = sets.get("A"), sets.get("B"), sets.get("C")
-        if any(len(x) in (0, len(full)) for x in sets.values()):
+    @staticmethod
+    def evaluate(shape: str, m: dict[str, np.ndarray]) -> np.ndarray | None:
+        """The row mask of a shape, or None if some constraint is redundant (cuts nothing)."""
+        a, b, c = m.get("A"), m.get("B"), m.get("C")
+        if any(not x.any() or x.all() for x in m.values()):
             return None
+        same = np.array_equal
         if shape == "A":
             return a
         if shape == "A&B":
             r = a & b
-            return r if r != a and r != b else None
+            return None if same(r, a) or same(r, b) else r
         if shape == "A|B":
-            return a | b if (a - b) and (b - a) else None
+            return a | b if (a & ~b).any() and (b & ~a).any() else None
         if shape == "A&!B":
-            r = a - b
-            return r if r != a else None
+            r = a & ~b
+            return None if same(r, a) else r
         if shape == "A&B&C":
             r = a & b & c
-            return r if r not in (a & b, a & c, b & c) else None
+            return None if any(same(r, x) for x in (a & b, a & c, b & c)) else r
         if shape == "(A|B)&C":
             ab = a | b
             r = ab & c
-            return r if (a - b) and (b - a) and r != ab and r != c and r != (a & c) and r != (b & c) else None
+            ok = (a & ~b).any() and (b & ~a).any() and not any(same(r, x) for x in (ab, c, a & c, b & c))
+            return r if ok else None
         if shape == "A&B&!C":
-            r = (a & b) - c
-            return r if r not in (a & b,) and (a & b) not in (a, b) else None
+            ab = a & b
+            r = ab & ~c
+            return None if same(r, ab) or same(ab, a) or same(ab, b) else r
         raise ValueError(shape)
 
     def where_sql(self, t: str, shape: str, atoms: dict[str, Atom]) -> str:

@@ -303,7 +303,7 @@ def tasks(
                                            "(tasks.jsonl with instance_id/query/language/evaluation, gold/<id>.csv) here."),
     paraphrase: bool = typer.Option(False, "--paraphrase", help="Rewrite questions through vLLM; only faithful rewrites are kept."),
     model: str = typer.Option(None, "--model", "-m", help="--paraphrase: local model folder or hub id (default: stages.render.model)."),
-    force: bool = typer.Option(False, "--force", "-f", help="Replace existing tasks (and a non-empty export folder)."),
+    force: bool = typer.Option(False, "--force", "-f", help="Replace existing tasks (and an earlier WideSearch export in the export folder)."),
 ) -> None:
     """Generate WideSearch-style table tasks and multi-hop questions with gold answers from the
     world, keep only those whose every gold value is reachable in its simulated web, and write

@@ -20,7 +20,7 @@ import polars as pl
 
 from ..render.text import format_date, format_number
 from ..store import _q
-from .schema import DATE, NUMBER, STRING, URL, Step, TaskSchema, rel_fact_sql
+from .schema import DATE, NUMBER, STRING, URL, Step, TaskSchema, rel_fact_sql, walk
 from .table import cell_text
 
 QUESTIONS_ENTITY = ["Which {type} is {np}?", "Name {np}.", "Identify {np}."]
@@ -209,30 +209,12 @@ class MultiHopSampler:
         """The answer as SQL over the world store: one join per hop, from the named start."""
         s = self.s
         st = s.view.type_of[start]
-        froms, conds = [f"{_q(st)} e0"], [f"e0.id = '{start}'"]
-        cur, row = "e0.id", "e0"
-        for i, (u, _v, d) in enumerate(path, start=1):
-            if d["kind"] == "lookup":
-                if row is None:
-                    row = f"n{i}"
-                    froms.append(f"{_q(s.view.type_of[u])} {row}")
-                    conds.append(f"{row}.id = {cur}")
-                cur, row = f"{row}.{_q(d['via'])}", None
-                continue
-            a = f"h{i}"
-            froms.append(f"{_q('rel_' + d['via'])} {a}")
-            if d["kind"] == "reverse":
-                conds.append(f"{a}.target = {cur}")
-                cur = f"{a}.source"
-            else:
-                conds.append(f"{a}.source = {cur}")
-                cur = f"{a}.target"
-            if d["current"]:
-                conds.append(f"{a}.valid_to IS NULL")
-            row = None
+        steps = [Step("lookup" if d["kind"] == "lookup" else "rel", d["via"], s.view.type_of[u], s.view.type_of[v],
+                      current=d["current"], reverse=d["kind"] == "reverse") for u, v, d in path]
+        joins, cur = walk(steps, "e0.id", "e0", "h", "n", first=1)
         end_type = s.view.type_of[path[-1][1]]
-        froms.append(f"{_q(end_type)} ev")
-        conds.append(f"ev.id = {cur}")
+        froms = [f"{_q(st)} e0", *(j.table for j in joins if j.table), f"{_q(end_type)} ev"]
+        conds = [f"e0.id = '{start}'", *(c for j in joins for c in j.conds), f"ev.id = {cur}"]
         value = f"ev.{_q(attr)}" if attr else "ev.name"
         return (f"SELECT e0.name AS {_q(s.singular(st))}, {value} AS answer\nFROM " + ", ".join(froms)
                 + "\nWHERE " + "\n  AND ".join(conds))

@@ -57,6 +57,39 @@ class Step:
     target: str
     current: bool = False  # since-relations: only the link in force as of the world's date
     to_one: bool = True
+    reverse: bool = False  # follow the link from its target back to its source
+
+
+@dataclass(frozen=True)
+class Join:
+    """One table a path step joins: `table alias`, the conditions tying it to the previous
+    entity, and the fact id the step follows (a SQL expression)."""
+
+    table: str
+    conds: tuple[str, ...] = ()
+    fact: str | None = None
+
+
+def walk(path: tuple[Step, ...] | list[Step], cur: str, row: str | None, rel_alias: str, row_alias: str,
+         first: int = 0) -> tuple[list[Join], str]:
+    """The joins that follow `path` from the entity id `cur` (whose own table row is `row`,
+    if joined), and the SQL expression of the id reached. Aliases are `rel_alias`+i for link
+    tables and `row_alias`+i for entity rows a lookup reads."""
+    joins: list[Join] = []
+    for i, st in enumerate(path, start=first):
+        if st.kind == "rel":
+            a = f"{rel_alias}{i}"
+            near, far = ("target", "source") if st.reverse else ("source", "target")
+            conds = (f"{a}.{near} = {cur}",) + ((f"{a}.valid_to IS NULL",) if st.current else ())
+            joins.append(Join(f"{_q('rel_' + st.name)} {a}", conds, rel_fact_sql(a, st.name)))
+            cur, row = f"{a}.{far}", None
+        else:
+            if row is None:
+                row = f"{row_alias}{i}"
+                joins.append(Join(f"{_q(st.source)} {row}", (f"{row}.id = {cur}",)))
+            joins.append(Join("", (), f"{row}.id || '/{st.name}'"))  # a lookup reads a column: no table
+            cur, row = f"{row}.{_q(st.name)}", None
+    return joins, cur
 
 
 @dataclass(frozen=True)
@@ -110,6 +143,7 @@ class TaskSchema:
                         self.steps[t].append(Step("lookup", a, t, target))
         self._frames: dict[str, pl.DataFrame] = {}
         self._edges: dict[tuple[str, str], dict[str, list[str]]] = {}
+        self._rows: dict[str, dict[str, int]] = {}  # per type: entity id -> row of frame(t)
 
     def _lookup_target(self, t: str, a: str) -> str | None:
         rows = self.con.sql(f"SELECT {_q(a)} FROM {_q(t)} WHERE {_q(a)} IS NOT NULL LIMIT 1").fetchall()
@@ -205,10 +239,9 @@ class TaskSchema:
         return None if i is None else df[a][i]
 
     def _index(self, t: str) -> dict[str, int]:
-        key = ("index", t)
-        if key not in self._edges:
-            self._edges[key] = {e: i for i, e in enumerate(self.frame(t)["id"].to_list())}
-        return self._edges[key]
+        if t not in self._rows:
+            self._rows[t] = {e: i for i, e in enumerate(self.frame(t)["id"].to_list())}
+        return self._rows[t]
 
     # ------------------------------------------------------------------ SQL
 
@@ -216,22 +249,9 @@ class TaskSchema:
         """A boolean SQL expression, never NULL, true when the row `base` satisfies the atom."""
         if not atom.path:
             return f"coalesce({self._test_sql(f'{base}.{_q(atom.attr)}', atom)}, FALSE)"
-        froms, wheres = [], []
-        cur, row = f"{base}.id", base
-        for i, st in enumerate(atom.path):
-            if st.kind == "rel":
-                a = f"s{i}"
-                froms.append(f"{_q('rel_' + st.name)} {a}")
-                wheres.append(f"{a}.source = {cur}")
-                if st.current:
-                    wheres.append(f"{a}.valid_to IS NULL")
-                cur, row = f"{a}.target", None
-            else:
-                if row is None:
-                    row = f"e{i}"
-                    froms.append(f"{_q(st.source)} {row}")
-                    wheres.append(f"{row}.id = {cur}")
-                cur, row = f"{row}.{_q(st.name)}", None
+        joins, cur = walk(atom.path, f"{base}.id", base, "s", "e")
+        froms = [j.table for j in joins if j.table]
+        wheres = [c for j in joins for c in j.conds]
         if atom.test == "entity":
             wheres.append(f"{cur} = {lit(atom.value)}")
         else:
@@ -257,22 +277,9 @@ class TaskSchema:
     def column_sql(self, col: Column, j: int, base: str = "t") -> tuple[list[str], str, list[str]]:
         """LEFT JOINs, the value expression, and the fact-id expressions (with the entity
         whose page should state each) for one column."""
-        joins: list[str] = []
-        facts: list[str] = []
-        cur, row = f"{base}.id", base
-        for i, st in enumerate(col.path):
-            if st.kind == "rel":
-                a = f"c{j}r{i}"
-                cond = f"{a}.source = {cur}" + (f" AND {a}.valid_to IS NULL" if st.current else "")
-                joins.append(f"LEFT JOIN {_q('rel_' + st.name)} {a} ON {cond}")
-                facts.append(rel_fact_sql(a, st.name))
-                cur, row = f"{a}.target", None
-            else:
-                if row is None:
-                    row = f"c{j}e{i}"
-                    joins.append(f"LEFT JOIN {_q(st.source)} {row} ON {row}.id = {cur}")
-                facts.append(f"{row}.id || '/{st.name}'")
-                cur, row = f"{row}.{_q(st.name)}", None
+        steps, cur = walk(col.path, f"{base}.id", base, f"c{j}r", f"c{j}e")
+        joins = [f"LEFT JOIN {x.table} ON {' AND '.join(x.conds)}" for x in steps if x.table]
+        facts = [x.fact for x in steps if x.fact]
         end = col.path[-1].target if col.path else None
         if not col.path:
             value = f"{base}.{_q(col.attr or 'name')}"

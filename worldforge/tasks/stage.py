@@ -181,7 +181,7 @@ def _table_record(world: str, task: TableTask, verdict: Verdict, opt: TasksOptio
     names = [c.name for c in task.columns]
     ev = {"unique_columns": [names[0]], "required": [norm_column(n) for n in names],
           "eval_pipeline": {norm_column(c.name): eval_entry(c.kind, opt.number_tolerance) for c in task.columns}}
-    ops = sorted({"AND"} if "&" in task.shape else set()) + (["OR"] if "|" in task.shape else []) + (["NOT"] if "!" in task.shape else [])
+    ops = [op for op, sign in (("AND", "&"), ("OR", "|"), ("NOT", "!")) if sign in task.shape]
     hops = max([c.hops for c in task.columns] + [len(a.path) for a in task.atoms])
     iid = _iid(world, "table", task.sql)
     return {

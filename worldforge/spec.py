@@ -50,6 +50,15 @@ def _check_phrases(phrases: list[str], allowed: set[str], need_value: bool = Tru
     return phrases
 
 
+def _check_noun(v: str | None) -> str | None:
+    """A hop as a noun phrase for multi-hop questions: must name {subject}, and nothing else."""
+    if v is not None:
+        _check_phrases([v], {"subject"}, need_value=False)
+        if "{subject}" not in v:
+            raise ValueError(f"noun {v!r} must contain {{subject}}")
+    return v
+
+
 # --------------------------------------------------------------------------- bounds
 
 _BOUND_RE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?:([+-])\s*(\d+)\s*([yd]))?\s*$")
@@ -289,9 +298,7 @@ class LookupAttr(_AttrBase):
     @field_validator("noun")
     @classmethod
     def _noun_field(cls, v):
-        if v is not None and "{subject}" not in v:
-            raise ValueError(f"noun {v!r} must contain {{subject}}")
-        return v
+        return _check_noun(v)
 
 
 Attribute = Annotated[
@@ -303,12 +310,11 @@ Attribute = Annotated[
 # --------------------------------------------------------------------------- types and relations
 
 
-class ParentSpec(Model):
-    """A type generated per entity of another type (regions per country), linked by `relation`."""
+class _LinkText(Model):
+    """How pages and questions state a link. Pages: labels for the source's and the target's
+    pages, sentence templates with {subject}, {object}, {start} and {end}. Task questions:
+    qualifiers with {object} ("headquartered in {object}")."""
 
-    type: str
-    relation: str = Field(pattern=_NAME_RE)
-    count: Range
     label: str | None = None
     inverse_label: str | None = None
     phrases: list[str] = []
@@ -323,6 +329,14 @@ class ParentSpec(Model):
     @classmethod
     def _ask_fields(cls, v):
         return _check_phrases(v, {"object"})
+
+
+class ParentSpec(_LinkText):
+    """A type generated per entity of another type (regions per country), linked by `relation`."""
+
+    type: str
+    relation: str = Field(pattern=_NAME_RE)
+    count: Range
 
 
 class DirectorySpec(Model):
@@ -404,7 +418,7 @@ class WeightSelect(Model):
     weight: str  # a numeric attribute of the target
 
 
-class RelationSpec(Model):
+class RelationSpec(_LinkText):
     description: str = ""
     source: str
     target: str
@@ -420,35 +434,15 @@ class RelationSpec(Model):
     date: DateWindow | None = None
     history: HistorySpec | None = None
     acyclic: bool = False
-    # How pages state a link: labels for the source's and the target's pages, sentence
-    # templates with {subject}, {object}, {start} and {end}, and news headlines.
-    label: str | None = None
-    inverse_label: str | None = None
-    phrases: list[str] = []
+    # Beyond the shared link text: news headlines, and the noun phrase for one hop in a
+    # multi-hop question ("the university that awarded {subject} a doctorate").
     headlines: list[str] = []
-    # Task questions: qualifiers with {object} ("headquartered in {object}"), and the noun
-    # phrase for one hop with {subject} ("the university that awarded {subject} a doctorate").
-    ask: list[str] = []
     noun: str | None = None
-
-    @field_validator("ask")
-    @classmethod
-    def _ask_fields(cls, v):
-        return _check_phrases(v, {"object"})
 
     @field_validator("noun")
     @classmethod
     def _noun_field(cls, v):
-        if v is not None:
-            _check_phrases([v], {"subject"}, need_value=False)
-            if "{subject}" not in v:
-                raise ValueError(f"noun {v!r} must contain {{subject}}")
-        return v
-
-    @field_validator("phrases")
-    @classmethod
-    def _phrase_fields(cls, v):
-        return _check_phrases(v, {"subject", "object", "start", "end"})
+        return _check_noun(v)
 
     @field_validator("headlines")
     @classmethod

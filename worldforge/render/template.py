@@ -61,6 +61,10 @@ class TemplateWriter:
     def _link(self, eid: str) -> str:
         return f"[{self.view.names[eid]}]({self.view.article_url[eid]})"
 
+    def _linked(self, t: str, eid: str, f: Fact) -> str:
+        """A link to `eid`, with when the link `f` held if it is dated."""
+        return self._link(eid) + (f" ({self._span(t, f)})" if f.valid_from else "")
+
     def _sentence(self, t: str, f: Fact, style: int, key: str, subject: str | None = None, at_start: bool = False) -> str:
         """One phrasing of a fact. `at_start`: written when a tenure begins (news), so no end."""
         m: PredicateMeta = self.view.meta[(t, f.predicate)]
@@ -116,11 +120,7 @@ class TemplateWriter:
         for pred, fs in _by_predicate(f for f in outs if not v.meta[(t, f.predicate)].to_one):
             m = v.meta[(t, pred)]
             lines += [f"## {m.label}", ""]
-            for f in fs:
-                item = f"- {self._link(f.value)}"
-                if f.valid_from:
-                    item += f" ({self._span(t, f)})"
-                lines.append(item)
+            lines += [f"- {self._linked(t, f.value, f)}" for f in fs]
             lines.append("")
         more = page.layout.get("more", {})
         for pred, fs in _by_predicate(ins):
@@ -131,14 +131,9 @@ class TemplateWriter:
                 total, url = more[pred]
                 lines += [f"{len(fs)} of {total:,} shown" + (f"; see [the full list]({url})." if url else "."), ""]
             if len(fs) > 3 and pick(page.url + pred, 2):
-                lines.append(", ".join(self._link(f.subject) + (f" ({self._span(t, f)})" if f.valid_from else "")
-                                       for f in fs) + ".")
+                lines.append(", ".join(self._linked(t, f.subject, f) for f in fs) + ".")
             else:
-                for f in fs:
-                    item = f"- {self._link(f.subject)}"
-                    if f.valid_from:
-                        item += f" ({self._span(t, f)})"
-                    lines.append(item)
+                lines += [f"- {self._linked(t, f.subject, f)}" for f in fs]
             lines.append("")
         # Timeline of dated facts about the entity itself.
         dated = sorted((f for f in attrs + outs if f.value_type == "date" or f.valid_from),

@@ -82,3 +82,11 @@ class SearchInputError(WorldforgeError):
 
 class TasksError(WorldforgeError):
     """The tasks stage cannot run or export as asked (tasks already there, none generated, bad folder)."""
+
+
+class RolloutError(WorldforgeError):
+    """The rollout stage cannot run as asked (no tasks, unknown policy or parser, trajectories already there)."""
+
+
+class ExportError(WorldforgeError):
+    """A dataset cannot be exported as asked (no trajectories, a folder holding another dataset version)."""

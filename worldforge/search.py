@@ -27,7 +27,7 @@ from .errors import NotRenderedError, SearchInputError
 
 RESULTS_PER_PAGE = 10
 SNIPPET_CHARS = 220
-INDEX_FORMAT = 2  # bump when the schema changes
+INDEX_FORMAT = 3  # bump when the schema changes
 FORMAT_FILE = "worldforge-index.json"
 MIX_POOL = 200  # top hits re-ranked for a mix of page kinds
 _KIND_DECAY = 0.6
@@ -63,6 +63,7 @@ def _schema():
     sb.add_text_field("body", stored=True, tokenizer_name="en_stem")
     sb.add_text_field("kind", stored=True, tokenizer_name="raw")
     sb.add_text_field("date", stored=True, tokenizer_name="raw")
+    sb.add_bytes_field("markdown", stored=True)  # the page as web_extractor returns it: one lookup by URL term
     # Read per hit without fetching stored documents: the page kind (for mixing kinds) and the
     # page's rank in URL order (a stable tie-break).
     sb.add_integer_field("kind_id", fast=True)
@@ -99,9 +100,11 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
     writer = index.writer(heap_size=256_000_000, num_threads=1)
     n = df.height
     step = max(1, n // 100)
-    for i, (url, title, kind, date, body) in enumerate(df.select("url", "title", "kind", "date", "body").iter_rows()):
+    for i, (url, title, kind, date, body, markdown) in enumerate(
+            df.select("url", "title", "kind", "date", "body", "markdown").iter_rows()):
         writer.add_document(tantivy.Document(url=url, title=title, kind=kind, date=date, body=body,
-                                             kind_id=KIND_IDS.get(kind, len(KIND_IDS)), rank=i))
+                                             markdown=markdown.encode(), kind_id=KIND_IDS.get(kind, len(KIND_IDS)),
+                                             rank=i))
         if on_progress and i % step == 0:
             on_progress(i, n)
     writer.commit()
@@ -209,7 +212,11 @@ class SearchEngine:
         return "\n\n".join(self._format(q, offset) for q in qs)
 
     def _format(self, query: str, offset: int) -> str:
-        results, total = self.search(query, offset)
+        return self.format_results(query, offset, *self.search(query, offset))
+
+    @staticmethod
+    def format_results(query: str, offset: int, results: list[dict], total: int) -> str:
+        """One query's block of numbered results, as `web_search` returns it."""
         if not results:
             more = f" beyond result {offset}" if offset and total else ""
             return f"No results found for \"{query.strip()}\"{more}. Try different or fewer keywords."
@@ -224,10 +231,16 @@ class SearchEngine:
         u = check_url(url).split("#", 1)[0]
         https = u.replace("http://", "https://", 1)
         encoded = quote(unquote(https), safe=":/?=&_-.,~%+")
+        import tantivy
+
         for cand in dict.fromkeys([u, https, https.rstrip("/"), https + "/", encoded]):
-            row = self.pages.execute("SELECT url, title, kind, date, markdown FROM pages WHERE url = ?", [cand]).fetchall()
-            if row:
-                return dict(zip(("url", "title", "kind", "date", "markdown"), row[0]))
+            hits = self.searcher.search(tantivy.Query.term_query(self.schema, "url", cand), 1).hits
+            if hits:
+                d = self.searcher.doc(hits[0][1])
+                date = d.get_first("date")
+                return {"url": cand, "title": d.get_first("title"), "kind": d.get_first("kind"),
+                        "date": dt.date.fromisoformat(date) if date else None,
+                        "markdown": bytes(d.get_first("markdown")).decode()}
         return None
 
     def web_extractor(self, url: str) -> str:

@@ -568,6 +568,99 @@ class TasksOptions(Model):
         return self
 
 
+# Perturbation kinds and the tools each can hit (see worldforge/rollout/perturb.py).
+PERTURBATION_TOOLS = {
+    "search_error": ("web_search", "web_extractor"),  # a server error or a timeout
+    "empty_results": ("web_search",),
+    "rate_limit": ("web_search", "web_extractor"),
+    "truncated_page": ("web_extractor",),
+    "stale_page": ("web_extractor",),  # an archived copy: an older value under an older date
+    "conflicting_page": ("web_search",),  # a low-quality source among the results contradicts a value
+}
+DEFAULT_PERTURBATIONS = {
+    "search_error": {"web_search": 0.03, "web_extractor": 0.02},
+    "empty_results": {"web_search": 0.03},
+    "rate_limit": {"web_search": 0.02, "web_extractor": 0.02},
+    "truncated_page": {"web_extractor": 0.03},
+    "stale_page": {"web_extractor": 0.03},
+    "conflicting_page": {"web_search": 0.05},
+}
+
+
+class AgentSpec(Model):
+    """The vLLM agent policy: model, tool-call parser and sampling."""
+
+    model: str | None = None  # local path or hub id; defaults to stages.render.model
+    parser: str = "hermes"  # a vLLM tool parser name (hermes, qwen3_xml, qwen3_coder, llama3_json, ...)
+    sampling: SamplingSpec = SamplingSpec(max_tokens=512)
+    max_model_len: int = Field(16384, ge=256)
+    dtype: str = "auto"
+    kv_cache_gib: float = Field(2.0, gt=0)
+    enable_thinking: bool = False
+    batch_size: int = Field(256, ge=1)  # conversations advanced together in one LLM.chat call
+    force_tool_call: bool = False  # constrain every turn to one well-formed hermes tool call (weak models)
+
+
+class RolloutOptions(Model):
+    """`stages.rollout` of a world spec; command-line options override these."""
+
+    policy: Literal["oracle", "vllm"] = "oracle"
+    seed: int | None = Field(None, ge=0, lt=2**63)  # defaults to the world's seed
+    samples: int = Field(1, ge=1, le=64)  # trajectories per task
+    min_reward: float | None = Field(None, ge=0.0, le=1.0)  # rejection sampling: keep trajectories at or above
+    reward_metric: Literal["item_f1", "row_f1", "success"] = "item_f1"
+    max_turns: int = Field(80, ge=1, le=1000)  # assistant turns before an episode is cut off
+    max_observation_chars: int = Field(24000, ge=200)  # longer tool results are cut, with a note
+    parallel_calls: int = Field(8, ge=1, le=32)  # pages an oracle turn opens at once (plus one search)
+    perturbations: dict[str, dict[str, float]] = DEFAULT_PERTURBATIONS  # kind -> tool -> rate per call
+    chunk_tasks: int = Field(64, ge=1)  # tasks per resumable chunk
+    agent: AgentSpec = AgentSpec()
+
+    @field_validator("perturbations")
+    @classmethod
+    def _perturbations(cls, v):
+        for kind, rates in v.items():
+            if kind not in PERTURBATION_TOOLS:
+                raise ValueError(f"unknown perturbation {kind!r}; known: {', '.join(PERTURBATION_TOOLS)}")
+            for tool, rate in rates.items():
+                if tool not in PERTURBATION_TOOLS[kind]:
+                    raise ValueError(f"perturbation {kind} cannot hit tool {tool!r}; it applies to "
+                                     f"{', '.join(PERTURBATION_TOOLS[kind])}")
+                if not 0.0 <= rate <= 1.0:
+                    raise ValueError(f"perturbation {kind}.{tool} rate must lie within 0..1, got {rate}")
+        for tool in ("web_search", "web_extractor"):
+            total = sum(r.get(tool, 0.0) for r in v.values())
+            if total > 1.0:
+                raise ValueError(f"perturbation rates for {tool} add up to {total:g}; they must not exceed 1")
+        return v
+
+
+class ExportOptions(Model):
+    """`stages.export` of a world spec."""
+
+    version: str = Field("v1", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # exports/<world>/<version>/
+    formats: list[Literal["sft", "rl", "widesearch"]] = ["sft", "rl", "widesearch"]
+    split_by: Literal["task", "world"] = "task"
+    splits: dict[Literal["train", "validation", "test"], float] = {"train": 0.8, "validation": 0.1, "test": 0.1}
+    world_split: Literal["train", "validation", "test"] | None = None  # with split_by: world (default: from the name)
+    shard_rows: int = Field(5000, ge=1)  # rows per Parquet shard
+    license: str = "cc-by-4.0"
+
+    @field_validator("splits")
+    @classmethod
+    def _fractions(cls, v):
+        if any(f < 0 for f in v.values()) or abs(sum(v.values()) - 1.0) > 1e-9:
+            raise ValueError(f"split fractions must be >= 0 and add up to 1, got {dict(v)}")
+        return v
+
+    @field_validator("formats")
+    @classmethod
+    def _formats(cls, v):
+        if not v or len(set(v)) != len(v):
+            raise ValueError("formats must list sft, rl and/or widesearch, each once")
+        return v
+
+
 class Stages(Model):
     """Options of the later stages (render, index, tasks, rollout, export)."""
 
@@ -575,8 +668,8 @@ class Stages(Model):
     render: RenderOptions = RenderOptions()
     index: dict[str, Any] = {}
     tasks: TasksOptions = TasksOptions()
-    rollout: dict[str, Any] = {}
-    export: dict[str, Any] = {}
+    rollout: RolloutOptions = RolloutOptions()
+    export: ExportOptions = ExportOptions()
 
 
 class WorldSpec(Model):

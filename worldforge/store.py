@@ -165,11 +165,11 @@ def write_world(world: ResolvedWorld, tables: WorldTables, build_dir: Path, forc
     return WorldInfo(path=final, world=world, manifest=manifest)
 
 
-def package_versions() -> dict[str, str]:
+def package_versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {}
-    for pkg in ("worldforge", "duckdb", "polars", "numpy", "faker", "networkx", "pyarrow"):
+    for pkg in ("worldforge", "duckdb", "polars", "numpy", "faker", "networkx", "pyarrow", *extra):
         try:
             out[pkg] = version(pkg)
         except PackageNotFoundError:

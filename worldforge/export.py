@@ -1,0 +1,365 @@
+"""The export stage: a world's tasks and trajectories as a versioned Hugging Face dataset.
+
+    exports/<world>/<version>/
+      README.md                     dataset card: YAML front matter (configs per format and
+                                    split) and statistics computed from the data
+      manifest.json                 resolved spec, seeds, package versions, sha256 of every file
+      data/sft/<split>-0000i-of-0000n.parquet   one row per trajectory: OpenAI chat `messages`
+                                    (tool_calls, tool messages), `tools`, reward, steps
+      data/rl/<split>-0000i-of-0000n.parquet    one row per task, verl-style: data_source,
+                                    prompt, ability, reward_model{style, ground_truth}, extra_info
+      jsonl/{sft,rl}/<split>.jsonl  the same rows as JSON lines
+      widesearch/<split>/{tasks.jsonl, gold/<id>.csv}   WideSearch's own task files
+
+A task is in one split only (every trajectory of a task goes with it); `split_by: world`
+puts a whole world in one split. The folder is built beside its destination and renamed
+into place; the same inputs give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .errors import ExportError
+from .rollout.env import SYSTEM_PROMPT, TOOLS, load_tasks
+from .rollout.stage import read_report, read_trajectories, sha256_file, summarise
+from .sampling import stable_hash
+from .spec import ExportOptions
+from .store import open_world, package_versions
+
+MANIFEST = "manifest.json"
+SPLITS = ("train", "validation", "test")
+
+_CALL = pa.struct([("id", pa.string()), ("type", pa.string()),
+                   ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())]))])
+_MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_calls", pa.list_(_CALL)),
+                      ("tool_call_id", pa.string())])
+_STEP = pa.struct([("call", pa.int32()), ("turn", pa.int32()), ("tool", pa.string()), ("perturbation", pa.string()),
+                   ("error", pa.string())])
+_SCORE = pa.struct([(k, pa.float64()) for k in ("success", "row_precision", "row_recall", "row_f1", "item_precision",
+                                                 "item_recall", "item_f1")])
+SFT_SCHEMA = pa.schema([
+    ("id", pa.string()), ("instance_id", pa.string()), ("sample", pa.int32()), ("world", pa.string()),
+    ("kind", pa.string()), ("policy", pa.string()), ("messages", pa.list_(_MESSAGE)), ("tools", pa.string()),
+    ("reward", pa.float64()), ("score", _SCORE), ("end", pa.string()), ("turns", pa.int32()),
+    ("tool_calls", pa.int32()), ("tokens", pa.struct([("prompt", pa.int64()), ("assistant", pa.int64()), ("tool", pa.int64())])),
+    ("steps", pa.list_(_STEP)),
+])
+RL_SCHEMA = pa.schema([
+    ("data_source", pa.string()),
+    ("prompt", pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))),
+    ("ability", pa.string()),
+    ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", pa.string())])),
+    ("extra_info", pa.struct([
+        ("index", pa.int64()), ("split", pa.string()), ("instance_id", pa.string()), ("world", pa.string()),
+        ("kind", pa.string()), ("entity_type", pa.string()), ("rows", pa.int32()), ("columns", pa.int32()),
+        ("hops", pa.int32()), ("constraints", pa.int32()), ("min_pages", pa.int32()), ("tools", pa.string()),
+    ])),
+])
+
+
+@dataclass
+class ExportReport:
+    path: Path
+    fingerprint: str
+    rows: dict[str, dict[str, int]]  # format -> split -> rows
+    files: int
+    bytes: int
+    replaced: bool
+
+
+def export_path(out_root: str | Path, world: str, version: str) -> Path:
+    return Path(out_root) / world / version
+
+
+def assign_splits(task_ids: list[str], opt: ExportOptions, world: str, seed: int) -> dict[str, str]:
+    """task id -> split. By task: tasks ordered by a seeded hash and cut at the fractions
+    (rounded, so every split gets its share); by world: every task in one split."""
+    names = [s for s in SPLITS if opt.splits.get(s, 0.0) > 0]
+    if opt.split_by == "world":
+        split = opt.world_split
+        if split is None:
+            u, acc = stable_hash(seed, "split", world) / 2**64, 0.0
+            split = names[-1]
+            for s in names:
+                acc += opt.splits[s]
+                if u < acc:
+                    split = s
+                    break
+        return dict.fromkeys(task_ids, split)
+    order = sorted(task_ids, key=lambda t: (stable_hash(seed, "split", t), t))
+    n = len(order)
+    bounds, acc = [], 0.0
+    for s in names:
+        acc += opt.splits[s]
+        bounds.append((s, round(acc * n)))
+    out, start = {}, 0
+    for s, end in bounds:
+        for t in order[start:end]:
+            out[t] = s
+        start = max(start, end)
+    return out
+
+
+def _sft_row(t: dict, world: str) -> dict:
+    msgs = [{"role": m["role"], "content": m.get("content") or "", "tool_calls": m.get("tool_calls"),
+             "tool_call_id": m.get("tool_call_id")} for m in t["messages"]]
+    sc = t["score"]
+    return {"id": f"{t['instance_id']}#{t['sample']}", "instance_id": t["instance_id"], "sample": t["sample"],
+            "world": world, "kind": t["kind"], "policy": t["policy"], "messages": msgs,
+            "tools": json.dumps(TOOLS, ensure_ascii=False), "reward": t["reward"],
+            "score": {k: float(sc[k]) for k in _SCORE.names}, "end": t["end"], "turns": t["turns"],
+            "tool_calls": t["tool_calls"], "tokens": {k: t["tokens"].get(k, 0) for k in ("prompt", "assistant", "tool")},
+            "steps": t["steps"]}
+
+
+def _rl_row(task, world: str, split: str, index: int, system: str) -> dict:
+    r = task.record
+    d = r["difficulty"]
+    truth = {"instance_id": task.id, "columns": task.header, "rows": task.rows, "evaluation": r["evaluation"]}
+    if r["kind"] == "multihop":
+        truth["answer_aliases"] = r.get("answer_aliases", [])
+    return {
+        "data_source": f"worldforge/{world}",
+        "prompt": [{"role": "system", "content": system}, {"role": "user", "content": r["query"]}],
+        "ability": "web-search",
+        "reward_model": {"style": "rule", "ground_truth": json.dumps(truth, ensure_ascii=False)},
+        "extra_info": {"index": index, "split": split, "instance_id": task.id, "world": world, "kind": r["kind"],
+                       "entity_type": r["entity_type"], "rows": d["rows"], "columns": d["columns"], "hops": d["hops"],
+                       "constraints": d["constraints"], "min_pages": d["min_pages"],
+                       "tools": json.dumps(TOOLS, ensure_ascii=False)},
+    }
+
+
+def _write_rows(rows: list[dict], schema: pa.Schema, folder: Path, jsonl: Path, split: str, shard_rows: int) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    jsonl.parent.mkdir(parents=True, exist_ok=True)
+    n = max(1, math.ceil(len(rows) / shard_rows))
+    paths = []
+    for i in range(n):
+        part = rows[i * shard_rows:(i + 1) * shard_rows]
+        p = folder / f"{split}-{i:05d}-of-{n:05d}.parquet"
+        pq.write_table(pa.Table.from_pylist(part, schema=schema), p, compression="zstd")
+        paths.append(p)
+    jsonl.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    return paths
+
+
+def check_dest(dest: Path, fingerprint: str | None, force: bool) -> bool:
+    """Whether `dest` holds an earlier export to replace. A folder that holds something else
+    is never replaced; a different dataset version needs --force."""
+    if dest.exists() and not dest.is_dir():
+        raise ExportError(f"{dest} is a file; give a folder for the dataset")
+    if not dest.is_dir() or not any(dest.iterdir()):
+        return False
+    man = dest / MANIFEST
+    if not man.is_file():
+        raise ExportError(f"{dest} is not empty and holds no worldforge dataset ({MANIFEST}); choose a new or empty folder")
+    old = json.loads(man.read_text()).get("fingerprint")
+    if fingerprint is not None and old != fingerprint and not force:
+        raise ExportError(f"{dest} already holds a different dataset (fingerprint {old}, this one is {fingerprint}); "
+                          "pass --force to replace it, or set stages.export.version to a new version")
+    return True
+
+
+def export_dataset(world_path: str | Path, out_root: str | Path = "exports", options: ExportOptions | None = None, *,
+                   force: bool = False, on_progress: Callable[[str, int, int], None] | None = None) -> ExportReport:
+    """Write a world's dataset to `<out_root>/<world>/<version>/` (see the module docstring)."""
+    world_path = Path(world_path)
+    info = open_world(world_path)
+    spec = info.world.spec
+    opt = options or spec.stages.export
+    world = spec.name
+    dest = export_path(out_root, world, opt.version)
+    check_dest(dest, None, force)  # a foreign folder fails before any work
+    trajs = read_trajectories(world_path)
+    rollout = read_report(world_path)
+    tasks = load_tasks(world_path)
+    by_id = {t.id: t for t in tasks}
+    seed = spec.seed
+    splits = assign_splits([t.id for t in tasks], opt, world, seed)
+    system = SYSTEM_PROMPT.format(today=spec.as_of.strftime("%B %-d, %Y"))
+
+    partial = dest.with_name(f".{dest.name}.partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    partial.mkdir(parents=True)
+    rows: dict[str, dict[str, int]] = {}
+    used = [s for s in SPLITS if any(v == s for v in splits.values())]
+    total = len(trajs) + len(tasks)
+    done = 0
+    if "sft" in opt.formats:
+        rows["sft"] = {}
+        for s in used:
+            part = [_sft_row(t, world) for t in trajs if splits[t["instance_id"]] == s]
+            if part:
+                _write_rows(part, SFT_SCHEMA, partial / "data" / "sft", partial / "jsonl" / "sft" / f"{s}.jsonl", s,
+                            opt.shard_rows)
+                rows["sft"][s] = len(part)
+            done += len(part)
+            if on_progress:
+                on_progress("sft", done, total)
+    if "rl" in opt.formats:
+        rows["rl"] = {}
+        for s in used:
+            part = [_rl_row(t, world, s, i, system) for i, t in enumerate(t for t in tasks if splits[t.id] == s)]
+            _write_rows(part, RL_SCHEMA, partial / "data" / "rl", partial / "jsonl" / "rl" / f"{s}.jsonl", s, opt.shard_rows)
+            rows["rl"][s] = len(part)
+            done += len(part)
+            if on_progress:
+                on_progress("rl", done, total)
+    if "widesearch" in opt.formats:
+        from .tasks.stage import _csv
+
+        rows["widesearch"] = {}
+        for s in used:
+            d = partial / "widesearch" / s
+            (d / "gold").mkdir(parents=True)
+            mine = [t for t in tasks if splits[t.id] == s]
+            (d / "tasks.jsonl").write_text("".join(json.dumps({k: t.record[k] for k in ("instance_id", "query", "language",
+                                                                                        "evaluation")}, ensure_ascii=False) + "\n"
+                                                   for t in mine))
+            for t in mine:
+                (d / "gold" / f"{t.id}.csv").write_text(_csv(t.header, t.rows))
+            rows["widesearch"][s] = len(mine)
+
+    stats = _statistics(trajs, tasks, splits, by_id)
+    files = {str(p.relative_to(partial)): p for p in sorted(partial.rglob("*")) if p.is_file()}
+    hashes = {k: {"sha256": sha256_file(p), "bytes": p.stat().st_size} for k, p in files.items()}
+    card = dataset_card(world, opt, spec, rows, stats, rollout)
+    (partial / "README.md").write_text(card)
+    hashes["README.md"] = {"sha256": hashlib.sha256(card.encode()).hexdigest(), "bytes": len(card.encode())}
+    fingerprint = hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()[:16]
+    render = json.loads((world_path / "web" / "render.json").read_text())
+    tasks_report = json.loads((world_path / "tasks" / "report.json").read_text())
+    extra = ("tantivy", "pydantic", "typer") + (("vllm",) if "vllm" in (rollout["policy"], render["options"]["backend"]) else ())
+    manifest = {
+        "dataset": f"{world}/{opt.version}", "fingerprint": fingerprint, "format": 1,
+        "spec": spec.model_dump(mode="json"), "packs": {name: sha256_file(Path(f)) for name, f in sorted(info.world.pack_files.items())},
+        "seeds": {"world": spec.seed, "tasks": tasks_report.get("seed"), "rollout": rollout["seed"],
+                  "perturbations": rollout["seed"], "split": seed},
+        "rollout": {"policy": rollout["policy"], "options": rollout["options"]},
+        "render": {"backend": render["options"]["backend"], "fingerprint": render.get("fingerprint")},
+        "packages": package_versions(extra),
+        "rows": rows, "splits": dict(sorted(Counter(splits.values()).items())),
+        "files": dict(sorted(hashes.items())),
+    }
+    (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    replaced = check_dest(dest, fingerprint, force)
+    if replaced:
+        old = dest.with_name(f".{dest.name}.old")
+        if old.exists():
+            shutil.rmtree(old)
+        dest.rename(old)
+        partial.rename(dest)
+        shutil.rmtree(old)
+    else:
+        if dest.exists():
+            dest.rmdir()
+        partial.rename(dest)
+    size = sum(h["bytes"] for h in hashes.values())
+    return ExportReport(dest, fingerprint, rows, len(hashes) + 1, size, replaced)
+
+
+def _statistics(trajs: list[dict], tasks: list, splits: dict[str, str], by_id: dict) -> dict:
+    per_split = {}
+    for s in SPLITS:
+        mine = [t for t in tasks if splits[t.id] == s]
+        if not mine:
+            continue
+        tr = [t for t in trajs if splits[t["instance_id"]] == s]
+        per_split[s] = {
+            "tasks": len(mine), "table": sum(t.record["kind"] == "table" for t in mine),
+            "multihop": sum(t.record["kind"] == "multihop" for t in mine),
+            "gold_rows": sum(len(t.rows) for t in mine), "gold_cells": sum(len(t.rows) * len(t.header) for t in mine),
+            "trajectories": len(tr),
+        }
+    return {"splits": per_split, "trajectories": summarise(trajs),
+            "difficulty": {k: dict(sorted(Counter(t.record["difficulty"][k] for t in tasks).items()))
+                           for k in ("hops", "constraints")},
+            "entity_types": dict(sorted(Counter(t.record["entity_type"] for t in tasks).items()))}
+
+
+def _size_category(n: int) -> str:
+    for lim, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < lim:
+            return name
+    return "1M<n<10M"
+
+
+def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, rollout: dict) -> str:
+    """README.md: YAML front matter for the Hub, then the card with real statistics."""
+    import yaml
+
+    configs = []
+    for fmt in ("sft", "rl"):
+        if fmt in rows and rows[fmt]:
+            c = {"config_name": fmt, "data_files": [{"split": s, "path": f"data/{fmt}/{s}-*.parquet"} for s in rows[fmt]]}
+            if fmt == "sft" or "sft" not in rows:
+                c["default"] = True
+            configs.append(c)
+    n_rows = max([sum(v.values()) for v in rows.values()] + [0])
+    front = {"pretty_name": f"worldforge {world} ({opt.version})", "license": opt.license, "language": [spec.stages.tasks.language],
+             "task_categories": ["question-answering", "text-generation"],
+             "tags": ["synthetic", "agents", "tool-use", "web-search", "widesearch", "worldforge"],
+             "size_categories": [_size_category(n_rows)], "configs": configs}
+    tr = stats["trajectories"]
+    lines = ["---", yaml.safe_dump(front, sort_keys=False).rstrip(), "---", "",
+             f"# worldforge: {world} ({opt.version})", "",
+             f"Synthetic training data for search agents, generated by worldforge from a "
+             f"fictional world ({spec.description or world}). Every entity, page and search result is invented; gold answers "
+             "come from the world's database, never from pages. Tasks follow WideSearch: find every entity that satisfies "
+             "the conditions and fill a table, or answer a multi-hop question as a one-row table.", "",
+             f"World: `{world}`, seed {spec.seed}, as of {spec.as_of}, packs {', '.join(spec.packs)}. "
+             f"Trajectories by the `{rollout['policy']}` policy.", "",
+             "## Splits", "", "| split | tasks | table | multi-hop | gold rows | gold cells | trajectories |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for s, v in stats["splits"].items():
+        lines.append(f"| {s} | {v['tasks']:,} | {v['table']:,} | {v['multihop']:,} | {v['gold_rows']:,} | "
+                     f"{v['gold_cells']:,} | {v['trajectories']:,} |")
+    split_rule = ("each task is in exactly one split (all trajectories of a task go with it)" if opt.split_by == "task"
+                  else "the whole world is in one split")
+    lines += ["", f"Splits are by {opt.split_by}: {split_rule}.", "",
+              "## Trajectories", "", "| measure | value |", "|---|---:|",
+              f"| trajectories | {tr['trajectories']:,} |", f"| mean reward ({rollout['options']['reward_metric']}) | {tr['reward_mean']:.4f} |",
+              f"| success rate | {tr['success_rate']:.4f} |", f"| mean turns | {tr['turns_mean']:.2f} |",
+              f"| max turns | {tr['turns_max']} |", f"| tool calls | {tr['tool_calls']:,} |",
+              f"| mean tool calls | {tr['tool_calls_mean']:.2f} |"]
+    for tool, n in tr["calls_by_tool"].items():
+        lines.append(f"| calls to {tool} | {n:,} |")
+    for k, n in tr["tokens"].items():
+        lines.append(f"| {k} tokens | {n:,} |")
+    lines.append(f"| malformed or failed calls | {tr['errors']:,} |")
+    lines += ["", "Reward distribution:", "", "| reward | trajectories |", "|---|---:|"]
+    lines += [f"| {b} | {n:,} |" for b, n in tr["reward_histogram"].items()]
+    lines += ["", "Perturbations met (seeded, recorded per step in `steps`):", "", "| kind | tool calls |", "|---|---:|"]
+    lines += [f"| {k} | {n:,} |" for k, n in tr["perturbations"].items()] or ["| none | 0 |"]
+    lines += ["", "Task difficulty:", "", "| hops | tasks |", "|---:|---:|"]
+    lines += [f"| {k} | {n:,} |" for k, n in stats["difficulty"]["hops"].items()]
+    lines += ["", "| constraints | tasks |", "|---:|---:|"]
+    lines += [f"| {k} | {n:,} |" for k, n in stats["difficulty"]["constraints"].items()]
+    lines += ["", "## Configs", "",
+              "- `sft`: one row per trajectory. `messages` is OpenAI chat format (`system`, `user`, `assistant` with "
+              "`tool_calls`, `tool` with `tool_call_id`); `tools` is the JSON list of function specs (`json.loads` it for "
+              "`tokenizer.apply_chat_template(messages, tools=tools)`); `reward` and `score` are WideSearch metrics; "
+              "`steps` records each tool call's perturbation and error.",
+              "- `rl`: one row per task, verl-style: `prompt`, `ability`, `reward_model.ground_truth` (JSON: columns, "
+              "gold rows, WideSearch `evaluation`) and `extra_info`.",
+              "- `widesearch/<split>/`: WideSearch's own `tasks.jsonl` (instance_id, query, language, evaluation) and "
+              "`gold/<instance_id>.csv`.", "- `jsonl/`: the `sft` and `rl` rows as JSON lines.", "",
+              "```python", "from datasets import load_dataset", "",
+              "sft = load_dataset(\"parquet\", data_files={\"train\": \"data/sft/train-*.parquet\"})", "```", "",
+              "## Reproduce", "", "```bash", f"worldforge run worlds/{world}.yaml", "```", "",
+              "`manifest.json` holds the resolved spec, the seeds, package versions and the sha256 of every file; the "
+              "same spec and seed give byte-identical files.", ""]
+    return "\n".join(lines)

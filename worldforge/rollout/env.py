@@ -1,0 +1,370 @@
+"""The agent environment: a task, the simulated web's tools, perturbations and the reward.
+
+    env = Environment.for_world("build/demo")
+    ep = env.episode(task)                    # system + user messages, tools, counters
+    results = ep.act("I'll search first.", [ToolCall("web_search", '{"query": "..."}')])
+    ...
+    ep.act("Here is the table.", [ToolCall("final_answer", '{"answer": "| a | b |..."}')])
+    ep.reward, ep.score                       # WideSearch metrics from worldforge.scoring
+
+Every tool result is a pure function of (world, perturbation seed, episode key, call index,
+tool name, arguments): `Environment.execute` recomputes any call of any trajectory, which
+is how exported trajectories are replayed and checked.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import RolloutError, SearchInputError
+from ..sampling import stable_hash
+from ..scoring import Evaluation, read_gold_csv, score_table
+from ..search import TOOLS as WEB_TOOLS
+from ..search import SearchEngine
+from ..spec import RolloutOptions
+from . import perturb
+
+FINAL_ANSWER_TOOL = {"type": "function", "function": {
+    "name": "final_answer",
+    "description": "Submit your final answer (a markdown table) and end the task. Call it once, at the end.",
+    "parameters": {"type": "object", "properties": {
+        "answer": {"type": "string", "description": "The complete answer as a markdown table."}},
+        "required": ["answer"]},
+}}
+TOOLS = [*WEB_TOOLS, FINAL_ANSWER_TOOL]
+TOOL_NAMES = tuple(t["function"]["name"] for t in TOOLS)
+
+SYSTEM_PROMPT = """You are a web research agent. Today is {today}. Answer the user's question by searching the web \
+and reading pages with the tools below, then submit the answer with final_answer.
+
+- web_search finds pages (10 results per query; pass several queries at once to save turns; use offset for more).
+- web_extractor opens a page by URL and returns its text. Directory pages are split into pages; follow their \
+"next" links to see every entry.
+- Pages can be out of date, incomplete or wrong, and tools can fail: retry failed calls, prefer official and \
+encyclopedia sources over forums and content farms, and check values you are unsure of.
+- Submit exactly one markdown table with the requested columns, in the requested order, one row per answer, and \
+no other text in the answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    arguments: str  # JSON text, as a model writes it
+    id: str | None = None
+
+
+@dataclass(slots=True)
+class StepRecord:
+    """One tool call of an episode, as recorded in the trajectory."""
+
+    call: int  # index of the call in the episode: the perturbation key
+    turn: int
+    tool: str
+    perturbation: str | None = None
+    error: str | None = None  # malformed-call | malformed-arguments | unknown-tool | bad-input
+
+    def as_dict(self) -> dict:
+        return {"call": self.call, "turn": self.turn, "tool": self.tool, "perturbation": self.perturbation,
+                "error": self.error}
+
+
+def approx_tokens(text: str) -> int:
+    """A tokenizer-free estimate (4 characters a token), used when no tokenizer is given."""
+    return (len(text) + 3) // 4
+
+
+@dataclass
+class Task:
+    """A task record from `<world>/tasks/tasks.jsonl` with its gold table."""
+
+    record: dict
+    header: list[str]
+    rows: list[list[str]]
+
+    @property
+    def id(self) -> str:
+        return self.record["instance_id"]
+
+    @property
+    def query(self) -> str:
+        return self.record["query"]
+
+    def gold_markdown(self) -> str:
+        return markdown_table(self.header, self.rows)
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    esc = lambda v: str(v).replace("|", "\\|")  # noqa: E731
+    lines = ["| " + " | ".join(map(esc, header)) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(map(esc, r)) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def load_tasks(world_path: str | Path) -> list[Task]:
+    from ..scoring import GOLD_DIR
+    from ..tasks.stage import read_tasks, tasks_dir
+
+    d = tasks_dir(world_path)
+    out = []
+    for r in read_tasks(world_path):
+        header, rows = read_gold_csv((d / GOLD_DIR / f"{r['instance_id']}.csv").read_text())
+        out.append(Task(r, header, rows))
+    return out
+
+
+class Environment:
+    """The tools of one rendered world, with the rollout options' perturbations and limits."""
+
+    def __init__(self, engine: SearchEngine, options: RolloutOptions, *, seed: int, as_of: dt.date,
+                 aliases: dict[str, str] | None = None, count_tokens: Callable[[str], int] = approx_tokens):
+        self.engine = engine
+        self.options = options
+        self.seed = seed
+        self.as_of = as_of
+        self.aliases = aliases or {}
+        self.count_tokens = count_tokens
+        self.system_prompt = SYSTEM_PROMPT.format(today=as_of.strftime("%B %-d, %Y"))
+
+    @classmethod
+    def for_world(cls, world_path: str | Path, options: RolloutOptions | None = None, *, seed: int | None = None,
+                  **kw) -> Environment:
+        from ..scoring import world_aliases
+        from ..store import open_world
+
+        info = open_world(world_path)
+        opt = options or info.world.spec.stages.rollout
+        seed = resolve_seed(opt, info.world.spec.seed) if seed is None else seed
+        return cls(SearchEngine.for_world(world_path), opt, seed=seed, as_of=info.world.spec.as_of,
+                   aliases=world_aliases(world_path), **kw)
+
+    def close(self) -> None:
+        self.engine.close()
+
+    def episode(self, task: Task, sample: int = 0) -> Episode:
+        return Episode(self, task, sample)
+
+    # ------------------------------------------------------------------ tools
+
+    def execute(self, episode_key: str, call: int, name: str, arguments: dict) -> tuple[str, str | None]:
+        """The text a tool call returns and its perturbation kind (None when clean). Raises
+        SearchInputError for bad arguments (the episode turns that into an error result)."""
+        if name not in ("web_search", "web_extractor"):
+            raise SearchInputError(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
+        kind = perturb.draw(self.seed, episode_key, call, name, self.options.perturbations)
+        key = f"{self.seed}|{episode_key}|{call}"
+        if kind in ("search_error", "rate_limit"):
+            self._check_arguments(name, arguments)
+            return perturb.error_text(kind, name, key, arguments), kind
+        if name == "web_search":
+            text, applied = self._search(arguments, kind, key)
+            return self._cap(text), applied
+        url = arguments.get("url")
+        if not isinstance(url, str):
+            raise SearchInputError("web_extractor needs a 'url' string, e.g. {\"url\": \"https://...\"}")
+        original = perturb.original_of(url)
+        if original is not None:  # a low-quality copy met in earlier results: always the same text
+            p = self.engine.page(original)
+            if p is not None:
+                return self._cap(self._copy_page(p)), None
+        if kind in ("truncated_page", "stale_page"):
+            p = self.engine.page(url)
+            if p is not None:
+                if kind == "truncated_page":
+                    return self._cap(perturb.truncate(p["markdown"], key)), kind
+                return self._cap(perturb.stale(p["markdown"], p["url"], p["date"], self.as_of, key)), kind
+        return self._cap(self.engine.web_extractor(url)), None
+
+    def _check_arguments(self, name: str, arguments: dict) -> None:
+        if name == "web_search":
+            q, qs = arguments.get("query"), arguments.get("queries")
+            if not (isinstance(q, str) and q.strip()) and not (isinstance(qs, list) and qs):
+                raise SearchInputError("web_search needs 'query' or a non-empty 'queries' list")
+        elif not isinstance(arguments.get("url"), str):
+            raise SearchInputError("web_extractor needs a 'url' string, e.g. {\"url\": \"https://...\"}")
+
+    def _search(self, arguments: dict, kind: str | None, key: str) -> tuple[str, str | None]:
+        self._check_arguments("web_search", arguments)
+        try:
+            offset = int(arguments.get("offset", 0) or 0)
+        except (TypeError, ValueError):
+            raise SearchInputError(f"offset must be a whole number, got {arguments.get('offset')!r}") from None
+        qs = arguments.get("queries") or []
+        if isinstance(qs, str):
+            qs = [qs]
+        if not isinstance(qs, list) or not all(isinstance(q, str) for q in qs):
+            raise SearchInputError("'queries' must be a list of strings")
+        qs = list(qs) + ([arguments["query"]] if isinstance(arguments.get("query"), str) else [])
+        if kind == "empty_results":
+            for q in qs:
+                if not q.strip():
+                    raise SearchInputError("empty query: give some search words")
+            return "\n\n".join(f"No results found for \"{q.strip()}\". Try different or fewer keywords." for q in qs), kind
+        blocks, applied = [], None
+        for i, q in enumerate(qs):
+            results, total = self.engine.search(q, offset)
+            if kind == "conflicting_page" and results and i == 0:
+                results = self._inject_copy(results, key)
+                applied = kind
+            blocks.append(self.engine.format_results(q, offset, results, total))
+        return "\n\n".join(blocks), applied
+
+    def _inject_copy(self, results: list[dict], key: str) -> list[dict]:
+        """Put a low-quality copy of one result (a page with numbers) among the results."""
+        cands = [r for r in results if r["kind"] in ("article", "profile", "directory") and any(c.isdigit() for c in r["snippet"])]
+        src = (cands or results)[stable_hash(key, "src") % len(cands or results)]
+        copy = {"url": perturb.conflicting_url(src["url"], self.seed),
+                "title": f"{src['title']} - facts, figures and more",
+                "snippet": perturb.conflicting(src["snippet"], src["url"], self.seed),
+                "date": self.as_of.strftime("%b %-d, %Y"), "kind": "forum", "score": 0.0}
+        pos = 1 + stable_hash(key, "pos") % min(4, len(results))
+        return (results[:pos] + [copy] + results[pos:])[: len(results)]
+
+    def _copy_page(self, page: dict) -> str:
+        body = perturb.conflicting(page["markdown"], page["url"], self.seed)
+        site = perturb.conflicting_url(page["url"], self.seed).split("/")[2]
+        return f"*{site} · community answers · unverified*\n\n{body}"
+
+    def _cap(self, text: str) -> str:
+        n = self.options.max_observation_chars
+        if len(text) <= n:
+            return text
+        return f"{text[:n]}\n\n[... {len(text) - n} more characters not shown]"
+
+
+def resolve_seed(options: RolloutOptions, world_seed: int) -> int:
+    return world_seed if options.seed is None else options.seed
+
+
+@dataclass
+class Episode:
+    """One agent's attempt at one task. The policy calls `act` once per assistant turn."""
+
+    env: Environment
+    task: Task
+    sample: int = 0
+    messages: list[dict] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
+    turns: int = 0
+    tool_calls: int = 0
+    tokens: Counter = field(default_factory=Counter)  # assistant, tool, prompt
+    done: bool = False
+    end: str | None = None  # answer | turn-limit | context-length | no-answer
+    answer: str | None = None
+    score: dict | None = None
+
+    def __post_init__(self):
+        self.key = f"{self.task.id}#{self.sample}"
+        self.messages = [{"role": "system", "content": self.env.system_prompt},
+                         {"role": "user", "content": self.task.query}]
+        self.tokens.update(prompt=sum(self.env.count_tokens(m["content"]) for m in self.messages))
+
+    @property
+    def reward(self) -> float:
+        return 0.0 if self.score is None else float(self.score[self.env.options.reward_metric])
+
+    def call_id(self, call: int) -> str:
+        return f"call_{stable_hash(self.key, call) & 0xFFFFFFFFFFFF:012x}"
+
+    def act(self, content: str, calls: list[ToolCall], *, output_tokens: int | None = None) -> list[dict]:
+        """Record one assistant turn and run its tool calls in order. Returns the tool messages
+        appended. A `final_answer` call ends the episode with its reward; a malformed call gets
+        an error message back as its result."""
+        if self.done:
+            raise RolloutError(f"episode {self.key} is over ({self.end}); start a new one")
+        self.turns += 1
+        msg: dict = {"role": "assistant", "content": content}
+        if calls:
+            msg["tool_calls"] = []
+        self.messages.append(msg)
+        self.tokens["assistant"] += output_tokens if output_tokens is not None else self.env.count_tokens(content)
+        out = []
+        final = None
+        for c in calls:
+            n = self.tool_calls
+            self.tool_calls += 1
+            cid = c.id or self.call_id(n)
+            msg["tool_calls"].append({"id": cid, "type": "function", "function": {"name": c.name, "arguments": c.arguments}})
+            if output_tokens is None:
+                self.tokens["assistant"] += self.env.count_tokens(c.arguments) + 8
+            rec = StepRecord(n, self.turns, c.name)
+            self.steps.append(rec)
+            if not c.name:  # the policy's parser could not read this call at all
+                rec.error = "malformed-call"
+                text = ("Error: the tool call could not be parsed. Write one call per block with the tool's name and "
+                        "its arguments as a JSON object, e.g. {\"name\": \"web_search\", \"arguments\": {\"query\": \"...\"}}.")
+                self._tool_message(cid, text, out)
+                continue
+            try:
+                args = json.loads(c.arguments) if c.arguments.strip() else {}
+                if not isinstance(args, dict):
+                    raise ValueError("arguments must be a JSON object")
+            except ValueError as exc:
+                rec.error = "malformed-arguments"
+                text = f"Error: the arguments of {c.name} are not a JSON object ({str(exc).splitlines()[0][:120]}). " \
+                       f"Call the tool again with valid JSON arguments."
+            else:
+                if c.name == "final_answer":
+                    ans = args.get("answer")
+                    if isinstance(ans, str) and final is None:
+                        final = ans
+                        continue
+                    rec.error = "bad-input"
+                    text = "Error: final_answer needs an 'answer' string holding the markdown table."
+                else:
+                    try:
+                        text, rec.perturbation = self.env.execute(self.key, n, c.name, args)
+                    except SearchInputError as exc:
+                        rec.error = "unknown-tool" if c.name not in TOOL_NAMES else "bad-input"
+                        text = f"Error: {exc}"
+            self._tool_message(cid, text, out)
+        if final is not None:
+            self.submit(final)
+        elif self.turns >= self.env.options.max_turns:
+            self.stop("turn-limit")
+        return out
+
+    def _tool_message(self, cid: str, text: str, out: list[dict]) -> None:
+        tm = {"role": "tool", "tool_call_id": cid, "content": text}
+        self.tokens["tool"] += self.env.count_tokens(text)
+        self.messages.append(tm)
+        out.append(tm)
+
+    def reply(self, content: str, *, output_tokens: int | None = None) -> dict:
+        """An assistant turn with no tool call: its text is the final answer."""
+        if self.done:
+            raise RolloutError(f"episode {self.key} is over ({self.end}); start a new one")
+        self.turns += 1
+        self.messages.append({"role": "assistant", "content": content})
+        self.tokens["assistant"] += output_tokens if output_tokens is not None else self.env.count_tokens(content)
+        return self.submit(content)
+
+    def submit(self, answer: str) -> dict:
+        """End the episode with an answer (a final_answer call, or a plain-text answer)."""
+        if self.done:
+            raise RolloutError(f"episode {self.key} is over ({self.end})")
+        self.answer = answer
+        ev = Evaluation.model_validate(self.task.record["evaluation"])
+        self.score = score_table(self.task.id, ev, self.task.header, self.task.rows, answer, self.env.aliases).as_dict()
+        self.done, self.end = True, "answer"
+        return self.score
+
+    def stop(self, reason: str) -> None:
+        """End the episode without an answer (reward 0)."""
+        self.done, self.end = True, reason
+        ev = Evaluation.model_validate(self.task.record["evaluation"])
+        self.score = score_table(self.task.id, ev, self.task.header, self.task.rows, "", self.env.aliases).as_dict()
+
+    def trajectory(self, policy: str) -> dict:
+        """The episode as a trajectory record (what the rollout stage stores and export reads)."""
+        counts = Counter(s.perturbation for s in self.steps if s.perturbation)
+        return {"instance_id": self.task.id, "sample": self.sample, "policy": policy, "kind": self.task.record["kind"],
+                "messages": self.messages, "steps": [s.as_dict() for s in self.steps], "end": self.end,
+                "answer": self.answer, "reward": self.reward, "score": self.score, "turns": self.turns,
+                "tool_calls": self.tool_calls, "tokens": dict(sorted(self.tokens.items())),
+                "perturbations": dict(sorted(counts.items())),
+                "errors": sum(1 for s in self.steps if s.error)}

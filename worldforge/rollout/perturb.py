@@ -1,0 +1,133 @@
+"""Seeded perturbations of the simulated web, as an agent meets them on the real one.
+
+Whether a tool call is perturbed, and how, is a pure function of the perturbation seed,
+the episode (task id and sample) and the call's index in the episode: replaying a call
+gives the same text. Kinds (rates per kind and tool live in `stages.rollout.perturbations`):
+
+- `search_error`: a timeout or a server error instead of results or a page;
+- `empty_results`: a search that finds nothing;
+- `rate_limit`: HTTP 429 with a retry-after hint;
+- `truncated_page`: the page breaks off part-way, with a connection note;
+- `stale_page`: an archived copy under an older date, with older (smaller) numbers;
+- `conflicting_page`: a low-quality site among the search results whose numbers contradict
+  the page it copied; opening its URL gives that contradicting copy, every time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from urllib.parse import urlsplit
+
+from ..sampling import stable_hash
+from ..spec import PERTURBATION_TOOLS
+
+LOW_QUALITY_SITES = ("factzilla-answers.net", "quickwiki-facts.com", "trivia-hub.info", "askthecrowd.forum")
+ARCHIVE_NOTE = "> Archived copy captured on {date}. This snapshot may be out of date; the live page may differ."
+TRUNCATION_NOTE = "[Connection reset: the page was only partially loaded.]"
+_U64 = float(2**64)
+
+
+def unit(*names: object) -> float:
+    """A uniform draw in [0, 1) fixed by names."""
+    return stable_hash(*names) / _U64
+
+
+def draw(seed: int, episode: str, call: int, tool: str, rates: dict[str, dict[str, float]]) -> str | None:
+    """The perturbation of one tool call, or None."""
+    u = unit(seed, "perturb", episode, call)
+    acc = 0.0
+    for kind in PERTURBATION_TOOLS:  # fixed order, so a rate change moves only its own band
+        acc += rates.get(kind, {}).get(tool, 0.0)
+        if u < acc:
+            return kind
+    return None
+
+
+def error_text(kind: str, tool: str, key: str, arguments: dict) -> str:
+    """The error an agent reads for a failed call."""
+    v = stable_hash(key, kind) % 3
+    if kind == "rate_limit":
+        return (f"Error 429: Too Many Requests. The {tool} rate limit was exceeded; "
+                f"retry after {(2, 5, 10)[v]} seconds.")
+    if tool == "web_extractor":
+        url = arguments.get("url", "")
+        return (f"Error: timed out after 30 seconds while fetching {url}. Please try again.",
+                f"Error 502: Bad Gateway while fetching {url}. The server returned an invalid response.",
+                f"Error 503: Service Unavailable while fetching {url}. Please try again later.")[v]
+    return ("Error: the search request timed out after 30 seconds. Please try again.",
+            "Error 503: Service Unavailable. The search backend is temporarily unavailable; please retry.",
+            "Error 500: Internal Server Error while running the search. Please try again.")[v]
+
+
+def truncate(markdown: str, key: str) -> str:
+    """The page cut at a line boundary 25-60% of the way in."""
+    cut = int(len(markdown) * (0.25 + 0.35 * unit(key, "cut")))
+    nl = markdown.rfind("\n", 0, cut)
+    head = markdown[: nl if nl > 0 else cut].rstrip()
+    return f"{head}\n\n{TRUNCATION_NOTE}"
+
+
+# Numbers that may be altered: not inside link targets, ISO dates, day-month-year dates or
+# 4-digit years; a run of digits with optional thousands separators and decimals.
+_PROTECT = re.compile(r"\]\([^)]*\)|https?://\S+|\d{4}-\d{2}-\d{2}|"
+                      r"\b\d{1,2} (?:January|February|March|April|May|June|July|August|September|October|November|December) \d{4}\b|"
+                      r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+                      r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{1,2}, \d{4}\b|\+\d+")
+_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])\d+(?:\.\d+)?(?![\w,])")
+
+
+def _alter_number(text: str, key: str, low: float, high: float) -> str:
+    plain = text.replace(",", "")
+    if "." not in plain and len(plain) == 4 and 1000 <= int(plain) <= 2100:
+        return text  # a year
+    value = float(plain)
+    if value < 10:
+        return text
+    factor = low + (high - low) * unit(key, "number", text)
+    new = value * factor
+    decimals = len(plain.split(".", 1)[1]) if "." in plain else 0
+    out = f"{new:,.{decimals}f}" if "," in text else f"{new:.{decimals}f}"
+    return text if out == text else out
+
+
+def alter_numbers(text: str, key: str, low: float, high: float) -> str:
+    """Every alterable number scaled by a factor in [low, high) fixed by (key, number)."""
+    out, last = [], 0
+    for m in _PROTECT.finditer(text):
+        out.append(_NUMBER.sub(lambda n: _alter_number(n.group(0), key, low, high), text[last:m.start()]))
+        out.append(m.group(0))
+        last = m.end()
+    out.append(_NUMBER.sub(lambda n: _alter_number(n.group(0), key, low, high), text[last:]))
+    return "".join(out)
+
+
+def stale(markdown: str, url: str, page_date: dt.date | None, as_of: dt.date, key: str) -> str:
+    """An archived copy: the page under an older capture date, with smaller numbers."""
+    base = page_date or as_of
+    days = 365 + int(unit(key, "age") * 5 * 365)
+    captured = base - dt.timedelta(days=days)
+    if page_date and captured < page_date:
+        captured = page_date
+    body = alter_numbers(markdown, f"stale|{url}|{key}", 0.7, 0.95)
+    return f"{ARCHIVE_NOTE.format(date=captured.strftime('%B %-d, %Y'))}\n\n{body}"
+
+
+def conflicting_url(original: str, seed: int) -> str:
+    """The low-quality copy of `original`, at a URL that names the original."""
+    p = urlsplit(original)
+    site = LOW_QUALITY_SITES[stable_hash(seed, "site", original) % len(LOW_QUALITY_SITES)]
+    return f"https://{site}/copy/{p.netloc}{p.path}"
+
+
+def original_of(url: str) -> str | None:
+    """The page a low-quality copy was made from, or None when `url` is no such copy."""
+    p = urlsplit(url)
+    if p.netloc not in LOW_QUALITY_SITES or not p.path.startswith("/copy/"):
+        return None
+    return "https://" + p.path[len("/copy/"):]
+
+
+def conflicting(text: str, original: str, seed: int) -> str:
+    """A low-quality copy's text (page or snippet): the original's numbers, contradicted."""
+    return alter_numbers(text, f"conflict|{seed}|{original}", 1.15, 1.6)

@@ -1,0 +1,242 @@
+"""The rollout stage: run a policy on every task of a world and store the trajectories.
+
+Layout, inside the world folder:
+
+    rollout/
+      trajectories.jsonl   one kept trajectory per line, in task order (messages in OpenAI
+                           chat format, per-call step records with perturbations, reward)
+      report.json          policy, seed, counts, rewards, turns, tool calls, tokens,
+                           perturbations by kind, rejected samples, seconds
+
+Work goes to `.rollout.partial/` in chunks of `chunk_tasks` tasks, each written atomically;
+an interrupted run resumes at the first missing chunk (when the options, policy and tasks
+are unchanged) and the finished folder is renamed into place. Trajectories depend only on
+the seed, the task and the sample number, so a resumed run writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import RolloutError
+from ..spec import RolloutOptions
+from ..store import open_world
+from .env import Environment, load_tasks, resolve_seed
+
+ROLLOUT_DIR = "rollout"
+PARTIAL_DIR = ".rollout.partial"
+TRAJECTORIES = "trajectories.jsonl"
+REPORT_FILE = "report.json"
+POLICIES = ("oracle", "vllm")
+
+
+def rollout_dir(world_path: str | Path) -> Path:
+    return Path(world_path) / ROLLOUT_DIR
+
+
+def is_rolled_out(world_path: str | Path) -> bool:
+    return (rollout_dir(world_path) / REPORT_FILE).is_file()
+
+
+def read_trajectories(world_path: str | Path) -> list[dict]:
+    p = rollout_dir(world_path) / TRAJECTORIES
+    if not p.is_file() or not is_rolled_out(world_path):
+        raise RolloutError(f"no trajectories in {Path(world_path)}; run `worldforge rollout {world_path}` first")
+    return [json.loads(x) for x in p.read_text().splitlines() if x.strip()]
+
+
+def read_report(world_path: str | Path) -> dict:
+    return json.loads((rollout_dir(world_path) / REPORT_FILE).read_text())
+
+
+def write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass
+class RolloutReport:
+    policy: str
+    seed: int
+    tasks: int
+    trajectories: int
+    rejected: int
+    seconds: float
+    steps: int
+    stats: dict
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _reward_bin(r: float) -> str:
+    if r >= 1.0:
+        return "1"
+    if r <= 0.0:
+        return "0"
+    return f"[{int(r * 4) / 4:.2f}, {int(r * 4) / 4 + 0.25:.2f})"
+
+
+def summarise(trajs: list[dict]) -> dict:
+    """Counts and distributions of a list of trajectories (report and dataset card)."""
+    n = len(trajs)
+    rewards = [t["reward"] for t in trajs]
+    hist = Counter(_reward_bin(r) for r in rewards)
+    pert = Counter()
+    for t in trajs:
+        pert.update(t["perturbations"])
+    tok = Counter()
+    for t in trajs:
+        tok.update(t["tokens"])
+    mean = lambda xs: round(sum(xs) / len(xs), 4) if xs else 0.0  # noqa: E731
+    return {
+        "trajectories": n, "by_kind": dict(sorted(Counter(t["kind"] for t in trajs).items())),
+        "reward_mean": mean(rewards), "reward_histogram": dict(sorted(hist.items())),
+        "success_rate": mean([t["score"]["success"] for t in trajs]),
+        "item_f1_mean": mean([t["score"]["item_f1"] for t in trajs]),
+        "turns_mean": mean([t["turns"] for t in trajs]), "turns_max": max((t["turns"] for t in trajs), default=0),
+        "tool_calls": sum(t["tool_calls"] for t in trajs), "tool_calls_mean": mean([t["tool_calls"] for t in trajs]),
+        "calls_by_tool": dict(sorted(Counter(s["tool"] for t in trajs for s in t["steps"]).items())),
+        "tokens": dict(sorted(tok.items())), "perturbations": dict(sorted(pert.items())),
+        "errors": sum(t["errors"] for t in trajs), "ends": dict(sorted(Counter(t["end"] for t in trajs).items())),
+    }
+
+
+def _fingerprint(opt: RolloutOptions, policy: str, seed: int, tasks_sha: str, model: str | None) -> str:
+    key = json.dumps([opt.model_dump(mode="json"), policy, seed, tasks_sha, model], sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *, policy: str | None = None,
+                parser: str | None = None, model: str | None = None, seed: int | None = None, force: bool = False,
+                llm=None, on_progress: Callable[[int, int], None] | None = None) -> RolloutReport:
+    """Roll out every task of a rendered world with its tasks (see the module docstring)."""
+    from ..tasks.stage import TASKS_FILE, tasks_dir
+
+    t0 = time.perf_counter()
+    world_path = Path(world_path)
+    info = open_world(world_path)
+    opt = options or info.world.spec.stages.rollout
+    if policy is not None and policy not in POLICIES:
+        raise RolloutError(f"unknown policy {policy!r}; choose from {', '.join(POLICIES)}")
+    updates = {k: v for k, v in (("policy", policy), ("seed", seed)) if v is not None}
+    if parser is not None or model is not None:
+        agent = opt.agent.model_copy(update={k: v for k, v in (("parser", parser), ("model", model)) if v is not None})
+        updates["agent"] = agent
+    opt = opt.model_copy(update=updates)
+    out = rollout_dir(world_path)
+    if is_rolled_out(world_path) and not force:
+        raise RolloutError(f"{out} already holds trajectories; pass --force to replace them")
+    tasks = load_tasks(world_path)  # raises a clear error when there are none
+    seed = resolve_seed(opt, info.world.spec.seed)
+    agent_model = None
+    if opt.policy == "vllm":
+        from ..render.llm import check_model
+        from .agent import tool_parser_class
+
+        tool_parser_class(opt.agent.parser)  # a bad parser name fails before any engine starts
+        agent_model = opt.agent.model or info.world.spec.stages.render.model
+        if llm is None:
+            if not agent_model:
+                raise RolloutError("the vllm policy needs a model: pass --model PATH_OR_HUB_ID or set "
+                                   "stages.rollout.agent.model")
+            check_model(info.world.spec.stages.render, agent_model)
+    fp = _fingerprint(opt, opt.policy, seed, sha256_file(tasks_dir(world_path) / TASKS_FILE), agent_model)
+    partial = world_path / PARTIAL_DIR
+    state = partial / "state.json"
+    if partial.exists() and (not state.is_file() or json.loads(state.read_text()).get("fingerprint") != fp):
+        shutil.rmtree(partial)  # left by a run with other options: start over
+    (partial / "chunks").mkdir(parents=True, exist_ok=True)
+    write_atomic(state, json.dumps({"fingerprint": fp}))
+    chunks = [tasks[i:i + opt.chunk_tasks] for i in range(0, len(tasks), opt.chunk_tasks)]
+    todo = [i for i in range(len(chunks)) if not (partial / "chunks" / f"{i:05d}.jsonl").is_file()]
+    done_tasks = sum(len(c) for i, c in enumerate(chunks) if i not in todo)
+    if on_progress:
+        on_progress(done_tasks, len(tasks))
+    env = Environment.for_world(world_path, opt, seed=seed)
+    own_llm = None
+    try:
+        if opt.policy == "vllm" and todo:
+            if llm is None:
+                from ..render.llm import load_llm
+
+                render_like = info.world.spec.stages.render.model_copy(update={
+                    "max_model_len": opt.agent.max_model_len, "dtype": opt.agent.dtype, "kv_cache_gib": opt.agent.kv_cache_gib})
+                llm = own_llm = load_llm(render_like, agent_model)
+            from .agent import VLLMAgent
+
+            agent = VLLMAgent(llm, opt.agent, seed)
+            env.count_tokens = lambda text: len(agent.tokenizer.encode(text, add_special_tokens=False))
+        for i in todo:
+            chunk = chunks[i]
+            episodes = [env.episode(t, s) for t in chunk for s in range(opt.samples)]
+            if opt.policy == "oracle":
+                from .oracle import page_titles, run_oracle
+
+                run_oracle(episodes, page_titles(env.engine, episodes), opt.parallel_calls)
+            else:
+                agent.run(episodes)
+            lines = []
+            for ep in episodes:
+                tr = ep.trajectory(opt.policy)
+                tr["kept"] = opt.min_reward is None or ep.reward >= opt.min_reward
+                lines.append(json.dumps(tr, ensure_ascii=False) + "\n")
+            write_atomic(partial / "chunks" / f"{i:05d}.jsonl", "".join(lines))
+            done_tasks += len(chunk)
+            if on_progress:
+                on_progress(done_tasks, len(tasks))
+        agent_stats = agent.stats.as_dict() if opt.policy == "vllm" and todo else {}
+    finally:
+        env.close()
+        if own_llm is not None:
+            from ..render.llm import close_llm
+
+            close_llm(own_llm)
+    return _finish(world_path, partial, len(chunks), opt, seed, len(tasks), time.perf_counter() - t0, agent_stats)
+
+
+def _finish(world_path: Path, partial: Path, n_chunks: int, opt: RolloutOptions, seed: int, n_tasks: int,
+            seconds: float, agent_stats: dict) -> RolloutReport:
+    kept, rejected = [], 0
+    for i in range(n_chunks):
+        for line in (partial / "chunks" / f"{i:05d}.jsonl").read_text().splitlines():
+            t = json.loads(line)
+            if t.pop("kept"):
+                kept.append(t)
+            else:
+                rejected += 1
+    stats = summarise(kept)
+    if agent_stats:
+        stats["agent"] = agent_stats
+    report = RolloutReport(opt.policy, seed, n_tasks, len(kept), rejected, round(seconds, 3),
+                           sum(t["tool_calls"] for t in kept), stats)
+    final = world_path / ".rollout.final"
+    if final.exists():
+        shutil.rmtree(final)
+    final.mkdir()
+    (final / TRAJECTORIES).write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in kept))
+    (final / REPORT_FILE).write_text(json.dumps({**report.as_dict(), "options": opt.model_dump(mode="json")},
+                                                indent=2, sort_keys=True) + "\n")
+    out = rollout_dir(world_path)
+    if out.exists():
+        shutil.rmtree(out)
+    final.rename(out)
+    shutil.rmtree(partial)
+    return report

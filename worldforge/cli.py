@@ -356,6 +356,114 @@ def tasks(
                                                    if exported is not None else ""))
 
 
+def _progress_bars(label: str):
+    """A rich Progress with one bar per named stage, and the callback that drives it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    progress = Progress(TextColumn(f"[bold]{label}[/] " + "{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TimeRemainingColumn(), console=err_console)
+    bars: dict[str, int] = {}
+
+    def on_progress(stage: str, done: int, total: int) -> None:
+        if stage not in bars:
+            bars[stage] = progress.add_task(stage, total=total or None)
+        progress.update(bars[stage], completed=done, total=total or None)
+
+    return progress, on_progress
+
+
+def _rollout_table(r) -> Table:
+    s = r.stats
+    t = Table(title=f"rollout ({r.policy}, seed {r.seed}, {r.seconds:.1f} s)")
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    rows = [("tasks", f"{r.tasks:,}"), ("trajectories kept", f"{r.trajectories:,}"), ("rejected (below min_reward)", f"{r.rejected:,}"),
+            ("mean reward", f"{s['reward_mean']:.4f}"), ("success rate", f"{s['success_rate']:.4f}"),
+            ("mean turns", f"{s['turns_mean']:.2f}"), ("tool calls", f"{s['tool_calls']:,}"),
+            ("tool calls/s", f"{r.steps / r.seconds:,.0f}" if r.seconds else "-"),
+            ("perturbations", ", ".join(f"{k} {v:,}" for k, v in s["perturbations"].items()) or "-"),
+            ("failed or malformed calls", f"{s['errors']:,}"), ("episode ends", ", ".join(f"{k} {v:,}" for k, v in s["ends"].items()))]
+    if "agent" in s:
+        a = s["agent"]
+        rows += [("LLM requests", f"{a['requests']:,}"), ("lockstep rounds", f"{a['rounds']:,}"),
+                 ("prompt / output tokens", f"{a['prompt_tokens']:,} / {a['output_tokens']:,}"),
+                 ("prefix-cache hit tokens", f"{a['cached_tokens']:,}")]
+    for k, v in rows:
+        t.add_row(k, v)
+    return t
+
+
+@app.command()
+def rollout(
+    world_dir: Path = typer.Argument(..., help="A world folder with tasks, e.g. build/demo"),
+    policy: str = typer.Option(None, "--policy", "-p", help="oracle (default) or vllm. Overrides stages.rollout.policy."),
+    model: str = typer.Option(None, "--model", "-m", help="vllm policy: local model folder or hub id."),
+    parser: str = typer.Option(None, "--parser", help="vllm policy: vLLM tool parser (hermes, qwen3_xml, llama3_json, ...)."),
+    seed: int = typer.Option(None, "--seed", "-s", min=0, help="Rollout and perturbation seed (default: the world's seed)."),
+    force: bool = typer.Option(False, "--force", "-f", help="Replace existing trajectories."),
+) -> None:
+    """Run a policy on every task in the simulated web (with the spec's perturbations) and store
+    the trajectories in WORLD_DIR/rollout/. An interrupted rollout resumes where it stopped."""
+    from .rollout import run_rollout
+
+    with _user_errors():
+        progress, on_progress = _progress_bars("rollout")
+        with progress:
+            r = run_rollout(world_dir, policy=policy, model=model, parser=parser, seed=seed, force=force,
+                            on_progress=lambda d, n: on_progress("tasks", d, n))
+    console.print(_rollout_table(r))
+    console.print(f"wrote {world_dir / 'rollout'} (export it with `worldforge export {world_dir}`)")
+
+
+@app.command()
+def export(
+    world_dir: Path = typer.Argument(..., help="A world folder with trajectories, e.g. build/demo"),
+    out: Path = typer.Option(Path("exports"), "--out", "-o", help="Root folder; the dataset goes to OUT/<world>/<version>/."),
+    force: bool = typer.Option(False, "--force", "-f", help="Replace a different dataset version in the destination."),
+) -> None:
+    """Export tasks and trajectories as a Hugging Face dataset: Parquet + JSONL (SFT and RL),
+    WideSearch task files, a dataset card and a manifest with content hashes."""
+    from .export import export_dataset
+
+    with _user_errors():
+        progress, on_progress = _progress_bars("export")
+        with progress:
+            r = export_dataset(world_dir, out, force=force, on_progress=on_progress)
+    t = Table(title=f"dataset {r.path} (fingerprint {r.fingerprint})")
+    for c in ("format", *("train", "validation", "test")):
+        t.add_column(c, justify="right" if c != "format" else "left")
+    for fmt, v in r.rows.items():
+        t.add_row(fmt, *(f"{v.get(s, 0):,}" for s in ("train", "validation", "test")))
+    console.print(t)
+    console.print(f"wrote {r.files:,} files ({r.bytes / 1e6:.1f} MB) to {r.path}" + (" (replaced the earlier export)" if r.replaced else ""))
+
+
+@app.command()
+def run(
+    spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds/demo.yaml"),
+    build_dir: Path = typer.Option(Path("build"), "--build-dir", "-b", help="Working folder: one sub-folder per world."),
+    out: Path = typer.Option(Path("exports"), "--out", "-o", help="Datasets go to OUT/<world>/<version>/."),
+    force: bool = typer.Option(False, "--force", "-f", help="Replace an export folder that holds another version of the dataset."),
+) -> None:
+    """Run every stage end to end: plan, render (pages + search index), tasks, rollout and export.
+    Stages already done with the same inputs are skipped, so an interrupted run resumes;
+    the dataset is byte-identical to an uninterrupted run."""
+    from .run import run_pipeline
+
+    t0 = time.perf_counter()
+    with _user_errors():
+        progress, on_progress = _progress_bars("run")
+        with progress:
+            report = run_pipeline(spec, build_dir, out, force=force, on_progress=on_progress)
+    t = Table(title=f"worldforge run {spec} ({time.perf_counter() - t0:.1f} s)")
+    for c in ("stage", "status", "seconds", "result"):
+        t.add_column(c, justify="right" if c == "seconds" else "left")
+    for s in report.stages:
+        t.add_row(s.stage, s.status, f"{s.seconds:.1f}", s.summary)
+    console.print(t)
+    console.print(f"[green]dataset[/] {report.dataset} (world in {report.world})")
+
+
 @app.command()
 def score(
     tasks: Path = typer.Argument(..., help="A WideSearch task folder: tasks.jsonl and gold/<instance_id>.csv"),

@@ -196,8 +196,6 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     partial.mkdir(parents=True)
     rows: dict[str, dict[str, int]] = {}
     used = [s for s in SPLITS if any(v == s for v in splits.values())]
-    total = len(trajs) + len(tasks)
-    done = 0
     if "sft" in opt.formats:
         rows["sft"] = {}
         for s in used:
@@ -206,18 +204,16 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
                 _write_rows(part, SFT_SCHEMA, partial / "data" / "sft", partial / "jsonl" / "sft" / f"{s}.jsonl", s,
                             opt.shard_rows)
                 rows["sft"][s] = len(part)
-            done += len(part)
             if on_progress:
-                on_progress("sft", done, total)
+                on_progress("sft", sum(rows["sft"].values()), len(trajs))
     if "rl" in opt.formats:
         rows["rl"] = {}
         for s in used:
             part = [_rl_row(t, world, s, i, system) for i, t in enumerate(t for t in tasks if splits[t.id] == s)]
             _write_rows(part, RL_SCHEMA, partial / "data" / "rl", partial / "jsonl" / "rl" / f"{s}.jsonl", s, opt.shard_rows)
             rows["rl"][s] = len(part)
-            done += len(part)
             if on_progress:
-                on_progress("rl", done, total)
+                on_progress("rl", sum(rows["rl"].values()), len(tasks))
     if "widesearch" in opt.formats:
         from .tasks.stage import _csv
 

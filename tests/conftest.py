@@ -52,3 +52,45 @@ def demo_web(demo_world, tmp_path_factory):
 
     path = copy_world(demo_world, tmp_path_factory.mktemp("render") / "demo")
     return path, render_world(path)
+
+
+def _engine_opts():
+    from worldforge.spec import RenderOptions, SamplingSpec
+
+    return RenderOptions(backend="vllm", max_model_len=4096, dtype="float32", kv_cache_gib=0.25, batch_size=48,
+                         retries=1, sampling=SamplingSpec(max_tokens=24))
+
+
+ENGINE_OPTS = _engine_opts()
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory):
+    from worldforge.tiny_model import make_tiny_model
+
+    return make_tiny_model(tmp_path_factory.mktemp("model") / "tiny", seed=0)
+
+
+@pytest.fixture(scope="session")
+def engine(tiny_model):
+    """One real vLLM engine (CPU build, tiny model) shared by every test that needs one."""
+    pytest.importorskip("vllm")
+    from worldforge.render.llm import close_llm, load_llm
+
+    llm = load_llm(ENGINE_OPTS, str(tiny_model))
+    yield llm
+    close_llm(llm)  # shut the engine down while pytest's streams are still open
+
+
+RUN_STAGES = {"tasks": {"table": 14, "multihop": 8}, "rollout": {"chunk_tasks": 3}, "export": {"shard_rows": 8}}
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory):
+    """A small world run end to end by `run_pipeline`: (spec, world path, dataset path)."""
+    from worldforge.run import run_pipeline
+
+    tmp = tmp_path_factory.mktemp("run")
+    spec = write_spec(tmp, name="mini", stages=RUN_STAGES)
+    report = run_pipeline(spec, tmp / "build", tmp / "exports")
+    return spec, report.world, report.dataset

@@ -17,29 +17,14 @@ from typer.testing import CliRunner  # noqa: E402
 from worldforge.cli import app  # noqa: E402
 from worldforge.planner import plan_world  # noqa: E402
 from worldforge.render import render_world  # noqa: E402
-from worldforge.render.llm import SYSTEM_PROMPT, VLLMWriter, close_llm, load_llm  # noqa: E402
+from worldforge.render.llm import SYSTEM_PROMPT, VLLMWriter  # noqa: E402
 from worldforge.render.pages import WorldView, plan_pages  # noqa: E402
 from worldforge.render.template import TemplateWriter  # noqa: E402
-from worldforge.spec import RenderOptions, SamplingSpec, load_world  # noqa: E402
+from worldforge.spec import load_world  # noqa: E402
 from worldforge.store import open_world  # noqa: E402
-from worldforge.tiny_model import make_tiny_model  # noqa: E402
 
+from .conftest import ENGINE_OPTS as OPTS  # noqa: E402
 from .conftest import copy_world, write_spec  # noqa: E402
-
-OPTS = RenderOptions(backend="vllm", max_model_len=4096, dtype="float32", kv_cache_gib=0.25, batch_size=48,
-                     retries=1, sampling=SamplingSpec(max_tokens=24))
-
-
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory):
-    return make_tiny_model(tmp_path_factory.mktemp("model") / "tiny", seed=0)
-
-
-@pytest.fixture(scope="session")
-def engine(tiny_model):
-    llm = load_llm(OPTS, str(tiny_model))
-    yield llm
-    close_llm(llm)  # shut the engine down while pytest's streams are still open
 
 
 @pytest.fixture(scope="session")

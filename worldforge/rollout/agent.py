@@ -11,6 +11,8 @@ the episode and turn, so a conversation's text does not depend on what else is b
 
 from __future__ import annotations
 
+import copy
+import logging
 import time
 from dataclasses import dataclass, field
 
@@ -22,7 +24,7 @@ from .env import TOOLS, Episode, ToolCall
 # One well-formed hermes call per turn, optionally after a short note (for weak models).
 _Q = r'[^"\\\n<]{1,80}'
 FORCED_CALL_REGEX = (
-    r'[^<]{0,200}<tool_call>\n\{"name": "(?:'
+    r'[^<]{0,40}<tool_call>\n\{"name": "(?:'
     rf'web_search", "arguments": \{{"query": "{_Q}"\}}'
     rf'|web_extractor", "arguments": \{{"url": "https://[a-z0-9.-]{{3,40}}/[^"\\\n<]{{0,80}}"\}}'
     r'|final_answer", "arguments": \{"answer": "[^"\\<]{0,400}"\}'
@@ -73,6 +75,7 @@ class VLLMAgent:
         if spec.force_tool_call and spec.parser not in ("hermes", "qwen3", "qwen2_5"):
             raise RolloutError(f"force_tool_call writes hermes-style <tool_call> blocks; it needs the hermes parser, "
                                f"not {spec.parser!r}")
+        logging.getLogger(cls.__module__).setLevel(logging.CRITICAL)  # malformed calls are counted, not logged
         self.tokenizer = llm.get_tokenizer()
         self.parser = cls(self.tokenizer, TOOLS) if _takes_tools(cls) else cls(self.tokenizer)
         self.request = ChatCompletionRequest(model="worldforge", messages=[{"role": "user", "content": "-"}], tools=TOOLS)
@@ -126,6 +129,7 @@ class VLLMAgent:
             self.stats.ends[ep.end] = self.stats.ends.get(ep.end, 0) + 1
 
     def _chat(self, convs, params):
+        convs = copy.deepcopy(convs)  # vLLM rewrites tool-call arguments in the messages it is given
         return self.llm.chat(convs, params, tools=TOOLS, use_tqdm=False,
                              chat_template_kwargs={"enable_thinking": self.spec.enable_thinking})
 

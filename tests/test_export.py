@@ -1,0 +1,179 @@
+"""The exported dataset: loadable by `datasets`, renderable by chat templates, replayable,
+split without leaks, documented, and guarded against overwriting another version."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from worldforge.cli import app
+from worldforge.errors import ExportError
+from worldforge.export import SPLITS, export_dataset
+from worldforge.rollout import Environment
+from worldforge.spec import RolloutOptions
+
+runner = CliRunner()
+
+
+def _rows(dataset, fmt):
+    out = {}
+    for s in SPLITS:
+        p = dataset / "jsonl" / fmt / f"{s}.jsonl"
+        if p.is_file():
+            out[s] = [json.loads(x) for x in p.read_text().splitlines()]
+    return out
+
+
+def test_every_split_loads_with_datasets(small_run):
+    datasets = pytest.importorskip("datasets")
+    _, _, dataset = small_run
+    man = json.loads((dataset / "manifest.json").read_text())
+    for fmt in ("sft", "rl"):
+        files = {s: sorted(str(p) for p in (dataset / "data" / fmt).glob(f"{s}-*.parquet")) for s in SPLITS}
+        files = {s: f for s, f in files.items() if f}
+        assert set(files) == set(SPLITS)
+        assert any(len(f) > 1 for f in files.values()), "shard_rows 8 should give several shards"
+        ds = datasets.load_dataset("parquet", data_files=files)
+        for s in files:
+            assert ds[s].num_rows == man["rows"][fmt][s]
+            n = len(files[s])
+            assert [p.rsplit("/", 1)[1] for p in files[s]] == [f"{s}-{i:05d}-of-{n:05d}.parquet" for i in range(n)]
+    sft = datasets.load_dataset("parquet", data_files={"train": str(dataset / "data/sft/train-*.parquet")})["train"]
+    row = sft[0]
+    assert {"messages", "tools", "reward", "steps", "score"} <= set(row)
+    roles = [m["role"] for m in row["messages"]]
+    assert roles[:3] == ["system", "user", "assistant"] and "tool" in roles
+    rl = datasets.load_dataset("parquet", data_files={"train": str(dataset / "data/rl/train-*.parquet")})["train"][0]
+    assert rl["reward_model"]["style"] == "rule" and rl["ability"] == "web-search"
+    truth = json.loads(rl["reward_model"]["ground_truth"])
+    assert truth["rows"] and truth["evaluation"]["unique_columns"] and rl["prompt"][1]["role"] == "user"
+
+
+def test_every_sft_row_renders_through_a_chat_template(small_run, tiny_model):
+    transformers = pytest.importorskip("transformers")
+    _, _, dataset = small_run
+    tok = transformers.AutoTokenizer.from_pretrained(str(tiny_model))
+    n = 0
+    for rows in _rows(dataset, "sft").values():
+        for r in rows:
+            text = tok.apply_chat_template(r["messages"], tools=json.loads(r["tools"]), tokenize=False)
+            calls = sum(len(m["tool_calls"] or []) for m in r["messages"])
+            base = tok.apply_chat_template(r["messages"][:1], tools=json.loads(r["tools"]), tokenize=False)
+            assert text.count("<tool_call>") == calls + base.count("<tool_call>")  # each call, plus the system turn's
+            assert text.count("<tool_response>") == sum(m["role"] == "tool" for m in r["messages"])
+            assert '"name": "web_extractor"' in text
+            n += 1
+    assert n == 22
+
+
+def test_replay_every_tool_result(small_run):
+    _, world, dataset = small_run
+    man = json.loads((dataset / "manifest.json").read_text())
+    env = Environment.for_world(world, RolloutOptions.model_validate(man["rollout"]["options"]),
+                                seed=man["seeds"]["perturbations"])
+    checked = perturbed = 0
+    try:
+        for rows in _rows(dataset, "sft").values():
+            for r in rows:
+                results = {m["tool_call_id"]: m["content"] for m in r["messages"] if m["role"] == "tool"}
+                calls = [c for m in r["messages"] if m["role"] == "assistant" for c in m["tool_calls"] or []]
+                assert [s["call"] for s in r["steps"]] == list(range(len(calls)))
+                for i, (c, step) in enumerate(zip(calls, r["steps"])):
+                    if c["function"]["name"] == "final_answer":
+                        continue
+                    text, kind = env.execute(r["id"], i, c["function"]["name"], json.loads(c["function"]["arguments"]))
+                    assert text == results[c["id"]] and kind == step["perturbation"]
+                    checked += 1
+                    perturbed += kind is not None
+    finally:
+        env.close()
+    assert checked > 200 and perturbed > 0
+
+
+def test_splits_never_leak_and_card_and_manifest_are_true(small_run):
+    _, world, dataset = small_run
+    sft, rl = _rows(dataset, "sft"), _rows(dataset, "rl")
+    split_of = {}
+    for s, rows in rl.items():
+        for r in rows:
+            assert r["extra_info"]["instance_id"] not in split_of
+            split_of[r["extra_info"]["instance_id"]] = s
+    for s, rows in sft.items():
+        assert all(split_of[r["instance_id"]] == s for r in rows)
+    for s in rl:
+        ws = [json.loads(x)["instance_id"] for x in (dataset / "widesearch" / s / "tasks.jsonl").read_text().splitlines()]
+        assert sorted(ws) == sorted(i for i, v in split_of.items() if v == s)
+        assert all((dataset / "widesearch" / s / "gold" / f"{i}.csv").is_file() for i in ws)
+    man = json.loads((dataset / "manifest.json").read_text())
+    for rel, h in man["files"].items():
+        assert hashlib.sha256((dataset / rel).read_bytes()).hexdigest() == h["sha256"]
+    assert {p.relative_to(dataset).as_posix() for p in dataset.rglob("*") if p.is_file()} == set(man["files"]) | {"manifest.json"}
+    assert man["seeds"]["world"] == 11 and man["spec"]["name"] == "mini" and "duckdb" in man["packages"]
+    card = (dataset / "README.md").read_text()
+    front = card.split("---\n")[1]
+    import yaml
+
+    meta = yaml.safe_load(front)
+    assert {c["config_name"] for c in meta["configs"]} == {"sft", "rl"}
+    n_traj = sum(len(v) for v in sft.values())
+    assert f"| trajectories | {n_traj:,} |" in card
+    calls = sum(r["tool_calls"] for v in sft.values() for r in v)
+    assert f"| tool calls | {calls:,} |" in card
+    pert = {}
+    for v in sft.values():
+        for r in v:
+            for st in r["steps"]:
+                if st["perturbation"]:
+                    pert[st["perturbation"]] = pert.get(st["perturbation"], 0) + 1
+    for k, n in pert.items():
+        assert f"| {k} | {n:,} |" in card
+
+
+def test_export_refuses_another_version_unless_forced(small_run, tmp_path):
+    _, world, dataset = small_run
+    out = tmp_path / "exports"
+    shutil.copytree(dataset, out / "mini" / "v1")
+    r = export_dataset(world, out)  # the same dataset: replaced by identical bytes
+    assert r.replaced and (out / "mini" / "v1" / "manifest.json").read_bytes() == (dataset / "manifest.json").read_bytes()
+    man = out / "mini" / "v1" / "manifest.json"
+    m = json.loads(man.read_text())
+    m["fingerprint"] = "0" * 16
+    man.write_text(json.dumps(m))
+    res = runner.invoke(app, ["export", str(world), "--out", str(out)])
+    assert res.exit_code == 1 and "different dataset" in res.output and "--force" in res.output
+    assert json.loads(man.read_text())["fingerprint"] == "0" * 16  # untouched
+    res = runner.invoke(app, ["export", str(world), "--out", str(out), "--force"])
+    assert res.exit_code == 0, res.output
+    assert man.read_bytes() == (dataset / "manifest.json").read_bytes()
+    (out / "mini" / "v2").mkdir(parents=True)
+    (out / "mini" / "v2" / "notes.txt").write_text("mine")
+    from worldforge.spec import ExportOptions
+
+    with pytest.raises(ExportError, match="holds no worldforge dataset"):
+        export_dataset(world, out, ExportOptions(version="v2"), force=True)
+    assert (out / "mini" / "v2" / "notes.txt").read_text() == "mine"
+
+
+def test_split_by_world(small_run, tmp_path):
+    from worldforge.spec import ExportOptions
+
+    _, world, _ = small_run
+    r = export_dataset(world, tmp_path, ExportOptions(split_by="world", world_split="validation", formats=["sft", "rl"]))
+    assert set(r.rows["sft"]) == {"validation"} and set(r.rows["rl"]) == {"validation"}
+    assert not (r.path / "widesearch").exists()
+
+
+def test_rollout_cli_bad_input(small_run, tmp_path):
+    _, world, _ = small_run
+    res = runner.invoke(app, ["rollout", str(world), "--policy", "random", "--force"])
+    assert res.exit_code == 1 and "unknown policy 'random'" in res.output
+    res = runner.invoke(app, ["rollout", str(world)])
+    assert res.exit_code == 1 and "--force" in res.output
+    res = runner.invoke(app, ["rollout", str(tmp_path / "nowhere")])
+    assert res.exit_code == 1 and "no world" in res.output
+    res = runner.invoke(app, ["export", str(tmp_path / "nowhere")])
+    assert res.exit_code == 1 and "no world" in res.output

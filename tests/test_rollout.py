@@ -1,0 +1,166 @@
+"""The agent environment, its perturbations, the oracle policy and the rollout stage."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from worldforge.errors import RolloutError
+from worldforge.rollout import Environment, ToolCall, load_tasks, perturb, run_rollout
+from worldforge.rollout.oracle import page_titles, run_oracle
+from worldforge.rollout.stage import rollout_dir
+from worldforge.spec import PERTURBATION_TOOLS, RolloutOptions
+
+HEAVY = {k: dict.fromkeys(tools, 0.07) for k, tools in PERTURBATION_TOOLS.items()}
+
+
+def _oracle(world, opt, seed=3):
+    env = Environment.for_world(world, opt, seed=seed)
+    eps = [env.episode(t) for t in load_tasks(world)]
+    run_oracle(eps, page_titles(env.engine, eps), opt.parallel_calls)
+    return env, eps
+
+
+def test_oracle_scores_one_without_perturbations(small_run):
+    _, world, _ = small_run
+    env, eps = _oracle(world, RolloutOptions(perturbations={}))
+    try:
+        assert len(eps) == 22
+        for ep in eps:
+            assert ep.end == "answer" and ep.reward == 1.0 and ep.score["success"] == 1.0
+            assert not any(s.perturbation or s.error for s in ep.steps)
+            first = ep.messages[2]
+            assert first["role"] == "assistant" and first["content"] and first["tool_calls"][0]["function"]["name"] == "web_search"
+            last = ep.messages[-1]
+            assert last["tool_calls"][-1]["function"]["name"] == "final_answer"
+            # every assistant turn explains itself before its calls; every call gets a result but the final one
+            assistants = [m for m in ep.messages if m["role"] == "assistant"]
+            assert all(m["content"].strip() for m in assistants) and len(assistants) == ep.turns
+            n_results = sum(m["role"] == "tool" for m in ep.messages)
+            assert n_results == ep.tool_calls - 1
+            # every evidence page was opened
+            opened = {json.loads(c["function"]["arguments"]).get("url") for m in assistants for c in m["tool_calls"]}
+            assert set(ep.task.record["evidence"]["pages"]) <= opened
+        tables = [ep for ep in eps if ep.task.record["kind"] == "table"]
+        assert any("?page=" in c["function"]["arguments"] for ep in tables for m in ep.messages
+                   for c in m.get("tool_calls") or []), "no trajectory followed a directory's pagination"
+    finally:
+        env.close()
+
+
+def test_oracle_recovers_from_every_perturbation(small_run):
+    _, world, _ = small_run
+    env, eps = _oracle(world, RolloutOptions(perturbations=HEAVY))
+    try:
+        kinds = {s.perturbation for ep in eps for s in ep.steps if s.perturbation}
+        assert kinds == set(PERTURBATION_TOOLS)
+        assert all(ep.reward == 1.0 for ep in eps)
+        for ep in eps:
+            calls = [(c["function"]["name"], c["function"]["arguments"]) for m in ep.messages for c in m.get("tool_calls") or []]
+            for s in ep.steps:
+                if s.tool == "web_extractor" and s.perturbation in ("truncated_page", "stale_page", "search_error", "rate_limit"):
+                    assert calls[s.call] in calls[s.call + 1:], "a failed page was not loaded again"
+            # a low-quality copy is never opened
+            assert not any(perturb.original_of(json.loads(a).get("url", "")) for n, a in calls if n == "web_extractor")
+    finally:
+        env.close()
+
+
+def test_perturbations_are_seeded_and_consistent(small_run):
+    _, world, _ = small_run
+    env = Environment.for_world(world, RolloutOptions(perturbations=HEAVY), seed=9)
+    other = Environment.for_world(world, RolloutOptions(perturbations=HEAVY), seed=10)
+    try:
+        task = load_tasks(world)[0]
+        url = task.record["evidence"]["pages"][0]
+        q = {"query": task.record["discovery_query"]}
+        seen = {}
+        for call in range(300):
+            name, args = ("web_search", q) if call % 2 else ("web_extractor", {"url": url})
+            text, kind = env.execute("ep#0", call, name, args)
+            assert (text, kind) == env.execute("ep#0", call, name, args)  # replayable
+            seen.setdefault(kind, (call, text))
+        assert set(seen) == set(PERTURBATION_TOOLS) | {None}
+        assert sum(env.execute("ep#0", c, "web_search", q) != other.execute("ep#0", c, "web_search", q)
+                   for c in range(1, 300, 2)) > 10
+        clean = env.engine.web_extractor(url)
+        assert seen["truncated_page"][1].endswith(perturb.TRUNCATION_NOTE)
+        assert clean.startswith(seen["truncated_page"][1].rsplit("\n\n", 1)[0])
+        stale = seen["stale_page"][1]
+        assert stale.startswith("> Archived copy captured on")
+        body = stale.split("\n\n", 1)[1]
+        assert body != clean and len(re.findall(r"\d", body)) > 0
+        assert seen["rate_limit"][1].startswith("Error 429")
+        assert seen["empty_results"][1].startswith("No results found")
+        # the low-quality copy: its snippet agrees with its page, which always reads the same and contradicts the original
+        copy = re.search(r"^\[\d+\] (https://[^/]+/copy/\S+)$", seen["conflicting_page"][1], re.M).group(1)
+        opened = [env.execute("ep#1", c, "web_extractor", {"url": copy}) for c in range(40)]
+        pages = {t for t, kind in opened if kind is None}
+        assert len(pages) == 1  # every clean fetch of the copy reads the same
+        page = pages.pop()
+        original = env.engine.web_extractor(perturb.original_of(copy))
+        assert page != original and "unverified" in page
+        block = seen["conflicting_page"][1].split(copy, 1)[1].split("\n\n", 1)[0]
+        snippet_numbers = re.findall(r"\d[\d,]*\d", block.split("Snippet: ", 1)[1].split("\nDate:", 1)[0])
+        assert snippet_numbers and all(n in page for n in snippet_numbers)
+    finally:
+        env.close()
+        other.close()
+
+
+def test_episode_errors_turn_limit_and_accounting(small_run):
+    _, world, _ = small_run
+    env = Environment.for_world(world, RolloutOptions(perturbations={}, max_turns=3))
+    try:
+        task = load_tasks(world)[0]
+        ep = env.episode(task)
+        out = ep.act("try", [ToolCall("web_search", "{not json"), ToolCall("browse", "{}"), ToolCall("", "<garbage")])
+        assert [m["content"][:6] for m in out] == ["Error:"] * 3
+        assert [s.error for s in ep.steps] == ["malformed-arguments", "unknown-tool", "malformed-call"]
+        out = ep.act("again", [ToolCall("web_extractor", '{"url": "not a url"}'), ToolCall("final_answer", "{}")])
+        assert "malformed URL" in out[0]["content"] and "answer" in out[1]["content"] and not ep.done
+        assert ep.turns == 2 and ep.tool_calls == 5 and ep.tokens["tool"] > 0 and ep.tokens["assistant"] > 0
+        ep.act("search", [ToolCall("web_search", json.dumps({"query": task.record["discovery_query"]}))])
+        assert ep.done and ep.end == "turn-limit" and ep.reward == 0.0
+        with pytest.raises(RolloutError):
+            ep.act("more", [])
+        ep2 = env.episode(task, sample=1)
+        ep2.act("done", [ToolCall("final_answer", json.dumps({"answer": task.gold_markdown()}))])
+        assert ep2.end == "answer" and ep2.reward == 1.0
+        ep3 = env.episode(task, sample=2)
+        ep3.reply("I could not find it.")
+        assert ep3.end == "answer" and ep3.reward == 0.0 and not ep3.score["parsed"]
+    finally:
+        env.close()
+
+
+def test_rollout_resumes_to_identical_trajectories(small_run, tmp_path):
+    import shutil
+
+    _, world, _ = small_run
+    w = tmp_path / "w"
+    shutil.copytree(world, w, ignore=shutil.ignore_patterns("rollout"))
+    ref = (rollout_dir(world) / "trajectories.jsonl").read_bytes()
+
+    calls = []
+
+    def stop_after_two(done, total):
+        calls.append(done)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_rollout(w, on_progress=stop_after_two)
+    assert not (w / "rollout").exists() and len(list((w / ".rollout.partial" / "chunks").iterdir())) == 2
+    resumed = []
+    run_rollout(w, on_progress=lambda d, n: resumed.append(d))
+    assert resumed[0] == 6  # two chunks of three tasks were already done
+    assert (rollout_dir(w) / "trajectories.jsonl").read_bytes() == ref
+    with pytest.raises(RolloutError, match="--force"):
+        run_rollout(w)
+    with pytest.raises(RolloutError, match="unknown policy"):
+        run_rollout(w, policy="random", force=True)
+    rep = run_rollout(w, force=True, seed=77)
+    assert (rollout_dir(w) / "trajectories.jsonl").read_bytes() != ref and rep.seed == 77

@@ -17,8 +17,9 @@ from .errors import SpecError, WorldforgeError
 app = typer.Typer(
     name="worldforge",
     help="Fictional-world synthetic data for training search and browsing agents.\n\n"
-    "Plan a world from a spec (worlds/*.yaml), check and inspect it, render its web pages,\n"
-    "then search and open them as an agent would.",
+    "`worldforge run worlds/demo.yaml` does everything: plan a world from a spec, render its web "
+    "pages and search index, pose WideSearch-style tasks, roll out an agent in the perturbed web, "
+    "and export a dataset. Each stage also has its own command.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -215,18 +215,17 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
             if on_progress:
                 on_progress("rl", sum(rows["rl"].values()), len(tasks))
     if "widesearch" in opt.formats:
-        from .tasks.stage import _csv
+        from .tasks.stage import WIDESEARCH_FIELDS, gold_csv
 
         rows["widesearch"] = {}
         for s in used:
             d = partial / "widesearch" / s
             (d / "gold").mkdir(parents=True)
             mine = [t for t in tasks if splits[t.id] == s]
-            (d / "tasks.jsonl").write_text("".join(json.dumps({k: t.record[k] for k in ("instance_id", "query", "language",
-                                                                                        "evaluation")}, ensure_ascii=False) + "\n"
-                                                   for t in mine))
+            (d / "tasks.jsonl").write_text("".join(json.dumps({k: t.record[k] for k in WIDESEARCH_FIELDS}, ensure_ascii=False)
+                                                   + "\n" for t in mine))
             for t in mine:
-                (d / "gold" / f"{t.id}.csv").write_text(_csv(t.header, t.rows))
+                (d / "gold" / f"{t.id}.csv").write_text(gold_csv(t.header, t.rows))
             rows["widesearch"][s] = len(mine)
 
     stats = _statistics(trajs, tasks, splits, by_id)

@@ -157,7 +157,6 @@ class VLLMAgent:
             self.stats.prompt_tokens += len(out.prompt_token_ids or ())
             self.stats.cached_tokens += out.num_cached_tokens or 0
             self.stats.output_tokens += len(o.token_ids)
-            ep.tokens["prompt"] = len(out.prompt_token_ids or ())  # the latest (longest) prompt
             content, calls = self.parse(o.text)
             if calls:
                 ep.act(content, calls, output_tokens=len(o.token_ids))

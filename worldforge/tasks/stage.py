@@ -71,7 +71,8 @@ def _iid(world: str, kind: str, key: str) -> str:
     return f"{world}-{kind}-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
-def _csv(header: list[str], rows: list[list[str]]) -> str:
+def gold_csv(header: list[str], rows: list[list[str]]) -> str:
+    """A gold table as CSV text (header row first)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
@@ -348,7 +349,7 @@ def _write(world_path: Path, records: list[dict], golds: dict, report: TasksRepo
     (partial / GOLD_DIR).mkdir(parents=True)
     (partial / TASKS_FILE).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
     for iid, (header, rows) in golds.items():
-        (partial / GOLD_DIR / f"{iid}.csv").write_text(_csv(header, rows))
+        (partial / GOLD_DIR / f"{iid}.csv").write_text(gold_csv(header, rows))
     (partial / REPORT_FILE).write_text(json.dumps(report.as_dict(), indent=2) + "\n")
     if out.exists():
         old = world_path / ".tasks.old"

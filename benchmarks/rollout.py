@@ -79,6 +79,7 @@ def measure(world: Path, tmp: Path) -> dict:
     rows = sum(sum(v.values()) for f, v in r.rows.items() if f in ("sft", "rl"))
     return {"steps": len(calls), "t_env": t_env, "per_tool": {k: (len(v), sum(v)) for k, v in per_tool.items()},
             "episodes": len(eps), "oracle_steps": sum(e.tool_calls for e in eps), "t_oracle": t_oracle,
+            "reward": sum(e.reward for e in eps) / len(eps), "turns": sum(e.turns for e in eps) / len(eps),
             "rows": rows, "t_export": t_export, "mb": r.bytes / 1e6}
 
 
@@ -106,12 +107,12 @@ def main() -> None:
                   flush=True)
     print()
     print(f"{'world':<6}{'entities':>10}{'run s':>8}{'env steps':>11}{'steps/s':>9}{'search ms':>10}{'open ms':>9}"
-          f"{'oracle traj':>12}{'traj/s':>8}{'export rows':>12}{'rows/s':>8}{'MB':>7}")
+          f"{'oracle traj':>12}{'traj/s':>8}{'reward':>7}{'turns':>6}{'export rows':>12}{'rows/s':>8}{'MB':>7}")
     for label, n, wall, _, m in results:
         pt = m["per_tool"]
         ms = lambda k, pt=pt: 1000 * pt[k][1] / pt[k][0] if k in pt else float("nan")  # noqa: E731
         print(f"{label:<6}{n:>10,}{wall:>8.1f}{m['steps']:>11,}{m['steps'] / m['t_env']:>9,.0f}{ms('web_search'):>10.2f}"
-              f"{ms('web_extractor'):>9.2f}{m['episodes']:>12,}{m['episodes'] / m['t_oracle']:>8.1f}{m['rows']:>12,}"
+              f"{ms('web_extractor'):>9.2f}{m['episodes']:>12,}{m['episodes'] / m['t_oracle']:>8.1f}{m['reward']:>7.3f}{m['turns']:>6.1f}{m['rows']:>12,}"
               f"{m['rows'] / m['t_export']:>8,.0f}{m['mb']:>7.1f}")
 
 

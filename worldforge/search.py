@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -115,6 +116,24 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
     return n
 
 
+STOP_WORDS = frozenset(
+    "a an and are as at be by for from has have in into is it its of on or that the their this to was were which who "
+    "with".split())
+_WORD = re.compile(r"[\w'-]+")
+_FIELD = re.compile(r"\b(?:title|body|url|kind|date):")
+
+
+def content_words(query: str) -> str:
+    """The query without English stop words ("companies in the X industry" -> "companies X
+    industry"): they match nearly every page, cost most of the scoring and barely move the
+    ranking. Queries with quotes or field syntax, or made only of stop words, are kept whole."""
+    if '"' in query or _FIELD.search(query):
+        return query
+    words = _WORD.findall(query)
+    kept = [w for w in words if w.lower() not in STOP_WORDS]
+    return " ".join(kept) if kept else query
+
+
 def _display_date(iso: str) -> str:
     if not iso:
         return "N/A"
@@ -169,7 +188,7 @@ class SearchEngine:
             raise SearchInputError("empty query: give some search words, e.g. \"companies headquartered in Hesheston\"")
         if offset < 0:
             raise SearchInputError(f"offset must be >= 0, got {offset}")
-        parsed, _errors = self.index.parse_query_lenient(q, ["title", "body"], field_boosts={"title": 2.0})
+        parsed, _errors = self.index.parse_query_lenient(content_words(q), ["title", "body"], field_boosts={"title": 2.0})
         # The first MIX_POOL BM25 hits are re-ranked to mix page kinds; later hits keep BM25
         # order. The pool does not depend on the offset, so result pages never overlap or skip.
         res = self.searcher.search(parsed, MIX_POOL, count=True)

@@ -21,8 +21,11 @@ from . import perturb
 from .env import Episode, ToolCall, markdown_table
 
 MAX_RETRIES = 6
+MAX_FOLLOW = 2  # "next" pages followed from a list page the plan needs (long directories are not read through)
+MAX_FOLLOWED = 8  # and at most this many per episode
 _RESULT_URL = re.compile(r"^\[\d+\] (\S+)$", re.M)
 _LINK = re.compile(r"\]\((https?://[^)\s]+)\)")
+_PAGE_SUFFIX = re.compile(r"\s*\(page \d+ of \d+\)$")
 _NEXT = re.compile(r"\[Next page[^\]]*\]\((https?://[^)\s]+)\)")
 
 
@@ -46,6 +49,7 @@ class OraclePlan:
         cells = [pages[i] for row in ev["cells"] for i in row]
         self.pending = list(dict.fromkeys(listings + cells))  # pages to read, in reading order
         self.listings = set(listings)
+        self.follow: dict[str, int] = {}  # list pages reached through "next" links -> links followed
         self.titles = titles
         self.seen: set[str] = set()  # URLs met in results or as links: openable without a search
         self.read: set[str] = set()
@@ -83,10 +87,12 @@ class OraclePlan:
         self.seen.update(_LINK.findall(text))
         if url in self.listings:
             nxt = _NEXT.search(text)
-            if nxt and nxt.group(1) not in self.pending:
+            depth = self.follow.get(url, 0) + 1
+            if nxt and nxt.group(1) not in self.pending and depth <= MAX_FOLLOW and len(self.follow) < MAX_FOLLOWED:
                 i = self.pending.index(url)
                 self.pending.insert(i + 1, nxt.group(1))
                 self.listings.add(nxt.group(1))
+                self.follow[nxt.group(1)] = depth
                 self.notes.append(f"The list {self.titles.get(url, url)!r} continues on a next page; I'll follow it.")
         return True
 
@@ -134,7 +140,7 @@ class OraclePlan:
             for u in unseen:
                 n = self.searched.get(u, 0)
                 self.searched[u] = n + 1
-                title = self.titles.get(u, u)
+                title = _PAGE_SUFFIX.sub("", self.titles.get(u, u))  # people search for the list, not its page
                 qs.append(title if n == 0 else f"{title} {u.split('/')[2].removeprefix('www.').split('.')[0]}")
                 if n >= 2:
                     self.seen.add(u)  # after three searches a careful person uses the address found earlier

@@ -35,7 +35,7 @@ from .rollout.env import SYSTEM_PROMPT, TOOLS, load_tasks
 from .rollout.stage import read_report, read_trajectories, sha256_file, summarise
 from .sampling import stable_hash
 from .spec import ExportOptions
-from .store import open_world, package_versions
+from .store import open_world, package_versions, swap_into_place
 
 MANIFEST = "manifest.json"
 SPLITS = ("train", "validation", "test")
@@ -251,17 +251,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     }
     (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     replaced = check_dest(dest, fingerprint, force)
-    if replaced:
-        old = dest.with_name(f".{dest.name}.old")
-        if old.exists():
-            shutil.rmtree(old)
-        dest.rename(old)
-        partial.rename(dest)
-        shutil.rmtree(old)
-    else:
-        if dest.exists():
-            dest.rmdir()
-        partial.rename(dest)
+    swap_into_place(partial, dest)
     size = sum(h["bytes"] for h in hashes.values())
     return ExportReport(dest, fingerprint, rows, len(hashes) + 1, size, replaced)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .spec import ResolvedWorld, load_world
-from .store import is_complete, world_dir
+from .store import is_complete, world_dir, write_atomic
 
 RUN_FILE = "run.json"
 STAGES = ("plan", "render", "tasks", "rollout", "export")
@@ -62,9 +62,7 @@ def _done(path: Path) -> dict[str, str]:
 def _mark(path: Path, stage: str, fp: str) -> None:
     done = _done(path)
     done[stage] = fp
-    tmp = path / f".{RUN_FILE}.tmp"
-    tmp.write_text(json.dumps(done, indent=2, sort_keys=True) + "\n")
-    tmp.replace(path / RUN_FILE)
+    write_atomic(path / RUN_FILE, json.dumps(done, indent=2, sort_keys=True) + "\n")
 
 
 def _check_export(world: ResolvedWorld, out_root: str | Path, force: bool) -> None:

@@ -149,12 +149,22 @@ def write_world(world: ResolvedWorld, tables: WorldTables, build_dir: Path, forc
         "versions": package_versions(),
         "resolved": json.loads(world.model_dump_json()),
     }
-    tmp = partial / (MANIFEST_FILE + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
-    os.replace(tmp, partial / MANIFEST_FILE)
+    write_atomic(partial / MANIFEST_FILE, json.dumps(manifest, indent=2, sort_keys=True, default=str))
+    swap_into_place(partial, final)  # the old world (if forced) moves aside first, then is removed
+    return WorldInfo(path=final, world=world, manifest=manifest)
 
-    # Swap into place: the old world (if forced) moves aside first, then is removed.
-    old = build_dir / f".{name}.old"
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file through a temporary sibling and a rename: complete or absent."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def swap_into_place(partial: Path, final: Path) -> None:
+    """Rename a finished folder into place. An existing `final` moves aside first and is
+    removed only after the swap, so `final` is always either the old or the new folder."""
+    old = final.with_name(f".{final.name}.old")
     if old.exists():
         shutil.rmtree(old)
     if final.exists():
@@ -162,7 +172,6 @@ def write_world(world: ResolvedWorld, tables: WorldTables, build_dir: Path, forc
     os.replace(partial, final)
     if old.exists():
         shutil.rmtree(old)
-    return WorldInfo(path=final, world=world, manifest=manifest)
 
 
 def package_versions(extra: tuple[str, ...] = ()) -> dict[str, str]:

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from ..errors import NotRenderedError, RenderError
 from ..spec import RenderOptions
-from ..store import open_world, package_versions
+from ..store import open_world, package_versions, swap_into_place, write_atomic
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
 from .pages import KINDS, Page, WorldView, news_predicates, plan_pages
 from .template import TemplateWriter
@@ -188,9 +188,7 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
             else:
                 shard_stats = _render_shard(writer, template, batch, shard) | {"key": key}
                 stats.merge(shard_stats)
-                tmp = stats_file.with_suffix(".json.tmp")
-                tmp.write_text(json.dumps(shard_stats))
-                os.replace(tmp, stats_file)
+                write_atomic(stats_file, json.dumps(shard_stats))
             report.shards += 1
             done += len(batch)
             progress("render", done, total)
@@ -212,20 +210,12 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     manifest = {"status": "complete", "world": info.manifest.get("name"), "seed": info.manifest.get("seed"),
                 "fingerprint": fp, "options": json.loads(options.model_dump_json()), "report": report.as_dict(),
                 "versions": package_versions(), "rendered_at_as_of": str(info.world.spec.as_of)}
-    tmp = partial / (REPORT_FILE + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
-    os.replace(tmp, partial / REPORT_FILE)
-    final, old = web_dir(world_path), world_path / ".web.old"
-    if old.exists():
-        shutil.rmtree(old)
-    if final.exists():
-        os.replace(final, old)
-    os.replace(partial, final)
+    write_atomic(partial / REPORT_FILE, json.dumps(manifest, indent=2, sort_keys=True, default=str))
+    final = web_dir(world_path)
+    swap_into_place(partial, final)
     # Shards go only once the finished folder is in place (an interrupt before that resumes).
     shutil.rmtree(final / "shards")
     (final / "fingerprint").unlink()
-    if old.exists():
-        shutil.rmtree(old)
     return report
 
 

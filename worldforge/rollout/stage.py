@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import time
 from collections import Counter
@@ -28,7 +27,7 @@ from pathlib import Path
 
 from ..errors import RolloutError
 from ..spec import RolloutOptions
-from ..store import open_world
+from ..store import open_world, swap_into_place, write_atomic
 from .env import Environment, load_tasks, resolve_seed
 
 ROLLOUT_DIR = "rollout"
@@ -55,12 +54,6 @@ def read_trajectories(world_path: str | Path) -> list[dict]:
 
 def read_report(world_path: str | Path) -> dict:
     return json.loads((rollout_dir(world_path) / REPORT_FILE).read_text())
-
-
-def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def sha256_file(path: Path) -> str:
@@ -234,9 +227,6 @@ def _finish(world_path: Path, partial: Path, n_chunks: int, opt: RolloutOptions,
     (final / TRAJECTORIES).write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in kept))
     (final / REPORT_FILE).write_text(json.dumps({**report.as_dict(), "options": opt.model_dump(mode="json")},
                                                 indent=2, sort_keys=True) + "\n")
-    out = rollout_dir(world_path)
-    if out.exists():
-        shutil.rmtree(out)
-    final.rename(out)
+    swap_into_place(final, rollout_dir(world_path))
     shutil.rmtree(partial)
     return report

@@ -37,7 +37,7 @@ from ..sampling import child_rng
 from ..scoring import GOLD_DIR, TASKS_FILE, norm_column
 from ..search import SearchEngine
 from ..spec import TasksOptions
-from ..store import _q, open_world
+from ..store import _q, open_world, swap_into_place
 from .multihop import HopGraph, MultiHopSampler, MultiHopTask
 from .reach import Reachability, Verdict
 from .schema import STRING, Column, TaskSchema, eval_entry
@@ -351,15 +351,7 @@ def _write(world_path: Path, records: list[dict], golds: dict, report: TasksRepo
     for iid, (header, rows) in golds.items():
         (partial / GOLD_DIR / f"{iid}.csv").write_text(gold_csv(header, rows))
     (partial / REPORT_FILE).write_text(json.dumps(report.as_dict(), indent=2) + "\n")
-    if out.exists():
-        old = world_path / ".tasks.old"
-        if old.exists():
-            shutil.rmtree(old)
-        out.rename(old)
-        partial.rename(out)
-        shutil.rmtree(old)
-    else:
-        partial.rename(out)
+    swap_into_place(partial, out)
 
 
 def read_tasks(world_or_tasks: str | Path) -> list[dict]:
@@ -406,7 +398,5 @@ def export_widesearch(world_or_tasks: str | Path, dest: str | Path, force: bool 
                                               for r in records))
     for r in records:
         shutil.copyfile(src / GOLD_DIR / f"{r['instance_id']}.csv", partial / GOLD_DIR / f"{r['instance_id']}.csv")
-    if dest.exists():
-        shutil.rmtree(dest)
-    partial.rename(dest)
+    swap_into_place(partial, dest)
     return len(records)

@@ -70,8 +70,8 @@ class WrittenPage:
 
 
 @dataclass
-class WriterStats:
-    """Accounting for the render report."""
+class LLMStats:
+    """Request, token and prefix-cache accounting of `LLM.chat` calls."""
 
     requests: int = 0
     prompt_tokens: int = 0
@@ -79,6 +79,39 @@ class WriterStats:
     cached_tokens: int = 0
     llm_seconds: float = 0.0
     too_long: int = 0
+
+    def count(self, out) -> None:
+        """Account one `RequestOutput`."""
+        self.requests += 1
+        self.prompt_tokens += len(out.prompt_token_ids or ())
+        self.cached_tokens += out.num_cached_tokens or 0
+        self.output_tokens += len(out.outputs[0].token_ids)
+
+
+def prompts_fit(tokenizer, convs: list[list[dict]], max_len: int, **template_kw) -> list[bool]:
+    """Whether each conversation's prompt fits `max_len` tokens (exact; only needed when a batch
+    was refused for length)."""
+    texts = [tokenizer.apply_chat_template(c, tokenize=False, add_generation_prompt=True, **template_kw) for c in convs]
+    return [len(ids) < max_len for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
+
+
+def chat_fitting(chat, convs: list, params: list, fits) -> tuple[list[int], list]:
+    """`chat(convs, params)`; when vLLM refuses the whole batch because one prompt is too long,
+    the prompts that do not fit (per `fits(convs)`) are left out and the rest run. Returns the
+    indexes of the conversations that ran and their outputs."""
+    try:
+        return list(range(len(convs))), chat(convs, params)
+    except Exception as exc:
+        if "maximum context length" not in str(exc) and "longer than the maximum" not in str(exc):
+            raise
+    keep = [i for i, ok in enumerate(fits(convs)) if ok]
+    return keep, (chat([convs[i] for i in keep], [params[i] for i in keep]) if keep else [])
+
+
+@dataclass
+class WriterStats(LLMStats):
+    """Accounting for the render report."""
+
     failures: dict[str, int] = field(default_factory=dict)
 
     def add_failure(self, problems: list[str]) -> None:
@@ -224,11 +257,8 @@ class VLLMWriter:
         return self.llm.chat(convs, params, use_tqdm=False, chat_template_kwargs={"enable_thinking": self.options.enable_thinking})
 
     def _fits(self, convs: list[list[dict]]) -> list[bool]:
-        """Exact prompt lengths (only needed when a batch was refused for length)."""
-        tok = self.llm.get_tokenizer()
-        texts = [tok.apply_chat_template(c, tokenize=False, add_generation_prompt=True,
-                                         enable_thinking=self.options.enable_thinking) for c in convs]
-        return [len(ids) < self.options.max_model_len for ids in tok(texts, add_special_tokens=False)["input_ids"]]
+        return prompts_fit(self.llm.get_tokenizer(), convs, self.options.max_model_len,
+                           enable_thinking=self.options.enable_thinking)
 
     def judge(self, page: Page, raw: str, finish_reason: str | None) -> tuple[str, list[str]]:
         """The page text once reasoning is stripped, and every reason to refuse it."""
@@ -250,28 +280,17 @@ class VLLMWriter:
                 break
             params = [self.sampling_params(pages[i], attempt) for i in pending]
             t0 = time.perf_counter()
-            try:
-                outs = self._chat([convs[i] for i in pending], params)
-            except Exception as exc:  # vLLM refuses the whole batch when one prompt is too long
-                if "maximum context length" not in str(exc) and "longer than the maximum" not in str(exc):
-                    raise
-                fits = self._fits([convs[i] for i in pending])
-                for i, ok in zip(pending, fits):
-                    if not ok:
-                        problems[i] = ["too_long prompt exceeds max_model_len"]
-                        self.stats.too_long += 1
-                params = [p for p, ok in zip(params, fits) if ok]
-                pending = [i for i, ok in zip(pending, fits) if ok]
-                outs = self._chat([convs[i] for i in pending], params) if pending else []
+            ran, outs = chat_fitting(self._chat, [convs[i] for i in pending], params, self._fits)
+            for j in sorted(set(range(len(pending))) - set(ran)):
+                problems[pending[j]] = ["too_long prompt exceeds max_model_len"]
+                self.stats.too_long += 1
+            pending = [pending[j] for j in ran]
             self.stats.llm_seconds += time.perf_counter() - t0
             still = []
             for i, out in zip(pending, outs):
                 attempts[i] += 1
-                self.stats.requests += 1
-                self.stats.prompt_tokens += len(out.prompt_token_ids or ())
-                self.stats.cached_tokens += out.num_cached_tokens or 0
+                self.stats.count(out)
                 o = out.outputs[0]
-                self.stats.output_tokens += len(o.token_ids)
                 text, probs = self.judge(pages[i], o.text, o.finish_reason)
                 if probs:
                     problems[i] = probs

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import RolloutError
+from ..render.llm import LLMStats, chat_fitting, prompts_fit
 from ..sampling import stable_hash
 from ..spec import AgentSpec
 from .env import TOOLS, Episode, ToolCall
@@ -47,15 +48,9 @@ def tool_parser_class(name: str):
 
 
 @dataclass
-class AgentStats:
-    requests: int = 0
+class AgentStats(LLMStats):
     rounds: int = 0
-    prompt_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
     malformed_calls: int = 0
-    too_long: int = 0
-    llm_seconds: float = 0.0
     ends: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
@@ -136,27 +131,16 @@ class VLLMAgent:
     def _round(self, active: list[Episode]) -> None:
         params = [self.sampling_params(ep) for ep in active]
         t0 = time.perf_counter()
-        try:
-            outs = self._chat([ep.messages for ep in active], params)
-        except Exception as exc:  # vLLM refuses a whole batch when one prompt is too long
-            if "maximum context length" not in str(exc) and "longer than the maximum" not in str(exc):
-                raise
-            fits = self._fits(active)
-            for ep, ok in zip(active, fits):
-                if not ok:
-                    self.stats.too_long += 1
-                    ep.stop("context-length")
-            params = [p for p, ok in zip(params, fits) if ok]
-            active = [ep for ep, ok in zip(active, fits) if ok]
-            outs = self._chat([ep.messages for ep in active], params) if active else []
+        ran, outs = chat_fitting(self._chat, [ep.messages for ep in active], params, self._fits)
+        for j in sorted(set(range(len(active))) - set(ran)):
+            self.stats.too_long += 1
+            active[j].stop("context-length")
+        active = [active[j] for j in ran]
         self.stats.llm_seconds += time.perf_counter() - t0
         self.stats.rounds += 1
         for ep, out in zip(active, outs):
             o = out.outputs[0]
-            self.stats.requests += 1
-            self.stats.prompt_tokens += len(out.prompt_token_ids or ())
-            self.stats.cached_tokens += out.num_cached_tokens or 0
-            self.stats.output_tokens += len(o.token_ids)
+            self.stats.count(out)
             content, calls = self.parse(o.text)
             if calls:
                 ep.act(content, calls, output_tokens=len(o.token_ids))
@@ -168,11 +152,8 @@ class VLLMAgent:
     def _max_len(self) -> int:
         return self.llm.llm_engine.model_config.max_model_len
 
-    def _fits(self, active: list[Episode]) -> list[bool]:
-        texts = [self.tokenizer.apply_chat_template(ep.messages, tools=TOOLS, tokenize=False, add_generation_prompt=True,
-                                                    enable_thinking=self.spec.enable_thinking) for ep in active]
-        lim = self._max_len()
-        return [len(ids) < lim for ids in self.tokenizer(texts, add_special_tokens=False)["input_ids"]]
+    def _fits(self, convs: list[list[dict]]) -> list[bool]:
+        return prompts_fit(self.tokenizer, convs, self._max_len(), tools=TOOLS, enable_thinking=self.spec.enable_thinking)
 
 
 def _takes_tools(cls) -> bool:

@@ -207,8 +207,6 @@ def render(
 ) -> None:
     """Render every page of a world (articles, profiles, news, directories) with provenance,
     then build its search index. An interrupted render resumes where it stopped."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
     from .render import render_world
     from .store import open_world
 
@@ -223,15 +221,8 @@ def render(
         if max_tokens is not None:
             changes["sampling"] = opts.sampling.model_copy(update={"max_tokens": max_tokens})
         opts = opts.model_copy(update=changes)
-        with Progress(TextColumn("[bold]render[/] {task.description:<8}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), TimeRemainingColumn(), console=err_console) as progress:
-            tasks: dict[str, int] = {}
-
-            def on_progress(stage: str, done: int, total: int) -> None:
-                if stage not in tasks:
-                    tasks[stage] = progress.add_task(stage, total=total)
-                progress.update(tasks[stage], completed=done, total=total)
-
+        progress, on_progress = _progress_bars("render")
+        with progress:
             report = render_world(world_dir, opts, backend=backend, model=model, force=force, on_progress=on_progress)
     t = Table(title=f"render report ({report.backend}{', ' + report.model if report.model else ''})")
     t.add_column("measure")
@@ -309,8 +300,6 @@ def tasks(
     """Generate WideSearch-style table tasks and multi-hop questions with gold answers from the
     world, keep only those whose every gold value is reachable in its simulated web, and write
     them to WORLD_DIR/tasks/ (score them with `worldforge score WORLD_DIR/tasks RESPONSES`)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from .errors import TasksError
     from .store import open_world
     from .tasks import export_widesearch as export_ws
@@ -327,15 +316,8 @@ def tasks(
         if paraphrase:
             opts = opts.model_copy(update={"paraphrase": True})
         kinds = ("table", "multihop") if kind == "all" else (kind,)
-        with Progress(TextColumn("[bold]tasks[/] {task.description:<10}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=err_console) as progress:
-            bars: dict[str, int] = {}
-
-            def on_progress(stage: str, done: int, total: int) -> None:
-                if stage not in bars:
-                    bars[stage] = progress.add_task(stage, total=total)
-                progress.update(bars[stage], completed=done, total=total)
-
+        progress, on_progress = _progress_bars("tasks")
+        with progress:
             report = generate_tasks(world_dir, opts, kinds=kinds, n_table=n, n_multihop=n, seed=seed, force=force,
                                     model=model if paraphrase else None, on_progress=on_progress)
         exported = export_ws(world_dir, export_widesearch, force=True) if export_widesearch is not None else None

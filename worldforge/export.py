@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from .errors import ExportError
 from .rollout.env import SYSTEM_PROMPT, TOOLS, load_tasks
-from .rollout.stage import read_report, read_trajectories, sha256_file, summarise
+from .rollout.stage import read_report, read_trajectories, sha256_file
 from .sampling import stable_hash
 from .spec import ExportOptions
 from .store import open_world, package_versions, swap_into_place
@@ -185,7 +185,6 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     trajs = read_trajectories(world_path)
     rollout = read_report(world_path)
     tasks = load_tasks(world_path)
-    by_id = {t.id: t for t in tasks}
     seed = spec.seed
     splits = assign_splits([t.id for t in tasks], opt, world, seed)
     system = SYSTEM_PROMPT.format(today=spec.as_of.strftime("%B %-d, %Y"))
@@ -196,24 +195,22 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     partial.mkdir(parents=True)
     rows: dict[str, dict[str, int]] = {}
     used = [s for s in SPLITS if any(v == s for v in splits.values())]
-    if "sft" in opt.formats:
-        rows["sft"] = {}
+    tables = {  # format -> (schema, rows in all, the rows of one split)
+        "sft": (SFT_SCHEMA, len(trajs), lambda s: [_sft_row(t, world) for t in trajs if splits[t["instance_id"]] == s]),
+        "rl": (RL_SCHEMA, len(tasks),
+               lambda s: [_rl_row(t, world, s, i, system) for i, t in enumerate(t for t in tasks if splits[t.id] == s)]),
+    }
+    for fmt, (schema, total, split_rows) in tables.items():
+        if fmt not in opt.formats:
+            continue
+        rows[fmt] = {}
         for s in used:
-            part = [_sft_row(t, world) for t in trajs if splits[t["instance_id"]] == s]
-            if part:
-                _write_rows(part, SFT_SCHEMA, partial / "data" / "sft", partial / "jsonl" / "sft" / f"{s}.jsonl", s,
-                            opt.shard_rows)
-                rows["sft"][s] = len(part)
+            part = split_rows(s)
+            if part:  # a split whose trajectories were all rejected has no SFT rows
+                _write_rows(part, schema, partial / "data" / fmt, partial / "jsonl" / fmt / f"{s}.jsonl", s, opt.shard_rows)
+                rows[fmt][s] = len(part)
             if on_progress:
-                on_progress("sft", sum(rows["sft"].values()), len(trajs))
-    if "rl" in opt.formats:
-        rows["rl"] = {}
-        for s in used:
-            part = [_rl_row(t, world, s, i, system) for i, t in enumerate(t for t in tasks if splits[t.id] == s)]
-            _write_rows(part, RL_SCHEMA, partial / "data" / "rl", partial / "jsonl" / "rl" / f"{s}.jsonl", s, opt.shard_rows)
-            rows["rl"][s] = len(part)
-            if on_progress:
-                on_progress("rl", sum(rows["rl"].values()), len(tasks))
+                on_progress(fmt, sum(rows[fmt].values()), total)
     if "widesearch" in opt.formats:
         from .tasks.stage import WIDESEARCH_FIELDS, gold_csv
 
@@ -228,7 +225,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
                 (d / "gold" / f"{t.id}.csv").write_text(gold_csv(t.header, t.rows))
             rows["widesearch"][s] = len(mine)
 
-    stats = _statistics(trajs, tasks, splits, by_id)
+    stats = _statistics(trajs, tasks, splits, rollout["stats"])
     files = {str(p.relative_to(partial)): p for p in sorted(partial.rglob("*")) if p.is_file()}
     hashes = {k: {"sha256": sha256_file(p), "bytes": p.stat().st_size} for k, p in files.items()}
     card = dataset_card(world, opt, spec, rows, stats, rollout)
@@ -256,7 +253,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     return ExportReport(dest, fingerprint, rows, len(hashes) + 1, size, replaced)
 
 
-def _statistics(trajs: list[dict], tasks: list, splits: dict[str, str], by_id: dict) -> dict:
+def _statistics(trajs: list[dict], tasks: list, splits: dict[str, str], trajectory_stats: dict) -> dict:
     per_split = {}
     for s in SPLITS:
         mine = [t for t in tasks if splits[t.id] == s]
@@ -269,7 +266,7 @@ def _statistics(trajs: list[dict], tasks: list, splits: dict[str, str], by_id: d
             "gold_rows": sum(len(t.rows) for t in mine), "gold_cells": sum(len(t.rows) * len(t.header) for t in mine),
             "trajectories": len(tr),
         }
-    return {"splits": per_split, "trajectories": summarise(trajs),
+    return {"splits": per_split, "trajectories": trajectory_stats,  # the rollout report's, over the same trajectories
             "difficulty": {k: dict(sorted(Counter(t.record["difficulty"][k] for t in tasks).items()))
                            for k in ("hops", "constraints")},
             "entity_types": dict(sorted(Counter(t.record["entity_type"] for t in tasks).items()))}

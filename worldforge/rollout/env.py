@@ -348,16 +348,17 @@ class Episode:
         if self.done:
             raise RolloutError(f"episode {self.key} is over ({self.end})")
         self.answer = answer
-        ev = Evaluation.model_validate(self.task.record["evaluation"])
-        self.score = score_table(self.task.id, ev, self.task.header, self.task.rows, answer, self.env.aliases).as_dict()
-        self.done, self.end = True, "answer"
+        self._end("answer", answer)
         return self.score
 
     def stop(self, reason: str) -> None:
         """End the episode without an answer (reward 0)."""
-        self.done, self.end = True, reason
+        self._end(reason, "")
+
+    def _end(self, reason: str, answer: str) -> None:
         ev = Evaluation.model_validate(self.task.record["evaluation"])
-        self.score = score_table(self.task.id, ev, self.task.header, self.task.rows, "", self.env.aliases).as_dict()
+        self.score = score_table(self.task.id, ev, self.task.header, self.task.rows, answer, self.env.aliases).as_dict()
+        self.done, self.end = True, reason
 
     def trajectory(self, policy: str) -> dict:
         """The episode as a trajectory record (what the rollout stage stores and export reads)."""

@@ -188,10 +188,10 @@ def run_oracle(episodes: list[Episode], titles: dict[str, str], parallel: int) -
                 break
             results = ep.act(text, calls)
             opened = opened if isinstance(opened, list) else []
-            for c, r in zip(calls, results):
+            for i, (c, r) in enumerate(zip(calls, results)):
                 txt = r["content"]
                 if c.name == "web_extractor":
-                    u = opened[calls.index(c)]
+                    u = opened[i]  # the page calls come first, one per opened URL
                     if plan.observe_page(u, txt):
                         plan.read.add(u)
                 elif txt.startswith("Error"):

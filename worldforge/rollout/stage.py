@@ -29,6 +29,7 @@ from ..errors import RolloutError
 from ..spec import RolloutOptions
 from ..store import open_world, swap_into_place, write_atomic
 from .env import Environment, load_tasks, resolve_seed
+from .oracle import page_titles, run_oracle
 
 ROLLOUT_DIR = "rollout"
 PARTIAL_DIR = ".rollout.partial"
@@ -181,8 +182,6 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
             chunk = chunks[i]
             episodes = [env.episode(t, s) for t in chunk for s in range(opt.samples)]
             if opt.policy == "oracle":
-                from .oracle import page_titles, run_oracle
-
                 run_oracle(episodes, page_titles(env.engine, episodes), opt.parallel_calls)
             else:
                 agent.run(episodes)

@@ -223,11 +223,7 @@ class SearchEngine:
 
     def web_search(self, query: str | None = None, queries: list[str] | None = None, offset: int = 0) -> str:
         """The `web_search` tool: AgentWorld-style numbered results for one query or a batch."""
-        if isinstance(queries, str):
-            queries = [queries]
-        qs = list(queries or []) + ([query] if query is not None else [])
-        if not qs:
-            raise SearchInputError("web_search needs 'query' or a non-empty 'queries' list")
+        qs, offset = search_arguments({"query": query, "queries": queries, "offset": offset})
         return "\n\n".join(self._format(q, offset) for q in qs)
 
     def _format(self, query: str, offset: int) -> str:
@@ -274,14 +270,31 @@ class SearchEngine:
     def call(self, name: str, arguments: dict) -> str:
         """Dispatch one tool call by name (the environment's entry point)."""
         if name == "web_search":
-            try:
-                offset = int(arguments.get("offset", 0) or 0)
-            except (TypeError, ValueError):
-                raise SearchInputError(f"offset must be a whole number, got {arguments.get('offset')!r}") from None
-            return self.web_search(arguments.get("query"), arguments.get("queries"), offset)
+            qs, offset = search_arguments(arguments)
+            return "\n\n".join(self._format(q, offset) for q in qs)
         if name == "web_extractor":
             return self.web_extractor(arguments.get("url", ""))
         raise SearchInputError(f"unknown tool {name!r}; the tools are web_search and web_extractor")
+
+
+def search_arguments(arguments: dict) -> tuple[list[str], int]:
+    """The queries (`queries` first, then `query`) and the offset of a `web_search` call, checked."""
+    try:
+        offset = int(arguments.get("offset", 0) or 0)
+    except (TypeError, ValueError):
+        raise SearchInputError(f"offset must be a whole number, got {arguments.get('offset')!r}") from None
+    qs = arguments.get("queries") or []
+    if isinstance(qs, str):
+        qs = [qs]
+    q = arguments.get("query")
+    if not isinstance(qs, list) or not all(isinstance(x, str) for x in qs) or not (q is None or isinstance(q, str)):
+        raise SearchInputError("'query' must be a string and 'queries' a list of strings")
+    qs = list(qs) + ([q] if q is not None else [])
+    if not qs:
+        raise SearchInputError("web_search needs 'query' or a non-empty 'queries' list")
+    if any(not x.strip() for x in qs):
+        raise SearchInputError("empty query: give some search words, e.g. \"companies headquartered in Hesheston\"")
+    return qs, offset
 
 
 def _mix_kinds(cands: list, want: int) -> list:

@@ -25,10 +25,11 @@ from ..errors import RolloutError, SearchInputError
 from ..sampling import stable_hash
 from ..scoring import Evaluation, read_gold_csv, score_table
 from ..search import TOOLS as WEB_TOOLS
-from ..search import SearchEngine
+from ..search import SearchEngine, search_arguments
 from ..spec import RolloutOptions
 from . import perturb
 
+_URL_NEEDED = "web_extractor needs a 'url' string, e.g. {\"url\": \"https://...\"}"
 FINAL_ANSWER_TOOL = {"type": "function", "function": {
     "name": "final_answer",
     "description": "Submit your final answer (a markdown table) and end the task. Call it once, at the end.",
@@ -158,14 +159,17 @@ class Environment:
         kind = perturb.draw(self.seed, episode_key, call, name, self.options.perturbations)
         key = f"{self.seed}|{episode_key}|{call}"
         if kind in ("search_error", "rate_limit"):
-            self._check_arguments(name, arguments)
+            if name == "web_search":
+                search_arguments(arguments)  # a bad call is answered with its error, not a perturbation
+            elif not isinstance(arguments.get("url"), str):
+                raise SearchInputError(_URL_NEEDED)
             return perturb.error_text(kind, name, key, arguments), kind
         if name == "web_search":
             text, applied = self._search(arguments, kind, key)
             return self._cap(text), applied
         url = arguments.get("url")
         if not isinstance(url, str):
-            raise SearchInputError("web_extractor needs a 'url' string, e.g. {\"url\": \"https://...\"}")
+            raise SearchInputError(_URL_NEEDED)
         original = perturb.original_of(url)
         if original is not None:  # a low-quality copy met in earlier results: always the same text
             p = self.engine.page(original)
@@ -179,30 +183,9 @@ class Environment:
                 return self._cap(perturb.stale(p["markdown"], p["url"], p["date"], self.as_of, key)), kind
         return self._cap(self.engine.web_extractor(url)), None
 
-    def _check_arguments(self, name: str, arguments: dict) -> None:
-        if name == "web_search":
-            q, qs = arguments.get("query"), arguments.get("queries")
-            if not (isinstance(q, str) and q.strip()) and not (isinstance(qs, list) and qs):
-                raise SearchInputError("web_search needs 'query' or a non-empty 'queries' list")
-        elif not isinstance(arguments.get("url"), str):
-            raise SearchInputError("web_extractor needs a 'url' string, e.g. {\"url\": \"https://...\"}")
-
     def _search(self, arguments: dict, kind: str | None, key: str) -> tuple[str, str | None]:
-        self._check_arguments("web_search", arguments)
-        try:
-            offset = int(arguments.get("offset", 0) or 0)
-        except (TypeError, ValueError):
-            raise SearchInputError(f"offset must be a whole number, got {arguments.get('offset')!r}") from None
-        qs = arguments.get("queries") or []
-        if isinstance(qs, str):
-            qs = [qs]
-        if not isinstance(qs, list) or not all(isinstance(q, str) for q in qs):
-            raise SearchInputError("'queries' must be a list of strings")
-        qs = list(qs) + ([arguments["query"]] if isinstance(arguments.get("query"), str) else [])
+        qs, offset = search_arguments(arguments)
         if kind == "empty_results":
-            for q in qs:
-                if not q.strip():
-                    raise SearchInputError("empty query: give some search words")
             return "\n\n".join(f"No results found for \"{q.strip()}\". Try different or fewer keywords." for q in qs), kind
         blocks, applied = [], None
         for i, q in enumerate(qs):

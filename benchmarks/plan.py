@@ -24,8 +24,8 @@ LARGE_ENTITIES = 1_000_000  # worlds/large.yaml is sized for about this many
 CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
-from worldforge.spec import load_world
-from worldforge.planner import plan_world
+from worldforge.world.validate import load_world
+from worldforge.world.planner import plan_world
 world = load_world(sys.argv[1])
 t0 = time.perf_counter()
 info = plan_world(world, Path(sys.argv[2]), force=True)

@@ -45,13 +45,13 @@ def main() -> None:
     args = ap.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core for everything below
-    from worldforge.planner import plan_world
-    from worldforge.render import render_world
-    from worldforge.render.pages import WorldView, plan_pages
-    from worldforge.render.template import TemplateWriter
-    from worldforge.search import SearchEngine
-    from worldforge.spec import load_world
-    from worldforge.store import open_world
+    from worldforge.web import render_world
+    from worldforge.web.pages import WorldView, plan_pages
+    from worldforge.web.search import SearchEngine
+    from worldforge.web.template import TemplateWriter
+    from worldforge.world.planner import plan_world
+    from worldforge.world.store import open_world
+    from worldforge.world.validate import load_world
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -1,7 +1,7 @@
 """vLLM rendering overhead: our render stage against a bare `LLM.chat` over the same
 prompts and sampling parameters, in one process with one engine.
 
-Runs on vLLM's CPU build with the tiny random-weight model (`worldforge.tiny_model`), or
+Runs on vLLM's CPU build with the tiny random-weight model (`tests/tiny_model.py`), or
 on any model given with --model. The bare run is one `LLM.chat` over every page's prompt;
 the stage run is `render_world` (page plan, batching, validation, fallback, Parquet
 shards, pages.duckdb, tantivy index) with retries off, so both make the same requests.
@@ -35,13 +35,14 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=1024)
     args = ap.parse_args()
 
-    from worldforge.planner import plan_world
-    from worldforge.render import render_world
-    from worldforge.render.llm import VLLMWriter, close_llm, load_llm
-    from worldforge.render.pages import WorldView, plan_pages
-    from worldforge.spec import RenderOptions, SamplingSpec, load_world
-    from worldforge.store import open_world
-    from worldforge.tiny_model import make_tiny_model
+    from tests.tiny_model import make_tiny_model
+    from worldforge.web import render_world
+    from worldforge.web.llm import VLLMWriter, close_llm, load_llm
+    from worldforge.web.pages import WorldView, plan_pages
+    from worldforge.world.options import RenderOptions, SamplingSpec
+    from worldforge.world.planner import plan_world
+    from worldforge.world.store import open_world
+    from worldforge.world.validate import load_world
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -80,7 +81,7 @@ def main() -> None:
         close_llm(llm)
 
     r = report.llm
-    print(f"model: {'tiny random (worldforge.tiny_model)' if not args.model else args.model}; "
+    print(f"model: {'tiny random (tests/tiny_model.py)' if not args.model else args.model}; "
           f"{len(pages):,} pages; max_tokens {args.max_tokens}; batch {args.batch_size}; engine start {t_start:.1f} s\n")
     print(f"{'run':<34}{'wall s':>9}{'requests':>10}{'prompt tok':>12}{'cached tok':>12}{'cache share':>12}{'output tok':>12}")
     print(f"{'bare LLM.chat':<34}{t_bare:>9.2f}{len(outs):>10,}{bare_prompt:>12,}{bare_cached:>12,}"

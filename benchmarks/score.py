@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from worldforge.scoring import Evaluation, score_table  # noqa: E402
+from worldforge.tasks.scoring import Evaluation, score_table  # noqa: E402
 
 EVAL = Evaluation(unique_columns=["Name"], required=["Name", "Industry", "Founded", "Employees", "Website"], eval_pipeline={
     "name": {"preprocess": ["norm_str"], "metric": ["exact_match"]},

@@ -40,11 +40,11 @@ def main() -> None:
     args = ap.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-    from worldforge.planner import plan_world
-    from worldforge.render import render_world
-    from worldforge.scoring import read_gold_csv, score_files, world_aliases
-    from worldforge.spec import load_world
     from worldforge.tasks import generate_tasks, read_tasks
+    from worldforge.tasks.scoring import read_gold_csv, score_files, world_aliases
+    from worldforge.web import render_world
+    from worldforge.world.planner import plan_world
+    from worldforge.world.validate import load_world
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

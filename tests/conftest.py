@@ -30,8 +30,8 @@ def write_spec(tmp: Path, name: str = "small", seed: int = 11, counts: dict | No
 @pytest.fixture(scope="session")
 def demo_world(tmp_path_factory):
     """The shipped demo world, planned once per test session."""
-    from worldforge.planner import plan_world
-    from worldforge.spec import load_world
+    from worldforge.world.planner import plan_world
+    from worldforge.world.validate import load_world
 
     build = tmp_path_factory.mktemp("build")
     return plan_world(load_world(DEMO), build)
@@ -48,14 +48,14 @@ def copy_world(info, dest: Path) -> Path:
 @pytest.fixture(scope="session")
 def demo_web(demo_world, tmp_path_factory):
     """The demo world rendered once with the template backend: (world path, report)."""
-    from worldforge.render import render_world
+    from worldforge.web import render_world
 
     path = copy_world(demo_world, tmp_path_factory.mktemp("render") / "demo")
     return path, render_world(path)
 
 
 def _engine_opts():
-    from worldforge.spec import RenderOptions, SamplingSpec
+    from worldforge.world.options import RenderOptions, SamplingSpec
 
     return RenderOptions(backend="vllm", max_model_len=4096, dtype="float32", kv_cache_gib=0.25, batch_size=48,
                          retries=1, sampling=SamplingSpec(max_tokens=24))
@@ -66,7 +66,7 @@ ENGINE_OPTS = _engine_opts()
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory):
-    from worldforge.tiny_model import make_tiny_model
+    from tests.tiny_model import make_tiny_model
 
     return make_tiny_model(tmp_path_factory.mktemp("model") / "tiny", seed=0)
 
@@ -75,7 +75,7 @@ def tiny_model(tmp_path_factory):
 def engine(tiny_model):
     """One real vLLM engine (CPU build, tiny model) shared by every test that needs one."""
     pytest.importorskip("vllm")
-    from worldforge.render.llm import close_llm, load_llm
+    from worldforge.web.llm import close_llm, load_llm
 
     llm = load_llm(ENGINE_OPTS, str(tiny_model))
     yield llm

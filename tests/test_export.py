@@ -14,7 +14,7 @@ from worldforge.cli import app
 from worldforge.errors import ExportError
 from worldforge.export import SPLITS, export_dataset
 from worldforge.rollout import Environment
-from worldforge.spec import RolloutOptions
+from worldforge.world.options import RolloutOptions
 
 runner = CliRunner()
 
@@ -151,7 +151,7 @@ def test_export_refuses_another_version_unless_forced(small_run, tmp_path):
     assert man.read_bytes() == (dataset / "manifest.json").read_bytes()
     (out / "mini" / "v2").mkdir(parents=True)
     (out / "mini" / "v2" / "notes.txt").write_text("mine")
-    from worldforge.spec import ExportOptions
+    from worldforge.world.options import ExportOptions
 
     with pytest.raises(ExportError, match="holds no worldforge dataset"):
         export_dataset(world, out, ExportOptions(version="v2"), force=True)
@@ -159,7 +159,7 @@ def test_export_refuses_another_version_unless_forced(small_run, tmp_path):
 
 
 def test_split_by_world(small_run, tmp_path):
-    from worldforge.spec import ExportOptions
+    from worldforge.world.options import ExportOptions
 
     _, world, _ = small_run
     r = export_dataset(world, tmp_path, ExportOptions(split_by="world", world_split="validation", formats=["sft", "rl"]))

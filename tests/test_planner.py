@@ -8,10 +8,10 @@ import pytest
 import yaml
 
 from worldforge.errors import IncompleteWorldError, InvariantViolationError, WorldExistsError, WorldNotFoundError
-from worldforge.invariants import check_world
-from worldforge.planner import generate_world, plan_world
-from worldforge.spec import load_world
-from worldforge.store import load_graph, open_world, table_digests
+from worldforge.world.invariants import check_world
+from worldforge.world.planner import generate_world, plan_world
+from worldforge.world.store import load_graph, open_world, table_digests
+from worldforge.world.validate import load_world
 
 from .conftest import write_spec
 
@@ -66,7 +66,7 @@ def test_world_semantics_hold_in_sql(demo_world):
 
 
 def test_same_seed_same_tables_other_seed_differs(tmp_path):
-    from worldforge.sampling import faker_pool
+    from worldforge.world.sampling import faker_pool
 
     spec = write_spec(tmp_path)
     a = plan_world(load_world(spec), tmp_path / "a")
@@ -104,7 +104,7 @@ def test_existing_world_refused_unless_forced(tmp_path):
 
 
 def test_interrupted_plan_never_looks_complete(tmp_path, monkeypatch):
-    import worldforge.invariants as inv
+    import worldforge.world.invariants as inv
 
     spec = load_world(write_spec(tmp_path))
 

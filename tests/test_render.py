@@ -10,13 +10,13 @@ import duckdb
 import pytest
 
 from worldforge.errors import BackendUnavailableError, NotRenderedError, RenderError, WorldNotFoundError
-from worldforge.render import render_world
-from worldforge.render.llm import load_llm, page_check, strip_reasoning
-from worldforge.render.pages import WorldView, plan_pages
-from worldforge.render.template import TemplateWriter
-from worldforge.render.text import Fact, FactSheetCheck, format_date, format_number
-from worldforge.spec import RenderOptions
-from worldforge.store import open_world
+from worldforge.web import render_world
+from worldforge.web.llm import load_llm, page_check, strip_reasoning
+from worldforge.web.pages import WorldView, plan_pages
+from worldforge.web.template import TemplateWriter
+from worldforge.web.text import Fact, FactSheetCheck, format_date, format_number
+from worldforge.world.options import RenderOptions
+from worldforge.world.store import open_world
 
 from .conftest import copy_world as _copy_world
 
@@ -128,7 +128,7 @@ def test_checker_catches_damaged_pages(demo_web):
     probs = check.problems(md.replace(f"{int(employees.value):,}", wrong))
     assert f"missing {employees.fact_id}" in probs and any(p.startswith("invented number") for p in probs)
     # The vLLM writer's verdict on a reply: reasoning and a code fence are stripped, then the page is checked.
-    from worldforge.render.llm import VLLMWriter
+    from worldforge.web.llm import VLLMWriter
 
     judge = VLLMWriter(view, RenderOptions(), llm=None).judge
     assert judge(page, "<think>1999-01-01 is a guess</think>\n```markdown\n" + md + "\n```", "stop") == (md.strip(), [])
@@ -213,7 +213,7 @@ def test_bad_input(demo_world, tmp_path):
     with pytest.raises(WorldNotFoundError):
         render_world(tmp_path / "empty")
     world = _copy_world(demo_world, tmp_path / "demo")
-    from worldforge.search import SearchEngine
+    from worldforge.web.search import SearchEngine
 
     with pytest.raises(NotRenderedError, match="worldforge render"):
         SearchEngine.for_world(world)

@@ -15,13 +15,13 @@ pytest.importorskip("vllm")
 from typer.testing import CliRunner  # noqa: E402
 
 from worldforge.cli import app  # noqa: E402
-from worldforge.planner import plan_world  # noqa: E402
-from worldforge.render import render_world  # noqa: E402
-from worldforge.render.llm import SYSTEM_PROMPT, VLLMWriter  # noqa: E402
-from worldforge.render.pages import WorldView, plan_pages  # noqa: E402
-from worldforge.render.template import TemplateWriter  # noqa: E402
-from worldforge.spec import load_world  # noqa: E402
-from worldforge.store import open_world  # noqa: E402
+from worldforge.web import render_world  # noqa: E402
+from worldforge.web.llm import SYSTEM_PROMPT, VLLMWriter  # noqa: E402
+from worldforge.web.pages import WorldView, plan_pages  # noqa: E402
+from worldforge.web.template import TemplateWriter  # noqa: E402
+from worldforge.world.planner import plan_world  # noqa: E402
+from worldforge.world.store import open_world  # noqa: E402
+from worldforge.world.validate import load_world  # noqa: E402
 
 from .conftest import ENGINE_OPTS as OPTS  # noqa: E402
 from .conftest import copy_world, write_spec  # noqa: E402
@@ -133,8 +133,9 @@ def test_paraphrase_through_vllm_keeps_only_faithful_rewrites(engine, geo_world,
     column and constraint value, so every rewrite is rejected and the template questions stay."""
     import shutil
 
-    from worldforge.spec import Range, TasksOptions
     from worldforge.tasks import generate_tasks, read_tasks
+    from worldforge.world.options import TasksOptions
+    from worldforge.world.pack import Range
 
     _, template = geo_world
     w = tmp_path / "geo"

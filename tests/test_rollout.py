@@ -11,7 +11,7 @@ from worldforge.errors import RolloutError
 from worldforge.rollout import Environment, ToolCall, load_tasks, perturb, run_rollout
 from worldforge.rollout.oracle import page_titles, run_oracle
 from worldforge.rollout.stage import rollout_dir
-from worldforge.spec import PERTURBATION_TOOLS, RolloutOptions
+from worldforge.world.options import PERTURBATION_TOOLS, RolloutOptions
 
 HEAVY = {k: dict.fromkeys(tools, 0.07) for k, tools in PERTURBATION_TOOLS.items()}
 

@@ -17,7 +17,7 @@ from worldforge.export import export_dataset  # noqa: E402
 from worldforge.rollout import read_trajectories, run_rollout  # noqa: E402
 from worldforge.rollout.agent import VLLMAgent  # noqa: E402
 from worldforge.rollout.stage import read_report  # noqa: E402
-from worldforge.spec import AgentSpec, RolloutOptions, SamplingSpec  # noqa: E402
+from worldforge.world.options import AgentSpec, RolloutOptions, SamplingSpec  # noqa: E402
 
 runner = CliRunner()
 AGENT = AgentSpec(parser="hermes", sampling=SamplingSpec(max_tokens=96, temperature=1.0), batch_size=6,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from worldforge.scoring import Evaluation, average, parse_table, score_table
+from worldforge.tasks.scoring import Evaluation, average, parse_table, score_table
 
 EVAL = Evaluation(
     unique_columns=["Company"],

@@ -8,7 +8,7 @@ import duckdb
 import pytest
 
 from worldforge.errors import SearchInputError
-from worldforge.search import TOOLS, SearchEngine
+from worldforge.web.search import TOOLS, SearchEngine
 
 RESULT_RE = re.compile(r"^\[(\d+)\] (https://\S+)\nTitle: (.+)\nSnippet: (.+)\nDate: (N/A|[A-Z][a-z]{2} \d{1,2}, \d{4})$", re.M)
 

@@ -8,7 +8,9 @@ import pytest
 import yaml
 
 from worldforge.errors import SpecError
-from worldforge.spec import SCHEMAS_DIR, DateBound, load_world
+from worldforge.world.pack import DateBound
+from worldforge.world.spec import SCHEMAS_DIR
+from worldforge.world.validate import load_world
 
 from .conftest import DEMO, REPO, write_spec
 
@@ -162,7 +164,7 @@ def test_unsatisfiable_counts(tmp_path):
 
 def test_name_capacity_is_checked_at_plan_time(tmp_path):
     from worldforge.errors import PlanError
-    from worldforge.planner import generate_world
+    from worldforge.world.planner import generate_world
 
     pack = write_pack(tmp_path, "tiny", {"types": {"thing": {"name": {"template": "{a}", "parts": {"a": {"choices": ["x", "y", "z"]}}}}}})
     spec = {"name": "x", "seed": 1, "as_of": "2025-06-30", "time_span": {"start": "1900-01-01"},

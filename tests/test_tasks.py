@@ -18,11 +18,11 @@ from typer.testing import CliRunner
 
 from worldforge.cli import app
 from worldforge.errors import NotRenderedError, SpecError, TasksError
-from worldforge.render.text import format_date, format_number
-from worldforge.scoring import norm_column, read_gold_csv, score_files, world_aliases
-from worldforge.search import SearchEngine
-from worldforge.spec import TasksOptions
 from worldforge.tasks import export_widesearch, generate_tasks, read_tasks
+from worldforge.tasks.scoring import norm_column, read_gold_csv, score_files, world_aliases
+from worldforge.web.search import SearchEngine
+from worldforge.web.text import format_date, format_number
+from worldforge.world.options import TasksOptions
 
 from .conftest import copy_world
 
@@ -267,7 +267,7 @@ def test_bad_input(demo_world, tmp_path):
     with pytest.raises(TasksError, match="no tasks"):
         export_widesearch(w, tmp_path / "ws")
     assert not (w / "tasks").exists() and not (w / ".tasks.partial").exists()
-    from worldforge.spec import load_world
+    from worldforge.world.validate import load_world
 
     spec = yaml_spec(tmp_path, {"tasks": {"rows": {"min": 0, "max": 5}}})
     with pytest.raises(SpecError, match="rows.min"):

@@ -61,8 +61,9 @@ def _counts_table(title: str, rows, headers=("name", "count")) -> Table:
 @app.command()
 def validate(spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds/demo.yaml")) -> None:
     """Validate a world spec and its domain packs; report every problem at once (exit code 2)."""
-    from .invariants import all_invariants
-    from .spec import expected_counts, load_world
+    from .world.invariants import all_invariants
+    from .world.spec import expected_counts
+    from .world.validate import load_world
 
     with _user_errors():
         world = load_world(spec)
@@ -85,9 +86,9 @@ def plan(
     <build-dir>/<name>/world.duckdb, check every invariant, then mark it complete."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from .planner import count_steps, plan_world
-    from .spec import load_world
-    from .store import ensure_writable
+    from .world.planner import count_steps, plan_world
+    from .world.store import ensure_writable
+    from .world.validate import load_world
 
     with _user_errors():
         world = load_world(spec)
@@ -118,7 +119,7 @@ def plan(
 @app.command()
 def check(world_dir: Path = typer.Argument(..., help="A planned world folder, e.g. build/demo")) -> None:
     """Re-verify every invariant of a stored world and list violations (exit 1 if any)."""
-    from .invariants import check_world
+    from .world.invariants import check_world
 
     with _user_errors():
         n, violations = check_world(world_dir)
@@ -141,7 +142,7 @@ def inspect(
     type_: list[str] = typer.Option(None, "--type", "-t", help="Only show samples of these types."),
 ) -> None:
     """Counts per type and relation, degree statistics, and sample entities with their facts."""
-    from .store import open_world
+    from .world.store import open_world
 
     with _user_errors():
         info = open_world(world_dir)
@@ -207,8 +208,8 @@ def render(
 ) -> None:
     """Render every page of a world (articles, profiles, news, directories) with provenance,
     then build its search index. An interrupted render resumes where it stopped."""
-    from .render import render_world
-    from .store import open_world
+    from .web import render_world
+    from .world.store import open_world
 
     with _user_errors():
         info = open_world(world_dir)
@@ -256,7 +257,7 @@ def search(
     offset: int = typer.Option(0, "--offset", min=0, help="Index of the first result (10 per page: 0, 10, 20, ...)."),
 ) -> None:
     """Search a rendered world's web; prints results as the web_search tool returns them."""
-    from .search import SearchEngine
+    from .web.search import SearchEngine
 
     with _user_errors():
         engine = SearchEngine.for_world(world_dir)
@@ -273,7 +274,7 @@ def open_page(
     url: str = typer.Argument(..., help="A page URL from search results."),
 ) -> None:
     """Open a page of a rendered world; prints its Markdown as the web_extractor tool returns it."""
-    from .search import SearchEngine
+    from .web.search import SearchEngine
 
     with _user_errors():
         engine = SearchEngine.for_world(world_dir)
@@ -301,10 +302,10 @@ def tasks(
     world, keep only those whose every gold value is reachable in its simulated web, and write
     them to WORLD_DIR/tasks/ (score them with `worldforge score WORLD_DIR/tasks RESPONSES`)."""
     from .errors import TasksError
-    from .store import open_world
     from .tasks import export_widesearch as export_ws
     from .tasks import generate_tasks
     from .tasks.stage import check_export_dest
+    from .world.store import open_world
 
     with _user_errors():
         if kind not in ("all", "table", "multihop"):
@@ -458,7 +459,7 @@ def score(
     """Score responses with WideSearch's metrics, no LLM: success, row and item precision/recall/F1."""
     import json
 
-    from .scoring import score_files, world_aliases
+    from .tasks.scoring import score_files, world_aliases
 
     with _user_errors():
         if world is None and (tasks.parent / "world.json").is_file():

@@ -31,11 +31,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import ExportError
+from .plumbing import package_versions, sha256_file, stable_hash, swap_into_place
 from .rollout.env import SYSTEM_PROMPT, TOOLS, load_tasks
-from .rollout.stage import read_report, read_trajectories, sha256_file
-from .sampling import stable_hash
-from .spec import ExportOptions
-from .store import open_world, package_versions, swap_into_place
+from .rollout.stage import read_report, read_trajectories
+from .world.options import ExportOptions
+from .world.store import open_world
 
 MANIFEST = "manifest.json"
 SPLITS = ("train", "validation", "test")

@@ -17,8 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .spec import ResolvedWorld, load_world
-from .store import is_complete, world_dir, write_atomic
+from .plumbing import write_atomic
+from .world.spec import ResolvedWorld
+from .world.store import is_complete, world_dir
+from .world.validate import load_world
 
 RUN_FILE = "run.json"
 STAGES = ("plan", "render", "tasks", "rollout", "export")
@@ -85,10 +87,10 @@ def run_pipeline(spec_path: str | Path, build_dir: str | Path = "build", out_roo
     """Run every stage of `spec_path` (see the module docstring). `force` replaces an export
     folder that holds a different version of the dataset."""
     from .export import export_dataset
-    from .planner import plan_world
-    from .render import render_world
     from .rollout import run_rollout
     from .tasks import generate_tasks
+    from .web import render_world
+    from .world.planner import plan_world
 
     world = load_world(spec_path)  # every spec problem is reported before any work
     st = world.spec.stages
@@ -113,7 +115,7 @@ def run_pipeline(spec_path: str | Path, build_dir: str | Path = "build", out_roo
         report.stages.append(StageResult(name, "ran", time.perf_counter() - t0, summary))
 
     def plan() -> str:
-        from .planner import count_steps
+        from .world.planner import count_steps
 
         total, steps = count_steps(world) + 2, iter(range(1, 10**9))
         info = plan_world(world, build_dir, force=True, on_step=lambda desc: progress("plan", min(next(steps), total), total))

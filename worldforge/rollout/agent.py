@@ -17,9 +17,9 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import RolloutError
-from ..render.llm import LLMStats, chat_fitting, prompts_fit
-from ..sampling import stable_hash
-from ..spec import AgentSpec
+from ..plumbing import stable_hash
+from ..web.llm import LLMStats, chat_fitting, prompts_fit
+from ..world.options import AgentSpec
 from .env import TOOLS, Episode, ToolCall
 
 # One well-formed hermes call per turn, optionally after a short note (for weak models).

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import RolloutError, SearchInputError
-from ..sampling import stable_hash
-from ..scoring import Evaluation, read_gold_csv, score_table
-from ..search import TOOLS as WEB_TOOLS
-from ..search import SearchEngine, search_arguments
-from ..spec import RolloutOptions
+from ..plumbing import stable_hash
+from ..tasks.scoring import Evaluation, read_gold_csv, score_table
+from ..web.search import TOOLS as WEB_TOOLS
+from ..web.search import SearchEngine, search_arguments
+from ..world.options import RolloutOptions
 from . import perturb
 
 _URL_NEEDED = "web_extractor needs a 'url' string, e.g. {\"url\": \"https://...\"}"
@@ -107,7 +107,7 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def load_tasks(world_path: str | Path) -> list[Task]:
-    from ..scoring import GOLD_DIR
+    from ..tasks.scoring import GOLD_DIR
     from ..tasks.stage import read_tasks, tasks_dir
 
     d = tasks_dir(world_path)
@@ -134,8 +134,8 @@ class Environment:
     @classmethod
     def for_world(cls, world_path: str | Path, options: RolloutOptions | None = None, *, seed: int | None = None,
                   **kw) -> Environment:
-        from ..scoring import world_aliases
-        from ..store import open_world
+        from ..tasks.scoring import world_aliases
+        from ..world.store import open_world
 
         info = open_world(world_path)
         opt = options or info.world.spec.stages.rollout

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..sampling import stable_hash
+from ..plumbing import stable_hash
 from . import perturb
 from .env import Episode, ToolCall, markdown_table
 

@@ -19,8 +19,8 @@ import datetime as dt
 import re
 from urllib.parse import urlsplit
 
-from ..sampling import stable_hash
-from ..spec import PERTURBATION_TOOLS
+from ..plumbing import stable_hash
+from ..world.options import PERTURBATION_TOOLS
 
 LOW_QUALITY_SITES = ("factzilla-answers.net", "quickwiki-facts.com", "trivia-hub.info", "askthecrowd.forum")
 ARCHIVE_NOTE = "> Archived copy captured on {date}. This snapshot may be out of date; the live page may differ."

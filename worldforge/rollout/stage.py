@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import RolloutError
-from ..spec import RolloutOptions
-from ..store import open_world, swap_into_place, write_atomic
+from ..plumbing import sha256_file, swap_into_place, write_atomic
+from ..world.options import RolloutOptions
+from ..world.store import open_world
 from .env import Environment, load_tasks, resolve_seed
 from .oracle import page_titles, run_oracle
 
@@ -57,12 +58,7 @@ def read_report(world_path: str | Path) -> dict:
     return json.loads((rollout_dir(world_path) / REPORT_FILE).read_text())
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+
 
 
 @dataclass
@@ -142,7 +138,7 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
     seed = resolve_seed(opt, info.world.spec.seed)
     agent_model = None
     if opt.policy == "vllm":
-        from ..render.llm import check_model
+        from ..web.llm import check_model
         from .agent import tool_parser_class
 
         tool_parser_class(opt.agent.parser)  # a bad parser name fails before any engine starts
@@ -169,7 +165,7 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
     try:
         if opt.policy == "vllm" and todo:
             if llm is None:
-                from ..render.llm import load_llm
+                from ..web.llm import load_llm
 
                 render_like = info.world.spec.stages.render.model_copy(update={
                     "max_model_len": opt.agent.max_model_len, "dtype": opt.agent.dtype, "kv_cache_gib": opt.agent.kv_cache_gib})
@@ -198,7 +194,7 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
     finally:
         env.close()
         if own_llm is not None:
-            from ..render.llm import close_llm
+            from ..web.llm import close_llm
 
             close_llm(own_llm)
     return _finish(world_path, partial, len(chunks), opt, seed, len(tasks), time.perf_counter() - t0, agent_stats)

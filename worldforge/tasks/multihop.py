@@ -18,8 +18,8 @@ import networkx as nx
 import numpy as np
 import polars as pl
 
-from ..render.text import format_date, format_number
-from ..store import _q
+from ..plumbing import quote_ident as _q
+from ..web.text import format_date, format_number
 from .schema import DATE, NUMBER, STRING, URL, Step, TaskSchema, rel_fact_sql, walk
 from .table import cell_text
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..render.llm import close_llm, load_llm, strip_reasoning
-from ..sampling import stable_hash
-from ..spec import RenderOptions
+from ..plumbing import stable_hash
+from ..web.llm import close_llm, load_llm, strip_reasoning
+from ..world.options import RenderOptions
 
 SYSTEM = ("You rewrite search task questions. Keep the meaning exactly: every name, category, number, year and "
           "column name must appear unchanged, and the question must still ask for one markdown table with the "

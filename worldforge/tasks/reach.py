@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ..search import SearchEngine
+from ..web.search import SearchEngine
 
 
 def fact_entities(fact_id: str) -> tuple[str, ...]:

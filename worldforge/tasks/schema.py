@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ..render.pages import WorldView
-from ..spec import CategoricalAttr, DateAttr, DerivedAttr, LookupAttr, NumericAttr
-from ..store import _q
+from ..plumbing import quote_ident as _q
+from ..web.pages import WorldView
+from ..world.pack import CategoricalAttr, DateAttr, DerivedAttr, LookupAttr, NumericAttr
 
 # Value kinds of a column or a constrained attribute, and WideSearch's pipeline for each.
 STRING, NUMBER, DATE, URL = "string", "number", "date", "url"

@@ -31,16 +31,18 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import TasksError
-from ..render.pages import WorldView
-from ..render.stage import require_rendered
-from ..sampling import child_rng
-from ..scoring import GOLD_DIR, TASKS_FILE, norm_column
-from ..search import SearchEngine
-from ..spec import TasksOptions
-from ..store import _q, open_world, swap_into_place
+from ..plumbing import quote_ident as _q
+from ..plumbing import swap_into_place
+from ..web.pages import WorldView
+from ..web.search import SearchEngine
+from ..web.store import require_rendered
+from ..world.options import TasksOptions
+from ..world.sampling import child_rng
+from ..world.store import open_world
 from .multihop import HopGraph, MultiHopSampler, MultiHopTask
 from .reach import Reachability, Verdict
 from .schema import STRING, Column, TaskSchema, eval_entry
+from .scoring import GOLD_DIR, TASKS_FILE, norm_column
 from .table import SHAPES, TableSampler, TableTask, cell_text
 
 TASKS_DIR = "tasks"
@@ -237,7 +239,7 @@ def generate_tasks(world_path: str | Path, options: TasksOptions | None = None, 
     if (opt.paraphrase or model) and llm is None:
         if not (model or info.world.spec.stages.render.model):
             raise TasksError("--paraphrase needs a model: pass --model PATH_OR_HUB_ID or set stages.render.model")
-        from ..render.llm import check_model
+        from ..web.llm import check_model
 
         check_model(info.world.spec.stages.render, model)  # a bad path fails now, not after generation
     seed = opt.seed if seed is None else seed

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..render.text import format_number
-from ..spec import TasksOptions
-from ..store import _q
+from ..plumbing import quote_ident as _q
+from ..web.text import format_number
+from ..world.options import TasksOptions
 from .schema import DATE, NUMBER, STRING, Atom, Column, Step, TaskSchema
 
 # Shapes: how 1..3 constraints combine. Letters name the atoms; '!' negates.

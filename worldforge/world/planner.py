@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from .errors import PlanError
+from ..errors import PlanError
+from .dependencies import dependency_graph, node_label
+from .pack import CONSTANT_REFS, CategoricalAttr, DateAttr, DateBound, DerivedAttr, FakerAttr, LookupAttr, NumericAttr, RelationSpec, WeightSelect
 from .sampling import (
     NEG_INF,
     POS_INF,
@@ -30,23 +31,8 @@ from .sampling import (
     sample_days,
     sample_numeric,
 )
-from .spec import (
-    CONSTANT_REFS,
-    CategoricalAttr,
-    DateAttr,
-    DateBound,
-    DerivedAttr,
-    FakerAttr,
-    LookupAttr,
-    NumericAttr,
-    RelationSpec,
-    ResolvedWorld,
-    WeightSelect,
-    attribute_dtype,
-    dependency_graph,
-    fill_sql,
-    node_label,
-)
+from .spec import ResolvedWorld, attribute_dtype, fill_sql
+from .store import WorldTables
 
 EPOCH = dt.date(1970, 1, 1)
 POLARS_DTYPES = {"string": pl.String, "int": pl.Int64, "float": pl.Float64, "date": pl.Date, "bool": pl.Boolean, "entity": pl.String}
@@ -59,32 +45,7 @@ def to_days(d: dt.date) -> int:
     return (d - EPOCH).days
 
 
-@dataclass
-class WorldTables:
-    """The generated world in memory: one frame per type, one edge frame per relation."""
 
-    entities: dict[str, pl.DataFrame] = field(default_factory=dict)
-    # Relation edges with integer row indices: src, tgt, valid_from, valid_to.
-    edges: dict[str, pl.DataFrame] = field(default_factory=dict)
-    aliases: list[pl.DataFrame] = field(default_factory=list)
-    repairs: dict[str, int] = field(default_factory=dict)
-
-    def alias_frame(self) -> pl.DataFrame:
-        schema = {"entity_id": pl.String, "entity_type": pl.String, "alias": pl.String, "kind": pl.String, "valid_to": pl.Date}
-        if not self.aliases:
-            return pl.DataFrame(schema=schema)
-        return pl.concat(self.aliases).select(list(schema)).sort(["entity_type", "entity_id", "kind", "alias"])
-
-    def relation_frame(self, name: str, rel: RelationSpec) -> pl.DataFrame:
-        e = self.edges[name]
-        src_ids = self.entities[rel.source]["id"]
-        tgt_ids = self.entities[rel.target]["id"]
-        return pl.DataFrame({
-            "source": src_ids.gather(e["src"]),
-            "target": tgt_ids.gather(e["tgt"]),
-            "valid_from": e["valid_from"],
-            "valid_to": e["valid_to"],
-        })
 
 
 def generation_order(world: ResolvedWorld) -> list[tuple]:
@@ -527,7 +488,8 @@ def plan_world(world: ResolvedWorld, build_dir: str | Path = "build", force: boo
                on_step: StepHook | None = None):
     """Plan a world into `<build_dir>/<name>/`: generate, write atomically, check every
     invariant, then mark complete. Returns the `WorldInfo` of the stored world."""
+    from .invariants import check_connection
     from .store import write_world
 
     tables = generate_world(world, on_step)
-    return write_world(world, tables, Path(build_dir), force=force, on_step=on_step)
+    return write_world(world, tables, Path(build_dir), lambda con: check_connection(con, world), force=force, on_step=on_step)

@@ -28,17 +28,16 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import NotRenderedError, RenderError
-from ..spec import RenderOptions
-from ..store import open_world, package_versions, swap_into_place, write_atomic
+from ..errors import RenderError
+from ..plumbing import package_versions, swap_into_place, write_atomic
+from ..world.options import RenderOptions
+from ..world.store import open_world
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
 from .pages import KINDS, Page, WorldView, news_predicates, plan_pages
+from .search import build_index
+from .store import PAGES_DB, PARTIAL_DIR, REPORT_FILE, is_rendered, web_dir
 from .template import TemplateWriter
 
-WEB_DIR = "web"
-PARTIAL_DIR = ".web.partial"
-PAGES_DB = "pages.duckdb"
-REPORT_FILE = "render.json"
 TEMPLATE_SHARD = 4096
 
 _PAGE_SCHEMA = pa.schema([("url", pa.string()), ("kind", pa.string()), ("site", pa.string()), ("title", pa.string()),
@@ -76,28 +75,6 @@ class RenderReport:
         d = dict(self.__dict__)
         d["prefix_cache_share"] = round(self.prefix_cache_share, 4)
         return d
-
-
-def web_dir(world_path: Path) -> Path:
-    return Path(world_path) / WEB_DIR
-
-
-def is_rendered(world_path: Path) -> bool:
-    f = web_dir(world_path) / REPORT_FILE
-    try:
-        return json.loads(f.read_text()).get("status") == "complete"
-    except (OSError, ValueError):
-        return False
-
-
-def require_rendered(world_path: str | Path) -> Path:
-    """The web folder of a rendered world, or a clear error saying what to run."""
-    path = Path(world_path)
-    open_world(path)  # a missing or unplanned world gets the planner's message
-    if not is_rendered(path):
-        hint = " (an interrupted render can be resumed with the same command)" if (path / PARTIAL_DIR).exists() else ""
-        raise NotRenderedError(f"{path} has no rendered pages yet; run `worldforge render {path}`{hint}")
-    return web_dir(path)
 
 
 def count_pages(view: WorldView) -> int:
@@ -202,8 +179,6 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     progress("store", 0, 1)
     _collect(partial, report)
     progress("store", 1, 1)
-    from ..search import build_index
-
     build_index(partial / PAGES_DB, partial / "index", on_progress=lambda d, n: progress("index", d, n))
     report.llm = stats.as_dict() if backend == "vllm" else {}
     report.seconds = round(time.perf_counter() - t0, 3)
@@ -284,7 +259,3 @@ def _collect(partial: Path, report: RenderReport) -> None:
         con.execute("CHECKPOINT")
     finally:
         con.close()
-
-
-def read_report(world_path: str | Path) -> dict:
-    return json.loads((require_rendered(world_path) / REPORT_FILE).read_text())

@@ -289,7 +289,7 @@ GOLD_DIR = "gold"
 def world_aliases(world_path) -> dict[str, str]:
     """norm_str(alias) -> norm_str(name) for every alias in a planned world that names one
     entity only (an alias shared by two entities cannot align a key)."""
-    from .store import open_world
+    from ..world.store import open_world
 
     info = open_world(world_path)
     with info.connect() as con:
@@ -308,7 +308,7 @@ def _read_jsonl(path, what: str) -> list[dict]:
     import json
     from pathlib import Path
 
-    from .errors import WorldforgeError
+    from ..errors import WorldforgeError
 
     path = Path(path)
     if not path.is_file():
@@ -333,7 +333,7 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
     response scores as an answer with no table."""
     from pathlib import Path
 
-    from .errors import WorldforgeError
+    from ..errors import WorldforgeError
 
     tasks_dir = Path(tasks_dir)
     if not tasks_dir.is_dir():

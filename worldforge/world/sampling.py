@@ -4,15 +4,15 @@ group/date windows. Every function works on whole columns (numpy/polars); none l
 
 from __future__ import annotations
 
-import hashlib
 from functools import lru_cache
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from .errors import PlanError
-from .spec import NamePart, NameSpec, NumericAttr
+from ..errors import PlanError
+from ..plumbing import stable_hash
+from .pack import NamePart, NameSpec, NumericAttr
 
 # Dates are handled as int32 days since 1970-01-01 (polars' physical Date).
 NEG_INF = np.int64(-(2**40))
@@ -25,10 +25,7 @@ DEFAULT_SYLLABLES = (
 ).split()
 
 
-def stable_hash(*names: object) -> int:
-    """A 64-bit hash of names that is the same on every machine and Python run."""
-    h = hashlib.blake2b("\x1f".join(map(str, names)).encode(), digest_size=8)
-    return int.from_bytes(h.digest(), "little")
+
 
 
 def child_rng(root_seed: int, *names: object) -> np.random.Generator:

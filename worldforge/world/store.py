@@ -7,26 +7,54 @@ holds, so an interrupted plan never leaves a folder that looks complete."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from .errors import IncompleteWorldError, InvariantViolationError, WorldExistsError, WorldNotFoundError
+from ..errors import IncompleteWorldError, InvariantViolationError, WorldExistsError, WorldNotFoundError
+from ..plumbing import package_versions, swap_into_place, write_atomic
+from ..plumbing import quote_ident as _q
+from .pack import DateAttr, DerivedAttr, NumericAttr, RelationSpec
 from .spec import ResolvedWorld, attribute_dtype
 
 if TYPE_CHECKING:
     import duckdb
     import networkx as nx
 
-    from .planner import WorldTables
-
 DB_FILE = "world.duckdb"
 MANIFEST_FILE = "world.json"
 STORE_FORMAT = 1
+
+@dataclass
+class WorldTables:
+    """The generated world in memory: one frame per type, one edge frame per relation."""
+
+    entities: dict[str, pl.DataFrame] = field(default_factory=dict)
+    # Relation edges with integer row indices: src, tgt, valid_from, valid_to.
+    edges: dict[str, pl.DataFrame] = field(default_factory=dict)
+    aliases: list[pl.DataFrame] = field(default_factory=list)
+    repairs: dict[str, int] = field(default_factory=dict)
+
+    def alias_frame(self) -> pl.DataFrame:
+        schema = {"entity_id": pl.String, "entity_type": pl.String, "alias": pl.String, "kind": pl.String, "valid_to": pl.Date}
+        if not self.aliases:
+            return pl.DataFrame(schema=schema)
+        return pl.concat(self.aliases).select(list(schema)).sort(["entity_type", "entity_id", "kind", "alias"])
+
+    def relation_frame(self, name: str, rel: RelationSpec) -> pl.DataFrame:
+        e = self.edges[name]
+        src_ids = self.entities[rel.source]["id"]
+        tgt_ids = self.entities[rel.target]["id"]
+        return pl.DataFrame({
+            "source": src_ids.gather(e["src"]),
+            "target": tgt_ids.gather(e["tgt"]),
+            "valid_from": e["valid_from"],
+            "valid_to": e["valid_to"],
+        })
 
 
 @dataclass(frozen=True)
@@ -97,15 +125,12 @@ def _arrow(df: pl.DataFrame):
     return df.to_arrow(compat_level=pl.CompatLevel.oldest())
 
 
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def write_world(world: ResolvedWorld, tables: WorldTables, build_dir: Path, force: bool = False,
-                on_step=None) -> WorldInfo:
+def write_world(world: ResolvedWorld, tables: WorldTables, build_dir: Path, check: Callable[[duckdb.DuckDBPyConnection], list],
+                force: bool = False, on_step=None) -> WorldInfo:
+    """Write a generated world to `<build_dir>/<name>/` atomically. `check` runs on the
+    written database before anything is marked complete and returns the invariant
+    violations; any violation aborts the write."""
     import duckdb
-
-    from .invariants import check_connection
 
     name = world.spec.name
     build_dir = Path(build_dir)
@@ -125,7 +150,7 @@ def write_world(world: ResolvedWorld, tables: WorldTables, build_dir: Path, forc
             stats = _write_tables(con, world, tables)
             if on_step:
                 on_step("check invariants")
-            violations = check_connection(con, world)
+            violations = check(con)
             if violations:
                 raise InvariantViolationError(violations)
             con.execute("CHECKPOINT")
@@ -154,38 +179,6 @@ def write_world(world: ResolvedWorld, tables: WorldTables, build_dir: Path, forc
     return WorldInfo(path=final, world=world, manifest=manifest)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file through a temporary sibling and a rename: complete or absent."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def swap_into_place(partial: Path, final: Path) -> None:
-    """Rename a finished folder into place. An existing `final` moves aside first and is
-    removed only after the swap, so `final` is always either the old or the new folder."""
-    old = final.with_name(f".{final.name}.old")
-    if old.exists():
-        shutil.rmtree(old)
-    if final.exists():
-        os.replace(final, old)
-    os.replace(partial, final)
-    if old.exists():
-        shutil.rmtree(old)
-
-
-def package_versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {}
-    for pkg in ("worldforge", "duckdb", "polars", "numpy", "faker", "networkx", "pyarrow", *extra):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:
-            out[pkg] = "unknown"
-    return out
-
-
 def _write_tables(con, world: ResolvedWorld, tables: WorldTables) -> dict:
     counts, rel_counts = {}, {}
     for t, df in tables.entities.items():
@@ -210,8 +203,6 @@ def _write_tables(con, world: ResolvedWorld, tables: WorldTables) -> dict:
 
 
 def _write_catalogue(con, world: ResolvedWorld) -> None:
-    from .spec import DateAttr, DerivedAttr, NumericAttr
-
     types = [(t, world.pack_of_type(t), et.description, et.parent.type if et.parent else None)
              for t, et in world.types.items()]
     attrs = []

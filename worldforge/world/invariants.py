@@ -11,17 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .spec import (
-    CONSTANT_REFS,
-    DateAttr,
-    DateBound,
-    DerivedAttr,
-    LookupAttr,
-    NumericAttr,
-    RelationSpec,
-    ResolvedWorld,
-    fill_sql,
-)
+from ..plumbing import quote_ident as _q
+from .pack import CONSTANT_REFS, DateAttr, DateBound, DerivedAttr, LookupAttr, NumericAttr, RelationSpec
+from .spec import ResolvedWorld, fill_sql
 
 
 @dataclass(frozen=True)
@@ -41,8 +33,7 @@ class Violation:
     examples: list[str]
 
 
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+
 
 
 def _offset_sql(expr: str, b: DateBound) -> str:

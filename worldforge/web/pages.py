@@ -29,9 +29,12 @@ from urllib.parse import quote
 
 import polars as pl
 
-from ..sampling import DEFAULT_SYLLABLES, child_rng
-from ..spec import DateAttr, NumericAttr, RenderOptions, ResolvedWorld, attribute_dtype
-from ..store import WorldInfo, _q
+from ..plumbing import quote_ident as _q
+from ..world.options import RenderOptions
+from ..world.pack import DateAttr, NumericAttr
+from ..world.sampling import DEFAULT_SYLLABLES, child_rng
+from ..world.spec import ResolvedWorld, attribute_dtype
+from ..world.store import WorldInfo
 from .text import Fact, pick
 
 KINDS = ("article", "profile", "news", "directory")

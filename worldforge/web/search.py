@@ -24,7 +24,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 import polars as pl
 
-from .errors import NotRenderedError, SearchInputError
+from ..errors import NotRenderedError, SearchInputError
+from .store import require_rendered
 
 RESULTS_PER_PAGE = 10
 SNIPPET_CHARS = 220
@@ -170,8 +171,6 @@ class SearchEngine:
 
     @classmethod
     def for_world(cls, world_path: str | Path) -> SearchEngine:
-        from .render.stage import require_rendered
-
         return cls(require_rendered(world_path))
 
     def close(self) -> None:

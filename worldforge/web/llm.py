@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BackendUnavailableError
-from ..sampling import stable_hash
-from ..spec import RenderOptions
+from ..plumbing import stable_hash
+from ..world.options import RenderOptions
 from .pages import Page, WorldView
 from .template import TemplateWriter
 from .text import FactSheetCheck, format_number

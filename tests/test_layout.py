@@ -1,0 +1,117 @@
+"""The house layout: one package per stage, imports flow from earlier stages to later ones
+only, and no module imports itself back through another (no import circles).
+
+Every import counts, including the ones inside functions: a lazy import is still a
+dependency, and a circle through one is still a circle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+
+PKG = Path(__file__).resolve().parent.parent / "worldforge"
+
+# Pipeline order. A module may import modules of its own stage or of an earlier one.
+STAGES = [
+    ("plumbing", ("worldforge", "worldforge.errors", "worldforge.plumbing")),  # "worldforge": the package root only
+    ("world", ("worldforge.world",)),
+    ("web", ("worldforge.web",)),
+    ("tasks", ("worldforge.tasks",)),
+    ("rollout", ("worldforge.rollout",)),
+    ("export", ("worldforge.export",)),
+    ("serve", ("worldforge.serve", "worldforge.rewards")),
+    ("run", ("worldforge.run",)),
+    ("farm", ("worldforge.farm",)),
+    ("cli", ("worldforge.cli", "worldforge.__main__")),
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(PKG.rglob("*.py"))}
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Every worldforge module `name` imports, wherever the import statement is."""
+    is_pkg = path.name == "__init__.py"
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.split(".")[0] == "worldforge")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_pkg else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if mod.split(".")[0] != "worldforge":
+                continue
+            for a in node.names:  # `from . import perturb` imports a module, not a name
+                sub = f"{mod}.{a.name}"
+                out.add(sub if sub in known else mod)
+    return {m for m in out if m in known and m != name}
+
+
+def _graph() -> nx.DiGraph:
+    mods = _modules()
+    g = nx.DiGraph()
+    g.add_nodes_from(mods)
+    for name, path in mods.items():
+        g.add_edges_from((name, dep) for dep in _imports(name, path, set(mods)))
+    return g
+
+
+def _stage(module: str) -> int:
+    best = None
+    for rank, (_, prefixes) in enumerate(STAGES):
+        for p in prefixes:
+            if module == p or (p != "worldforge" and module.startswith(p + ".")):
+                if best is None or len(p) > best[1]:
+                    best = (rank, len(p))
+    assert best is not None, f"{module} belongs to no stage; add it to STAGES in {__file__}"
+    return best[0]
+
+
+def test_every_module_belongs_to_a_stage():
+    for m in _modules():
+        _stage(m)
+
+
+def test_no_import_circles():
+    g = _graph()
+    circles = [sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1]
+    assert not circles, f"import circles: {circles}"
+
+
+def test_stages_import_only_earlier_stages():
+    g = _graph()
+    bad = [(a, b) for a, b in g.edges if _stage(b) > _stage(a)]
+    names = [s for s, _ in STAGES]
+    assert not bad, "later stages imported by earlier ones: " + "; ".join(
+        f"{a} ({names[_stage(a)]}) imports {b} ({names[_stage(b)]})" for a, b in bad)
+
+
+def test_plumbing_imports_no_stage():
+    g = _graph()
+    for m in ("worldforge", "worldforge.errors", "worldforge.plumbing"):
+        assert set(g.successors(m)) <= {"worldforge.errors"}, f"{m} imports {sorted(g.successors(m))}"
+
+
+def test_test_fixtures_do_not_ship():
+    assert not [m for m in _modules() if "tiny_model" in m or "testing" in m.split(".")]
+
+
+def test_no_module_carries_a_fifth_of_the_code():
+    sizes = {m: len(p.read_text().splitlines()) for m, p in _modules().items()}
+    total = sum(sizes.values())
+    big = {m: n for m, n in sizes.items() if n > total / 5}
+    assert not big, f"modules over a fifth of {total:,} lines: {big}"

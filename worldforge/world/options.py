@@ -1,0 +1,168 @@
+"""Options of the stages after planning (`stages:` in a world spec): render, tasks,
+rollout and export. Command-line options override them."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from .pack import Model, Range
+
+
+class SamplingSpec(Model):
+    """Sampling for the vLLM page writer (Qwen-AgentWorld's recommended defaults)."""
+
+    temperature: float = Field(0.6, ge=0.0)
+    top_p: float = Field(0.95, gt=0.0, le=1.0)
+    top_k: int = Field(20, ge=-1)
+    max_tokens: int = Field(1024, ge=1)
+
+
+class RenderOptions(Model):
+    """`stages.render` of a world spec; command-line options override these."""
+
+    backend: Literal["template", "vllm"] = "template"
+    model: str | None = None  # local path or hub id for the vllm backend
+    sampling: SamplingSpec = SamplingSpec()
+    retries: int = Field(2, ge=0, le=10)  # new-seed retries of a page that fails validation
+    on_failure: Literal["template", "reject"] = "template"
+    batch_size: int = Field(512, ge=1)  # pages per LLM.chat call and per resumable shard
+    max_model_len: int = Field(8192, ge=256)
+    dtype: str = "auto"
+    kv_cache_gib: float = Field(2.0, gt=0)  # KV cache size on CPU-only machines (GPUs use vLLM's own sizing)
+    enable_thinking: bool = False  # passed to the chat template; reasoning is stripped either way
+    max_list_items: int = Field(8, ge=1, le=1000)  # longest list an entity page shows; directories hold the rest
+    news_lag_days: int = Field(10, ge=0, le=365)  # news appears 0..N days after its event (never after as_of)
+
+
+class TasksOptions(Model):
+    """`stages.tasks` of a world spec; command-line options override these."""
+
+    table: int = Field(200, ge=0)  # table tasks to keep
+    multihop: int = Field(100, ge=0)  # multi-hop questions to keep
+    seed: int | None = Field(None, ge=0, lt=2**63)  # defaults to the world's seed
+    rows: Range = Range(min=5, max=60)  # gold row window of a table task
+    columns: Range = Range(min=3, max=7)  # columns of a table task, the key column included
+    constraints: Range = Range(min=1, max=3)  # constraints combined with AND / OR / NOT
+    hops: Range = Range(min=2, max=4)  # hops of a multi-hop question
+    number_tolerance: float = Field(0.01, ge=0.0, lt=1.0)  # number_near criterion (relative)
+    language: str = "en"
+    paraphrase: bool = False  # rewrite questions through vLLM (needs render's model), keeping only faithful ones
+    max_attempts: int = Field(40, ge=1)  # candidate tasks drawn per kept task before giving up
+
+    @model_validator(mode="after")
+    def _windows(self) -> TasksOptions:
+        if self.rows.min < 1:
+            raise ValueError("rows.min must be at least 1 (no empty answers)")
+        if self.columns.min < 2 or self.columns.max > 12:
+            raise ValueError("columns must lie within 2..12 (the key column plus at least one more)")
+        if self.constraints.min < 1 or self.constraints.max > 3:
+            raise ValueError("constraints must lie within 1..3")
+        if self.hops.min < 2 or self.hops.max > 4:
+            raise ValueError("hops must lie within 2..4")
+        return self
+
+
+# Perturbation kinds and the tools each can hit (see worldforge/rollout/perturb.py).
+PERTURBATION_TOOLS = {
+    "search_error": ("web_search", "web_extractor"),  # a server error or a timeout
+    "empty_results": ("web_search",),
+    "rate_limit": ("web_search", "web_extractor"),
+    "truncated_page": ("web_extractor",),
+    "stale_page": ("web_extractor",),  # an archived copy: an older value under an older date
+    "conflicting_page": ("web_search",),  # a low-quality source among the results contradicts a value
+}
+DEFAULT_PERTURBATIONS = {
+    "search_error": {"web_search": 0.03, "web_extractor": 0.02},
+    "empty_results": {"web_search": 0.03},
+    "rate_limit": {"web_search": 0.02, "web_extractor": 0.02},
+    "truncated_page": {"web_extractor": 0.03},
+    "stale_page": {"web_extractor": 0.03},
+    "conflicting_page": {"web_search": 0.05},
+}
+
+
+class AgentSpec(Model):
+    """The vLLM agent policy: model, tool-call parser and sampling."""
+
+    model: str | None = None  # local path or hub id; defaults to stages.render.model
+    parser: str = "hermes"  # a vLLM tool parser name (hermes, qwen3_xml, qwen3_coder, llama3_json, ...)
+    sampling: SamplingSpec = SamplingSpec(max_tokens=512)
+    max_model_len: int = Field(16384, ge=256)
+    dtype: str = "auto"
+    kv_cache_gib: float = Field(2.0, gt=0)
+    enable_thinking: bool = False
+    batch_size: int = Field(256, ge=1)  # conversations advanced together in one LLM.chat call
+    force_tool_call: bool = False  # constrain every turn to one well-formed hermes tool call (weak models)
+
+
+class RolloutOptions(Model):
+    """`stages.rollout` of a world spec; command-line options override these."""
+
+    policy: Literal["oracle", "vllm"] = "oracle"
+    seed: int | None = Field(None, ge=0, lt=2**63)  # defaults to the world's seed
+    samples: int = Field(1, ge=1, le=64)  # trajectories per task
+    min_reward: float | None = Field(None, ge=0.0, le=1.0)  # rejection sampling: keep trajectories at or above
+    reward_metric: Literal["item_f1", "row_f1", "success"] = "item_f1"
+    max_turns: int = Field(80, ge=1, le=1000)  # assistant turns before an episode is cut off
+    max_observation_chars: int = Field(24000, ge=200)  # longer tool results are cut, with a note
+    parallel_calls: int = Field(8, ge=1, le=32)  # pages an oracle turn opens at once (plus one search)
+    perturbations: dict[str, dict[str, float]] = DEFAULT_PERTURBATIONS  # kind -> tool -> rate per call
+    chunk_tasks: int = Field(64, ge=1)  # tasks per resumable chunk
+    agent: AgentSpec = AgentSpec()
+
+    @field_validator("perturbations")
+    @classmethod
+    def _perturbations(cls, v):
+        for kind, rates in v.items():
+            if kind not in PERTURBATION_TOOLS:
+                raise ValueError(f"unknown perturbation {kind!r}; known: {', '.join(PERTURBATION_TOOLS)}")
+            for tool, rate in rates.items():
+                if tool not in PERTURBATION_TOOLS[kind]:
+                    raise ValueError(f"perturbation {kind} cannot hit tool {tool!r}; it applies to "
+                                     f"{', '.join(PERTURBATION_TOOLS[kind])}")
+                if not 0.0 <= rate <= 1.0:
+                    raise ValueError(f"perturbation {kind}.{tool} rate must lie within 0..1, got {rate}")
+        for tool in ("web_search", "web_extractor"):
+            total = sum(r.get(tool, 0.0) for r in v.values())
+            if total > 1.0:
+                raise ValueError(f"perturbation rates for {tool} add up to {total:g}; they must not exceed 1")
+        return v
+
+
+class ExportOptions(Model):
+    """`stages.export` of a world spec."""
+
+    version: str = Field("v1", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # exports/<world>/<version>/
+    formats: list[Literal["sft", "rl", "widesearch"]] = ["sft", "rl", "widesearch"]
+    split_by: Literal["task", "world"] = "task"
+    splits: dict[Literal["train", "validation", "test"], float] = {"train": 0.8, "validation": 0.1, "test": 0.1}
+    world_split: Literal["train", "validation", "test"] | None = None  # with split_by: world (default: from the name)
+    shard_rows: int = Field(5000, ge=1)  # rows per Parquet shard
+    license: str = "cc-by-4.0"
+
+    @field_validator("splits")
+    @classmethod
+    def _fractions(cls, v):
+        if any(f < 0 for f in v.values()) or abs(sum(v.values()) - 1.0) > 1e-9:
+            raise ValueError(f"split fractions must be >= 0 and add up to 1, got {dict(v)}")
+        return v
+
+    @field_validator("formats")
+    @classmethod
+    def _formats(cls, v):
+        if not v or len(set(v)) != len(v):
+            raise ValueError("formats must list sft, rl and/or widesearch, each once")
+        return v
+
+
+class Stages(Model):
+    """Options of the later stages (render, index, tasks, rollout, export)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    render: RenderOptions = RenderOptions()
+    index: dict[str, Any] = {}
+    tasks: TasksOptions = TasksOptions()
+    rollout: RolloutOptions = RolloutOptions()
+    export: ExportOptions = ExportOptions()

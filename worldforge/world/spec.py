@@ -1,0 +1,145 @@
+"""World specs (`worlds/*.yaml`): the typed model, the world resolved with its packs, and
+what every later stage asks of it (stored types of attributes, expected counts, SQL with
+the world's dates filled in).
+
+`load_world` (in `validate.py`) parses a spec and every pack it names and checks the whole.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from .options import Stages
+from .pack import CategoricalAttr, DateAttr, DerivedAttr, DomainPack, EntityType, FakerAttr, Model, NumericAttr, RelationSpec
+
+SPEC_VERSION = 1
+_PKG = Path(__file__).resolve().parent.parent
+# The shipped packs: `schemas/` of a source checkout, or the copy a wheel installs as
+# `worldforge/schemas/` (pyproject maps one onto the other).
+SCHEMAS_DIR = _PKG.parent / "schemas" if (_PKG.parent / "schemas").is_dir() else _PKG / "schemas"
+
+
+class TimeSpan(Model):
+    start: dt.date
+    end: dt.date | None = None  # defaults to as_of
+
+
+class WorldSpec(Model):
+    spec_version: Literal[1] = 1
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    description: str = ""
+    seed: int = Field(ge=0, lt=2**63)
+    locale: str = "en_US"
+    as_of: dt.date
+    time_span: TimeSpan
+    packs: list[str] = Field(min_length=1)
+    counts: dict[str, int]
+    stages: Stages = Stages()
+
+    @field_validator("counts")
+    @classmethod
+    def _nonneg(cls, v):
+        bad = {k: c for k, c in v.items() if c < 0}
+        if bad:
+            raise ValueError(f"counts must be >= 0, got {bad}")
+        return v
+
+    @property
+    def span_start(self) -> dt.date:
+        return self.time_span.start
+
+    @property
+    def span_end(self) -> dt.date:
+        return self.time_span.end or self.as_of
+
+
+class ResolvedWorld(Model):
+    """A validated spec with its packs resolved: everything the planner needs."""
+
+    spec: WorldSpec
+    packs: dict[str, DomainPack]
+    pack_files: dict[str, str]
+
+    @property
+    def types(self) -> dict[str, EntityType]:
+        return {t: et for p in self.packs.values() for t, et in p.types.items()}
+
+    @property
+    def relations(self) -> dict[str, RelationSpec]:
+        """Declared relations plus the parent relations implied by `parent:`."""
+        out: dict[str, RelationSpec] = {}
+        for t, et in self.types.items():
+            if et.parent:
+                out[et.parent.relation] = RelationSpec(
+                    description=f"{t} is part of a {et.parent.type}",
+                    source=t, target=et.parent.type, cardinality="N:1", required=True,
+                    label=et.parent.label, inverse_label=et.parent.inverse_label, phrases=et.parent.phrases, ask=et.parent.ask,
+                )
+        for p in self.packs.values():
+            out.update(p.relations)
+        return out
+
+    def pack_of_type(self, type_name: str) -> str:
+        return next(p for p, pk in self.packs.items() if type_name in pk.types)
+
+    def pack_of_relation(self, rel: str) -> str:
+        for p, pk in self.packs.items():
+            if rel in pk.relations:
+                return p
+            if any(et.parent and et.parent.relation == rel for et in pk.types.values()):
+                return p
+        raise KeyError(rel)
+
+
+def attribute_dtype(world: ResolvedWorld, type_name: str, attr: str) -> str:
+    """The stored type of an attribute: string, int, float, date, bool or entity (an id)."""
+    if attr == "id":
+        return "entity"
+    if attr == "name":
+        return "string"
+    a = world.types[type_name].attributes[attr]
+    if isinstance(a, (FakerAttr, CategoricalAttr)):
+        return "string"
+    if isinstance(a, NumericAttr):
+        return "int" if a.integer else "float"
+    if isinstance(a, DateAttr):
+        return "date"
+    if isinstance(a, DerivedAttr):
+        return a.dtype
+    rel = world.relations[a.via]
+    return attribute_dtype(world, rel.target, a.attribute)
+
+
+def expected_counts(world: ResolvedWorld) -> dict[str, tuple[float, float, float]]:
+    """(min, expected, max) entity counts per type, following parent chains."""
+    types = world.types
+    out: dict[str, tuple[float, float, float]] = {}
+
+    def visit(t: str, seen: tuple[str, ...] = ()) -> tuple[float, float, float]:
+        if t in out:
+            return out[t]
+        et = types[t]
+        if et.parent is None or et.parent.type not in types or t in seen:
+            c = float(world.spec.counts.get(t, 0))
+            res = (c, c, c)
+        else:
+            lo, mid, hi = visit(et.parent.type, seen + (t,))
+            r = et.parent.count
+            res = (lo * r.min, mid * (r.min + r.max) / 2, hi * r.max)
+        out[t] = res
+        return res
+
+    for t in types:
+        visit(t)
+    return out
+
+
+def fill_sql(sql: str, spec: WorldSpec) -> str:
+    """Substitute {as_of} and {span_start} with DATE literals."""
+    return sql.replace("{as_of}", f"DATE '{spec.as_of.isoformat()}'").replace(
+        "{span_start}", f"DATE '{spec.span_start.isoformat()}'"
+    )

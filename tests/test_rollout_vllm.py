@@ -83,3 +83,29 @@ def test_vllm_policy_bad_input(world, tiny_model, tmp_path):
     assert not (world / "rollout").exists() and not (world / ".rollout.partial").exists()
     with pytest.raises(Exception, match="hermes"):
         VLLMAgent.__init__(VLLMAgent.__new__(VLLMAgent), None, AgentSpec(parser="llama3_json", force_tool_call=True), 0)
+
+
+def test_bad_model_outputs_never_end_the_rollout(world, engine, monkeypatch):
+    """Whatever a model writes (calls with None or non-object arguments, absurd offsets, broken
+    URLs, a parser that raises), every episode still runs to its end with error results."""
+    from worldforge.rollout.env import ToolCall
+
+    hostile = [[ToolCall("web_search", None)], [ToolCall("web_search", '{"query": "x", "offset": 1e300}')],
+               [ToolCall("web_extractor", '{"url": "https://[::1"}'), ToolCall(None, {"a": 1})],
+               [ToolCall("web_search", '{"query": "' + "(" * 5000 + '"}')]]
+    calls = iter(range(10**6))
+
+    def parse(self, text):
+        i = next(calls)
+        if i % 5 == 4:
+            raise RuntimeError("a parser bug")
+        return "", hostile[i % 4]
+
+    monkeypatch.setattr(VLLMAgent, "parse", parse)
+    rep = run_rollout(world, OPT.model_copy(update={"samples": 1}), llm=engine)
+    trajs = read_trajectories(world)
+    assert rep.tasks == 22 and len(trajs) == 22
+    assert all(t["end"] in ("turn-limit", "context-length") for t in trajs)
+    errors = [s["error"] for t in trajs for s in t["steps"]]
+    assert {"malformed-arguments", "bad-input", "malformed-call"} <= set(errors)
+    assert all(e is not None for e in errors)

@@ -60,8 +60,10 @@ def test_offset_pages_and_batches(engine, company):
     both = engine.web_search(queries=[name, city])
     assert both.count("Search results for") == 2 and f'"{name}"' in both and f'"{city}"' in both
     assert engine.call("web_search", {"queries": [name, city]}) == both
-    far = engine.web_search(name, offset=100_000)
+    far = engine.web_search(name, offset=990)  # the deepest result page: past the hits, a clean "no results"
     assert far.startswith("No results found")
+    with pytest.raises(SearchInputError, match="offset must be a whole number from 0 to 990"):
+        engine.web_search(name, offset=100_000)
 
 
 def test_same_call_same_result(engine, demo_web, company):

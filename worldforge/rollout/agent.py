@@ -141,11 +141,17 @@ class VLLMAgent:
         for ep, out in zip(active, outs):
             o = out.outputs[0]
             self.stats.count(out)
-            content, calls = self.parse(o.text)
-            if calls:
-                ep.act(content, calls, output_tokens=len(o.token_ids))
-            else:
-                ep.reply(content, output_tokens=len(o.token_ids))
+            try:
+                content, calls = self.parse(o.text)
+                if calls:
+                    ep.act(content, calls, output_tokens=len(o.token_ids))
+                else:
+                    ep.reply(content, output_tokens=len(o.token_ids))
+            except Exception:  # noqa: BLE001 - one bad output never ends the rollout
+                logging.getLogger(__name__).exception("episode %s: could not act on the model's output", ep.key)
+                self.stats.malformed_calls += 1
+                if not ep.done:  # answered as an unreadable call, like any other malformed output
+                    ep.act("", [ToolCall("", o.text[:2000])], output_tokens=len(o.token_ids))
             if not ep.done and len(out.prompt_token_ids or ()) + len(o.token_ids) >= self._max_len():
                 ep.stop("context-length")
 

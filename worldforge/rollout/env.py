@@ -16,18 +16,21 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import RolloutError, SearchInputError
+from ..errors import DamagedStateError, RolloutError, SearchInputError
 from ..plumbing import stable_hash
 from ..tasks.scoring import Evaluation, read_gold_csv, score_table
 from ..web.search import TOOLS as WEB_TOOLS
-from ..web.search import SearchEngine, search_arguments
+from ..web.search import SearchEngine, check_url, search_arguments
 from ..world.options import RolloutOptions
 from . import perturb
+
+_log = logging.getLogger(__name__)
 
 _URL_NEEDED = "web_extractor needs a 'url' string, e.g. {\"url\": \"https://...\"}"
 FINAL_ANSWER_TOOL = {"type": "function", "function": {
@@ -54,9 +57,31 @@ no other text in the answer."""
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
+    """One tool call of an assistant turn. `arguments` is JSON text, as a model writes it (a
+    dict is accepted and stored as its JSON text); anything else is answered with an error."""
+
     name: str
-    arguments: str  # JSON text, as a model writes it
+    arguments: str
     id: str | None = None
+
+
+def _arguments_text(arguments) -> tuple[str, dict | None, str | None]:
+    """(JSON text to record, parsed arguments or None, error message or None) of a call's arguments."""
+    if isinstance(arguments, dict):
+        try:
+            return json.dumps(arguments, ensure_ascii=False), arguments, None
+        except (TypeError, ValueError) as exc:
+            return repr(arguments)[:2000], None, f"the arguments are not JSON-serialisable ({exc})"
+    if not isinstance(arguments, str):
+        return "" if arguments is None else repr(arguments)[:2000], None, \
+            f"the arguments must be a JSON object, got {type(arguments).__name__}"
+    try:
+        args = json.loads(arguments) if arguments.strip() else {}
+    except (ValueError, RecursionError) as exc:
+        return arguments, None, f"the arguments are not valid JSON ({str(exc).splitlines()[0][:120]})"
+    if not isinstance(args, dict):
+        return arguments, None, f"the arguments must be a JSON object, got a JSON {type(args).__name__}"
+    return arguments, args, None
 
 
 @dataclass(slots=True)
@@ -108,12 +133,17 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 
 def load_tasks(world_path: str | Path) -> list[Task]:
     from ..tasks.scoring import GOLD_DIR
-    from ..tasks.stage import read_tasks, tasks_dir
+    from ..tasks.stage import REPOSE, read_tasks, tasks_dir
 
     d = tasks_dir(world_path)
     out = []
     for r in read_tasks(world_path):
-        header, rows = read_gold_csv((d / GOLD_DIR / f"{r['instance_id']}.csv").read_text())
+        gold = d / GOLD_DIR / f"{r['instance_id']}.csv"
+        if not gold.is_file():
+            raise DamagedStateError(f"task {r['instance_id']} has no gold table ({gold} is missing); {REPOSE}")
+        header, rows = read_gold_csv(gold.read_text())
+        if not header or any(len(row) != len(header) for row in rows):
+            raise DamagedStateError(f"{gold} is damaged (rows do not match its header); {REPOSE}")
         out.append(Task(r, header, rows))
     return out
 
@@ -155,14 +185,19 @@ class Environment:
         """The text a tool call returns and its perturbation kind (None when clean). Raises
         SearchInputError for bad arguments (the episode turns that into an error result)."""
         if name not in ("web_search", "web_extractor"):
-            raise SearchInputError(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
+            raise SearchInputError(f"unknown tool {str(name)[:80]!r}; the tools are {', '.join(TOOL_NAMES)}")
+        if not isinstance(arguments, dict):
+            raise SearchInputError(f"{name} arguments must be a JSON object (a dict), got {type(arguments).__name__}")
         kind = perturb.draw(self.seed, episode_key, call, name, self.options.perturbations)
         key = f"{self.seed}|{episode_key}|{call}"
         if kind in ("search_error", "rate_limit"):
             if name == "web_search":
                 search_arguments(arguments)  # a bad call is answered with its error, not a perturbation
-            elif not isinstance(arguments.get("url"), str):
-                raise SearchInputError(_URL_NEEDED)
+            else:
+                url = arguments.get("url")
+                if not isinstance(url, str):
+                    raise SearchInputError(_URL_NEEDED)
+                check_url(url)
             return perturb.error_text(kind, name, key, arguments), kind
         if name == "web_search":
             text, applied = self._search(arguments, kind, key)
@@ -170,6 +205,7 @@ class Environment:
         url = arguments.get("url")
         if not isinstance(url, str):
             raise SearchInputError(_URL_NEEDED)
+        url = check_url(url)
         original = perturb.original_of(url)
         if original is not None:  # a low-quality copy met in earlier results: always the same text
             p = self.engine.page(original)
@@ -270,28 +306,25 @@ class Episode:
         for c in calls:
             n = self.tool_calls
             self.tool_calls += 1
-            cid = c.id or self.call_id(n)
-            msg["tool_calls"].append({"id": cid, "type": "function", "function": {"name": c.name, "arguments": c.arguments}})
+            name = c.name if isinstance(c.name, str) else ""
+            arg_text, args, arg_error = _arguments_text(c.arguments)
+            cid = c.id if isinstance(c.id, str) and c.id else self.call_id(n)
+            msg["tool_calls"].append({"id": cid, "type": "function", "function": {"name": name, "arguments": arg_text}})
             if output_tokens is None:
-                self.tokens["assistant"] += self.env.count_tokens(c.arguments) + 8
-            rec = StepRecord(n, self.turns, c.name)
+                self.tokens["assistant"] += self.env.count_tokens(arg_text) + 8
+            rec = StepRecord(n, self.turns, name)
             self.steps.append(rec)
-            if not c.name:  # the policy's parser could not read this call at all
+            if not name:  # the policy's parser could not read this call at all
                 rec.error = "malformed-call"
                 text = ("Error: the tool call could not be parsed. Write one call per block with the tool's name and "
                         "its arguments as a JSON object, e.g. {\"name\": \"web_search\", \"arguments\": {\"query\": \"...\"}}.")
                 self._tool_message(cid, text, out)
                 continue
-            try:
-                args = json.loads(c.arguments) if c.arguments.strip() else {}
-                if not isinstance(args, dict):
-                    raise ValueError("arguments must be a JSON object")
-            except ValueError as exc:
+            if arg_error is not None:
                 rec.error = "malformed-arguments"
-                text = f"Error: the arguments of {c.name} are not a JSON object ({str(exc).splitlines()[0][:120]}). " \
-                       f"Call the tool again with valid JSON arguments."
+                text = f"Error: {arg_error} in the call to {name[:80]}. Call the tool again with a JSON object as arguments."
             else:
-                if c.name == "final_answer":
+                if name == "final_answer":
                     ans = args.get("answer")
                     if isinstance(ans, str) and final is None:
                         final = ans
@@ -300,10 +333,14 @@ class Episode:
                     text = "Error: final_answer needs an 'answer' string holding the markdown table."
                 else:
                     try:
-                        text, rec.perturbation = self.env.execute(self.key, n, c.name, args)
+                        text, rec.perturbation = self.env.execute(self.key, n, name, args)
                     except SearchInputError as exc:
-                        rec.error = "unknown-tool" if c.name not in TOOL_NAMES else "bad-input"
+                        rec.error = "unknown-tool" if name not in TOOL_NAMES else "bad-input"
                         text = f"Error: {exc}"
+                    except Exception as exc:  # noqa: BLE001 - one bad call never ends an episode (or a server)
+                        _log.exception("tool %s failed on %s", name, arg_text[:200])
+                        rec.error = "tool-failure"
+                        text = f"Error: {name} failed on these arguments ({type(exc).__name__}). Try other arguments."
             self._tool_message(cid, text, out)
         if final is not None:
             self.submit(final)

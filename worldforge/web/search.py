@@ -24,7 +24,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 import polars as pl
 
-from ..errors import NotRenderedError, SearchInputError
+from ..errors import DamagedStateError, NotRenderedError, SearchInputError
+from ..plumbing import connect_duckdb, read_json
 from .store import require_rendered
 
 RESULTS_PER_PAGE = 10
@@ -120,19 +121,73 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
 STOP_WORDS = frozenset(
     "a an and are as at be by for from has have in into is it its of on or that the their this to was were which who "
     "with".split())
+# A word is letters and digits, with inner apostrophes and hyphens ("O'Brien", "Saint-Denis").
 _WORD = re.compile(r"[\w'-]+")
-_FIELD = re.compile(r"\b(?:title|body|url|kind|date):")
+_PHRASE = re.compile(r'"([^"]*)"')
+# Limits on what reaches the index: a query's length and words, how deep results go, a URL's
+# length, queries per call. Inputs beyond them get the tool's normal error text.
+MAX_QUERY_CHARS = 500
+MAX_QUERY_WORDS = 32
+MAX_RESULTS = 1000
+MAX_OFFSET = MAX_RESULTS - RESULTS_PER_PAGE
+MAX_QUERIES = 10
+MAX_URL_CHARS = 2048
 
 
-def content_words(query: str) -> str:
-    """The query without English stop words ("companies in the X industry" -> "companies X
-    industry"): they match nearly every page, cost most of the scoring and barely move the
-    ranking. Queries with quotes or field syntax, or made only of stop words, are kept whole."""
-    if '"' in query or _FIELD.search(query):
-        return query
-    words = _WORD.findall(query)
-    kept = [w for w in words if w.lower() not in STOP_WORDS]
-    return " ".join(kept) if kept else query
+def _words(text: str) -> list[str]:
+    out = []
+    for w in _WORD.findall(text):
+        w = w.strip("'-_")
+        if w:  # operator words (AND, OR, NOT) are plain words to the engine
+            out.append(w.lower() if w in ("AND", "OR", "NOT", "IN") else w)
+    return out
+
+
+def engine_query(query: str) -> str:
+    """The query as the index parser sees it: plain words and "quoted phrases", nothing else.
+
+    Operators, brackets, field names, wildcards, boosts and fuzzy marks never reach tantivy's
+    query parser (deep nesting crashes it, `title:*` raises), and English stop words are
+    dropped outside phrases ("companies in the X industry" -> "companies X industry"): they
+    match nearly every page, cost most of the scoring and barely move the ranking. A query
+    made only of stop words is kept whole. Raises SearchInputError when nothing searchable is
+    left or the query is over the limits."""
+    q = (query or "").strip()
+    if not q:
+        raise SearchInputError("empty query: give some search words, e.g. \"companies headquartered in Hesheston\"")
+    if len(q) > MAX_QUERY_CHARS:
+        raise SearchInputError(f"query too long ({len(q):,} characters); keep it under {MAX_QUERY_CHARS} characters "
+                               f"and {MAX_QUERY_WORDS} words")
+    phrases, plain = [], []
+    if q.count('"') >= 2:
+        phrases = [ws for ws in (_words(m) for m in _PHRASE.findall(q)) if ws]
+        q = _PHRASE.sub(" ", q)
+    plain = _words(q)
+    n_words = len(plain) + sum(map(len, phrases))
+    if n_words == 0:
+        raise SearchInputError(f"the query {query.strip()[:80]!r} has no words to search for; use letters or digits, "
+                               "e.g. \"companies headquartered in Hesheston\"")
+    if n_words > MAX_QUERY_WORDS:
+        raise SearchInputError(f"query has {n_words} words; use at most {MAX_QUERY_WORDS}")
+    kept = [w for w in plain if w.lower() not in STOP_WORDS]
+    if not kept and not phrases:
+        kept = plain
+    return " ".join(['"' + " ".join(ws) + '"' for ws in phrases] + kept)
+
+
+def check_offset(value) -> int:
+    """An offset as given in a tool call or on the command line: a whole number from 0 to MAX_OFFSET."""
+    if isinstance(value, bool):
+        value = None  # True/False are not offsets
+    elif isinstance(value, float) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("+").isdigit() and len(value.strip()) <= 6:
+        value = int(value.strip())
+    if not isinstance(value, int) or not 0 <= value <= MAX_OFFSET:
+        shown = repr(value)[:40] if not isinstance(value, int) else f"{value:,}"
+        raise SearchInputError(f"offset must be a whole number from 0 to {MAX_OFFSET} (results go {MAX_RESULTS:,} deep, "
+                               f"{RESULTS_PER_PAGE} per page), got {shown}")
+    return value
 
 
 def _display_date(iso: str) -> str:
@@ -142,11 +197,21 @@ def _display_date(iso: str) -> str:
     return f"{MONTHS[d.month - 1]} {d.day}, {d.year}"
 
 
-def check_url(url: str) -> str:
-    u = (url or "").strip()
-    parts = urlsplit(u)
-    if not u or parts.scheme not in ("http", "https") or not parts.netloc or " " in u:
-        raise SearchInputError(f"malformed URL {url!r}: give an absolute http(s) URL such as https://example.org/page")
+def check_url(url) -> str:
+    """A URL as given to web_extractor, checked: an absolute http(s) URL of sensible length."""
+    if not isinstance(url, str):
+        raise SearchInputError(f"the URL must be a string, got {type(url).__name__}; e.g. {{\"url\": \"https://...\"}}")
+    u = url.strip()
+    if len(u) > MAX_URL_CHARS:
+        raise SearchInputError(f"URL too long ({len(u):,} characters; at most {MAX_URL_CHARS:,})")
+    try:
+        parts = urlsplit(u)
+        host = parts.hostname
+    except ValueError:  # e.g. an unclosed IPv6 bracket: https://[::1
+        parts, host = None, None
+    if (not u or parts is None or parts.scheme not in ("http", "https") or not host
+            or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in u)):
+        raise SearchInputError(f"malformed URL {u[:200]!r}: give an absolute http(s) URL such as https://example.org/page")
     return u
 
 
@@ -154,20 +219,23 @@ class SearchEngine:
     """Search and open the pages of one rendered world (`<world>/web/`)."""
 
     def __init__(self, web: str | Path):
-        import duckdb
         import tantivy
 
         web = Path(web)
+        fix = f"render the world again with `worldforge render {web.parent} --force` (or `worldforge run SPEC`)"
         if not (web / "index" / "meta.json").is_file() or not (web / "pages.duckdb").is_file():
-            raise NotRenderedError(f"{web} holds no search index; run `worldforge render WORLD_DIR` first")
-        self.index = tantivy.Index.open(str(web / "index"))
-        self.schema = self.index.schema
+            raise NotRenderedError(f"{web} holds no search index (missing or deleted); {fix}")
         marker = web / "index" / FORMAT_FILE
-        if not marker.is_file() or json.loads(marker.read_text()).get("index_format") != INDEX_FORMAT:
-            raise NotRenderedError(f"the search index in {web} was built by another worldforge version; "
-                                   "re-run `worldforge render WORLD_DIR --force`")
-        self.searcher = self.index.searcher()
-        self.pages = duckdb.connect(str(web / "pages.duckdb"), read_only=True)
+        if not marker.is_file() or read_json(marker, fix).get("index_format") != INDEX_FORMAT:
+            raise NotRenderedError(f"the search index in {web} was built by another worldforge version; {fix}")
+        try:
+            self.index = tantivy.Index.open(str(web / "index"))
+            self.schema = self.index.schema
+            self.searcher = self.index.searcher()
+        except (ValueError, OSError) as exc:
+            raise DamagedStateError(f"the search index in {web / 'index'} is damaged ({str(exc).splitlines()[0][:160]}); "
+                                    f"{fix}") from None
+        self.pages = connect_duckdb(web / "pages.duckdb", fix)
 
     @classmethod
     def for_world(cls, world_path: str | Path) -> SearchEngine:
@@ -182,12 +250,9 @@ class SearchEngine:
         """Ranked results [{url, title, snippet, date, kind, score}] and the total hit count."""
         import tantivy
 
-        q = (query or "").strip()
-        if not q:
-            raise SearchInputError("empty query: give some search words, e.g. \"companies headquartered in Hesheston\"")
-        if offset < 0:
-            raise SearchInputError(f"offset must be >= 0, got {offset}")
-        parsed, _errors = self.index.parse_query_lenient(content_words(q), ["title", "body"], field_boosts={"title": 2.0})
+        offset = check_offset(offset)
+        limit = max(0, min(int(limit), MAX_RESULTS - offset))
+        parsed, _errors = self.index.parse_query_lenient(engine_query(query), ["title", "body"], field_boosts={"title": 2.0})
         # The first MIX_POOL BM25 hits are re-ranked to mix page kinds; later hits keep BM25
         # order. The pool does not depend on the offset, so result pages never overlap or skip.
         res = self.searcher.search(parsed, MIX_POOL, count=True)
@@ -272,16 +337,17 @@ class SearchEngine:
             qs, offset = search_arguments(arguments)
             return "\n\n".join(self._format(q, offset) for q in qs)
         if name == "web_extractor":
+            if not isinstance(arguments, dict):
+                raise SearchInputError(f"web_extractor arguments must be a JSON object, got {type(arguments).__name__}")
             return self.web_extractor(arguments.get("url", ""))
         raise SearchInputError(f"unknown tool {name!r}; the tools are web_search and web_extractor")
 
 
 def search_arguments(arguments: dict) -> tuple[list[str], int]:
     """The queries (`queries` first, then `query`) and the offset of a `web_search` call, checked."""
-    try:
-        offset = int(arguments.get("offset", 0) or 0)
-    except (TypeError, ValueError):
-        raise SearchInputError(f"offset must be a whole number, got {arguments.get('offset')!r}") from None
+    if not isinstance(arguments, dict):
+        raise SearchInputError(f"web_search arguments must be a JSON object, got {type(arguments).__name__}")
+    offset = check_offset(arguments.get("offset", 0) if arguments.get("offset") is not None else 0)
     qs = arguments.get("queries") or []
     if isinstance(qs, str):
         qs = [qs]
@@ -291,8 +357,10 @@ def search_arguments(arguments: dict) -> tuple[list[str], int]:
     qs = list(qs) + ([q] if q is not None else [])
     if not qs:
         raise SearchInputError("web_search needs 'query' or a non-empty 'queries' list")
-    if any(not x.strip() for x in qs):
-        raise SearchInputError("empty query: give some search words, e.g. \"companies headquartered in Hesheston\"")
+    if len(qs) > MAX_QUERIES:
+        raise SearchInputError(f"{len(qs)} queries in one call; send at most {MAX_QUERIES}")
+    for x in qs:
+        engine_query(x)  # every query is checked before any is run
     return qs, offset
 
 

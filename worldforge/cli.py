@@ -3,6 +3,7 @@ function and renders the result; heavy imports happen inside the commands."""
 
 from __future__ import annotations
 
+import functools
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .errors import SpecError, WorldforgeError
+from .errors import INTERRUPTED, SpecError, WorldforgeError
 
 app = typer.Typer(
     name="worldforge",
@@ -30,7 +31,11 @@ err_console = Console(stderr=True)
 
 @contextmanager
 def _user_errors():
-    """Turn user-fixable errors into a red message and their exit code; never a traceback."""
+    """Turn user-fixable errors into a red message and their exit code; never a traceback.
+    Ctrl-C (Python's or DuckDB's "query interrupted") exits 130; a filesystem error (disk
+    full, permission denied) is one line naming the file."""
+    import duckdb
+
     try:
         yield
     except SpecError as exc:
@@ -44,9 +49,54 @@ def _user_errors():
     except WorldforgeError as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(exc.exit_code) from None
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted; nothing was marked complete[/]")
-        raise typer.Exit(130) from None
+    except (KeyboardInterrupt, duckdb.InterruptException):
+        _interrupted()
+    except RuntimeError as exc:  # DuckDB's "Query interrupted" reaches Python as a RuntimeError in some calls
+        if "interrupted" not in str(exc).lower():
+            raise
+        _interrupted()
+    except duckdb.IOException as exc:
+        err_console.print(f"[bold red]error:[/] a database could not be read or written ({escape(str(exc).splitlines()[0])}); "
+                          "if it is damaged, rebuild the stage that wrote it with --force", soft_wrap=True)
+        raise typer.Exit(1) from None
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        err_console.print(f"[bold red]error:[/] {escape(exc.strerror or str(exc))}{escape(where)}; check the folder's "
+                          "permissions and free space", soft_wrap=True)
+        raise typer.Exit(1) from None
+
+
+def _interrupted():
+    err_console.print(f"[yellow]{INTERRUPTED}[/]")
+    _state["interrupt_reported"] = True
+    raise typer.Exit(130)
+
+
+_state = {"interrupt_reported": False}
+
+
+def _command(*args, **kwargs):
+    """`app.command`, with the whole command (imports, work and printing) under `_user_errors`."""
+
+    def register(fn):
+        @functools.wraps(fn)
+        def guarded(*a, **k):
+            with _user_errors():
+                return fn(*a, **k)
+
+        return app.command(*args, **kwargs)(guarded)
+
+    return register
+
+
+@contextmanager
+def _writing(world_dir: Path):
+    """Hold a world's build lock and check its folder can take output, before any work."""
+    from .plumbing import BuildLock, check_output_dir
+
+    check_output_dir(world_dir, "world folder")
+    with BuildLock(world_dir):
+        yield
 
 
 def _counts_table(title: str, rows, headers=("name", "count")) -> Table:
@@ -58,7 +108,7 @@ def _counts_table(title: str, rows, headers=("name", "count")) -> Table:
     return t
 
 
-@app.command()
+@_command()
 def validate(spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds/demo.yaml")) -> None:
     """Validate a world spec and its domain packs; report every problem at once (exit code 2)."""
     from .world.invariants import all_invariants
@@ -76,7 +126,7 @@ def validate(spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds
                   f"{len(world.relations)} relations, {len(all_invariants(world))} invariants")
 
 
-@app.command()
+@_command()
 def plan(
     spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds/demo.yaml"),
     build_dir: Path = typer.Option(Path("build"), "--build-dir", "-b", help="Folder that holds one sub-folder per world."),
@@ -93,6 +143,8 @@ def plan(
     with _user_errors():
         world = load_world(spec)
         ensure_writable(build_dir, world.spec.name, force)
+    with _writing(Path(build_dir) / world.spec.name), _user_errors():
+        ensure_writable(build_dir, world.spec.name, force)  # again, under the lock
         t0 = time.perf_counter()
         total = count_steps(world) + 2
         with Progress(TextColumn("[bold]plan[/] {task.description:<40}"), BarColumn(), MofNCompleteColumn(),
@@ -116,7 +168,7 @@ def plan(
                   f"{m['aliases']:,} aliases, {m['facts']:,} facts in {secs:.1f} s; all invariants hold")
 
 
-@app.command()
+@_command()
 def check(world_dir: Path = typer.Argument(..., help="A planned world folder, e.g. build/demo")) -> None:
     """Re-verify every invariant of a stored world and list violations (exit 1 if any)."""
     from .world.invariants import check_world
@@ -135,7 +187,7 @@ def check(world_dir: Path = typer.Argument(..., help="A planned world folder, e.
     raise typer.Exit(1)
 
 
-@app.command()
+@_command()
 def inspect(
     world_dir: Path = typer.Argument(..., help="A planned world folder, e.g. build/demo"),
     samples: int = typer.Option(2, "--samples", "-n", min=0, help="Sample entities to show, per type."),
@@ -194,7 +246,7 @@ def inspect(
             console.print(ft)
 
 
-@app.command()
+@_command()
 def render(
     world_dir: Path = typer.Argument(..., help="A planned world folder, e.g. build/demo"),
     backend: str = typer.Option(None, "--backend", help="template (default; no model) or vllm. Overrides stages.render.backend."),
@@ -223,7 +275,7 @@ def render(
             changes["sampling"] = opts.sampling.model_copy(update={"max_tokens": max_tokens})
         opts = opts.model_copy(update=changes)
         progress, on_progress = _progress_bars("render")
-        with progress:
+        with _writing(world_dir), progress:
             report = render_world(world_dir, opts, backend=backend, model=model, force=force, on_progress=on_progress)
     t = Table(title=f"render report ({report.backend}{', ' + report.model if report.model else ''})")
     t.add_column("measure")
@@ -250,7 +302,7 @@ def render(
                   f"(try: worldforge search {world_dir} \"...\")")
 
 
-@app.command()
+@_command()
 def search(
     world_dir: Path = typer.Argument(..., help="A rendered world folder, e.g. build/demo"),
     query: str = typer.Argument(..., help="Search words, e.g. \"companies headquartered in Hesheston\""),
@@ -268,7 +320,7 @@ def search(
     console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-@app.command("open")
+@_command("open")
 def open_page(
     world_dir: Path = typer.Argument(..., help="A rendered world folder, e.g. build/demo"),
     url: str = typer.Argument(..., help="A page URL from search results."),
@@ -286,7 +338,7 @@ def open_page(
 
 
 
-@app.command()
+@_command()
 def tasks(
     world_dir: Path = typer.Argument(..., help="A rendered world folder, e.g. build/demo"),
     n: int = typer.Option(None, "--n", "-n", min=0, help="Tasks to keep per kind (default: stages.tasks.table / .multihop)."),
@@ -302,6 +354,7 @@ def tasks(
     world, keep only those whose every gold value is reachable in its simulated web, and write
     them to WORLD_DIR/tasks/ (score them with `worldforge score WORLD_DIR/tasks RESPONSES`)."""
     from .errors import TasksError
+    from .plumbing import check_output_dir
     from .tasks import export_widesearch as export_ws
     from .tasks import generate_tasks
     from .tasks.stage import check_export_dest
@@ -311,6 +364,7 @@ def tasks(
         if kind not in ("all", "table", "multihop"):
             raise TasksError(f"unknown --kind {kind!r}; choose table, multihop or all")
         if export_widesearch is not None:
+            check_output_dir(export_widesearch, "WideSearch export folder")
             check_export_dest(export_widesearch, force)
         info = open_world(world_dir)
         opts = info.world.spec.stages.tasks
@@ -318,7 +372,7 @@ def tasks(
             opts = opts.model_copy(update={"paraphrase": True})
         kinds = ("table", "multihop") if kind == "all" else (kind,)
         progress, on_progress = _progress_bars("tasks")
-        with progress:
+        with _writing(world_dir), progress:
             report = generate_tasks(world_dir, opts, kinds=kinds, n_table=n, n_multihop=n, seed=seed, force=force,
                                     model=model if paraphrase else None, on_progress=on_progress)
         exported = export_ws(world_dir, export_widesearch, force=True) if export_widesearch is not None else None
@@ -377,7 +431,7 @@ def _rollout_table(r) -> Table:
     return t
 
 
-@app.command()
+@_command()
 def rollout(
     world_dir: Path = typer.Argument(..., help="A world folder with tasks, e.g. build/demo"),
     policy: str = typer.Option(None, "--policy", "-p", help="oracle (default) or vllm. Overrides stages.rollout.policy."),
@@ -392,14 +446,14 @@ def rollout(
 
     with _user_errors():
         progress, on_progress = _progress_bars("rollout")
-        with progress:
+        with _writing(world_dir), progress:
             r = run_rollout(world_dir, policy=policy, model=model, parser=parser, seed=seed, force=force,
                             on_progress=lambda d, n: on_progress("tasks", d, n))
     console.print(_rollout_table(r))
     console.print(f"wrote {world_dir / 'rollout'} (export it with `worldforge export {world_dir}`)")
 
 
-@app.command()
+@_command()
 def export(
     world_dir: Path = typer.Argument(..., help="A world folder with trajectories, e.g. build/demo"),
     out: Path = typer.Option(Path("exports"), "--out", "-o", help="Root folder; the dataset goes to OUT/<world>/<version>/."),
@@ -411,7 +465,7 @@ def export(
 
     with _user_errors():
         progress, on_progress = _progress_bars("export")
-        with progress:
+        with _writing(world_dir), progress:
             r = export_dataset(world_dir, out, force=force, on_progress=on_progress)
     t = Table(title=f"dataset {r.path} (fingerprint {r.fingerprint})")
     for c in ("format", *("train", "validation", "test")):
@@ -422,23 +476,38 @@ def export(
     console.print(f"wrote {r.files:,} files ({r.bytes / 1e6:.1f} MB) to {r.path}" + (" (replaced the earlier export)" if r.replaced else ""))
 
 
-@app.command()
+@_command()
 def run(
     spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds/demo.yaml"),
     build_dir: Path = typer.Option(Path("build"), "--build-dir", "-b", help="Working folder: one sub-folder per world."),
     out: Path = typer.Option(Path("exports"), "--out", "-o", help="Datasets go to OUT/<world>/<version>/."),
     force: bool = typer.Option(False, "--force", "-f", help="Replace an export folder that holds another version of the dataset."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Say which stages are up to date and which would run (and why), then stop."),
 ) -> None:
     """Run every stage end to end: plan, render (pages + search index), tasks, rollout and export.
-    Stages already done with the same inputs are skipped, so an interrupted run resumes;
-    the dataset is byte-identical to an uninterrupted run."""
+    Stages whose inputs are unchanged and whose outputs are intact are skipped, so an
+    interrupted run resumes; the run first says which stages will run and why. The dataset is
+    byte-identical to an uninterrupted run."""
     from .run import run_pipeline
 
     t0 = time.perf_counter()
-    with _user_errors():
-        progress, on_progress = _progress_bars("run")
-        with progress:
-            report = run_pipeline(spec, build_dir, out, force=force, on_progress=on_progress)
+    progress, on_progress = _progress_bars("run")
+
+    def show_plan(decisions) -> None:
+        style = {"skip": "green", "run": "yellow", "depends": "cyan"}
+        for d in decisions:
+            word = {"skip": "up to date", "run": "will run", "depends": "may run"}[d.action]
+            err_console.print(f"  [{style[d.action]}]{d.stage:<8} {word}[/]" + ("" if d.action == "skip" else f": {escape(d.reason)}"),
+                              soft_wrap=True)
+        if not dry_run:
+            progress.start()
+
+    try:
+        report = run_pipeline(spec, build_dir, out, force=force, dry_run=dry_run, on_plan=show_plan, on_progress=on_progress)
+    finally:
+        progress.stop()
+    if dry_run:
+        return
     t = Table(title=f"worldforge run {spec} ({time.perf_counter() - t0:.1f} s)")
     for c in ("stage", "status", "seconds", "result"):
         t.add_column(c, justify="right" if c == "seconds" else "left")
@@ -448,7 +517,7 @@ def run(
     console.print(f"[green]dataset[/] {report.dataset} (world in {report.world})")
 
 
-@app.command()
+@_command()
 def score(
     tasks: Path = typer.Argument(..., help="A WideSearch task folder: tasks.jsonl and gold/<instance_id>.csv"),
     responses: Path = typer.Argument(..., help="JSONL of {\"instance_id\": ..., \"response\": ...}"),
@@ -483,8 +552,19 @@ def score(
         tmp.replace(json_out)
 
 
-def main() -> None:  # console-script entry point
-    app()
+def main() -> None:
+    """The command line (the `worldforge` script goes through `worldforge.__main__`)."""
+    import sys
+
+    try:
+        app()
+    except KeyboardInterrupt:  # outside any command (while arguments are parsed)
+        err_console.print(f"[yellow]{INTERRUPTED}[/]")
+        sys.exit(130)
+    except SystemExit as exc:  # typer turns an interrupt while parsing into a silent exit 130
+        if exc.code == 130 and not _state["interrupt_reported"]:
+            err_console.print(f"[yellow]{INTERRUPTED}[/]")
+        raise
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# What an interrupted command prints (Ctrl-C at any point exits 130 with it).
+INTERRUPTED = "interrupted; nothing was marked complete (run the same command again to resume)"
+
 
 class WorldforgeError(Exception):
     """Base of every error a user can cause and fix."""
@@ -90,3 +93,16 @@ class RolloutError(WorldforgeError):
 
 class ExportError(WorldforgeError):
     """A dataset cannot be exported as asked (no trajectories, a folder holding another dataset version)."""
+
+
+class DamagedStateError(WorldforgeError):
+    """A file a stage wrote (a report, a task or trajectory file, a database) is truncated,
+    unreadable or not what the stage recorded; the message names it and how to rebuild it."""
+
+
+class BusyError(WorldforgeError):
+    """Another worldforge process is working on the same world (its lock is held)."""
+
+
+class OutputLocationError(WorldforgeError):
+    """An output folder cannot be written: read-only, a file in its place, or no space left."""

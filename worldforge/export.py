@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import ExportError
-from .plumbing import package_versions, sha256_file, stable_hash, swap_into_place
+from .plumbing import check_output_dir, package_versions, read_json, sha256_file, stable_hash, swap_into_place
 from .rollout.env import SYSTEM_PROMPT, TOOLS, load_tasks
 from .rollout.stage import read_report, read_trajectories
 from .world.options import ExportOptions
@@ -165,7 +165,7 @@ def check_dest(dest: Path, fingerprint: str | None, force: bool) -> bool:
     man = dest / MANIFEST
     if not man.is_file():
         raise ExportError(f"{dest} is not empty and holds no worldforge dataset ({MANIFEST}); choose a new or empty folder")
-    old = json.loads(man.read_text()).get("fingerprint")
+    old = read_json(man, f"delete {dest} (or choose another folder or version) and export again").get("fingerprint")
     if fingerprint is not None and old != fingerprint and not force:
         raise ExportError(f"{dest} already holds a different dataset (fingerprint {old}, this one is {fingerprint}); "
                           "pass --force to replace it, or set stages.export.version to a new version")
@@ -181,6 +181,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     opt = options or spec.stages.export
     world = spec.name
     dest = export_path(out_root, world, opt.version)
+    check_output_dir(dest, "dataset folder")
     check_dest(dest, None, force)  # a foreign folder fails before any work
     trajs = read_trajectories(world_path)
     rollout = read_report(world_path)
@@ -232,8 +233,8 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     (partial / "README.md").write_text(card)
     hashes["README.md"] = {"sha256": hashlib.sha256(card.encode()).hexdigest(), "bytes": len(card.encode())}
     fingerprint = hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()[:16]
-    render = json.loads((world_path / "web" / "render.json").read_text())
-    tasks_report = json.loads((world_path / "tasks" / "report.json").read_text())
+    render = read_json(world_path / "web" / "render.json", f"render the world again with `worldforge render {world_path} --force`")
+    tasks_report = read_json(world_path / "tasks" / "report.json", f"pose the tasks again with `worldforge tasks {world_path} --force`")
     extra = ("tantivy", "pydantic", "typer") + (("vllm",) if "vllm" in (rollout["policy"], render["options"]["backend"]) else ())
     manifest = {
         "dataset": f"{world}/{opt.version}", "fingerprint": fingerprint, "format": 1,

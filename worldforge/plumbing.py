@@ -1,5 +1,7 @@
 """Shared plumbing every stage uses and no stage owns: atomic files and folder swaps,
-content hashing, SQL identifier quoting and the package versions a manifest records.
+content hashing and digests of outputs, reading state files that may be damaged, the
+build-folder lock, output-folder checks, SQL identifier quoting and the package versions a
+manifest records.
 
 It imports no stage (nor anything of worldforge but `errors`), so any stage can use it
 without creating an import circle."""
@@ -7,9 +9,13 @@ without creating an import circle."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
+
+from .errors import BusyError, DamagedStateError, OutputLocationError
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -63,3 +69,185 @@ def package_versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
         except PackageNotFoundError:
             out[pkg] = "unknown"
     return out
+
+
+# --------------------------------------------------------------------------- state files that may be damaged
+
+
+def read_json(path: Path, fix: str) -> Any:
+    """A JSON state file a stage wrote. A truncated or unreadable one raises DamagedStateError
+    naming the file and `fix` (what to run to rebuild it)."""
+    try:
+        return json.loads(Path(path).read_bytes().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DamagedStateError(f"{path} is damaged (not valid JSON: {str(exc).splitlines()[0][:100]}); {fix}") from None
+
+
+def read_jsonl(path: Path, fix: str) -> list:
+    """A JSON-lines state file, one record a line; a damaged line raises DamagedStateError."""
+    out = []
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise DamagedStateError(f"{path} is damaged (not UTF-8 text); {fix}") from None
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except ValueError as exc:
+            raise DamagedStateError(f"{path} is damaged at line {i} ({str(exc).splitlines()[0][:100]}); {fix}") from None
+    if text and not text.endswith("\n"):
+        raise DamagedStateError(f"{path} is damaged (its last line is cut off); {fix}")
+    return out
+
+
+def connect_duckdb(path: Path, fix: str, read_only: bool = True):
+    """Open a DuckDB file a stage wrote; an unreadable one raises DamagedStateError."""
+    import duckdb
+
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        raise DamagedStateError(f"{path} is damaged ({str(exc).splitlines()[0][:160]}); {fix}") from None
+
+
+# --------------------------------------------------------------------------- digests of outputs
+
+_FULL_HASH_BYTES = 32 << 20  # files up to this size are hashed whole
+_SAMPLE_BLOCKS, _SAMPLE_BYTES = 64, 64 << 10
+
+
+def file_digest(path: Path) -> dict:
+    """{bytes, sha256} of a file. Files up to 32 MiB are hashed whole; larger ones (databases,
+    index segments of big worlds) by their size and 64 evenly spaced 64 KiB blocks, the last
+    block included: any truncation, and damage to most of a file, changes the digest at a
+    cost that does not grow with the file."""
+    size = Path(path).stat().st_size
+    if size <= _FULL_HASH_BYTES:
+        return {"bytes": size, "sha256": sha256_file(path)}
+    h = hashlib.sha256(f"sampled:{size}:".encode())
+    step = (size - _SAMPLE_BYTES) // (_SAMPLE_BLOCKS - 1)
+    with open(path, "rb") as f:
+        for i in range(_SAMPLE_BLOCKS):
+            f.seek(i * step if i < _SAMPLE_BLOCKS - 1 else size - _SAMPLE_BYTES)  # the last block ends at the end
+            h.update(f.read(_SAMPLE_BYTES))
+    return {"bytes": size, "sha256": "sampled:" + h.hexdigest()}
+
+
+def folder_digests(root: Path, names: list[str] | None = None) -> dict[str, dict]:
+    """Digests of every file under `root` (or of the named files and folders in it), by path
+    relative to `root`."""
+    root = Path(root)
+    targets = [root / n for n in names] if names is not None else [root]
+    out = {}
+    for t in targets:
+        files = [t] if t.is_file() else sorted(p for p in t.rglob("*") if p.is_file() and p.suffix != ".lock") if t.is_dir() else []
+        for p in files:
+            out[str(p.relative_to(root))] = file_digest(p)
+    return dict(sorted(out.items()))
+
+
+def digest_problems(root: Path, recorded: dict[str, dict]) -> list[str]:
+    """How the files under `root` differ from digests recorded earlier: missing, resized or
+    changed files (empty when they all match)."""
+    out = []
+    for rel, want in recorded.items():
+        p = Path(root) / rel
+        if not p.is_file():
+            out.append(f"{rel} is missing")
+            continue
+        size = p.stat().st_size
+        if size != want.get("bytes"):
+            out.append(f"{rel} has {size:,} bytes, {want.get('bytes', 0):,} were written")
+        elif file_digest(p)["sha256"] != want.get("sha256"):
+            out.append(f"{rel} was changed after it was written")
+    return out
+
+
+def truncation(path: Path, recorded: dict) -> str | None:
+    """Whether a database file is shorter than when its stage wrote it (or gone): the cheap
+    check made on every open. A database edited on purpose keeps or grows its size and is
+    then judged by its invariants (`worldforge check`), not called damaged."""
+    path = Path(path)
+    if not path.is_file():
+        return f"{path.name} is missing"
+    size = path.stat().st_size
+    if size < recorded.get("bytes", 0):
+        return f"{path.name} has {size:,} bytes, {recorded['bytes']:,} were written"
+    return None
+
+
+# --------------------------------------------------------------------------- the build-folder lock
+
+
+class BuildLock:
+    """An exclusive lock on one world's build folder, held while a command writes to it.
+
+    The lock is `<build-dir>/.<world>.lock`, locked with flock: the kernel releases it when the
+    holder exits, however it exits (a killed run never leaves a stale lock). A second
+    writer fails at once with the holder's pid instead of waiting or corrupting the folder."""
+
+    def __init__(self, world_path: Path):
+        world_path = Path(world_path)
+        self.path = world_path.parent / f".{world_path.name}.lock"
+        self.world = world_path
+        self._fd: int | None = None
+
+    def __enter__(self) -> BuildLock:
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            finally:
+                os.close(fd)
+            raise BusyError(f"another worldforge process (pid {holder}) is working on {self.world}; wait for it to "
+                            f"finish or stop it (kill {holder}), then run this again") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing releases the flock
+            self._fd = None
+
+
+# --------------------------------------------------------------------------- output folders
+
+MIN_FREE_BYTES = 200 << 20
+
+
+def check_output_dir(path: Path, what: str, min_free: int = MIN_FREE_BYTES) -> None:
+    """Fail before any work when `path` (a folder to create or write into) cannot take output:
+    a file stands where a folder should be, the nearest existing folder is not writable (tried
+    with a real file, so read-only mounts are caught), or it has less than `min_free` bytes free."""
+    path = Path(path)
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for p in [path, *path.parents]:
+        if p.exists() and not p.is_dir():
+            raise OutputLocationError(f"{what}: {p} is a file, but a folder is needed there; move it or choose another "
+                                      f"location for {path}")
+        if p == probe:
+            break
+    test = probe / f".worldforge-write-test-{os.getpid()}"
+    try:
+        test.write_bytes(b"")
+        test.unlink()
+    except OSError as exc:
+        raise OutputLocationError(f"{what}: cannot write in {probe} ({exc.strerror}); choose a writable location "
+                                  f"for {path}") from None
+    free = shutil.disk_usage(probe).free
+    if free < min_free:
+        raise OutputLocationError(f"{what}: only {free / 2**20:,.0f} MiB free on the disk holding {probe}; "
+                                  f"free some space or choose another location for {path}")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import RolloutError
-from ..plumbing import sha256_file, swap_into_place, write_atomic
+from ..plumbing import read_json, read_jsonl, sha256_file, swap_into_place, write_atomic
 from ..world.options import RolloutOptions
 from ..world.store import open_world
 from .env import Environment, load_tasks, resolve_seed
@@ -51,11 +51,15 @@ def read_trajectories(world_path: str | Path) -> list[dict]:
     p = rollout_dir(world_path) / TRAJECTORIES
     if not p.is_file() or not is_rolled_out(world_path):
         raise RolloutError(f"no trajectories in {Path(world_path)}; run `worldforge rollout {world_path}` first")
-    return [json.loads(x) for x in p.read_text().splitlines() if x.strip()]
+    return read_jsonl(p, _redo(world_path))
 
 
 def read_report(world_path: str | Path) -> dict:
-    return json.loads((rollout_dir(world_path) / REPORT_FILE).read_text())
+    return read_json(rollout_dir(world_path) / REPORT_FILE, _redo(world_path))
+
+
+def _redo(world_path) -> str:
+    return f"roll out again with `worldforge rollout {world_path} --force` (or `worldforge run SPEC`)"
 
 
 

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import TasksError
+from ..errors import DamagedStateError, TasksError
 from ..plumbing import quote_ident as _q
-from ..plumbing import swap_into_place
+from ..plumbing import read_jsonl, swap_into_place
 from ..web.pages import WorldView
 from ..web.search import SearchEngine
 from ..web.store import require_rendered
@@ -362,10 +362,14 @@ def read_tasks(world_or_tasks: str | Path) -> list[dict]:
     d = p if (p / TASKS_FILE).is_file() else tasks_dir(p)
     if not (d / TASKS_FILE).is_file():
         raise TasksError(f"no tasks at {p}; run `worldforge tasks WORLD_DIR` first")
-    return [json.loads(x) for x in (d / TASKS_FILE).read_text().splitlines() if x.strip()]
+    recs = read_jsonl(d / TASKS_FILE, REPOSE)
+    if any(not isinstance(r, dict) or "instance_id" not in r for r in recs):
+        raise DamagedStateError(f"{d / TASKS_FILE} is damaged (a line is not a task record); {REPOSE}")
+    return recs
 
 
 WIDESEARCH_FIELDS = ("instance_id", "query", "language", "evaluation")
+REPOSE = "pose the tasks again with `worldforge tasks WORLD_DIR --force` (or `worldforge run SPEC`)"
 
 
 def check_export_dest(dest: str | Path, force: bool) -> None:

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import RenderError
-from ..plumbing import package_versions, swap_into_place, write_atomic
+from ..plumbing import folder_digests, package_versions, swap_into_place, write_atomic
 from ..world.options import RenderOptions
 from ..world.store import open_world
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
@@ -65,6 +65,7 @@ class RenderReport:
     shards: int = 0
     seconds: float = 0.0
     llm: dict = field(default_factory=dict)
+    content: str = ""  # a digest of every page's URL and text and of page_facts (DuckDB files differ byte-wise run to run)
 
     @property
     def prefix_cache_share(self) -> float:
@@ -183,6 +184,7 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     report.llm = stats.as_dict() if backend == "vllm" else {}
     report.seconds = round(time.perf_counter() - t0, 3)
     manifest = {"status": "complete", "world": info.manifest.get("name"), "seed": info.manifest.get("seed"),
+                "files": folder_digests(partial, [PAGES_DB]),
                 "fingerprint": fp, "options": json.loads(options.model_dump_json()), "report": report.as_dict(),
                 "versions": package_versions(), "rendered_at_as_of": str(info.world.spec.as_of)}
     write_atomic(partial / REPORT_FILE, json.dumps(manifest, indent=2, sort_keys=True, default=str))
@@ -238,14 +240,21 @@ def _collect(partial: Path, report: RenderReport) -> None:
     shards = partial / "shards"
     con = duckdb.connect(str(db))
     try:
-        con.execute(f"CREATE TABLE pages AS SELECT * FROM read_parquet('{shards}/*.pages.parquet') ORDER BY url")
-        con.execute(f"CREATE TABLE page_facts AS SELECT * FROM read_parquet('{shards}/*.facts.parquet') ORDER BY url, fact_id")
-        con.execute(f"CREATE TABLE rejected AS SELECT * FROM read_parquet('{shards}/*.rejected.parquet') ORDER BY url")
+        # File lists, not glob patterns pasted into SQL: a path with quotes or brackets stays a path.
+        def files(kind: str) -> list[str]:
+            return [str(f) for f in sorted(shards.glob(f"*.{kind}.parquet"))]
+
+        con.execute("CREATE TABLE pages AS SELECT * FROM read_parquet(?) ORDER BY url", [files("pages")])
+        con.execute("CREATE TABLE page_facts AS SELECT * FROM read_parquet(?) ORDER BY url, fact_id", [files("facts")])
+        con.execute("CREATE TABLE rejected AS SELECT * FROM read_parquet(?) ORDER BY url", [files("rejected")])
         dup = con.execute("SELECT url, count(*) FROM pages GROUP BY url HAVING count(*) > 1 ORDER BY url LIMIT 3").fetchall()
         if dup:
             raise RenderError(f"two pages share a URL, e.g. {dup[0][0]}; give the pack's profile.url template a unique "
                               f"attribute, or report a bug")
         con.execute("CREATE UNIQUE INDEX pages_url ON pages (url)")
+        report.content = "{}:{:016x}:{:016x}".format(*con.execute(
+            "SELECT (SELECT count(*) FROM pages), (SELECT coalesce(bit_xor(hash(url, markdown)), 0) FROM pages), "
+            "(SELECT coalesce(bit_xor(hash(url, fact_id)), 0) FROM page_facts)").fetchone())
         report.pages = con.execute("SELECT count(*) FROM pages").fetchall()[0][0]
         counted = dict(con.execute("SELECT kind, count(*) FROM pages GROUP BY kind").fetchall())
         report.kinds = {k: counted.get(k, 0) for k in KINDS}

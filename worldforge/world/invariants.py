@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import DamagedStateError
 from ..plumbing import quote_ident as _q
 from .pack import CONSTANT_REFS, DateAttr, DateBound, DerivedAttr, LookupAttr, NumericAttr, RelationSpec
 from .spec import ResolvedWorld, fill_sql
@@ -219,6 +220,9 @@ def check_connection(con, world: ResolvedWorld, invariants: list[Invariant] | No
         else:
             try:
                 rows = con.execute(f"SELECT *, count(*) OVER () AS __n FROM ({inv.sql}) LIMIT 5").fetchall()
+            except duckdb.IOException as exc:  # unreadable blocks: the file is damaged, the invariant says nothing
+                raise DamagedStateError(f"the world database is damaged ({str(exc).splitlines()[0][:160]}); plan the world "
+                                        "again with `worldforge plan SPEC --force`") from None
             except duckdb.Error as exc:
                 found.append(Violation(inv.name, inv.description, -1, [f"query failed: {str(exc).splitlines()[0]}"]))
                 continue

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
+from pydantic import ValidationError
 
-from ..errors import IncompleteWorldError, InvariantViolationError, WorldExistsError, WorldNotFoundError
-from ..plumbing import package_versions, swap_into_place, write_atomic
+from ..errors import DamagedStateError, IncompleteWorldError, InvariantViolationError, WorldExistsError, WorldNotFoundError
+from ..plumbing import connect_duckdb, file_digest, package_versions, read_json, swap_into_place, truncation, write_atomic
 from ..plumbing import quote_ident as _q
 from .pack import DateAttr, DerivedAttr, NumericAttr, RelationSpec
 from .spec import ResolvedWorld, attribute_dtype
@@ -70,9 +71,10 @@ class WorldInfo:
         return self.path / DB_FILE
 
     def connect(self, read_only: bool = True) -> duckdb.DuckDBPyConnection:
-        import duckdb
+        return connect_duckdb(self.db_path, REPLAN, read_only=read_only)
 
-        return duckdb.connect(str(self.db_path), read_only=read_only)
+
+REPLAN = "plan the world again with `worldforge plan SPEC --force` (or `worldforge run SPEC`)"
 
 
 def world_dir(build_dir: Path, name: str) -> Path:
@@ -111,10 +113,16 @@ def open_world(path: str | Path) -> WorldInfo:
                 f"{path} holds an incomplete world (an interrupted plan?); re-run `worldforge plan SPEC --force`"
             )
         raise WorldNotFoundError(f"{path} holds no world; plan one with `worldforge plan SPEC`")
-    manifest = json.loads((path / MANIFEST_FILE).read_text())
-    if manifest.get("status") != "complete":
+    manifest = read_json(path / MANIFEST_FILE, REPLAN)
+    if not isinstance(manifest, dict) or manifest.get("status") != "complete":
         raise IncompleteWorldError(f"{path} is not marked complete; re-run `worldforge plan SPEC --force`")
-    world = ResolvedWorld.model_validate(manifest["resolved"])
+    try:
+        world = ResolvedWorld.model_validate(manifest["resolved"])
+    except (KeyError, TypeError, ValidationError):
+        raise DamagedStateError(f"{path / MANIFEST_FILE} is damaged (its resolved spec does not load); {REPLAN}") from None
+    cut = truncation(path / DB_FILE, manifest.get("db") or {})
+    if cut:  # a truncated copy opens, then fails mid-query
+        raise DamagedStateError(f"{path / DB_FILE} is damaged ({cut}); {REPLAN}")
     return WorldInfo(path=path, world=world, manifest=manifest)
 
 
@@ -171,6 +179,7 @@ def write_world(world: ResolvedWorld, tables: WorldTables, build_dir: Path, chec
         "aliases": stats["aliases"],
         "facts": stats["facts"],
         "repairs": tables.repairs,
+        "db": file_digest(partial / DB_FILE),
         "versions": package_versions(),
         "resolved": json.loads(world.model_dump_json()),
     }

@@ -1,0 +1,343 @@
+"""Hostile input never crashes the search engine, the environment or a policy; damaged state
+is detected, reported in one line and rebuilt; two writers never share a world; Ctrl-C exits
+130 with a message. One test (or fuzz test) per class of failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from worldforge.cli import app
+from worldforge.errors import OutputLocationError, SearchInputError
+from worldforge.plumbing import BuildLock, check_output_dir, file_digest
+from worldforge.rollout import Environment, ToolCall, load_tasks
+from worldforge.web.search import MAX_OFFSET, SearchEngine
+
+from .conftest import RUN_STAGES, write_spec
+
+runner = CliRunner()
+CLI = [sys.executable, "-m", "worldforge"]
+FUZZ = settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture(scope="module")
+def world(small_run):
+    return small_run[1]
+
+
+@pytest.fixture(scope="module")
+def engine(world):
+    e = SearchEngine.for_world(world)
+    yield e
+    e.close()
+
+
+@pytest.fixture(scope="module")
+def env(world):
+    e = Environment.for_world(world)
+    yield e
+    e.close()
+
+
+# --------------------------------------------------------------------------- search and tools
+
+
+HOSTILE_QUERIES = [
+    "(" * 20000 + "x" + ")" * 20000,  # segfaulted tantivy's query parser
+    "(" * 300 + "company",
+    "title:*", "body:", "url:[a TO z]", "*", '"', '"""', "'", "x^1e308", "x~99", "-", "--", "NOT", "AND OR", "+ - ! ( ) { } [ ] ^ ~ : \\",
+    "a" * 499, "word " * 31, "é" * 200, "\x00\x01", "北京 東京", "🙂 emoji",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE_QUERIES, ids=range(len(HOSTILE_QUERIES)))
+def test_hostile_queries_give_results_or_the_tools_error(engine, query):
+    try:
+        text = engine.call("web_search", {"query": query})
+    except SearchInputError as exc:
+        assert str(exc)  # a message, not a crash
+    else:
+        assert text.startswith(("Search results for", "No results found"))
+
+
+@pytest.mark.parametrize("offset", [10**9, 2**63 - 1, 2**64, -1, MAX_OFFSET + 1, 1e300, float("inf"), float("nan"), "abc", True, [1], {}])
+def test_out_of_range_offsets_are_refused(engine, offset):
+    with pytest.raises(SearchInputError, match="offset"):
+        engine.call("web_search", {"query": "company", "offset": offset})
+
+
+def test_offsets_up_to_the_limit_work(engine):
+    assert engine.call("web_search", {"query": "company", "offset": MAX_OFFSET})
+    assert engine.call("web_search", {"query": "company", "offset": 20.0}).startswith(("Search results", "No results"))
+    res = runner.invoke(app, ["search", str(engine_world(engine)), "company", "--offset", str(2**64)])
+    assert res.exit_code == 1 and "offset must be a whole number" in res.output and "Traceback" not in res.output
+
+
+def engine_world(engine) -> Path:
+    return Path(engine.pages.execute("PRAGMA database_list").fetchall()[0][2]).parent.parent
+
+
+@pytest.mark.parametrize("url", ["https://[::1", "http://[", "https://" + "a" * 5000, "https://x\ny", "ftp://x/y", "https://", "/wiki/x",
+                                 "https://ex ample.org", None, 5, ["https://x"]])
+def test_malformed_urls_are_refused(engine, url):
+    with pytest.raises(SearchInputError):
+        engine.call("web_extractor", {"url": url})
+
+
+def test_cli_open_and_search_never_trace(world):
+    for args in (["open", str(world), "https://[::1"], ["search", str(world), "title:*"], ["search", str(world), "(" * 20000]):
+        res = runner.invoke(app, args)
+        assert res.exit_code in (0, 1) and "Traceback" not in res.output, res.output
+
+
+def test_too_many_or_too_long_queries(engine):
+    with pytest.raises(SearchInputError, match="at most"):
+        engine.call("web_search", {"queries": ["a"] * 11})
+    with pytest.raises(SearchInputError, match="too long"):
+        engine.call("web_search", {"query": "a " * 400})
+
+
+def test_non_dict_arguments_are_a_clear_error(env):
+    for args in (None, [], "q", 3):
+        with pytest.raises(SearchInputError, match="JSON object"):
+            env.execute("k", 0, "web_search", args)
+        with pytest.raises(SearchInputError, match="JSON object"):
+            env.engine.call("web_extractor", args)
+
+
+def test_episode_answers_every_bad_call_and_keeps_going(env, world):
+    task = load_tasks(world)[0]
+    ep = env.episode(task, sample=7)
+    bad = [ToolCall("web_search", None), ToolCall("web_search", {"query": "company"}), ToolCall(None, "{}"),
+           ToolCall("web_search", 42), ToolCall("web_search", "[1, 2]"), ToolCall("web_search", '{"query": "x", "offset": 1e300}'),
+           ToolCall("web_search", '{"offset": Infinity, "query": "x"}'), ToolCall("web_extractor", '{"url": "https://[::1"}'),
+           ToolCall("web_search", "[" * 100000), ToolCall("nonesuch", "{}"), ToolCall("final_answer", '{"answer": 5}')]
+    out = ep.act("trying things", bad)
+    assert len(out) == len(bad) and not ep.done
+    assert all(m["content"].startswith("Error") for i, m in enumerate(out) if i != 1)
+    assert out[1]["content"].startswith(("Search results", "No results"))  # a dict of arguments is accepted
+    assert [s.error for s in ep.steps][:3] == ["malformed-arguments", None, "malformed-call"]
+    assert json.loads(ep.messages[-len(bad) - 1]["tool_calls"][1]["function"]["arguments"]) == {"query": "company"}
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=60),
+                    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4), max_leaves=12)
+
+
+@FUZZ
+@given(name=st.sampled_from(["web_search", "web_extractor", "final_answer", "", "x"]),
+       args=st.dictionaries(st.sampled_from(["query", "queries", "offset", "url", "answer", "z"]), JSON, max_size=4)
+       | JSON | st.text(max_size=200))
+def test_fuzz_tool_calls_never_raise(env, world, name, args):
+    """Any name and any arguments (JSON values, dicts, raw text): the episode answers, never raises."""
+    task = load_tasks(world)[0]
+    ep = env.episode(task, sample=1)
+    raw = args if isinstance(args, str) else json.dumps(args, allow_nan=True)
+    out = ep.act("", [ToolCall(name, raw), ToolCall(name, args if isinstance(args, dict) else raw)])
+    assert ep.done or len(out) == 2
+
+
+@FUZZ
+@given(query=st.text(alphabet=st.characters(codec="utf-8"), max_size=600) | st.text(alphabet='()[]{}"*:^~+-!\\/ abcOR AND', max_size=600),
+       offset=st.integers(min_value=-5, max_value=2**70) | st.floats() | st.text(max_size=5))
+def test_fuzz_search_never_crashes(engine, query, offset):
+    try:
+        text = engine.call("web_search", {"query": query, "offset": offset})
+    except SearchInputError:
+        return
+    assert isinstance(text, str)
+
+
+# --------------------------------------------------------------------------- damaged state
+
+
+def _copy_run(small_run, tmp_path) -> tuple[Path, Path, Path]:
+    spec, world, _ = small_run
+    build = tmp_path / "build"
+    shutil.copytree(world.parent, build)
+    return spec, build, build / world.name
+
+
+def _run(spec, build, out, *extra):
+    return runner.invoke(app, ["run", str(spec), "--build-dir", str(build), "--out", str(out), *extra])
+
+
+def _status(output: str, stage: str) -> str:
+    return output.split(f"│ {stage}", 1)[1].split("│", 2)[1].strip()
+
+
+def test_run_rebuilds_damaged_stages_and_only_what_depends_on_them(small_run, tmp_path):
+    spec, build, world = _copy_run(small_run, tmp_path)
+    out = tmp_path / "exports"
+    gold = sorted((world / "tasks" / "gold").iterdir())[0]
+    gold.write_bytes(gold.read_bytes()[:10])  # a truncated gold CSV
+    res = _run(spec, build, out)
+    assert res.exit_code == 0, res.output
+    assert "tasks    will run: damaged outputs: tasks/gold/" in res.output
+    assert [_status(res.output, s) for s in ("plan", "render", "tasks", "rollout")] == ["skipped", "skipped", "ran", "skipped"]
+    assert (world / "tasks" / "gold" / gold.name).read_bytes() != gold.read_bytes()[:10]
+    assert sorted(p.name for p in (out / "mini" / "v1").iterdir()) == sorted(p.name for p in small_run[2].iterdir())
+
+    shutil.rmtree(world / "web" / "index")  # a deleted index
+    res = _run(spec, build, out)
+    assert res.exit_code == 0 and "render   will run: damaged outputs: web/index/" in res.output, res.output
+    assert _status(res.output, "render") == "ran" and _status(res.output, "tasks") == "skipped"
+
+    db = world / "world.duckdb"
+    os.truncate(db, db.stat().st_size // 2)  # a truncated world database
+    res = _run(spec, build, out, "--dry-run")
+    assert res.exit_code == 0 and "plan     will run: damaged outputs: world.duckdb has" in res.output
+    assert "rollout  will run: the world is planned again" in res.output
+    res = runner.invoke(app, ["check", str(world)])
+    assert res.exit_code == 1 and "world.duckdb is damaged" in res.output and "violated" not in res.output
+
+
+def test_damaged_pages_database_is_reported(small_run, tmp_path):
+    _, _, world = _copy_run(small_run, tmp_path)
+    pages = world / "web" / "pages.duckdb"
+    os.truncate(pages, pages.stat().st_size - 4096)
+    res = runner.invoke(app, ["search", str(world), "company"])
+    assert res.exit_code == 1 and "pages.duckdb is damaged" in res.output and "--force" in res.output
+
+
+@pytest.mark.parametrize("rel, needle", [
+    ("run.json", "run.json is damaged"), ("tasks/tasks.jsonl", "tasks.jsonl is damaged"),
+    ("rollout/trajectories.jsonl", "trajectories.jsonl is damaged"), ("world.json", "world.json is damaged"),
+    ("world.duckdb", "world.duckdb is damaged"),
+])
+def test_truncated_state_files_give_one_line_errors(small_run, tmp_path, rel, needle):
+    spec, build, world = _copy_run(small_run, tmp_path)
+    f = world / rel
+    f.write_bytes(f.read_bytes()[: max(1, f.stat().st_size // 2)] if rel != "world.duckdb" else b"")
+    command = {"run.json": ["run", str(spec), "--build-dir", str(build), "--out", str(tmp_path / "x")],
+               "tasks/tasks.jsonl": ["rollout", str(world), "--force"], "rollout/trajectories.jsonl": ["export", str(world), "-o", str(tmp_path / "x")],
+               "world.json": ["inspect", str(world)], "world.duckdb": ["check", str(world)]}[rel]
+    res = runner.invoke(app, command)
+    assert res.exit_code == 1, res.output
+    assert needle in res.output and "Traceback" not in res.output
+    assert len([x for x in res.output.splitlines() if x.startswith("error:")]) == 1
+
+
+def test_damaged_export_manifest_is_named(small_run, tmp_path):
+    spec, build, _ = _copy_run(small_run, tmp_path)
+    out = tmp_path / "exports"
+    shutil.copytree(small_run[2], out / "mini" / "v1")
+    man = out / "mini" / "v1" / "manifest.json"
+    man.write_text(man.read_text()[:100])
+    res = _run(spec, build, out)
+    assert res.exit_code == 1 and "manifest.json is damaged" in res.output
+
+
+def test_file_digest_catches_truncation_of_large_files(tmp_path):
+    f = tmp_path / "big.bin"
+    f.write_bytes(os.urandom(40 << 20))
+    d = file_digest(f)
+    assert d["sha256"].startswith("sampled:")
+    with open(f, "r+b") as fh:
+        fh.seek((40 << 20) - 10)
+        fh.write(b"x" * 10)
+    assert file_digest(f) != d
+
+
+# --------------------------------------------------------------------------- locks, folders, paths
+
+
+def test_a_second_writer_exits_at_once_naming_the_holder(small_run, tmp_path):
+    spec, build, world = _copy_run(small_run, tmp_path)
+    with BuildLock(world):
+        for args in (["plan", str(spec), "-b", str(build), "--force"], ["render", str(world), "--force"],
+                     ["run", str(spec), "-b", str(build), "-o", str(tmp_path / "x")]):
+            t0 = time.perf_counter()
+            res = subprocess.run([*CLI, *args], capture_output=True, text=True)
+            assert res.returncode == 1 and f"pid {os.getpid()}" in res.stderr, res.stderr
+            assert time.perf_counter() - t0 < 20
+    res = runner.invoke(app, ["run", str(spec), "-b", str(build), "-o", str(tmp_path / "x"), "--dry-run"])
+    assert res.exit_code == 0  # released
+
+
+def test_output_folders_are_checked_before_any_work(small_run, tmp_path, monkeypatch):
+    spec = small_run[0]
+    blocker = tmp_path / "build"
+    blocker.write_text("not a folder")
+    res = runner.invoke(app, ["run", str(spec), "--build-dir", str(blocker), "--out", str(tmp_path / "x")])
+    assert res.exit_code == 1 and "is a file, but a folder is needed" in res.output
+    res = runner.invoke(app, ["plan", str(spec), "--build-dir", str(blocker / "sub")])
+    assert res.exit_code == 1 and "is a file" in res.output
+    import shutil as sh
+
+    monkeypatch.setattr(sh, "disk_usage", lambda p: sh._ntuple_diskusage(10 << 30, 10 << 30, 1 << 20))
+    with pytest.raises(OutputLocationError, match="MiB free"):
+        check_output_dir(tmp_path / "out", "dataset folder")
+
+
+def test_paths_with_quotes_and_brackets(tmp_path):
+    odd = tmp_path / "it's [a] \"path\" {x}"
+    odd.mkdir()
+    spec = write_spec(odd, name="odd", counts={"country": 2, "person": 40, "company": 8, "university": 2, "researcher": 10,
+                                                "award": 2, "publication": 10, "club": 4, "player": 20},
+                      stages={"tasks": {"table": 2, "multihop": 2, "rows": {"min": 1, "max": 60}}})
+    res = _run(spec, odd / "b[1]'s", odd / "e'x[2]")
+    assert res.exit_code == 0, res.output
+    assert (odd / "e'x[2]" / "odd" / "v1" / "manifest.json").is_file()
+
+
+def test_ctrl_c_exits_130_with_the_message_at_any_point(tmp_path):
+    spec = write_spec(tmp_path, name="sig", stages=RUN_STAGES)
+    for delay in (0.05, 0.3, 1.5, 3.0, 5.0, 8.0):
+        shutil.rmtree(tmp_path / "b", ignore_errors=True)
+        p = subprocess.Popen([*CLI, "run", str(spec), "-b", str(tmp_path / "b"), "-o", str(tmp_path / "e")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=300)
+        if p.returncode == 0:
+            break  # finished before the signal
+        assert p.returncode == 130 and "Traceback" not in err, (delay, err[-2000:])
+        assert "interrupted; nothing was marked complete" in err
+
+
+# --------------------------------------------------------------------------- edits after a run
+
+
+def test_edits_name_the_stale_stages_and_a_refused_export_fails_first(small_run, tmp_path, monkeypatch):
+    spec, build, world = _copy_run(small_run, tmp_path)
+    import yaml
+
+    raw = yaml.safe_load(spec.read_text())
+    raw["stages"]["render"] = {"max_list_items": 12}
+    edited = tmp_path / "mini.yaml"
+    edited.write_text(yaml.safe_dump(raw))
+    res = _run(edited, build, tmp_path / "x", "--dry-run")
+    assert res.exit_code == 0
+    assert "render   will run: inputs changed: stages.render.max_list_items: 8 -> 12" in res.output
+    assert "plan     up to date" in res.output and "tasks    may run" in res.output
+
+    # the same spec, but an edited pack (found first on $WORLDFORGE_SCHEMAS)
+    from worldforge.world.spec import SCHEMAS_DIR
+
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    text = (SCHEMAS_DIR / "sport.yaml").read_text()
+    (packs / "sport.yaml").write_text(text.replace("description:", "description: Edited.", 1))
+    monkeypatch.setenv("WORLDFORGE_SCHEMAS", str(packs))
+    res = _run(spec, build, tmp_path / "x", "--dry-run")
+    assert "plan     will run: inputs changed: pack sport:" in res.output, res.output
+
+    out = tmp_path / "exports"
+    shutil.copytree(small_run[2], out / "mini" / "v1")
+    planned = (world / "world.json").stat().st_mtime_ns
+    t0 = time.perf_counter()
+    res = _run(spec, build, out)
+    assert res.exit_code == 1 and "different packs" in res.output and "spec" not in res.output.split("different", 1)[1]
+    assert time.perf_counter() - t0 < 15 and (world / "world.json").stat().st_mtime_ns == planned  # refused before any work

@@ -316,8 +316,18 @@ def test_score_files_and_cli_with_world_aliases(tmp_path, demo_world):
     assert r.exit_code == 0, r.output
     out = json.loads((tmp_path / "s.json").read_text())
     assert out["average"]["success"] == 1.0 and out["tasks"][0]["item_f1"] == 1.0
+    assert out["mode"] == "widesearch" and "widesearch mode" in r.output
     r = runner.invoke(app, ["score", str(tasks), str(resp), "--json", str(tmp_path / "s.json")])  # no aliases: keys miss
     assert r.exit_code == 0 and json.loads((tmp_path / "s.json").read_text())["average"]["success"] == 0.0
+    # An extra column: 0 by default (the table says so), the earlier partial credit with --lenient.
+    resp.write_text(json.dumps({"instance_id": "ws_1", "response": table([r + ["x"] for r in gold], HEADER + ["Note"])}) + "\n")
+    r = runner.invoke(app, ["score", str(tasks), str(resp), "--json", str(tmp_path / "s.json")])
+    out = json.loads((tmp_path / "s.json").read_text())
+    assert r.exit_code == 0 and out["average"]["item_f1"] == 0.0
+    assert out["tasks"][0]["columns_match"] is False
+    r = runner.invoke(app, ["score", str(tasks), str(resp), "--lenient", "--json", str(tmp_path / "s.json")])
+    out = json.loads((tmp_path / "s.json").read_text())
+    assert r.exit_code == 0 and out["mode"] == "lenient" and out["average"]["success"] == 1.0
     # Bad input: each a clear message and exit 1.
     bad = tmp_path / "bad.jsonl"
     for text, msg in (('{"instance_id": "ws_1", "response": "x"}\n{oops\n', "bad.jsonl:2: not valid JSON"),

@@ -336,6 +336,11 @@ def test_score_files_and_cli_with_world_aliases(tmp_path, demo_world):
         bad.write_text(text)
         r = runner.invoke(app, ["score", str(tasks), str(bad)])
         assert r.exit_code == 1 and msg in r.output and "Traceback" not in r.output, r.output
+    task = json.loads((tasks / "tasks.jsonl").read_text())
+    task["evaluation"]["eval_pipeline"]["industry"]["metric"] = ["llm_judge"]
+    (tasks / "tasks.jsonl").write_text(json.dumps(task) + "\n")
+    r = runner.invoke(app, ["score", str(tasks), str(resp)])
+    assert r.exit_code == 1 and "'llm_judge' is not a step this scorer has" in r.output, r.output
     r = runner.invoke(app, ["score", str(tmp_path / "nowhere"), str(resp)])
     assert r.exit_code == 1 and "not a task folder" in r.output
     (tasks / "gold" / "ws_1.csv").unlink()

@@ -584,6 +584,11 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
             ev = Evaluation.model_validate(t.get("evaluation"))
         except Exception as exc:
             raise WorldforgeError(f"task {iid!r}: its 'evaluation' block is not WideSearch's format ({str(exc).splitlines()[0]})") from None
+        for name, col in ev.eval_pipeline.items():
+            unknown = [s for s in col.preprocess if s not in PREPROCESS[mode]] + [m for m in col.metric if m not in METRICS[mode]]
+            if unknown:
+                raise WorldforgeError(f"task {iid!r}, column {name!r}: {unknown[0]!r} is not a step this scorer has "
+                                      f"({', '.join([*PREPROCESS[mode], *METRICS[mode]])}; llm_judge needs an LLM)")
         header, rows = read_gold_csv(gold_file.read_text())
         scores.append(score_table(iid, ev, header, rows, responses.get(iid, ""), aliases, mode))
     return scores, average(scores)

@@ -161,6 +161,9 @@ def test_first_table_scored_in_widesearch_last_in_lenient():
     # A ```markdown block without a table is passed over; no markdown block: the first table anywhere.
     assert score("```markdown\n# Notes\n```\n" + table(GOLD, fenced=False)).success == 1.0
     assert score("```\n" + table(GOLD, fenced=False) + "\n```").success == 1.0
+    # Inside a ```markdown block a table needs no outer pipes (WideSearch reads every line with one).
+    bare = "\n".join(" | ".join(r) for r in [HEADER, ["---"] * 5, *GOLD])
+    assert score(f"```markdown\n{bare}\n```").success == 1.0 and score(bare).parsed is False
 
 
 def test_dates_read_like_dateparser_in_widesearch():

@@ -342,19 +342,21 @@ def parse_table(response: str, mode: str = WIDESEARCH) -> tuple[list[str], list[
             for t in reversed(_tables(block)):
                 return t
         return None
-    for block in _MARKDOWN_FENCE_RE.findall(text) + [text]:
-        tables = _tables(block)
+    for block in _MARKDOWN_FENCE_RE.findall(text):
+        tables = _tables(block, loose=True)
         if tables:
             return tables[0]
-    return None
+    tables = _tables(text)
+    return tables[0] if tables else None
 
 
-def _tables(block: str) -> list[tuple[list[str], list[list[str]]]]:
+def _tables(block: str, loose: bool = False) -> list[tuple[list[str], list[list[str]]]]:
     """Every table of a block, in order: runs of lines that start with a pipe (later lines of
-    a run may omit the leading pipe), of two lines or more, separator lines dropped."""
+    a run may omit the leading pipe; with `loose`, as WideSearch reads a ```markdown block, any
+    line with a pipe belongs to a table), of two lines or more, separator lines dropped."""
     groups, cur = [], []
     for line in block.splitlines():
-        if line.strip().startswith("|") or (line.count("|") >= 2 and cur):
+        if line.strip().startswith("|") or (line.count("|") >= (1 if loose else 2) and (cur or loose)):
             cur.append(line.strip())
         elif cur:
             groups.append(cur)

@@ -1,5 +1,6 @@
 """Scorer throughput: responses scored per second on one core, for gold tables of 10 to 100
-rows x 5 columns, half of the responses damaged (a wrong cell, a dropped row, an alias key).
+rows x 5 columns, half of the responses damaged (a wrong cell, a dropped row, an alias key),
+in both scoring modes (widesearch, the default, and lenient).
 
     python benchmarks/score.py
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from worldforge.tasks.scoring import Evaluation, score_table  # noqa: E402
+from worldforge.tasks.scoring import MODES, Evaluation, score_table  # noqa: E402
 
 EVAL = Evaluation(unique_columns=["Name"], required=["Name", "Industry", "Founded", "Employees", "Website"], eval_pipeline={
     "name": {"preprocess": ["norm_str"], "metric": ["exact_match"]},
@@ -40,14 +41,15 @@ def case(rng: random.Random, n: int):
 def main() -> None:
     rng = random.Random(0)
     aliases = {"c1": "company1labs"}
-    print(f"{'rows per table':>15}{'responses':>11}{'seconds':>9}{'responses/s':>13}{'cells/s':>12}")
+    print(f"{'mode':>11}{'rows per table':>15}{'responses':>11}{'seconds':>9}{'responses/s':>13}{'cells/s':>12}")
     for n in (10, 30, 100):
         cases = [case(rng, n) for _ in range(2000 if n < 100 else 500)]
-        t0 = time.perf_counter()
-        for gold, text in cases:
-            score_table("t", EVAL, HEADER, gold, text, aliases)
-        secs = time.perf_counter() - t0
-        print(f"{n:>15}{len(cases):>11,}{secs:>9.2f}{len(cases) / secs:>13,.0f}{len(cases) * n * 5 / secs:>12,.0f}")
+        for mode in MODES:
+            t0 = time.perf_counter()
+            for gold, text in cases:
+                score_table("t", EVAL, HEADER, gold, text, aliases, mode=mode)
+            secs = time.perf_counter() - t0
+            print(f"{mode:>11}{n:>15}{len(cases):>11,}{secs:>9.2f}{len(cases) / secs:>13,.0f}{len(cases) * n * 5 / secs:>12,.0f}")
 
 
 if __name__ == "__main__":

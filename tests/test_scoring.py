@@ -1,11 +1,14 @@
 """The WideSearch scorer: the gold table scores 1.0, and each kind of damage moves the
-score the way WideSearch's metrics say it should."""
+score the way WideSearch's metrics say it should, in both modes. Then one test per way the
+default mode follows WideSearch's own evaluator (ByteDance-Seed/WideSearch, src/evaluation/)
+where the lenient mode does not, and the two places where both follow WideSearch's metric
+definitions instead of its evaluator code."""
 
 from __future__ import annotations
 
 import pytest
 
-from worldforge.tasks.scoring import Evaluation, average, parse_table, score_table
+from worldforge.tasks.scoring import MODES, Evaluation, average, parse_date_ws, parse_table, score_table
 
 EVAL = Evaluation(
     unique_columns=["Company"],
@@ -24,7 +27,9 @@ GOLD = [
     ["Orroshes Motors", "retail", "2009-04-28", "1200", "https://www.orroshes.example"],
     ["Velkor Labs", "energy", "1998-01-15", "87", "https://www.velkor.example"],
 ]
-ALIASES = {"tisfaan": "tisfaanpharmaceuticals", "tp": "tisfaanpharmaceuticals"}
+ALIASES = {"tisfaan": "tisfaanpharmaceuticals", "tp": "tisfaanpharmaceuticals", "om": "orroshesmotors"}
+ALL = (1.0,) * 6
+ZERO = (0.0,) * 6
 
 
 def table(rows, header=HEADER, fenced=True):
@@ -33,78 +38,252 @@ def table(rows, header=HEADER, fenced=True):
     return f"Here is the table:\n\n```markdown\n{body}\n```\n" if fenced else f"Sure.\n{body}\nDone."
 
 
-def score(response):
-    return score_table("t1", EVAL, HEADER, GOLD, response, ALIASES)
+def score(response, mode="widesearch", evaluation=EVAL, header=HEADER, gold=GOLD):
+    return score_table("t1", evaluation, header, gold, response, ALIASES, mode=mode)
 
 
-def test_gold_scores_one_in_either_table_form():
+def metrics(s):
+    return (s.row_precision, s.row_recall, s.row_f1, s.item_precision, s.item_recall, s.item_f1)
+
+
+def edit(rows=GOLD, **cells):
+    """A copy of `rows` with cells replaced: edit(r1c2="x") sets row 1, column 2."""
+    out = [r[:] for r in rows]
+    for rc, v in cells.items():
+        r, c = rc[1:].split("c")
+        out[int(r)][int(c)] = v
+    return out
+
+
+# --------------------------------------------------------------------------- invariants, both modes
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gold_scores_one_in_either_table_form(mode):
     for fenced in (True, False):
-        s = score(table(GOLD, fenced=fenced))
-        assert s.parsed and s.success == 1.0
-        assert (s.row_precision, s.row_recall, s.row_f1, s.item_precision, s.item_recall, s.item_f1) == (1.0,) * 6
+        s = score(table(GOLD, fenced=fenced), mode)
+        assert s.parsed and s.columns_match and s.success == 1.0 and metrics(s) == ALL
 
 
-def test_dropped_and_extra_rows():
-    s = score(table(GOLD[:2]))
+@pytest.mark.parametrize("mode", MODES)
+def test_dropped_and_extra_rows(mode):
+    s = score(table(GOLD[:2]), mode)
     assert s.success == 0 and s.row_precision == 1.0 and s.row_recall == pytest.approx(2 / 3)
     assert s.item_precision == 1.0 and s.item_recall == pytest.approx(2 / 3)
     extra = GOLD + [["Nova Works", "media", "2001-01-01", "10", "https://nova.example"]]
-    s = score(table(extra))
+    s = score(table(extra), mode)
     assert s.success == 0 and s.row_recall == 1.0 and s.row_precision == pytest.approx(3 / 4)
     assert s.item_recall == 1.0 and s.item_precision == pytest.approx(15 / 20)
     # A repeated row counts once.
-    assert score(table(GOLD + [GOLD[0]])).success == 1.0
+    assert score(table(GOLD + [GOLD[0]]), mode).success == 1.0
 
 
-def test_one_wrong_cell():
-    rows = [r[:] for r in GOLD]
-    rows[1][1] = "finance"
-    s = score(table(rows))
+@pytest.mark.parametrize("mode", MODES)
+def test_one_wrong_cell(mode):
+    s = score(table(edit(r1c1="finance")), mode)
     assert s.success == 0 and s.correct_rows == 2 and s.row_recall == pytest.approx(2 / 3)
     assert s.item_precision == pytest.approx(14 / 15) and s.item_recall == pytest.approx(14 / 15)
 
 
-def test_key_written_with_an_alias_still_aligns():
-    rows = [r[:] for r in GOLD]
-    rows[0][0] = "Tisfaan"
-    assert score(table(rows)).success == 1.0
-    rows[0][0] = "**TP**"
-    assert score(table(rows)).success == 1.0
-    rows[0][0] = "Tisfaan Pharma"  # not an alias: that row is missing and an extra row appears
-    s = score(table(rows))
+@pytest.mark.parametrize("mode", MODES)
+def test_key_written_with_an_alias_still_aligns(mode):
+    assert score(table(edit(r0c0="Tisfaan")), mode).success == 1.0
+    assert score(table(edit(r0c0="**TP**")), mode).success == 1.0
+    s = score(table(edit(r0c0="Tisfaan Pharma")), mode)  # not an alias: that row is missing and an extra row appears
     assert s.matched_rows == 2 and s.row_precision == pytest.approx(2 / 3) and s.row_recall == pytest.approx(2 / 3)
 
 
-def test_reordered_columns_are_fine_renamed_ones_are_not():
+@pytest.mark.parametrize("mode", MODES)
+def test_reordered_columns_and_header_case_are_fine(mode):
     order = [4, 2, 0, 3, 1]
-    s = score(table([[r[i] for i in order] for r in GOLD], header=[HEADER[i].upper() + " " for i in order]))
-    assert s.success == 1.0
+    s = score(table([[r[i] for i in order] for r in GOLD], header=[HEADER[i].upper() + " " for i in order]), mode)
+    assert s.success == 1.0 and s.columns_match
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_number_and_date_tolerances(mode):
+    rows = edit(r1c3="1,150 employees", r1c2="May 20, 2009")  # within 10%; 22 days off
+    assert score(table(rows), mode).success == 1.0
+    assert score(table(edit(rows, r1c3="1,500")), mode).correct_rows == 2  # 25% off
+    assert score(table(edit(r1c2="2009-06-10")), mode).correct_rows == 2  # 43 days off
+    assert score(table(edit(r1c2="28 April 2009", r1c4="https://orroshes.example/about")), mode).correct_rows >= 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_table(mode):
+    s = score("I could not find any companies matching the request.", mode)
+    assert not s.parsed and s.success == 0 and s.item_f1 == 0 and s.row_f1 == 0 and s.gold_rows == 3
+    assert parse_table("| just one line |", mode) is None
+    avg = average([score(table(GOLD), mode), s])
+    assert avg["success"] == 0.5 and avg["tasks"] == 2
+
+
+def test_unknown_mode_is_an_error():
+    with pytest.raises(ValueError, match="unknown scoring mode"):
+        score(table(GOLD), "strict")
+
+
+# --------------------------------------------------------------------------- where the modes differ
+
+
+def test_extra_column_scores_zero_in_widesearch_partial_in_lenient():
+    rows = [r + ["yes"] for r in GOLD]
+    s = score(table(rows, header=HEADER + ["Public"]))
+    assert s.parsed and not s.columns_match and s.success == 0 and metrics(s) == ZERO and s.predicted_rows == 3
+    s = score(table(rows, header=HEADER + ["Public"]), "lenient")  # the extra column is ignored
+    assert s.success == 1.0 and metrics(s) == ALL
+    # Two columns under one name are not the required column set either.
+    s = score(table([r + [r[1]] for r in GOLD], header=HEADER + ["industry"]))
+    assert not s.columns_match and metrics(s) == ZERO
+
+
+def test_missing_or_renamed_column_scores_zero_in_widesearch_partial_in_lenient():
+    s = score(table([r[:4] for r in GOLD], header=HEADER[:4]))
+    assert not s.columns_match and s.success == 0 and metrics(s) == ZERO
+    s = score(table([r[:4] for r in GOLD], header=HEADER[:4]), "lenient")  # the missing cells score 0
+    assert s.correct_rows == 0 and s.item_precision == pytest.approx(12 / 15) and s.row_f1 == 0
     renamed = ["Company", "Sector", "Founded", "Employees", "Website"]
-    s = score(table(GOLD, header=renamed))
+    assert metrics(score(table(GOLD, header=renamed))) == ZERO
+    s = score(table(GOLD, header=renamed), "lenient")
     assert s.success == 0 and s.correct_rows == 0 and s.item_precision == pytest.approx(12 / 15)
 
 
-def test_number_and_date_tolerances():
-    rows = [r[:] for r in GOLD]
-    rows[1][3] = "1,150 employees"  # within 10%
-    rows[1][2] = "May 20, 2009"  # 22 days off
-    assert score(table(rows)).success == 1.0
-    rows[1][3] = "1,500"  # 25% off
-    assert score(table(rows)).correct_rows == 2
-    rows[1][3] = "1200"
-    rows[1][2] = "2009-06-10"  # 43 days off
-    assert score(table(rows)).correct_rows == 2
-    rows[1][2] = "28 April 2009"
-    rows[1][4] = "orroshes.example/about"  # same host
-    assert score(table(rows)).success == 1.0
+def test_first_table_scored_in_widesearch_last_in_lenient():
+    response = f"A first draft:\n{table(GOLD[:1])}\nand the full answer:\n{table(GOLD)}"
+    s = score(response)  # the draft
+    assert s.predicted_rows == 1 and s.row_precision == 1.0 and s.row_recall == pytest.approx(1 / 3)
+    assert score(response, "lenient").success == 1.0
+    # Two bare tables: the first, or the last.
+    two = f"{table(GOLD[:2], fenced=False)}\n\n{table(GOLD, fenced=False)}"
+    assert score(two).predicted_rows == 2 and score(two, "lenient").success == 1.0
+    # A ```markdown block comes before a bare table, wherever it is (as WideSearch reads it).
+    assert score(f"{table(GOLD[:1], fenced=False)}\n{table(GOLD)}").success == 1.0
+    # A ```markdown block without a table is passed over; no markdown block: the first table anywhere.
+    assert score("```markdown\n# Notes\n```\n" + table(GOLD, fenced=False)).success == 1.0
+    assert score("```\n" + table(GOLD, fenced=False) + "\n```").success == 1.0
+    # Inside a ```markdown block a table needs no outer pipes (WideSearch reads every line with one).
+    bare = "\n".join(" | ".join(r) for r in [HEADER, ["---"] * 5, *GOLD])
+    assert score(f"```markdown\n{bare}\n```").success == 1.0 and score(bare).parsed is False
 
 
-def test_no_table():
-    s = score("I could not find any companies matching the request.")
-    assert not s.parsed and s.success == 0 and s.item_f1 == 0 and s.row_f1 == 0 and s.gold_rows == 3
-    assert parse_table("| just one line |") is None
-    avg = average([score(table(GOLD)), s])
-    assert avg["success"] == 0.5 and avg["tasks"] == 2
+def test_dates_read_like_dateparser_in_widesearch():
+    # Gold 2009-04-28: month-first numbers, day-first when month-first is impossible, and a month
+    # without a day (read as its 1st) are dates within 31 days; lenient reads ISO and named months only.
+    for accepted in ("04/28/2009", "28/04/2009", "April 2009", "Apr. 2009", "2009-04", "Tuesday, April 28th, 2009",
+                     "the 28th of April, 2009", "2009/4/28", "2009-04-28T10:00:00Z", "2009年4月28日"):
+        assert score(table(edit(r1c2=accepted))).success == 1.0, accepted
+    for rejected in ("July 1869", "04/28/2010", "March 2009", "2009-06-10"):  # wrong date, or more than 31 days off
+        assert score(table(edit(r1c2=rejected))).correct_rows == 2, rejected
+    for cell in ("04/28/2009", "April 2009"):
+        assert score(table(edit(r1c2=cell)), "lenient").correct_rows == 2, cell
+    # The whole cell must be a date (dateparser's rule); lenient finds one anywhere in the cell.
+    assert score(table(edit(r1c2="founded April 28, 2009"))).correct_rows == 2
+    assert score(table(edit(r1c2="founded April 28, 2009")), "lenient").success == 1.0
+    # The brief's cases, against gold 1869-07-17.
+    gold = edit(r1c2="1869-07-17")
+    for cell, ok in (("07/17/1869", True), ("July 1869", True), ("17/07/1869", True), ("August 1869", True),
+                     ("September 1869", False), ("07/17/1896", False), ("1869", False)):
+        assert score(table(edit(gold, r1c2=cell)), gold=gold).success == float(ok), cell
+
+
+def test_parse_date_ws_matches_dateparser_where_dateparser_does_not_depend_on_today():
+    # Each pair was checked against dateparser 1.2.1 with WideSearch's settings (PREFER_DAY_OF_MONTH=first).
+    cases = {"July 1869": "1869-07-01", "07/17/1869": "1869-07-17", "17/07/1869": "1869-07-17", "05/06/1869": "1869-05-06",
+             "1.7.1869": "1869-01-07", "1869-13-01": "1869-01-13", "17-Jul-1869": "1869-07-17", "Sept. 5, 1869": "1869-09-05",
+             "on the 17th of July 1869": "1869-07-17", "7/1869": "1869-07-01", "1869 July": "1869-07-01",
+             "July 69": "1969-07-01", "09-04-28": "2028-09-04", "07/17/1869 10:00 PM": "1869-07-17",
+             "1869年7月": "1869-07-01", "17Jul1869": "1869-07-17"}
+    for text, iso in cases.items():
+        assert str(parse_date_ws(text)) == iso, text
+    # Not dates for dateparser either, or only relative to today's date (then not here).
+    for text in ("born July 17, 1869", "July 17, 1869 (aged 30)", "02/30/1869", "13/13/1869", "20090428", "Summer 1869",
+                 "1869", "July 17", "yesterday", "", "N/A"):
+        assert parse_date_ws(text) is None, text
+
+
+def test_alias_in_a_non_key_column_only_in_lenient():
+    ev = Evaluation(unique_columns=["Product"], required=["Product", "Maker"], eval_pipeline={
+        "product": {"preprocess": ["norm_str"], "metric": ["exact_match"]},
+        "maker": {"preprocess": ["norm_str"], "metric": ["exact_match"]}})
+    header, gold = ["Product", "Maker"], [["Wyn C670", "Tisfaan Pharmaceuticals"], ["Wyn C680", "Orroshes Motors"]]
+    resp = table([["Wyn C670", "TP"], ["Wyn C680", "Orroshes Motors"]], header=header)
+    s = score(resp, evaluation=ev, header=header, gold=gold)
+    assert s.success == 0 and s.correct_rows == 1 and s.item_precision == pytest.approx(3 / 4)
+    assert score(resp, "lenient", evaluation=ev, header=header, gold=gold).success == 1.0
+
+
+def test_url_needs_a_scheme_in_widesearch():
+    cases = (("orroshes.example/about", 0.0, 1.0),  # no scheme: no URL for WideSearch
+             ("www.orroshes.example", 0.0, 1.0),
+             ("https://www.orroshes.example/about", 1.0, 1.0),  # same host, another path
+             ("HTTP://WWW.Orroshes.example", 1.0, 1.0),  # host names are case-insensitive
+             ("https://orroshes.example", 0.0, 1.0),  # another host name (lenient drops www.)
+             ("see https://www.orroshes.example and https://x.example", 0.0, 0.0))  # another set of hosts
+    for cell, ws, lenient in cases:
+        assert score(table(edit(r1c4=cell))).success == ws, cell
+        assert score(table(edit(r1c4=cell)), "lenient").success == lenient, cell
+
+
+def test_other_widesearch_metric_rules():
+    from worldforge.tasks.scoring import METRICS, PREPROCESS
+
+    ws, le = METRICS["widesearch"], METRICS["lenient"]
+    num = PREPROCESS["widesearch"]["extract_number"]
+    assert num("1,200 employees") == "1200" and num("+12.5% growth") == "+12.5%" and num("unknown") == "NULL"
+    assert ws["number_near"](num("12%"), num("0.12"), 0.0) == 1.0  # a percentage is divided by 100
+    assert ws["number_near"](num("n/a"), num("unknown"), 0.01) == 1.0  # neither holds a number: equal as WideSearch
+    assert le["number_near"]("n/a", "unknown", 0.01) == 0.0
+    assert ws["date_near"]("unknown", "Unknown") == 1.0 and ws["date_near"]("unknown", "n/a") == 0.0
+    assert ws["in_match"]("Acme", "Acme Corp") == 1.0 and ws["in_match"]("Acme Corp", "Acme") == 0.0
+    assert le["in_match"]("Acme Corp", "Acme") == 1.0
+    assert ws["url_match"]("none", "n/a") == 1.0 and le["url_match"]("none", "n/a") == 0.0  # same (empty) set of hosts
+    # A column with two metrics: the cell must pass both in WideSearch mode, either in lenient.
+    ev = Evaluation(unique_columns=["Company"], required=["Company", "Industry"], eval_pipeline={
+        "company": {"preprocess": ["norm_str"], "metric": ["exact_match"]},
+        "industry": {"preprocess": ["norm_str"], "metric": ["exact_match", "in_match"]}})
+    gold = [["Velkor Labs", "energystorage"]]
+    resp = table([["Velkor Labs", "energy"]], header=["Company", "Industry"])
+    assert score(resp, evaluation=ev, header=["Company", "Industry"], gold=gold).item_precision == 0.5
+    assert score(resp, "lenient", evaluation=ev, header=["Company", "Industry"], gold=gold).success == 1.0
+
+
+def test_keys_align_after_their_columns_preprocess_in_widesearch():
+    ev = Evaluation(unique_columns=["Season"], required=["Season", "Champion"], eval_pipeline={
+        "season": {"preprocess": ["extract_number"], "metric": ["number_near"], "criterion": 0},
+        "champion": {"preprocess": ["norm_str"], "metric": ["exact_match"]}})
+    header, gold = ["Season", "Champion"], [["2019", "Velkor Labs"], ["2020", "Orroshes Motors"]]
+    resp = table([["2019 season", "Velkor Labs"], ["2020 season", "Orroshes Motors"]], header=header)
+    assert score(resp, evaluation=ev, header=header, gold=gold).success == 1.0  # WideSearch joins preprocessed keys
+    assert score(resp, "lenient", evaluation=ev, header=header, gold=gold).matched_rows == 0
+
+
+# --------------------------------------------------------------------------- definitions over evaluator code, both modes
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_duplicate_row_differing_only_in_key_case_counts_once(mode):
+    # WideSearch drops duplicates before normalising keys, so "VELKOR LABS" stays a second row that joins
+    # the same gold row: row recall 4/3. By definition the two are one row (the first kept).
+    s = score(table(GOLD + [["VELKOR LABS", "energy", "1998-01-15", "87", "https://www.velkor.example"]]), mode)
+    assert s.success == 1.0 and s.predicted_rows == 3 and metrics(s) == ALL
+    s = score(table(GOLD + [["velkor labs", "media", "1998-01-15", "87", "https://www.velkor.example"]]), mode)
+    assert s.success == 1.0 and s.row_recall == 1.0  # the first spelling is the one scored
+    s = score(table([["VELKOR LABS", "media", "1998-01-15", "87", "https://www.velkor.example"]] + GOLD), mode)
+    assert s.row_recall == pytest.approx(2 / 3) and s.row_precision == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_blank_cell_in_an_integer_column_costs_that_cell_only(mode):
+    # WideSearch reads the response through pandas: one blank cell turns an integer column into floats
+    # ("1998.0"), so every cell of an exact_match column misses. By definition only the blank cell does.
+    ev = Evaluation(unique_columns=["Company"], required=["Company", "Rank", "Industry"], eval_pipeline={
+        "company": {"preprocess": ["norm_str"], "metric": ["exact_match"]},
+        "rank": {"preprocess": ["norm_str"], "metric": ["exact_match"]},
+        "industry": {"preprocess": ["norm_str"], "metric": ["exact_match"]}})
+    header = ["Company", "Rank", "Industry"]
+    gold = [["Tisfaan Pharmaceuticals", "1", "software"], ["Orroshes Motors", "2", "retail"], ["Velkor Labs", "3", "energy"]]
+    s = score(table(edit(gold, r1c1=""), header=header), mode, evaluation=ev, header=header, gold=gold)
+    assert s.correct_rows == 2 and s.item_precision == pytest.approx(8 / 9) and s.item_recall == pytest.approx(8 / 9)
 
 
 def _task_folder(tmp_path, gold_rows):
@@ -140,8 +319,18 @@ def test_score_files_and_cli_with_world_aliases(tmp_path, demo_world):
     assert r.exit_code == 0, r.output
     out = json.loads((tmp_path / "s.json").read_text())
     assert out["average"]["success"] == 1.0 and out["tasks"][0]["item_f1"] == 1.0
+    assert out["mode"] == "widesearch" and "widesearch mode" in r.output
     r = runner.invoke(app, ["score", str(tasks), str(resp), "--json", str(tmp_path / "s.json")])  # no aliases: keys miss
     assert r.exit_code == 0 and json.loads((tmp_path / "s.json").read_text())["average"]["success"] == 0.0
+    # An extra column: 0 by default (the table says so), the earlier partial credit with --lenient.
+    resp.write_text(json.dumps({"instance_id": "ws_1", "response": table([r + ["x"] for r in gold], HEADER + ["Note"])}) + "\n")
+    r = runner.invoke(app, ["score", str(tasks), str(resp), "--json", str(tmp_path / "s.json")])
+    out = json.loads((tmp_path / "s.json").read_text())
+    assert r.exit_code == 0 and out["average"]["item_f1"] == 0.0
+    assert out["tasks"][0]["columns_match"] is False
+    r = runner.invoke(app, ["score", str(tasks), str(resp), "--lenient", "--json", str(tmp_path / "s.json")])
+    out = json.loads((tmp_path / "s.json").read_text())
+    assert r.exit_code == 0 and out["mode"] == "lenient" and out["average"]["success"] == 1.0
     # Bad input: each a clear message and exit 1.
     bad = tmp_path / "bad.jsonl"
     for text, msg in (('{"instance_id": "ws_1", "response": "x"}\n{oops\n', "bad.jsonl:2: not valid JSON"),
@@ -150,6 +339,11 @@ def test_score_files_and_cli_with_world_aliases(tmp_path, demo_world):
         bad.write_text(text)
         r = runner.invoke(app, ["score", str(tasks), str(bad)])
         assert r.exit_code == 1 and msg in r.output and "Traceback" not in r.output, r.output
+    task = json.loads((tasks / "tasks.jsonl").read_text())
+    task["evaluation"]["eval_pipeline"]["industry"]["metric"] = ["llm_judge"]
+    (tasks / "tasks.jsonl").write_text(json.dumps(task) + "\n")
+    r = runner.invoke(app, ["score", str(tasks), str(resp)])
+    assert r.exit_code == 1 and "'llm_judge' is not a step this scorer has" in r.output, r.output
     r = runner.invoke(app, ["score", str(tmp_path / "nowhere"), str(resp)])
     assert r.exit_code == 1 and "not a task folder" in r.output
     (tasks / "gold" / "ws_1.csv").unlink()

@@ -524,23 +524,34 @@ def score(
     world: Path = typer.Option(None, "--world", "-w", help="A planned world: align names through its aliases "
                                "(default: the world holding TASKS, for WORLD_DIR/tasks)."),
     json_out: Path = typer.Option(None, "--json", help="Also write per-task scores and the average here."),
+    lenient: bool = typer.Option(False, "--lenient", help="Score as worldforge did before matching WideSearch: the "
+                                 "last table, partial credit for missing or extra columns, aliases in any name "
+                                 "column, URLs without a scheme, ISO and 'Month D, YYYY' dates only."),
 ) -> None:
-    """Score responses with WideSearch's metrics, no LLM: success, row and item precision/recall/F1."""
+    """Score responses with WideSearch's metrics, no LLM: success, row and item precision/recall/F1;
+    by default as WideSearch's own evaluator scores them: the first markdown table of a response
+    (inside a markdown-tagged fence first); a table whose columns are not exactly the required
+    ones scores 0; keys align through the world's aliases (WideSearch asks an LLM), other cells
+    never do; dates are read as dateparser reads them (07/17/1869, July 1869); a URL needs its
+    http:// or https://. --lenient scores as worldforge did before (README, "Scoring")."""
     import json
 
-    from .tasks.scoring import score_files, world_aliases
+    from .tasks.scoring import LENIENT, WIDESEARCH, score_files, world_aliases
 
+    mode = LENIENT if lenient else WIDESEARCH
     with _user_errors():
         if world is None and (tasks.parent / "world.json").is_file():
             world = tasks.parent  # WORLD_DIR/tasks: align keys through that world's aliases
         aliases = world_aliases(world) if world else None
-        scores, avg = score_files(tasks, responses, aliases)
-    t = Table(title=f"scores ({len(scores)} tasks)")
+        scores, avg = score_files(tasks, responses, aliases, mode)
+    t = Table(title=f"scores ({len(scores)} tasks, {mode} mode)",
+              caption="parsed: no = no table; columns = a table whose columns are not the required ones")
     cols = ("task", "parsed", "success", "row P", "row R", "row F1", "item P", "item R", "item F1", "rows gold/pred")
     for c in cols:
         t.add_column(c, justify="left" if c == "task" else "right")
     for s in scores:
-        t.add_row(s.instance_id, "yes" if s.parsed else "no", f"{s.success:.0f}", f"{s.row_precision:.3f}", f"{s.row_recall:.3f}",
+        parsed = ("yes" if s.columns_match else "columns") if s.parsed else "no"
+        t.add_row(s.instance_id, parsed, f"{s.success:.0f}", f"{s.row_precision:.3f}", f"{s.row_recall:.3f}",
                   f"{s.row_f1:.3f}", f"{s.item_precision:.3f}", f"{s.item_recall:.3f}", f"{s.item_f1:.3f}",
                   f"{s.gold_rows}/{s.predicted_rows}")
     t.add_row("[bold]average", "", f"{avg['success']:.3f}", f"{avg['row_precision']:.3f}", f"{avg['row_recall']:.3f}",
@@ -548,7 +559,7 @@ def score(
     console.print(t)
     if json_out:
         tmp = json_out.with_name(json_out.name + ".tmp")
-        tmp.write_text(json.dumps({"average": avg, "tasks": [s.as_dict() for s in scores]}, indent=2))
+        tmp.write_text(json.dumps({"mode": mode, "average": avg, "tasks": [s.as_dict() for s in scores]}, indent=2))
         tmp.replace(json_out)
 
 

@@ -377,7 +377,8 @@ class Episode:
 
     def _end(self, reason: str, answer: str) -> None:
         ev = Evaluation.model_validate(self.task.record["evaluation"])
-        self.score = score_table(self.task.id, ev, self.task.header, self.task.rows, answer, self.env.aliases).as_dict()
+        self.score = score_table(self.task.id, ev, self.task.header, self.task.rows, answer, self.env.aliases,
+                                 mode=self.env.options.scorer).as_dict()
         self.done, self.end = True, reason
 
     def trajectory(self, policy: str) -> dict:

@@ -8,6 +8,22 @@ no spaces); both tables are de-duplicated on the key; rows are inner-joined on t
 key cells count as matched; a row is correct only if every cell scores 1; item true
 positives are the sum of cell scores, over predicted rows x columns for precision and gold
 rows x columns for recall; success means the whole table is right.
+
+Two modes (`MODES`):
+
+- `widesearch` (the default, and the rollout reward): WideSearch's own evaluator as published
+  in ByteDance-Seed/WideSearch (`src/evaluation/`): the first markdown table of the response
+  (a ```markdown block first); a table whose column set is not exactly the required columns
+  scores 0 on every metric; keys are aligned after their column's preprocess (aliases of the
+  world for keys only, standing in for WideSearch's LLM key alignment); dates are read as
+  leniently as dateparser reads them ("July 1869" is July 1, "07/17/1869" month first);
+  `url_match` compares the hosts of http(s) URLs only; no aliases in other columns. Where that
+  evaluator contradicts its own metric definitions (rows de-duplicated before the keys are
+  normalised; pandas turning an integer column with one blank cell into floats) the definition
+  is followed; README's "Scoring" section lists every such difference.
+- `lenient`: the scorer as it was before the modes: the last table of the response, partial
+  credit when columns are missing or extra, aliases accepted in any name column, URLs without
+  a scheme, dates only in ISO and "Month D, YYYY" / "D Month YYYY" forms.
 """
 
 from __future__ import annotations
@@ -18,6 +34,7 @@ import io
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -43,8 +60,22 @@ class Evaluation(BaseModel):
     eval_pipeline: dict[str, ColumnEval] = {}
 
 
+_DEFAULT_COLUMN = ColumnEval()  # a column without a pipeline: exact_match
+
+
 def norm_column(name: str) -> str:
     return re.sub(r"\s+", "", str(name).strip().lower())
+
+
+# --------------------------------------------------------------------------- modes
+
+WIDESEARCH, LENIENT = "widesearch", "lenient"
+MODES = (WIDESEARCH, LENIENT)
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise ValueError(f"unknown scoring mode {mode!r}; known: {', '.join(MODES)}")
 
 
 # --------------------------------------------------------------------------- preprocess and metrics
@@ -58,6 +89,8 @@ def norm_str(v: str) -> str:
 
 
 def extract_number(v: str) -> str:
+    """Lenient: the first number (commas dropped, a directly following % kept), or the
+    cell unchanged when it holds none."""
     s = str(v)
     m = _NUM_RE.search(s.replace("\u2212", "-"))
     if not m:
@@ -72,6 +105,7 @@ def norm_date(v: str) -> str:
 
 
 def parse_date(v: str) -> dt.date | None:
+    """Lenient: an ISO or Y/M/D date, "Month D, YYYY" or "D Month YYYY" anywhere in the cell."""
     s = str(v).strip()
     m = re.search(r"(\d{4})-(\d{1,2})-(\d{1,2})", s) or re.search(r"(\d{4})/(\d{1,2})/(\d{1,2})", s)
     try:
@@ -88,7 +122,110 @@ def parse_date(v: str) -> dt.date | None:
     return None
 
 
-PREPROCESS: dict[str, Callable[[str], str]] = {"norm_str": norm_str, "extract_number": extract_number, "norm_date": norm_date}
+# WideSearch mode. Numbers as WideSearch's extract_number reads them: commas dropped, the first
+# number with its sign and a directly following %, or "NULL" when the cell holds none.
+_WS_NUM_RE = re.compile(r"[-+]?(?:\d*\.\d+|\d+\.?\d*)%?")
+
+
+def extract_number_ws(v: str) -> str:
+    m = _WS_NUM_RE.search(str(v).replace(",", "").replace("\u2212", "-"))
+    return m.group(0) if m else "NULL"
+
+
+# Dates as dateparser reads them with WideSearch's settings (PREFER_DAY_OF_MONTH=first, English,
+# month first): the whole cell must be a date; a missing day is the 1st; numeric dates are read
+# year-month-day when they start with a 4-digit year, else month/day/year, else day/month/year;
+# 2-digit years follow strptime's %y (69-99 -> 19xx). What dateparser resolves against today's
+# date (a bare year, a date without a year, "yesterday") is not a date here.
+_WS_MONTHS = {name: i + 1 for i, names in enumerate((
+    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+    ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+    ("december", "dec"))) for name in names}
+_WS_WEEKDAYS = {"monday", "mon", "tuesday", "tue", "tues", "wednesday", "wed", "thursday", "thu", "thur", "thurs",
+                "friday", "fri", "saturday", "sat", "sunday", "sun"}
+_WS_FILLER = {"on", "the", "of", "at", "in", "about", "ad"}
+_WS_TIME_RE = re.compile(r"\b\d{1,2}(?::\d{2}){1,2}(?:\.\d+)?(?:\s*[ap]\.?m\b\.?)?(?:\s*(?:z|utc|gmt|[+-]\d{2}:?\d{2})\b)?"
+                         r"|\b\d{1,2}\s*[ap]\.?m\b\.?")
+_WS_CJK_RE = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?")
+
+
+def _year(tok: str) -> int:
+    y = int(tok)
+    return y if len(tok) > 2 else (1900 + y if y >= 69 else 2000 + y)
+
+
+def _date(y: int, m: int, d: int) -> dt.date | None:
+    try:
+        return dt.date(y, m, d) if y >= 1 else None
+    except ValueError:
+        return None
+
+
+_ISO_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+@lru_cache(maxsize=1 << 16)
+def parse_date_ws(v: str) -> dt.date | None:
+    m = _ISO_RE.fullmatch(v)
+    if m:  # the common case (every cell after norm_date): no need for the general reading
+        return _date(int(m[1]), int(m[2]), int(m[3])) or _date(int(m[1]), int(m[3]), int(m[2]))
+    s = _WS_CJK_RE.sub(lambda m: f"{m[1]}-{m[2]}" + (f"-{m[3]}" if m[3] else ""), str(v).strip().lower())
+    s = re.sub(r"(?<=\d)t(?=\d{1,2}:)", " ", s)
+    s = _WS_TIME_RE.sub(" ", s)
+    s = re.sub(r"(?<=\d)(?:st|nd|rd|th)\b", "", s)
+    if not s.strip() or re.search(r"[^0-9a-z\s.,/\-\u2013\u2014]", s):
+        return None
+    tokens = re.findall(r"\d+|[a-z]+", s)
+    month = None
+    nums: list[str] = []
+    for t in tokens:
+        if t.isdigit():
+            nums.append(t)
+        elif t in _WS_MONTHS and month is None:
+            month = _WS_MONTHS[t]
+        elif t not in _WS_WEEKDAYS and t not in _WS_FILLER:
+            return None
+    if any(len(n) > 4 for n in nums):
+        return None
+    if month is not None:
+        if len(nums) == 1:  # "July 1869", "July 69" -> the 1st; "July 17" has no year
+            n = nums[0]
+            return _date(_year(n), month, 1) if len(n) == 4 or (len(n) == 2 and int(n) > 31) else None
+        if len(nums) == 2:  # "July 17, 1869", "17 July 1869", "1869 July 17", "July 17, 69"
+            four = [n for n in nums if len(n) == 4]
+            if len(four) == 1:
+                day = next(n for n in nums if n is not four[0])
+            elif not four and all(len(n) <= 2 for n in nums):
+                four, day = [nums[1]], nums[0]
+            else:
+                return None
+            return _date(_year(four[0]), month, int(day)) if len(day) <= 2 else None
+        return None
+    if len(nums) == 3:
+        a, b, c = nums
+        if len(a) == 4 and len(b) <= 2 and len(c) <= 2:  # 1869-07-17 (1869-13-01 -> January 13)
+            return _date(int(a), int(b), int(c)) or _date(int(a), int(c), int(b))
+        if len(a) <= 2 and len(b) <= 2 and len(c) in (2, 4):  # 07/17/1869, else 17/07/1869
+            return _date(_year(c), int(a), int(b)) or _date(_year(c), int(b), int(a))
+        return None
+    if len(nums) == 2:  # 1869-07, 07/1869 -> the 1st
+        a, b = nums
+        if len(a) == 4 and len(b) <= 2:
+            return _date(int(a), int(b), 1)
+        if len(b) == 4 and len(a) <= 2:
+            return _date(int(b), int(a), 1)
+    return None
+
+
+def norm_date_ws(v: str) -> str:
+    d = parse_date_ws(str(v))
+    return d.isoformat() if d else str(v)
+
+
+PREPROCESS: dict[str, dict[str, Callable[[str], str]]] = {
+    WIDESEARCH: {"norm_str": norm_str, "extract_number": extract_number_ws, "norm_date": norm_date_ws},
+    LENIENT: {"norm_str": norm_str, "extract_number": extract_number, "norm_date": norm_date},
+}
 
 
 def _number(v: str) -> float | None:
@@ -99,6 +236,10 @@ def _number(v: str) -> float | None:
         return None
 
 
+def _tolerance(criterion) -> float:
+    return float(criterion) if criterion not in (None, "") else 0.0
+
+
 def exact_match(resp: str, gold: str, criterion=None) -> float:
     return float(str(resp).strip().lower() == str(gold).strip().lower())
 
@@ -107,8 +248,7 @@ def number_near(resp: str, gold: str, criterion=None) -> float:
     r, t = _number(resp), _number(gold)
     if r is None or t is None:
         return 0.0
-    tol = float(criterion) if criterion not in (None, "") else 0.0
-    return float(abs(r - t) <= abs(t) * tol + 1e-9)
+    return float(abs(r - t) <= abs(t) * _tolerance(criterion) + 1e-9)
 
 
 def date_near(resp: str, gold: str, criterion=None) -> float:
@@ -132,34 +272,103 @@ def in_match(resp: str, gold: str, criterion=None) -> float:
     return float(bool(r) and bool(g) and (r in g or g in r))
 
 
-METRICS: dict[str, Callable[..., float]] = {"exact_match": exact_match, "number_near": number_near, "date_near": date_near,
-                                            "url_match": url_match, "in_match": in_match}
+def _number_ws(s: str) -> float | None:
+    try:
+        return float(s.replace("%", "")) / 100 if "%" in s else float(s)
+    except ValueError:
+        return None
+
+
+def number_near_ws(resp: str, gold: str, criterion=None) -> float:
+    """|r - t| <= |t| * criterion on the (preprocessed) cells; two cells that hold no number
+    match only when they are equal (WideSearch's rule)."""
+    r, t = _number_ws(str(resp)), _number_ws(str(gold))
+    if r is None or t is None:
+        return float(r is None and t is None and str(resp) == str(gold))
+    return float(abs(r - t) <= abs(t) * _tolerance(criterion) + 1e-9)
+
+
+def date_near_ws(resp: str, gold: str, criterion=None) -> float:
+    """Within 31 days (WideSearch passes no criterion to date_near); two cells that are not
+    dates match only when they are equal."""
+    r, t = parse_date_ws(str(resp)), parse_date_ws(str(gold))
+    if r is None or t is None:
+        return float(r is None and t is None and str(resp).strip().lower() == str(gold).strip().lower())
+    return float(abs((r - t).days) <= 31)
+
+
+_WS_URL_HOST_RE = re.compile(r"https?://([^/?#\s|,;\"'<>\\]+)", re.IGNORECASE)
+
+
+def url_match_ws(resp: str, gold: str, criterion=None) -> float:
+    """The same set of host names (user and port included, case-insensitive) among the http(s)
+    URLs of each cell; a URL without a scheme is not a URL."""
+    def hosts(v: str) -> set[str]:
+        return {h.lower() for h in _WS_URL_HOST_RE.findall(str(v))}
+
+    return float(hosts(resp) == hosts(gold))
+
+
+def in_match_ws(resp: str, gold: str, criterion=None) -> float:
+    """The response cell is a substring of the gold cell (case-sensitive, as WideSearch)."""
+    r = str(resp)
+    return float(bool(r) and r in str(gold))
+
+
+METRICS: dict[str, dict[str, Callable[..., float]]] = {
+    WIDESEARCH: {"exact_match": exact_match, "number_near": number_near_ws, "date_near": date_near_ws,
+                 "url_match": url_match_ws, "in_match": in_match_ws},
+    LENIENT: {"exact_match": exact_match, "number_near": number_near, "date_near": date_near,
+              "url_match": url_match, "in_match": in_match},
+}
 
 
 # --------------------------------------------------------------------------- parsing
 
 _FENCE_RE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+_MARKDOWN_FENCE_RE = re.compile(r"```markdown(.*?)```", re.DOTALL)
 
 
-def parse_table(response: str) -> tuple[list[str], list[list[str]]] | None:
-    """The last markdown table in a response (inside a fenced block if there is one):
-    header and rows, or None when there is no table."""
-    blocks = [b for b in _FENCE_RE.findall(response or "") if "|" in b] or [response or ""]
-    for block in reversed(blocks):
-        tables, cur = [], []
-        for line in block.splitlines():
-            if line.strip().startswith("|") or (line.count("|") >= 2 and cur):
-                cur.append(line.strip())
-            elif cur:
-                tables.append(cur)
-                cur = []
-        if cur:
-            tables.append(cur)
-        for t in reversed(tables):
-            rows = [_cells(x) for x in t if not re.fullmatch(r"\|?[\s:|-]+\|?", x)]
-            if len(rows) >= 1 and len(t) >= 2:
-                return rows[0], rows[1:]
-    return None
+def parse_table(response: str, mode: str = WIDESEARCH) -> tuple[list[str], list[list[str]]] | None:
+    """The markdown table a response is scored on: header and rows, or None when there is no
+    table. WideSearch mode: the first table of the first ```markdown block that holds one, else
+    the first table of the response. Lenient: the last table, inside the last fenced block
+    that holds one if there is one."""
+    _check_mode(mode)
+    text = response or ""
+    if mode == LENIENT:
+        blocks = [b for b in _FENCE_RE.findall(text) if "|" in b] or [text]
+        for block in reversed(blocks):
+            for t in reversed(_tables(block)):
+                return t
+        return None
+    for block in _MARKDOWN_FENCE_RE.findall(text):
+        tables = _tables(block, loose=True)
+        if tables:
+            return tables[0]
+    tables = _tables(text)
+    return tables[0] if tables else None
+
+
+def _tables(block: str, loose: bool = False) -> list[tuple[list[str], list[list[str]]]]:
+    """Every table of a block, in order: runs of lines that start with a pipe (later lines of
+    a run may omit the leading pipe; with `loose`, as WideSearch reads a ```markdown block, any
+    line with a pipe belongs to a table), of two lines or more, separator lines dropped."""
+    groups, cur = [], []
+    for line in block.splitlines():
+        if line.strip().startswith("|") or (line.count("|") >= (1 if loose else 2) and (cur or loose)):
+            cur.append(line.strip())
+        elif cur:
+            groups.append(cur)
+            cur = []
+    if cur:
+        groups.append(cur)
+    out = []
+    for t in groups:
+        rows = [_cells(x) for x in t if not re.fullmatch(r"\|?[\s:|-]+\|?", x)]
+        if rows and len(t) >= 2:
+            out.append((rows[0], rows[1:]))
+    return out
 
 
 def _cells(line: str) -> list[str]:
@@ -194,6 +403,7 @@ class TaskScore:
     predicted_rows: int
     matched_rows: int
     correct_rows: int
+    columns_match: bool = True  # the table's column set is the required one (WideSearch mode scores 0 otherwise)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -203,29 +413,46 @@ def _f1(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
-def _apply(value: str, col: ColumnEval) -> str:
+def _apply(value: str, col: ColumnEval, mode: str = WIDESEARCH) -> str:
+    steps = PREPROCESS[mode]
     for step in col.preprocess:
-        value = PREPROCESS[step](value)
+        value = steps[step](value)
     return value
 
 
 def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str], gold_rows: list[list[str]],
-                response: str, aliases: dict[str, str] | None = None) -> TaskScore:
+                response: str, aliases: dict[str, str] | None = None, mode: str = WIDESEARCH) -> TaskScore:
     """Score one response against a gold table. `aliases` maps norm_str(alias) to
-    norm_str(canonical name), so a key (or a name cell) written with any known alias still
-    aligns (and matches)."""
+    norm_str(canonical name), so a key written with any known alias still aligns; in lenient
+    mode a name cell written with one matches too. `mode` is one of `MODES` (module docstring)."""
+    _check_mode(mode)
+    ws = mode == WIDESEARCH
     required = [norm_column(c) for c in evaluation.required]
     keys = [norm_column(c) for c in evaluation.unique_columns]
     pipeline = {norm_column(k): v for k, v in evaluation.eval_pipeline.items()}
     aliases = aliases or {}
-    gold = _records(gold_header, gold_rows)
-    parsed = parse_table(response)
-    if parsed is None:
-        return TaskScore(instance_id, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, len(_dedupe(gold, keys, aliases)), 0, 0, 0)
-    pred = _records(*parsed)
+    metrics = METRICS[mode]
+    key_cols = [pipeline.get(k, _DEFAULT_COLUMN) for k in keys]
 
-    gold_by_key = _dedupe(gold, keys, aliases)
-    pred_by_key = _dedupe(pred, keys, aliases)
+    def key_of(rec: dict[str, str]) -> tuple:
+        if ws:  # the key as WideSearch joins it: after its column's preprocess
+            norm = (norm_str(_apply(rec[k], col, mode)) for k, col in zip(keys, key_cols))
+        else:
+            norm = (norm_str(rec[k]) for k in keys)
+        return tuple(aliases.get(n, n) for n in norm)
+
+    gold_by_key = _dedupe(_records(gold_header, gold_rows), keys, key_of)
+    n_gold = len(gold_by_key)
+    parsed = parse_table(response, mode)
+    if parsed is None:
+        return TaskScore(instance_id, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, n_gold, 0, 0, 0)
+    header, rows = parsed
+    if ws:  # WideSearch drops unnamed columns and scores 0 unless the column set is exactly the required one
+        names = [c for c in (norm_column(h) for h in header) if c]
+        if len(names) != len(set(names)) or set(names) != set(required):
+            return TaskScore(instance_id, True, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, n_gold, len(rows), 0, 0, False)
+    pred_by_key = _dedupe(_records(header, rows), keys, key_of)
+
     n_cols = len(required)
     tp = 0.0
     correct = matched = 0
@@ -241,15 +468,18 @@ def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str]
             elif c not in p:
                 s = 0.0
             else:
-                col = pipeline.get(c, ColumnEval())
-                r, t = _apply(p[c], col), _apply(g.get(c, ""), col)
-                if aliases and "norm_str" in col.preprocess:  # a name cell written with a known alias
-                    r, t = aliases.get(r, r), aliases.get(t, t)
-                s = max((METRICS[m](r, t, col.criterion) for m in col.metric), default=0.0)
+                col = pipeline.get(c, _DEFAULT_COLUMN)
+                r, t = _apply(p[c], col, mode), _apply(g.get(c, ""), col, mode)
+                if ws:  # every metric of the column must accept the cell (WideSearch's row rule), counted once
+                    s = min((metrics[m](r, t, col.criterion) for m in col.metric), default=0.0)
+                else:
+                    if aliases and "norm_str" in col.preprocess:  # a name cell written with a known alias
+                        r, t = aliases.get(r, r), aliases.get(t, t)
+                    s = max((metrics[m](r, t, col.criterion) for m in col.metric), default=0.0)
             tp += s
             row_ok &= s >= 1.0
         correct += row_ok
-    n_gold, n_pred = len(gold_by_key), len(pred_by_key)
+    n_pred = len(pred_by_key)
     rp = correct / n_pred if n_pred else 0.0
     rr = correct / n_gold if n_gold else 0.0
     ip = tp / (n_pred * n_cols) if n_pred and n_cols else 0.0
@@ -263,13 +493,14 @@ def _records(header: list[str], rows: list[list[str]]) -> list[dict[str, str]]:
     return [dict(zip(cols, r + [""] * (len(cols) - len(r)))) for r in rows]
 
 
-def _dedupe(records: list[dict[str, str]], keys: list[str], aliases: dict[str, str]) -> dict[tuple, dict[str, str]]:
+def _dedupe(records: list[dict[str, str]], keys: list[str], key_of: Callable[[dict[str, str]], tuple]) -> dict[tuple, dict[str, str]]:
+    """Records by aligned key, the first of each key kept (keys are normalised first, so rows
+    that differ only in the case or spelling of their key are one row)."""
     out: dict[tuple, dict[str, str]] = {}
     for rec in records:
         if any(k not in rec for k in keys):
             continue
-        key = tuple(aliases.get(norm_str(rec[k]), norm_str(rec[k])) for k in keys)
-        out.setdefault(key, rec)
+        out.setdefault(key_of(rec), rec)
     return out
 
 
@@ -327,14 +558,16 @@ def _read_jsonl(path, what: str) -> list[dict]:
     return out
 
 
-def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None) -> tuple[list[TaskScore], dict]:
+def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None,
+                mode: str = WIDESEARCH) -> tuple[list[TaskScore], dict]:
     """Score a responses jsonl ({instance_id, response}) against a WideSearch task folder
-    (`tasks.jsonl` with `evaluation`, and `gold/<instance_id>.csv`). A task without a
-    response scores as an answer with no table."""
+    (`tasks.jsonl` with `evaluation`, and `gold/<instance_id>.csv`) in one of `MODES`. A task
+    without a response scores as an answer with no table."""
     from pathlib import Path
 
     from ..errors import WorldforgeError
 
+    _check_mode(mode)
     tasks_dir = Path(tasks_dir)
     if not tasks_dir.is_dir():
         raise WorldforgeError(f"{tasks_dir} is not a task folder (expected {TASKS_FILE} and {GOLD_DIR}/ inside)")
@@ -353,6 +586,11 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
             ev = Evaluation.model_validate(t.get("evaluation"))
         except Exception as exc:
             raise WorldforgeError(f"task {iid!r}: its 'evaluation' block is not WideSearch's format ({str(exc).splitlines()[0]})") from None
+        for name, col in ev.eval_pipeline.items():
+            unknown = [s for s in col.preprocess if s not in PREPROCESS[mode]] + [m for m in col.metric if m not in METRICS[mode]]
+            if unknown:
+                raise WorldforgeError(f"task {iid!r}, column {name!r}: {unknown[0]!r} is not a step this scorer has "
+                                      f"({', '.join([*PREPROCESS[mode], *METRICS[mode]])}; llm_judge needs an LLM)")
         header, rows = read_gold_csv(gold_file.read_text())
-        scores.append(score_table(iid, ev, header, rows, responses.get(iid, ""), aliases))
+        scores.append(score_table(iid, ev, header, rows, responses.get(iid, ""), aliases, mode))
     return scores, average(scores)

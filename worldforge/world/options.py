@@ -105,6 +105,7 @@ class RolloutOptions(Model):
     samples: int = Field(1, ge=1, le=64)  # trajectories per task
     min_reward: float | None = Field(None, ge=0.0, le=1.0)  # rejection sampling: keep trajectories at or above
     reward_metric: Literal["item_f1", "row_f1", "success"] = "item_f1"
+    scorer: Literal["widesearch", "lenient"] = "widesearch"  # scoring mode of the reward (worldforge.tasks.scoring)
     max_turns: int = Field(80, ge=1, le=1000)  # assistant turns before an episode is cut off
     max_observation_chars: int = Field(24000, ge=200)  # longer tool results are cut, with a note
     parallel_calls: int = Field(8, ge=1, le=32)  # pages an oracle turn opens at once (plus one search)

@@ -201,7 +201,11 @@ def _table_record(world: str, task: TableTask, verdict: Verdict, opt: TasksOptio
 
 def _multihop_record(world: str, task: MultiHopTask, verdict: Verdict, opt: TasksOptions, schema: TaskSchema) -> dict:
     key, ans = task.columns
-    ev = {"unique_columns": [key], "required": [norm_column(key), norm_column(ans)],
+    # A name answer is part of the key: keys align through the world's aliases (as WideSearch's
+    # LLM aligns them), so "MIT" answers "Massachusetts Institute of Technology". Numbers and
+    # dates stay value cells, scored with their tolerance.
+    unique = [key, ans] if task.answer_kind == STRING else [key]
+    ev = {"unique_columns": unique, "required": [norm_column(key), norm_column(ans)],
           "eval_pipeline": {norm_column(key): eval_entry(STRING, opt.number_tolerance),
                             norm_column(ans): eval_entry(task.answer_kind, opt.number_tolerance)}}
     iid = _iid(world, "multihop", task.sql)

@@ -37,16 +37,21 @@ _KIND_DECAY = 0.6
 KIND_IDS = {"article": 0, "profile": 1, "news": 2, "directory": 3}  # each earlier result of the same kind multiplies a candidate's score by this
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
-# JSON-schema function specs, as an agent's chat template receives them.
+# JSON-schema function specs, as an agent's chat template receives them. They are the one
+# canonical description of the tools (SFT rows, RL rows, the server, MCP and the trainer kits
+# all use them), so they keep to what every consumer reads without loss: each property has
+# only `type` and `description` (verl's tool schema drops `items` and `default`), and every
+# parameter block lists `required` (verl refuses a schema without it). `query` is required;
+# `queries` adds more searches to the same call (the environment also accepts `queries` alone).
 TOOLS = [
     {"type": "function", "function": {
         "name": "web_search",
         "description": "Search the web. Returns 10 numbered results per query (URL, title, snippet, date); use offset for more.",
         "parameters": {"type": "object", "properties": {
-            "query": {"type": "string", "description": "One search query."},
-            "queries": {"type": "array", "items": {"type": "string"}, "description": "Several queries searched at once."},
-            "offset": {"type": "integer", "description": "Index of the first result to return (0, 10, 20, ...).", "default": 0},
-        }},
+            "query": {"type": "string", "description": "The search query."},
+            "queries": {"type": "array", "description": "More queries (a list of strings), searched in the same call after query."},
+            "offset": {"type": "integer", "description": "Index of the first result to return: 0 (the default), 10, 20, ..."},
+        }, "required": ["query"]},
     }},
     {"type": "function", "function": {
         "name": "web_extractor",
@@ -344,7 +349,7 @@ class SearchEngine:
 
 
 def search_arguments(arguments: dict) -> tuple[list[str], int]:
-    """The queries (`queries` first, then `query`) and the offset of a `web_search` call, checked."""
+    """The queries (`query` first, then `queries`) and the offset of a `web_search` call, checked."""
     if not isinstance(arguments, dict):
         raise SearchInputError(f"web_search arguments must be a JSON object, got {type(arguments).__name__}")
     offset = check_offset(arguments.get("offset", 0) if arguments.get("offset") is not None else 0)
@@ -354,7 +359,7 @@ def search_arguments(arguments: dict) -> tuple[list[str], int]:
     q = arguments.get("query")
     if not isinstance(qs, list) or not all(isinstance(x, str) for x in qs) or not (q is None or isinstance(q, str)):
         raise SearchInputError("'query' must be a string and 'queries' a list of strings")
-    qs = list(qs) + ([q] if q is not None else [])
+    qs = ([q] if q is not None else []) + list(qs)
     if not qs:
         raise SearchInputError("web_search needs 'query' or a non-empty 'queries' list")
     if len(qs) > MAX_QUERIES:

@@ -123,12 +123,21 @@ def _sft_row(t: dict, world: str) -> dict:
             "steps": t["steps"]}
 
 
-def _rl_row(task, world: str, split: str, index: int, system: str) -> dict:
+def ground_truth(task, aliases: dict[str, str], scoring: dict) -> dict:
+    """What `worldforge.rewards.compute_score` needs to score an answer exactly as the live
+    environment does: the gold table, WideSearch's `evaluation`, the aliases its keys align
+    through (`task_aliases`), and the scorer mode and reward metric of the rollout."""
     r = task.record
-    d = r["difficulty"]
-    truth = {"instance_id": task.id, "columns": task.header, "rows": task.rows, "evaluation": r["evaluation"]}
+    truth = {"instance_id": task.id, "kind": r["kind"], "columns": task.header, "rows": task.rows,
+             "evaluation": r["evaluation"], "aliases": aliases, **scoring}
     if r["kind"] == "multihop":
         truth["answer_aliases"] = r.get("answer_aliases", [])
+    return truth
+
+
+def _rl_row(task, world: str, split: str, index: int, system: str, truth: dict) -> dict:
+    r = task.record
+    d = r["difficulty"]
     return {
         "data_source": f"worldforge/{world}",
         "prompt": [{"role": "system", "content": system}, {"role": "user", "content": r["query"]}],
@@ -139,6 +148,16 @@ def _rl_row(task, world: str, split: str, index: int, system: str) -> dict:
                        "constraints": d["constraints"], "min_pages": d["min_pages"],
                        "tools": json.dumps(TOOLS, ensure_ascii=False)},
     }
+
+
+def _ground_truths(world_path: Path, tasks: list, rollout_options: dict) -> dict[str, dict]:
+    from .tasks.scoring import Evaluation, aliases_by_name, task_aliases, world_aliases
+
+    aliases = world_aliases(world_path)
+    by_name = aliases_by_name(aliases)
+    scoring = {"scorer": rollout_options.get("scorer", "widesearch"), "reward_metric": rollout_options["reward_metric"]}
+    return {t.id: ground_truth(t, task_aliases(Evaluation.model_validate(t.record["evaluation"]), t.header, t.rows, aliases,
+                                               by_name), scoring) for t in tasks}
 
 
 def _write_rows(rows: list[dict], schema: pa.Schema, folder: Path, jsonl: Path, split: str, shard_rows: int) -> list[Path]:
@@ -189,6 +208,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     seed = spec.seed
     splits = assign_splits([t.id for t in tasks], opt, world, seed)
     system = SYSTEM_PROMPT.format(today=spec.as_of.strftime("%B %-d, %Y"))
+    truths = _ground_truths(world_path, tasks, rollout["options"]) if "rl" in opt.formats else {}
 
     partial = dest.with_name(f".{dest.name}.partial")
     if partial.exists():
@@ -199,7 +219,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     tables = {  # format -> (schema, rows in all, the rows of one split)
         "sft": (SFT_SCHEMA, len(trajs), lambda s: [_sft_row(t, world) for t in trajs if splits[t["instance_id"]] == s]),
         "rl": (RL_SCHEMA, len(tasks),
-               lambda s: [_rl_row(t, world, s, i, system) for i, t in enumerate(t for t in tasks if splits[t.id] == s)]),
+               lambda s: [_rl_row(t, world, s, i, system, truths[t.id]) for i, t in enumerate(t for t in tasks if splits[t.id] == s)]),
     }
     for fmt, (schema, total, split_rows) in tables.items():
         if fmt not in opt.formats:
@@ -244,6 +264,9 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
         "rollout": {"policy": rollout["policy"], "options": rollout["options"]},
         "render": {"backend": render["options"]["backend"], "fingerprint": render.get("fingerprint")},
         "packages": package_versions(extra),
+        "world": {"spec": json.loads(info.world.spec.model_dump_json()),
+                  "packs": {k: json.loads(v.model_dump_json()) for k, v in sorted(info.world.packs.items())}},
+        "tasks_sha256": sha256_file(world_path / "tasks" / "tasks.jsonl"),
         "rows": rows, "splits": dict(sorted(Counter(splits.values()).items())),
         "files": dict(sorted(hashes.items())),
     }

@@ -5,7 +5,7 @@ Starts the server in its own process on a world (the demo world, built first wit
 episodes for D seconds from this process: each episode replays one of the world's stored
 oracle trajectories over HTTP, one request per assistant turn with that turn's tool calls
 (`POST /episodes`, then `POST /episodes/ID/step` per turn, `DELETE` at the end), and a new episode starts when one
-ends. Agents think between turns: `--think` seconds per episode (default 0.1, a fast LLM
+ends. Agents think between turns: `--think` seconds per episode (default 0.25, a fast LLM
 turn); `--think 0` is a closed loop that measures
 the server's saturation. A malformed-request storm runs alongside (`--storm` requests/s of
 bad JSON, wrong types, unknown episodes, oversized bodies, unknown routes; every answer must
@@ -204,7 +204,7 @@ def main() -> None:
     ap.add_argument("--world", type=Path, help="a world with tasks and trajectories (default: build the demo world)")
     ap.add_argument("--episodes", type=int, default=64)
     ap.add_argument("--seconds", type=float, default=60.0)
-    ap.add_argument("--think", type=float, default=0.1, help="mean seconds an agent thinks between calls (0: closed loop)")
+    ap.add_argument("--think", type=float, default=0.25, help="mean seconds an agent thinks between calls (0: closed loop)")
     ap.add_argument("--storm", type=float, default=50.0, help="malformed requests per second alongside (0: none)")
     ap.add_argument("--search-cache", type=int, default=8192, help="the server's search cache (0: off)")
     ap.add_argument("--seed", type=int, default=0)

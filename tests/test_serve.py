@@ -272,3 +272,34 @@ def test_parse_tool_calls_reads_model_text():
     assert calls == [{"name": "web_search", "arguments": {"query": "a"}}, {"name": "web_extractor", "arguments": {"url": "https://x.org/"}},
                      {"name": "final_answer", "arguments": {"answer": "| a |"}}]
     assert parse_tool_calls("<tool_call>{oops</tool_call>")[1] == [{"name": "?", "arguments": "{oops"}]
+
+
+def test_serve_from_manifest_rebuilds_the_same_world(small_run, tmp_path):
+    from worldforge.plumbing import sha256_file
+    from worldforge.serve.build import rebuild_from_manifest
+
+    _, world, dataset = small_run
+    man = json.loads((dataset / "manifest.json").read_text())
+    said = []
+    path, options, seed = rebuild_from_manifest(dataset / "manifest.json", tmp_path / "build", on_stage=said.append)
+    assert sha256_file(path / "tasks" / "tasks.jsonl") == sha256_file(world / "tasks" / "tasks.jsonl") == man["tasks_sha256"]
+    assert seed == man["seeds"]["perturbations"] and options.model_dump(mode="json") == man["rollout"]["options"]
+    assert any("planning" in m for m in said)
+    said.clear()
+    assert rebuild_from_manifest(dataset / "manifest.json", tmp_path / "build", on_stage=said.append)[0] == path
+    assert said and "already holds" in said[0]  # the second time, nothing is rebuilt
+    service = EnvironmentService(path, options, seed=seed)
+    try:
+        r = _rows(dataset, "sft")[0]
+        ep = service.create({"task_id": r["instance_id"], "sample": r["sample"]})
+        first = next(m for m in r["messages"] if m["role"] == "assistant" and m["tool_calls"])
+        out = service.step(ep["episode_id"], {"tool_calls": [{"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+                                                             for c in first["tool_calls"]]})
+        want = [m["content"] for m in r["messages"] if m["role"] == "tool"][:len(out["observations"])]
+        assert [o["content"] for o in out["observations"]] == want
+    finally:
+        service.close()
+    bad = tmp_path / "old.json"
+    bad.write_text(json.dumps({k: v for k, v in man.items() if k != "world"}))
+    with pytest.raises(Exception, match="holds no world"):
+        rebuild_from_manifest(bad, tmp_path / "b2")

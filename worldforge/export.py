@@ -155,6 +155,11 @@ def _rl_row(task, world: str, split: str, index: int, system: str, truth: dict) 
     }
 
 
+def _pack_names(spec) -> list[str]:
+    """The spec's packs in its own order (by name, or by a file's stem)."""
+    return [Path(p).stem if str(p).endswith((".yaml", ".yml")) else str(p) for p in spec.packs]
+
+
 def _ground_truths(world_path: Path, tasks: list, rollout_options: dict) -> dict[str, dict]:
     from .tasks.scoring import Evaluation, aliases_by_name, task_aliases, world_aliases
 
@@ -279,8 +284,10 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
         "rollout": {"policy": rollout["policy"], "options": rollout["options"]},
         "render": {"backend": render["options"]["backend"], "fingerprint": render.get("fingerprint")},
         "packages": package_versions(extra),
-        "world": {"spec": json.loads(info.world.spec.model_dump_json()),
-                  "packs": {k: json.loads(v.model_dump_json()) for k, v in sorted(info.world.packs.items())}},
+        # JSON text, not an object: the manifest's keys are sorted, and the order of packs, types and
+        # attributes is the order a world is generated in (serve --from-manifest rebuilds from it).
+        "world": json.dumps({"spec": json.loads(info.world.spec.model_dump_json()),
+                             "pack_yaml": {k: Path(info.world.pack_files[k]).read_text() for k in _pack_names(spec)}}),
         "tasks_sha256": sha256_file(world_path / "tasks" / "tasks.jsonl"),
         "training": stats["training"],
         "rows": rows, "splits": dict(sorted(Counter(splits.values()).items())),

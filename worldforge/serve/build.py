@@ -33,12 +33,14 @@ def rebuild_from_manifest(manifest_path: str | Path, build_dir: str | Path = "bu
     """(world folder, rollout options, perturbation seed) of the dataset `manifest_path`
     describes, planning, rendering and posing its tasks under `build_dir` unless an identical
     world is already there."""
+    import yaml
+
     from ..tasks import generate_tasks
     from ..tasks.stage import TASKS_FILE, tasks_dir
     from ..web import is_rendered, render_world
     from ..world.planner import plan_world
-    from ..world.spec import ResolvedWorld
     from ..world.store import is_complete, world_dir
+    from ..world.validate import load_world
 
     manifest_path = Path(manifest_path)
     say = on_stage or (lambda m: None)
@@ -47,9 +49,15 @@ def rebuild_from_manifest(manifest_path: str | Path, build_dir: str | Path = "bu
         raise ExportError(f"{manifest_path} holds no world to rebuild (a dataset exported by an older worldforge); "
                           "export it again with this version, or serve the world folder itself")
     packs_dir = Path(build_dir) / ".manifest-packs"
-    resolved = dict(man["world"])
-    resolved["pack_files"] = {name: str(packs_dir / f"{name}.json") for name in sorted(resolved["packs"])}
-    world = ResolvedWorld.model_validate(resolved)
+    resolved = json.loads(man["world"])
+    spec = dict(resolved["spec"])
+    packs_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in resolved["pack_yaml"].items():  # the pack files as written: their order is the generation order
+        write_atomic(packs_dir / f"{name}.yaml", text)
+    spec["packs"] = [str((packs_dir / f"{name}.yaml").resolve()) for name in resolved["pack_yaml"]]
+    spec_file = packs_dir / "spec.yaml"
+    write_atomic(spec_file, yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))
+    world = load_world(spec_file)
     if world.spec.stages.render.backend != "template":
         raise ExportError(f"the dataset's pages were written by the {world.spec.stages.render.backend} backend; "
                           "rebuild them with `worldforge render` and its model, then serve the world folder")
@@ -57,9 +65,6 @@ def rebuild_from_manifest(manifest_path: str | Path, build_dir: str | Path = "bu
     want = man["tasks_sha256"]
     tasks_file = tasks_dir(path) / TASKS_FILE
     if not (is_complete(path) and is_rendered(path) and tasks_file.is_file() and sha256_file(tasks_file) == want):
-        for name, pack in world.packs.items():
-            packs_dir.mkdir(parents=True, exist_ok=True)
-            write_atomic(packs_dir / f"{name}.json", json.dumps(pack.model_dump(mode="json"), sort_keys=True))
         say(f"planning {world.spec.name} into {path}")
         plan_world(world, build_dir, force=True)
         say("rendering its web")

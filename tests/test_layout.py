@@ -20,7 +20,7 @@ STAGES = [
     ("web", ("worldforge.web",)),
     ("tasks", ("worldforge.tasks",)),
     ("rollout", ("worldforge.rollout",)),
-    ("export", ("worldforge.export",)),
+    ("export", ("worldforge.export", "worldforge.kits")),
     ("serve", ("worldforge.serve", "worldforge.rewards")),
     ("run", ("worldforge.run",)),
     ("farm", ("worldforge.farm",)),

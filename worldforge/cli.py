@@ -458,15 +458,19 @@ def export(
     world_dir: Path = typer.Argument(..., help="A world folder with trajectories, e.g. build/demo"),
     out: Path = typer.Option(Path("exports"), "--out", "-o", help="Root folder; the dataset goes to OUT/<world>/<version>/."),
     force: bool = typer.Option(False, "--force", "-f", help="Replace a different dataset version in the destination."),
+    tokenizer: str = typer.Option(None, "--tokenizer", help="A Hugging Face tokenizer (name or folder) to count the card's "
+                                  "token lengths and size the trainer kits (default: stages.export.tokenizer, else an "
+                                  "estimate of 4 characters a token)."),
 ) -> None:
     """Export tasks and trajectories as a Hugging Face dataset: Parquet + JSONL (SFT and RL),
-    WideSearch task files, a dataset card and a manifest with content hashes."""
+    WideSearch task files, trainer kits (verl, TRL, a neutral environment), a dataset card
+    with a training section, and a manifest with content hashes."""
     from .export import export_dataset
 
     with _user_errors():
         progress, on_progress = _progress_bars("export")
         with _writing(world_dir), progress:
-            r = export_dataset(world_dir, out, force=force, on_progress=on_progress)
+            r = export_dataset(world_dir, out, force=force, tokenizer=tokenizer, on_progress=on_progress)
     t = Table(title=f"dataset {r.path} (fingerprint {r.fingerprint})")
     for c in ("format", *("train", "validation", "test")):
         t.add_column(c, justify="right" if c != "format" else "left")
@@ -561,6 +565,45 @@ def score(
         tmp = json_out.with_name(json_out.name + ".tmp")
         tmp.write_text(json.dumps({"mode": mode, "average": avg, "tasks": [s.as_dict() for s in scores]}, indent=2))
         tmp.replace(json_out)
+
+
+@_command()
+def serve(
+    world_dir: Path = typer.Argument(None, help="A world with tasks, e.g. build/demo (or give --from-manifest)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", "-p", min=0, max=65535, help="Port to listen on."),
+    from_manifest: Path = typer.Option(None, "--from-manifest", help="A dataset's manifest.json: rebuild its world "
+                                       "(plan, render, tasks) under --build-dir, check it is the same, and serve it."),
+    build_dir: Path = typer.Option(Path("build"), "--build-dir", "-b", help="Where --from-manifest rebuilds the world."),
+    seed: int = typer.Option(None, "--seed", "-s", min=0, help="Default perturbation seed of episodes (default: the "
+                             "world's rollout seed, or the manifest's)."),
+    max_episodes: int = typer.Option(1024, "--max-episodes", min=1, help="Open episodes at once; more are refused (429)."),
+    ttl: float = typer.Option(900.0, "--ttl", min=1.0, help="Seconds an idle episode lives before it expires (410)."),
+    max_body: int = typer.Option(1 << 20, "--max-body", min=1024, help="Largest request body in bytes (413 above)."),
+    search_cache: int = typer.Option(8192, "--search-cache", min=0, help="Search result pages kept in memory "
+                                     "(results never change, so a hit is exact); 0 turns the cache off."),
+    log_level: str = typer.Option("warning", "--log-level", help="uvicorn's log level."),
+) -> None:
+    """Serve a world's environment over HTTP (episodes, the web_search and web_extractor tools,
+    Search-R1's /retrieve) and MCP (/mcp), for RL trainers and agents. Needs the serve extra."""
+    from .serve.build import rebuild_from_manifest, require_serve_extra
+
+    require_serve_extra()
+    from .serve.app import serve as run_server
+    from .serve.service import ServiceLimits
+
+    options = None
+    if from_manifest is not None:
+        if world_dir is not None:
+            raise typer.BadParameter("give WORLD_DIR or --from-manifest, not both")
+        world_dir, options, man_seed = rebuild_from_manifest(from_manifest, build_dir,
+                                                             on_stage=lambda m: err_console.print(m, soft_wrap=True))
+        seed = man_seed if seed is None else seed
+    elif world_dir is None:
+        raise typer.BadParameter("give WORLD_DIR (a world with tasks) or --from-manifest MANIFEST")
+    err_console.print(f"serving {world_dir} on http://{host}:{port} (MCP at /mcp); Ctrl-C stops", soft_wrap=True)
+    run_server(world_dir, host=host, port=port, seed=seed, options=options, log_level=log_level, search_cache=search_cache,
+               limits=ServiceLimits(max_episodes=max_episodes, ttl=ttl, max_body=max_body))
 
 
 def main() -> None:

@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import ExportError
+from .kits import AGENT_NAME, length_table, settings, tools_kwargs, training_section, write_kits
 from .plumbing import check_output_dir, package_versions, read_json, sha256_file, stable_hash, swap_into_place
 from .rollout.env import SYSTEM_PROMPT, TOOLS, load_tasks
 from .rollout.stage import read_report, read_trajectories
@@ -55,8 +56,10 @@ SFT_SCHEMA = pa.schema([
     ("tool_calls", pa.int32()), ("tokens", pa.struct([("prompt", pa.int64()), ("assistant", pa.int64()), ("tool", pa.int64())])),
     ("steps", pa.list_(_STEP)),
 ])
+_KWARGS = pa.struct([("create_kwargs", pa.struct([("task_id", pa.string())]))])
 RL_SCHEMA = pa.schema([
     ("data_source", pa.string()),
+    ("agent_name", pa.string()),
     ("prompt", pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))),
     ("ability", pa.string()),
     ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", pa.string())])),
@@ -64,6 +67,7 @@ RL_SCHEMA = pa.schema([
         ("index", pa.int64()), ("split", pa.string()), ("instance_id", pa.string()), ("world", pa.string()),
         ("kind", pa.string()), ("entity_type", pa.string()), ("rows", pa.int32()), ("columns", pa.int32()),
         ("hops", pa.int32()), ("constraints", pa.int32()), ("min_pages", pa.int32()), ("tools", pa.string()),
+        ("tools_kwargs", pa.struct([(t["function"]["name"], _KWARGS) for t in TOOLS])),
     ])),
 ])
 
@@ -123,22 +127,47 @@ def _sft_row(t: dict, world: str) -> dict:
             "steps": t["steps"]}
 
 
-def _rl_row(task, world: str, split: str, index: int, system: str) -> dict:
+def ground_truth(task, aliases: dict[str, str], scoring: dict) -> dict:
+    """What `worldforge.rewards.compute_score` needs to score an answer exactly as the live
+    environment does: the gold table, WideSearch's `evaluation`, the aliases its keys align
+    through (`task_aliases`), and the scorer mode and reward metric of the rollout."""
     r = task.record
-    d = r["difficulty"]
-    truth = {"instance_id": task.id, "columns": task.header, "rows": task.rows, "evaluation": r["evaluation"]}
+    truth = {"instance_id": task.id, "kind": r["kind"], "columns": task.header, "rows": task.rows,
+             "evaluation": r["evaluation"], "aliases": aliases, **scoring}
     if r["kind"] == "multihop":
         truth["answer_aliases"] = r.get("answer_aliases", [])
+    return truth
+
+
+def _rl_row(task, world: str, split: str, index: int, system: str, truth: dict) -> dict:
+    r = task.record
+    d = r["difficulty"]
     return {
         "data_source": f"worldforge/{world}",
+        "agent_name": AGENT_NAME,
         "prompt": [{"role": "system", "content": system}, {"role": "user", "content": r["query"]}],
         "ability": "web-search",
         "reward_model": {"style": "rule", "ground_truth": json.dumps(truth, ensure_ascii=False)},
         "extra_info": {"index": index, "split": split, "instance_id": task.id, "world": world, "kind": r["kind"],
                        "entity_type": r["entity_type"], "rows": d["rows"], "columns": d["columns"], "hops": d["hops"],
                        "constraints": d["constraints"], "min_pages": d["min_pages"],
-                       "tools": json.dumps(TOOLS, ensure_ascii=False)},
+                       "tools": json.dumps(TOOLS, ensure_ascii=False), "tools_kwargs": tools_kwargs(task.id)},
     }
+
+
+def _pack_names(spec) -> list[str]:
+    """The spec's packs in its own order (by name, or by a file's stem)."""
+    return [Path(p).stem if str(p).endswith((".yaml", ".yml")) else str(p) for p in spec.packs]
+
+
+def _ground_truths(world_path: Path, tasks: list, rollout_options: dict) -> dict[str, dict]:
+    from .tasks.scoring import Evaluation, aliases_by_name, task_aliases, world_aliases
+
+    aliases = world_aliases(world_path)
+    by_name = aliases_by_name(aliases)
+    scoring = {"scorer": rollout_options.get("scorer", "widesearch"), "reward_metric": rollout_options["reward_metric"]}
+    return {t.id: ground_truth(t, task_aliases(Evaluation.model_validate(t.record["evaluation"]), t.header, t.rows, aliases,
+                                               by_name), scoring) for t in tasks}
 
 
 def _write_rows(rows: list[dict], schema: pa.Schema, folder: Path, jsonl: Path, split: str, shard_rows: int) -> list[Path]:
@@ -173,12 +202,16 @@ def check_dest(dest: Path, fingerprint: str | None, force: bool) -> bool:
 
 
 def export_dataset(world_path: str | Path, out_root: str | Path = "exports", options: ExportOptions | None = None, *,
-                   force: bool = False, on_progress: Callable[[str, int, int], None] | None = None) -> ExportReport:
-    """Write a world's dataset to `<out_root>/<world>/<version>/` (see the module docstring)."""
+                   force: bool = False, tokenizer: str | None = None,
+                   on_progress: Callable[[str, int, int], None] | None = None) -> ExportReport:
+    """Write a world's dataset to `<out_root>/<world>/<version>/` (see the module docstring).
+    `tokenizer` (default `stages.export.tokenizer`) counts the card's token lengths."""
     world_path = Path(world_path)
     info = open_world(world_path)
     spec = info.world.spec
     opt = options or spec.stages.export
+    if tokenizer is not None:
+        opt = opt.model_copy(update={"tokenizer": tokenizer})
     world = spec.name
     dest = export_path(out_root, world, opt.version)
     check_output_dir(dest, "dataset folder")
@@ -189,6 +222,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     seed = spec.seed
     splits = assign_splits([t.id for t in tasks], opt, world, seed)
     system = SYSTEM_PROMPT.format(today=spec.as_of.strftime("%B %-d, %Y"))
+    truths = _ground_truths(world_path, tasks, rollout["options"]) if "rl" in opt.formats else {}
 
     partial = dest.with_name(f".{dest.name}.partial")
     if partial.exists():
@@ -199,7 +233,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     tables = {  # format -> (schema, rows in all, the rows of one split)
         "sft": (SFT_SCHEMA, len(trajs), lambda s: [_sft_row(t, world) for t in trajs if splits[t["instance_id"]] == s]),
         "rl": (RL_SCHEMA, len(tasks),
-               lambda s: [_rl_row(t, world, s, i, system) for i, t in enumerate(t for t in tasks if splits[t.id] == s)]),
+               lambda s: [_rl_row(t, world, s, i, system, truths[t.id]) for i, t in enumerate(t for t in tasks if splits[t.id] == s)]),
     }
     for fmt, (schema, total, split_rows) in tables.items():
         if fmt not in opt.formats:
@@ -227,6 +261,12 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
             rows["widesearch"][s] = len(mine)
 
     stats = _statistics(trajs, tasks, splits, rollout["stats"])
+    lengths = length_table(trajs, [[{"role": "system", "content": system}, {"role": "user", "content": t.query}] for t in tasks],
+                           opt.tokenizer)
+    trainer = settings(lengths, rollout["options"])
+    rl_files = {s: sorted(str(p.relative_to(partial)) for p in (partial / "data" / "rl").glob(f"{s}-*.parquet")) for s in used}
+    write_kits(partial, world, opt.version, rl_files, trainer)
+    stats["training"] = {"lengths": lengths, "settings": trainer}
     files = {str(p.relative_to(partial)): p for p in sorted(partial.rglob("*")) if p.is_file()}
     hashes = {k: {"sha256": sha256_file(p), "bytes": p.stat().st_size} for k, p in files.items()}
     card = dataset_card(world, opt, spec, rows, stats, rollout)
@@ -244,6 +284,12 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
         "rollout": {"policy": rollout["policy"], "options": rollout["options"]},
         "render": {"backend": render["options"]["backend"], "fingerprint": render.get("fingerprint")},
         "packages": package_versions(extra),
+        # JSON text, not an object: the manifest's keys are sorted, and the order of packs, types and
+        # attributes is the order a world is generated in (serve --from-manifest rebuilds from it).
+        "world": json.dumps({"spec": json.loads(info.world.spec.model_dump_json()),
+                             "pack_yaml": {k: Path(info.world.pack_files[k]).read_text() for k in _pack_names(spec)}}),
+        "tasks_sha256": sha256_file(world_path / "tasks" / "tasks.jsonl"),
+        "training": stats["training"],
         "rows": rows, "splits": dict(sorted(Counter(splits.values()).items())),
         "files": dict(sorted(hashes.items())),
     }
@@ -342,6 +388,7 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
               "`gold/<instance_id>.csv`.", "- `jsonl/`: the `sft` and `rl` rows as JSON lines.", "",
               "```python", "from datasets import load_dataset", "",
               "sft = load_dataset(\"parquet\", data_files={\"train\": \"data/sft/train-*.parquet\"})", "```", "",
+              *training_section(stats["training"]["lengths"], stats["training"]["settings"], world),
               "## Reproduce", "", "```bash", f"worldforge run worlds/{world}.yaml", "```", "",
               "`manifest.json` holds the resolved spec, the seeds, package versions and the sha256 of every file; the "
               "same spec and seed give byte-identical files.", ""]

@@ -158,6 +158,8 @@ class Environment:
         self.seed = seed
         self.as_of = as_of
         self.aliases = aliases or {}
+        self._by_name: dict[str, list[str]] | None = None
+        self._task_aliases: dict[str, dict[str, str]] = {}
         self.count_tokens = count_tokens
         self.system_prompt = SYSTEM_PROMPT.format(today=as_of.strftime("%B %-d, %Y"))
 
@@ -175,6 +177,18 @@ class Environment:
 
     def close(self) -> None:
         self.engine.close()
+
+    def task_aliases(self, task: Task) -> dict[str, str]:
+        """The aliases scoring a task uses (`tasks.scoring.task_aliases`), computed once per task."""
+        got = self._task_aliases.get(task.id)
+        if got is None:
+            from ..tasks.scoring import aliases_by_name, task_aliases
+
+            if self._by_name is None:
+                self._by_name = aliases_by_name(self.aliases)
+            ev = Evaluation.model_validate(task.record["evaluation"])
+            got = self._task_aliases[task.id] = task_aliases(ev, task.header, task.rows, self.aliases, self._by_name)
+        return got
 
     def episode(self, task: Task, sample: int = 0) -> Episode:
         return Episode(self, task, sample)
@@ -377,7 +391,7 @@ class Episode:
 
     def _end(self, reason: str, answer: str) -> None:
         ev = Evaluation.model_validate(self.task.record["evaluation"])
-        self.score = score_table(self.task.id, ev, self.task.header, self.task.rows, answer, self.env.aliases,
+        self.score = score_table(self.task.id, ev, self.task.header, self.task.rows, answer, self.env.task_aliases(self.task),
                                  mode=self.env.options.scorer).as_dict()
         self.done, self.end = True, reason
 

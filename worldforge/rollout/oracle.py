@@ -149,7 +149,7 @@ class OraclePlan:
                 parts.append(f"the search did not show a page I need, so I'll rephrase it as {names}")
             else:
                 parts.append(f"I have no link yet to {names}, so I'll search for {'them' if len(qs) > 1 else 'it'}")
-            calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(queries=qs)))
+            calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(query=qs[0], queries=qs[1:])))
         left = len(todo) - len(opens)
         text = "; ".join(parts)
         text = lead + text[0].upper() + text[1:] + (f". {left} more page{'s' if left != 1 else ''} to go." if left else ".")

@@ -535,6 +535,40 @@ def world_aliases(world_path) -> dict[str, str]:
     return out
 
 
+def aliases_by_name(aliases: dict[str, str]) -> dict[str, list[str]]:
+    """The inverse of an alias map: norm_str(name) -> its aliases, for `task_aliases`."""
+    out: dict[str, list[str]] = {}
+    for alias, name in aliases.items():
+        out.setdefault(name, []).append(alias)
+    return out
+
+
+def task_aliases(evaluation: Evaluation, gold_header: list[str], gold_rows: list[list[str]], aliases: dict[str, str],
+                 by_name: dict[str, list[str]] | None = None) -> dict[str, str]:
+    """The part of a world's alias map that scoring against this gold table uses: the aliases of
+    the entities the table names (its key cells and `norm_str` cells, in either mode). Every
+    scorer (`worldforge score`, the rollout reward, `worldforge.rewards` from an export's ground
+    truth) aligns keys through this subset, so the three agree; like WideSearch's key alignment,
+    it maps a response's names onto the gold table's entities and merges no other rows. Sorted,
+    so ground truths are byte-stable. `by_name` (from `aliases_by_name`) saves the inversion
+    when many tables are scored."""
+    if not aliases:
+        return {}
+    by_name = aliases_by_name(aliases) if by_name is None else by_name
+    keys = {norm_column(c) for c in evaluation.unique_columns}
+    pipeline = {norm_column(k): v for k, v in evaluation.eval_pipeline.items()}
+    names: set[str] = set()
+    for i, c in enumerate(norm_column(h) for h in gold_header):
+        col = pipeline.get(c, _DEFAULT_COLUMN)
+        if c not in keys and "norm_str" not in col.preprocess:
+            continue
+        for row in gold_rows:
+            if i < len(row):
+                forms = {norm_str(row[i])} | {norm_str(_apply(row[i], col, m)) for m in MODES}
+                names.update(aliases.get(f, f) for f in forms)
+    return dict(sorted((a, name) for name in names for a in by_name.get(name, ())))
+
+
 def _read_jsonl(path, what: str) -> list[dict]:
     import json
     from pathlib import Path
@@ -562,7 +596,8 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
                 mode: str = WIDESEARCH) -> tuple[list[TaskScore], dict]:
     """Score a responses jsonl ({instance_id, response}) against a WideSearch task folder
     (`tasks.jsonl` with `evaluation`, and `gold/<instance_id>.csv`) in one of `MODES`. A task
-    without a response scores as an answer with no table."""
+    without a response scores as an answer with no table. Keys align through each task's
+    `task_aliases` of `aliases`."""
     from pathlib import Path
 
     from ..errors import WorldforgeError
@@ -577,6 +612,7 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
     if unknown:
         raise WorldforgeError(f"{len(unknown)} response(s) name no task in {tasks_dir}, e.g. {unknown[0]!r}")
     scores = []
+    by_name = None
     for t in tasks:
         iid = t["instance_id"]
         gold_file = tasks_dir / GOLD_DIR / f"{iid}.csv"
@@ -592,5 +628,8 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
                 raise WorldforgeError(f"task {iid!r}, column {name!r}: {unknown[0]!r} is not a step this scorer has "
                                       f"({', '.join([*PREPROCESS[mode], *METRICS[mode]])}; llm_judge needs an LLM)")
         header, rows = read_gold_csv(gold_file.read_text())
-        scores.append(score_table(iid, ev, header, rows, responses.get(iid, ""), aliases, mode))
+        if aliases and by_name is None:
+            by_name = aliases_by_name(aliases)
+        mine = task_aliases(ev, header, rows, aliases, by_name) if aliases else None
+        scores.append(score_table(iid, ev, header, rows, responses.get(iid, ""), mine, mode))
     return scores, average(scores)

@@ -37,16 +37,21 @@ _KIND_DECAY = 0.6
 KIND_IDS = {"article": 0, "profile": 1, "news": 2, "directory": 3}  # each earlier result of the same kind multiplies a candidate's score by this
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
-# JSON-schema function specs, as an agent's chat template receives them.
+# JSON-schema function specs, as an agent's chat template receives them. They are the one
+# canonical description of the tools (SFT rows, RL rows, the server, MCP and the trainer kits
+# all use them), so they keep to what every consumer reads without loss: each property has
+# only `type` and `description` (verl's tool schema drops `items` and `default`), and every
+# parameter block lists `required` (verl refuses a schema without it). `query` is required;
+# `queries` adds more searches to the same call (the environment also accepts `queries` alone).
 TOOLS = [
     {"type": "function", "function": {
         "name": "web_search",
         "description": "Search the web. Returns 10 numbered results per query (URL, title, snippet, date); use offset for more.",
         "parameters": {"type": "object", "properties": {
-            "query": {"type": "string", "description": "One search query."},
-            "queries": {"type": "array", "items": {"type": "string"}, "description": "Several queries searched at once."},
-            "offset": {"type": "integer", "description": "Index of the first result to return (0, 10, 20, ...).", "default": 0},
-        }},
+            "query": {"type": "string", "description": "The search query."},
+            "queries": {"type": "array", "description": "More queries (a list of strings), searched in the same call after query."},
+            "offset": {"type": "integer", "description": "Index of the first result to return: 0 (the default), 10, 20, ..."},
+        }, "required": ["query"]},
     }},
     {"type": "function", "function": {
         "name": "web_extractor",
@@ -132,6 +137,9 @@ MAX_RESULTS = 1000
 MAX_OFFSET = MAX_RESULTS - RESULTS_PER_PAGE
 MAX_QUERIES = 10
 MAX_URL_CHARS = 2048
+_URL_BAD_CHAR = re.compile(r"[\s\x00-\x1f\x7f]")  # whitespace and control characters
+PAGE_CACHE = 4096  # pages kept by URL (pages never change, so a cached page is the page)
+SEARCH_CACHE = 8192  # result pages kept by (query, offset)
 
 
 def _words(text: str) -> list[str]:
@@ -210,7 +218,7 @@ def check_url(url) -> str:
     except ValueError:  # e.g. an unclosed IPv6 bracket: https://[::1
         parts, host = None, None
     if (not u or parts is None or parts.scheme not in ("http", "https") or not host
-            or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in u)):
+            or _URL_BAD_CHAR.search(u)):
         raise SearchInputError(f"malformed URL {u[:200]!r}: give an absolute http(s) URL such as https://example.org/page")
     return u
 
@@ -236,6 +244,10 @@ class SearchEngine:
             raise DamagedStateError(f"the search index in {web / 'index'} is damaged ({str(exc).splitlines()[0][:160]}); "
                                     f"{fix}") from None
         self.pages = connect_duckdb(web / "pages.duckdb", fix)
+        self._pages: dict[str, dict | None] = {}
+        self._searches: dict[tuple, tuple[list[dict], int]] = {}
+        self.cache_hits = self.cache_misses = 0  # searches served from / missing the cache
+        self.search_cache = SEARCH_CACHE  # 0: no result cache
 
     @classmethod
     def for_world(cls, world_path: str | Path) -> SearchEngine:
@@ -247,11 +259,27 @@ class SearchEngine:
     # ------------------------------------------------------------------ search
 
     def search(self, query: str, offset: int = 0, limit: int = RESULTS_PER_PAGE) -> tuple[list[dict], int]:
-        """Ranked results [{url, title, snippet, date, kind, score}] and the total hit count."""
-        import tantivy
-
+        """Ranked results [{url, title, snippet, date, kind, score}] and the total hit count.
+        Recent searches come from a bounded cache (results are a pure function of the query);
+        callers must not change the returned results."""
         offset = check_offset(offset)
         limit = max(0, min(int(limit), MAX_RESULTS - offset))
+        key = (query, offset, limit)
+        hit = self._searches.get(key)
+        if hit is not None:
+            self.cache_hits += 1
+            return hit
+        self.cache_misses += 1
+        got = self._search(query, offset, limit)
+        if self.search_cache > 0:
+            if len(self._searches) >= self.search_cache:
+                self._searches.pop(next(iter(self._searches)))
+            self._searches[key] = got
+        return got
+
+    def _search(self, query: str, offset: int, limit: int) -> tuple[list[dict], int]:
+        import tantivy
+
         parsed, _errors = self.index.parse_query_lenient(engine_query(query), ["title", "body"], field_boosts={"title": 2.0})
         # The first MIX_POOL BM25 hits are re-ranked to mix page kinds; later hits keep BM25
         # order. The pool does not depend on the offset, so result pages never overlap or skip.
@@ -307,6 +335,18 @@ class SearchEngine:
     # ------------------------------------------------------------------ open
 
     def page(self, url: str) -> dict | None:
+        """The stored page at `url` ({url, title, kind, date, markdown}), or None. Recently
+        opened pages come from a bounded cache: a page fetch is then a dictionary lookup."""
+        hit = self._pages.get(url, False)
+        if hit is not False:
+            return hit
+        got = self._page(url)
+        if len(self._pages) >= PAGE_CACHE:
+            self._pages.pop(next(iter(self._pages)))
+        self._pages[url] = got
+        return got
+
+    def _page(self, url: str) -> dict | None:
         u = check_url(url).split("#", 1)[0]
         https = u.replace("http://", "https://", 1)
         encoded = quote(unquote(https), safe=":/?=&_-.,~%+")
@@ -344,7 +384,7 @@ class SearchEngine:
 
 
 def search_arguments(arguments: dict) -> tuple[list[str], int]:
-    """The queries (`queries` first, then `query`) and the offset of a `web_search` call, checked."""
+    """The queries (`query` first, then `queries`) and the offset of a `web_search` call, checked."""
     if not isinstance(arguments, dict):
         raise SearchInputError(f"web_search arguments must be a JSON object, got {type(arguments).__name__}")
     offset = check_offset(arguments.get("offset", 0) if arguments.get("offset") is not None else 0)
@@ -354,7 +394,7 @@ def search_arguments(arguments: dict) -> tuple[list[str], int]:
     q = arguments.get("query")
     if not isinstance(qs, list) or not all(isinstance(x, str) for x in qs) or not (q is None or isinstance(q, str)):
         raise SearchInputError("'query' must be a string and 'queries' a list of strings")
-    qs = list(qs) + ([q] if q is not None else [])
+    qs = ([q] if q is not None else []) + list(qs)
     if not qs:
         raise SearchInputError("web_search needs 'query' or a non-empty 'queries' list")
     if len(qs) > MAX_QUERIES:

@@ -142,6 +142,7 @@ class ExportOptions(Model):
     world_split: Literal["train", "validation", "test"] | None = None  # with split_by: world (default: from the name)
     shard_rows: int = Field(5000, ge=1)  # rows per Parquet shard
     license: str = "cc-by-4.0"
+    tokenizer: str | None = None  # a Hugging Face tokenizer (name or folder) to count the card's lengths with
 
     @field_validator("splits")
     @classmethod

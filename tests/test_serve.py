@@ -1,0 +1,305 @@
+"""The environment server with real clients: httpx over HTTP, the mcp SDK's client over
+streamable HTTP; the same episode gives the same tool results over HTTP as in-process; every
+bad request is a 4xx with a message and the server survives a fuzzed storm; limits and expiry."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("uvicorn")
+pytest.importorskip("starlette")
+
+from worldforge.rollout.env import TOOLS  # noqa: E402
+from worldforge.serve.app import create_app  # noqa: E402
+from worldforge.serve.env import WebSearchEnv, parse_tool_calls  # noqa: E402
+from worldforge.serve.service import EnvironmentService, ServiceError, ServiceLimits  # noqa: E402
+from worldforge.world.options import RolloutOptions  # noqa: E402
+
+
+def _rows(dataset, fmt):
+    return [json.loads(x) for p in sorted((dataset / "jsonl" / fmt).glob("*.jsonl")) for x in p.read_text().splitlines()]
+
+
+def _service(world, dataset, **kw):
+    man = json.loads((dataset / "manifest.json").read_text())
+    return EnvironmentService(world, RolloutOptions.model_validate(man["rollout"]["options"]),
+                              seed=man["seeds"]["perturbations"], **kw)
+
+
+@pytest.fixture(scope="module")
+def server(small_run):
+    """A real uvicorn server in a background thread: (base URL, service)."""
+    import uvicorn
+
+    _, world, dataset = small_run
+    service = _service(world, dataset)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if srv.started:
+            break
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", service
+    srv.should_exit = True
+    thread.join(10)
+    service.close()
+
+
+def test_http_episodes_replay_the_exported_trajectories_exactly(server, small_run):
+    """Same task, sample and seed: every tool result over HTTP is the in-process one, and the reward too."""
+    url, _ = server
+    _, _, dataset = small_run
+    rows = _rows(dataset, "sft")
+    checked = 0
+    with httpx.Client(base_url=url) as c:
+        for r in rows[:8]:
+            got = c.post("/episodes", json={"task_id": r["instance_id"], "sample": r["sample"]})
+            assert got.status_code == 201, got.text
+            ep = got.json()
+            assert ep["messages"] == [{"role": m["role"], "content": m["content"]} for m in r["messages"][:2]]
+            want = {m["tool_call_id"]: m["content"] for m in r["messages"] if m["role"] == "tool"}
+            for m in r["messages"][2:]:
+                if m["role"] != "assistant":
+                    continue
+                calls = [{"id": tc["id"], "name": tc["function"]["name"], "arguments": tc["function"]["arguments"]}
+                         for tc in m["tool_calls"] or []]
+                out = c.post(f"/episodes/{ep['episode_id']}/step", json={"content": m["content"], "tool_calls": calls}).json()
+                for o in out["observations"]:
+                    assert o["content"] == want[o["tool_call_id"]]
+                    checked += 1
+            status = c.get(f"/episodes/{ep['episode_id']}/reward").json()
+            assert status["done"] and status["reward"] == r["reward"]
+            assert c.delete(f"/episodes/{ep['episode_id']}").status_code == 200
+    assert checked > 30
+
+
+def test_neutral_env_over_http_equals_in_process(server, small_run):
+    url, _ = server
+    _, world, dataset = small_run
+    r = _rows(dataset, "sft")[0]
+    turns = [m for m in r["messages"][2:] if m["role"] == "assistant"]
+    man = json.loads((dataset / "manifest.json").read_text())
+    local = WebSearchEnv.local(world, options=RolloutOptions.model_validate(man["rollout"]["options"]),
+                               seed=man["seeds"]["perturbations"])
+    remote = WebSearchEnv(url)
+    try:
+        outs = []
+        for env in (remote, local):
+            env.reset(r["instance_id"], sample=r["sample"])
+            seen = []
+            for m in turns:
+                text = m["content"] + "".join(f'\n<tool_call>\n{{"name": "{tc["function"]["name"]}", "arguments": '
+                                              f'{tc["function"]["arguments"]}}}\n</tool_call>' for tc in m["tool_calls"] or [])
+                res = env.step(text)
+                seen.append([o["content"] for o in res.observations])
+            outs.append((seen, env.reward()))
+        assert outs[0] == outs[1] and outs[0][1] == r["reward"] == 1.0
+    finally:
+        remote.close()
+        local.close()
+
+
+def test_tool_schemas_are_identical_everywhere(server, small_run):
+    """SFT rows, RL rows, GET /tools, MCP, the verl kit and TRL's schema of the environment's methods."""
+    url, _ = server
+    _, _, dataset = small_run
+    assert all(json.loads(r["tools"]) == TOOLS for r in _rows(dataset, "sft"))
+    assert all(json.loads(r["extra_info"]["tools"]) == TOOLS for r in _rows(dataset, "rl"))
+    assert httpx.get(f"{url}/tools").json()["tools"] == TOOLS
+    kit = yaml.safe_load((dataset / "kits" / "verl" / "tool_config.yaml").read_text())
+    assert [t["tool_schema"] for t in kit["tools"]] == TOOLS
+    for t in TOOLS:  # the keys verl's schema model keeps: nothing is dropped on the way to the prompt
+        p = t["function"]["parameters"]
+        assert "required" in p and all(set(v) <= {"type", "description", "enum"} for v in p["properties"].values())
+    from transformers.utils import get_json_schema
+
+    from worldforge.serve.trl import WorldforgeToolEnv
+
+    env = WorldforgeToolEnv.__new__(WorldforgeToolEnv)
+    assert [get_json_schema(getattr(env, t["function"]["name"])) for t in TOOLS] == TOOLS
+
+    async def mcp_tools():
+        from mcp import Client
+
+        async with Client(f"{url}/mcp") as client:
+            return (await client.list_tools()).tools
+
+    listed = asyncio.run(mcp_tools())
+    assert {t.name: t.input_schema for t in listed} == {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS[:2]}
+
+
+def test_verl_keeps_the_schemas_whole():
+    schemas = pytest.importorskip("verl.tools.schemas")
+    for t in TOOLS:
+        assert schemas.OpenAIFunctionToolSchema.model_validate(t).model_dump(exclude_unset=True, exclude_none=True) == t
+
+
+def test_mcp_client_calls_the_tools(server):
+    url, service = server
+
+    async def run():
+        from mcp import Client
+
+        async with Client(f"{url}/mcp") as client:
+            ok = await client.call_tool("web_search", {"query": "companies", "offset": 10})
+            bad = await client.call_tool("web_extractor", {"url": "ftp://nowhere"})
+            return ok, bad
+
+    ok, bad = asyncio.run(run())
+    assert not ok.is_error and ok.content[0].text == service.base.engine.call("web_search", {"query": "companies", "offset": 10})
+    assert bad.is_error and "malformed URL" in bad.content[0].text
+    assert httpx.post(f"{url}/tools/web_search", json={"query": "companies", "offset": 10}).json()["content"] == ok.content[0].text
+
+
+def test_retrieve_speaks_search_r1(server):
+    url, service = server
+    got = httpx.post(f"{url}/retrieve", json={"queries": ["companies", "universities"], "topk": 3, "return_scores": True}).json()
+    assert len(got["result"]) == 2 and all(len(r) == 3 for r in got["result"])
+    first = got["result"][0][0]
+    results, _ = service.base.engine.search("companies")
+    assert first["document"]["id"] == results[0]["url"]
+    assert first["document"]["contents"].split("\n")[0] == results[0]["title"] and isinstance(first["score"], float)
+    plain = httpx.post(f"{url}/retrieve", json={"queries": ["companies"], "topk": 2}).json()["result"][0]
+    assert [d["id"] for d in plain] == [r["url"] for r in results[:2]]
+
+
+BAD = [
+    ("POST", "/episodes", b"{", 400), ("POST", "/episodes", b"[1]", 422), ("POST", "/episodes", b'{"task_id": 5}', 422),
+    ("POST", "/episodes", b'{"task_id": "nope"}', 404), ("POST", "/episodes/ep_0/step", b"{}", 404),
+    ("GET", "/episodes/nope", None, 404), ("DELETE", "/episodes/nope", None, 404), ("GET", "/nope", None, 404),
+    ("PUT", "/episodes", b"{}", 405), ("POST", "/retrieve", b'{"queries": 3}', 422),
+    ("POST", "/retrieve", b'{"queries": ["a"], "topk": 0}', 422), ("POST", "/tools/nope", b"{}", 404),
+    ("POST", "/tools/web_search", b'{"query": ""}', 422), ("POST", "/episodes", b'{"task_id": "x"' + b" " * (2 << 20) + b"}", 413),
+    ("POST", "/episodes", b"\xff\xfe\x00", 400), ("POST", "/episodes", b"[" * 100_000, 400),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "status"), BAD)
+def test_bad_requests_are_4xx_with_a_message(server, method, path, body, status):
+    url, _ = server
+    r = httpx.request(method, url + path, content=body)
+    assert r.status_code == status and r.json()["error"]
+    assert httpx.get(f"{url}/health").json()["status"] == "ok"
+
+
+def test_bad_steps_are_4xx_or_error_results(server, small_run):
+    url, _ = server
+    _, _, dataset = small_run
+    task = _rows(dataset, "rl")[0]["extra_info"]["instance_id"]
+    with httpx.Client(base_url=url) as c:
+        eid = c.post("/episodes", json={"task_id": task}).json()["episode_id"]
+        for body, status in (({"tool_calls": 3}, 422), ({"tool_calls": [5]}, 422), ({"name": 5}, 422),
+                             ({"content": 7}, 422), ({"tool_calls": [{"name": "x"}] * 65}, 422)):
+            r = c.post(f"/episodes/{eid}/step", json=body)
+            assert r.status_code == status and r.json()["error"]
+        r = c.post(f"/episodes/{eid}/step", json={"tool_calls": [{"name": "web_search", "arguments": "{oops"},
+                                                                 {"name": "nope", "arguments": {}},
+                                                                 {"name": "web_extractor", "arguments": {"url": 3}}]}).json()
+        assert [o["content"].startswith("Error") for o in r["observations"]] == [True, True, True] and not r["done"]
+        assert c.post(f"/episodes/{eid}/step", json={"name": "final_answer", "arguments": {"answer": "| x |"}}).json()["done"]
+        assert c.post(f"/episodes/{eid}/step", json={"name": "web_search", "arguments": {"query": "a"}}).status_code == 409
+        c.delete(f"/episodes/{eid}")
+
+
+def test_open_episode_limit_and_expiry(small_run):
+    from starlette.testclient import TestClient
+
+    _, world, dataset = small_run
+    now = [0.0]
+    service = _service(world, dataset, limits=ServiceLimits(max_episodes=2, ttl=60), clock=lambda: now[0])
+    task = next(iter(service.tasks))
+    try:
+        with TestClient(create_app(service, mcp=False)) as c:
+            a = c.post("/episodes", json={"task_id": task}).json()["episode_id"]
+            c.post("/episodes", json={"task_id": task, "sample": 1})
+            r = c.post("/episodes", json={"task_id": task})
+            assert r.status_code == 429 and "limit" in r.json()["error"]
+            now[0] = 30.0
+            assert c.get(f"/episodes/{a}").status_code == 200  # used: a's idle time restarts
+            now[0] = 75.0  # b idle for 75 s: expired; a for 45 s: alive
+            assert c.post("/episodes", json={"task_id": task}).status_code == 201
+            now[0] = 200.0
+            r = c.get(f"/episodes/{a}")
+            assert r.status_code == 410 and "expired" in r.json()["error"]
+    finally:
+        service.close()
+    with pytest.raises(ServiceError):
+        service.create({"task_id": task, "seed": -1})
+
+
+JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+                       lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=10), kids, max_size=4),
+                       max_leaves=12)
+KEYS = st.sampled_from(["task_id", "seed", "sample", "name", "arguments", "tool_calls", "content", "queries", "topk",
+                        "return_scores", "query", "url", "offset"])
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(method=st.sampled_from(["GET", "POST", "DELETE", "PUT", "PATCH"]),
+       path=st.sampled_from(["/episodes", "/episodes/{eid}/step", "/episodes/{eid}", "/episodes/{eid}/reward", "/retrieve",
+                             "/tools/web_search", "/tools/web_extractor", "/tools/x", "/health", "/tasks", "/x/y"]),
+       body=st.one_of(st.dictionaries(KEYS, JSONISH, max_size=5), JSONISH, st.binary(max_size=60)))
+def test_fuzzed_requests_never_break_the_server(server, method, path, body):
+    url, service = server
+    eid = next(iter(service.episodes), "ep_none")
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    r = httpx.request(method, url + path.format(eid=eid), content=data, timeout=30)
+    assert r.status_code < 500, r.text
+    if r.status_code >= 400:
+        assert r.json()["error"]
+
+
+def test_parse_tool_calls_reads_model_text():
+    content, calls = parse_tool_calls('Looking.\n<tool_call>\n{"name": "web_search", "arguments": {"query": "a"}}\n</tool_call>'
+                                      '<tool_call>\n{"name": "web_extractor", "arguments": {"url": "https://x.org/"}}\n'
+                                      '</tool_call><think>ignore <tool_call>{}</tool_call></think>'
+                                      '<function=final_answer>\n<parameter=answer>\n| a |\n</parameter>\n</function>')
+    assert content == "Looking."
+    assert calls == [{"name": "web_search", "arguments": {"query": "a"}}, {"name": "web_extractor", "arguments": {"url": "https://x.org/"}},
+                     {"name": "final_answer", "arguments": {"answer": "| a |"}}]
+    assert parse_tool_calls("<tool_call>{oops</tool_call>")[1] == [{"name": "?", "arguments": "{oops"}]
+
+
+def test_serve_from_manifest_rebuilds_the_same_world(small_run, tmp_path):
+    from worldforge.plumbing import sha256_file
+    from worldforge.serve.build import rebuild_from_manifest
+
+    _, world, dataset = small_run
+    man = json.loads((dataset / "manifest.json").read_text())
+    said = []
+    path, options, seed = rebuild_from_manifest(dataset / "manifest.json", tmp_path / "build", on_stage=said.append)
+    assert sha256_file(path / "tasks" / "tasks.jsonl") == sha256_file(world / "tasks" / "tasks.jsonl") == man["tasks_sha256"]
+    assert seed == man["seeds"]["perturbations"] and options.model_dump(mode="json") == man["rollout"]["options"]
+    assert any("planning" in m for m in said)
+    said.clear()
+    assert rebuild_from_manifest(dataset / "manifest.json", tmp_path / "build", on_stage=said.append)[0] == path
+    assert said and "already holds" in said[0]  # the second time, nothing is rebuilt
+    service = EnvironmentService(path, options, seed=seed)
+    try:
+        r = _rows(dataset, "sft")[0]
+        ep = service.create({"task_id": r["instance_id"], "sample": r["sample"]})
+        first = next(m for m in r["messages"] if m["role"] == "assistant" and m["tool_calls"])
+        out = service.step(ep["episode_id"], {"tool_calls": [{"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+                                                             for c in first["tool_calls"]]})
+        want = [m["content"] for m in r["messages"] if m["role"] == "tool"][:len(out["observations"])]
+        assert [o["content"] for o in out["observations"]] == want
+    finally:
+        service.close()
+    bad = tmp_path / "old.json"
+    bad.write_text(json.dumps({k: v for k, v in man.items() if k != "world"}))
+    with pytest.raises(Exception, match="holds no world"):
+        rebuild_from_manifest(bad, tmp_path / "b2")

@@ -1,0 +1,209 @@
+"""Trainer integrations with the real clients: verl's reward signature (and verl's own loader
+and tool machinery when verl is installed), TRL's tool-call parser driving the GRPO
+environment class, and the export's reward equal to the live one, aliases included."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+
+import pytest
+import yaml
+
+from tests.test_serve import _rows, server  # noqa: F401 - the running server fixture
+from worldforge.rewards import answer_of, compute_score
+from worldforge.rollout import Environment, load_tasks
+from worldforge.rollout.env import TOOLS
+from worldforge.world.options import RolloutOptions
+
+
+def _decoded_response(tok, messages) -> str:
+    """What verl's reward manager passes as solution_str: the response tokens after the prompt,
+    decoded with skip_special_tokens=True."""
+    prompt = tok.apply_chat_template(messages[:2], tools=TOOLS, tokenize=False, add_generation_prompt=True)
+    full = tok.apply_chat_template(messages, tools=TOOLS, tokenize=False)
+    assert full.startswith(prompt)
+    return tok.decode(tok.encode(full[len(prompt):], add_special_tokens=False), skip_special_tokens=True)
+
+
+def test_export_reward_equals_live_reward_through_verls_signature(small_run, tiny_model):
+    transformers = pytest.importorskip("transformers")
+    _, _, dataset = small_run
+    tok = transformers.AutoTokenizer.from_pretrained(str(tiny_model))
+    rl = {r["extra_info"]["instance_id"]: r for r in _rows(dataset, "rl")}
+    n = 0
+    for r in _rows(dataset, "sft"):
+        row = rl[r["instance_id"]]
+        got = compute_score(data_source=row["data_source"], solution_str=_decoded_response(tok, r["messages"]),
+                            ground_truth=row["reward_model"]["ground_truth"], extra_info=row["extra_info"])
+        assert got["score"] == r["reward"] and got["final_answer_called"] == 1.0
+        n += 1
+    assert n == 22
+
+
+def test_alias_answers_score_the_same_from_the_export(small_run):
+    _, world, dataset = small_run
+    man = json.loads((dataset / "manifest.json").read_text())
+    env = Environment.for_world(world, RolloutOptions.model_validate(man["rollout"]["options"]), seed=man["seeds"]["perturbations"])
+    tasks = {t.id: t for t in load_tasks(world)}
+    checked = 0
+    try:
+        for row in _rows(dataset, "rl"):
+            truth = json.loads(row["reward_model"]["ground_truth"])
+            t = tasks[truth["instance_id"]]
+            by_name = {}
+            for a, name in truth["aliases"].items():
+                by_name.setdefault(name, a)
+            key = [c.lower().replace(" ", "") for c in t.header].index(truth["evaluation"]["unique_columns"][0].lower().replace(" ", ""))
+            rows = [list(x) for x in t.rows]
+            swapped = 0
+            for x in rows:
+                alias = by_name.get(x[key].lower().replace(" ", "").replace("*", ""))
+                if alias:
+                    x[key], swapped = alias, swapped + 1
+            if not swapped:
+                continue
+            from worldforge.rollout.env import markdown_table
+
+            answer = markdown_table(t.header, rows)
+            ep = env.episode(t, 99)
+            ep.submit(answer)
+            solution = f'<tool_call>\n{json.dumps({"name": "final_answer", "arguments": {"answer": answer}})}\n</tool_call>'
+            got = compute_score(row["data_source"], solution, row["reward_model"]["ground_truth"], row["extra_info"])
+            assert got["score"] == ep.reward == 1.0
+            stripped = json.dumps({**truth, "aliases": {}})
+            assert compute_score(row["data_source"], solution, stripped, row["extra_info"])["score"] < 1.0
+            checked += 1
+    finally:
+        env.close()
+    assert checked >= 3
+
+
+def test_reward_reads_the_last_final_answer_never_a_tool_result(small_run):
+    _, _, dataset = small_run
+    row = next(r for r in _rows(dataset, "rl") if r["extra_info"]["kind"] == "table")
+    truth = json.loads(row["reward_model"]["ground_truth"])
+    from worldforge.rollout.env import markdown_table
+
+    gold = markdown_table(truth["columns"], truth["rows"])
+    call = lambda a: f'<tool_call>\n{json.dumps({"name": "final_answer", "arguments": {"answer": a}})}\n</tool_call>'  # noqa: E731
+    gt = row["reward_model"]["ground_truth"]
+    assert compute_score(row["data_source"], f"<tool_response>\n{gold}\n</tool_response>", gt)["score"] == 0.0
+    assert compute_score(row["data_source"], f"<tool_response>\n{call(gold)}\n</tool_response>", gt)["score"] == 0.0
+    assert compute_score(row["data_source"], call("| x |") + "\n" + call(gold), gt)["score"] == 1.0
+    assert compute_score(row["data_source"], call(gold) + "\n" + call("| x |"), gt)["score"] == 0.0
+    assert compute_score(row["data_source"], f"<think>{call(gold)}</think>no answer", gt)["score"] == 0.0
+    xml = f"<function=final_answer>\n<parameter=answer>\n{gold}\n</parameter>\n</function>"
+    assert compute_score(row["data_source"], xml, gt)["score"] == 1.0
+    assert answer_of(f"<tool_response>x</tool_response>\n{gold}") == (gold, False)
+    with pytest.raises(ValueError, match="not a worldforge dataset"):
+        if inspect.signature(compute_score):
+            import importlib.util
+
+            if importlib.util.find_spec("verl") is None:
+                compute_score("openai/gsm8k", "x", "y")
+            else:
+                raise ValueError("not a worldforge dataset (verl handles it)")
+
+
+def test_verl_loads_and_calls_the_packaged_reward(small_run):
+    reward = pytest.importorskip("verl.trainer.ppo.reward")
+    from omegaconf import OmegaConf
+
+    _, _, dataset = small_run
+    row = _rows(dataset, "rl")[0]
+    kit = {"path": "pkg://worldforge.rewards", "name": "compute_score"}  # verl moved the key under `reward` (and migrates it)
+    fn = reward.get_custom_reward_fn(OmegaConf.create({"custom_reward_function": kit, "reward": {"custom_reward_function": kit}}))
+    truth = json.loads(row["reward_model"]["ground_truth"])
+    from worldforge.rollout.env import markdown_table
+
+    answer = json.dumps({"name": "final_answer", "arguments": {"answer": markdown_table(truth["columns"], truth["rows"])}})
+    got = fn(data_source=row["data_source"], solution_str=f"<tool_call>\n{answer}\n</tool_call>",
+             ground_truth=row["reward_model"]["ground_truth"], extra_info={**row["extra_info"], "num_turns": 3})
+    assert got["score"] == 1.0
+
+
+def test_trl_parses_calls_and_drives_the_grpo_environment(server, small_run, tiny_model):  # noqa: F811
+    """TRL's own response parser on Qwen3-format completions; the calls dispatched to the
+    environment's methods the way GRPOTrainer's tool loop does; its reward at the end."""
+    pytest.importorskip("trl")
+    import transformers
+    from trl.chat_template_utils import add_response_schema, parse_response, qwen3_chat_template
+
+    from worldforge.serve.trl import WorldforgeToolEnv
+
+    url, _ = server
+    _, _, dataset = small_run
+    tok = transformers.AutoTokenizer.from_pretrained(str(tiny_model))
+    tok.chat_template = qwen3_chat_template
+    add_response_schema(tok)
+    rl = {r["extra_info"]["instance_id"]: r for r in _rows(dataset, "rl")}
+    traj = _rows(dataset, "sft")[0]
+    want = {m["tool_call_id"]: m["content"] for m in traj["messages"] if m["role"] == "tool"}
+    env = WorldforgeToolEnv.factory(url)()
+    env._resets = traj["sample"] - 1  # the next reset is this trajectory's sample, so results replay exactly
+    assert env.reset(**rl[traj["instance_id"]]) is None
+    prompt = tok.apply_chat_template(rl[traj["instance_id"]]["prompt"], tools=[env.web_search, env.web_extractor, env.final_answer],
+                                     tokenize=False, add_generation_prompt=True)
+    assert json.dumps(TOOLS[0]["function"]["parameters"]["properties"]["queries"]["description"])[1:-1] in prompt
+    checked = 0
+    for m in traj["messages"][2:]:
+        if m["role"] != "assistant":
+            continue
+        text = m["content"] + "".join(f'\n<tool_call>\n{{"name": "{c["function"]["name"]}", "arguments": {c["function"]["arguments"]}}}'
+                                      "\n</tool_call>" for c in m["tool_calls"] or []) + "<|im_end|>"
+        parsed = parse_response(tok, tok.encode(text, add_special_tokens=False), prefix=tok.encode(prompt, add_special_tokens=False),
+                                tools=[env.web_search, env.web_extractor, env.final_answer])  # as GRPOTrainer parses
+        for c, tc in zip(parsed.get("tool_calls") or [], m["tool_calls"] or []):
+            result = getattr(env, c["function"]["name"])(**c["function"]["arguments"])  # as GRPOTrainer calls tools
+            if c["function"]["name"] != "final_answer":
+                assert result == want[tc["id"]]
+                checked += 1
+    assert checked > 3 and env.get_reward() == traj["reward"] == 1.0
+
+
+def test_verl_tools_from_the_kit_replay_a_trajectory(server, small_run, tmp_path):  # noqa: F811
+    loop = pytest.importorskip("verl.experimental.agent_loop.tool_agent_loop")
+    from types import SimpleNamespace
+
+    from verl.experimental.agent_loop.tool_parser import FunctionCall
+
+    try:
+        from verl.tools.tool_registry import initialize_tools_from_config
+    except ImportError:
+        from verl.tools.utils.tool_registry import initialize_tools_from_config
+    url, _ = server
+    _, _, dataset = small_run
+    cfg = yaml.safe_load((dataset / "kits" / "verl" / "tool_config.yaml").read_text())
+    for t in cfg["tools"]:
+        t["config"]["base_url"] = url
+    (tmp_path / "tools.yaml").write_text(yaml.safe_dump(cfg))
+    tools = {t.name: t for t in initialize_tools_from_config(str(tmp_path / "tools.yaml"))}
+    assert [tools[t["function"]["name"]].tool_schema.model_dump(exclude_unset=True, exclude_none=True) for t in TOOLS] == TOOLS
+    rl = {r["extra_info"]["instance_id"]: r for r in _rows(dataset, "rl")}
+    traj = _rows(dataset, "sft")[1]
+    kwargs = rl[traj["instance_id"]]["extra_info"]["tools_kwargs"]
+    kwargs = {k: {"create_kwargs": {**v["create_kwargs"], "sample": traj["sample"]}} for k, v in kwargs.items()}
+    params = inspect.signature(loop.AgentData).parameters
+    agent_data = loop.AgentData(**{p: ([] if p == "messages" else {} if p in ("metrics", "tools_kwargs") else "req-1"
+                                      if p == "request_id" else None) for p in params})
+    fake_loop = SimpleNamespace(tools=tools, max_tool_response_length=1_000_000, tool_response_truncate_side="right")
+    want = {m["tool_call_id"]: m["content"] for m in traj["messages"] if m["role"] == "tool"}
+
+    async def run():
+        checked = 0
+        for m in traj["messages"][2:]:
+            if m["role"] != "assistant" or not m["tool_calls"]:
+                continue
+            calls = [FunctionCall(name=c["function"]["name"], arguments=c["function"]["arguments"]) for c in m["tool_calls"]]
+            outs = await asyncio.gather(*(loop.ToolAgentLoop._call_tool(fake_loop, c, kwargs, agent_data) for c in calls))
+            for (resp, _, _), tc in zip(outs, m["tool_calls"]):
+                if tc["function"]["name"] == "final_answer":
+                    assert resp.text == "Answer submitted; the task is over."
+                else:
+                    assert resp.text == want[tc["id"]]
+                    checked += 1
+        return checked
+
+    assert asyncio.run(run()) > 3

@@ -1,0 +1,259 @@
+"""Trainer kits written into every export (`kits/`), and the lengths they are sized from.
+
+- `kits/serve.sh`: rebuild the dataset's world from `manifest.json` alone and serve it.
+- `kits/verl/`: `tool_config.yaml` (worldforge's tool classes and the canonical schemas, which
+  verl reads without loss), `agent_loop.yaml` (the loop that stops at `final_answer`) and
+  `run_grpo.sh` with the overrides this data needs (prompt and response lengths, parallel
+  calls, tool response length, turns, the packaged reward).
+- `kits/trl/`: `sft.py` (an `SFTConfig` whose `max_length` covers every SFT row) and
+  `grpo.py` (GRPO with worldforge's environment class over the server).
+- `kits/env.py`: the framework-neutral reset/step/reward environment, for SkyRL-gym or
+  verifiers-style trainers.
+
+Lengths are counted with the tokenizer named by `stages.export.tokenizer` (or `--tokenizer`),
+else estimated at 4 characters a token; every file is a pure function of the data, so
+exports stay byte-identical.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+from .rollout.env import TOOLS
+
+TOOL_CLASS = "worldforge.serve.verl_tools.WorldforgeTool"
+AGENT_LOOP = "worldforge.serve.verl_tools.WorldforgeAgentLoop"
+AGENT_NAME = "worldforge_agent"
+REWARD_PATH = "pkg://worldforge.rewards"
+
+
+def _round_up(n: int, step: int) -> int:
+    return max(step, int(math.ceil(n / step)) * step)
+
+
+def _pct(xs: list[int], q: float) -> int:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else 0
+
+
+def token_counter(tokenizer: str | None) -> tuple[Callable[[list[dict]], int], Callable[[list[dict]], int], str]:
+    """(tokens of a conversation with the tools, tokens of a prompt with the generation prompt,
+    how they were counted)."""
+    if tokenizer is None:
+        def est(messages: list[dict], gen: bool = False) -> int:
+            text = json.dumps(TOOLS) + "".join((m.get("content") or "") + json.dumps(m.get("tool_calls") or "") for m in messages)
+            return (len(text) + 3) // 4
+        return est, lambda m: est(m, True), "estimated (4 characters a token; export with --tokenizer to count)"
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tokenizer)
+
+    def count(messages: list[dict], gen: bool = False) -> int:
+        msgs = [{k: v for k, v in m.items() if v is not None} for m in messages]
+        for m in msgs:
+            for c in m.get("tool_calls") or []:  # templates differ on string vs dict arguments; dicts work everywhere
+                f = c["function"]
+                if isinstance(f.get("arguments"), str):
+                    try:
+                        f["arguments"] = json.loads(f["arguments"])
+                    except ValueError:
+                        pass
+        out = tok.apply_chat_template(msgs, tools=TOOLS, tokenize=True, add_generation_prompt=gen)
+        if isinstance(out, dict) or hasattr(out, "keys"):
+            out = out["input_ids"]
+        return len(out)
+
+    return count, lambda m: count(m, True), f"counted with the `{tokenizer}` tokenizer and its chat template"
+
+
+def length_table(trajs: list[dict], prompts: list[list[dict]], tokenizer: str | None) -> dict:
+    """Lengths the trainer configs need: RL prompts, whole SFT conversations, the response part
+    of a trajectory (assistant and tool turns), tool results, calls per turn, turns."""
+    conv, prompt, how = token_counter(tokenizer)
+    prompt_tokens = [prompt(p) for p in prompts]
+    sft = [conv(t["messages"]) for t in trajs]
+    response = [max(0, s - prompt(t["messages"][:2])) for s, t in zip(sft, trajs)]
+    tool_chars = [len(m.get("content") or "") for t in trajs for m in t["messages"] if m["role"] == "tool"]
+    per_turn = [len(m.get("tool_calls") or []) for t in trajs for m in t["messages"] if m["role"] == "assistant"]
+    turns = [t["turns"] for t in trajs]
+    row = lambda xs: {"p50": _pct(xs, 0.5), "p99": _pct(xs, 0.99), "max": max(xs, default=0)}  # noqa: E731
+    return {"counted": how, "tokenizer": tokenizer, "rl_prompt_tokens": row(prompt_tokens), "sft_tokens": row(sft),
+            "response_tokens": row(response), "tool_result_chars": row(tool_chars), "calls_per_turn": row(per_turn),
+            "turns": row(turns)}
+
+
+def settings(lengths: dict, rollout: dict) -> dict:
+    """Trainer settings sized from the lengths: nothing in the data is cut."""
+    return {
+        "max_prompt_length": _round_up(lengths["rl_prompt_tokens"]["max"], 256),
+        "max_response_length": _round_up(lengths["response_tokens"]["max"], 1024),
+        "sft_max_length": _round_up(lengths["sft_tokens"]["max"], 1024),
+        "max_parallel_calls": max(lengths["calls_per_turn"]["max"], rollout["parallel_calls"] + 1),
+        "max_tool_response_length": _round_up(max(lengths["tool_result_chars"]["max"], rollout["max_observation_chars"] + 64), 1024),
+        "max_turns": rollout["max_turns"],
+    }
+
+
+def tools_kwargs(task_id: str) -> dict:
+    """`extra_info.tools_kwargs` of an RL row: every tool's episode is the row's task."""
+    return {t["function"]["name"]: {"create_kwargs": {"task_id": task_id}} for t in TOOLS}
+
+
+def _yaml(data) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
+
+
+def write_kits(dest: Path, world: str, version: str, rl_files: dict[str, list[str]], s: dict) -> None:
+    """Write `kits/` into the dataset folder `dest` (see the module docstring)."""
+    kits = dest / "kits"
+    (kits / "verl").mkdir(parents=True)
+    (kits / "trl").mkdir()
+    tools = [{"class_name": TOOL_CLASS, "config": {"type": "native", "base_url": "http://127.0.0.1:8000", "timeout": 60},
+              "tool_schema": t} for t in TOOLS]
+    (kits / "verl" / "tool_config.yaml").write_text(
+        "# verl multi-turn tools backed by `worldforge serve` (see kits/serve.sh); the schemas are the SFT rows' own.\n"
+        + _yaml({"tools": tools}))
+    (kits / "verl" / "agent_loop.yaml").write_text(
+        "# verl agent loop that ends a trajectory at its final_answer call; RL rows name it in agent_name.\n"
+        + _yaml([{"name": AGENT_NAME, "_target_": AGENT_LOOP}]))
+    train = "[" + ",".join(f"$DATA/{f}" for f in rl_files.get("train", [])) + "]"
+    val = "[" + ",".join(f"$DATA/{f}" for f in rl_files.get("validation", rl_files.get("test", []))) + "]"
+    overrides = [
+        "algorithm.adv_estimator=grpo",
+        f"data.train_files={train}", f"data.val_files={val}",
+        f"data.max_prompt_length={s['max_prompt_length']}", f"data.max_response_length={s['max_response_length']}",
+        "data.return_raw_chat=True", "data.filter_overlong_prompts=True",
+        "actor_rollout_ref.model.path=$MODEL",
+        "actor_rollout_ref.rollout.name=vllm", "actor_rollout_ref.rollout.mode=async", "actor_rollout_ref.rollout.n=8",
+        "actor_rollout_ref.rollout.multi_turn.enable=True",
+        "actor_rollout_ref.rollout.multi_turn.format=hermes",
+        "actor_rollout_ref.rollout.multi_turn.tool_config_path=$KITS/verl/tool_config.yaml",
+        f"actor_rollout_ref.rollout.multi_turn.max_parallel_calls={s['max_parallel_calls']}",
+        f"actor_rollout_ref.rollout.multi_turn.max_tool_response_length={s['max_tool_response_length']}",
+        "actor_rollout_ref.rollout.multi_turn.tool_response_truncate_side=right",
+        f"actor_rollout_ref.rollout.multi_turn.max_assistant_turns={s['max_turns']}",
+        f"actor_rollout_ref.rollout.multi_turn.max_user_turns={s['max_turns']}",
+        "actor_rollout_ref.rollout.agent.agent_loop_config_path=$KITS/verl/agent_loop.yaml",
+        f"actor_rollout_ref.rollout.agent.default_agent_loop={AGENT_NAME}",
+        f"custom_reward_function.path={REWARD_PATH}", "custom_reward_function.name=compute_score",
+    ]
+    (kits / "verl" / "run_grpo.sh").write_text(
+        "#!/usr/bin/env bash\n# GRPO with verl on this dataset. Start the environment first: bash kits/serve.sh\n"
+        "# pip install 'worldforge[serve]' verl; MODEL=Qwen/Qwen3-8B bash kits/verl/run_grpo.sh [more overrides]\n"
+        "set -euo pipefail\nKITS=$(cd \"$(dirname \"$0\")/..\" && pwd)\nDATA=$(dirname \"$KITS\")\nMODEL=${MODEL:?set MODEL}\n"
+        "export WORLDFORGE_URL=${WORLDFORGE_URL:-http://127.0.0.1:8000}\n"
+        "python3 -m verl.trainer.main_ppo \\\n" + "".join(f"    {o} \\\n" for o in overrides) + '    "$@"\n')
+    (kits / "serve.sh").write_text(
+        "#!/usr/bin/env bash\n# Rebuild this dataset's world from manifest.json alone and serve it (episodes, tools, /retrieve, /mcp).\n"
+        "# pip install 'worldforge[serve]'\nset -euo pipefail\nHERE=$(cd \"$(dirname \"$0\")/..\" && pwd)\n"
+        "exec worldforge serve --from-manifest \"$HERE/manifest.json\" --build-dir \"${BUILD:-build}\" "
+        "--port \"${PORT:-8000}\" --max-episodes \"${MAX_EPISODES:-8192}\" \"$@\"\n")
+    (kits / "trl" / "sft.py").write_text(f'''"""SFT with TRL on this dataset's sft config (pip install trl).
+
+    python kits/trl/sft.py MODEL [OUTPUT_DIR]
+"""
+import sys
+from pathlib import Path
+
+from datasets import load_dataset
+from trl import SFTConfig, SFTTrainer
+
+DATA = Path(__file__).resolve().parents[2]
+model = sys.argv[1]
+train = load_dataset("parquet", data_files=str(DATA / "data/sft/train-*.parquet"))["train"]
+config = SFTConfig(
+    output_dir=sys.argv[2] if len(sys.argv) > 2 else "sft-{world}-{version}",
+    max_length={s['sft_max_length']},  # the longest SFT row is {s['sft_max_length']} tokens or fewer: nothing is cut
+    assistant_only_loss=True,  # needs a chat template with generation markers (TRL ships them for Qwen3 and others)
+)
+SFTTrainer(model=model, args=config, train_dataset=train.select_columns(["messages", "tools"])).train()
+''')
+    (kits / "trl" / "grpo.py").write_text(f'''"""GRPO with TRL and worldforge's environment (pip install trl 'worldforge[serve]').
+Start the environment first (bash kits/serve.sh), then:
+
+    WORLDFORGE_URL=http://127.0.0.1:8000 python kits/trl/grpo.py MODEL [OUTPUT_DIR]
+"""
+import os
+import sys
+from pathlib import Path
+
+from datasets import load_dataset
+from trl import GRPOConfig, GRPOTrainer
+
+from worldforge.serve.trl import WorldforgeToolEnv
+
+DATA = Path(__file__).resolve().parents[2]
+train = load_dataset("parquet", data_files=str(DATA / "data/rl/train-*.parquet"))["train"]
+config = GRPOConfig(
+    output_dir=sys.argv[2] if len(sys.argv) > 2 else "grpo-{world}-{version}",
+    max_completion_length={s['max_response_length']},  # assistant and tool turns of the longest trajectory
+    max_tool_calling_iterations={s['max_turns']},
+    num_generations=8,
+)
+trainer = GRPOTrainer(
+    model=sys.argv[1], args=config, train_dataset=train,
+    environment_factory=WorldforgeToolEnv.factory(os.environ.get("WORLDFORGE_URL", "http://127.0.0.1:8000")),
+)  # the environment owns the reward (get_reward): the WideSearch score of the final answer
+trainer.train()
+''')
+    (kits / "env.py").write_text('''"""The framework-neutral environment (reset/step/reward) on this dataset, to wrap in SkyRL-gym,
+verifiers or a loop of your own. Start the environment first (bash kits/serve.sh).
+
+    python kits/env.py
+"""
+import json
+from pathlib import Path
+
+from worldforge.serve.env import WebSearchEnv
+
+DATA = Path(__file__).resolve().parents[1]
+row = json.loads((DATA / "jsonl/rl/train.jsonl").open().readline())
+env = WebSearchEnv("http://127.0.0.1:8000")
+messages = env.reset(row["extra_info"]["instance_id"])       # system + user; env.tools: the schemas
+out = env.step('<tool_call>\\n{"name": "web_search", "arguments": {"query": "example"}}\\n</tool_call>')
+print(out.observations[0]["content"][:400])
+out = env.step([{"name": "final_answer", "arguments": {"answer": "| a |\\\\n|---|\\\\n| b |"}}])
+print("done", out.done, "reward", out.reward)
+env.close()
+''')
+
+
+def training_section(lengths: dict, s: dict, world: str) -> list[str]:
+    """The dataset card's "Training" section."""
+    rows = [("RL prompt (system, user, tool schemas)", "rl_prompt_tokens", "tokens"),
+            ("SFT row (whole conversation with tools)", "sft_tokens", "tokens"),
+            ("trajectory after the prompt (assistant and tool turns)", "response_tokens", "tokens"),
+            ("one tool result", "tool_result_chars", "characters"),
+            ("tool calls in one assistant turn", "calls_per_turn", "calls"),
+            ("assistant turns", "turns", "turns")]
+    out = ["## Training", "",
+           f"Lengths in this dataset, {lengths['counted']}:", "",
+           "| length | unit | p50 | p99 | max |", "|---|---|---:|---:|---:|"]
+    out += [f"| {label} | {unit} | {lengths[k]['p50']:,} | {lengths[k]['p99']:,} | {lengths[k]['max']:,} |" for label, k, unit in rows]
+    out += ["", "Settings sized from them (nothing in the data is cut); `kits/` holds them ready to run:", "",
+            "| setting | value | where |", "|---|---:|---|",
+            f"| prompt length | {s['max_prompt_length']:,} | verl `data.max_prompt_length` (default 512 cuts the tool schemas) |",
+            f"| response length | {s['max_response_length']:,} | verl `data.max_response_length`, TRL GRPO `max_completion_length` |",
+            f"| SFT max length | {s['sft_max_length']:,} | TRL `SFTConfig.max_length` (default 1024) |",
+            f"| parallel calls | {s['max_parallel_calls']} | verl `multi_turn.max_parallel_calls` (default 1) |",
+            f"| tool response length | {s['max_tool_response_length']:,} characters | verl `multi_turn.max_tool_response_length` (default 256) |",
+            f"| turns | {s['max_turns']} | verl `multi_turn.max_assistant_turns`, TRL `max_tool_calling_iterations` |",
+            "", "Serve the environment (the world is rebuilt from `manifest.json` alone, checked against it, and served: "
+            "episodes, `web_search`/`web_extractor`, Search-R1's `/retrieve`, MCP at `/mcp`):", "",
+            "```bash", "pip install 'worldforge[serve]'",
+            "worldforge serve --from-manifest manifest.json --build-dir build --port 8000   # or: bash kits/serve.sh", "```", "",
+            "- **verl**: `MODEL=Qwen/Qwen3-8B bash kits/verl/run_grpo.sh`. `kits/verl/tool_config.yaml` declares "
+            f"`{TOOL_CLASS}` with the canonical schemas, `kits/verl/agent_loop.yaml` the loop `{AGENT_NAME}` that ends at "
+            "`final_answer`; RL rows carry `agent_name` and `extra_info.tools_kwargs` (the task of each tool's episode); "
+            f"the reward is `custom_reward_function.path={REWARD_PATH}` (`compute_score`, verl's signature; the ground truth "
+            "carries the gold table, WideSearch's evaluation, the key aliases and the scorer, so it equals the live reward).",
+            "- **TRL**: `python kits/trl/sft.py MODEL` (SFT on the `sft` config) and `python kits/trl/grpo.py MODEL` "
+            "(GRPO with `worldforge.serve.trl.WorldforgeToolEnv` as `environment_factory`; the environment owns the reward).",
+            "- **Any trainer**: `worldforge.serve.env.WebSearchEnv(url)` has `reset(task_id)`, `step(text or calls)` and "
+            "`reward()` (see `kits/env.py`); wrap it in SkyRL-gym's or verifiers' environment classes.", ""]
+    return out

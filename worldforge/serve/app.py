@@ -1,0 +1,172 @@
+"""The HTTP server: a Starlette app over `EnvironmentService`, served by uvicorn.
+
+    GET    /health                      liveness, open episodes
+    GET    /tools                       the canonical tool schemas (as in SFT and RL rows)
+    GET    /tasks                       task ids of the world
+    POST   /episodes                    {"task_id", "seed"?, "sample"?} -> episode id, messages, tools
+    POST   /episodes/{id}/step          one assistant turn: {"name", "arguments"} or {"content", "tool_calls"}
+    GET    /episodes/{id}               status (done, reward once done)
+    GET    /episodes/{id}/reward        the reward and WideSearch scores (409 until the episode ends)
+    DELETE /episodes/{id}               close (an unfinished episode ends with reward 0)
+    POST   /tools/web_search            the clean tools, outside episodes (Qwen-AgentWorld arguments)
+    POST   /tools/web_extractor
+    POST   /retrieve                    Search-R1's retrieval API (verl's search tool)
+    POST   /mcp                         the web tools over MCP (streamable HTTP)
+
+Every refused request is a 4xx JSON body `{"error": "..."}`; nothing a client sends can stop the
+server (an unexpected failure is a 500 with a message, and the server goes on).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from pathlib import Path
+
+from ..rollout.env import TOOLS
+from .service import EnvironmentService, ServiceError, ServiceLimits
+
+_log = logging.getLogger(__name__)
+_TOOLS_BODY = json.dumps({"tools": TOOLS}, ensure_ascii=False).encode()
+
+
+def _json_response(data, status: int = 200):
+    from starlette.responses import Response
+
+    return Response(json.dumps(data, ensure_ascii=False), status_code=status, media_type="application/json")
+
+
+def _error(status: int, message: str):
+    return _json_response({"error": message, "status": status}, status)
+
+
+async def _body(request, limit: int):
+    """The request's JSON object, read at most `limit` bytes deep."""
+    size = request.headers.get("content-length")
+    if size is not None:
+        if not size.isdigit():
+            raise ServiceError(400, "Content-Length is not a number")
+        if int(size) > limit:
+            raise ServiceError(413, f"request body of {int(size):,} bytes; the limit is {limit:,}")
+    chunks, n = [], 0
+    async for chunk in request.stream():
+        n += len(chunk)
+        if n > limit:
+            raise ServiceError(413, f"request body over the limit of {limit:,} bytes")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ServiceError(400, f"the body is not valid JSON ({str(exc).splitlines()[0][:120]})") from None
+    if not isinstance(data, dict):
+        raise ServiceError(422, f"the body must be a JSON object, got a JSON {type(data).__name__}")
+    return data
+
+
+def create_app(service: EnvironmentService, *, mcp: bool = True):
+    """The ASGI app serving `service` (see the module docstring)."""
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    limit = service.limits.max_body
+
+    def handler(fn, with_body: bool = False, ok: int = 200):
+        async def endpoint(request):
+            try:
+                if with_body:
+                    return _json_response(fn(request, await _body(request, limit)), ok)
+                return _json_response(fn(request), ok)
+            except ServiceError as exc:
+                return _error(exc.status, exc.message)
+            except Exception as exc:  # noqa: BLE001 - one request never takes the server down
+                _log.exception("request %s %s failed", request.method, request.url.path)
+                return _error(500, f"internal error ({type(exc).__name__}); the server is still up")
+        return endpoint
+
+    def tools(request):
+        return Response(_TOOLS_BODY, media_type="application/json")
+
+    def health(request):
+        return {"status": "ok", "world": service.world_path.name, "tasks": len(service.tasks),
+                "open_episodes": len(service.episodes), "max_episodes": service.limits.max_episodes,
+                "episodes_created": service.created, "search_cache": {"hits": service.base.engine.cache_hits,
+                                                                       "misses": service.base.engine.cache_misses}}
+
+    def create(request, body):
+        return service.create(body)
+
+    def step(request, body):
+        return service.step(request.path_params["eid"], body)
+
+    def status(request):
+        return service.status(request.path_params["eid"])
+
+    def reward(request):
+        return service.reward(request.path_params["eid"])
+
+    def close(request):
+        return service.close_episode(request.path_params["eid"])
+
+    def tool(request, body):
+        return {"content": service.tool(request.path_params["name"], body)}
+
+    def retrieve(request, body):
+        return service.retrieve(body)
+
+    routes = [
+        Route("/health", handler(health), methods=["GET"]),
+        Route("/tools", tools, methods=["GET"]),
+        Route("/tasks", handler(lambda r: {"tasks": service.task_list()}), methods=["GET"]),
+        Route("/episodes", handler(create, True, 201), methods=["POST"]),
+        Route("/episodes/{eid}/step", handler(step, True), methods=["POST"]),
+        Route("/episodes/{eid}/reward", handler(reward), methods=["GET"]),
+        Route("/episodes/{eid}", handler(status), methods=["GET"]),
+        Route("/episodes/{eid}", handler(close), methods=["DELETE"]),
+        Route("/tools/{name}", handler(tool, True), methods=["POST"]),
+        Route("/retrieve", handler(retrieve, True), methods=["POST"]),
+    ]
+    manager = None
+    if mcp:
+        from .mcp import mcp_asgi
+
+        endpoint, manager = mcp_asgi(service)
+        routes.append(Route("/mcp", endpoint, methods=["GET", "POST", "DELETE"]))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        if manager is None:
+            yield
+        else:
+            async with manager.run():
+                yield
+
+    async def http_error(request, exc: HTTPException):
+        hint = {404: f"no route {request.url.path[:200]}; see GET /tools, /tasks, POST /episodes",
+                405: f"{request.method} is not allowed on {request.url.path[:200]}"}.get(exc.status_code, exc.detail)
+        return _error(exc.status_code, hint)
+
+    async def server_error(request, exc: Exception):
+        return _error(500, f"internal error ({type(exc).__name__}); the server is still up")
+
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error, Exception: server_error})
+
+
+def serve(world_path: str | Path, *, host: str = "127.0.0.1", port: int = 8000, limits: ServiceLimits | None = None,
+          seed: int | None = None, options=None, log_level: str = "warning", search_cache: int | None = None) -> None:
+    """Open a world and serve it until interrupted (the `worldforge serve` command)."""
+    import uvicorn
+
+    service = EnvironmentService(world_path, options, seed=seed, limits=limits)
+    if search_cache is not None:
+        service.base.engine.search_cache = search_cache
+    try:
+        uvicorn.run(create_app(service), host=host, port=port, log_level=log_level, access_log=False,
+                    timeout_keep_alive=30, h11_max_incomplete_event_size=64 * 1024)
+    finally:
+        service.close()

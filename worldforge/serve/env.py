@@ -1,0 +1,167 @@
+"""A framework-neutral environment: `reset` a task, `step` with tool calls or the model's raw
+text, read the `reward`. Over HTTP (a running `worldforge serve`) or in-process (a world folder).
+
+    env = WebSearchEnv("http://127.0.0.1:8000")        # or WebSearchEnv.local("build/demo")
+    messages = env.reset("demo-table-0a1b2c", seed=7)    # system + user; env.tools: the schemas
+    out = env.step('<tool_call>\\n{"name": "web_search", "arguments": {"query": "..."}}\\n</tool_call>')
+    out.observations, out.done, out.reward               # tool messages; reward once done
+    env.close()
+
+Trainers that wrap a text environment (SkyRL-gym's `BaseTextEnv.step(action) -> observations,
+reward, done`, verifiers' multi-turn `env_response`) call `step` with the model's text; tool
+calls are read from hermes `<tool_call>` blocks (Qwen, Hermes and most open models), bare JSON
+calls, or Qwen3-Coder XML calls. A turn without a call is the final answer, as in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from ..rollout.env import TOOLS
+
+_HERMES = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
+_XML = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.S)
+_XML_PARAM = re.compile(r"<parameter=([\w.-]+)>\n?(.*?)\n?</parameter>", re.S)
+_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
+
+
+def parse_tool_calls(text: str) -> tuple[str, list[dict]]:
+    """(the text without calls, [{"name", "arguments"}]) of a model's turn. A call whose JSON
+    does not parse is kept with its raw text as arguments, so the environment answers it with
+    an error (the model learns from it) rather than dropping it."""
+    visible = _THINK.sub("", text or "")
+    calls: list[dict] = []
+    for m in _HERMES.finditer(visible):
+        try:
+            obj = json.loads(m.group(1))
+        except ValueError:
+            calls.append({"name": "?", "arguments": m.group(1)})
+            continue
+        if isinstance(obj, dict):
+            calls.append({"name": obj.get("name") if isinstance(obj.get("name"), str) else "?",
+                          "arguments": obj.get("arguments", obj.get("parameters", {}))})
+    for m in _XML.finditer(visible):
+        calls.append({"name": m.group(1), "arguments": {k: v for k, v in _XML_PARAM.findall(m.group(2))}})
+    content = _XML.sub("", _HERMES.sub("", visible)).strip()
+    return content, calls
+
+
+@dataclass
+class StepResult:
+    observations: list[dict]  # tool messages: {"role": "tool", "tool_call_id", "name", "content"}
+    done: bool
+    reward: float | None  # the episode's reward once done
+    info: dict = field(default_factory=dict)  # score, end, perturbations, errors
+
+
+class WebSearchEnv:
+    """One episode at a time of a worldforge world (see the module docstring)."""
+
+    tools = TOOLS
+
+    def __init__(self, base_url: str | None = None, *, service=None, timeout: float = 60.0):
+        if (base_url is None) == (service is None):
+            raise ValueError("give the server's base URL, or use WebSearchEnv.local(world_dir)")
+        self.service = service
+        self.client = None
+        if base_url is not None:
+            import httpx
+
+            self.client = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+        self.episode_id: str | None = None
+        self.messages: list[dict] = []
+        self.last: dict = {}
+
+    @classmethod
+    def local(cls, world_dir, **kw) -> WebSearchEnv:
+        """In-process, over a world folder (no server)."""
+        from .service import EnvironmentService
+
+        return cls(service=EnvironmentService(world_dir, **kw))
+
+    def _call(self, method: str, path: str, body: dict | None = None) -> dict:
+        if self.client is not None:
+            r = self.client.request(method, path, json=body)
+            data = r.json()
+            if r.status_code >= 400:
+                raise RuntimeError(f"worldforge server: {r.status_code} {data.get('error', data)}")
+            return data
+        from .service import ServiceError
+
+        s = self.service
+        try:
+            if path == "/episodes":
+                return s.create(body or {})
+            eid = path.split("/")[2]
+            if path.endswith("/step"):
+                return s.step(eid, body or {})
+            if method == "DELETE":
+                return s.close_episode(eid)
+            return s.status(eid)
+        except ServiceError as exc:
+            raise RuntimeError(f"worldforge environment: {exc.status} {exc.message}") from None
+
+    def reset(self, task_id: str, seed: int | None = None, sample: int = 0) -> list[dict]:
+        """Start an episode (closing the previous one); its system and user messages."""
+        self.close_episode()
+        got = self._call("POST", "/episodes", {"task_id": task_id, "seed": seed, "sample": sample})
+        self.episode_id = got["episode_id"]
+        self.messages = list(got["messages"])
+        self.last = {}
+        return list(self.messages)
+
+    def step(self, action) -> StepResult:
+        """One assistant turn: the model's text (tool calls parsed from it), a list of calls
+        `[{"name", "arguments"}]`, or one call as a dict."""
+        if self.episode_id is None:
+            raise RuntimeError("call reset(task_id) first")
+        if isinstance(action, str):
+            content, calls = parse_tool_calls(action)
+        elif isinstance(action, dict):
+            content, calls = "", [action]
+        else:
+            content, calls = "", list(action)
+        body = {"content": content, "tool_calls": [{"name": c.get("name"), "arguments": c.get("arguments")} for c in calls]}
+        got = self._call("POST", f"/episodes/{self.episode_id}/step", body)
+        self.last = got
+        self.messages.append({"role": "assistant", "content": content,
+                              **({"tool_calls": [{"id": o["tool_call_id"], "type": "function",
+                                                  "function": {"name": o["name"], "arguments": json.dumps(c.get("arguments"))}}
+                                                 for o, c in zip(got["observations"], calls)]} if calls else {})})
+        self.messages += got["observations"]
+        info = {k: got.get(k) for k in ("score", "end", "perturbations", "errors", "turns", "tool_calls")}
+        return StepResult(got["observations"], got["done"], got["reward"], info)
+
+    @property
+    def done(self) -> bool:
+        return bool(self.last.get("done"))
+
+    def reward(self) -> float:
+        """The episode's reward: its score once answered, 0 when it ended without an answer."""
+        if self.episode_id is None:
+            return float(self.last.get("reward") or 0.0)
+        if not self.done:
+            return 0.0
+        return float(self.last["reward"])
+
+    def close_episode(self) -> dict | None:
+        """End the current episode (reward 0 if unanswered) and free it on the server."""
+        if self.episode_id is None:
+            return None
+        try:
+            got = self._call("DELETE", f"/episodes/{self.episode_id}")
+        except RuntimeError:  # already expired or closed
+            got = None
+        if got is not None:
+            self.last = got
+        self.episode_id = None
+        return got
+
+    def close(self) -> None:
+        self.close_episode()
+        if self.client is not None:
+            self.client.close()
+        if self.service is not None:
+            self.service.close()

@@ -6,6 +6,14 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
+
+# verl cannot be pip-installed beside vLLM's CPU build (it would replace transformers), so CI
+# installs it and the few packages its reward and tool code import, without dependencies,
+# into .verl-pkgs/ (see .ci/run). Appended, so the venv's own packages always win.
+if (REPO / ".verl-pkgs").is_dir():
+    import sys
+
+    sys.path.append(str(REPO / ".verl-pkgs"))
 DEMO = REPO / "worlds" / "demo.yaml"
 
 SMALL_COUNTS = {

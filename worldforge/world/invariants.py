@@ -8,8 +8,11 @@ marks a world complete."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from ..plumbing import quote_ident as _q
 from .pack import CONSTANT_REFS, DateAttr, DateBound, DerivedAttr, LookupAttr, NumericAttr, RelationSpec
@@ -29,10 +32,36 @@ class Invariant:
 class Violation:
     name: str
     description: str
-    count: int
+    count: int  # violating rows; -1 when the check itself failed (then examples[0] says why)
     examples: list[str]
 
 
+# Every SQL query a pack supplies (invariants, derived attributes) runs with a time limit,
+# so that a pathological query is reported instead of hanging plan, check or validate.
+QUERY_TIME_LIMIT = 60.0  # seconds
+
+T = TypeVar("T")
+
+
+class QueryTimeout(Exception):
+    """A query was interrupted after its time limit."""
+
+
+def run_limited(con, run: Callable[[], T], limit: float | None = None) -> T:
+    """Call `run()` (which queries `con`) and interrupt it after `limit` seconds
+    (default QUERY_TIME_LIMIT), raising QueryTimeout. DuckDB errors pass through."""
+    import duckdb
+
+    limit = QUERY_TIME_LIMIT if limit is None else limit
+    timer = threading.Timer(limit, con.interrupt)
+    timer.daemon = True
+    timer.start()
+    try:
+        return run()
+    except duckdb.InterruptException:
+        raise QueryTimeout(f"did not finish within {limit:g} s") from None
+    finally:
+        timer.cancel()
 
 
 
@@ -208,6 +237,11 @@ def _acyclic_violations(con, relation: str) -> tuple[int, list[str]]:
     return max(n_bad, 1), [" -> ".join(str(u) for u, _ in cyc)]
 
 
+def invariant_query(sql: str) -> str:
+    """How an invariant's query runs: its violating rows (five examples) and their count."""
+    return f"SELECT *, count(*) OVER () AS __n FROM ({sql}) LIMIT 5"
+
+
 def check_connection(con, world: ResolvedWorld, invariants: list[Invariant] | None = None) -> list[Violation]:
     """Run every invariant against an open store; return the ones that fail."""
     import duckdb
@@ -218,7 +252,10 @@ def check_connection(con, world: ResolvedWorld, invariants: list[Invariant] | No
             n, ex = _acyclic_violations(con, inv.acyclic)
         else:
             try:
-                rows = con.execute(f"SELECT *, count(*) OVER () AS __n FROM ({inv.sql}) LIMIT 5").fetchall()
+                rows = run_limited(con, lambda sql=inv.sql: con.execute(invariant_query(sql)).fetchall())
+            except QueryTimeout as exc:
+                found.append(Violation(inv.name, inv.description, -1, [f"query {exc}; simplify it"]))
+                continue
             except duckdb.Error as exc:
                 found.append(Violation(inv.name, inv.description, -1, [f"query failed: {str(exc).splitlines()[0]}"]))
                 continue

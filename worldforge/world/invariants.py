@@ -9,6 +9,7 @@ marks a world complete."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,22 +48,71 @@ class QueryTimeout(Exception):
     """A query was interrupted after its time limit."""
 
 
+class _Watchdog:
+    """One daemon thread that interrupts connections whose query outlived its deadline
+    (a thread per query would cost about a millisecond each; worlds run hundreds)."""
+
+    def __init__(self):
+        self.cv = threading.Condition()
+        self.jobs: dict[int, tuple[object, float]] = {}
+        self.fired: set[int] = set()
+        self.next_id = 0
+        self.thread: threading.Thread | None = None
+
+    def _run(self) -> None:
+        with self.cv:
+            while True:
+                now = time.monotonic()
+                for key in [k for k, (_, due) in self.jobs.items() if due <= now]:
+                    self.fired.add(key)
+                    try:
+                        self.jobs.pop(key)[0].interrupt()
+                    except Exception:  # a closed connection: nothing left to interrupt
+                        pass
+                due = min((d for _, d in self.jobs.values()), default=None)
+                self.cv.wait(None if due is None else max(0.0, due - now))
+
+    def start(self, con, limit: float) -> int:
+        with self.cv:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="worldforge-query-watchdog", daemon=True)
+                self.thread.start()
+            self.next_id += 1
+            self.jobs[self.next_id] = (con, time.monotonic() + limit)
+            self.cv.notify()
+            return self.next_id
+
+    def stop(self, key: int) -> bool:
+        """Forget a job; True if it was interrupted."""
+        with self.cv:
+            self.jobs.pop(key, None)
+            if key in self.fired:
+                self.fired.discard(key)
+                return True
+            return False
+
+
+_WATCHDOG = _Watchdog()
+
+
 def run_limited(con, run: Callable[[], T], limit: float | None = None) -> T:
     """Call `run()` (which queries `con`) and interrupt it after `limit` seconds
     (default QUERY_TIME_LIMIT), raising QueryTimeout. DuckDB errors pass through."""
     import duckdb
 
     limit = QUERY_TIME_LIMIT if limit is None else limit
-    timer = threading.Timer(limit, con.interrupt)
-    timer.daemon = True
-    timer.start()
+    key = _WATCHDOG.start(con, limit)
+    interrupted = False
     try:
         return run()
     except duckdb.InterruptException:
-        raise QueryTimeout(f"did not finish within {limit:g} s") from None
+        interrupted = _WATCHDOG.stop(key)
+        if interrupted:
+            raise QueryTimeout(f"did not finish within {limit:g} s") from None
+        raise
     finally:
-        timer.cancel()
-
+        if not interrupted:
+            _WATCHDOG.stop(key)
 
 
 def _offset_sql(expr: str, b: DateBound) -> str:

@@ -51,7 +51,7 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml's parser when installed
     """PyYAML's safe loader, with scalars that cannot be read (2025-02-30, a 5,000-digit
     integer) reported as YAML errors at their position instead of raising ValueError."""
 

@@ -282,3 +282,19 @@ def test_invariants_run_with_a_time_limit(tmp_path, monkeypatch):
     with pytest.raises(InvariantViolationError, match="quintuples: could not be checked: query did not finish within 0.5 s"):
         plan_world(load_world(spec), tmp_path / "c")
     assert list((tmp_path / "c").iterdir()) == []
+
+
+def test_types_with_no_entities_plan(tmp_path):
+    # A type with a count of 0 (one name template) crashed drawing zero names.
+    info = plan_world(load_world(tiny(tmp_path, n=0)), tmp_path / "b")
+    assert info.manifest["counts"] == {"thing": 0} and check_world(info.path)[1] == []
+
+
+def test_long_name_templates_plan(tmp_path):
+    # The name capacity of a template with hundreds of placeholders overflowed a float.
+    spec = tiny(tmp_path)
+    pack = yaml.safe_load((tmp_path / "tiny.yaml").read_text())
+    pack["types"]["thing"]["name"]["template"] = " ".join(["{a} {b}"] * 300)
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(pack))
+    names = generate_world(load_world(spec)).entities["thing"]["name"]
+    assert names.n_unique() == 30 and names.str.count_matches(" ").min() == 599

@@ -461,6 +461,12 @@ def test_misleading_messages_now_name_the_cause(tmp_path):
             "relations": {"parent_of": {"source": "thing", "target": "thing", "cardinality": "N:1", "required": True, "acyclic": True}}}
     (prob,) = problems(tiny_spec(tmp_path, body, {"thing": 5}))
     assert prob.path == "relations.parent_of.required" and "cannot be acyclic" in prob.message
+    # A required relation whose count may be 0 (was: "found no eligible target" at plan time).
+    body = {"types": {"thing": {"name": _name()}},
+            "relations": {"knows": {"source": "thing", "target": "thing", "cardinality": "N:M", "required": True,
+                                    "count": {"min": 0, "max": 2}}}}
+    (prob,) = problems(tiny_spec(tmp_path, body, {"thing": 5}))
+    assert prob.path == "relations.knows" and "count.min to 1 or more" in prob.message
     # A date bounded by itself (was: a networkx traceback at plan time).
     body = {"types": {"thing": {"name": _name(), "attributes": {"born": {"kind": "date", "after": ["born"]}}}}}
     (prob,) = problems(tiny_spec(tmp_path, body, {"thing": 5}))

@@ -265,7 +265,7 @@ def declared_invariants(world: ResolvedWorld) -> list[Invariant]:
     out = []
     for pname, pack in world.packs.items():
         for inv in pack.invariants:
-            sql = fill_sql(inv.sql, world.spec) if inv.sql else None
+            sql = fill_sql(inv.sql, world.spec) if inv.sql is not None else None
             out.append(Invariant(f"{pname}.{inv.name}", inv.description, sql=sql, acyclic=inv.acyclic, declared=True))
     return out
 

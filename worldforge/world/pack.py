@@ -537,6 +537,9 @@ class RelationSpec(_LinkText):
             raise ValueError("give at most one of since, date, history")
         if self.required and self.rate < 1.0:
             raise ValueError("a required relation must have rate 1.0")
+        if self.required and self.count_range.min < 1:
+            raise ValueError(f"a required relation gives every source at least one link: set {'history.' if self.history else ''}"
+                             "count.min to 1 or more (or drop required)")
         return self
 
     @property
@@ -553,8 +556,8 @@ class InvariantSpec(Model):
 
     name: str = Field(pattern=_NAME_RE)
     description: str = ""
-    sql: str | None = None
-    acyclic: str | None = None  # relation name
+    sql: str | None = Field(None, min_length=1)
+    acyclic: str | None = Field(None, min_length=1)  # relation name
 
     @model_validator(mode="after")
     def _one(self) -> InvariantSpec:

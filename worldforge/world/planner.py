@@ -505,7 +505,7 @@ class _Generator:
                 lo = np.clip(lo, self.span_start, self.as_of)
                 valid_to = pl.Series(sample_days(lo, np.full(len(sel), self.as_of), rng).astype(np.int32)).cast(pl.Date)
             parts.append(pl.DataFrame({
-                "entity_id": frame["id"].gather(sel), "alias": alias.cast(pl.String), "kind": pl.Series([al.kind] * len(sel)),
+                "entity_id": frame["id"].gather(sel), "alias": alias.cast(pl.String), "kind": pl.Series([al.kind] * len(sel), dtype=pl.String),
                 "valid_to": valid_to,
             }))
         if not parts:

@@ -209,6 +209,8 @@ class NameSampler:
         return total
 
     def draw(self, n: int, rng: np.random.Generator) -> pl.Series:
+        if n == 0:
+            return pl.Series("name", [], dtype=pl.String)
         which = rng.choice(len(self.templates), size=n, p=self.template_p) if len(self.templates) > 1 else np.zeros(n, np.intp)
         out = pl.Series("name", [""] * n, dtype=pl.String) if len(self.templates) > 1 else None
         for ti, parsed in enumerate(self.parsed):
@@ -230,7 +232,7 @@ class NameSampler:
     def unique(self, n: int, rng: np.random.Generator, rounds: int = 60) -> pl.Series:
         """`n` distinct names; duplicates are redrawn until none remain."""
         cap = self.capacity()
-        if n > 0.7 * cap:
+        if 10 * n > 7 * cap:  # integers: the capacity of a long template overflows a float
             raise PlanError(
                 f"counts cannot be satisfied: type '{self.type_name}' needs {n:,} unique names but its name "
                 f"template(s) yield at most about {cap:,}; add parts or choices to its name, or lower the count"

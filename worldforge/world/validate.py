@@ -139,7 +139,13 @@ def _read_yaml(path: Path, problems: list[SpecProblem]) -> Any:
         return loader.construct_document(node)
     except (yaml.YAMLError, _YamlLimit) as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
+        if mark is not None:
+            where = f"line {mark.line + 1}, column {mark.column + 1}"
+        elif isinstance(getattr(exc, "position", None), int):  # a reader error: a character index
+            line = text.count("\n", 0, exc.position) + 1
+            where = f"line {line}, column {exc.position - (text.rfind(chr(10), 0, exc.position) + 1) + 1}"
+        else:
+            where = "unknown position"
         what = getattr(exc, "problem", None) or str(exc)
         problems.append(SpecProblem(str(path), "", "", f"invalid YAML at {where}: {what}"))
         return None
@@ -527,41 +533,42 @@ def shift_date(d: dt.date, years: int, days: int) -> dt.date | None:
         return None
 
 
+def planned_links(world: ResolvedWorld) -> dict[str, float]:
+    """The most links each relation can make (at the top of every count range)."""
+    counts = expected_counts(world)
+    parent_rels = {et.parent.relation for et in world.types.values() if et.parent}
+    return {r: counts[rs.source][2] * (1 if r in parent_rels else rs.count_range.max) for r, rs in world.relations.items()}
+
+
 def _size_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem]:
     """The world's size at the top of every count range must stay under the caps."""
     counts = expected_counts(world)
-    probs = []
     total_hi = sum(hi for _, _, hi in counts.values())
     if total_hi > MAX_ENTITIES:
         total_mid = sum(mid for _, mid, _ in counts.values())
 
-        def chain(t: str) -> str:
-            et = world.types[t]
-            if et.parent is None:
+        def chain(t: str, depth: int = 0) -> str:
+            par = world.types[t].parent
+            if par is None or depth > len(world.types):
                 return f"counts.{t} = {world.spec.counts.get(t, 0):,}"
-            r = et.parent.count
-            return f"{et.parent.count.min:,}-{r.max:,} per {et.parent.type} (types.{t}.parent.count in pack " \
-                   f"'{world.pack_of_type(t)}') x {et.parent.type}: {chain(et.parent.type)}" if et.parent.type != t else "its own parent"
+            return (f"{par.count.min:,}-{par.count.max:,} per {par.type} (types.{t}.parent.count in pack "
+                    f"'{world.pack_of_type(t)}') x {par.type}: {chain(par.type, depth + 1)}")
 
         top = sorted(counts, key=lambda t: -counts[t][2])[:3]
         detail = "; ".join(f"{t}: up to {counts[t][2]:,.0f} ({chain(t)})" for t in top)
-        probs.append(SpecProblem(spec_file, "counts", f"up to {total_hi:,.0f} entities",
-                                 f"the world would have up to {total_hi:,.0f} entities (about {total_mid:,.0f} expected); the limit "
-                                 f"is {MAX_ENTITIES:,}: lower the counts or the parent count ranges that multiply up: {detail}"))
-        return probs
-    links = {}
-    for r, rs in world.relations.items():
-        parent = any(et.parent and et.parent.relation == r for et in world.types.values())
-        links[r] = counts[rs.source][2] * (1 if parent else rs.count_range.max)
+        return [SpecProblem(spec_file, "counts", f"up to {total_hi:,.0f} entities",
+                            f"the world would have up to {total_hi:,.0f} entities (about {total_mid:,.0f} expected); the limit "
+                            f"is {MAX_ENTITIES:,}: lower the counts or the parent count ranges that multiply up: {detail}")]
+    links = planned_links(world)
     total_links = sum(links.values())
     if total_links > MAX_LINKS:
         top = sorted(links, key=lambda r: -links[r])[:3]
         detail = "; ".join(f"{r}: up to {links[r]:,.0f} ({counts[world.relations[r].source][2]:,.0f} "
                            f"{world.relations[r].source} x up to {world.relations[r].count_range.max:,} each)" for r in top)
-        probs.append(SpecProblem(spec_file, "counts", f"up to {total_links:,.0f} links",
-                                 f"the world would have up to {total_links:,.0f} relation links; the limit is {MAX_LINKS:,}: "
-                                 f"lower the counts or the relations' count.max: {detail}"))
-    return probs
+        return [SpecProblem(spec_file, "counts", f"up to {total_links:,.0f} links",
+                            f"the world would have up to {total_links:,.0f} relation links; the limit is {MAX_LINKS:,}: "
+                            f"lower the counts or the relations' count.max: {detail}")]
+    return []
 
 
 def _check_pages(add, pname: str, t: str, et: EntityType, rels: dict, check_attr) -> None:
@@ -729,7 +736,7 @@ def _sql_problems(world: ResolvedWorld) -> list[SpecProblem]:
                                                  _short(attr.sql), f"not a valid DuckDB expression over {t}'s columns: {why}"))
     finally:
         con.close()
-    declared = [(pname, i, inv) for pname, pack in world.packs.items() for i, inv in enumerate(pack.invariants) if inv.sql]
+    declared = [(pname, i, inv) for pname, pack in world.packs.items() for i, inv in enumerate(pack.invariants) if inv.sql is not None]
     if not declared or probs or not world.relations:  # (a world without relations cannot be stored: plan says so)
         return probs
     try:

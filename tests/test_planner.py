@@ -298,3 +298,20 @@ def test_long_name_templates_plan(tmp_path):
     (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(pack))
     names = generate_world(load_world(spec)).entities["thing"]["name"]
     assert names.n_unique() == 30 and names.str.count_matches(" ").min() == 599
+
+
+def test_dated_relation_to_a_type_without_entities_plans(tmp_path):
+    # A dated relation whose target type has no entities indexed an empty column.
+    body = {"pack": "pair", "types": {
+        "thing": {"name": {"template": "{a}", "parts": {"a": {"syllables": {"min": 2, "max": 3}}}},
+                  "attributes": {"born": {"kind": "date", "after": ["span_start"]}}},
+        "place": {"name": {"template": "{a}", "parts": {"a": {"syllables": {"min": 2, "max": 3}}}},
+                  "attributes": {"opened": {"kind": "date"}}}},
+        "relations": {"visited": {"source": "thing", "target": "place", "cardinality": "N:1", "rate": 0.5,
+                                  "date": {"after": ["target.opened", "source.born"]}}}}
+    (tmp_path / "pair.yaml").write_text(yaml.safe_dump(body))
+    spec = {"name": "pair", "seed": 1, "as_of": "2025-06-30", "time_span": {"start": "1900-01-01"},
+            "packs": ["pair.yaml"], "counts": {"thing": 20, "place": 0}}
+    (tmp_path / "pair_world.yaml").write_text(yaml.safe_dump(spec))
+    info = plan_world(load_world(tmp_path / "pair_world.yaml"), tmp_path / "b")
+    assert info.manifest["relations"]["visited"] == 0

@@ -108,7 +108,9 @@ class _Generator:
             if which == "source":
                 base = self.days(rs.source, attr, fill)[src]
             else:
-                base = self.days(rs.target, attr, fill)[np.maximum(tgt, 0)]
+                col = self.days(rs.target, attr, fill)
+                # rows without a pick (-1) read row 0; a type without entities has no row 0 at all
+                base = col[np.maximum(tgt, 0)] if len(col) else np.full(len(tgt), fill, np.int64)
         return apply_offset(base, b.years, b.days)
 
     def window(self, bounds_after, bounds_before, fn) -> tuple[np.ndarray, np.ndarray]:

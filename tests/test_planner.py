@@ -173,3 +173,147 @@ def test_networkx_view(demo_world):
     some_company = next(n for n, d in g.nodes(data=True) if d["type"] == "company")
     rels = {d["relation"] for _, _, d in g.out_edges(some_company, data=True)}
     assert {"founded_by", "headquartered_in"} <= rels
+
+
+# --------------------------------------------------------------------------- robustness
+# Specs that validated but crashed (or hung) plan: each now plans, or stops with a clear
+# PlanError (exit 1) naming the type, attribute, row and value, and leaves nothing behind.
+
+from typer.testing import CliRunner  # noqa: E402
+
+from worldforge.cli import app  # noqa: E402
+from worldforge.errors import PlanError  # noqa: E402
+
+runner = CliRunner()
+
+
+def tiny(tmp_path, attributes: dict | None = None, relations: dict | None = None, invariants: list | None = None,
+         n: int = 30):
+    """A one-type world with a self relation (no faker pools: plans in well under a second)."""
+    pack = {"pack": "tiny", "types": {"thing": {"name": {"template": "{a} {b}", "parts": {
+        "a": {"syllables": {"min": 2, "max": 3}}, "b": {"number": {"min": 1, "max": 999}}}},
+        "attributes": {"born": {"kind": "date", "after": ["span_start"], "before": ["as_of - 20y"]}, **(attributes or {})}}},
+        "relations": relations if relations is not None else {
+            "knows": {"source": "thing", "target": "thing", "cardinality": "N:M", "count": {"min": 0, "max": 2}}},
+        "invariants": invariants or []}
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(pack, sort_keys=False))
+    spec = {"name": "tiny", "seed": 5, "as_of": "2025-06-30", "time_span": {"start": "1900-01-01"},
+            "packs": ["tiny.yaml"], "counts": {"thing": n}}
+    p = tmp_path / "tiny_world.yaml"
+    p.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return p
+
+
+def plan_cli(spec, build):
+    r = runner.invoke(app, ["plan", str(spec), "--build-dir", str(build)])
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert "Traceback" not in r.output
+    return r
+
+
+def test_empty_history_bounds_plan(tmp_path):
+    for side in ("after", "before"):
+        hist = {"count": {"min": 1, "max": 3}, "after": ["source.born + 18y"], "before": ["as_of"]}
+        hist[side] = []
+        rels = {"worked_with": {"source": "thing", "target": "thing", "cardinality": "N:M", "history": hist}}
+        info = plan_world(load_world(tiny(tmp_path, relations=rels)), tmp_path / side)
+        assert info.manifest["relations"]["worked_with"] > 0 and check_world(info.path)[1] == []
+
+
+def test_derived_sql_failing_on_rows_names_type_attribute_row_and_value(tmp_path):
+    spec = tiny(tmp_path, {"code": {"kind": "derived", "dtype": "int", "sql": "CAST(name AS INTEGER) + 1"}})
+    with pytest.raises(PlanError) as e:
+        generate_world(load_world(spec))
+    msg = str(e.value)
+    assert msg.startswith("thing.code (") and "types.thing.attributes.code" in msg
+    assert "fails on '" in msg and "where name='" in msg and "Could not convert string" in msg
+    r = plan_cli(spec, tmp_path / "b")
+    assert r.exit_code == 1 and "thing.code" in r.output
+    assert not (tmp_path / "b").exists() or list((tmp_path / "b").iterdir()) == []
+
+
+def test_derived_values_must_be_finite_dates_in_range_and_one_per_row(tmp_path):
+    for sql, dtype, want in (("CASE WHEN born > DATE '1950-01-01' THEN 'inf'::DOUBLE ELSE 1.5 END", "float", "infinite or NaN"),
+                             ("'nan'::DOUBLE", "float", "infinite or NaN"),
+                             ("born + INTERVAL 9000 YEAR", "date", "outside 0001-01-01..9999-12-31"),
+                             ("unnest([1, 2])", "int", "one value per row")):
+        spec = tiny(tmp_path, {"x": {"kind": "derived", "dtype": dtype, "sql": sql}})
+        with pytest.raises(PlanError, match=want):
+            generate_world(load_world(spec))
+
+
+def test_numeric_draws_must_be_finite_and_fit_integers(tmp_path):
+    attrs = {"mass": {"kind": "numeric", "distribution": "lognormal", "params": {"mean": 50, "sigma": 10}, "integer": True}}
+    with pytest.raises(PlanError, match=r"thing\.mass .*cannot hold exactly.*give the attribute a min and max"):
+        generate_world(load_world(tiny(tmp_path, attrs)))
+    attrs["mass"]["max"] = 1e12  # bounded: fine
+    assert generate_world(load_world(tiny(tmp_path, attrs))).entities["thing"]["mass"].max() <= 1e12
+
+
+def test_huge_selection_weights_still_pick_targets(tmp_path):
+    attrs = {"weight": {"kind": "derived", "dtype": "float", "sql": "1e300 * (1 + year(born) % 7)"}}
+    rels = {"likes": {"source": "thing", "target": "thing", "cardinality": "N:1", "required": True, "select": {"weight": "weight"}}}
+    tables = generate_world(load_world(tiny(tmp_path, attrs, rels)))
+    assert tables.edges["likes"].height == 30
+
+
+def test_world_without_relations_plans(tmp_path):
+    spec = tiny(tmp_path, relations={})
+    r = plan_cli(spec, tmp_path / "b")
+    assert r.exit_code == 0, r.output
+    res = runner.invoke(app, ["check", str(tmp_path / "b" / "tiny")])
+    assert res.exit_code == 0, res.output
+
+
+def test_invariants_run_with_a_time_limit(tmp_path, monkeypatch):
+    import worldforge.world.invariants as inv
+
+    # Cheap on the world as planned (10 rows), hopeless once the table grows.
+    slow = "SELECT a.id FROM thing a, thing b, thing c, thing d, thing e WHERE a.name || b.name || c.name || d.name || e.name = 'x'"
+    spec = tiny(tmp_path, invariants=[{"name": "quintuples", "sql": slow}], n=10)
+    info = plan_world(load_world(spec), tmp_path / "b")
+    con = duckdb.connect(str(info.db_path))
+    con.execute("INSERT INTO thing SELECT id || i, name || i, born FROM thing, range(300) r(i)")
+    con.close()
+    monkeypatch.setattr(inv, "QUERY_TIME_LIMIT", 0.5)
+    r = runner.invoke(app, ["check", str(info.path)])
+    out = " ".join(r.output.replace("│", " ").split())
+    assert r.exit_code == 1 and "tiny.quintuples not checked query did not finish within 0.5 s" in out, r.output
+    # At plan time the same limit turns a hang into a violation; nothing is written.
+    spec = tiny(tmp_path, invariants=[{"name": "quintuples", "sql": slow}], n=3000)
+    with pytest.raises(InvariantViolationError, match="quintuples: could not be checked: query did not finish within 0.5 s"):
+        plan_world(load_world(spec), tmp_path / "c")
+    assert list((tmp_path / "c").iterdir()) == []
+
+
+def test_types_with_no_entities_plan(tmp_path):
+    # A type with a count of 0 (one name template) crashed drawing zero names.
+    info = plan_world(load_world(tiny(tmp_path, n=0)), tmp_path / "b")
+    assert info.manifest["counts"] == {"thing": 0} and check_world(info.path)[1] == []
+
+
+def test_long_name_templates_plan(tmp_path):
+    # The name capacity of a template with hundreds of placeholders overflowed a float.
+    spec = tiny(tmp_path)
+    pack = yaml.safe_load((tmp_path / "tiny.yaml").read_text())
+    pack["types"]["thing"]["name"]["template"] = " ".join(["{a} {b}"] * 300)
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(pack))
+    names = generate_world(load_world(spec)).entities["thing"]["name"]
+    assert names.n_unique() == 30 and names.str.count_matches(" ").min() == 599
+
+
+def test_dated_relation_to_a_type_without_entities_plans(tmp_path):
+    # A dated relation whose target type has no entities indexed an empty column.
+    body = {"pack": "pair", "types": {
+        "thing": {"name": {"template": "{a}", "parts": {"a": {"syllables": {"min": 2, "max": 3}}}},
+                  "attributes": {"born": {"kind": "date", "after": ["span_start"]}}},
+        "place": {"name": {"template": "{a}", "parts": {"a": {"syllables": {"min": 2, "max": 3}}}},
+                  "attributes": {"opened": {"kind": "date"}}}},
+        "relations": {"visited": {"source": "thing", "target": "place", "cardinality": "N:1", "rate": 0.5,
+                                  "date": {"after": ["target.opened", "source.born"]}}}}
+    (tmp_path / "pair.yaml").write_text(yaml.safe_dump(body))
+    spec = {"name": "pair", "seed": 1, "as_of": "2025-06-30", "time_span": {"start": "1900-01-01"},
+            "packs": ["pair.yaml"], "counts": {"thing": 20, "place": 0}}
+    (tmp_path / "pair_world.yaml").write_text(yaml.safe_dump(spec))
+    info = plan_world(load_world(tmp_path / "pair_world.yaml"), tmp_path / "b")
+    assert info.manifest["relations"]["visited"] == 0

@@ -223,3 +223,289 @@ def test_render_options_and_page_declarations_are_checked(tmp_path):
     assert "pages.news.1" in text and "bankrupt" in text
     assert "directories.0.by" in text and "headquartered_in" in text  # did you mean
     assert "must contain {group}" in text and "directories.0.columns.0" in text
+
+
+# --------------------------------------------------------------------------- robustness
+# Cases from fuzzing the demo spec and packs: each once crashed, hung or misled. Every one
+# must end in a clear message and exit 2 (or plan cleanly), never a traceback.
+
+from typer.testing import CliRunner  # noqa: E402
+
+from worldforge.cli import app  # noqa: E402
+
+runner = CliRunner()
+
+
+def cli(*args):
+    r = runner.invoke(app, [str(a) for a in args])
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)  # never a traceback
+    assert "Traceback" not in r.output
+    return r
+
+
+def shipped_copy(tmp: Path, mutate=None, counts: dict | None = None, raw_tail: str = "", **spec_extra) -> Path:
+    """The shipped packs copied to tmp/packs/ (changed by `mutate(packs)`, a dict name -> pack)
+    and a tiny spec naming them by path."""
+    packs = {p.stem: yaml.safe_load(p.read_text()) for p in SCHEMAS_DIR.glob("*.yaml")}
+    if mutate:
+        mutate(packs)
+    (tmp / "packs").mkdir(exist_ok=True)
+    for n, body in packs.items():
+        (tmp / "packs" / f"{n}.yaml").write_text(yaml.safe_dump(body, sort_keys=False))
+    small = {"country": 2, "person": 40, "company": 8, "university": 2, "researcher": 8, "award": 2,
+             "publication": 8, "club": 4, "player": 12}
+    spec = {"name": "fuzz", "seed": 3, "as_of": "2025-06-30", "time_span": {"start": "1850-01-01"},
+            "packs": [f"packs/{n}.yaml" for n in ("geography", "organisations", "academia", "sport")],
+            "counts": counts or small, **spec_extra}
+    p = tmp / "fuzz.yaml"
+    p.write_text(yaml.safe_dump(spec, sort_keys=False) + raw_tail)
+    return p
+
+
+def tiny_spec(tmp: Path, pack_body: dict, counts: dict, **spec_extra) -> Path:
+    """One small pack of its own (no faker pools to build) and a spec over it."""
+    pack = write_pack(tmp, "tiny", pack_body)
+    spec = {"name": "tiny", "seed": 1, "as_of": "2025-06-30", "time_span": {"start": "1900-01-01"},
+            "packs": [str(pack)], "counts": counts, **spec_extra}
+    p = tmp / "tiny_spec.yaml"
+    p.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return p
+
+
+def test_date_bound_offsets_in_days_and_out_of_range(tmp_path):
+    # `as_of - 30d` (the README's own syntax) crashed validate; it validates and plans now.
+    from worldforge.world.planner import generate_world
+
+    body = {"types": {"thing": {"name": _name(), "attributes": {
+        "seen": {"kind": "date", "after": ["as_of - 400d"], "before": ["as_of - 30d"]},
+        "both": {"kind": "date", "after": [{"ref": "seen", "years": -1, "days": 3}]},
+    }}}}
+    world = load_world(tiny_spec(tmp_path, body, {"thing": 50}))
+    frame = generate_world(world).entities["thing"]
+    import datetime as dt
+
+    assert frame["seen"].max() <= dt.date(2025, 5, 31) and frame["seen"].min() >= dt.date(2024, 5, 26)
+    # years first, then days, like SQL intervals: both >= seen - 1 year + 3 days
+    assert all(b >= dt.date(s.year - 1, s.month, min(s.day, 28)) + dt.timedelta(days=3) for s, b in zip(frame["seen"], frame["both"]))
+    # Offsets that leave 0001..9999 are a spec problem, wherever they are.
+    body["types"]["thing"]["attributes"]["seen"]["after"] = ["as_of - 100000y"]
+    body["types"]["thing"]["attributes"]["both"]["after"] = ["seen + 9000d"]
+    body["types"]["thing"]["attributes"]["far"] = {"kind": "date", "before": [{"ref": "span_start", "days": -10**12}]}
+    p = tiny_spec(tmp_path, body, {"thing": 5})
+    probs = problems(p)
+    by_path = {pr.path: pr for pr in probs}
+    assert "out of range" in by_path["types.thing.attributes.seen.after.0"].message
+    assert by_path["types.thing.attributes.seen.after.0"].value == "'as_of - 100000y'"
+    assert "types.thing.attributes.far.before.0" in by_path
+    assert "types.thing.attributes.both.after.0" not in by_path  # 9000 days after 2025 is fine
+    r = cli("validate", p)
+    assert r.exit_code == 2 and "as_of - 100000y" in r.output
+
+
+def test_bad_pack_paths_are_problems(tmp_path):
+    r = cli("validate", shipped_copy(tmp_path, **{}))
+    assert r.exit_code == 0, r.output
+    spec = yaml.safe_load((tmp_path / "fuzz.yaml").read_text())
+    spec["packs"] += ["x" * 5000 + ".yaml", "dir/" * 2000 + "p.yaml", "nul\0.yaml"]
+    (tmp_path / "fuzz.yaml").write_text(yaml.safe_dump(spec))
+    r = cli("validate", tmp_path / "fuzz.yaml")
+    assert r.exit_code == 2 and r.output.count("unknown pack") == 3
+    assert len(max(r.output.splitlines(), key=len)) < 400  # the long value is shortened
+    spec["packs"] = 5  # not a list: one problem, no crash
+    (tmp_path / "fuzz.yaml").write_text(yaml.safe_dump(spec))
+    r = cli("validate", tmp_path / "fuzz.yaml")
+    assert r.exit_code == 2 and "packs" in r.output
+
+
+def test_yaml_loading_is_bounded(tmp_path):
+    import time
+
+    # An alias bomb under an unknown key hung while its value was formatted for the message.
+    lines = ["  a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"  a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 30)]
+    spec = shipped_copy(tmp_path, raw_tail="bomb:\n" + "\n".join(lines) + "\n")
+    t0 = time.perf_counter()
+    (prob,) = problems(spec)
+    assert time.perf_counter() - t0 < 10
+    assert "expands to more than" in prob.message and "line" in prob.message
+    cases = {
+        "recursive": ("name: x\nloop: &l [1, *l]\n", "recursive"),
+        "deep": ("name: " + "[" * 200 + "]" * 200 + "\n", "nested"),
+        "bad_date": ("name: x\nas_of: 2025-02-30\n", "day is out of range"),
+        "huge_int": ("name: x\nseed: " + "9" * 6000 + "\n", "cannot read"),
+        "binary": (b"name: \xff\xfe\n", "not UTF-8"),
+    }
+    for key, (text, want) in cases.items():
+        p = tmp_path / f"{key}.yaml"
+        p.write_bytes(text if isinstance(text, bytes) else text.encode())
+        (prob,) = problems(p)
+        assert want in prob.message, (key, prob)
+    big = tmp_path / "big.yaml"
+    big.write_text("name: '" + "x" * (5 * 2**20) + "'\n")
+    (prob,) = problems(big)
+    assert "larger than" in prob.message
+    # A huge value in a known field is reported shortened, quickly.
+    p = write_spec(tmp_path, name="big")
+    p.write_text(p.read_text().replace("name: big", "name: " + "y" * 3_000_000))
+    (prob,) = problems(p)
+    assert prob.path == "name" and len(str(prob)) < 400
+
+
+def test_weights_and_parameters_are_finite_and_in_range(tmp_path):
+    def attrs(**extra):
+        return {"types": {"thing": {"name": _name(), "attributes": extra}}}
+
+    nan, inf = float("nan"), float("inf")
+    bad = {
+        "cat_nan": {"kind": "categorical", "values": {"a": nan, "b": 1}},
+        "cat_inf": {"kind": "categorical", "values": {"a": inf, "b": 1}},
+        "normal_sd": {"kind": "numeric", "distribution": "normal", "params": {"mean": 1, "sd": -2}},
+        "lognormal_sigma": {"kind": "numeric", "distribution": "lognormal", "params": {"mean": 1, "sigma": -0.5}},
+        "lognormal_huge": {"kind": "numeric", "distribution": "lognormal", "params": {"mean": 900, "sigma": 1}},
+        "uniform_order": {"kind": "numeric", "distribution": "uniform", "params": {"low": 5, "high": 1}},
+        "poisson_nan": {"kind": "numeric", "distribution": "poisson", "params": {"lam": nan}},
+        "max_inf": {"kind": "numeric", "distribution": "exponential", "params": {"scale": 1}, "max": inf},
+        "null_nan": {"kind": "categorical", "values": ["a"], "null_rate": nan},
+    }
+    paths = {pr.path.split(".")[3] for pr in problems(tiny_spec(tmp_path, attrs(**bad), {"thing": 5}))}
+    assert paths == set(bad)
+    # Name templates and choices: zero, NaN and negative weights.
+    for name in ({"templates": {"{a}": 0, "{a}{a}": 0}, "parts": {"a": {"letter": True}}},
+                 {"templates": {"{a}": nan}, "parts": {"a": {"letter": True}}},
+                 {"template": "{a}", "parts": {"a": {"choices": {"x": -1, "y": 2}}}},
+                 {"template": "{a}", "parts": {"a": {"choices": {}}}}):
+        (prob,) = problems(tiny_spec(tmp_path, {"types": {"thing": {"name": name}}}, {"thing": 5}))
+        assert "weights" in prob.message or "finite" in prob.message or "at least one" in prob.message, prob
+    r = cli("validate", tiny_spec(tmp_path, attrs(**bad), {"thing": 5}))
+    assert r.exit_code == 2 and "must lie within 0..1e+15, got -2" in r.output
+
+
+def test_faker_providers_must_give_short_text(tmp_path):
+    for provider, want in (("", "provider name"), ("binary", "returns bytes"), ("pylist", "returns list"),
+                           ("random_choices", None), ("paragraphs", "returns list"), ("seed_instance", "unknown faker provider"),
+                           ("_Generator__format_token", "unknown faker provider"), ("date_object", "returns date"),
+                           ("nmae", "did you mean 'name'")):
+        (prob,) = problems(tiny_spec(tmp_path, {"types": {"thing": {"name": _name(faker=provider)}}}, {"thing": 5}))
+        assert prob.path.startswith("types.thing.name.parts.a"), prob
+        if want:
+            assert want in prob.message, (provider, prob)
+    attr = {"types": {"thing": {"name": _name(), "attributes": {"blob": {"kind": "faker", "provider": "binary"}}}}}
+    (prob,) = problems(tiny_spec(tmp_path, attr, {"thing": 5}))
+    assert prob.path == "types.thing.attributes.blob.provider" and "not text" in prob.message
+
+
+def test_names_must_not_collide_with_store_tables_or_each_other(tmp_path):
+    for t in ("aliases", "facts", "timeline", "rel_thing"):
+        (prob,) = problems(tiny_spec(tmp_path, {"types": {t: {"name": _name()}}}, {t: 5}))
+        assert "taken by the world store" in prob.message, prob
+    body = {"types": {"thing": {"name": _name(), "attributes": {"size": {"kind": "categorical", "values": ["s"]}}},
+                      "box": {"name": _name(), "parent": {"type": "thing", "relation": "size", "count": {"min": 1, "max": 2}}}},
+            "relations": {"owner": {"source": "thing", "target": "box", "cardinality": "N:M"},
+                          "name": {"source": "box", "target": "box", "cardinality": "N:M"}}}
+    body["types"]["box"]["attributes"] = {"owner": {"kind": "categorical", "values": ["o"]}}
+    by_path = {pr.path: pr for pr in problems(tiny_spec(tmp_path, body, {"thing": 5}))}
+    assert set(by_path) == {"types.box.parent.relation", "relations.owner", "relations.name"}
+    assert "name of an attribute of 'thing'" in by_path["types.box.parent.relation"].message
+    assert "name of an attribute of 'box'" in by_path["relations.owner"].message
+    long = "x" * 65
+    (prob,) = problems(tiny_spec(tmp_path, {"types": {long: {"name": _name()}}}, {long: 5}))
+    assert "at most 64 characters" in prob.message
+
+
+def test_phrases_take_plain_placeholders(tmp_path):
+    for phrase in ("{subject} is {value:>40}.", "{subject} is {value!r}.", "{subject} is {value.real}.", "{} is {value}"):
+        body = {"types": {"thing": {"name": _name(), "attributes": {
+            "kind_of": {"kind": "categorical", "values": ["a"], "phrases": [phrase]}}}}}
+        (prob,) = problems(tiny_spec(tmp_path, body, {"thing": 5}))
+        assert prob.path == "types.thing.attributes.kind_of.categorical.phrases", prob
+    body["types"]["thing"]["name"] = {"template": "{a:>3}", "parts": {"a": {"letter": True}}}
+    body["types"]["thing"]["attributes"] = {}
+    (prob,) = problems(tiny_spec(tmp_path, body, {"thing": 5}))
+    assert "plain placeholders" in prob.message
+
+
+def test_world_dates_have_four_digit_years(tmp_path):
+    for extra, path in (({"as_of": "9999-12-31"}, "as_of"), ({"time_span": {"start": "0900-01-01"}}, "time_span.start")):
+        p = tiny_spec(tmp_path, {"types": {"thing": {"name": _name()}}}, {"thing": 5}, **extra)
+        (prob,) = problems(p)
+        assert prob.path == path and "four-digit years" in prob.message
+
+
+def test_world_size_is_capped(tmp_path):
+    from worldforge.world.validate import MAX_ENTITIES, MAX_LINKS
+
+    def huge_products(packs):
+        packs["organisations"]["types"]["product"]["parent"]["count"]["max"] = 10**9
+
+    (prob,) = problems(shipped_copy(tmp_path, huge_products))
+    assert prob.path == "counts" and f"{MAX_ENTITIES:,}" in prob.message
+    assert "up to 8,000,000,000 (0-1,000,000,000 per company" in prob.message and "counts.company = 8" in prob.message
+    (prob,) = problems(tiny_spec(tmp_path, {"types": {"thing": {"name": _name()}}}, {"thing": 10**12}))
+    assert "1,000,000,000,000 entities" in prob.message
+    body = {"types": {"thing": {"name": _name()}},
+            "relations": {"knows": {"source": "thing", "target": "thing", "cardinality": "N:M", "count": {"min": 1, "max": 10**9}}}}
+    (prob,) = problems(tiny_spec(tmp_path, body, {"thing": 1000}))
+    assert f"{MAX_LINKS:,}" in prob.message and "knows" in prob.message
+    r = cli("validate", tiny_spec(tmp_path, body, {"thing": 1000}))
+    assert r.exit_code == 2
+
+
+def test_misleading_messages_now_name_the_cause(tmp_path):
+    # A number part with min > max (was: "yields at most about -260,006,400 names").
+    (prob,) = problems(tiny_spec(tmp_path, {"types": {"thing": {"name": _name(number={"min": 50, "max": 3})}}}, {"thing": 5}))
+    assert "min (50) must not exceed max (3)" in prob.message
+    (prob,) = problems(tiny_spec(tmp_path, {"types": {"thing": {"name": _name(syllables={"min": 4, "max": 2})}}}, {"thing": 5}))
+    assert "min (4) must not exceed max (2)" in prob.message
+    # A required acyclic self relation (was: "found no eligible target" at plan time).
+    body = {"types": {"thing": {"name": _name()}},
+            "relations": {"parent_of": {"source": "thing", "target": "thing", "cardinality": "N:1", "required": True, "acyclic": True}}}
+    (prob,) = problems(tiny_spec(tmp_path, body, {"thing": 5}))
+    assert prob.path == "relations.parent_of.required" and "cannot be acyclic" in prob.message
+    # A required relation whose count may be 0 (was: "found no eligible target" at plan time).
+    body = {"types": {"thing": {"name": _name()}},
+            "relations": {"knows": {"source": "thing", "target": "thing", "cardinality": "N:M", "required": True,
+                                    "count": {"min": 0, "max": 2}}}}
+    (prob,) = problems(tiny_spec(tmp_path, body, {"thing": 5}))
+    assert prob.path == "relations.knows" and "count.min to 1 or more" in prob.message
+    # A date bounded by itself (was: a networkx traceback at plan time).
+    body = {"types": {"thing": {"name": _name(), "attributes": {"born": {"kind": "date", "after": ["born"]}}}}}
+    (prob,) = problems(tiny_spec(tmp_path, body, {"thing": 5}))
+    assert prob.path == "types.thing.attributes.born" and "depends on itself" in prob.message
+
+
+def test_string_literals_in_derived_sql_are_not_dependencies(tmp_path):
+    from worldforge.world.planner import generate_world
+
+    body = {"types": {"thing": {"name": _name(), "attributes": {
+        "label": {"kind": "derived", "dtype": "string", "sql": "'tag: ' || name -- not the code"},
+        "code": {"kind": "derived", "dtype": "string", "sql": "upper(label) || '/label'"},
+    }}}}
+    frame = generate_world(load_world(tiny_spec(tmp_path, body, {"thing": 5}))).entities["thing"]
+    assert frame["code"][0] == frame["label"][0].upper() + "/label"
+    body["types"]["thing"]["attributes"]["label"]["sql"] = "'x' || code"  # a real cycle is still one
+    (prob,) = problems(tiny_spec(tmp_path, body, {"thing": 5}))
+    assert "dependency cycle" in prob.message and "thing.code" in prob.message
+
+
+def test_pack_sql_is_compiled_at_validation(tmp_path, monkeypatch):
+    import worldforge.world.validate as validate
+
+    invariants = [{"name": "typo", "sql": "SELECT nope FROM nowhere"},
+                  {"name": "two", "sql": "SELECT 1); DROP TABLE thing; SELECT * FROM (SELECT 1"},
+                  {"name": "fine", "sql": "SELECT t.id FROM thing t JOIN facts f ON f.subject = t.id WHERE t.name = ''"},
+                  {"name": "slow", "sql": "SELECT x FROM range(100000000000) r(x) WHERE x * x = 7"}]
+    body = {"types": {"thing": {"name": _name(), "attributes": {
+        "twice": {"kind": "derived", "dtype": "int", "sql": "1); SELECT (2"}}}}, "invariants": invariants,
+        "relations": {"knows": {"source": "thing", "target": "thing", "cardinality": "N:M"}}}
+    monkeypatch.setattr(validate, "COMPILE_TIME_LIMIT", 0.5)
+    p = tiny_spec(tmp_path, body, {"thing": 5})
+    (prob,) = problems(p)  # derived SQL first: the invariants need its column
+    assert prob.path == "types.thing.attributes.twice.sql" and "not a valid DuckDB expression" in prob.message
+    del body["types"]["thing"]["attributes"]["twice"]
+    by_path = {pr.path: pr for pr in problems(tiny_spec(tmp_path, body, {"thing": 5}))}
+    assert set(by_path) == {"invariants.0.sql", "invariants.1.sql", "invariants.3.sql"}
+    assert "nowhere does not exist" in by_path["invariants.0.sql"].message
+    assert "single expression" in by_path["invariants.1.sql"].message
+    assert "did not finish within 0.5 s" in by_path["invariants.3.sql"].message
+    r = cli("validate", tiny_spec(tmp_path, body, {"thing": 5}))
+    assert r.exit_code == 2 and "invariant 'typo' does not run" in r.output

@@ -182,7 +182,7 @@ def check(world_dir: Path = typer.Argument(..., help="A planned world folder, e.
     for col in ("invariant", "description", "rows", "examples"):
         t.add_column(col, overflow="fold")
     for v in violations:
-        t.add_row(v.name, v.description, str(v.count), "\n".join(v.examples))
+        t.add_row(v.name, v.description, str(v.count) if v.count >= 0 else "not checked", "\n".join(v.examples))
     console.print(t)
     raise typer.Exit(1)
 

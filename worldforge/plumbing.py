@@ -185,8 +185,9 @@ class BuildLock:
     """An exclusive lock on one world's build folder, held while a command writes to it.
 
     The lock is `<build-dir>/.<world>.lock`, locked with flock: the kernel releases it when the
-    holder exits, however it exits (a killed run never leaves a stale lock). A second
-    writer fails at once with the holder's pid instead of waiting or corrupting the folder."""
+    holder exits, however it exits (a killed run never leaves a stale lock, only a file that
+    the next writer locks again). A second writer fails at once with the holder's pid instead
+    of waiting or corrupting the folder. The file is removed when the lock is released."""
 
     def __init__(self, world_path: Path):
         world_path = Path(world_path)
@@ -198,16 +199,23 @@ class BuildLock:
         import fcntl
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
-                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
-            finally:
-                os.close(fd)
-            raise BusyError(f"another worldforge process (pid {holder}) is working on {self.world}; wait for it to "
-                            f"finish or stop it (kill {holder}), then run this again") from None
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                try:
+                    holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+                finally:
+                    os.close(fd)
+                raise BusyError(f"another worldforge process (pid {holder}) is working on {self.world}; wait for it to "
+                                f"finish or stop it (kill {holder}), then run this again") from None
+            try:  # the holder before us may have removed the file after we opened it: lock the file that is there
+                if os.fstat(fd).st_ino == os.stat(self.path).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd
@@ -215,6 +223,10 @@ class BuildLock:
 
     def __exit__(self, *exc) -> None:
         if self._fd is not None:
+            try:
+                os.unlink(self.path)  # removed while still locked, so no one else holds this file
+            except OSError:
+                pass
             os.close(self._fd)  # closing releases the flock
             self._fd = None
 

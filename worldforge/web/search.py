@@ -337,6 +337,8 @@ class SearchEngine:
     def page(self, url: str) -> dict | None:
         """The stored page at `url` ({url, title, kind, date, markdown}), or None. Recently
         opened pages come from a bounded cache: a page fetch is then a dictionary lookup."""
+        if not isinstance(url, str):
+            check_url(url)  # raises the tool's error for a non-string
         hit = self._pages.get(url, False)
         if hit is not False:
             return hit

@@ -4,7 +4,9 @@ validation reports its cycles."""
 
 from __future__ import annotations
 
+import json
 import re
+from functools import lru_cache
 
 from .pack import CONSTANT_REFS, DateAttr, DateBound, DerivedAttr, LookupAttr, WeightSelect
 from .spec import ResolvedWorld
@@ -37,8 +39,9 @@ def dependency_graph(world: ResolvedWorld):
                 for b in [*attr.after, *attr.before]:
                     deps += _bound_deps_attr(b, t, rels, rel_node, attr_node)
             elif isinstance(attr, DerivedAttr):
+                names = sql_names(attr.sql)
                 for other in et.attributes:
-                    if other != a and re.search(rf"\b{re.escape(other)}\b", attr.sql):
+                    if other != a and other in names:
                         deps.append(attr_node(t, other))
             elif isinstance(attr, LookupAttr):
                 deps += [rel_node(attr.via), attr_node(rels[attr.via].target, attr.attribute)]
@@ -80,6 +83,36 @@ def dependency_graph(world: ResolvedWorld):
         for d in deps:
             g.add_edge(d, node)
     return g
+
+
+@lru_cache(maxsize=1024)
+def sql_names(expr: str) -> frozenset[str]:
+    """Column names a DuckDB expression reads (lower-case), from DuckDB's own parser, so that
+    words inside string literals or comments are not taken for columns. If the expression
+    does not parse, every identifier-like word outside string literals counts."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [f"SELECT (\n{expr}\n)"]).fetchone()[0])
+    except duckdb.Error:
+        tree = {"error": True}
+    finally:
+        con.close()
+    if not tree.get("error"):
+        found: set[str] = set()
+        stack = [tree]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                if node.get("class") == "COLUMN_REF" and node.get("column_names"):
+                    found.add(str(node["column_names"][-1]).lower())
+                stack.extend(node.values())
+            elif isinstance(node, list):
+                stack.extend(node)
+        return frozenset(found)
+    text = re.sub(r"'(?:[^']|'')*'|--[^\n]*", " ", expr)
+    return frozenset(w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
 
 
 def _bound_deps_attr(b: DateBound, t: str, rels, rel_node, attr_node) -> list:

@@ -8,8 +8,12 @@ marks a world complete."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import DamagedStateError
 from ..plumbing import quote_ident as _q
@@ -30,11 +34,86 @@ class Invariant:
 class Violation:
     name: str
     description: str
-    count: int
+    count: int  # violating rows; -1 when the check itself failed (then examples[0] says why)
     examples: list[str]
 
 
+# Every SQL query a pack supplies (invariants, derived attributes) runs with a time limit,
+# so that a pathological query is reported instead of hanging plan, check or validate.
+QUERY_TIME_LIMIT = 60.0  # seconds
 
+T = TypeVar("T")
+
+
+class QueryTimeout(Exception):
+    """A query was interrupted after its time limit."""
+
+
+class _Watchdog:
+    """One daemon thread that interrupts connections whose query outlived its deadline
+    (a thread per query would cost about a millisecond each; worlds run hundreds)."""
+
+    def __init__(self):
+        self.cv = threading.Condition()
+        self.jobs: dict[int, tuple[object, float]] = {}
+        self.fired: set[int] = set()
+        self.next_id = 0
+        self.thread: threading.Thread | None = None
+
+    def _run(self) -> None:
+        with self.cv:
+            while True:
+                now = time.monotonic()
+                for key in [k for k, (_, due) in self.jobs.items() if due <= now]:
+                    self.fired.add(key)
+                    try:
+                        self.jobs.pop(key)[0].interrupt()
+                    except Exception:  # a closed connection: nothing left to interrupt
+                        pass
+                due = min((d for _, d in self.jobs.values()), default=None)
+                self.cv.wait(None if due is None else max(0.0, due - now))
+
+    def start(self, con, limit: float) -> int:
+        with self.cv:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="worldforge-query-watchdog", daemon=True)
+                self.thread.start()
+            self.next_id += 1
+            self.jobs[self.next_id] = (con, time.monotonic() + limit)
+            self.cv.notify()
+            return self.next_id
+
+    def stop(self, key: int) -> bool:
+        """Forget a job; True if it was interrupted."""
+        with self.cv:
+            self.jobs.pop(key, None)
+            if key in self.fired:
+                self.fired.discard(key)
+                return True
+            return False
+
+
+_WATCHDOG = _Watchdog()
+
+
+def run_limited(con, run: Callable[[], T], limit: float | None = None) -> T:
+    """Call `run()` (which queries `con`) and interrupt it after `limit` seconds
+    (default QUERY_TIME_LIMIT), raising QueryTimeout. DuckDB errors pass through."""
+    import duckdb
+
+    limit = QUERY_TIME_LIMIT if limit is None else limit
+    key = _WATCHDOG.start(con, limit)
+    interrupted = False
+    try:
+        return run()
+    except duckdb.InterruptException:
+        interrupted = _WATCHDOG.stop(key)
+        if interrupted:
+            raise QueryTimeout(f"did not finish within {limit:g} s") from None
+        raise
+    finally:
+        if not interrupted:
+            _WATCHDOG.stop(key)
 
 
 def _offset_sql(expr: str, b: DateBound) -> str:
@@ -187,7 +266,7 @@ def declared_invariants(world: ResolvedWorld) -> list[Invariant]:
     out = []
     for pname, pack in world.packs.items():
         for inv in pack.invariants:
-            sql = fill_sql(inv.sql, world.spec) if inv.sql else None
+            sql = fill_sql(inv.sql, world.spec) if inv.sql is not None else None
             out.append(Invariant(f"{pname}.{inv.name}", inv.description, sql=sql, acyclic=inv.acyclic, declared=True))
     return out
 
@@ -209,6 +288,11 @@ def _acyclic_violations(con, relation: str) -> tuple[int, list[str]]:
     return max(n_bad, 1), [" -> ".join(str(u) for u, _ in cyc)]
 
 
+def invariant_query(sql: str) -> str:
+    """How an invariant's query runs: its violating rows (five examples) and their count."""
+    return f"SELECT *, count(*) OVER () AS __n FROM ({sql}) LIMIT 5"
+
+
 def check_connection(con, world: ResolvedWorld, invariants: list[Invariant] | None = None) -> list[Violation]:
     """Run every invariant against an open store; return the ones that fail."""
     import duckdb
@@ -219,7 +303,10 @@ def check_connection(con, world: ResolvedWorld, invariants: list[Invariant] | No
             n, ex = _acyclic_violations(con, inv.acyclic)
         else:
             try:
-                rows = con.execute(f"SELECT *, count(*) OVER () AS __n FROM ({inv.sql}) LIMIT 5").fetchall()
+                rows = run_limited(con, lambda sql=inv.sql: con.execute(invariant_query(sql)).fetchall())
+            except QueryTimeout as exc:
+                found.append(Violation(inv.name, inv.description, -1, [f"query {exc}; simplify it"]))
+                continue
             except duckdb.IOException as exc:  # unreadable blocks: the file is damaged, the invariant says nothing
                 raise DamagedStateError(f"the world database is damaged ({str(exc).splitlines()[0][:160]}); plan the world "
                                         "again with `worldforge plan SPEC --force`") from None

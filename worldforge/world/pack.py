@@ -8,7 +8,9 @@ between packs, cycles, feasibility) live in `validate.py`.
 
 from __future__ import annotations
 
+import math
 import re
+import reprlib
 import string
 from typing import Annotated, Any, Literal
 
@@ -17,25 +19,59 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 PACK_VERSION = 1
 # Constant date references usable in any bound.
 CONSTANT_REFS = ("as_of", "span_start")
-_NAME_RE = r"^[a-z][a-z0-9_]*$"
+_NAME_RE = r"^[a-z][a-z0-9_]{0,63}$"  # snake_case, at most 64 characters
+# Names the world store uses for its own tables and views: a type may not take them
+# (relation tables are `rel_<relation>`, catalogue tables start with `_`).
+RESERVED_TABLES = ("aliases", "facts", "timeline")
+# Integers in number name parts stay well inside int64 (and exact as floats).
+MAX_NAME_NUMBER = 10**15
+MAX_RANGE = 1_000_000_000  # the largest count range a pack or option may give
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # NaN and infinity are never valid numbers in a spec or pack (weights, parameters, rates).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+_REPR.maxlevel = 2
+
+
+def clip(value: Any) -> str:
+    """A short repr for messages: cheap on huge or deeply nested values, never more than ~100 characters."""
+    try:
+        return _REPR.repr(value)
+    except Exception:  # a value whose repr fails (e.g. an int beyond Python's digit limit)
+        return f"<{type(value).__name__}>"
+
+
+def _check_weights(weights: dict[str, float], what: str) -> None:
+    """Weights are finite (pydantic already refuses NaN/inf), >= 0 and not all zero."""
+    bad = {k: w for k, w in weights.items() if not (math.isfinite(w) and w >= 0)}
+    if bad:
+        raise ValueError(f"{what} weights must be finite and >= 0 (got {clip(bad)})")
+    if weights and sum(weights.values()) <= 0:
+        raise ValueError(f"{what} weights must not all be zero")
 
 
 def _check_phrases(phrases: list[str], allowed: set[str], need_value: bool = True) -> list[str]:
-    """Sentence templates may use only the named fields; phrases (not headlines) must state the value."""
+    """Sentence templates may use only the named fields, as plain placeholders; phrases
+    (not headlines) must state the value."""
     for p in phrases:
         try:
-            fields = {f for _, f, _, _ in string.Formatter().parse(p) if f is not None}
+            parsed = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(p) if f is not None]
         except ValueError as exc:
-            raise ValueError(f"phrase {p!r} is not a valid template: {exc}") from None
+            raise ValueError(f"phrase {clip(p)} is not a valid template: {exc}") from None
+        fields = {f for f, _, _ in parsed}
         if fields - allowed:
-            raise ValueError(f"phrase {p!r} uses {sorted(fields - allowed)}; allowed fields are {sorted(allowed)}")
+            raise ValueError(f"phrase {clip(p)} uses {clip(sorted(fields - allowed))}; allowed fields are {sorted(allowed)}")
+        fancy = next((f for f, spec, conv in parsed if spec or conv), None)
+        if fancy is not None:
+            raise ValueError(f"phrase {clip(p)}: write plain placeholders like {{{fancy}}} (no format specs or conversions)")
         need = {"value", "object"} & allowed
         if need_value and not fields & need:
-            raise ValueError(f"phrase {p!r} must contain {' or '.join('{' + n + '}' for n in sorted(need))}")
+            raise ValueError(f"phrase {clip(p)} must contain {' or '.join('{' + n + '}' for n in sorted(need))}")
     return phrases
 
 
@@ -44,13 +80,13 @@ def _check_noun(v: str | None) -> str | None:
     if v is not None:
         _check_phrases([v], {"subject"}, need_value=False)
         if "{subject}" not in v:
-            raise ValueError(f"noun {v!r} must contain {{subject}}")
+            raise ValueError(f"noun {clip(v)} must contain {{subject}}")
     return v
 
 
 # --------------------------------------------------------------------------- bounds
 
-_BOUND_RE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?:([+-])\s*(\d+)\s*([yd]))?\s*$")
+_BOUND_RE = re.compile(r"^\s*([A-Za-z_][\w.]{0,200})\s*(?:([+-])\s*(\d{1,9})\s*([yd]))?\s*$")
 
 
 class DateBound(Model):
@@ -72,7 +108,7 @@ class DateBound(Model):
             m = _BOUND_RE.match(data)
             if not m:
                 raise ValueError(
-                    f"cannot read date bound {data!r}; write '<ref>', '<ref> + <N>y' or '<ref> - <N>d' "
+                    f"cannot read date bound {clip(data)}; write '<ref>', '<ref> + <N>y' or '<ref> - <N>d' "
                     "(e.g. 'as_of - 18y', 'founded_by.birth_date + 20y')"
                 )
             ref, sign, num, unit = m.groups()
@@ -93,8 +129,8 @@ class DateBound(Model):
 
 
 class Range(Model):
-    min: int = Field(1, ge=0)
-    max: int = Field(1, ge=0)
+    min: int = Field(1, ge=0, le=MAX_RANGE)
+    max: int = Field(1, ge=0, le=MAX_RANGE)
 
     @model_validator(mode="after")
     def _ordered(self) -> Range:
@@ -111,10 +147,23 @@ class SyllableSpec(Model):
     max: int = Field(3, ge=1, le=6)
     inventory: list[str] | None = None
 
+    @model_validator(mode="after")
+    def _ordered(self) -> SyllableSpec:
+        if self.min > self.max:
+            raise ValueError(f"syllables: min ({self.min}) must not exceed max ({self.max})")
+        return self
+
 
 class NumberPart(Model):
-    min: int = 0
-    max: int = 999
+    min: int = Field(0, ge=-MAX_NAME_NUMBER, le=MAX_NAME_NUMBER)
+    max: int = Field(999, ge=-MAX_NAME_NUMBER, le=MAX_NAME_NUMBER)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> NumberPart:
+        if self.min > self.max:
+            raise ValueError(f"number: min ({self.min}) must not exceed max ({self.max}); "
+                             f"write e.g. {{min: {self.max}, max: {self.min}}}")
+        return self
 
 
 class NamePart(Model):
@@ -137,6 +186,13 @@ class NamePart(Model):
                 "a name part needs exactly one of faker, choices, syllables, letter, number "
                 f"(got {', '.join(set_) or 'none'})"
             )
+        if self.faker is not None and not self.faker.strip():
+            raise ValueError("faker needs a provider name, e.g. faker: last_name")
+        if self.choices is not None:
+            if not self.choices:
+                raise ValueError("choices needs at least one value")
+            if isinstance(self.choices, dict):
+                _check_weights(self.choices, "choice")
         return self
 
 
@@ -169,15 +225,23 @@ class NameSpec(Model):
     def _one_template(self) -> NameSpec:
         if (self.template is None) == (self.templates is None):
             raise ValueError("give exactly one of template or templates")
+        if self.templates is not None:
+            if not self.templates:
+                raise ValueError("templates needs at least one template")
+            _check_weights(self.templates, "template")
         for tmpl in self.template_weights():
-            for _, field, spec, conv in string.Formatter().parse(tmpl):
+            try:
+                parsed = list(string.Formatter().parse(tmpl))
+            except ValueError as exc:
+                raise ValueError(f"template {clip(tmpl)} is not a valid template: {exc}") from None
+            for _, field, spec, conv in parsed:
                 if field is None:
                     continue
                 if spec or conv:
-                    raise ValueError(f"template {tmpl!r}: write plain placeholders like {{{field}}}")
+                    raise ValueError(f"template {clip(tmpl)}: write plain placeholders like {{{clip(field)[1:-1]}}}")
                 if field not in self.parts:
                     raise ValueError(
-                        f"template {tmpl!r} uses {{{field}}} but parts defines only {sorted(self.parts)}"
+                        f"template {clip(tmpl)} uses {{{clip(field)[1:-1]}}} but parts defines only {clip(sorted(self.parts))}"
                     )
         return self
 
@@ -212,7 +276,7 @@ class _AttrBase(Model):
 
 class FakerAttr(_AttrBase):
     kind: Literal["faker"]
-    provider: str
+    provider: str = Field(min_length=1)
     pool: int = Field(4096, ge=16, le=200_000)
 
 
@@ -225,10 +289,8 @@ class CategoricalAttr(_AttrBase):
     def _nonempty(cls, v):
         if not v:
             raise ValueError("needs at least one value")
-        if isinstance(v, dict) and any(w < 0 for w in v.values()):
-            raise ValueError("weights must be >= 0")
-        if isinstance(v, dict) and sum(v.values()) <= 0:
-            raise ValueError("weights must not all be zero")
+        if isinstance(v, dict):
+            _check_weights(v, "value")
         return v
 
 
@@ -252,10 +314,34 @@ class NumericAttr(_AttrBase):
             "poisson": {"lam"},
         }[self.distribution]
         if set(self.params) != need:
-            raise ValueError(f"{self.distribution} takes params {sorted(need)}, got {sorted(self.params)}")
+            raise ValueError(f"{self.distribution} takes params {sorted(need)}, got {clip(sorted(self.params))}")
+        p = self.params
+        limit = _NUMERIC_PARAM_LIMITS[self.distribution]
+        for k, v in p.items():
+            lo, hi = limit[k]
+            if not lo <= v <= hi:
+                raise ValueError(f"{self.distribution} param {k} must lie within {lo:g}..{hi:g}, got {v:g}")
+        if self.distribution == "uniform" and p["low"] > p["high"]:
+            raise ValueError(f"uniform: low ({p['low']:g}) must not exceed high ({p['high']:g})")
+        for k in ("min", "max"):
+            v = getattr(self, k)
+            if v is not None and abs(v) > _NUMERIC_LIMIT:
+                raise ValueError(f"{k} must lie within -{_NUMERIC_LIMIT:g}..{_NUMERIC_LIMIT:g}, got {v:g}")
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"min ({self.min}) must not exceed max ({self.max})")
         return self
+
+
+# Numeric attributes stay within +-1e15 (exact as floats and as int64); distribution
+# parameters within ranges numpy samples from without overflow.
+_NUMERIC_LIMIT = 1e15
+_NUMERIC_PARAM_LIMITS = {
+    "uniform": {"low": (-_NUMERIC_LIMIT, _NUMERIC_LIMIT), "high": (-_NUMERIC_LIMIT, _NUMERIC_LIMIT)},
+    "normal": {"mean": (-_NUMERIC_LIMIT, _NUMERIC_LIMIT), "sd": (0.0, _NUMERIC_LIMIT)},
+    "lognormal": {"mean": (-50.0, 50.0), "sigma": (0.0, 10.0)},
+    "exponential": {"scale": (0.0, _NUMERIC_LIMIT)},
+    "poisson": {"lam": (0.0, 1e12)},
+}
 
 
 class DateAttr(_AttrBase):
@@ -273,7 +359,7 @@ class DateAttr(_AttrBase):
 
 class DerivedAttr(_AttrBase):
     kind: Literal["derived"]
-    sql: str  # a DuckDB expression over this entity's columns; {as_of} and {span_start} are date literals
+    sql: str = Field(min_length=1)  # a DuckDB expression over this entity's columns; {as_of} and {span_start} are date literals
     dtype: Literal["string", "int", "float", "date", "bool"]
     unit: str | None = None
 
@@ -368,7 +454,7 @@ class EntityType(Model):
     def _attr_names(cls, v):
         for key in v:
             if not re.match(_NAME_RE, key):
-                raise ValueError(f"attribute name {key!r} must be snake_case")
+                raise ValueError(f"attribute name {clip(key)} must be snake_case, at most 64 characters")
             if key in ("id", "name"):
                 raise ValueError(f"attribute name {key!r} is reserved")
         return v
@@ -416,7 +502,7 @@ class RelationSpec(_LinkText):
     rate: float = Field(1.0, ge=0.0, le=1.0)
     required: bool = False
     select: Literal["uniform", "preferential"] | WeightSelect = "uniform"
-    alpha: float = Field(1.5, gt=0.0)
+    alpha: float = Field(1.5, ge=0.1, le=100.0)  # Pareto shape of preferential attachment
     same: SameSpec | None = None
     eligible: EligibleSpec | None = None
     since: DateBound | None = None
@@ -451,6 +537,9 @@ class RelationSpec(_LinkText):
             raise ValueError("give at most one of since, date, history")
         if self.required and self.rate < 1.0:
             raise ValueError("a required relation must have rate 1.0")
+        if self.required and self.count_range.min < 1:
+            raise ValueError(f"a required relation gives every source at least one link: set {'history.' if self.history else ''}"
+                             "count.min to 1 or more (or drop required)")
         return self
 
     @property
@@ -467,8 +556,8 @@ class InvariantSpec(Model):
 
     name: str = Field(pattern=_NAME_RE)
     description: str = ""
-    sql: str | None = None
-    acyclic: str | None = None  # relation name
+    sql: str | None = Field(None, min_length=1)
+    acyclic: str | None = Field(None, min_length=1)  # relation name
 
     @model_validator(mode="after")
     def _one(self) -> InvariantSpec:
@@ -491,5 +580,14 @@ class DomainPack(Model):
     def _names(cls, v):
         for key in v:
             if not re.match(_NAME_RE, key):
-                raise ValueError(f"name {key!r} must be snake_case (a-z, 0-9, _)")
+                raise ValueError(f"name {clip(key)} must be snake_case (a-z, 0-9, _), at most 64 characters")
+        return v
+
+    @field_validator("types")
+    @classmethod
+    def _type_names(cls, v):
+        for key in v:
+            if key in RESERVED_TABLES or key.startswith("rel_"):
+                raise ValueError(f"type name {key!r} is taken by the world store (its tables {', '.join(RESERVED_TABLES)} "
+                                 "and rel_<relation>); rename the type")
         return v

@@ -16,7 +16,7 @@ import polars as pl
 
 from ..errors import PlanError
 from .dependencies import dependency_graph, node_label
-from .pack import CONSTANT_REFS, CategoricalAttr, DateAttr, DateBound, DerivedAttr, FakerAttr, LookupAttr, NumericAttr, RelationSpec, WeightSelect
+from .pack import CONSTANT_REFS, CategoricalAttr, DateAttr, DateBound, DerivedAttr, FakerAttr, LookupAttr, NumericAttr, RelationSpec, WeightSelect, clip
 from .sampling import (
     NEG_INF,
     POS_INF,
@@ -31,12 +31,12 @@ from .sampling import (
     sample_days,
     sample_numeric,
 )
-from .spec import ResolvedWorld, attribute_dtype, fill_sql
+from .spec import SQL_TYPES, ResolvedWorld, attribute_dtype, derived_query
 from .store import WorldTables
 
 EPOCH = dt.date(1970, 1, 1)
 POLARS_DTYPES = {"string": pl.String, "int": pl.Int64, "float": pl.Float64, "date": pl.Date, "bool": pl.Boolean, "entity": pl.String}
-SQL_DTYPES = {"string": "VARCHAR", "int": "BIGINT", "float": "DOUBLE", "date": "DATE", "bool": "BOOLEAN", "entity": "VARCHAR"}
+SQL_DTYPES = SQL_TYPES
 
 StepHook = Callable[[str], None]
 
@@ -108,7 +108,9 @@ class _Generator:
             if which == "source":
                 base = self.days(rs.source, attr, fill)[src]
             else:
-                base = self.days(rs.target, attr, fill)[np.maximum(tgt, 0)]
+                col = self.days(rs.target, attr, fill)
+                # rows without a pick (-1) read row 0; a type without entities has no row 0 at all
+                base = col[np.maximum(tgt, 0)] if len(col) else np.full(len(tgt), fill, np.int64)
         return apply_offset(base, b.years, b.days)
 
     def window(self, bounds_after, bounds_before, fn) -> tuple[np.ndarray, np.ndarray]:
@@ -157,6 +159,13 @@ class _Generator:
             })
 
     def make_attr(self, t: str, a: str) -> None:
+        try:
+            self._make_attr(t, a)
+        except PlanError as exc:
+            pack_file = self.world.pack_files[self.world.pack_of_type(t)]
+            raise PlanError(f"{t}.{a} ({pack_file}: types.{t}.attributes.{a}): {str(exc).removeprefix(f'{t}.{a}: ')}") from None
+
+    def _make_attr(self, t: str, a: str) -> None:
         attr = self.types[t].attributes[a]
         n = self.out.entities[t].height
         rng = child_rng(self.seed, "attr", t, a)
@@ -207,15 +216,68 @@ class _Generator:
     def _derived(self, t: str, attr: DerivedAttr) -> pl.Series:
         import duckdb
 
+        from .invariants import QueryTimeout, run_limited
+
         frame = self.out.entities[t].with_row_index("__row")
         con = duckdb.connect()
         try:
             con.register("frame", frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
-            expr = fill_sql(attr.sql, self.spec)
-            res = con.sql(f"SELECT CAST(({expr}) AS {SQL_DTYPES[attr.dtype]}) AS v FROM frame ORDER BY __row").pl()
+            try:
+                res = run_limited(con, lambda: con.sql(derived_query(attr, self.spec)).pl())
+            except QueryTimeout as exc:
+                raise PlanError(f"the derived SQL {exc}; simplify it") from None
+            except duckdb.Error as exc:
+                raise PlanError(self._derived_failure(con, frame, attr, exc)) from None
         finally:
             con.close()
-        return res["v"]
+        v = res["v"]
+        if len(v) != frame.height:
+            raise PlanError(f"the derived SQL gave {len(v):,} values for {frame.height:,} rows; it must give one value per row "
+                            "(no aggregates or set-returning functions)")
+        bad = None
+        if attr.dtype == "float":
+            bad = (v.is_nan() | v.is_infinite()).fill_null(False)
+        elif attr.dtype == "date":
+            bad = ((v < dt.date(1, 1, 1)) | (v > dt.date(9999, 12, 31))).fill_null(False)
+        if bad is not None and bad.any():
+            i = int(bad.arg_true()[0])
+            what = "an infinite or NaN number" if attr.dtype == "float" else "a date outside 0001-01-01..9999-12-31"
+            raise PlanError(f"the derived SQL gives {what} ({v.cast(pl.String)[i]}) for '{frame['name'][i]}' ({frame['id'][i]}) and "
+                            f"{int(bad.sum()) - 1:,} other row(s); guard it, e.g. CASE WHEN isfinite(x) THEN x END")
+        return v
+
+    def _derived_failure(self, con, frame: pl.DataFrame, attr: DerivedAttr, exc: Exception) -> str:
+        """Name the first row the derived SQL fails on (bisecting the rows), with the values it reads."""
+        import duckdb
+
+        from .dependencies import sql_names
+        from .invariants import QueryTimeout, run_limited
+
+        msg = str(exc).splitlines()[0]
+
+        def fails(lo: int, hi: int) -> bool:
+            q = derived_query(attr, self.spec, where=f"WHERE __row >= {lo} AND __row < {hi} ")
+            try:
+                run_limited(con, lambda: con.execute(q).fetchall())
+            except (duckdb.Error, QueryTimeout):
+                return True
+            return False
+
+        lo, hi = 0, frame.height
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if fails(lo, mid):
+                hi = mid
+            elif fails(mid, hi):
+                lo = mid
+            else:
+                break
+        if hi - lo != 1 or not fails(lo, hi):
+            return f"the derived SQL fails on the generated rows: {msg}"
+        row = frame.row(lo, named=True)
+        cols = [c for c in frame.columns if c in (sql_names(attr.sql) or set()) and c != "__row"] or ["name"]
+        vals = ", ".join(f"{c}={clip(row[c])}" for c in cols[:6])
+        return f"the derived SQL fails on '{row['name']}' ({row['id']}), where {vals}: {msg}; guard the expression (e.g. TRY_CAST)"
 
     def _lookup(self, t: str, attr: LookupAttr) -> pl.Series:
         rs = self.relations[attr.via]
@@ -250,6 +312,9 @@ class _Generator:
             g_src, g_tgt = np.zeros(m, np.int64), np.zeros(n_t, np.int64)
         if isinstance(rs.select, WeightSelect):
             w = T[rs.select.weight].cast(pl.Float64).fill_null(0.0).to_numpy().clip(0, None)
+            if not np.isfinite(w.sum()):  # huge weights: rescale so that cumulative sums stay finite
+                w = np.nan_to_num(w, nan=0.0, posinf=np.finfo(float).max)
+                w = w / w.max() * (1.0 / max(len(w), 1))
         elif rs.select == "preferential":
             w = fitness_weights(n_t, rs.alpha, child_rng(self.seed, "fitness", r))
         else:
@@ -361,8 +426,8 @@ class _Generator:
         """Cut each source's window into k successive tenures (vectorised)."""
         h = rs.history
         lo, hi = self.window(h.after, h.before, lambda b, side: self.rel_bound(rs, b, side, active))
-        lo = np.maximum(lo if lo is not None else self.span_start, self.span_start)
-        hi = np.minimum(hi if hi is not None else self.as_of, self.as_of)
+        lo = np.full(len(active), self.span_start, np.int64) if lo is None else np.maximum(lo, self.span_start)
+        hi = np.full(len(active), self.as_of, np.int64) if hi is None else np.minimum(hi, self.as_of)
         ok = (lo < hi) & (k > 0)
         active, k, lo, hi = active[ok], k[ok], lo[ok], hi[ok]
         grp = np.repeat(np.arange(len(active)), k)
@@ -442,7 +507,7 @@ class _Generator:
                 lo = np.clip(lo, self.span_start, self.as_of)
                 valid_to = pl.Series(sample_days(lo, np.full(len(sel), self.as_of), rng).astype(np.int32)).cast(pl.Date)
             parts.append(pl.DataFrame({
-                "entity_id": frame["id"].gather(sel), "alias": alias.cast(pl.String), "kind": pl.Series([al.kind] * len(sel)),
+                "entity_id": frame["id"].gather(sel), "alias": alias.cast(pl.String), "kind": pl.Series([al.kind] * len(sel), dtype=pl.String),
                 "valid_to": valid_to,
             }))
         if not parts:

@@ -12,11 +12,15 @@ import pyarrow as pa
 
 from ..errors import PlanError
 from ..plumbing import stable_hash
-from .pack import NamePart, NameSpec, NumericAttr
+from .pack import NamePart, NameSpec, NumericAttr, clip
 
 # Dates are handled as int32 days since 1970-01-01 (polars' physical Date).
 NEG_INF = np.int64(-(2**40))
 POS_INF = np.int64(2**40)
+# Faker values go into pools of up to 200,000 strings: each must be text of bounded length.
+MAX_FAKER_CHARS = 300
+# Integer attributes stay exact as float64 (and far inside int64).
+MAX_EXACT_INT = 2**53
 
 DEFAULT_SYLLABLES = (
     "ka lo ri ven dor mar tel sa ni bra tor el an is ul ve mo ra li den gal thu quin zar bel cor dra fen hal "
@@ -96,8 +100,35 @@ def faker_pool(provider: str, locale: str, size: int, root_seed: int) -> tuple[s
     fk = Faker(locale)
     fk.seed_instance(stable_hash("faker-pool", root_seed, provider, size))
     fn = getattr(fk, provider)
-    seen = dict.fromkeys(str(fn()) for _ in range(size))
+    seen: dict[str, None] = {}
+    for _ in range(size):
+        v = fn()
+        if not isinstance(v, str) or len(v) > MAX_FAKER_CHARS:
+            raise PlanError(f"faker provider '{provider}' returned {clip(v)} ({type(v).__name__}); a faker provider must "
+                            f"return text of at most {MAX_FAKER_CHARS} characters; choose another provider")
+        seen[v] = None
     return tuple(seen)
+
+
+def faker_provider_problem(fk, provider: str) -> str | None:
+    """Why `provider` cannot fill a pool (not a provider method, needs arguments, returns
+    something other than short text), or None. Probes a few calls on a seeded copy."""
+    gens = getattr(fk, "factories", None) or [fk]
+    methods = {m for g in gens for p in g.get_providers() for m in dir(p) if not m.startswith("_")}
+    fn = getattr(fk, provider, None) if provider in methods else None
+    if not callable(fn):
+        return "unknown faker provider"
+    fk.seed_instance(0)
+    for _ in range(5):
+        try:
+            v = fn()
+        except Exception as exc:  # faker raises anything (TypeError for missing arguments, ImportError, ...)
+            return f"faker.{provider}() cannot be called without arguments ({type(exc).__name__}: {clip(str(exc))})"
+        if not isinstance(v, str):
+            return f"faker.{provider}() returns {type(v).__name__}, not text; use a provider that returns a string"
+        if len(v) > MAX_FAKER_CHARS:
+            return f"faker.{provider}() returns text of {len(v):,} characters; the limit is {MAX_FAKER_CHARS}"
+    return None
 
 
 class _Part:
@@ -178,6 +209,8 @@ class NameSampler:
         return total
 
     def draw(self, n: int, rng: np.random.Generator) -> pl.Series:
+        if n == 0:
+            return pl.Series("name", [], dtype=pl.String)
         which = rng.choice(len(self.templates), size=n, p=self.template_p) if len(self.templates) > 1 else np.zeros(n, np.intp)
         out = pl.Series("name", [""] * n, dtype=pl.String) if len(self.templates) > 1 else None
         for ti, parsed in enumerate(self.parsed):
@@ -199,7 +232,7 @@ class NameSampler:
     def unique(self, n: int, rng: np.random.Generator, rounds: int = 60) -> pl.Series:
         """`n` distinct names; duplicates are redrawn until none remain."""
         cap = self.capacity()
-        if n > 0.7 * cap:
+        if 10 * n > 7 * cap:  # integers: the capacity of a long template overflows a float
             raise PlanError(
                 f"counts cannot be satisfied: type '{self.type_name}' needs {n:,} unique names but its name "
                 f"template(s) yield at most about {cap:,}; add parts or choices to its name, or lower the count"
@@ -244,6 +277,12 @@ def sample_numeric(attr: NumericAttr, n: int, rng: np.random.Generator) -> np.nd
             break
         x[bad] = draw(len(bad))
     x = np.clip(x, lo, hi)
+    bad = ~np.isfinite(x) | ((np.abs(x) > MAX_EXACT_INT) if attr.integer else False)
+    if bad.any():
+        v = x[np.nonzero(bad)[0][0]]
+        raise PlanError(f"drew {v:g} from {attr.distribution} {clip(dict(attr.params))}, which "
+                        f"{'an integer attribute cannot hold exactly' if np.isfinite(v) else 'is not a finite number'}; "
+                        "give the attribute a min and max or smaller parameters")
     if attr.integer:
         return np.clip(np.rint(x), lo, hi).astype(np.int64)
     if attr.decimals is not None:
@@ -258,15 +297,19 @@ def sample_days(lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator) -> np.
 
 
 def apply_offset(days: np.ndarray, years: int, day_offset: int) -> np.ndarray:
-    """Calendar offset (Feb 29 + 1y = Feb 28, like SQL intervals) on int days; sentinels pass through."""
+    """Calendar offset on int days, years first then days, exactly like SQL
+    `date + INTERVAL years YEAR + INTERVAL days DAY` (Feb 29 + 1y = Feb 28); sentinels pass through.
+    Validation keeps every offset date inside 0001..9999."""
     days = np.asarray(days, dtype=np.int64)
     if years == 0 and day_offset == 0:
         return days
     real = (days > NEG_INF) & (days < POS_INF)
     out = days.copy()
     if real.any():
-        s = pl.Series(days[real].astype(np.int32)).cast(pl.Date).dt.offset_by(f"{years}y{day_offset}d")
-        out[real] = s.to_physical().to_numpy().astype(np.int64)
+        v = days[real]
+        if years:
+            v = pl.Series(v.astype(np.int32)).cast(pl.Date).dt.offset_by(f"{years}y").to_physical().to_numpy().astype(np.int64)
+        out[real] = v + day_offset
     return out
 
 

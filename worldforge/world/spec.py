@@ -23,14 +23,29 @@ _PKG = Path(__file__).resolve().parent.parent
 SCHEMAS_DIR = _PKG.parent / "schemas" if (_PKG.parent / "schemas").is_dir() else _PKG / "schemas"
 
 
+# World dates have four-digit years, and a year after as_of still exists (pages, tasks and
+# answers write and read dates with four-digit years; task ranges round up to a year's end).
+MIN_WORLD_DATE = dt.date(1000, 1, 1)
+MAX_WORLD_DATE = dt.date(9998, 12, 31)
+
+
+def _world_date(d: dt.date | None) -> dt.date | None:
+    if d is not None and not MIN_WORLD_DATE <= d <= MAX_WORLD_DATE:
+        raise ValueError(f"must lie within {MIN_WORLD_DATE}..{MAX_WORLD_DATE}: pages, tasks and answers write dates "
+                         "with four-digit years")
+    return d
+
+
 class TimeSpan(Model):
     start: dt.date
     end: dt.date | None = None  # defaults to as_of
 
+    _in_range = field_validator("start", "end")(_world_date)
+
 
 class WorldSpec(Model):
     spec_version: Literal[1] = 1
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=100)
     description: str = ""
     seed: int = Field(ge=0, lt=2**63)
     locale: str = "en_US"
@@ -43,10 +58,14 @@ class WorldSpec(Model):
     @field_validator("counts")
     @classmethod
     def _nonneg(cls, v):
+        from .pack import clip
+
         bad = {k: c for k, c in v.items() if c < 0}
         if bad:
-            raise ValueError(f"counts must be >= 0, got {bad}")
+            raise ValueError(f"counts must be >= 0, got {clip(bad)}")
         return v
+
+    _in_range = field_validator("as_of")(_world_date)
 
     @property
     def span_start(self) -> dt.date:
@@ -95,8 +114,9 @@ class ResolvedWorld(Model):
         raise KeyError(rel)
 
 
-def attribute_dtype(world: ResolvedWorld, type_name: str, attr: str) -> str:
-    """The stored type of an attribute: string, int, float, date, bool or entity (an id)."""
+def attribute_dtype(world: ResolvedWorld, type_name: str, attr: str, _seen: frozenset = frozenset()) -> str:
+    """The stored type of an attribute: string, int, float, date, bool or entity (an id).
+    A lookup that leads nowhere or around in a circle (validation reports both) is a string."""
     if attr == "id":
         return "entity"
     if attr == "name":
@@ -110,8 +130,12 @@ def attribute_dtype(world: ResolvedWorld, type_name: str, attr: str) -> str:
         return "date"
     if isinstance(a, DerivedAttr):
         return a.dtype
-    rel = world.relations[a.via]
-    return attribute_dtype(world, rel.target, a.attribute)
+    rel = world.relations.get(a.via)
+    key = (type_name, attr)
+    if rel is None or rel.target not in world.types or key in _seen or (
+            a.attribute not in ("id", "name") and a.attribute not in world.types[rel.target].attributes):
+        return "string"
+    return attribute_dtype(world, rel.target, a.attribute, _seen | {key})
 
 
 def expected_counts(world: ResolvedWorld) -> dict[str, tuple[float, float, float]]:
@@ -143,3 +167,12 @@ def fill_sql(sql: str, spec: WorldSpec) -> str:
     return sql.replace("{as_of}", f"DATE '{spec.as_of.isoformat()}'").replace(
         "{span_start}", f"DATE '{spec.span_start.isoformat()}'"
     )
+
+
+SQL_TYPES = {"string": "VARCHAR", "int": "BIGINT", "float": "DOUBLE", "date": "DATE", "bool": "BOOLEAN", "entity": "VARCHAR"}
+
+
+def derived_query(attr: DerivedAttr, spec: WorldSpec, where: str = "") -> str:
+    """The query that computes a derived attribute over `frame` (the type's columns so far
+    plus `__row`); validation compiles exactly this text."""
+    return f"SELECT CAST((\n{fill_sql(attr.sql, spec)}\n) AS {SQL_TYPES[attr.dtype]}) AS v FROM frame {where}ORDER BY __row"

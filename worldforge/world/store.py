@@ -225,12 +225,15 @@ def _write_catalogue(con, world: ResolvedWorld) -> None:
         temporal = "history" if rs.history else "event" if rs.date else "since" if rs.since else "static"
         rels.append((r, world.pack_of_relation(r), rs.source, rs.target, rs.cardinality, temporal, rs.description))
     con.execute("CREATE TABLE _types (type VARCHAR, pack VARCHAR, description VARCHAR, parent VARCHAR)")
-    con.executemany("INSERT INTO _types VALUES (?, ?, ?, ?)", types)
+    if types:
+        con.executemany("INSERT INTO _types VALUES (?, ?, ?, ?)", types)
     con.execute("CREATE TABLE _attributes (type VARCHAR, attribute VARCHAR, kind VARCHAR, dtype VARCHAR, unit VARCHAR, description VARCHAR)")
-    con.executemany("INSERT INTO _attributes VALUES (?, ?, ?, ?, ?, ?)", attrs)
+    if attrs:
+        con.executemany("INSERT INTO _attributes VALUES (?, ?, ?, ?, ?, ?)", attrs)
     con.execute("CREATE TABLE _relations (relation VARCHAR, pack VARCHAR, source VARCHAR, target VARCHAR, "
                 "cardinality VARCHAR, temporal VARCHAR, description VARCHAR)")
-    con.executemany("INSERT INTO _relations VALUES (?, ?, ?, ?, ?, ?, ?)", rels)
+    if rels:  # executemany needs at least one row
+        con.executemany("INSERT INTO _relations VALUES (?, ?, ?, ?, ?, ?, ?)", rels)
     events = [(t, a) for t, et in world.types.items() for a, s in et.attributes.items() if isinstance(s, DateAttr) and s.event]
     con.execute("CREATE TABLE _events (type VARCHAR, attribute VARCHAR)")
     if events:

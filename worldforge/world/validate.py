@@ -2,12 +2,14 @@
 
 `load_world(path)` parses the spec and every pack it names, then checks the whole
 thing (cross references, faker providers, dependency cycles, empty date windows,
-counts that cannot be satisfied) and raises one `SpecError` listing every problem,
-each with its file, field path, bad value and what is accepted.
+counts that cannot be satisfied, the size of the world, SQL that does not compile) and
+raises one `SpecError` listing every problem, each with its file, field path, bad value
+and what is accepted.
 """
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import difflib
 import string
@@ -30,39 +32,140 @@ from .pack import (
     LookupAttr,
     RelationSpec,
     WeightSelect,
+    clip,
 )
-from .spec import SCHEMAS_DIR, ResolvedWorld, WorldSpec, attribute_dtype, expected_counts, fill_sql
+from .spec import SCHEMAS_DIR, ResolvedWorld, WorldSpec, attribute_dtype, derived_query, expected_counts, fill_sql
+
+# Limits on what a spec may ask for (README: "Limits").
+MAX_YAML_BYTES = 4 * 2**20  # a spec or pack file
+MAX_YAML_NODES = 1_000_000  # values in one file after YAML aliases are expanded
+MAX_YAML_DEPTH = 64  # nesting of mappings and lists
+MAX_ENTITIES = 20_000_000  # entities a world may plan (at the top of every count range)
+MAX_LINKS = 100_000_000  # relation links a world may plan (at the top of every count range)
+COMPILE_TIME_LIMIT = 10.0  # seconds to compile one SQL expression or query at validation
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
+    """The bad value as shown in a message: cheap on huge, deep or recursive values."""
+    text = clip(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml's parser when installed
+    """PyYAML's safe loader, with scalars that cannot be read (2025-02-30, a 5,000-digit
+    integer) reported as YAML errors at their position instead of raising ValueError."""
+
+
+def _guarded(construct):
+    def run(loader, node):
+        try:
+            return construct(loader, node)
+        except (ValueError, OverflowError) as exc:
+            raise yaml.constructor.ConstructorError(None, None, f"cannot read {_short(node.value)}: {exc}", node.start_mark) from None
+    return run
+
+
+for _tag in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
+    _Loader.add_constructor(_tag, _guarded(yaml.SafeLoader.yaml_constructors[_tag]))
+
+
+class _YamlLimit(Exception):
+    def __init__(self, message: str, mark=None):
+        super().__init__(message)
+        self.mark = mark
+
+
+def _check_nodes(root) -> None:
+    """Count the values of a composed YAML document as they would be after alias expansion
+    (memoised, so an alias bomb is counted in linear time), refuse recursive aliases and
+    deep nesting."""
+    size: dict[int, int] = {}
+    open_: set[int] = set()
+    stack = [(root, 0, False)]
+
+    def children(node) -> list:
+        if isinstance(node, yaml.MappingNode):
+            return [x for kv in node.value for x in kv]
+        if isinstance(node, yaml.SequenceNode):
+            return list(node.value)
+        return []
+
+    while stack:
+        node, depth, done = stack.pop()
+        key = id(node)
+        if done:
+            open_.discard(key)
+            size[key] = 1 + sum(size[id(c)] for c in children(node))
+            if size[key] > MAX_YAML_NODES:
+                raise _YamlLimit(f"the document expands to more than {MAX_YAML_NODES:,} values (through YAML aliases?); "
+                                 "write it out plainly", node.start_mark)
+            continue
+        if key in size:
+            continue
+        if key in open_:
+            raise _YamlLimit("a YAML alias refers to a value that contains it (a recursive structure)", node.start_mark)
+        if depth > MAX_YAML_DEPTH:
+            raise _YamlLimit(f"values are nested more than {MAX_YAML_DEPTH} levels deep", node.start_mark)
+        open_.add(key)
+        stack.append((node, depth, True))
+        stack.extend((c, depth + 1, False) for c in children(node))
+
+
 def _read_yaml(path: Path, problems: list[SpecProblem]) -> Any:
+    """Parse one YAML file, bounded: its size, the values it expands to and their nesting."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            data = f.read(MAX_YAML_BYTES + 1)
     except FileNotFoundError:
         problems.append(SpecProblem(str(path), "", "", "file not found"))
         return None
-    except OSError as exc:
-        problems.append(SpecProblem(str(path), "", "", f"cannot read file: {exc.strerror}"))
+    except (OSError, ValueError) as exc:
+        problems.append(SpecProblem(_short(str(path), 200), "", "", f"cannot read file: {getattr(exc, 'strerror', None) or exc}"))
+        return None
+    if len(data) > MAX_YAML_BYTES:
+        problems.append(SpecProblem(str(path), "", "", f"file is larger than {MAX_YAML_BYTES // 2**20} MiB; a spec or pack is a short YAML file"))
         return None
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(SpecProblem(str(path), "", "", f"not UTF-8 text (byte {exc.start}); save the file as UTF-8"))
+        return None
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_nodes(node)
+        return loader.construct_document(node)
+    except (yaml.YAMLError, _YamlLimit) as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "mark", None)
+        if mark is not None:
+            where = f"line {mark.line + 1}, column {mark.column + 1}"
+        elif isinstance(getattr(exc, "position", None), int):  # a reader error: a character index
+            line = text.count("\n", 0, exc.position) + 1
+            where = f"line {line}, column {exc.position - (text.rfind(chr(10), 0, exc.position) + 1) + 1}"
+        else:
+            where = "unknown position"
         what = getattr(exc, "problem", None) or str(exc)
         problems.append(SpecProblem(str(path), "", "", f"invalid YAML at {where}: {what}"))
         return None
+    except RecursionError:
+        problems.append(SpecProblem(str(path), "", "", f"invalid YAML: values are nested more than {MAX_YAML_DEPTH} levels deep"))
+        return None
+    finally:
+        loader.dispose()
 
 
 def _pydantic_problems(source: str, exc: ValidationError, prefix: str = "") -> list[SpecProblem]:
+    errors = exc.errors(include_url=False)
+    # A value that fits no member of a union gets one error per member; when one member got
+    # further (an error deeper inside it), the members that failed on the value's type are noise.
+    locs = [tuple(map(str, e["loc"])) for e in errors]
     out = []
-    for err in exc.errors():
-        loc = [str(x) for x in err["loc"]]
-        # Drop the discriminator tag pydantic inserts into union locations.
+    for err, loc in zip(errors, locs):
+        if err["type"].endswith("_type") and loc and any(
+                len(other) > len(loc) and other[: len(loc) - 1] == loc[:-1] and other[len(loc) - 1] != loc[-1] for other in locs):
+            continue
         path = ".".join(loc)
         if prefix:
             path = f"{prefix}.{path}" if path else prefix
@@ -71,8 +174,12 @@ def _pydantic_problems(source: str, exc: ValidationError, prefix: str = "") -> l
             msg = "unknown field; remove it or check its spelling"
         elif err["type"] == "missing":
             msg = "required field is missing"
-        value = "" if err["type"] == "missing" else _short(err.get("input"))
-        out.append(SpecProblem(source, path, value, msg))
+        elif err["type"] == "value_error":
+            msg = msg.removeprefix("Value error, ")
+        inp = err.get("input")
+        # Checks over a whole mapping or list name the bad part in their message.
+        hide = err["type"] == "missing" or (err["type"] == "value_error" and isinstance(inp, (dict, list)))
+        out.append(SpecProblem(source, path, "" if hide else _short(inp), msg))
     return out
 
 
@@ -89,16 +196,26 @@ def _available_packs(dirs: list[Path]) -> list[str]:
     return sorted({p.stem for d in dirs for p in d.glob("*.yaml")})
 
 
+def _is_file(p: Path) -> bool:
+    try:
+        return p.is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        return False
+
+
 def _resolve_pack_path(ref: str, spec_dir: Path, dirs: list[Path]) -> Path | None:
     if ref.endswith((".yaml", ".yml")) or "/" in ref:
         for base in (spec_dir, Path.cwd()):
-            cand = (base / ref).resolve()
-            if cand.is_file():
+            try:
+                cand = (base / ref).resolve()
+            except (OSError, ValueError, RuntimeError):
+                continue
+            if _is_file(cand):
                 return cand
         return None
     for d in dirs:
         cand = d / f"{ref}.yaml"
-        if cand.is_file():
+        if _is_file(cand):
             return cand
     return None
 
@@ -121,7 +238,8 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
 
     packs: dict[str, DomainPack] = {}
     pack_files: dict[str, str] = {}
-    for i, ref in enumerate(raw.get("packs") or []):
+    pack_refs = raw.get("packs")
+    for i, ref in enumerate(pack_refs if isinstance(pack_refs, list) else []):
         if not isinstance(ref, str):
             continue
         pack_path = _resolve_pack_path(ref, path.parent, dirs)
@@ -220,6 +338,15 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
             if r in types:
                 add(pname, f"relations.{r}", r, "a relation must not share its name with a type")
             rels[r] = (pname, rs)
+    # Facts and pages name attributes and links by their names: a relation may not take the
+    # name of an attribute of the types it joins.
+    for r, (pname, rs) in rels.items():
+        parent_of = next((t for t, (_, et) in types.items() if et.parent and et.parent.relation == r), None)
+        where = f"types.{parent_of}.parent.relation" if parent_of else f"relations.{r}"
+        for side in dict.fromkeys((rs.source, rs.target)):
+            if side in types and (r in types[side][1].attributes or r in ("id", "name")):
+                add(pname, where, r, f"relation '{r}' has the name of an attribute of '{side}' (facts and pages name both "
+                    "by it); rename the relation or the attribute")
 
     def known_type(pname: str, path: str, t: str) -> bool:
         if t in types:
@@ -249,6 +376,15 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
 
     def check_bound(pname: str, path: str, b: DateBound, owner: str, ctx: str) -> None:
         """ctx: 'attr' (ref is on type owner) or 'rel' (owner is a relation name)."""
+        if b.years or b.days:
+            if b.ref in CONSTANT_REFS:
+                base = [spec.as_of if b.ref == "as_of" else spec.span_start]
+            else:  # the reference is a date inside the world's time span
+                base = [spec.span_start, spec.span_end]
+            if any(shift_date(d, b.years, b.days) is None for d in base):
+                add(pname, path, str(b), "the offset takes dates out of range: applied to "
+                    f"{b.ref if b.ref in CONSTANT_REFS else 'the dates of the time span'} it must stay within "
+                    "0001-01-01..9999-12-31")
         if b.ref in CONSTANT_REFS:
             return
         parts = b.ref.split(".")
@@ -272,28 +408,36 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
         add(pname, path, b.ref, f"unknown date reference; use as_of, span_start, source.<attr>, target.<attr>{extra}")
 
     faker = None
+    provider_problems: dict[str, str | None] = {}
+
+    def check_provider(pname: str, path: str, provider: str) -> None:
+        nonlocal faker
+        from .sampling import faker_provider_problem
+
+        if faker is None:
+            faker = Faker(spec.locale if spec.locale in AVAILABLE_LOCALES else "en_US")
+        if provider not in provider_problems:
+            provider_problems[provider] = faker_provider_problem(faker, provider)
+        why = provider_problems[provider]
+        if why is not None:
+            hint = _suggest(provider, [m for m in dir(faker) if not m.startswith("_")]) if why == "unknown faker provider" else ""
+            add(pname, path, provider, why + hint)
+
     for pname, pack in world.packs.items():
         for t, et in pack.types.items():
             base = f"types.{t}"
             if et.parent:
                 known_type(pname, f"{base}.parent.type", et.parent.type)
             for part_name, part in et.name.parts.items():
-                if part.faker:
-                    if faker is None:
-                        faker = Faker(spec.locale if spec.locale in AVAILABLE_LOCALES else "en_US")
-                    if not callable(getattr(faker, part.faker, None)):
-                        add(pname, f"{base}.name.parts.{part_name}.faker", part.faker,
-                            f"unknown faker provider{_suggest(part.faker, dir(faker))}")
+                if part.faker is not None:
+                    check_provider(pname, f"{base}.name.parts.{part_name}.faker", part.faker)
             for alias_i, al in enumerate(et.name.aliases):
                 if al.after is not None:
                     check_bound(pname, f"{base}.name.aliases.{alias_i}.after", al.after, t, "attr")
             for a, attr in et.attributes.items():
                 ap = f"{base}.attributes.{a}"
                 if isinstance(attr, FakerAttr):
-                    if faker is None:
-                        faker = Faker(spec.locale if spec.locale in AVAILABLE_LOCALES else "en_US")
-                    if not callable(getattr(faker, attr.provider, None)):
-                        add(pname, f"{ap}.provider", attr.provider, f"unknown faker provider{_suggest(attr.provider, dir(faker))}")
+                    check_provider(pname, f"{ap}.provider", attr.provider)
                 elif isinstance(attr, DateAttr):
                     for j, b in enumerate(attr.after):
                         check_bound(pname, f"{ap}.after.{j}", b, t, "attr")
@@ -346,6 +490,9 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
             _check_static_window(add, pname, f"{rp}.history", rs.history.after, rs.history.before, spec)
         if rs.acyclic and rs.source != rs.target:
             add(pname, f"{rp}.acyclic", True, "acyclic only applies to relations from a type to itself")
+        elif rs.acyclic and rs.required:
+            add(pname, f"{rp}.required", True, f"a required relation from '{rs.source}' to itself cannot be acyclic: in a world "
+                "without cycles some entity links to nothing; drop required (or acyclic)")
     for pname, pack in world.packs.items():
         for i, inv in enumerate(pack.invariants):
             if inv.acyclic is not None and inv.acyclic not in rels:
@@ -364,10 +511,64 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
             add(None, f"counts.{t}", None, f"root type '{t}' (pack '{pname}') needs a count (0 to leave it out)")
 
     if not probs:
+        probs.extend(_size_problems(world, spec_file))
+    if not probs:
         probs.extend(_feasibility_problems(world, spec_file))
         probs.extend(_cycle_problems(world, spec_file))
+    if not probs:
         probs.extend(_sql_problems(world))
     return probs
+
+
+def shift_date(d: dt.date, years: int, days: int) -> dt.date | None:
+    """`d + years + days` as SQL intervals compute it (Feb 29 + 1y = Feb 28), or None when the
+    result leaves 0001-01-01..9999-12-31."""
+    try:
+        y = d.year + years
+        if not 1 <= y <= 9999:
+            return None
+        out = d.replace(year=y, day=min(d.day, calendar.monthrange(y, d.month)[1]))
+        return out + dt.timedelta(days=days)
+    except (OverflowError, ValueError):
+        return None
+
+
+def planned_links(world: ResolvedWorld) -> dict[str, float]:
+    """The most links each relation can make (at the top of every count range)."""
+    counts = expected_counts(world)
+    parent_rels = {et.parent.relation for et in world.types.values() if et.parent}
+    return {r: counts[rs.source][2] * (1 if r in parent_rels else rs.count_range.max) for r, rs in world.relations.items()}
+
+
+def _size_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem]:
+    """The world's size at the top of every count range must stay under the caps."""
+    counts = expected_counts(world)
+    total_hi = sum(hi for _, _, hi in counts.values())
+    if total_hi > MAX_ENTITIES:
+        total_mid = sum(mid for _, mid, _ in counts.values())
+
+        def chain(t: str, depth: int = 0) -> str:
+            par = world.types[t].parent
+            if par is None or depth > len(world.types):
+                return f"counts.{t} = {world.spec.counts.get(t, 0):,}"
+            return (f"{par.count.min:,}-{par.count.max:,} per {par.type} (types.{t}.parent.count in pack "
+                    f"'{world.pack_of_type(t)}') x {par.type}: {chain(par.type, depth + 1)}")
+
+        top = sorted(counts, key=lambda t: -counts[t][2])[:3]
+        detail = "; ".join(f"{t}: up to {counts[t][2]:,.0f} ({chain(t)})" for t in top)
+        return [SpecProblem(spec_file, "counts", f"up to {total_hi:,.0f} entities",
+                            f"the world would have up to {total_hi:,.0f} entities (about {total_mid:,.0f} expected); the limit "
+                            f"is {MAX_ENTITIES:,}: lower the counts or the parent count ranges that multiply up: {detail}")]
+    links = planned_links(world)
+    total_links = sum(links.values())
+    if total_links > MAX_LINKS:
+        top = sorted(links, key=lambda r: -links[r])[:3]
+        detail = "; ".join(f"{r}: up to {links[r]:,.0f} ({counts[world.relations[r].source][2]:,.0f} "
+                           f"{world.relations[r].source} x up to {world.relations[r].count_range.max:,} each)" for r in top)
+        return [SpecProblem(spec_file, "counts", f"up to {total_links:,.0f} links",
+                            f"the world would have up to {total_links:,.0f} relation links; the limit is {MAX_LINKS:,}: "
+                            f"lower the counts or the relations' count.max: {detail}")]
+    return []
 
 
 def _check_pages(add, pname: str, t: str, et: EntityType, rels: dict, check_attr) -> None:
@@ -402,14 +603,10 @@ def _check_pages(add, pname: str, t: str, et: EntityType, rels: dict, check_attr
 def _check_static_window(add, pname: str, path: str, after: list[DateBound], before: list[DateBound], spec: WorldSpec) -> None:
     """Reject windows that are empty whatever the data: constant bounds that cross, or
     a lower bound on the same reference at or above an upper bound."""
-    import polars as pl
-
     def resolve(b: DateBound) -> dt.date | None:
         if b.ref not in CONSTANT_REFS:
             return None
-        base = spec.as_of if b.ref == "as_of" else spec.span_start
-        s = pl.Series([base]).dt.offset_by(f"{b.years}y{b.days}d")
-        return s[0]
+        return shift_date(spec.as_of if b.ref == "as_of" else spec.span_start, b.years, b.days)  # None: reported
 
     lo = max([d for d in map(resolve, after) if d is not None] + [spec.span_start])
     hi = min([d for d in map(resolve, before) if d is not None] + [spec.as_of])
@@ -444,44 +641,114 @@ def _feasibility_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProb
     return probs
 
 
+def _node_place(world: ResolvedWorld, node: tuple) -> tuple[str, str]:
+    """The pack file and field path a node of the dependency graph is declared at."""
+    kind, owner = node[0], node[1]
+    if kind in ("type", "attr", "aliases"):
+        pname = world.pack_of_type(owner)
+        path = {"type": f"types.{owner}", "aliases": f"types.{owner}.name.aliases"}.get(kind) or f"types.{owner}.attributes.{node[2]}"
+    else:
+        pname = world.pack_of_relation(owner)
+        path = f"relations.{owner}"
+    return world.pack_files[pname], path
+
+
 def _cycle_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem]:
     import networkx as nx
 
     g = dependency_graph(world)
     probs = []
+    for u, _ in nx.selfloop_edges(g):
+        source, path = _node_place(world, u)
+        probs.append(SpecProblem(source, path, "", f"dependency cycle: {node_label(u)} depends on itself (e.g. a date bounded "
+                                 "by itself, a type that is its own parent); remove that reference"))
     for comp in nx.strongly_connected_components(g):
         if len(comp) < 2:
             continue
         cyc = nx.find_cycle(g.subgraph(comp))
         chain = " -> ".join(node_label(u) for u, _ in cyc) + f" -> {node_label(cyc[0][0])}"
-        first = sorted(comp)[0]
-        owner = first[1]
-        pname = world.pack_of_type(owner) if first[0] in ("type", "attr", "aliases") else world.pack_of_relation(owner)
-        probs.append(SpecProblem(world.pack_files[pname], "", "",
-                                 f"dependency cycle: {chain}; break it by removing one of these references"))
+        source, _ = _node_place(world, sorted(comp)[0])
+        probs.append(SpecProblem(source, "", "", f"dependency cycle: {chain}; break it by removing one of these references"))
     return probs
 
 
-def _sql_problems(world: ResolvedWorld) -> list[SpecProblem]:
-    """Compile derived expressions against an empty table of the right shape."""
+def _empty_store(world: ResolvedWorld):
+    """An in-memory DuckDB holding the world's tables and views, empty: what SQL in a pack runs against."""
+    import duckdb
+    import polars as pl
+
+    from .planner import POLARS_DTYPES
+    from .store import WorldTables, _write_tables
+
+    tables = WorldTables()
+    for t, et in world.types.items():
+        tables.entities[t] = pl.DataFrame(schema={"id": pl.String, "name": pl.String,
+                                                  **{a: POLARS_DTYPES[attribute_dtype(world, t, a)] for a in et.attributes}})
+    for r in world.relations:
+        tables.edges[r] = pl.DataFrame(schema={"src": pl.Int64, "tgt": pl.Int64, "valid_from": pl.Date, "valid_to": pl.Date})
+    con = duckdb.connect()
+    _write_tables(con, world, tables)
+    return con
+
+
+def _compile(con, sql: str) -> str | None:
+    """Why a query does not run on `con` (several statements, a DuckDB error, too slow), or None."""
     import duckdb
 
-    sql_types = {"string": "VARCHAR", "int": "BIGINT", "float": "DOUBLE", "date": "DATE", "bool": "BOOLEAN", "entity": "VARCHAR"}
+    from .invariants import QueryTimeout, run_limited
+
+    try:
+        n = len(con.extract_statements(sql))
+    except duckdb.Error:
+        n = 1  # the parse error is reported by running it
+    if n != 1:
+        return "must be a single expression or query (no ';')"
+    try:
+        run_limited(con, lambda: con.execute(sql).fetchall(), COMPILE_TIME_LIMIT)
+    except QueryTimeout as exc:
+        return f"the query {exc} even on an empty world"
+    except duckdb.Error as exc:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return None
+
+
+def _sql_problems(world: ResolvedWorld) -> list[SpecProblem]:
+    """Compile derived expressions (exactly as the planner runs them, over an empty frame of
+    the type's columns) and declared invariants (over the world's empty tables and views)."""
+    import duckdb
+
+    from .invariants import invariant_query
+    from .spec import SQL_TYPES
+
     probs = []
     con = duckdb.connect()
-    for t, et in world.types.items():
-        cols = ["id VARCHAR", "name VARCHAR"] + [
-            f'"{a}" {sql_types[attribute_dtype(world, t, a)]}' for a in et.attributes
-        ]
-        con.execute(f'CREATE OR REPLACE TABLE "_probe" ({", ".join(cols)})')
-        for a, attr in et.attributes.items():
-            if isinstance(attr, DerivedAttr):
-                expr = fill_sql(attr.sql, world.spec)
-                try:
-                    con.execute(f'SELECT CAST(({expr}) AS {sql_types[attr.dtype]}) FROM "_probe"').fetchall()
-                except duckdb.Error as exc:
-                    msg = str(exc).splitlines()[0]
-                    probs.append(SpecProblem(world.pack_files[world.pack_of_type(t)], f"types.{t}.attributes.{a}.sql",
-                                             _short(attr.sql), f"not a valid DuckDB expression over {t}'s columns: {msg}"))
-    con.close()
+    try:
+        for t, et in world.types.items():
+            cols = ["__row BIGINT", "id VARCHAR", "name VARCHAR"] + [
+                f'"{a}" {SQL_TYPES[attribute_dtype(world, t, a)]}' for a in et.attributes
+            ]
+            con.execute(f'CREATE OR REPLACE TABLE frame ({", ".join(cols)})')
+            for a, attr in et.attributes.items():
+                if isinstance(attr, DerivedAttr):
+                    why = _compile(con, derived_query(attr, world.spec))
+                    if why:
+                        probs.append(SpecProblem(world.pack_files[world.pack_of_type(t)], f"types.{t}.attributes.{a}.sql",
+                                                 _short(attr.sql), f"not a valid DuckDB expression over {t}'s columns: {why}"))
+    finally:
+        con.close()
+    declared = [(pname, i, inv) for pname, pack in world.packs.items() for i, inv in enumerate(pack.invariants) if inv.sql is not None]
+    if not declared or probs or not world.relations:  # (a world without relations cannot be stored: plan says so)
+        return probs
+    try:
+        con = _empty_store(world)
+    except duckdb.Error as exc:
+        return [SpecProblem(world.pack_files[next(iter(world.packs))], "", "", f"the world's tables cannot be created: {exc}")]
+    try:
+        for pname, i, inv in declared:
+            why = _compile(con, invariant_query(fill_sql(inv.sql, world.spec)))
+            if why:
+                probs.append(SpecProblem(world.pack_files[pname], f"invariants.{i}.sql", _short(inv.sql),
+                                         f"invariant '{inv.name}' does not run on the world's tables: {why}"))
+    finally:
+        con.close()
     return probs

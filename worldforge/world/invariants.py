@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..plumbing import quote_ident as _q
-from .pack import CONSTANT_REFS, DateAttr, DateBound, DerivedAttr, LookupAttr, NumericAttr, RelationSpec
+from .pack import DateAttr, DateBound, DerivedAttr, LookupAttr, NumericAttr, RelationSpec, constant_date
 from .spec import ResolvedWorld, fill_sql
 
 
@@ -125,8 +125,7 @@ def _offset_sql(expr: str, b: DateBound) -> str:
 
 
 def _const_sql(world: ResolvedWorld, ref: str) -> str:
-    d = world.spec.as_of if ref == "as_of" else world.spec.span_start
-    return f"DATE '{d.isoformat()}'"
+    return f"DATE '{constant_date(ref, world.spec.as_of, world.spec.span_start).isoformat()}'"
 
 
 def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
@@ -174,7 +173,7 @@ def _attr_bound_invariant(world: ResolvedWorld, t: str, a: str, side: str, b: Da
     name = f"{t}.{a}.{side}:{b}"
     desc = f"{t}.{a} is {'on or after' if side == 'after' else 'on or before'} {b}"
     T, A = _q(t), _q(a)
-    if b.ref in CONSTANT_REFS:
+    if b.constant:
         bound = _offset_sql(_const_sql(world, b.ref), b)
         return Invariant(name, desc, f"SELECT x.id, x.{A} FROM {T} x WHERE x.{A} {op} {bound}")
     parts = b.ref.split(".")
@@ -191,7 +190,7 @@ def _attr_bound_invariant(world: ResolvedWorld, t: str, a: str, side: str, b: Da
 
 
 def _rel_bound_sql(world: ResolvedWorld, b: DateBound) -> str:
-    if b.ref in CONSTANT_REFS:
+    if b.constant:
         return _offset_sql(_const_sql(world, b.ref), b)
     if b.ref == "valid_from":
         return _offset_sql("e.valid_from", b)
@@ -324,3 +323,92 @@ def check_world(path: str | Path) -> tuple[int, list[Violation]]:
     invs = all_invariants(info.world)
     with info.connect() as con:
         return len(invs), check_connection(con, info.world, invs)
+
+
+# --------------------------------------------------------------------------- shared checks
+# Queries the invariants and `worldforge audit` share: each returns the violating rows.
+
+
+def link_time_sql(world: ResolvedWorld, rs: RelationSpec) -> tuple[str, str] | None:
+    """SQL for when a link of `rs` (alias e, its source s) holds: (first day, last day), or None
+    for an undated link without `at`."""
+    as_of = _const_sql(world, "as_of")
+    if rs.history:
+        return "e.valid_from", f"coalesce(e.valid_to, {as_of})"
+    if rs.date or rs.since:
+        return "e.valid_from", "e.valid_from"
+    if rs.at is not None:
+        t = _rel_bound_sql(world, rs.at)
+        return t, t
+    return None
+
+
+def requires_uncovered_sql(world: ResolvedWorld, r: str, rs: RelationSpec) -> str:
+    """Links of `r` whose target is not reachable from the source through `requires.path`
+    by links valid over the whole time the link holds."""
+    rels = world.relations
+    time = link_time_sql(world, rs)
+    joins, conds, cur = [], [], "e.source"
+    for i, (hop, back) in enumerate(rs.requires.hops):
+        h = f"h{i}"
+        near, far = ("target", "source") if back else ("source", "target")
+        joins.append(f"{_q('rel_' + hop)} {h}")
+        conds.append(f"{h}.{near} = {cur}")
+        if time is not None and rels[hop].dated:
+            t0, t1 = time
+            conds.append(f"({h}.valid_from IS NULL OR {h}.valid_from <= {t0}) AND ({h}.valid_to IS NULL OR {h}.valid_to >= {t1})")
+        cur = f"{h}.{far}"
+    conds.append(f"{cur} = e.target")
+    R, S, T = _q("rel_" + r), _q(rs.source), _q(rs.target)
+    return (f"SELECT e.source, e.target, e.valid_from FROM {R} e JOIN {S} s ON s.id = e.source JOIN {T} u ON u.id = e.target "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {', '.join(joins)} WHERE {' AND '.join(conds)})")
+
+
+def _word_regex(words) -> str:
+    import re
+
+    alts = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
+    return "'(^|[^[:alnum:]])(" + alts.replace("'", "''") + ")($|[^[:alnum:]])'"
+
+
+def _sql_str(v: str) -> str:
+    return "'" + v.replace("'", "''") + "'"
+
+
+def name_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part) -> str:
+    """Entities whose name contradicts the attribute its part is chosen by (a word of another
+    value's choices and none of its own value's); for `via` parts, names that do not contain
+    the related entity's value (templates may legitimately leave it out: audit only)."""
+    T = _q(t)
+    if part.via is not None:
+        rs = world.relations[part.via]
+        return (f"SELECT x.id, x.name FROM {T} x JOIN {_q('rel_' + part.via)} e ON e.source = x.id "
+                f"JOIN {_q(rs.target)} u ON u.id = e.target WHERE strpos(x.name, CAST(u.{_q(part.attribute)} AS VARCHAR)) = 0")
+    g = f"x.{_q(part.given)}"
+    default = set(part.choices or ())
+    every = part.words()
+    whens = []
+    for v, ch in part.cases.items():
+        other = every - set(ch)
+        if other:
+            whens.append(f"WHEN {g} = {_sql_str(v)} THEN regexp_matches(x.name, {_word_regex(other)})")
+    other = every - default
+    if default and other:
+        whens.append(f"WHEN {g} IS NOT NULL AND {g} NOT IN ({', '.join(_sql_str(v) for v in part.cases)}) "
+                     f"THEN regexp_matches(x.name, {_word_regex(other)})")
+    if not whens:
+        return f"SELECT x.id, x.name FROM {T} x WHERE FALSE"
+    return f"SELECT x.id, x.name, {g} FROM {T} x WHERE CASE {' '.join(whens)} ELSE FALSE END"
+
+
+def name_given_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
+    """Entities whose categorical `a` (given a name part) is not a value its case allows for
+    the word their name carries."""
+    part = world.types[t].name.parts[attr.given.split(".", 1)[1]]
+    A = f"x.{_q(a)}"
+    whens = []
+    for word, w in attr.cases.items():
+        allowed = [v for v, wt in w.items() if wt > 0]
+        whens.append(f"WHEN regexp_matches(x.name, {_word_regex([word])}) THEN {A} NOT IN ({', '.join(map(_sql_str, allowed))})")
+    del part
+    return f"SELECT x.id, x.name, {A} FROM {_q(t)} x WHERE CASE {' '.join(whens)} ELSE FALSE END"

@@ -34,7 +34,7 @@ from .pack import (
     WeightSelect,
     clip,
 )
-from .spec import SCHEMAS_DIR, ResolvedWorld, WorldSpec, attribute_dtype, derived_query, expected_counts, fill_sql
+from .spec import SCHEMAS_DIR, ResolvedWorld, WorldSpec, attribute_dtype, derived_query, expected_counts, fill_sql, with_lookup_units
 
 # Limits on what a spec may ask for (README: "Limits").
 MAX_YAML_BYTES = 4 * 2**20  # a spec or pack file
@@ -274,7 +274,7 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
     problems.extend(_semantic_problems(world, str(path)))
     if problems:
         raise SpecError(problems)
-    return world
+    return with_lookup_units(world)
 
 
 # --------------------------------------------------------------------------- semantic checks

@@ -24,14 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..plumbing import quote_ident as _q
-from .pack import CountAttr, DateAttr, NumericAttr
+from .pack import AUDIT_SECTIONS, CountAttr, DateAttr, NumericAttr
 from .spec import ResolvedWorld, attribute_dtype
 
 YEAR_DAYS = 365.2425
 # Rows measured on fewer pairs than this are shown but never judged against a threshold
 # (one anniversary among 30 pairs is 3% by chance).
 DEFAULT_MIN_N = {"anniversaries": 200}
-SECTIONS = ("ages", "anniversaries", "lifespans", "part_whole", "derived", "requires", "names", "concurrency", "degrees")
+SECTIONS = AUDIT_SECTIONS
 
 
 @dataclass
@@ -116,10 +116,12 @@ class _Auditor:
                 if ts is None:
                     continue
                 for a in date_attrs(w, t):
+                    # The linked entity acts at this event only when the link is made then (`at`).
+                    acts = rs.at is not None and rs.at.ref == f"source.{a}"
                     out.append(self._age_row(f"{t}.{a}", rs.target, f"via {r}",
                                              f"FROM {_q(t)} x JOIN {_q('rel_' + r)} e ON e.source = x.id "
                                              f"JOIN {_q(rs.target)} y ON y.id = e.target", f"x.{_q(a)}", "y", ts,
-                                             end_attr(w, rs.target)))
+                                             end_attr(w, rs.target) if acts else None))
         for r, rs in self.rels.items():
             if r in self.parent_rel:
                 continue
@@ -139,7 +141,7 @@ class _Auditor:
 
     def _age_row(self, event: str, typ: str, who: str, frm: str, col: str, alias: str, start: str, end: str | None) -> dict:
         age = _years(f"{alias}.{_q(start)}", col)
-        after_end = f"count(*) FILTER (WHERE {col} > {alias}.{_q(end)})" if end else "0"
+        after_end = f"count(*) FILTER (WHERE {col} > {alias}.{_q(end)})" if end else "NULL"
         n, lo, med, hi, before, after = self.q(
             f"SELECT count({age}), min({age}), quantile_cont({age}, 0.5), max({age}), "
             f"count(*) FILTER (WHERE {col} < {alias}.{_q(start)}), {after_end} {frm}")[0]
@@ -161,9 +163,13 @@ class _Auditor:
                    f"JOIN {_q(rs.target)} u ON u.id = e.target")
             pairs = []
             dated = r not in self.parent_rel
+            # A link ends when one of its entities ends: its end on that day is no coincidence.
+            ends = {("source", end_attr(w, rs.source)), ("target", end_attr(w, rs.target))}
             for ev in ("valid_from", "valid_to") if dated else ():
-                pairs += [(f"{r}.{ev}", f"source {rs.source}.{d}", f"e.{ev}", f"s.{_q(d)}") for d in sd]
-                pairs += [(f"{r}.{ev}", f"target {rs.target}.{d}", f"e.{ev}", f"u.{_q(d)}") for d in td]
+                pairs += [(f"{r}.{ev}", f"source {rs.source}.{d}", f"e.{ev}", f"s.{_q(d)}") for d in sd
+                          if not (ev == "valid_to" and ("source", d) in ends)]
+                pairs += [(f"{r}.{ev}", f"target {rs.target}.{d}", f"e.{ev}", f"u.{_q(d)}") for d in td
+                          if not (ev == "valid_to" and ("target", d) in ends)]
             if dated:
                 pairs.append((f"{r}.valid_to", f"{r}.valid_from", "e.valid_to", "e.valid_from"))
             pairs += [(f"{rs.source}.{e}", f"{r} target {rs.target}.{d}", f"s.{_q(e)}", f"u.{_q(d)}") for e in sd for d in td]

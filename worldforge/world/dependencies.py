@@ -54,8 +54,11 @@ def dependency_graph(world: ResolvedWorld):
             if isinstance(attr, DateAttr):
                 after, before = date_bounds(world, t, a)
                 bounds = [*after, *before] + ([attr.offset.ref] if attr.offset else [])
+                bounds += [b for c in attr.cases.values() for b in [*c.after, *c.before]]
                 for b in bounds:
                     deps += _bound_deps_attr(b, t, rels, rel_node, attr_node)
+                if attr.given is not None:
+                    deps.append(given_node(t, attr.given))
             elif isinstance(attr, DerivedAttr):
                 names = sql_names(attr.sql)
                 # Derived SQL runs over the whole row, names and ids included (and its errors name the row).

@@ -529,9 +529,18 @@ class Duration(Model):
 
 class DateOffset(Duration):
     """A date drawn as `ref` plus a random duration: `{ref: birth_date, distribution: normal,
-    params: {mean: 24, sd: 3}}` is an age of about 24 at the event."""
+    params: {mean: 24, sd: 3}}` is an age of about 24 at the event; `direction: before`
+    subtracts it (`{ref: as_of, direction: before, ...}`: an age today)."""
 
     ref: DateBound
+    direction: Literal["after", "before"] = "after"
+
+
+class DateCase(Model):
+    """More bounds for the rows whose `given` attribute has one value."""
+
+    after: list[DateBound] = []
+    before: list[DateBound] = []
 
 
 class DateAttr(_AttrBase):
@@ -544,6 +553,9 @@ class DateAttr(_AttrBase):
     # With an offset: a date that would fall after as_of has not happened yet and is NULL
     # (a death, a dissolution, a split that lies in the future).
     censor: bool = False
+    # Bounds conditioned on a categorical attribute: computer-science awards after 1950.
+    given: str | None = None
+    cases: dict[str, DateCase] = {}
     event: bool = False  # appears on the world's timeline (births, foundings, launches)
     headlines: list[str] = []  # news headlines for the event, with {subject} and {value}
 
@@ -556,6 +568,8 @@ class DateAttr(_AttrBase):
     def _censor(self) -> DateAttr:
         if self.censor and self.offset is None:
             raise ValueError("censor applies to dates drawn with an offset")
+        if (self.given is None) != (not self.cases):
+            raise ValueError("given and cases go together: cases maps values of the given attribute to more bounds")
         return self
 
 
@@ -859,7 +873,19 @@ class InvariantSpec(Model):
         return self
 
 
-AUDIT_SECTIONS = ("ages", "anniversaries", "lifespans", "part_whole", "derived", "requires", "names", "concurrency", "degrees")
+# What `worldforge audit` measures: its sections and the numbers each row carries.
+AUDIT_METRICS = {
+    "ages": ("n", "min", "median", "max", "before_start", "after_end"),
+    "anniversaries": ("n", "hits", "share"),
+    "lifespans": ("n", "ended", "ended_share", "min", "median", "max", "oldest_going", "cohort_85y_n", "cohort_85y_ended_share"),
+    "part_whole": ("n", "max_ratio", "parts_over_whole", "max_sum_ratio", "wholes_over_sum"),
+    "derived": ("n", "agree", "share"),
+    "requires": ("n", "agree", "share"),
+    "names": ("n", "agree", "share"),
+    "concurrency": ("n", "max_concurrent", "with_concurrent"),
+    "degrees": ("n", "out_max", "out_p99", "in_max", "in_p99", "targets_without"),
+}
+AUDIT_SECTIONS = tuple(AUDIT_METRICS)
 
 
 class AuditThreshold(Model):
@@ -867,7 +893,7 @@ class AuditThreshold(Model):
     `section` whose subject matches the glob `match` lies within [min, max] (rows measured on
     fewer than `min_n` items are not judged)."""
 
-    section: Literal[AUDIT_SECTIONS]
+    section: Literal["ages", "anniversaries", "lifespans", "part_whole", "derived", "requires", "names", "concurrency", "degrees"]
     metric: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
     match: str = Field("*", min_length=1, max_length=300)
     min: float | None = None
@@ -877,6 +903,8 @@ class AuditThreshold(Model):
 
     @model_validator(mode="after")
     def _bounded(self) -> AuditThreshold:
+        if self.metric not in AUDIT_METRICS[self.section]:
+            raise ValueError(f"section {self.section} has no metric {clip(self.metric)}; it has: {', '.join(AUDIT_METRICS[self.section])}")
         if self.min is None and self.max is None:
             raise ValueError("a threshold needs min or max")
         _check_min_max(self.min, self.max)

@@ -40,6 +40,7 @@ from .sampling import (
     DEFAULT_DELAY,
     NEG_INF,
     POS_INF,
+    YEAR_DAYS,
     NameSampler,
     TargetIndex,
     apply_offset,
@@ -409,8 +410,19 @@ class _Generator:
         if censor:
             censored = known & (v > self.as_of)
         bad = ~censored & (~known | (v < lo) | (v > hi))
-        if bad.any():
-            v[bad] = sample_days(lo[bad], np.maximum(hi[bad], lo[bad]), rng)
+        if bad.any():  # uniform inside the window, and inside the duration's own range where both meet
+            f_lo, f_hi = lo[bad], np.maximum(hi[bad], lo[bad])
+            if offset.min is not None or offset.max is not None:
+                scale = YEAR_DAYS if offset.unit == "years" else 1.0
+                sign = -1.0 if offset.direction == "before" else 1.0
+                ends = sorted([(-np.inf if offset.min is None else offset.min) * scale * sign,
+                               (np.inf if offset.max is None else offset.max) * scale * sign])
+                b = base[bad].astype(float)
+                d_lo = np.maximum(f_lo, np.nan_to_num(b + ends[0], neginf=NEG_INF, posinf=POS_INF)).astype(np.int64)
+                d_hi = np.minimum(f_hi, np.nan_to_num(b + ends[1], neginf=NEG_INF, posinf=POS_INF)).astype(np.int64)
+                fits = known[bad] & (d_lo <= d_hi)
+                f_lo, f_hi = np.where(fits, d_lo, f_lo), np.where(fits, d_hi, f_hi)
+            v[bad] = sample_days(f_lo, f_hi, rng)
         return v, censored
 
     def _date_attr(self, t: str, a: str, attr: DateAttr, rng) -> pl.Series:
@@ -419,6 +431,15 @@ class _Generator:
         lo, hi = self.window(after, before, lambda b, side: self.attr_bound(t, b, side))
         lo = np.full(n, self.span_start, np.int64) if lo is None else np.maximum(lo, self.span_start)
         hi = np.full(n, self.as_of, np.int64) if hi is None else np.minimum(hi, self.as_of)
+        if attr.given is not None:  # more bounds for the rows of each case
+            given = self.given_values(t, attr.given)
+            for v, case in attr.cases.items():
+                sel = (given == v).fill_null(False).to_numpy()
+                c_lo, c_hi = self.window(case.after, case.before, lambda b, side: self.attr_bound(t, b, side))
+                if c_lo is not None:
+                    lo = np.where(sel, np.maximum(lo, c_lo), lo)
+                if c_hi is not None:
+                    hi = np.where(sel, np.minimum(hi, c_hi), hi)
         empty = lo > hi
         if empty.any() and attr.null_rate <= 0:
             bounds = ", ".join([f"after {b}" for b in after] + [f"before {b}" for b in before])
@@ -569,6 +590,9 @@ class _Generator:
         c_from = np.full(m, NEG_INF, np.int64)
         c_to = np.full(m, POS_INF, np.int64)
         end = valid_to
+        start = valid_from
+        if rs.history and cover is not None:  # a covered tenure may begin when its covering link does
+            jitter = duration_days(DEFAULT_DELAY, m, child_rng(self.seed, "rel-cover", r))
         pending = np.arange(m)
         unfillable = np.zeros(m, bool)
         excluded = np.zeros(n_t, bool)
@@ -582,13 +606,21 @@ class _Generator:
             if cover is None:
                 got = index.pick(g_src[pending], lo[pending], hi[pending], rng)
             else:
-                got, cf, ct = self._cover_pick(cover, pending, src, t0, g_src, g_tgt, lo, hi, key_arr, w, excluded, rng)
+                got, cf, ct = self._cover_pick(cover, pending, src, valid_from, g_src, g_tgt, lo, hi, key_arr, w, excluded, rng,
+                                               until=valid_to if rs.history else None)
                 c_from[pending], c_to[pending] = cf, ct
             unfillable[pending[got < 0]] = True
             picks[pending] = got
             settled_round[pending] = rnd
             conflict = self._conflicts(rs, src, picks, settled_round, n_t)
             has = picks >= 0
+            if rs.history and cover is not None:
+                start = np.where(has & (c_from > valid_from), c_from + np.minimum(jitter, np.maximum(self.as_of - c_from, 0)), valid_from)
+                t0 = start
+                if rs.eligible is not None:  # eligibility relative to the tenure's (moved) start
+                    _, lo2, hi2 = self._pick_key(rs, T, src, start, t0, tgt_after, m, n_t)
+                    kv = key_arr[np.maximum(picks, 0)]
+                    conflict |= has & ((kv < lo2) | (kv > hi2))
             if t0 is not None:
                 conflict |= has & ~self._alive(rs, tgt_after, [] if rs.history else tgt_before, src, picks, t0)
             if rs.date:
@@ -596,9 +628,9 @@ class _Generator:
                 conflict |= has & (d_lo > d_hi)
             if rs.history:
                 end = self._clip_end(r, rs, tgt_before, src, picks, valid_to, c_to)
-                conflict |= has & (end <= valid_from)
+                conflict |= has & (end <= start)
                 if rs.exclusive:
-                    conflict |= self._overlaps(picks, settled_round, rnd, valid_from, end, has & ~conflict)
+                    conflict |= self._overlaps(picks, settled_round, rnd, start, end, has & ~conflict)
             picks[conflict] = -1
             settled_round[conflict] = np.iinfo(np.int64).max
             pending = np.nonzero(conflict & ~unfillable)[0]
@@ -613,7 +645,7 @@ class _Generator:
 
         src, tgt = src[keep], picks[keep]
         if rs.history:
-            valid_from, valid_to = valid_from[keep], end[keep]
+            valid_from, valid_to = start[keep], end[keep]
         elif rs.date:
             d_lo, d_hi = self._event_window(rs, src, tgt, c_from[keep], c_to[keep])
             drng = child_rng(self.seed, "rel-date", r)
@@ -693,7 +725,7 @@ class _Generator:
             v = self.rel_bound(rs, b, "before", src, picks)
             if soft(b):
                 v = np.where(_real(v), v - jitter, v)
-            end = np.minimum(end, v)
+            end = np.minimum(end, np.where(v > self.as_of, POS_INF, v))  # a limit after as_of has not cut it yet
         return end
 
     def _overlaps(self, picks, settled_round, rnd: int, start, end, has) -> np.ndarray:
@@ -745,15 +777,18 @@ class _Generator:
                 pl.min_horizontal("c_to", "h_to").alias("c_to")).filter(pl.col("c_from") <= pl.col("c_to"))
         return df.rename({"cur": "tgt"})
 
-    def _cover_pick(self, cover: pl.DataFrame, rows, src, t0, g_src, g_tgt, lo, hi, key, w, excluded, rng):
+    def _cover_pick(self, cover: pl.DataFrame, rows, src, t0, g_src, g_tgt, lo, hi, key, w, excluded, rng, until=None):
         """One weighted target per row among those the requirement's path reaches (covering
-        the row's date when it is known), inside the row's group and key window."""
+        the row's date when it is known; for a tenure [t0, until), overlapping it), inside the
+        row's group and key window."""
         P = pl.DataFrame({"row": rows.astype(np.int64), "src": src[rows].astype(np.int64)})
         J = P.join(cover, on="src", how="inner")
         row, tg = J["row"].to_numpy(), J["tgt"].to_numpy()
         cf, ct = J["c_from"].to_numpy(), J["c_to"].to_numpy()
         ok = (g_tgt[tg] == g_src[row]) & (key[tg] >= lo[row]) & (key[tg] <= hi[row]) & (w[tg] > 0) & ~excluded[tg]
-        if t0 is not None:
+        if until is not None:
+            ok &= (cf < np.minimum(until[row], self.as_of + 1)) & (ct > t0[row])
+        elif t0 is not None:
             t = t0[row]
             ok &= ~_real(t) | ((cf <= t) & (ct >= t))
         row, tg, cf, ct = row[ok], tg[ok], cf[ok], ct[ok]

@@ -407,13 +407,16 @@ def sample_numeric(attr: NumericAttr, n: int, rng: np.random.Generator, given: p
 
 
 def duration_days(d: Duration, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Draws of a duration as whole days (years are 365.2425 days)."""
+    """Draws of a duration as whole days (years are 365.2425 days), negative for an offset
+    that goes back from its reference."""
     lo = -np.inf if d.min is None else d.min
     hi = np.inf if d.max is None else d.max
     x = truncated(d.distribution, d.params, n, rng, lo, hi)
     x = np.nan_to_num(x, nan=0.0, posinf=1e7 if d.unit == "days" else 3e4, neginf=-1e7 if d.unit == "days" else -3e4)
     if d.unit == "years":
         x = x * YEAR_DAYS
+    if getattr(d, "direction", "after") == "before":
+        x = -x
     return np.rint(x).astype(np.int64)
 
 

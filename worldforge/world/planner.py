@@ -61,6 +61,7 @@ EPOCH = dt.date(1970, 1, 1)
 POLARS_DTYPES = {"string": pl.String, "int": pl.Int64, "float": pl.Float64, "date": pl.Date, "bool": pl.Boolean, "entity": pl.String}
 SQL_DTYPES = SQL_TYPES
 ROUNDS = 16  # rounds of redrawing conflicting target picks
+_BUCKET = 3653  # days: covering links are looked up by decade
 
 StepHook = Callable[[str], None]
 
@@ -589,48 +590,66 @@ class _Generator:
         settled_round = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
         c_from = np.full(m, NEG_INF, np.int64)
         c_to = np.full(m, POS_INF, np.int64)
-        end = valid_to
-        start = valid_from
-        if rs.history and cover is not None:  # a covered tenure may begin when its covering link does
-            jitter = duration_days(DEFAULT_DELAY, m, child_rng(self.seed, "rel-cover", r))
+        start = None if valid_from is None else valid_from.copy()
+        end = None if valid_to is None else valid_to.copy()
+        if rs.history:
+            cut_jitter = duration_days(DEFAULT_DELAY, m, child_rng(self.seed, "rel-cut-target", r))
+            if cover is not None:  # a covered tenure may begin when its covering link does
+                cover_jitter = duration_days(DEFAULT_DELAY, m, child_rng(self.seed, "rel-cover", r))
         pending = np.arange(m)
         unfillable = np.zeros(m, bool)
         excluded = np.zeros(n_t, bool)
         cap = rs.target_cap
         redrawn = 0
+        last = m + 1
         for rnd in range(ROUNDS):
             if len(pending) == 0:
                 break
+            if rnd >= 4 and len(pending) > 0.95 * last:  # what is left keeps conflicting: give up on it
+                unfillable[pending] = True
+                break
+            last = len(pending)
             if rnd:
                 redrawn += len(pending)
+            new = pending
             if cover is None:
-                got = index.pick(g_src[pending], lo[pending], hi[pending], rng)
+                got = index.pick(g_src[new], lo[new], hi[new], rng)
             else:
-                got, cf, ct = self._cover_pick(cover, pending, src, valid_from, g_src, g_tgt, lo, hi, key_arr, w, excluded, rng,
-                                               until=valid_to if rs.history else None)
-                c_from[pending], c_to[pending] = cf, ct
-            unfillable[pending[got < 0]] = True
-            picks[pending] = got
-            settled_round[pending] = rnd
-            conflict = self._conflicts(rs, src, picks, settled_round, n_t)
-            has = picks >= 0
-            if rs.history and cover is not None:
-                start = np.where(has & (c_from > valid_from), c_from + np.minimum(jitter, np.maximum(self.as_of - c_from, 0)), valid_from)
-                t0 = start
-                if rs.eligible is not None:  # eligibility relative to the tenure's (moved) start
-                    _, lo2, hi2 = self._pick_key(rs, T, src, start, t0, tgt_after, m, n_t)
-                    kv = key_arr[np.maximum(picks, 0)]
-                    conflict |= has & ((kv < lo2) | (kv > hi2))
-            if t0 is not None:
-                conflict |= has & ~self._alive(rs, tgt_after, [] if rs.history else tgt_before, src, picks, t0)
-            if rs.date:
-                d_lo, d_hi = self._event_window(rs, src, picks, c_from, c_to)
-                conflict |= has & (d_lo > d_hi)
+                got, c_from[new], c_to[new] = self._cover_pick(cover, new, src, valid_from, g_src, g_tgt, lo, hi, key_arr, w,
+                                                               excluded, rng, until=valid_to if rs.history else None)
+            unfillable[new[got < 0]] = True
+            picks[new] = got
+            settled_round[new] = rnd
+            # Checks of each new pick on its own (earlier picks passed them and have not changed).
+            sel = new[got >= 0]
+            s_, p_ = src[sel], picks[sel]
+            bad = np.zeros(len(sel), bool)
+            t_sel = None if t0 is None else t0[sel]
             if rs.history:
-                end = self._clip_end(r, rs, tgt_before, src, picks, valid_to, c_to)
-                conflict |= has & (end <= start)
-                if rs.exclusive:
-                    conflict |= self._overlaps(picks, settled_round, rnd, start, end, has & ~conflict)
+                if cover is not None:
+                    cf = c_from[sel]
+                    moved = cf > valid_from[sel]
+                    start[sel] = np.where(moved, cf + np.minimum(cover_jitter[sel], np.maximum(self.as_of - cf, 0)), valid_from[sel])
+                    if rs.eligible is not None and moved.any():  # eligibility relative to the moved start
+                        _, lo2, hi2 = self._pick_key(rs, T, s_, start[sel], start[sel], tgt_after, len(sel), n_t)
+                        kv = key_arr[p_]
+                        bad |= moved & ((kv < lo2) | (kv > hi2))
+                t_sel = start[sel]
+            if t_sel is not None:
+                bad |= ~self._alive(rs, tgt_after, [] if rs.history else tgt_before, s_, p_, t_sel)
+            if rs.date:
+                d_lo, d_hi = self._event_window(rs, s_, p_, c_from[sel], c_to[sel])
+                bad |= d_lo > d_hi
+            if rs.history:
+                end[sel] = self._clip_end(rs, tgt_before, s_, p_, valid_to[sel], c_to[sel], cut_jitter[sel])
+                bad |= end[sel] <= start[sel]
+            conflict = np.zeros(m, bool)
+            conflict[sel[bad]] = True
+            picks[conflict] = -1
+            # Checks across picks: pairs, caps, overlaps (earlier-settled picks keep theirs).
+            conflict |= self._conflicts(rs, src, picks, settled_round, n_t, new)
+            if rs.exclusive:
+                conflict |= self._overlaps(picks, settled_round, rnd, start, end, (picks >= 0) & ~conflict)
             picks[conflict] = -1
             settled_round[conflict] = np.iinfo(np.int64).max
             pending = np.nonzero(conflict & ~unfillable)[0]
@@ -712,15 +731,13 @@ class _Generator:
             vf[late] = base[late] + np.floor(rng.random(int(late.sum())) * (span + 1)).astype(np.int64)
         return np.minimum(vf, np.maximum(hi, base))
 
-    def _clip_end(self, r: str, rs: RelationSpec, tgt_before, src, picks, valid_to, c_to) -> np.ndarray:
+    def _clip_end(self, rs: RelationSpec, tgt_before, src, picks, valid_to, c_to, jitter) -> np.ndarray:
         """Tenure ends cut at the picked target's bounds (its end, an age limit) and at the end
         of the link covering it; cut at an age limit, a tenure ends a little before it."""
         end = np.minimum(valid_to, c_to)
         if not tgt_before:
             return end
         soft = self.soft_bound({"source": rs.source, "target": rs.target})
-        rng = child_rng(self.seed, "rel-cut-target", r)
-        jitter = duration_days(DEFAULT_DELAY, len(src), rng)
         for b in tgt_before:
             v = self.rel_bound(rs, b, "before", src, picks)
             if soft(b):
@@ -735,10 +752,12 @@ class _Generator:
         out = np.zeros(m, bool)
         big = np.int64(10_000_000)
         end_c = np.minimum(end, self.as_of + 1)
-        acc = np.nonzero(has & (settled_round < rnd))[0]
         new = np.nonzero(has & (settled_round == rnd))[0]
         if len(new) == 0:
             return out
+        acc = np.nonzero(has & (settled_round < rnd))[0]
+        if len(acc) > 4 * len(new):  # only the targets picked this round matter
+            acc = acc[np.isin(picks[acc], picks[new])]
         key = lambda rows: picks[rows] * big + (start[rows] + 4_000_000)  # noqa: E731
         if len(acc):
             order = acc[np.argsort(key(acc), kind="stable")]
@@ -780,27 +799,74 @@ class _Generator:
     def _cover_pick(self, cover: pl.DataFrame, rows, src, t0, g_src, g_tgt, lo, hi, key, w, excluded, rng, until=None):
         """One weighted target per row among those the requirement's path reaches (covering
         the row's date when it is known; for a tenure [t0, until), overlapping it), inside the
-        row's group and key window."""
-        P = pl.DataFrame({"row": rows.astype(np.int64), "src": src[rows].astype(np.int64)})
-        J = P.join(cover, on="src", how="inner")
-        row, tg = J["row"].to_numpy(), J["tgt"].to_numpy()
-        cf, ct = J["c_from"].to_numpy(), J["c_to"].to_numpy()
-        ok = (g_tgt[tg] == g_src[row]) & (key[tg] >= lo[row]) & (key[tg] <= hi[row]) & (w[tg] > 0) & ~excluded[tg]
-        if until is not None:
-            ok &= (cf < np.minimum(until[row], self.as_of + 1)) & (ct > t0[row])
-        elif t0 is not None:
-            t = t0[row]
-            ok &= ~_real(t) | ((cf <= t) & (ct >= t))
-        row, tg, cf, ct = row[ok], tg[ok], cf[ok], ct[ok]
-        score = -np.log1p(-rng.random(len(row))) / w[tg]  # exponential race: a weighted pick per row
-        order = np.lexsort((score, row))
-        first = order[np.r_[True, row[order][1:] != row[order][:-1]]] if len(order) else order
-        pos = np.searchsorted(rows, row[first])
+        row's group and key window. Candidates are looked up by (source, decade of the row's
+        date) in a sorted index, so a row only meets the covering links of its own time."""
+        s_rows = src[rows].astype(np.int64)
+        keys, cols, b0, b1, nb = self._cover_index(cover, timed=t0 is not None)
+        if t0 is not None:
+            t = t0[rows]
+            known = _real(t)
+            b = np.clip(np.where(known, t, self.as_of) // _BUCKET, b0, b1) - b0
+            base = s_rows * nb
+            k_lo = np.where(known, base + b, base)
+            k_hi = np.where(known, base + b + (2 if until is not None else 1), base)  # unknown dates: no candidates
+            starts, ends = np.searchsorted(keys, k_lo), np.searchsorted(keys, k_hi)
+        else:
+            starts, ends = np.searchsorted(keys, s_rows), np.searchsorted(keys, s_rows, side="right")
+        counts = ends - starts
+        total = int(counts.sum())
         got = np.full(len(rows), -1, np.int64)
         f = np.full(len(rows), NEG_INF, np.int64)
-        t = np.full(len(rows), POS_INF, np.int64)
-        got[pos], f[pos], t[pos] = tg[first], cf[first], ct[first]
-        return got, f, t
+        t_out = np.full(len(rows), POS_INF, np.int64)
+        if total == 0:
+            return got, f, t_out
+        pos_rep = np.repeat(np.arange(len(rows)), counts)
+        j = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(starts, counts)
+        row = rows[pos_rep]
+        tg, cf, ct = cols["tgt"][j], cols["c_from"][j], cols["c_to"][j]
+        ok = (g_tgt[tg] == g_src[row]) & (key[tg] >= lo[row]) & (key[tg] <= hi[row]) & (w[tg] > 0)
+        if excluded.any():
+            ok &= ~excluded[tg]
+        if until is not None:
+            ok &= (cf < np.minimum(until[row], self.as_of + 1)) & (ct > t0[row])
+            bk = cols["bucket"][j]  # met in two decades: keep the first meeting only
+            ok &= (bk == np.clip(t0[row] // _BUCKET, b0, b1)) | (cf >= bk * _BUCKET)
+        elif t0 is not None:
+            tt = t0[row]
+            ok &= (cf <= tt) & (ct >= tt)
+        pos_rep, tg, cf, ct = pos_rep[ok], tg[ok], cf[ok], ct[ok]
+        if len(pos_rep) == 0:
+            return got, f, t_out
+        score = -np.log1p(-rng.random(len(pos_rep))) / w[tg]  # exponential race: a weighted pick per row
+        # Candidates are contiguous per row: the minimum score of each run wins.
+        run = np.nonzero(np.r_[True, pos_rep[1:] != pos_rep[:-1]])[0]
+        mins = np.minimum.reduceat(score, run)
+        is_min = score == np.repeat(mins, np.diff(np.r_[run, len(pos_rep)]))
+        cand = np.nonzero(is_min)[0]
+        first = cand[np.r_[True, pos_rep[cand][1:] != pos_rep[cand][:-1]]]
+        p = pos_rep[first]
+        got[p], f[p], t_out[p] = tg[first], cf[first], ct[first]
+        return got, f, t_out
+
+    def _cover_index(self, cover: pl.DataFrame, timed: bool) -> tuple:
+        """The cover sorted for slicing (memoised per frame): by source, or (timed) by
+        (source, decade) with one row per decade each covering link spans."""
+        memo = self.__dict__.setdefault("_cover_memo", {})
+        if (id(cover), timed) in memo:
+            return memo[(id(cover), timed)][1]
+        b0, b1 = self.span_start // _BUCKET, self.as_of // _BUCKET
+        nb = b1 - b0 + 2
+        if timed:
+            df = cover.with_columns(bucket=pl.int_ranges(
+                (pl.col("c_from").clip(self.span_start, self.as_of) // _BUCKET).clip(b0, b1),
+                (pl.col("c_to").clip(self.span_start, self.as_of) // _BUCKET).clip(b0, b1) + 1)).explode("bucket")
+            df = df.with_columns(k=pl.col("src") * nb + (pl.col("bucket") - b0)).sort("k", maintain_order=True)
+        else:
+            df = cover.with_columns(k=pl.col("src")).sort("k", maintain_order=True)
+        out = (df["k"].to_numpy(), {c: df[c].to_numpy() for c in df.columns}, b0, b1, nb)
+        memo.clear()
+        memo[(id(cover), timed)] = (cover, out)  # the frame is held so that its id stays its own
+        return out
 
     def _edge_frame(self, src, tgt, valid_from, valid_to) -> pl.DataFrame:
         def dates(v):
@@ -814,31 +880,34 @@ class _Generator:
                            "valid_from": dates(valid_from), "valid_to": dates(valid_to)})
         return df.sort(["src", "valid_from", "tgt"], nulls_last=True)
 
-    def _conflicts(self, rs: RelationSpec, src, picks, settled_round, n_t) -> np.ndarray:
+    def _conflicts(self, rs: RelationSpec, src, picks, settled_round, n_t, new: np.ndarray) -> np.ndarray:
         """Rows whose pick breaks a rule: self links, repeated pairs, a target over its cap.
-        Earlier-settled rows keep their pick; the rest are redrawn."""
+        Earlier-settled rows keep their pick; the rest are redrawn. Only the picks made this
+        round (`new`) can be redrawn, so only rows sharing their source or target are compared."""
         m = len(src)
-        has = picks >= 0
         conflict = np.zeros(m, bool)
+        new = new[picks[new] >= 0]
+        if len(new) == 0:
+            return conflict
         if rs.source == rs.target:
-            conflict |= has & (picks == src)
-        prio = np.lexsort((np.arange(m), settled_round))
-        rows = prio[has[prio]]
+            conflict[new[picks[new] == src[new]]] = True
 
-        def not_first(keys: np.ndarray) -> np.ndarray:
-            _, first = np.unique(keys[rows], return_index=True)
-            nf = np.zeros(m, bool)
-            nf[rows] = True
-            nf[rows[first]] = False
-            return nf
+        def rows_of(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+            """Rows with a pick whose `values` are among `keys`, in priority order."""
+            rows = np.nonzero((picks >= 0) & np.isin(values, keys))[0] if len(new) < m // 2 else np.nonzero(picks >= 0)[0]
+            return rows[np.lexsort((rows, settled_round[rows]))]
 
-        conflict |= not_first(src.astype(np.int64) * max(n_t, 1) + picks)
+        rows = rows_of(src, np.unique(src[new]))
+        pair = src[rows].astype(np.int64) * max(n_t, 1) + picks[rows]
+        _, first = np.unique(pair, return_index=True)
+        later = np.ones(len(rows), bool)
+        later[first] = False
+        conflict[rows[later]] = True
         cap = rs.target_cap
         if cap is not None:
+            rows = rows_of(picks, np.unique(picks[new]))
             order = rows[np.argsort(picks[rows], kind="stable")]  # by target, in priority order
-            over = np.zeros(m, bool)
-            over[order[_group_rank(picks[order]) >= cap]] = True
-            conflict |= over
+            conflict[order[_group_rank(picks[order]) >= cap]] = True
         return conflict
 
     def _event_window(self, rs: RelationSpec, src, tgt, c_from=None, c_to=None) -> tuple[np.ndarray, np.ndarray]:

@@ -263,11 +263,12 @@ class NameSampler:
         with `keep`, also the drawn values of those parts (NULL where a template lacks one)."""
         rows = np.arange(rows) if isinstance(rows, (int, np.integer)) else np.asarray(rows)
         n = len(rows)
-        which = rng.choice(len(self.templates), size=n, p=self.template_p) if len(self.templates) > 1 else np.zeros(n, np.intp)
-        out = pl.Series("name", [""] * n, dtype=pl.String)
-        kept = {k: pl.Series([None] * n, dtype=pl.String) for k in keep}
+        single = len(self.templates) == 1
+        which = np.zeros(n, np.intp) if single else rng.choice(len(self.templates), size=n, p=self.template_p)
+        out = None if single else pl.repeat("", n, dtype=pl.String, eager=True)
+        kept = {k: pl.repeat(None, n, dtype=pl.String, eager=True) for k in keep}
         for ti, parsed in enumerate(self.parsed):
-            sel = np.nonzero(which == ti)[0]
+            sel = np.arange(n) if single else np.nonzero(which == ti)[0]
             if len(sel) == 0:
                 continue
             pieces = []
@@ -277,10 +278,10 @@ class NameSampler:
                 if field is not None:
                     vals = self.parts[field].draw(rows[sel], rng)
                     if field in kept:
-                        kept[field] = kept[field].scatter(sel, vals)
+                        kept[field] = vals if single else kept[field].scatter(sel, vals)
                     pieces.append(pl.lit(vals))
             col = pl.select(pl.concat_str(pieces).alias("name")).to_series()
-            out = out.scatter(sel, col)
+            out = col if single else out.scatter(sel, col)
         return (out, kept) if keep else out
 
     def contradicts(self, names: pl.Series, rows: np.ndarray) -> np.ndarray:
@@ -299,8 +300,10 @@ class NameSampler:
                         mask = ~given.is_in(list(part.cases)).fill_null(False)
                     else:
                         mask = (given == v).fill_null(False)
-                    hit = names.str.contains(word_pattern(other)).fill_null(False)
-                    bad |= (mask & hit).to_numpy()
+                    m = mask.to_numpy()
+                    if m.any():
+                        hit = names.filter(mask).str.contains(word_pattern(other)).fill_null(False).to_numpy()
+                        bad[np.nonzero(m)[0][hit]] = True
         for k in self.ambiguous:
             words = sorted(self.spec.parts[k].words())
             n_hits = pl.select(pl.sum_horizontal([pl.lit(names).str.contains(word_pattern([w])).cast(pl.Int32)
@@ -317,20 +320,24 @@ class NameSampler:
                 f"counts cannot be satisfied: type '{self.type_name}' needs {n:,} unique names but its name "
                 f"template(s) yield at most about {cap:,}; add parts or choices to its name, or lower the count"
             )
-        rows = np.arange(n)
-        names, kept = self.draw(rows, rng, keep=tuple(keep) or ("__none",))
+        keep = tuple(keep)
+        res = self.draw(np.arange(n), rng, keep=keep)
+        names, kept = res if keep else (res, {})
         check = bool(self.ambiguous) or any(p.cases is not None for p in self.spec.parts.values())
+        fresh = np.arange(n)  # rows drawn in the last round: only these can contradict
         for _ in range(rounds):
-            redo = (~names.is_first_distinct()).to_numpy() | (names.str.len_chars() == 0).to_numpy()
-            if check:
-                redo |= self.contradicts(names, rows)
+            redo = (~names.is_first_distinct()).to_numpy()
+            if check and len(fresh):
+                new = names.gather(fresh)
+                redo[fresh[self.contradicts(new, fresh) | (new.str.len_chars() == 0).to_numpy()]] = True
             dup = np.nonzero(redo)[0]
             if len(dup) == 0:
-                kept.pop("__none", None)
                 return (names, kept) if keep else names
-            new, new_kept = self.draw(dup, rng, keep=tuple(kept))
-            names = names.scatter(dup, new)
+            res = self.draw(dup, rng, keep=keep)
+            new_names, new_kept = res if keep else (res, {})
+            names = names.scatter(dup, new_names)
             kept = {k: v.scatter(dup, new_kept[k]) for k, v in kept.items()}
+            fresh = dup
         raise PlanError(
             f"could not make {n:,} unique names for type '{self.type_name}' (template space too small, or names "
             "built only from related entities' names); add parts or choices to its name, or lower the count"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..plumbing import quote_ident as _q
-from .pack import AUDIT_SECTIONS, CountAttr, DateAttr, NumericAttr
+from .pack import AUDIT_SECTIONS, CategoricalAttr, CountAttr, DateAttr, NumericAttr
 from .spec import ResolvedWorld, attribute_dtype
 
 YEAR_DAYS = 365.2425
@@ -313,10 +313,16 @@ class _Auditor:
         return out
 
     def names(self) -> list[dict]:
-        from .invariants import name_part_mismatch_sql
+        from .invariants import name_given_mismatch_sql, name_part_mismatch_sql
 
         out = []
         for t, et in self.world.types.items():
+            for a, s in et.attributes.items():
+                if isinstance(s, CategoricalAttr) and s.given and s.given.startswith("name."):
+                    n = self.q(f"SELECT count(*) FROM {_q(t)}")[0][0]
+                    bad = self.q(f"SELECT count(*) FROM ({name_given_mismatch_sql(self.world, t, a, s)})")[0][0]
+                    out.append({"subject": f"{t}.{a} given {s.given}", "n": n, "agree": n - bad,
+                                "share": round((n - bad) / n, 4) if n else 1.0})
             for p, part in et.name.parts.items():
                 if part.given is None and part.via is None:
                     continue

@@ -615,7 +615,7 @@ class _Generator:
             if cover is None:
                 got = index.pick(g_src[new], lo[new], hi[new], rng)
             else:
-                got, c_from[new], c_to[new] = self._cover_pick(cover, new, src, valid_from, g_src, g_tgt, lo, hi, key_arr, w,
+                got, c_from[new], c_to[new] = self._cover_pick(cover, new, src, t0, g_src, g_tgt, lo, hi, key_arr, w,
                                                                excluded, rng, until=valid_to if rs.history else None)
             unfillable[new[got < 0]] = True
             picks[new] = got

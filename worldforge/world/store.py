@@ -18,8 +18,8 @@ import polars as pl
 from ..errors import IncompleteWorldError, InvariantViolationError, WorldExistsError, WorldNotFoundError
 from ..plumbing import package_versions, swap_into_place, write_atomic
 from ..plumbing import quote_ident as _q
-from .pack import DateAttr, DerivedAttr, NumericAttr, RelationSpec
-from .spec import ResolvedWorld, attribute_dtype
+from .pack import DateAttr, RelationSpec
+from .spec import ResolvedWorld, attribute_dtype, attribute_unit
 
 if TYPE_CHECKING:
     import duckdb
@@ -209,8 +209,7 @@ def _write_catalogue(con, world: ResolvedWorld) -> None:
     for t, et in world.types.items():
         attrs.append((t, "name", "name", "string", None, f"unique name of the {t}"))
         for a, spec in et.attributes.items():
-            unit = spec.unit if isinstance(spec, (NumericAttr, DerivedAttr)) else None
-            attrs.append((t, a, spec.kind, attribute_dtype(world, t, a), unit, spec.description))
+            attrs.append((t, a, spec.kind, attribute_dtype(world, t, a), attribute_unit(world, t, a), spec.description))
     rels = []
     for r, rs in world.relations.items():
         temporal = "history" if rs.history else "event" if rs.date else "since" if rs.since else "static"

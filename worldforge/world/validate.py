@@ -804,8 +804,8 @@ def _feasibility_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProb
         if rs.required and src_lo > 0 and tgt_hi == 0:
             probs.append(SpecProblem(f, f"relations.{r}", "", f"'{rs.source}' entities need a '{rs.target}' target but the world has no "
                                      f"'{rs.target}'; give '{rs.target}' (or its parent) a count above 0"))
-        if rs.max_per_target is not None and not rs.history:
-            need = src_mid * rs.rate * max(rs.count.min, 1 if rs.required else 0)
+        if rs.max_per_target is not None and not rs.history and rs.required:
+            need = src_mid * rs.rate * max(rs.count.min, 1)
             if need > tgt_lo * rs.max_per_target and need > 0:
                 probs.append(SpecProblem(spec_file, "counts", f"{rs.source}~{src_mid:.0f}, {rs.target}>={tgt_lo:.0f}",
                                          f"relation '{r}' gives each '{rs.target}' at most {rs.max_per_target} links (max_per_target), "

@@ -233,14 +233,24 @@ def _dedupe(bounds: list[DateBound]) -> list[DateBound]:
 def date_bounds(world: ResolvedWorld, t: str, a: str) -> tuple[list[DateBound], list[DateBound]]:
     """(after, before) of date attribute `a` of `t`: its declared bounds plus the ones its
     type's lifecycle and the lifecycles of entities its bounds refer to imply."""
-    attr = world.types[t].attributes[a]
+    attrs = world.types[t].attributes
+    attr = attrs[a]
     after, before = list(attr.after), list(attr.before)
     lc = _lc(world, t)
+
+    def refers_to_a(other: str) -> bool:
+        """The start or end is itself bounded by (or drawn from) `a`: no implicit bound back."""
+        o = attrs.get(other)
+        if not isinstance(o, DateAttr):
+            return False
+        refs = [b.ref for b in [*o.after, *o.before]] + ([o.offset.ref.ref] if o.offset else [])
+        return a in refs
+
     if lc is not None:
-        if a != lc.start:
+        if a != lc.start and not refers_to_a(lc.start):
             after.append(DateBound(ref=lc.start))
-            if lc.end and a != lc.end:
-                before.append(DateBound(ref=lc.end))
+        if lc.end and a not in (lc.start, lc.end) and not refers_to_a(lc.end):
+            before.append(DateBound(ref=lc.end))
     refs = [b.ref for b in [*attr.after, *attr.before]] + ([attr.offset.ref.ref] if attr.offset else [])
     rels = world.relations
     for ref in refs:

@@ -221,13 +221,14 @@ def _lc(world: ResolvedWorld, t: str):
     return et.lifecycle if et is not None else None
 
 
-def _dedupe(bounds: list[DateBound]) -> list[DateBound]:
-    seen, out = set(), []
+def _dedupe(bounds: list[DateBound], side: str) -> list[DateBound]:
+    """One bound per reference: the strictest (the latest `after`, the earliest `before`)."""
+    best: dict[str, DateBound] = {}
     for b in bounds:
-        if str(b) not in seen:
-            seen.add(str(b))
-            out.append(b)
-    return out
+        cur = best.get(b.ref)
+        if cur is None or ((b.years, b.days) > (cur.years, cur.days)) == (side == "after") and (b.years, b.days) != (cur.years, cur.days):
+            best[b.ref] = b
+    return [b for b in bounds if best.get(b.ref) is b]
 
 
 def date_bounds(world: ResolvedWorld, t: str, a: str) -> tuple[list[DateBound], list[DateBound]]:
@@ -261,7 +262,7 @@ def date_bounds(world: ResolvedWorld, t: str, a: str) -> tuple[list[DateBound], 
                 after.append(DateBound(ref=f"{rel}.{olc.start}"))
                 if olc.end:
                     before.append(DateBound(ref=f"{rel}.{olc.end}"))
-    return _dedupe(after), _dedupe(before)
+    return _dedupe(after, "after"), _dedupe(before, "before")
 
 
 def link_bounds(world: ResolvedWorld, rs: RelationSpec) -> tuple[list[DateBound], list[DateBound]]:
@@ -279,7 +280,7 @@ def link_bounds(world: ResolvedWorld, rs: RelationSpec) -> tuple[list[DateBound]
             after.append(DateBound(ref=f"{side}.{lc.start}"))
             if lc.end:
                 before.append(DateBound(ref=f"{side}.{lc.end}"))
-    return _dedupe(after), _dedupe(before)
+    return _dedupe(after, "after"), _dedupe(before, "before")
 
 
 def lifecycle_end_bound(world: ResolvedWorld, b: DateBound, side_types: dict[str, str] | None = None) -> bool:

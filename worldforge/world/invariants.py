@@ -306,6 +306,16 @@ def _rel_bound_sql(world: ResolvedWorld, b: DateBound) -> str:
 def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: str, as_of: str) -> list[Invariant]:
     R, S, T = _q("rel_" + r), _q(rs.source), _q(rs.target)
     joined = f"FROM {R} e JOIN {S} s ON s.id = e.source JOIN {T} u ON u.id = e.target"
+
+    def frm(*exprs: str) -> str:
+        """FROM the links, joined only to the entity tables the expressions read (s., u.)."""
+        text = " ".join(exprs)
+        out = f"FROM {R} e"
+        if "s." in text:
+            out += f" JOIN {S} s ON s.id = e.source"
+        if "u." in text:
+            out += f" JOIN {T} u ON u.id = e.target"
+        return out
     out = [
         Invariant(f"{r}.source_exists", f"every {r} link starts at an existing {rs.source}",
                   f"SELECT e.source FROM {R} e ANTI JOIN {S} s ON s.id = e.source"),
@@ -341,14 +351,16 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
                 continue
             op = "<" if side == "after" else ">"
             out.append(Invariant(f"{r}.eligible.{side}:{b}", f"{r} targets have {el.attribute} {side} {b}",
-                                 f"SELECT e.source, e.target, {col} {joined} WHERE {col} {op} {_rel_bound_sql(world, b)}"))
+                                 f"SELECT e.source, e.target, {col} {frm(col, _rel_bound_sql(world, b))} "
+                                 f"WHERE {col} {op} {_rel_bound_sql(world, b)}"))
     after, before = link_bounds(world, rs)
     if rs.date:
         for side, bounds in (("after", after), ("before", before)):
             op = "<" if side == "after" else ">"
             for b in bounds:
                 out.append(Invariant(f"{r}.date.{side}:{b}", f"{r} is dated {side} {b}",
-                                     f"SELECT e.source, e.target, e.valid_from {joined} WHERE e.valid_from {op} {_rel_bound_sql(world, b)}"))
+                                     f"SELECT e.source, e.target, e.valid_from {frm(_rel_bound_sql(world, b))} "
+                                     f"WHERE e.valid_from {op} {_rel_bound_sql(world, b)}"))
     if rs.history or rs.since:
         what = "tenures" if rs.history else "links"
         if rs.history and not rs.history.concurrent:
@@ -359,10 +371,11 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
                 f"WHERE nxt IS NOT NULL AND (valid_to IS NULL OR nxt < valid_to)"))
         for b in after:
             out.append(Invariant(f"{r}.history.after:{b}", f"{r} {what} start on or after {b}",
-                                 f"SELECT e.source, e.target, e.valid_from {joined} WHERE e.valid_from < {_rel_bound_sql(world, b)}"))
+                                 f"SELECT e.source, e.target, e.valid_from {frm(_rel_bound_sql(world, b))} "
+                                 f"WHERE e.valid_from < {_rel_bound_sql(world, b)}"))
         for b in before:
             out.append(Invariant(f"{r}.history.before:{b}", f"{r} {what} end on or before {b}",
-                                 f"SELECT e.source, e.target, e.valid_to {joined} "
+                                 f"SELECT e.source, e.target, e.valid_to {frm(_rel_bound_sql(world, b))} "
                                  f"WHERE coalesce(e.valid_to, {as_of}) > {_rel_bound_sql(world, b)}"))
     if rs.at is not None:
         t_at = _rel_bound_sql(world, rs.at)
@@ -371,7 +384,8 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
                 if b.ref.startswith("target."):
                     op = "<" if side == "after" else ">"
                     out.append(Invariant(f"{r}.at.{side}:{b}", f"a {rs.target} exists when {r} links it ({rs.at})",
-                                         f"SELECT e.source, e.target, {t_at} AS at {joined} WHERE {t_at} {op} {_rel_bound_sql(world, b)}"))
+                                         f"SELECT e.source, e.target, {t_at} AS at {frm(t_at, _rel_bound_sql(world, b))} "
+                                         f"WHERE {t_at} {op} {_rel_bound_sql(world, b)}"))
     if rs.max_per_target is not None:
         out.append(Invariant(f"{r}.max_per_target", f"a {rs.target} is the target of at most {rs.max_per_target} {r} links",
                              f"SELECT target, count(*) AS n FROM {R} GROUP BY target HAVING count(*) > {rs.max_per_target}"))

@@ -34,6 +34,8 @@ def test_shipped_specs_and_packs_load():
     assert {"country", "region", "city", "person", "company", "university", "researcher", "club", "player"} <= set(demo.types)
     large = load_world(REPO / "worlds" / "large.yaml")
     assert sum(large.spec.counts.values()) > 700_000
+    am = load_world(REPO / "worlds" / "aviation_music.yaml")
+    assert {"airline", "airport", "aircraft_model", "record_label", "band", "musician", "album"} <= set(am.types)
 
 
 def test_date_bound_text_form():
@@ -62,7 +64,7 @@ def test_every_problem_is_reported_at_once(tmp_path):
     assert "seed" in paths and "bogus_field" in paths and "packs.4" in paths
     assert "did you mean 'person'" in next(pr for pr in probs if pr.path == "counts.persn").message
     unknown_pack = next(pr for pr in probs if pr.path == "packs.4")
-    assert "available: academia, geography, organisations, sport" in unknown_pack.message
+    assert "available: academia, aviation, geography, music, organisations, sport" in unknown_pack.message
     assert unknown_pack.value == "'no_such_pack'"
 
 
@@ -509,3 +511,104 @@ def test_pack_sql_is_compiled_at_validation(tmp_path, monkeypatch):
     assert "did not finish within 0.5 s" in by_path["invariants.3.sql"].message
     r = cli("validate", tiny_spec(tmp_path, body, {"thing": 5}))
     assert r.exit_code == 2 and "invariant 'typo' does not run" in r.output
+
+
+# --------------------------------------------------------------------------- plausibility fields
+# Every new pack field is checked at validation: the problem names the file, the field path and
+# what is accepted, before any planning starts.
+
+NEW_FIELD_CASES = [
+    # (path into the life pack, new value, expected problem path, words in the message)
+    (("types", "being", "lifecycle", "end"), "death", "types.being.lifecycle.end", "no attribute 'death'"),
+    (("types", "being", "lifecycle", "start"), "name", "types.being.lifecycle.start", "not a date attribute"),
+    (("types", "house", "parent", "count_by"), "kind", "types.house.parent.count_by", "not a numeric attribute"),
+    (("types", "house", "attributes", "residents", "part_of", "via"), "nowhere", "types.house.attributes.residents.part_of.via",
+     "no outgoing relation"),
+    (("types", "house", "attributes", "residents", "part_of", "attribute"), "kind",
+     "types.house.attributes.residents.part_of.attribute", "not a numeric attribute"),
+    (("types", "firm", "attributes", "budget", "at_most"), "sector", "types.firm.attributes.budget.at_most", "not a numeric"),
+    (("types", "firm", "attributes", "staff", "relation"), "lives_in", "types.firm.attributes.staff.relation",
+     "joins 'being' and 'town', not 'firm'"),
+    (("types", "firm", "attributes", "code", "source"), "founded", "types.firm.attributes.code.source", "not a text attribute"),
+    (("types", "firm", "name", "parts", "noun", "given"), "founded", "types.firm.name.parts.noun.given", "not a text attribute"),
+    (("types", "firm", "name", "parts", "noun", "cases"), {"energy": ["Energy"], "gas": ["Gas"]},
+     "types.firm.name.parts.noun.cases", "never takes these values"),
+    (("types", "town", "attributes", "area", "cases"), {"town": {"params": {"low": 1, "high": 2}}},
+     "types.town.attributes.area.cases", "never takes these values"),
+    (("types", "firm", "attributes", "founded", "cases"), {"energy": {"after": ["nope"]}},
+     "types.firm.attributes.founded.cases.energy.after.0", "has no attribute 'nope'"),
+    (("types", "firm", "attributes", "founded", "cases"), {"energy": {"after": ["2030-01-01"]}},
+     "types.firm.attributes.founded.cases.energy", "the date window is empty"),
+    (("relations", "heads", "requires", "path"), "works_at", "relations.heads.requires.path", "starts at 'being'"),
+    (("relations", "heads", "requires", "path"), "~lives_in", "relations.heads.requires.path", "starts at 'town'"),
+    (("relations", "heads", "requires", "path"), "~heads", "relations.heads.requires.path", "cannot require itself"),
+    (("relations", "lives_in", "at"), "target.founded", "relations.lives_in.at", "a date of the source"),
+    (("relations", "founds", "max_per_target"), 0, "relations.founds.max_per_target", "greater than or equal to 1"),
+    (("relations", "knows", "exclusive"), True, "relations.knows", ""),  # fine on a history: no problem expected
+    (("relations", "moved_to", "exclusive"), True, "relations.moved_to", "exclusive applies to history relations"),
+    (("relations", "works_at", "history", "length", "params"), {"mean": 1.5}, "relations.works_at.history.length",
+     "lognormal takes params ['mean', 'sigma']"),
+    (("relations", "works_at", "history", "length", "distribution"), "gompertz", "relations.works_at.history.length",
+     "gompertz takes params ['mode', 'scale']"),
+    (("types", "being", "attributes", "died", "offset", "params"), {"mode": 8000, "scale": 1},
+     "types.being.attributes.died.offset", "mode / scale must be at most 200"),
+    (("types", "being", "attributes", "born", "censor"), True, "types.being.attributes.born", ""),  # has an offset: fine
+    (("types", "town", "attributes", "founded", "offset", "ref"), "founded", "types.town.attributes.founded.offset.ref",
+     "offset from itself"),
+    (("types", "town", "attributes", "kind", "values", "city", "phrases"), ["{subject} is {nope}."],
+     "types.town.attributes.kind.values", "uses ['nope']"),
+    (("audit",), [{"section": "ages", "metric": "oldest"}], "audit.0", "section ages has no metric 'oldest'"),
+    (("audit",), [{"section": "ages", "metric": "max"}], "audit.0", "a threshold needs min or max"),
+    (("audit",), [{"section": "moods", "metric": "max", "max": 1}], "audit.0.section", "Input should be"),
+]
+
+
+def _set(d: dict, path: tuple, value) -> None:
+    for k in path[:-1]:
+        d = d[k]
+    d[path[-1]] = value
+
+
+@pytest.mark.parametrize("path,value,where,words", NEW_FIELD_CASES, ids=[".".join(map(str, c[0])) + f"={c[1]!r}"[:40]
+                                                                       for c in NEW_FIELD_CASES])
+def test_new_pack_fields_are_validated(tmp_path, path, value, where, words):
+    from .test_plausible import LIFE, life_spec
+
+    pack = yaml.safe_load(LIFE)
+    _set(pack, path, value)
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    if not words:  # a valid change
+        load_world(spec)
+        return
+    probs = problems(spec)
+    assert any(_within(where, p.path) and words in p.message for p in probs), [str(p) for p in probs]
+
+
+def _within(where: str, path: str) -> bool:
+    """`where`'s segments appear in order in `path` (model errors also name the union member: 'died.date.offset')."""
+    segs = iter(path.split("."))
+    return all(any(s == w for s in segs) for w in where.split("."))
+
+
+def test_censor_needs_an_offset_and_cases_need_given(tmp_path):
+    from .test_plausible import LIFE, life_spec
+
+    pack = yaml.safe_load(LIFE)
+    del pack["types"]["being"]["attributes"]["died"]["offset"]
+    del pack["types"]["town"]["attributes"]["area"]["given"]
+    probs = problems(life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False)))
+    assert any(_within("types.being.attributes.died", p.path) and "censor applies to dates drawn with an offset" in p.message
+               for p in probs), [str(p) for p in probs]
+    assert any(_within("types.town.attributes.area", p.path) and "cases need given" in p.message for p in probs)
+
+
+def test_lookup_units_parent_nouns_and_value_phrases_survive_the_manifest(tmp_path):
+    from worldforge.world.spec import ResolvedWorld
+
+    from .test_plausible import life_spec
+
+    world = load_world(life_spec(tmp_path))
+    again = ResolvedWorld.model_validate_json(world.model_dump_json())  # as `worldforge check` reads world.json
+    assert again.types["house"].attributes["town_area"].unit == "km²"
+    assert again.relations["house_in"].noun == "the town {subject} is in"
+    assert again.types["town"].attributes["kind"].value_phrases("city") == ["{subject} is a proper city."]

@@ -187,6 +187,83 @@ def check(world_dir: Path = typer.Argument(..., help="A planned world folder, e.
     raise typer.Exit(1)
 
 
+_AUDIT_COLUMNS = {
+    "ages": [("event", "event"), ("entity", "age of"), ("n", "n"), ("min", "min age"), ("median", "median"), ("max", "max"),
+             ("before_start", "before start"), ("after_end", "after end")],
+    "anniversaries": [("event", "event"), ("reference", "on an anniversary of"), ("n", "n"), ("hits", "hits"), ("share", "share")],
+    "lifespans": [("type", "type"), ("start", "start"), ("end", "end"), ("n", "n"), ("ended_share", "ended"), ("min", "min life"),
+                  ("median", "median"), ("max", "max"), ("oldest_going", "oldest going"),
+                  ("cohort_85y_ended_share", "ended, started 85y+ ago")],
+    "part_whole": [("part", "part"), ("whole", "whole"), ("via", "via"), ("declared", "declared"), ("n", "n"),
+                   ("max_ratio", "max part/whole"), ("parts_over_whole", "parts > whole"), ("max_sum_ratio", "max sum/whole"),
+                   ("wholes_over_sum", "wholes < sum")],
+    "derived": [("subject", "derived"), ("n", "n"), ("agree", "agree"), ("share", "share")],
+    "requires": [("subject", "requirement"), ("n", "links"), ("agree", "covered"), ("share", "share")],
+    "names": [("subject", "name part"), ("n", "n"), ("agree", "agree"), ("share", "share")],
+    "concurrency": [("relation", "relation"), ("side", "per"), ("n", "entities"), ("max_concurrent", "max at once"),
+                    ("with_concurrent", "with 2+ at once")],
+    "degrees": [("relation", "relation"), ("n", "links"), ("out_max", "out max"), ("out_p99", "out p99"), ("in_max", "in max"),
+                ("in_p99", "in p99"), ("targets_without", "targets without")],
+}
+
+
+@_command()
+def audit(
+    world_dir: Path = typer.Argument(..., help="A planned world folder, e.g. build/demo"),
+    json_out: bool = typer.Option(False, "--json", help="Print the whole report as JSON instead of tables."),
+    top: int = typer.Option(12, "--top", min=1, help="Anniversary rows shown (highest shares first)."),
+) -> None:
+    """A plausibility report: ages at each kind of event, events on anniversaries, lifespans,
+    part/whole ratios, derived values against their relations, covered links, names against
+    attributes, concurrent roles and degrees. Exit 1 when a threshold a pack declares is broken."""
+    import json
+
+    from .world.audit import SECTIONS, audit_world
+
+    with _user_errors():
+        report = audit_world(world_dir)
+    if json_out:
+        typer.echo(json.dumps(report.as_dict(), indent=2, default=str))
+    else:
+        for section in SECTIONS:
+            rows = report.sections.get(section, [])
+            if not rows:
+                continue
+            shown = rows[:top] if section == "anniversaries" else rows
+            more = f" (the {top} highest of {len(rows)})" if len(shown) < len(rows) else ""
+            t = Table(title=f"{section}{more}", title_justify="left")
+            cols = _AUDIT_COLUMNS[section]
+            for i, (_, head) in enumerate(cols):
+                t.add_column(head, justify="left" if i == 0 or head in ("age of", "on an anniversary of", "via", "per", "whole",
+                                                                        "start", "end") else "right", overflow="fold")
+            for r in shown:
+                t.add_row(*[_audit_cell(k, r.get(k)) for k, _ in cols])
+            console.print(t)
+    if report.broken:
+        err_console.print(f"[bold red]{len(report.broken)} audit threshold(s) broken:[/]")
+        for b in report.broken:
+            bound = " and ".join(x for x in (f">= {b['min']}" if b["min"] is not None else "",
+                                              f"<= {b['max']}" if b["max"] is not None else "") if x)
+            err_console.print(f"  [red]-[/] {escape(b['section'])}: {escape(b['subject'])}: {b['metric']} = {b['value']} "
+                              f"(pack {b['pack']} wants {bound}; n = {b['n']})", soft_wrap=True)
+        raise typer.Exit(1)
+    if not json_out:
+        n = len(report.thresholds)
+        console.print(f"[green]ok:[/] {n} audit threshold{'s' if n != 1 else ''} hold in {world_dir}")
+
+
+def _audit_cell(key: str, v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float) and ("share" in key or key == "share"):
+        return f"{v:.1%}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
 @_command()
 def inspect(
     world_dir: Path = typer.Argument(..., help="A planned world folder, e.g. build/demo"),

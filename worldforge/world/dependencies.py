@@ -8,12 +8,13 @@ import json
 import re
 from functools import lru_cache
 
-from .pack import CONSTANT_REFS, DateAttr, DateBound, DerivedAttr, LookupAttr, WeightSelect
-from .spec import ResolvedWorld
+from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, LookupAttr, NumericAttr, WeightSelect
+from .spec import ResolvedWorld, date_bounds, link_bounds, lookup_entity_type
 
 
 def dependency_graph(world: ResolvedWorld):
-    """Nodes: ('type', T), ('attr', T, a), ('rel', R). Edges point from a prerequisite to its user."""
+    """Nodes: ('type', T) (its rows), ('name', T) (names and ids), ('attr', T, a), ('rel', R),
+    ('aliases', T). Edges point from a prerequisite to its user."""
     import networkx as nx
 
     g = nx.DiGraph()
@@ -25,34 +26,68 @@ def dependency_graph(world: ResolvedWorld):
         return ("type", parent_rel[r]) if r in parent_rel else ("rel", r)
 
     def attr_node(t: str, a: str):
-        return ("type", t) if a in ("id", "name") else ("attr", t, a)
+        return ("name", t) if a in ("id", "name") else ("attr", t, a)
+
+    def given_node(t: str, given: str):
+        return ("name", t) if given.startswith("name.") else attr_node(t, given)
+
+    def link(deps, node) -> None:
+        for d in deps:
+            if d is not None and (d[0] != "rel" or d[1] in rels):
+                g.add_edge(d, node)
 
     for t, et in types.items():
-        g.add_node(("type", t))
+        g.add_edge(("type", t), ("name", t))
         if et.parent:
             g.add_edge(("type", et.parent.type), ("type", t))
+            if et.parent.count_by:
+                link([attr_node(et.parent.type, et.parent.count_by)], ("type", t))
+        for part in et.name.parts.values():
+            if part.given is not None:
+                link([given_node(t, part.given)], ("name", t))
+            if part.via is not None and part.via in rels:
+                link([rel_node(part.via), attr_node(rels[part.via].target, part.attribute)], ("name", t))
         for a, attr in et.attributes.items():
             node = ("attr", t, a)
             g.add_edge(("type", t), node)
             deps: list = []
             if isinstance(attr, DateAttr):
-                for b in [*attr.after, *attr.before]:
+                after, before = date_bounds(world, t, a)
+                bounds = [*after, *before] + ([attr.offset.ref] if attr.offset else [])
+                bounds += [b for c in attr.cases.values() for b in [*c.after, *c.before]]
+                for b in bounds:
                     deps += _bound_deps_attr(b, t, rels, rel_node, attr_node)
+                if attr.given is not None:
+                    deps.append(given_node(t, attr.given))
             elif isinstance(attr, DerivedAttr):
                 names = sql_names(attr.sql)
-                for other in et.attributes:
-                    if other != a and other in names:
-                        deps.append(attr_node(t, other))
+                # Derived SQL runs over the whole row, names and ids included (and its errors name the row).
+                deps += [("name", t)] + [attr_node(t, other) for other in et.attributes if other != a and other in names]
             elif isinstance(attr, LookupAttr):
-                deps += [rel_node(attr.via), attr_node(rels[attr.via].target, attr.attribute)]
-            for d in deps:
-                if d != ("type", t):
-                    g.add_edge(d, node)
+                if attr.via in rels:
+                    deps += [rel_node(attr.via), attr_node(rels[attr.via].target, attr.attribute)]
+            elif isinstance(attr, (NumericAttr, CategoricalAttr)):
+                if attr.given is not None:
+                    deps.append(given_node(t, attr.given))
+                if isinstance(attr, NumericAttr) and attr.at_most is not None:
+                    deps.append(attr_node(t, attr.at_most))
+                if isinstance(attr, NumericAttr) and attr.part_of is not None:
+                    po = attr.part_of
+                    if po.via in rels:
+                        deps += [rel_node(po.via), attr_node(rels[po.via].target, po.attribute)]
+                    elif po.via in et.attributes:
+                        whole = lookup_entity_type(world, t, po.via)
+                        deps += [attr_node(t, po.via)] + ([attr_node(whole, po.attribute)] if whole else [])
+            elif isinstance(attr, CountAttr):
+                if attr.relation in rels:
+                    deps.append(rel_node(attr.relation))
+            elif isinstance(attr, CodeAttr):
+                deps.append(attr_node(t, attr.source))
+            link([d for d in deps if d != ("type", t)], node)
         for al in et.name.aliases:
             if al.after is not None:
-                for d in _bound_deps_attr(al.after, t, rels, rel_node, attr_node):
-                    g.add_edge(d, ("aliases", t))
-        g.add_edge(("type", t), ("aliases", t))
+                link(_bound_deps_attr(al.after, t, rels, rel_node, attr_node), ("aliases", t))
+        g.add_edge(("name", t), ("aliases", t))
     for r, rs in rels.items():
         if r in parent_rel:
             continue
@@ -70,18 +105,22 @@ def dependency_graph(world: ResolvedWorld):
             bounds += [b for b in (rs.eligible.after, rs.eligible.before) if b is not None]
         if rs.since:
             bounds.append(rs.since)
-        if rs.date:
-            bounds += [*rs.date.after, *rs.date.before]
-        if rs.history:
-            bounds += [*rs.history.after, *rs.history.before]
+        if rs.at is not None:
+            bounds.append(rs.at)
+        if rs.date and rs.date.offset:
+            bounds.append(rs.date.offset.ref)
+        if rs.dated or rs.at is not None:
+            after, before = link_bounds(world, rs)
+            bounds += [*after, *before]
         for b in bounds:
             side, _, a = b.ref.partition(".")
             if side == "source":
                 deps.append(attr_node(rs.source, a))
             elif side == "target":
                 deps.append(attr_node(rs.target, a))
-        for d in deps:
-            g.add_edge(d, node)
+        if rs.requires is not None:
+            deps += [rel_node(hop) for hop, _ in rs.requires.hops if hop in rels]
+        link(deps, node)
     return g
 
 
@@ -116,12 +155,14 @@ def sql_names(expr: str) -> frozenset[str]:
 
 
 def _bound_deps_attr(b: DateBound, t: str, rels, rel_node, attr_node) -> list:
-    if b.ref in CONSTANT_REFS:
+    if b.constant:
         return []
     parts = b.ref.split(".")
     if len(parts) == 1:
         return [attr_node(t, parts[0])]
-    r, a = parts
+    r, a = parts[0], parts[-1]
+    if r not in rels:
+        return []
     return [rel_node(r), attr_node(rels[r].target, a)]
 
 
@@ -129,6 +170,8 @@ def node_label(n: tuple) -> str:
     """A readable name for a node of the dependency graph (cycle messages, progress bars)."""
     if n[0] == "type":
         return f"type {n[1]}"
+    if n[0] == "name":
+        return f"{n[1]} names"
     if n[0] == "attr":
         return f"{n[1]}.{n[2]}"
     if n[0] == "aliases":

@@ -17,8 +17,8 @@ from typing import TypeVar
 
 from ..errors import DamagedStateError
 from ..plumbing import quote_ident as _q
-from .pack import CONSTANT_REFS, DateAttr, DateBound, DerivedAttr, LookupAttr, NumericAttr, RelationSpec
-from .spec import ResolvedWorld, fill_sql
+from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, LookupAttr, NumericAttr, RelationSpec, constant_date
+from .spec import ResolvedWorld, date_bounds, fill_sql, link_bounds
 
 
 @dataclass(frozen=True)
@@ -126,8 +126,7 @@ def _offset_sql(expr: str, b: DateBound) -> str:
 
 
 def _const_sql(world: ResolvedWorld, ref: str) -> str:
-    d = world.spec.as_of if ref == "as_of" else world.spec.span_start
-    return f"DATE '{d.isoformat()}'"
+    return f"DATE '{constant_date(ref, world.spec.as_of, world.spec.span_start).isoformat()}'"
 
 
 def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
@@ -142,32 +141,137 @@ def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
                              f"SELECT name, count(*) AS n FROM {T} GROUP BY name HAVING count(*) > 1"))
         out.append(Invariant(f"{t}.name_present", f"every {t} has a name",
                              f"SELECT id FROM {T} WHERE name IS NULL OR name = ''"))
+        for p, part in et.name.parts.items():
+            if part.given is not None:
+                out.append(Invariant(f"{t}.name.{p}.given", f"a {t}'s name carries no word of another {part.given} than its own",
+                                     name_part_mismatch_sql(world, t, p, part)))
         for a, attr in et.attributes.items():
             A = _q(a)
-            # Derived values may be NULL by design (a ticker only for public companies).
+            # Derived values may be NULL by design (a ticker only for public companies); a censored
+            # date is NULL until it happens.
             required = attr.null_rate == 0 and not isinstance(attr, DerivedAttr) and not (
                 isinstance(attr, LookupAttr) and not rels[attr.via].required
-            )
+            ) and not (isinstance(attr, DateAttr) and attr.censor)
             if required:
                 out.append(Invariant(f"{t}.{a}.not_null", f"every {t} has a {a}",
                                      f"SELECT id FROM {T} WHERE {A} IS NULL"))
-            if isinstance(attr, NumericAttr) and (attr.min is not None or attr.max is not None):
-                conds = []
-                if attr.min is not None:
-                    conds.append(f"{A} < {attr.min}")
-                if attr.max is not None:
-                    conds.append(f"{A} > {attr.max}")
-                out.append(Invariant(f"{t}.{a}.bounds", f"{t}.{a} lies in [{attr.min}, {attr.max}]",
-                                     f"SELECT id, {A} FROM {T} WHERE {' OR '.join(conds)}"))
+            if isinstance(attr, NumericAttr):
+                out.extend(_numeric_invariants(world, t, a, attr))
+            if isinstance(attr, CategoricalAttr) and attr.given is not None:
+                if attr.given.startswith("name."):
+                    sql = name_given_mismatch_sql(world, t, a, attr)
+                else:
+                    G = f"x.{_q(attr.given)}"
+                    whens = " ".join(f"WHEN {G} = {_sql_str(v)} THEN x.{A} NOT IN ({', '.join(_sql_str(k) for k, wt in cw.items() if wt > 0)})"
+                                     for v, cw in attr.cases.items())
+                    sql = f"SELECT x.id, {G}, x.{A} FROM {T} x WHERE CASE {whens} ELSE FALSE END"
+                out.append(Invariant(f"{t}.{a}.given", f"a {t}'s {a} is one its {attr.given} allows", sql))
+            if isinstance(attr, CountAttr):
+                rs = rels[attr.relation]
+                key, other = ("target", "source") if attr.side_for(t, rs) == "in" else ("source", "target")
+                cur = " WHERE valid_to IS NULL" if attr.current else ""
+                out.append(Invariant(f"{t}.{a}.count", f"a {t}'s {a} is the number of its {attr.relation} links",
+                                     f"SELECT x.id, x.{A}, coalesce(c.k, 0) AS links FROM {T} x LEFT JOIN (SELECT {key} AS id, "
+                                     f"count(DISTINCT {other}) AS k FROM {_q('rel_' + attr.relation)}{cur} GROUP BY {key}) c "
+                                     f"ON c.id = x.id WHERE x.{A} IS DISTINCT FROM coalesce(c.k, 0)"))
+            if isinstance(attr, CodeAttr):
+                chars = "A-Z0-9" if attr.alphabet == "alphanumeric" else "A-Z"
+                out.append(Invariant(f"{t}.{a}.unique", f"every {t} has its own {a}",
+                                     f"SELECT {A}, count(*) AS n FROM {T} GROUP BY {A} HAVING count(*) > 1"))
+                out.append(Invariant(f"{t}.{a}.form", f"{t}.{a} is {attr.length} characters of {chars}",
+                                     f"SELECT id, {A} FROM {T} WHERE NOT regexp_full_match({A}, '[{chars}]{{{attr.length}}}')"))
             if isinstance(attr, DateAttr):
                 out.append(Invariant(f"{t}.{a}.in_span", f"{t}.{a} lies in the world's time span",
                                      f"SELECT id, {A} FROM {T} WHERE {A} < {start} OR {A} > {as_of}"))
-                for side, bounds in (("after", attr.after), ("before", attr.before)):
+                after, before = date_bounds(world, t, a)
+                for side, bounds in (("after", after), ("before", before)):
                     for b in bounds:
                         out.append(_attr_bound_invariant(world, t, a, side, b))
+                for v, case in attr.cases.items():
+                    for side in ("after", "before"):
+                        for b in getattr(case, side):
+                            inv = _attr_bound_invariant(world, t, a, side, b)
+                            cond = f"x.{_q(attr.given)} = {_sql_str(v)}"
+                            out.append(Invariant(f"{inv.name}[{attr.given}={v}]", f"{inv.description} when {attr.given} is {v}",
+                                                 inv.sql.replace(" WHERE ", f" WHERE {cond} AND ", 1)))
     for r, rs in rels.items():
         out.extend(_relation_invariants(world, r, rs, start, as_of))
     return out
+
+
+def _numeric_invariants(world: ResolvedWorld, t: str, a: str, attr: NumericAttr) -> list[Invariant]:
+    """Bounds (per case of a conditional distribution), part-of and at-most. A value held under
+    a bound that is itself below the minimum (a whole too small, a smaller bounding attribute)
+    may sit under the minimum."""
+    out = []
+    T, A = _q(t), f"x.{_q(a)}"
+    cases = list(attr.cases.items()) if attr.given else []
+
+    def per_case(pick) -> str | None:
+        vals = [(v, pick(attr.case_bounds(v))) for v, _ in cases]
+        default = pick(attr.case_bounds(None))
+        if default is None and all(x is None for _, x in vals):
+            return None
+        d = "NULL" if default is None else repr(float(default))
+        if not vals:
+            return d
+        G = f"x.{_q(attr.given)}"
+        return "CASE " + " ".join(f"WHEN {G} = {_sql_str(v)} THEN {'NULL' if x is None else repr(float(x))}" for v, x in vals) + f" ELSE {d} END"
+
+    lo, hi = per_case(lambda b: b[0]), per_case(lambda b: b[1])
+    joins, ceiling = "", None
+    po = attr.part_of
+    if po is not None and not po.sum:
+        path, whole, wid = _whole_join(world, t, po.via)
+        joins = path + f" LEFT JOIN {_q(whole)} w ON w.id = {wid}"
+        ceiling = f"{po.share!r} * w.{_q(po.attribute)}"
+    elif attr.at_most is not None:
+        ceiling = f"x.{_q(attr.at_most)}"
+    if lo is not None or hi is not None:
+        conds = []
+        if lo is not None:
+            held = f" AND NOT coalesce({ceiling} < {lo}, FALSE)" if ceiling else ""
+            conds.append(f"({A} < {lo}{held})")
+        if hi is not None:
+            conds.append(f"{A} > {hi}")
+        out.append(Invariant(f"{t}.{a}.bounds", f"{t}.{a} lies in [{attr.min}, {attr.max}]" + (" per case of " + attr.given if cases else ""),
+                             f"SELECT x.id, {A} FROM {T} x {joins} WHERE {' OR '.join(conds)}"))
+    if attr.at_most is not None:
+        out.append(Invariant(f"{t}.{a}.at_most", f"{t}.{a} is at most its {attr.at_most}",
+                             f"SELECT id, {_q(a)}, {_q(attr.at_most)} FROM {T} WHERE {_q(a)} > {_q(attr.at_most)}"))
+    if po is not None:
+        path, whole, wid = _whole_join(world, t, po.via)
+        W = f"w.{_q(po.attribute)}"
+        frm = f"FROM {T} x {path} JOIN {_q(whole)} w ON w.id = {wid}"
+        if po.sum:
+            out.append(Invariant(f"{t}.{a}.part_of", f"the {t}s of a {whole} add up to at most {po.share:g} x its {po.attribute}",
+                                 f"SELECT w.id, sum({A}) AS parts, any_value({W}) AS whole {frm} GROUP BY w.id "
+                                 f"HAVING sum({A}) > {po.share!r} * any_value({W}) * (1 + 1e-9)"))
+        else:
+            out.append(Invariant(f"{t}.{a}.part_of", f"a {t}'s {a} is at most {po.share:g} x its {whole}'s {po.attribute}",
+                                 f"SELECT x.id, {A}, {W} {frm} WHERE {A} > {po.share!r} * {W} * (1 + 1e-9)"))
+    return out
+
+
+def _whole_join(world: ResolvedWorld, t: str, via: str) -> tuple[str, str, str]:
+    """Joins from `x` (a row of t) towards the whole `via` leads to: (joins, whole type, its id expression)."""
+    hops: list[str] = []
+    cur, attr = t, via
+    while attr not in world.relations:
+        s = world.types[cur].attributes[attr]
+        hops.append(s.via)
+        cur = world.relations[s.via].target
+        if s.attribute == "id":
+            break
+        attr = s.attribute
+    else:
+        hops.append(attr)
+        cur = world.relations[attr].target
+    joins, prev = [], "x.id"
+    for i, r in enumerate(hops):
+        joins.append(f"LEFT JOIN {_q('rel_' + r)} j{i} ON j{i}.source = {prev}")
+        prev = f"j{i}.target"
+    return " ".join(joins), cur, prev
 
 
 def _attr_bound_invariant(world: ResolvedWorld, t: str, a: str, side: str, b: DateBound) -> Invariant:
@@ -175,7 +279,7 @@ def _attr_bound_invariant(world: ResolvedWorld, t: str, a: str, side: str, b: Da
     name = f"{t}.{a}.{side}:{b}"
     desc = f"{t}.{a} is {'on or after' if side == 'after' else 'on or before'} {b}"
     T, A = _q(t), _q(a)
-    if b.ref in CONSTANT_REFS:
+    if b.constant:
         bound = _offset_sql(_const_sql(world, b.ref), b)
         return Invariant(name, desc, f"SELECT x.id, x.{A} FROM {T} x WHERE x.{A} {op} {bound}")
     parts = b.ref.split(".")
@@ -192,7 +296,7 @@ def _attr_bound_invariant(world: ResolvedWorld, t: str, a: str, side: str, b: Da
 
 
 def _rel_bound_sql(world: ResolvedWorld, b: DateBound) -> str:
-    if b.ref in CONSTANT_REFS:
+    if b.constant:
         return _offset_sql(_const_sql(world, b.ref), b)
     if b.ref == "valid_from":
         return _offset_sql("e.valid_from", b)
@@ -203,6 +307,16 @@ def _rel_bound_sql(world: ResolvedWorld, b: DateBound) -> str:
 def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: str, as_of: str) -> list[Invariant]:
     R, S, T = _q("rel_" + r), _q(rs.source), _q(rs.target)
     joined = f"FROM {R} e JOIN {S} s ON s.id = e.source JOIN {T} u ON u.id = e.target"
+
+    def frm(*exprs: str) -> str:
+        """FROM the links, joined only to the entity tables the expressions read (s., u.)."""
+        text = " ".join(exprs)
+        out = f"FROM {R} e"
+        if "s." in text:
+            out += f" JOIN {S} s ON s.id = e.source"
+        if "u." in text:
+            out += f" JOIN {T} u ON u.id = e.target"
+        return out
     out = [
         Invariant(f"{r}.source_exists", f"every {r} link starts at an existing {rs.source}",
                   f"SELECT e.source FROM {R} e ANTI JOIN {S} s ON s.id = e.source"),
@@ -238,25 +352,53 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
                 continue
             op = "<" if side == "after" else ">"
             out.append(Invariant(f"{r}.eligible.{side}:{b}", f"{r} targets have {el.attribute} {side} {b}",
-                                 f"SELECT e.source, e.target, {col} {joined} WHERE {col} {op} {_rel_bound_sql(world, b)}"))
+                                 f"SELECT e.source, e.target, {col} {frm(col, _rel_bound_sql(world, b))} "
+                                 f"WHERE {col} {op} {_rel_bound_sql(world, b)}"))
+    after, before = link_bounds(world, rs)
     if rs.date:
-        for side in ("after", "before"):
+        for side, bounds in (("after", after), ("before", before)):
             op = "<" if side == "after" else ">"
-            for b in getattr(rs.date, side):
+            for b in bounds:
                 out.append(Invariant(f"{r}.date.{side}:{b}", f"{r} is dated {side} {b}",
-                                     f"SELECT e.source, e.target, e.valid_from {joined} WHERE e.valid_from {op} {_rel_bound_sql(world, b)}"))
-    if rs.history:
+                                     f"SELECT e.source, e.target, e.valid_from {frm(_rel_bound_sql(world, b))} "
+                                     f"WHERE e.valid_from {op} {_rel_bound_sql(world, b)}"))
+    if rs.history or rs.since:
+        what = "tenures" if rs.history else "links"
+        if rs.history and not rs.history.concurrent:
+            out.append(Invariant(
+                f"{r}.history_no_overlap", f"a {rs.source}'s {r} tenures do not overlap",
+                f"SELECT source, valid_from, valid_to, nxt FROM (SELECT source, valid_from, valid_to, "
+                f"lead(valid_from) OVER (PARTITION BY source ORDER BY valid_from) AS nxt FROM {R}) "
+                f"WHERE nxt IS NOT NULL AND (valid_to IS NULL OR nxt < valid_to)"))
+        for b in after:
+            out.append(Invariant(f"{r}.history.after:{b}", f"{r} {what} start on or after {b}",
+                                 f"SELECT e.source, e.target, e.valid_from {frm(_rel_bound_sql(world, b))} "
+                                 f"WHERE e.valid_from < {_rel_bound_sql(world, b)}"))
+        for b in before:
+            out.append(Invariant(f"{r}.history.before:{b}", f"{r} {what} end on or before {b}",
+                                 f"SELECT e.source, e.target, e.valid_to {frm(_rel_bound_sql(world, b))} "
+                                 f"WHERE coalesce(e.valid_to, {as_of}) > {_rel_bound_sql(world, b)}"))
+    if rs.at is not None:
+        t_at = _rel_bound_sql(world, rs.at)
+        for side, bounds in (("after", after), ("before", before)):
+            for b in bounds:
+                if b.ref.startswith("target."):
+                    op = "<" if side == "after" else ">"
+                    out.append(Invariant(f"{r}.at.{side}:{b}", f"a {rs.target} exists when {r} links it ({rs.at})",
+                                         f"SELECT e.source, e.target, {t_at} AS at {frm(t_at, _rel_bound_sql(world, b))} "
+                                         f"WHERE {t_at} {op} {_rel_bound_sql(world, b)}"))
+    if rs.max_per_target is not None:
+        out.append(Invariant(f"{r}.max_per_target", f"a {rs.target} is the target of at most {rs.max_per_target} {r} links",
+                             f"SELECT target, count(*) AS n FROM {R} GROUP BY target HAVING count(*) > {rs.max_per_target}"))
+    if rs.exclusive:
         out.append(Invariant(
-            f"{r}.history_no_overlap", f"a {rs.source}'s {r} tenures do not overlap",
-            f"SELECT source, valid_from, valid_to, nxt FROM (SELECT source, valid_from, valid_to, "
-            f"lead(valid_from) OVER (PARTITION BY source ORDER BY valid_from) AS nxt FROM {R}) "
+            f"{r}.exclusive", f"a {rs.target} holds at most one {r} link at a time",
+            f"SELECT target, valid_from, valid_to, nxt FROM (SELECT target, valid_from, valid_to, "
+            f"lead(valid_from) OVER (PARTITION BY target ORDER BY valid_from, valid_to) AS nxt FROM {R}) "
             f"WHERE nxt IS NOT NULL AND (valid_to IS NULL OR nxt < valid_to)"))
-        for b in rs.history.after:
-            out.append(Invariant(f"{r}.history.after:{b}", f"{r} tenures start on or after {b}",
-                                 f"SELECT e.source, e.valid_from {joined} WHERE e.valid_from < {_rel_bound_sql(world, b)}"))
-        for b in rs.history.before:
-            out.append(Invariant(f"{r}.history.before:{b}", f"{r} tenures end on or before {b}",
-                                 f"SELECT e.source, e.valid_to {joined} WHERE coalesce(e.valid_to, {as_of}) > {_rel_bound_sql(world, b)}"))
+    if rs.requires is not None:
+        out.append(Invariant(f"{r}.requires", f"every {r} link is covered by {rs.requires.path} while it holds",
+                             requires_uncovered_sql(world, r, rs)))
     if rs.acyclic:
         out.append(Invariant(f"{r}.acyclic", f"{r} links form no cycle", acyclic=r))
     return out
@@ -328,3 +470,92 @@ def check_world(path: str | Path) -> tuple[int, list[Violation]]:
     invs = all_invariants(info.world)
     with info.connect() as con:
         return len(invs), check_connection(con, info.world, invs)
+
+
+# --------------------------------------------------------------------------- shared checks
+# Queries the invariants and `worldforge audit` share: each returns the violating rows.
+
+
+def link_time_sql(world: ResolvedWorld, rs: RelationSpec) -> tuple[str, str] | None:
+    """SQL for when a link of `rs` (alias e, its source s) holds: (first day, last day), or None
+    for an undated link without `at`."""
+    as_of = _const_sql(world, "as_of")
+    if rs.history:
+        return "e.valid_from", f"coalesce(e.valid_to, {as_of})"
+    if rs.date or rs.since:
+        return "e.valid_from", "e.valid_from"
+    if rs.at is not None:
+        t = _rel_bound_sql(world, rs.at)
+        return t, t
+    return None
+
+
+def requires_uncovered_sql(world: ResolvedWorld, r: str, rs: RelationSpec) -> str:
+    """Links of `r` whose target is not reachable from the source through `requires.path`
+    by links valid over the whole time the link holds."""
+    rels = world.relations
+    time = link_time_sql(world, rs)
+    joins, conds, cur = [], [], "e.source"
+    for i, (hop, back) in enumerate(rs.requires.hops):
+        h = f"h{i}"
+        near, far = ("target", "source") if back else ("source", "target")
+        joins.append(f"{_q('rel_' + hop)} {h}")
+        conds.append(f"{h}.{near} = {cur}")
+        if time is not None and rels[hop].dated:
+            t0, t1 = time
+            conds.append(f"({h}.valid_from IS NULL OR {h}.valid_from <= {t0}) AND ({h}.valid_to IS NULL OR {h}.valid_to >= {t1})")
+        cur = f"{h}.{far}"
+    conds.append(f"{cur} = e.target")
+    R, S, T = _q("rel_" + r), _q(rs.source), _q(rs.target)
+    return (f"SELECT e.source, e.target, e.valid_from FROM {R} e JOIN {S} s ON s.id = e.source JOIN {T} u ON u.id = e.target "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {', '.join(joins)} WHERE {' AND '.join(conds)})")
+
+
+def _word_regex(words) -> str:
+    import re
+
+    alts = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
+    return "'(^|[^[:alnum:]])(" + alts.replace("'", "''") + ")($|[^[:alnum:]])'"
+
+
+def _sql_str(v: str) -> str:
+    return "'" + v.replace("'", "''") + "'"
+
+
+def name_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part) -> str:
+    """Entities whose name contradicts the attribute its part is chosen by (a word of another
+    value's choices and none of its own value's); for `via` parts, names that do not contain
+    the related entity's value (templates may legitimately leave it out: audit only)."""
+    T = _q(t)
+    if part.via is not None:
+        rs = world.relations[part.via]
+        return (f"SELECT x.id, x.name FROM {T} x JOIN {_q('rel_' + part.via)} e ON e.source = x.id "
+                f"JOIN {_q(rs.target)} u ON u.id = e.target WHERE strpos(x.name, CAST(u.{_q(part.attribute)} AS VARCHAR)) = 0")
+    g = f"x.{_q(part.given)}"
+    default = set(part.choices or ())
+    every = part.words()
+    whens = []
+    for v, ch in part.cases.items():
+        other = every - set(ch)
+        if other:
+            whens.append(f"WHEN {g} = {_sql_str(v)} THEN regexp_matches(x.name, {_word_regex(other)})")
+    other = every - default
+    if default and other:
+        whens.append(f"WHEN {g} IS NOT NULL AND {g} NOT IN ({', '.join(_sql_str(v) for v in part.cases)}) "
+                     f"THEN regexp_matches(x.name, {_word_regex(other)})")
+    if not whens:
+        return f"SELECT x.id, x.name FROM {T} x WHERE FALSE"
+    return f"SELECT x.id, x.name, {g} FROM {T} x WHERE CASE {' '.join(whens)} ELSE FALSE END"
+
+
+def name_given_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
+    """Entities whose categorical `a` (given a name part) is not a value its case allows for
+    the word their name carries."""
+    part = world.types[t].name.parts[attr.given.split(".", 1)[1]]
+    A = f"x.{_q(a)}"
+    whens = []
+    for word, w in attr.cases.items():
+        allowed = [v for v, wt in w.items() if wt > 0]
+        whens.append(f"WHEN regexp_matches(x.name, {_word_regex([word])}) THEN {A} NOT IN ({', '.join(map(_sql_str, allowed))})")
+    del part
+    return f"SELECT x.id, x.name, {A} FROM {_q(t)} x WHERE CASE {' '.join(whens)} ELSE FALSE END"

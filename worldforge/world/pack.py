@@ -8,6 +8,7 @@ between packs, cycles, feasibility) live in `validate.py`.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 import reprlib
@@ -17,8 +18,22 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 PACK_VERSION = 1
-# Constant date references usable in any bound.
+# Constant date references usable in any bound (an ISO date such as 1900-01-01 is one too).
 CONSTANT_REFS = ("as_of", "span_start")
+_ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def is_constant_ref(ref: str) -> bool:
+    """A bound reference that is the same for every row: as_of, span_start or an absolute date."""
+    return ref in CONSTANT_REFS or bool(_ISO_DATE_RE.match(ref))
+
+
+def constant_date(ref: str, as_of: dt.date, span_start: dt.date) -> dt.date:
+    if ref == "as_of":
+        return as_of
+    if ref == "span_start":
+        return span_start
+    return dt.date.fromisoformat(ref)
 _NAME_RE = r"^[a-z][a-z0-9_]{0,63}$"  # snake_case, at most 64 characters
 # Names the world store uses for its own tables and views: a type may not take them
 # (relation tables are `rel_<relation>`, catalogue tables start with `_`).
@@ -86,20 +101,34 @@ def _check_noun(v: str | None) -> str | None:
 
 # --------------------------------------------------------------------------- bounds
 
-_BOUND_RE = re.compile(r"^\s*([A-Za-z_][\w.]{0,200})\s*(?:([+-])\s*(\d{1,9})\s*([yd]))?\s*$")
+_BOUND_RE = re.compile(r"^\s*(\d{4}-\d{2}-\d{2}|[A-Za-z_][\w.]{0,200})\s*(?:([+-])\s*(\d{1,9})\s*([yd]))?\s*$")
 
 
 class DateBound(Model):
     """A date reference plus a calendar offset: `founded_by.birth_date + 20y`, `as_of - 1d`.
 
-    `ref` is `as_of`, `span_start`, an attribute of the same entity, `<relation>.<attribute>`
-    (aggregated over the relation's targets), or in relation context `source.<attr>`,
-    `target.<attr>` or `valid_from`.
+    `ref` is `as_of`, `span_start`, an absolute date (`1900-01-01`), an attribute of the same
+    entity, `<relation>.<attribute>` (aggregated over the relation's targets), or in relation
+    context `source.<attr>`, `target.<attr>` or `valid_from`.
     """
 
     ref: str
     years: int = 0
     days: int = 0
+
+    @field_validator("ref")
+    @classmethod
+    def _absolute_date(cls, v: str) -> str:
+        if _ISO_DATE_RE.match(v):
+            try:
+                dt.date.fromisoformat(v)
+            except ValueError:
+                raise ValueError(f"{clip(v)} is not a calendar date (write YYYY-MM-DD)") from None
+        return v
+
+    @property
+    def constant(self) -> bool:
+        return is_constant_ref(self.ref)
 
     @model_validator(mode="before")
     @classmethod
@@ -109,7 +138,7 @@ class DateBound(Model):
             if not m:
                 raise ValueError(
                     f"cannot read date bound {clip(data)}; write '<ref>', '<ref> + <N>y' or '<ref> - <N>d' "
-                    "(e.g. 'as_of - 18y', 'founded_by.birth_date + 20y')"
+                    "(e.g. 'as_of - 18y', 'founded_by.birth_date + 20y', '1900-01-01')"
                 )
             ref, sign, num, unit = m.groups()
             out: dict[str, Any] = {"ref": ref}
@@ -166,34 +195,68 @@ class NumberPart(Model):
         return self
 
 
+Choices = list[str] | dict[str, float]
+
+
+def _check_choices(choices: Choices, what: str = "choices") -> None:
+    if not choices:
+        raise ValueError(f"{what} needs at least one value")
+    if isinstance(choices, dict):
+        _check_weights(choices, "choice")
+
+
 class NamePart(Model):
-    """One placeholder of a name template. Exactly one source is set."""
+    """One placeholder of a name template. Exactly one source is set: faker, choices,
+    syllables, letter, number; `cases` with `given` (choices per value of a categorical
+    attribute, `choices` for the other values); or `via` (an attribute, by default the
+    name, of the entity a to-one relation leads to: "{city} International Airport")."""
 
     faker: str | None = None
     pool: int = Field(4096, ge=16, le=200_000)
-    choices: list[str] | dict[str, float] | None = None
+    choices: Choices | None = None
     syllables: SyllableSpec | None = None
     letter: bool = False
     number: NumberPart | None = None
+    given: str | None = None
+    cases: dict[str, Choices] | None = None
+    via: str | None = None
+    attribute: str = "name"
 
     @model_validator(mode="after")
     def _exactly_one(self) -> NamePart:
-        set_ = [k for k in ("faker", "choices", "syllables", "number") if getattr(self, k) is not None]
+        set_ = [k for k in ("faker", "syllables", "number", "via") if getattr(self, k) is not None]
         if self.letter:
             set_.append("letter")
+        if self.cases is not None or self.given is not None:
+            set_.append("cases")
+        elif self.choices is not None:
+            set_.append("choices")
         if len(set_) != 1:
             raise ValueError(
-                "a name part needs exactly one of faker, choices, syllables, letter, number "
+                "a name part needs exactly one of faker, choices, syllables, letter, number, cases (with given), via "
                 f"(got {', '.join(set_) or 'none'})"
             )
         if self.faker is not None and not self.faker.strip():
             raise ValueError("faker needs a provider name, e.g. faker: last_name")
+        if (self.given is None) != (self.cases is None):
+            raise ValueError("given and cases go together: cases maps each value of the given attribute to its choices")
+        if self.cases is not None:
+            if not self.cases:
+                raise ValueError("cases needs at least one value")
+            for v, c in self.cases.items():
+                _check_choices(c, f"cases.{clip(v)}")
         if self.choices is not None:
-            if not self.choices:
-                raise ValueError("choices needs at least one value")
-            if isinstance(self.choices, dict):
-                _check_weights(self.choices, "choice")
+            _check_choices(self.choices)
+        if self.attribute != "name" and self.via is None:
+            raise ValueError("attribute applies to via parts only")
         return self
+
+    def words(self) -> set[str]:
+        """Every literal word this part can produce (choices and cases)."""
+        out: set[str] = set(self.choices or ())
+        for c in (self.cases or {}).values():
+            out |= set(c)
+        return out
 
 
 class AliasSpec(Model):
@@ -280,9 +343,26 @@ class FakerAttr(_AttrBase):
     pool: int = Field(4096, ge=16, le=200_000)
 
 
+class CategoricalValue(Model):
+    """One categorical value with its own weight and its own sentences on pages
+    ("{subject} is listed on a stock exchange." for `public`)."""
+
+    weight: float = Field(1.0, ge=0.0)
+    phrases: list[str] = []
+
+    @field_validator("phrases")
+    @classmethod
+    def _phrase_fields(cls, v):
+        return _check_phrases(v, {"subject", "value"}, need_value=False)
+
+
 class CategoricalAttr(_AttrBase):
     kind: Literal["categorical"]
-    values: list[str] | dict[str, float]
+    values: list[str] | dict[str, float | CategoricalValue]
+    # A conditional distribution: weights per value of another categorical attribute of
+    # the same entity, or of a name part (`given: name.<part>`); `values` serve the rest.
+    given: str | None = None
+    cases: dict[str, dict[str, float]] = {}
 
     @field_validator("values")
     @classmethod
@@ -290,46 +370,33 @@ class CategoricalAttr(_AttrBase):
         if not v:
             raise ValueError("needs at least one value")
         if isinstance(v, dict):
-            _check_weights(v, "value")
+            _check_weights({k: w.weight if isinstance(w, CategoricalValue) else w for k, w in v.items()}, "value")
         return v
 
-
-class NumericAttr(_AttrBase):
-    kind: Literal["numeric"]
-    distribution: Literal["uniform", "normal", "lognormal", "exponential", "poisson"]
-    params: dict[str, float]
-    min: float | None = None
-    max: float | None = None
-    integer: bool = False
-    decimals: int | None = Field(None, ge=0, le=6)
-    unit: str | None = None
-
     @model_validator(mode="after")
-    def _params(self) -> NumericAttr:
-        need = {
-            "uniform": {"low", "high"},
-            "normal": {"mean", "sd"},
-            "lognormal": {"mean", "sigma"},
-            "exponential": {"scale"},
-            "poisson": {"lam"},
-        }[self.distribution]
-        if set(self.params) != need:
-            raise ValueError(f"{self.distribution} takes params {sorted(need)}, got {clip(sorted(self.params))}")
-        p = self.params
-        limit = _NUMERIC_PARAM_LIMITS[self.distribution]
-        for k, v in p.items():
-            lo, hi = limit[k]
-            if not lo <= v <= hi:
-                raise ValueError(f"{self.distribution} param {k} must lie within {lo:g}..{hi:g}, got {v:g}")
-        if self.distribution == "uniform" and p["low"] > p["high"]:
-            raise ValueError(f"uniform: low ({p['low']:g}) must not exceed high ({p['high']:g})")
-        for k in ("min", "max"):
-            v = getattr(self, k)
-            if v is not None and abs(v) > _NUMERIC_LIMIT:
-                raise ValueError(f"{k} must lie within -{_NUMERIC_LIMIT:g}..{_NUMERIC_LIMIT:g}, got {v:g}")
-        if self.min is not None and self.max is not None and self.min > self.max:
-            raise ValueError(f"min ({self.min}) must not exceed max ({self.max})")
+    def _cases(self) -> CategoricalAttr:
+        if (self.given is None) != (not self.cases):
+            raise ValueError("given and cases go together: cases maps each value of the given attribute to value weights")
+        known = set(self.weights())
+        for cond, w in self.cases.items():
+            if not w:
+                raise ValueError(f"cases.{clip(cond)} needs at least one value")
+            _check_weights(w, f"cases.{clip(cond)}")
+            unknown = sorted(set(w) - known)
+            if unknown:
+                raise ValueError(f"cases.{clip(cond)} names {clip(unknown)}, which are not among values {clip(sorted(known))}")
         return self
+
+    def weights(self) -> dict[str, float]:
+        """Each value with its weight (a list gives every value weight 1)."""
+        if isinstance(self.values, list):
+            return dict.fromkeys(self.values, 1.0)
+        return {k: (w.weight if isinstance(w, CategoricalValue) else float(w)) for k, w in self.values.items()}
+
+    def value_phrases(self, value: str) -> list[str]:
+        """The sentences a page states this value with: the value's own, else the attribute's."""
+        v = self.values.get(value) if isinstance(self.values, dict) else None
+        return list(v.phrases) if isinstance(v, CategoricalValue) and v.phrases else list(self.phrases)
 
 
 # Numeric attributes stay within +-1e15 (exact as floats and as int64); distribution
@@ -341,13 +408,154 @@ _NUMERIC_PARAM_LIMITS = {
     "lognormal": {"mean": (-50.0, 50.0), "sigma": (0.0, 10.0)},
     "exponential": {"scale": (0.0, _NUMERIC_LIMIT)},
     "poisson": {"lam": (0.0, 1e12)},
+    "gamma": {"shape": (1e-3, 1e6), "scale": (0.0, _NUMERIC_LIMIT)},
+    "weibull": {"shape": (0.05, 100.0), "scale": (0.0, _NUMERIC_LIMIT)},
+    # Gompertz (mortality): the hazard grows exponentially with age; `mode` is the most
+    # likely value, `scale` the spread (1 / the hazard's growth rate).
+    "gompertz": {"mode": (0.0, 1e6), "scale": (1e-3, 1e6)},
 }
+Distribution = Literal["uniform", "normal", "lognormal", "exponential", "poisson", "gamma", "weibull", "gompertz"]
+
+
+def check_distribution(distribution: str, params: dict[str, float], what: str = "") -> None:
+    """Parameters are exactly the distribution's, within ranges numpy samples from."""
+    limits = _NUMERIC_PARAM_LIMITS[distribution]
+    if set(params) != set(limits):
+        raise ValueError(f"{what}{distribution} takes params {sorted(limits)}, got {clip(sorted(params))}")
+    for k, v in params.items():
+        lo, hi = limits[k]
+        if not lo <= v <= hi:
+            raise ValueError(f"{what}{distribution} param {k} must lie within {lo:g}..{hi:g}, got {v:g}")
+    if distribution == "uniform" and params["low"] > params["high"]:
+        raise ValueError(f"{what}uniform: low ({params['low']:g}) must not exceed high ({params['high']:g})")
+    if distribution == "gompertz" and params["mode"] / params["scale"] > 200:
+        raise ValueError(f"{what}gompertz: mode / scale must be at most 200 (got {params['mode'] / params['scale']:g})")
+
+
+def _check_min_max(lo: float | None, hi: float | None, limit: float = _NUMERIC_LIMIT) -> None:
+    for k, v in (("min", lo), ("max", hi)):
+        if v is not None and abs(v) > limit:
+            raise ValueError(f"{k} must lie within -{limit:g}..{limit:g}, got {v:g}")
+    if lo is not None and hi is not None and lo > hi:
+        raise ValueError(f"min ({lo}) must not exceed max ({hi})")
+
+
+class NumericCase(Model):
+    """The distribution of a numeric attribute for one value of its `given` attribute:
+    other parameters and/or other bounds."""
+
+    params: dict[str, float] | None = None
+    min: float | None = None
+    max: float | None = None
+
+    @model_validator(mode="after")
+    def _bounds(self) -> NumericCase:
+        _check_min_max(self.min, self.max)
+        return self
+
+
+class PartOf(Model):
+    """A part bounded by its whole: the part's number is at most `share` times the whole's
+    (`sum: true`: the parts of one whole add up to at most that). `via` is a to-one relation
+    or an entity-valued lookup attribute leading to the whole (city -> country)."""
+
+    via: str
+    attribute: str
+    share: float = Field(1.0, gt=0.0, le=1e6)
+    sum: bool = False
+
+
+class NumericAttr(_AttrBase):
+    kind: Literal["numeric"]
+    distribution: Distribution
+    params: dict[str, float]
+    min: float | None = None
+    max: float | None = None
+    integer: bool = False
+    decimals: int | None = Field(None, ge=0, le=6)
+    unit: str | None = None
+    # A conditional distribution: parameters (and bounds) per value of a categorical attribute.
+    given: str | None = None
+    cases: dict[str, NumericCase] = {}
+    part_of: PartOf | None = None
+    at_most: str | None = None  # another numeric attribute of the same entity that bounds this one
+
+    @model_validator(mode="after")
+    def _params(self) -> NumericAttr:
+        check_distribution(self.distribution, self.params)
+        _check_min_max(self.min, self.max)
+        if self.cases and self.given is None:
+            raise ValueError("cases need given: the categorical attribute whose value picks the case")
+        if self.given is not None and not self.cases:
+            raise ValueError("given needs cases: the parameters for each value of the given attribute")
+        for v, c in self.cases.items():
+            if c.params is not None:
+                check_distribution(self.distribution, c.params, f"cases.{clip(v)}: ")
+            lo, hi = self.case_bounds(v)
+            if lo is not None and hi is not None and lo > hi:
+                raise ValueError(f"cases.{clip(v)}: min ({lo}) must not exceed max ({hi})")
+        return self
+
+    def case_bounds(self, value: str | None) -> tuple[float | None, float | None]:
+        c = self.cases.get(value) if value is not None else None
+        if c is None:
+            return self.min, self.max
+        return (self.min if c.min is None else c.min), (self.max if c.max is None else c.max)
+
+    def all_bounds(self) -> tuple[float | None, float | None]:
+        """The widest bounds over every case: what any row's value lies within."""
+        bounds = [self.case_bounds(None)] + [self.case_bounds(v) for v in self.cases]
+        los, his = [b[0] for b in bounds], [b[1] for b in bounds]
+        return (None if None in los else min(los)), (None if None in his else max(his))
+
+
+class Duration(Model):
+    """A random length of time (an age at an event, a lifespan, a tenure, a delay), drawn
+    per row from a distribution in `unit`s and truncated to [min, max]; a year is 365.2425
+    days and draws are whole days, so every date drawn from one has day-level jitter."""
+
+    distribution: Distribution
+    params: dict[str, float]
+    min: float | None = None
+    max: float | None = None
+    unit: Literal["years", "days"] = "years"
+
+    @model_validator(mode="after")
+    def _params(self) -> Duration:
+        check_distribution(self.distribution, self.params)
+        _check_min_max(self.min, self.max, 3_000_000 if self.unit == "days" else 8000)
+        return self
+
+
+class DateOffset(Duration):
+    """A date drawn as `ref` plus a random duration: `{ref: birth_date, distribution: normal,
+    params: {mean: 24, sd: 3}}` is an age of about 24 at the event; `direction: before`
+    subtracts it (`{ref: as_of, direction: before, ...}`: an age today)."""
+
+    ref: DateBound
+    direction: Literal["after", "before"] = "after"
+
+
+class DateCase(Model):
+    """More bounds for the rows whose `given` attribute has one value."""
+
+    after: list[DateBound] = []
+    before: list[DateBound] = []
 
 
 class DateAttr(_AttrBase):
     kind: Literal["date"]
     after: list[DateBound] = []
     before: list[DateBound] = []
+    # Drawn as a reference date plus a random duration (an age, a lifespan) instead of
+    # uniformly inside [after, before]; the bounds still hold (draws outside are redrawn).
+    offset: DateOffset | None = None
+    # With an offset: a date that would fall after as_of has not happened yet and is NULL
+    # (a death, a dissolution, a split that lies in the future).
+    censor: bool = False
+    # Bounds conditioned on a categorical attribute: computer-science awards after 1950.
+    given: str | None = None
+    cases: dict[str, DateCase] = {}
     event: bool = False  # appears on the world's timeline (births, foundings, launches)
     headlines: list[str] = []  # news headlines for the event, with {subject} and {value}
 
@@ -355,6 +563,14 @@ class DateAttr(_AttrBase):
     @classmethod
     def _headline_fields(cls, v):
         return _check_phrases(v, {"subject", "value"}, need_value=False)
+
+    @model_validator(mode="after")
+    def _censor(self) -> DateAttr:
+        if self.censor and self.offset is None:
+            raise ValueError("censor applies to dates drawn with an offset")
+        if (self.given is None) != (not self.cases):
+            raise ValueError("given and cases go together: cases maps values of the given attribute to more bounds")
+        return self
 
 
 class DerivedAttr(_AttrBase):
@@ -369,6 +585,7 @@ class LookupAttr(_AttrBase):
     via: str  # a to-one relation (or the parent relation) of this type
     attribute: str  # attribute of the related entity, or 'id' / 'name'
     noun: str | None = None  # task questions: the hop as a noun phrase with {subject} ("the home country of {subject}")
+    unit: str | None = None  # default: the unit of the attribute it copies (filled in when the world is loaded)
 
     @field_validator("noun")
     @classmethod
@@ -376,8 +593,35 @@ class LookupAttr(_AttrBase):
         return _check_noun(v)
 
 
+class CountAttr(_AttrBase):
+    """How many entities a relation links this one to: a league's clubs, a researcher's papers.
+    `side`: `in` counts links that end here, `out` links that start here (inferred unless the
+    relation joins a type to itself); `current`: only links still valid at as_of."""
+
+    kind: Literal["count"]
+    relation: str
+    side: Literal["in", "out"] | None = None
+    current: bool = False
+    unit: str | None = None
+
+    def side_for(self, t: str, rel: RelationSpec) -> str:
+        if self.side is not None:
+            return self.side
+        return "in" if rel.target == t else "out"
+
+
+class CodeAttr(_AttrBase):
+    """A short code unique within the type (IATA-like "KLO"), built from the letters of the
+    name where it can be (first letters first), random letters where it cannot."""
+
+    kind: Literal["code"]
+    length: int = Field(3, ge=2, le=8)
+    alphabet: Literal["letters", "alphanumeric"] = "letters"
+    source: str = "name"  # a string attribute of the same entity the code is read from
+
+
 Attribute = Annotated[
-    FakerAttr | CategoricalAttr | NumericAttr | DateAttr | DerivedAttr | LookupAttr,
+    FakerAttr | CategoricalAttr | NumericAttr | DateAttr | DerivedAttr | LookupAttr | CountAttr | CodeAttr,
     Field(discriminator="kind"),
 ]
 
@@ -407,11 +651,20 @@ class _LinkText(Model):
 
 
 class ParentSpec(_LinkText):
-    """A type generated per entity of another type (regions per country), linked by `relation`."""
+    """A type generated per entity of another type (regions per country), linked by `relation`.
+    `count_by`: a numeric attribute of the parent that scales the count (more regions in
+    larger countries): a parent at the p-th percentile of it gets about min + p * (max - min)."""
 
     type: str
     relation: str = Field(pattern=_NAME_RE)
     count: Range
+    count_by: str | None = None
+    noun: str | None = None  # multi-hop questions: "the country {subject} lies in"
+
+    @field_validator("noun")
+    @classmethod
+    def _noun_field(cls, v):
+        return _check_noun(v)
 
 
 class DirectorySpec(Model):
@@ -442,10 +695,21 @@ class PagesSpec(Model):
     directories: list[DirectorySpec] = []
 
 
+class Lifecycle(Model):
+    """When an entity exists: from its `start` date attribute (birth, founding) to its `end`
+    (death, dissolution, split; NULL while it still exists). Nothing involving the entity is
+    dated before its start or after its end: its own dates, its links' validity, the dates of
+    entities that refer to it through a relation."""
+
+    start: str
+    end: str | None = None
+
+
 class EntityType(Model):
     description: str = ""
     name: NameSpec
     parent: ParentSpec | None = None
+    lifecycle: Lifecycle | None = None
     attributes: dict[str, Attribute] = {}
     pages: PagesSpec = PagesSpec()
 
@@ -476,17 +740,43 @@ class EligibleSpec(Model):
 
 
 class DateWindow(Model):
+    """A dated event inside [max(after), min(before)]: uniform there, or drawn as `offset`
+    (a reference date plus a random duration, e.g. an age at the event)."""
+
     after: list[DateBound] = []
     before: list[DateBound] = []
+    offset: DateOffset | None = None
 
 
 class HistorySpec(Model):
-    """Successive, non-overlapping tenures per source inside [max(after), min(before)]."""
+    """Tenures per source inside [max(after), min(before)] (bounds may also name the target's
+    dates: `target.split`). By default successive and non-overlapping, cut at random points
+    of the window; `length` draws each tenure's length instead, `gap` the pause before the
+    next one, `start` the delay of the first one after the window opens. `concurrent`: a
+    source's tenures are independent and may overlap (a band's members)."""
 
     count: Range
     after: list[DateBound]
     before: list[DateBound]
     current: bool = True  # the last tenure is open-ended when it reaches as_of
+    start: Duration | None = None
+    length: Duration | None = None
+    gap: Duration | None = None
+    concurrent: bool = False
+
+
+class Requirement(Model):
+    """The link's target must be reachable from its source through `path` (relations joined
+    by '.', '~' before a relation follows it backwards) by links valid when this one holds:
+    a CEO is employed by the company (`~employed_by`), an album's label is one its band was
+    signed to on release (`by.signed_to`)."""
+
+    path: str = Field(pattern=r"^~?[a-z][a-z0-9_]{0,63}(\.~?[a-z][a-z0-9_]{0,63}){0,5}$")
+
+    @property
+    def hops(self) -> list[tuple[str, bool]]:
+        """(relation, backwards) per hop."""
+        return [(h.lstrip("~"), h.startswith("~")) for h in self.path.split(".")]
 
 
 class WeightSelect(Model):
@@ -506,9 +796,14 @@ class RelationSpec(_LinkText):
     same: SameSpec | None = None
     eligible: EligibleSpec | None = None
     since: DateBound | None = None
+    delay: Duration | None = None  # since: how long after that date the link starts (default: a few months)
     date: DateWindow | None = None
     history: HistorySpec | None = None
+    at: DateBound | None = None  # an undated link: the date it is made (its entities exist then)
     acyclic: bool = False
+    max_per_target: int | None = Field(None, ge=1, le=MAX_RANGE)  # links a target takes at most
+    exclusive: bool = False  # a target holds at most one link of this relation at a time
+    requires: Requirement | None = None
     # Beyond the shared link text: news headlines, and the noun phrase for one hop in a
     # multi-hop question ("the university that awarded {subject} a doctorate").
     headlines: list[str] = []
@@ -533,8 +828,14 @@ class RelationSpec(_LinkText):
             raise ValueError("a history relation must be N:1 or N:M (a target can hold several tenures)")
         if self.history and self.cardinality == "N:1" and self.history.count.max > 1:
             raise ValueError("use N:M for histories with more than one tenure per source")
-        if sum(x is not None for x in (self.since, self.date, self.history)) > 1:
-            raise ValueError("give at most one of since, date, history")
+        if sum(x is not None for x in (self.since, self.date, self.history, self.at)) > 1:
+            raise ValueError("give at most one of since, date, history, at")
+        if self.delay is not None and self.since is None:
+            raise ValueError("delay applies to since relations")
+        if self.exclusive and not self.history:
+            raise ValueError("exclusive applies to history relations (a target holds one tenure at a time)")
+        if self.max_per_target is not None and self.target_unique:
+            raise ValueError(f"a {self.cardinality} relation already gives each target at most one link; drop max_per_target")
         if self.required and self.rate < 1.0:
             raise ValueError("a required relation must have rate 1.0")
         if self.required and self.count_range.min < 1:
@@ -549,6 +850,15 @@ class RelationSpec(_LinkText):
     @property
     def count_range(self) -> Range:
         return self.history.count if self.history else self.count
+
+    @property
+    def target_cap(self) -> int | None:
+        """The most links one target may take (1 for 1:1 and 1:N)."""
+        return 1 if self.target_unique else self.max_per_target
+
+    @property
+    def dated(self) -> bool:
+        return bool(self.history or self.date or self.since)
 
 
 class InvariantSpec(Model):
@@ -566,6 +876,44 @@ class InvariantSpec(Model):
         return self
 
 
+# What `worldforge audit` measures: its sections and the numbers each row carries.
+AUDIT_METRICS = {
+    "ages": ("n", "min", "median", "max", "before_start", "after_end"),
+    "anniversaries": ("n", "hits", "share"),
+    "lifespans": ("n", "ended", "ended_share", "min", "median", "max", "oldest_going", "cohort_85y_n", "cohort_85y_ended_share"),
+    "part_whole": ("n", "max_ratio", "parts_over_whole", "max_sum_ratio", "wholes_over_sum"),
+    "derived": ("n", "agree", "share"),
+    "requires": ("n", "agree", "share"),
+    "names": ("n", "agree", "share"),
+    "concurrency": ("n", "max_concurrent", "with_concurrent"),
+    "degrees": ("n", "out_max", "out_p99", "in_max", "in_p99", "targets_without"),
+}
+AUDIT_SECTIONS = tuple(AUDIT_METRICS)
+
+
+class AuditThreshold(Model):
+    """A plausibility bound `worldforge audit` holds the world to: `metric` of every row of
+    `section` whose subject matches the glob `match` lies within [min, max] (rows measured on
+    fewer than `min_n` items are not judged)."""
+
+    section: Literal["ages", "anniversaries", "lifespans", "part_whole", "derived", "requires", "names", "concurrency", "degrees"]
+    metric: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
+    match: str = Field("*", min_length=1, max_length=300)
+    min: float | None = None
+    max: float | None = None
+    min_n: int | None = Field(None, ge=1)
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _bounded(self) -> AuditThreshold:
+        if self.metric not in AUDIT_METRICS[self.section]:
+            raise ValueError(f"section {self.section} has no metric {clip(self.metric)}; it has: {', '.join(AUDIT_METRICS[self.section])}")
+        if self.min is None and self.max is None:
+            raise ValueError("a threshold needs min or max")
+        _check_min_max(self.min, self.max)
+        return self
+
+
 class DomainPack(Model):
     pack: str = Field(pattern=_NAME_RE)
     pack_version: Literal[1] = 1
@@ -574,6 +922,7 @@ class DomainPack(Model):
     types: dict[str, EntityType] = {}
     relations: dict[str, RelationSpec] = {}
     invariants: list[InvariantSpec] = []
+    audit: list[AuditThreshold] = []
 
     @field_validator("types", "relations")
     @classmethod

@@ -1,9 +1,14 @@
 """The world planner: a validated spec in, a frozen world (DuckDB store) out.
 
-`generate_world` walks the pack's dependency graph (types, attributes, relations, aliases)
-in a deterministic topological order and fills whole columns at a time from named child
-generators. `plan_world` writes the result atomically, checks every invariant and only
-then marks the world complete."""
+`generate_world` walks the pack's dependency graph (types, names, attributes, relations,
+aliases) in a deterministic topological order and fills whole columns at a time from named
+child generators. `plan_world` writes the result atomically, checks every invariant and only
+then marks the world complete.
+
+Plausibility is built in, not checked after the fact: dates derived from other dates are
+drawn from distributions with day-level jitter, lifecycles bound every dated fact of an
+entity, parts are scaled into their wholes, counts are counted, and links that must be
+covered by other links are chosen among them."""
 
 from __future__ import annotations
 
@@ -16,27 +21,47 @@ import polars as pl
 
 from ..errors import PlanError
 from .dependencies import dependency_graph, node_label
-from .pack import CONSTANT_REFS, CategoricalAttr, DateAttr, DateBound, DerivedAttr, FakerAttr, LookupAttr, NumericAttr, RelationSpec, WeightSelect, clip
+from .pack import (
+    CategoricalAttr,
+    CodeAttr,
+    CountAttr,
+    DateAttr,
+    DateBound,
+    DerivedAttr,
+    FakerAttr,
+    LookupAttr,
+    NumericAttr,
+    RelationSpec,
+    WeightSelect,
+    clip,
+    constant_date,
+)
 from .sampling import (
+    DEFAULT_DELAY,
     NEG_INF,
     POS_INF,
+    YEAR_DAYS,
     NameSampler,
     TargetIndex,
     apply_offset,
     child_rng,
+    duration_days,
     encode_groups,
     entity_ids,
     faker_pool,
     fitness_weights,
     sample_days,
     sample_numeric,
+    unique_codes,
 )
-from .spec import SQL_TYPES, ResolvedWorld, attribute_dtype, derived_query
+from .spec import SQL_TYPES, ResolvedWorld, attribute_dtype, date_bounds, derived_query, lifecycle_end_bound, link_bounds
 from .store import WorldTables
 
 EPOCH = dt.date(1970, 1, 1)
 POLARS_DTYPES = {"string": pl.String, "int": pl.Int64, "float": pl.Float64, "date": pl.Date, "bool": pl.Boolean, "entity": pl.String}
 SQL_DTYPES = SQL_TYPES
+ROUNDS = 16  # rounds of redrawing conflicting target picks
+_BUCKET = 3653  # days: covering links are looked up by decade
 
 StepHook = Callable[[str], None]
 
@@ -45,13 +70,33 @@ def to_days(d: dt.date) -> int:
     return (d - EPOCH).days
 
 
-
-
-
 def generation_order(world: ResolvedWorld) -> list[tuple]:
     import networkx as nx
 
     return list(nx.lexicographical_topological_sort(dependency_graph(world), key=repr))
+
+
+def _real(v: np.ndarray) -> np.ndarray:
+    return (v > NEG_INF // 2) & (v < POS_INF // 2)
+
+
+class _Key:
+    """A target attribute picks are windowed on: its values (days) and where it is missing."""
+
+    def __init__(self, values: np.ndarray, is_null: np.ndarray):
+        self.values, self.is_null = values, is_null
+
+
+def _group_rank(keys: np.ndarray) -> np.ndarray:
+    """0, 1, 2, ... within runs of equal keys (keys sorted)."""
+    n = len(keys)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    start = np.ones(n, bool)
+    start[1:] = keys[1:] != keys[:-1]
+    idx = np.arange(n)
+    first = np.maximum.accumulate(np.where(start, idx, 0))
+    return idx - first
 
 
 class _Generator:
@@ -65,6 +110,7 @@ class _Generator:
         self.out = WorldTables()
         self.as_of = to_days(self.spec.as_of)
         self.span_start = to_days(self.spec.span_start)
+        self.name_parts: dict[tuple[str, str], pl.Series] = {}  # parts an attribute is chosen by
 
     # ----------------------------------------------------------------- helpers
 
@@ -73,13 +119,13 @@ class _Generator:
         return s.to_physical().cast(pl.Int64).fill_null(fill).to_numpy()
 
     def _const(self, ref: str) -> int:
-        return self.as_of if ref == "as_of" else self.span_start
+        return to_days(constant_date(ref, self.spec.as_of, self.spec.span_start))
 
     def attr_bound(self, type_name: str, b: DateBound, side: str) -> np.ndarray:
         """Bound values for every row of `type_name` (attribute context)."""
         n = self.out.entities[type_name].height
         fill = NEG_INF if side == "after" else POS_INF
-        if b.ref in CONSTANT_REFS:
+        if b.constant:
             return apply_offset(np.full(n, self._const(b.ref), np.int64), b.years, b.days)
         parts = b.ref.split(".")
         if len(parts) == 1:
@@ -99,7 +145,7 @@ class _Generator:
                   tgt: np.ndarray | None = None, valid_from: np.ndarray | None = None) -> np.ndarray:
         """Bound values per edge row (relation context)."""
         fill = NEG_INF if side == "after" else POS_INF
-        if b.ref in CONSTANT_REFS:
+        if b.constant:
             base = np.full(len(src), self._const(b.ref), np.int64)
         elif b.ref == "valid_from":
             base = valid_from
@@ -109,20 +155,26 @@ class _Generator:
                 base = self.days(rs.source, attr, fill)[src]
             else:
                 col = self.days(rs.target, attr, fill)
-                # rows without a pick (-1) read row 0; a type without entities has no row 0 at all
-                base = col[np.maximum(tgt, 0)] if len(col) else np.full(len(tgt), fill, np.int64)
+                # rows without a pick (-1) read the fill; a type without entities has no rows at all
+                base = np.where(tgt >= 0, col[np.maximum(tgt, 0)], fill) if len(col) else np.full(len(tgt), fill, np.int64)
         return apply_offset(base, b.years, b.days)
 
-    def window(self, bounds_after, bounds_before, fn) -> tuple[np.ndarray, np.ndarray]:
-        lo = None
-        hi = None
+    def window(self, bounds_after, bounds_before, fn, soft=None) -> tuple:
+        """(lo, hi) over the bounds (None where there are none); with `soft`, also per row
+        whether the binding upper bound is soft (an age limit rather than as_of or an end)."""
+        lo = hi = hard = None
         for b in bounds_after:
             v = fn(b, "after")
             lo = v if lo is None else np.maximum(lo, v)
         for b in bounds_before:
             v = fn(b, "before")
-            hi = v if hi is None else np.minimum(hi, v)
-        return lo, hi
+            s = soft(b) if soft else False
+            if hi is None:
+                hi, hard = v, np.full(len(v), s)
+            else:
+                take = v < hi
+                hi, hard = np.where(take, v, hi), np.where(take, s, hard)
+        return (lo, hi, hard) if soft else (lo, hi)
 
     def set_column(self, type_name: str, name: str, values: pl.Series) -> None:
         self.out.entities[type_name] = self.out.entities[type_name].with_columns(values.alias(name))
@@ -134,6 +186,39 @@ class _Generator:
         mask = rng.random(len(s)) < rate
         return pl.select(pl.when(pl.lit(pl.Series(mask))).then(pl.lit(None)).otherwise(pl.lit(s))).to_series().cast(s.dtype)
 
+    def along(self, t: str, rel: str, target_values: pl.Series) -> pl.Series:
+        """Per row of `t`: the value of the entity a to-one relation leads to (NULL without a link)."""
+        e = self.out.edges[rel]
+        n = self.out.entities[t].height
+        left = pl.DataFrame({"__row": np.arange(n, dtype=np.int64)})
+        right = pl.DataFrame({"__row": e["src"], "v": target_values.gather(e["tgt"])})
+        return left.join(right, on="__row", how="left", maintain_order="left")["v"]
+
+    def whole_index(self, t: str, via: str) -> tuple[np.ndarray, str]:
+        """Per row of `t`: the row of the entity `via` (a to-one relation, or an entity-valued
+        lookup) leads to, -1 without one; and that entity's type."""
+        n = self.out.entities[t].height
+        if via in self.relations:
+            e = self.out.edges[via]
+            idx = np.full(n, -1, np.int64)
+            idx[e["src"].to_numpy()] = e["tgt"].to_numpy()
+            return idx, self.relations[via].target
+        attr = self.types[t].attributes[via]
+        idx, target = self.whole_index(t, attr.via)
+        if attr.attribute == "id":
+            return idx, target
+        deeper, whole = self.whole_index(target, attr.attribute)
+        return np.where(idx >= 0, deeper[np.maximum(idx, 0)], -1), whole
+
+    def given_values(self, t: str, given: str) -> pl.Series:
+        if given.startswith("name."):
+            return self.name_parts[(t, given.split(".", 1)[1])]
+        return self.out.entities[t][given].cast(pl.String)
+
+    def soft_bound(self, side_types: dict[str, str] | None = None) -> Callable[[DateBound], bool]:
+        """Bounds a tenure cut at ends a little before: every bound but as_of and lifecycle ends."""
+        return lambda b: not (b.ref == "as_of" and not b.years and not b.days) and not lifecycle_end_bound(self.world, b, side_types)
+
     # ----------------------------------------------------------------- nodes
 
     def make_type(self, t: str) -> None:
@@ -144,19 +229,47 @@ class _Generator:
             n = self.spec.counts.get(t, 0)
         else:
             n_par = self.out.entities[et.parent.type].height
-            k = rng.integers(et.parent.count.min, et.parent.count.max + 1, n_par)
+            c = et.parent.count
+            if et.parent.count_by:
+                # Larger parents get more: the parent's percentile in the attribute sets the odds.
+                x = self.out.entities[et.parent.type][et.parent.count_by].cast(pl.Float64)
+                p = ((x.rank("average") - 0.5) / max(n_par, 1)).fill_null(0.5).fill_nan(0.5).to_numpy()
+                k = c.min + rng.binomial(c.max - c.min, np.clip(p, 0.0, 1.0))
+            else:
+                k = rng.integers(c.min, c.max + 1, n_par)
             parent_idx = np.repeat(np.arange(n_par), k)
             n = len(parent_idx)
-        names = NameSampler(t, et.name, self.spec.locale, self.seed).unique(n, child_rng(self.seed, "names", t))
-        ids = entity_ids(t, names, self.seed)
-        if ids.n_unique() != n:
-            raise PlanError(f"id collision in type '{t}'; change the seed")
-        self.out.entities[t] = pl.DataFrame({"id": ids, "name": names})
+        self.out.entities[t] = pl.DataFrame({"__idx": np.arange(n, dtype=np.int64)})
         if et.parent is not None:
             self.out.edges[et.parent.relation] = pl.DataFrame({
                 "src": np.arange(n, dtype=np.int64), "tgt": parent_idx.astype(np.int64),
                 "valid_from": pl.Series([None] * n, dtype=pl.Date), "valid_to": pl.Series([None] * n, dtype=pl.Date),
             })
+
+    def name_sampler(self, t: str, ambiguous: tuple[str, ...] = ()) -> NameSampler:
+        et = self.types[t]
+        context = {}
+        for k, part in et.name.parts.items():
+            if part.given is not None:
+                context[k] = self.given_values(t, part.given)
+            elif part.via is not None:
+                rs = self.relations[part.via]
+                context[k] = self.along(t, part.via, self.out.entities[rs.target][part.attribute].cast(pl.String))
+        return NameSampler(t, et.name, self.spec.locale, self.seed, context, ambiguous)
+
+    def make_name(self, t: str) -> None:
+        et = self.types[t]
+        n = self.out.entities[t].height
+        keep = tuple(sorted({a.given.split(".", 1)[1] for a in et.attributes.values()
+                             if isinstance(a, CategoricalAttr) and a.given and a.given.startswith("name.")}))
+        res = self.name_sampler(t, keep).unique(n, child_rng(self.seed, "names", t), keep=keep)
+        names, kept = res if keep else (res, {})
+        ids = entity_ids(t, names, self.seed)
+        if ids.n_unique() != n:
+            raise PlanError(f"id collision in type '{t}'; change the seed")
+        self.out.entities[t] = pl.concat([pl.DataFrame({"id": ids, "name": names}), self.out.entities[t]], how="horizontal")
+        for k, v in kept.items():
+            self.name_parts[(t, k)] = v
 
     def make_attr(self, t: str, a: str) -> None:
         try:
@@ -173,44 +286,184 @@ class _Generator:
             pool = pl.Series(faker_pool(attr.provider, self.spec.locale, attr.pool, self.seed), dtype=pl.String)
             s = pool.gather(rng.integers(0, len(pool), n))
         elif isinstance(attr, CategoricalAttr):
-            vals = attr.values
-            if isinstance(vals, dict):
-                w = np.asarray(list(vals.values()), float)
-                idx = rng.choice(len(vals), size=n, p=w / w.sum())
-                vals = list(vals)
-            else:
-                idx = rng.integers(0, len(vals), n)
-            s = pl.Series(vals, dtype=pl.String).gather(idx)
+            s = self._categorical(t, attr, n, rng)
         elif isinstance(attr, NumericAttr):
-            s = pl.Series(sample_numeric(attr, n, rng))
+            s = pl.Series(self._numeric(t, a, attr, n, rng))
         elif isinstance(attr, DateAttr):
             s = self._date_attr(t, a, attr, rng)
         elif isinstance(attr, DerivedAttr):
             s = self._derived(t, attr)
         elif isinstance(attr, LookupAttr):
-            s = self._lookup(t, attr)
+            rs = self.relations[attr.via]
+            s = self.along(t, attr.via, self.out.entities[rs.target][attr.attribute])
+        elif isinstance(attr, CountAttr):
+            rs = self.relations[attr.relation]
+            e = self.out.edges[attr.relation]
+            if attr.current:
+                e = e.filter(pl.col("valid_to").is_null())
+            col = "tgt" if attr.side_for(t, rs) == "in" else "src"
+            s = pl.Series(np.bincount(e[col].to_numpy(), minlength=n)[:n].astype(np.int64))
+        elif isinstance(attr, CodeAttr):
+            s = unique_codes(self.out.entities[t][attr.source], attr.length, attr.alphabet, rng, t)
         else:  # pragma: no cover - the spec's discriminated union has no other kinds
             raise PlanError(f"unsupported attribute kind for {t}.{a}")
         s = s.cast(POLARS_DTYPES[attribute_dtype(self.world, t, a)])
         self.set_column(t, a, self.null_mask(t, a, attr.null_rate, s))
 
+    def _categorical(self, t: str, attr: CategoricalAttr, n: int, rng) -> pl.Series:
+        weights = attr.weights()
+        vals = list(weights)
+        w = np.asarray(list(weights.values()), float)
+        if attr.given is None:
+            idx = rng.integers(0, len(vals), n) if isinstance(attr.values, list) else rng.choice(len(vals), size=n, p=w / w.sum())
+            return pl.Series(vals, dtype=pl.String).gather(idx)
+        given = self.given_values(t, attr.given)
+        idx = np.zeros(n, np.int64)
+        rest = np.ones(n, bool)
+        for cond, cw in attr.cases.items():
+            sel = (given == cond).fill_null(False).to_numpy()
+            if sel.any():
+                p = np.asarray([cw.get(v, 0.0) for v in vals], float)
+                idx[sel] = rng.choice(len(vals), size=int(sel.sum()), p=p / p.sum())
+                rest &= ~sel
+        if rest.any():
+            idx[rest] = rng.choice(len(vals), size=int(rest.sum()), p=w / w.sum())
+        return pl.Series(vals, dtype=pl.String).gather(idx)
+
+    # ----------------------------------------------------------------- numbers
+
+    def _row_min(self, attr: NumericAttr, given: pl.Series | None, n: int) -> np.ndarray:
+        lo = np.full(n, 0.0 if attr.min is None else max(attr.min, 0.0))
+        for v in attr.cases if given is not None else ():
+            c_lo, _ = attr.case_bounds(v)
+            lo[(given == v).fill_null(False).to_numpy()] = 0.0 if c_lo is None else max(c_lo, 0.0)
+        return lo
+
+    def _numeric(self, t: str, a: str, attr: NumericAttr, n: int, rng) -> np.ndarray:
+        given = self.given_values(t, attr.given) if attr.given else None
+        x = sample_numeric(attr, n, rng, given).astype(float)
+        if attr.part_of is not None:
+            x = self._part_of(t, a, attr, x, self._row_min(attr, given, n), rng)
+        if attr.at_most is not None:
+            b = self.out.entities[t][attr.at_most].cast(pl.Float64).fill_null(np.inf).fill_nan(np.inf).to_numpy()
+            lo = np.minimum(self._row_min(attr, given, n), b)
+            over = x > b
+            if over.any():  # a value above its bound: uniform between the minimum and the bound
+                x[over] = lo[over] + rng.random(int(over.sum())) * (b[over] - lo[over])
+                x = np.minimum(x, b)
+        if attr.integer:
+            return np.floor(x + 1e-9).astype(np.int64) if (attr.part_of or attr.at_most) else x.astype(np.int64)
+        if attr.decimals is not None:
+            x = np.floor(x * 10**attr.decimals + 1e-9) / 10**attr.decimals
+        return x
+
+    def _part_of(self, t: str, a: str, attr: NumericAttr, x: np.ndarray, lo: np.ndarray, rng) -> np.ndarray:
+        """Scale parts into their whole: each part at most share * whole, or the parts of a
+        whole summing to at most that (all parts of an overfull whole shrink by one factor,
+        keeping their proportions and minimums)."""
+        po = attr.part_of
+        idx, whole_t = self.whole_index(t, po.via)
+        w = self.out.entities[whole_t][po.attribute].cast(pl.Float64).fill_null(np.inf).fill_nan(np.inf).to_numpy()
+        has = idx >= 0
+        cap = np.where(has, po.share * w[np.maximum(idx, 0)], np.inf)
+        margin = 1.0 if attr.integer else (10.0 ** -attr.decimals if attr.decimals is not None else 0.0)
+        if not po.sum:
+            over = x > cap
+            if over.any():
+                low = np.minimum(lo[over], cap[over])
+                x[over] = low + rng.random(int(over.sum())) * (cap[over] - low)
+            return np.minimum(x, cap)
+        n_w = len(w)
+        g = np.where(has, idx, n_w)
+        total = np.bincount(g, weights=x, minlength=n_w + 1)[:n_w]
+        floor = np.bincount(g, weights=lo, minlength=n_w + 1)[:n_w]
+        parts = np.bincount(g, minlength=n_w + 1)[:n_w]
+        room = po.share * w - margin * parts  # rounding down each part keeps the sum under the cap
+        over = total > room
+        if not over.any():
+            return x
+        keep_min = room > floor
+        f_keep = np.where(keep_min & over, (room - floor) / np.maximum(total - floor, 1e-300), 1.0)
+        f_all = np.where(~keep_min & over, np.maximum(room, 0.0) / np.maximum(total, 1e-300), 1.0)
+        gi = np.maximum(idx, 0)
+        scaled_keep = lo + (x - lo) * f_keep[gi]
+        scaled_all = x * f_all[gi]
+        out = np.where(has & over[gi], np.where(keep_min[gi], scaled_keep, scaled_all), x)
+        self.out.repairs[f"{t}.{a}: parts scaled into their whole"] = int((has & over[gi]).sum())
+        return out
+
+    # ----------------------------------------------------------------- dates
+
+    def offset_draw(self, base: np.ndarray, offset, lo: np.ndarray, hi: np.ndarray, rng,
+                    censor: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Dates `base + duration` inside [lo, hi]: draws outside are redrawn, then drawn
+        uniformly inside. With `censor`, a draw after as_of is not an error but an event that
+        has not happened yet: (dates, censored)."""
+        n = len(base)
+        known = _real(base)
+        v = np.where(known, base, 0) + duration_days(offset, n, rng)
+        censored = np.zeros(n, bool)
+        for _ in range(8):
+            if censor:
+                censored = known & (v > self.as_of)
+            bad = np.nonzero(~censored & (~known | (v < lo) | (v > hi)))[0]
+            if len(bad) == 0:
+                break
+            v[bad] = np.where(known[bad], base[bad], 0) + duration_days(offset, len(bad), rng)
+        if censor:
+            censored = known & (v > self.as_of)
+        bad = ~censored & (~known | (v < lo) | (v > hi))
+        if bad.any():  # uniform inside the window, and inside the duration's own range where both meet
+            f_lo, f_hi = lo[bad], np.maximum(hi[bad], lo[bad])
+            if offset.min is not None or offset.max is not None:
+                scale = YEAR_DAYS if offset.unit == "years" else 1.0
+                sign = -1.0 if offset.direction == "before" else 1.0
+                ends = sorted([(-np.inf if offset.min is None else offset.min) * scale * sign,
+                               (np.inf if offset.max is None else offset.max) * scale * sign])
+                b = base[bad].astype(float)
+                d_lo = np.maximum(f_lo, np.nan_to_num(b + ends[0], neginf=NEG_INF, posinf=POS_INF)).astype(np.int64)
+                d_hi = np.minimum(f_hi, np.nan_to_num(b + ends[1], neginf=NEG_INF, posinf=POS_INF)).astype(np.int64)
+                fits = known[bad] & (d_lo <= d_hi)
+                f_lo, f_hi = np.where(fits, d_lo, f_lo), np.where(fits, d_hi, f_hi)
+            v[bad] = sample_days(f_lo, f_hi, rng)
+        return v, censored
+
     def _date_attr(self, t: str, a: str, attr: DateAttr, rng) -> pl.Series:
         n = self.out.entities[t].height
-        lo, hi = self.window(attr.after, attr.before, lambda b, side: self.attr_bound(t, b, side))
+        after, before = date_bounds(self.world, t, a)
+        lo, hi = self.window(after, before, lambda b, side: self.attr_bound(t, b, side))
         lo = np.full(n, self.span_start, np.int64) if lo is None else np.maximum(lo, self.span_start)
         hi = np.full(n, self.as_of, np.int64) if hi is None else np.minimum(hi, self.as_of)
+        if attr.given is not None:  # more bounds for the rows of each case
+            given = self.given_values(t, attr.given)
+            for v, case in attr.cases.items():
+                sel = (given == v).fill_null(False).to_numpy()
+                c_lo, c_hi = self.window(case.after, case.before, lambda b, side: self.attr_bound(t, b, side))
+                if c_lo is not None:
+                    lo = np.where(sel, np.maximum(lo, c_lo), lo)
+                if c_hi is not None:
+                    hi = np.where(sel, np.minimum(hi, c_hi), hi)
         empty = lo > hi
         if empty.any() and attr.null_rate <= 0:
-            bounds = ", ".join([f"after {b}" for b in attr.after] + [f"before {b}" for b in attr.before])
+            bounds = ", ".join([f"after {b}" for b in after] + [f"before {b}" for b in before])
             raise PlanError(
                 f"{t}.{a}: {int(empty.sum()):,} of {n:,} rows have an empty date window ({bounds}); "
-                "loosen these bounds or the eligibility of the relations they depend on"
+                "loosen these bounds or the eligibility of the relations they depend on (a relation whose targets "
+                "must be alive at a date of the source takes `at: source.<date>`)"
             )
         self.out.repairs[f"{t}.{a}: empty date window set to null"] = int(empty.sum())
-        v = sample_days(np.where(empty, 0, lo), np.where(empty, 0, hi), rng)
-        s = pl.Series(v.astype(np.int32)).cast(pl.Date)
-        if empty.any():
-            s = pl.select(pl.when(pl.lit(pl.Series(empty))).then(None).otherwise(pl.lit(s))).to_series()
+        lo_, hi_ = np.where(empty, 0, lo), np.where(empty, 0, hi)
+        missing = empty
+        if attr.offset is not None:
+            base = self.attr_bound(t, attr.offset.ref, "after")
+            v, censored = self.offset_draw(base, attr.offset, lo_, hi_, rng, attr.censor)
+            missing = empty | censored
+            self.out.repairs[f"{t}.{a}: not yet happened (after as_of)"] = 0  # expected, not a repair
+        else:
+            v = sample_days(lo_, hi_, rng)
+        s = pl.Series(np.where(missing, 0, v).astype(np.int32)).cast(pl.Date)
+        if missing.any():
+            s = pl.select(pl.when(pl.lit(pl.Series(missing))).then(None).otherwise(pl.lit(s))).to_series()
         return s
 
     def _derived(self, t: str, attr: DerivedAttr) -> pl.Series:
@@ -279,14 +532,13 @@ class _Generator:
         vals = ", ".join(f"{c}={clip(row[c])}" for c in cols[:6])
         return f"the derived SQL fails on '{row['name']}' ({row['id']}), where {vals}: {msg}; guard the expression (e.g. TRY_CAST)"
 
-    def _lookup(self, t: str, attr: LookupAttr) -> pl.Series:
-        rs = self.relations[attr.via]
-        e = self.out.edges[attr.via]
-        vals = self.out.entities[rs.target][attr.attribute].gather(e["tgt"])
-        n = self.out.entities[t].height
-        left = pl.DataFrame({"__row": np.arange(n, dtype=np.int64)})
-        right = pl.DataFrame({"__row": e["src"], "v": vals})
-        return left.join(right, on="__row", how="left", maintain_order="left")["v"]
+
+    # ----------------------------------------------------------------- relations
+
+    def _split_bounds(self, bounds: list[DateBound]) -> tuple[list[DateBound], list[DateBound]]:
+        """(bounds on the source or constant, bounds on the target)."""
+        src = [b for b in bounds if not b.ref.startswith("target.")]
+        return src, [b for b in bounds if b.ref.startswith("target.")]
 
     def make_relation(self, r: str) -> None:
         rs = self.relations[r]
@@ -297,11 +549,22 @@ class _Generator:
         active = np.nonzero(rng.random(n_s) < rs.rate)[0] if rs.rate < 1 else np.arange(n_s)
         cr = rs.count_range
         k = rng.integers(cr.min, cr.max + 1, len(active))
+        after, before = link_bounds(self.world, rs)
+        src_after, tgt_after = self._split_bounds(after)
+        src_before, tgt_before = self._split_bounds(before)
         valid_from = valid_to = None
+        t0 = None  # when each link is made, where that is known before its target is picked
         if rs.history:
-            src, valid_from, valid_to = self._history(r, rs, active, k, rng)
+            src, valid_from, valid_to = self._history(r, rs, active, k, rng, src_after, src_before)
+            t0 = valid_from
         else:
             src = np.repeat(active, k)
+            if rs.since:
+                valid_from = self._since(r, rs, src, src_before)
+                t0 = valid_from
+            elif rs.at is not None:
+                t0 = self.rel_bound(rs, rs.at, "after", src)
+                t0 = np.where(_real(t0), t0, NEG_INF)
         m = len(src)
 
         # Eligibility: group (locality) and key window on a target date attribute.
@@ -319,57 +582,105 @@ class _Generator:
             w = fitness_weights(n_t, rs.alpha, child_rng(self.seed, "fitness", r))
         else:
             w = np.ones(n_t)
-        if rs.eligible:
-            key = T[rs.eligible.attribute].to_physical().cast(pl.Int64)
-            w = np.where(key.is_null().to_numpy(), 0.0, w)
-            key = key.fill_null(0).to_numpy()
-            el = rs.eligible
-            lo = self.rel_bound(rs, el.after, "after", src, valid_from=valid_from) if el.after else np.full(m, NEG_INF)
-            hi = self.rel_bound(rs, el.before, "before", src, valid_from=valid_from) if el.before else np.full(m, POS_INF)
-        else:
-            key = np.zeros(n_t, np.int64)
-            lo, hi = np.zeros(m, np.int64), np.zeros(m, np.int64)
-        index = TargetIndex(g_tgt, key, w)
+        key, lo, hi = self._pick_key(rs, T, src, valid_from, t0, tgt_after, m, n_t)
+        w = np.where(key.is_null, 0.0, w) if isinstance(key, _Key) else w
+        key_arr = key.values if isinstance(key, _Key) else key
+        cover = self._cover_frame(rs) if rs.requires is not None else None
+        index = TargetIndex(g_tgt, key_arr, w) if cover is None else None
 
         picks = np.full(m, -1, dtype=np.int64)
         settled_round = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
+        c_from = np.full(m, NEG_INF, np.int64)
+        c_to = np.full(m, POS_INF, np.int64)
+        start = None if valid_from is None else valid_from.copy()
+        end = None if valid_to is None else valid_to.copy()
+        if rs.history:
+            cut_jitter = duration_days(DEFAULT_DELAY, m, child_rng(self.seed, "rel-cut-target", r))
+            if cover is not None:  # a covered tenure may begin when its covering link does
+                cover_jitter = duration_days(DEFAULT_DELAY, m, child_rng(self.seed, "rel-cover", r))
         pending = np.arange(m)
         unfillable = np.zeros(m, bool)
+        excluded = np.zeros(n_t, bool)
+        cap = rs.target_cap
         redrawn = 0
-        for rnd in range(16):
+        last = m + 1
+        for rnd in range(ROUNDS):
             if len(pending) == 0:
                 break
+            if rnd >= 4 and len(pending) > 0.95 * last:  # what is left keeps conflicting: give up on it
+                unfillable[pending] = True
+                break
+            last = len(pending)
             if rnd:
                 redrawn += len(pending)
-            got = index.pick(g_src[pending], lo[pending], hi[pending], rng)
-            unfillable[pending[got < 0]] = True
-            picks[pending] = got
-            settled_round[pending] = rnd
-            conflict = self._conflicts(rs, src, picks, settled_round, n_t)
+            new = pending
+            if cover is None:
+                got = index.pick(g_src[new], lo[new], hi[new], rng)
+            else:
+                got, c_from[new], c_to[new] = self._cover_pick(cover, new, src, t0, g_src, g_tgt, lo, hi, key_arr, w,
+                                                               excluded, rng, until=valid_to if rs.history else None)
+            unfillable[new[got < 0]] = True
+            picks[new] = got
+            settled_round[new] = rnd
+            # Checks of each new pick on its own (earlier picks passed them and have not changed).
+            sel = new[got >= 0]
+            s_, p_ = src[sel], picks[sel]
+            bad = np.zeros(len(sel), bool)
+            t_sel = None if t0 is None else t0[sel]
+            if rs.history:
+                if cover is not None:
+                    cf = c_from[sel]
+                    moved = cf > valid_from[sel]
+                    start[sel] = np.where(moved, cf + np.minimum(cover_jitter[sel], np.maximum(self.as_of - cf, 0)), valid_from[sel])
+                    if rs.eligible is not None and moved.any():  # eligibility relative to the moved start
+                        _, lo2, hi2 = self._pick_key(rs, T, s_, start[sel], start[sel], tgt_after, len(sel), n_t)
+                        kv = key_arr[p_]
+                        bad |= moved & ((kv < lo2) | (kv > hi2))
+                t_sel = start[sel]
+            if t_sel is not None:
+                bad |= ~self._alive(rs, tgt_after, [] if rs.history else tgt_before, s_, p_, t_sel)
             if rs.date:
-                d_lo, d_hi = self._event_window(rs, src, picks)
-                conflict |= (picks >= 0) & (d_lo > d_hi)
+                d_lo, d_hi = self._event_window(rs, s_, p_, c_from[sel], c_to[sel])
+                bad |= d_lo > d_hi
+            if rs.history:
+                end[sel] = self._clip_end(rs, tgt_before, s_, p_, valid_to[sel], c_to[sel], cut_jitter[sel])
+                bad |= end[sel] <= start[sel]
+            conflict = np.zeros(m, bool)
+            conflict[sel[bad]] = True
+            picks[conflict] = -1
+            # Checks across picks: pairs, caps, overlaps (earlier-settled picks keep theirs).
+            conflict |= self._conflicts(rs, src, picks, settled_round, n_t, new)
+            if rs.exclusive:
+                conflict |= self._overlaps(picks, settled_round, rnd, start, end, (picks >= 0) & ~conflict)
             picks[conflict] = -1
             settled_round[conflict] = np.iinfo(np.int64).max
             pending = np.nonzero(conflict & ~unfillable)[0]
-            if rs.target_unique:
-                used = np.zeros(n_t, bool)
-                used[picks[picks >= 0]] = True
-                index.set_excluded(used)
+            if cap is not None:
+                ok = picks[picks >= 0]
+                excluded = np.bincount(ok, minlength=n_t)[:n_t] >= cap
+                if index is not None:
+                    index.set_excluded(excluded)
         keep = picks >= 0
         self.out.repairs[f"relation {r}: targets redrawn"] = redrawn
         self.out.repairs[f"relation {r}: links dropped (no eligible target)"] = int((~keep).sum())
 
         src, tgt = src[keep], picks[keep]
         if rs.history:
-            valid_from, valid_to = valid_from[keep], valid_to[keep]
+            valid_from, valid_to = start[keep], end[keep]
         elif rs.date:
-            d_lo, d_hi = self._event_window(rs, src, tgt)
-            valid_from = sample_days(d_lo, d_hi, child_rng(self.seed, "rel-date", r))
+            d_lo, d_hi = self._event_window(rs, src, tgt, c_from[keep], c_to[keep])
+            drng = child_rng(self.seed, "rel-date", r)
+            if rs.date.offset is not None:
+                base = self.rel_bound(rs, rs.date.offset.ref, "after", src, tgt)
+                valid_from, _ = self.offset_draw(base, rs.date.offset, d_lo, d_hi, drng)
+            else:
+                valid_from = sample_days(d_lo, d_hi, drng)
             valid_to = np.full(len(src), POS_INF)
         elif rs.since:
-            valid_from = np.clip(self.rel_bound(rs, rs.since, "after", src, tgt), self.span_start, self.as_of)
-            valid_to = np.full(len(src), POS_INF)
+            valid_from = valid_from[keep]
+            ends = [self.rel_bound(rs, b, "before", src, tgt) for b in before]
+            valid_to = np.minimum.reduce(ends) if ends else np.full(len(src), POS_INF)
+            valid_to = np.where(valid_to >= self.as_of, POS_INF, np.maximum(valid_to, valid_from))
         if rs.acyclic:
             src, tgt, valid_from, valid_to = self._break_cycles(r, src, tgt, valid_from, valid_to)
         if rs.required:
@@ -380,6 +691,184 @@ class _Generator:
                     f"'{rs.target}' (cardinality {rs.cardinality}); raise the '{rs.target}' count or loosen its eligibility"
                 )
         self.out.edges[r] = self._edge_frame(src, tgt, valid_from, valid_to)
+
+    def _pick_key(self, rs: RelationSpec, T: pl.DataFrame, src, valid_from, t0, tgt_after, m: int, n_t: int):
+        """The target attribute picks are windowed on, and the window per row: the declared
+        eligibility; else, when the link's date is known, the target's start (it must exist by then)."""
+        if rs.eligible:
+            col = T[rs.eligible.attribute].to_physical().cast(pl.Int64)
+            el = rs.eligible
+            lo = self.rel_bound(rs, el.after, "after", src, valid_from=valid_from) if el.after else np.full(m, NEG_INF)
+            hi = self.rel_bound(rs, el.before, "before", src, valid_from=valid_from) if el.before else np.full(m, POS_INF)
+            return _Key(col.fill_null(0).to_numpy(), col.is_null().to_numpy()), lo, hi
+        start = next((b for b in tgt_after if not b.years and not b.days), None) if t0 is not None else None
+        if start is not None:
+            col = T[start.ref.split(".", 1)[1]].to_physical().cast(pl.Int64)
+            return (_Key(col.fill_null(0).to_numpy(), col.is_null().to_numpy()), np.full(m, NEG_INF),
+                    np.where(_real(t0), t0, POS_INF))
+        return np.zeros(n_t, np.int64), np.zeros(m, np.int64), np.zeros(m, np.int64)
+
+    def _alive(self, rs: RelationSpec, tgt_after, tgt_before, src, picks, t0) -> np.ndarray:
+        """Picked targets that exist at the link's date: after their start bounds, before their ends."""
+        ok = np.ones(len(src), bool)
+        known = _real(t0)
+        for b in tgt_after:
+            ok &= ~known | (self.rel_bound(rs, b, "after", src, picks) <= t0)
+        for b in tgt_before:
+            ok &= ~known | (self.rel_bound(rs, b, "before", src, picks) >= t0)
+        return ok
+
+    def _since(self, r: str, rs: RelationSpec, src, src_before) -> np.ndarray:
+        """A since link starts a while after its anchor date (a delay drawn per link), never
+        after the source's end or as_of."""
+        base = np.clip(self.rel_bound(rs, rs.since, "after", src), self.span_start, self.as_of)
+        rng = child_rng(self.seed, "rel-since", r)
+        vf = base + duration_days(rs.delay or DEFAULT_DELAY, len(src), rng)
+        hi = np.full(len(src), self.as_of, np.int64)
+        for b in src_before:
+            hi = np.minimum(hi, self.rel_bound(rs, b, "before", src))
+        late = vf > hi
+        if late.any():  # too late: somewhere between the anchor and the last possible day
+            span = np.maximum(hi[late] - base[late], 0)
+            vf[late] = base[late] + np.floor(rng.random(int(late.sum())) * (span + 1)).astype(np.int64)
+        return np.minimum(vf, np.maximum(hi, base))
+
+    def _clip_end(self, rs: RelationSpec, tgt_before, src, picks, valid_to, c_to, jitter) -> np.ndarray:
+        """Tenure ends cut at the picked target's bounds (its end, an age limit) and at the end
+        of the link covering it; cut at an age limit, a tenure ends a little before it."""
+        end = np.minimum(valid_to, c_to)
+        if not tgt_before:
+            return end
+        soft = self.soft_bound({"source": rs.source, "target": rs.target})
+        for b in tgt_before:
+            v = self.rel_bound(rs, b, "before", src, picks)
+            if soft(b):
+                v = np.where(_real(v), v - jitter, v)
+            end = np.minimum(end, np.where(v > self.as_of, POS_INF, v))  # a limit after as_of has not cut it yet
+        return end
+
+    def _overlaps(self, picks, settled_round, rnd: int, start, end, has) -> np.ndarray:
+        """New picks (this round) whose tenure overlaps another tenure of the same target:
+        one settled earlier, or an earlier-starting new one."""
+        m = len(picks)
+        out = np.zeros(m, bool)
+        big = np.int64(10_000_000)
+        end_c = np.minimum(end, self.as_of + 1)
+        new = np.nonzero(has & (settled_round == rnd))[0]
+        if len(new) == 0:
+            return out
+        acc = np.nonzero(has & (settled_round < rnd))[0]
+        if len(acc) > 4 * len(new):  # only the targets picked this round matter
+            acc = acc[np.isin(picks[acc], picks[new])]
+        key = lambda rows: picks[rows] * big + (start[rows] + 4_000_000)  # noqa: E731
+        if len(acc):
+            order = acc[np.argsort(key(acc), kind="stable")]
+            ak = key(order)
+            pos = np.searchsorted(ak, key(new), side="right")
+            prev = np.clip(pos - 1, 0, len(order) - 1)
+            nxt = np.clip(pos, 0, len(order) - 1)
+            clash_prev = (pos > 0) & (picks[order[prev]] == picks[new]) & (end_c[order[prev]] > start[new])
+            clash_next = (pos < len(order)) & (picks[order[nxt]] == picks[new]) & (start[order[nxt]] < end_c[new])
+            out[new[clash_prev | clash_next]] = True
+        fresh = new[~out[new]]
+        if len(fresh) > 1:
+            order = fresh[np.argsort(key(fresh), kind="stable")]
+            g = picks[order]
+            gid = np.cumsum(np.r_[True, g[1:] != g[:-1]]) - 1
+            running = np.maximum.accumulate(end_c[order] + gid * big * 4) - gid * big * 4
+            prev_max = np.r_[np.iinfo(np.int64).min, running[:-1]]
+            first = np.r_[True, g[1:] != g[:-1]]
+            out[order[~first & (start[order] < prev_max)]] = True
+        return out
+
+    def _cover_frame(self, rs: RelationSpec) -> pl.DataFrame:
+        """Every (source row, target row) the requirement's path joins, with the span over
+        which all of its links hold."""
+        n_s = self.out.entities[rs.source].height
+        df = pl.DataFrame({"src": np.arange(n_s, dtype=np.int64), "cur": np.arange(n_s, dtype=np.int64),
+                           "c_from": np.full(n_s, NEG_INF, np.int64), "c_to": np.full(n_s, POS_INF, np.int64)})
+        for hop, back in rs.requires.hops:
+            e = self.out.edges[hop]
+            near, far = ("tgt", "src") if back else ("src", "tgt")
+            h = e.select(pl.col(near).alias("cur"), pl.col(far).alias("nxt"),
+                         pl.col("valid_from").cast(pl.Int64).fill_null(NEG_INF).alias("h_from"),
+                         pl.col("valid_to").cast(pl.Int64).fill_null(POS_INF).alias("h_to"))
+            df = df.join(h, on="cur", how="inner").select(
+                "src", pl.col("nxt").alias("cur"), pl.max_horizontal("c_from", "h_from").alias("c_from"),
+                pl.min_horizontal("c_to", "h_to").alias("c_to")).filter(pl.col("c_from") <= pl.col("c_to"))
+        return df.rename({"cur": "tgt"})
+
+    def _cover_pick(self, cover: pl.DataFrame, rows, src, t0, g_src, g_tgt, lo, hi, key, w, excluded, rng, until=None):
+        """One weighted target per row among those the requirement's path reaches (covering
+        the row's date when it is known; for a tenure [t0, until), overlapping it), inside the
+        row's group and key window. Candidates are looked up by (source, decade of the row's
+        date) in a sorted index, so a row only meets the covering links of its own time."""
+        s_rows = src[rows].astype(np.int64)
+        keys, cols, b0, b1, nb = self._cover_index(cover, timed=t0 is not None)
+        if t0 is not None:
+            t = t0[rows]
+            known = _real(t)
+            b = np.clip(np.where(known, t, self.as_of) // _BUCKET, b0, b1) - b0
+            base = s_rows * nb
+            k_lo = np.where(known, base + b, base)
+            k_hi = np.where(known, base + b + (2 if until is not None else 1), base)  # unknown dates: no candidates
+            starts, ends = np.searchsorted(keys, k_lo), np.searchsorted(keys, k_hi)
+        else:
+            starts, ends = np.searchsorted(keys, s_rows), np.searchsorted(keys, s_rows, side="right")
+        counts = ends - starts
+        total = int(counts.sum())
+        got = np.full(len(rows), -1, np.int64)
+        f = np.full(len(rows), NEG_INF, np.int64)
+        t_out = np.full(len(rows), POS_INF, np.int64)
+        if total == 0:
+            return got, f, t_out
+        pos_rep = np.repeat(np.arange(len(rows)), counts)
+        j = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(starts, counts)
+        row = rows[pos_rep]
+        tg, cf, ct = cols["tgt"][j], cols["c_from"][j], cols["c_to"][j]
+        ok = (g_tgt[tg] == g_src[row]) & (key[tg] >= lo[row]) & (key[tg] <= hi[row]) & (w[tg] > 0)
+        if excluded.any():
+            ok &= ~excluded[tg]
+        if until is not None:
+            ok &= (cf < np.minimum(until[row], self.as_of + 1)) & (ct > t0[row])
+            bk = cols["bucket"][j]  # met in two decades: keep the first meeting only
+            ok &= (bk == np.clip(t0[row] // _BUCKET, b0, b1)) | (cf >= bk * _BUCKET)
+        elif t0 is not None:
+            tt = t0[row]
+            ok &= (cf <= tt) & (ct >= tt)
+        pos_rep, tg, cf, ct = pos_rep[ok], tg[ok], cf[ok], ct[ok]
+        if len(pos_rep) == 0:
+            return got, f, t_out
+        score = -np.log1p(-rng.random(len(pos_rep))) / w[tg]  # exponential race: a weighted pick per row
+        # Candidates are contiguous per row: the minimum score of each run wins.
+        run = np.nonzero(np.r_[True, pos_rep[1:] != pos_rep[:-1]])[0]
+        mins = np.minimum.reduceat(score, run)
+        is_min = score == np.repeat(mins, np.diff(np.r_[run, len(pos_rep)]))
+        cand = np.nonzero(is_min)[0]
+        first = cand[np.r_[True, pos_rep[cand][1:] != pos_rep[cand][:-1]]]
+        p = pos_rep[first]
+        got[p], f[p], t_out[p] = tg[first], cf[first], ct[first]
+        return got, f, t_out
+
+    def _cover_index(self, cover: pl.DataFrame, timed: bool) -> tuple:
+        """The cover sorted for slicing (memoised per frame): by source, or (timed) by
+        (source, decade) with one row per decade each covering link spans."""
+        memo = self.__dict__.setdefault("_cover_memo", {})
+        if (id(cover), timed) in memo:
+            return memo[(id(cover), timed)][1]
+        b0, b1 = self.span_start // _BUCKET, self.as_of // _BUCKET
+        nb = b1 - b0 + 2
+        if timed:
+            df = cover.with_columns(bucket=pl.int_ranges(
+                (pl.col("c_from").clip(self.span_start, self.as_of) // _BUCKET).clip(b0, b1),
+                (pl.col("c_to").clip(self.span_start, self.as_of) // _BUCKET).clip(b0, b1) + 1)).explode("bucket")
+            df = df.with_columns(k=pl.col("src") * nb + (pl.col("bucket") - b0)).sort("k", maintain_order=True)
+        else:
+            df = cover.with_columns(k=pl.col("src")).sort("k", maintain_order=True)
+        out = (df["k"].to_numpy(), {c: df[c].to_numpy() for c in df.columns}, b0, b1, nb)
+        memo.clear()
+        memo[(id(cover), timed)] = (cover, out)  # the frame is held so that its id stays its own
+        return out
 
     def _edge_frame(self, src, tgt, valid_from, valid_to) -> pl.DataFrame:
         def dates(v):
@@ -393,58 +882,101 @@ class _Generator:
                            "valid_from": dates(valid_from), "valid_to": dates(valid_to)})
         return df.sort(["src", "valid_from", "tgt"], nulls_last=True)
 
-    def _conflicts(self, rs: RelationSpec, src, picks, settled_round, n_t) -> np.ndarray:
-        """Rows whose pick breaks a rule: self links, repeated pairs, a unique target used twice.
-        Earlier-settled rows keep their pick; the rest are redrawn."""
+    def _conflicts(self, rs: RelationSpec, src, picks, settled_round, n_t, new: np.ndarray) -> np.ndarray:
+        """Rows whose pick breaks a rule: self links, repeated pairs, a target over its cap.
+        Earlier-settled rows keep their pick; the rest are redrawn. Only the picks made this
+        round (`new`) can be redrawn, so only rows sharing their source or target are compared."""
         m = len(src)
-        has = picks >= 0
         conflict = np.zeros(m, bool)
+        new = new[picks[new] >= 0]
+        if len(new) == 0:
+            return conflict
         if rs.source == rs.target:
-            conflict |= has & (picks == src)
-        prio = np.lexsort((np.arange(m), settled_round))
+            conflict[new[picks[new] == src[new]]] = True
 
-        def not_first(keys: np.ndarray) -> np.ndarray:
-            rows = prio[has[prio]]
-            _, first = np.unique(keys[rows], return_index=True)
-            nf = np.zeros(m, bool)
-            nf[rows] = True
-            nf[rows[first]] = False
-            return nf
+        def rows_of(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+            """Rows with a pick whose `values` are among `keys`, in priority order."""
+            rows = np.nonzero((picks >= 0) & np.isin(values, keys))[0] if len(new) < m // 2 else np.nonzero(picks >= 0)[0]
+            return rows[np.lexsort((rows, settled_round[rows]))]
 
-        conflict |= not_first(src.astype(np.int64) * max(n_t, 1) + picks)
-        if rs.target_unique:
-            conflict |= not_first(picks)
+        rows = rows_of(src, np.unique(src[new]))
+        pair = src[rows].astype(np.int64) * max(n_t, 1) + picks[rows]
+        _, first = np.unique(pair, return_index=True)
+        later = np.ones(len(rows), bool)
+        later[first] = False
+        conflict[rows[later]] = True
+        cap = rs.target_cap
+        if cap is not None:
+            rows = rows_of(picks, np.unique(picks[new]))
+            order = rows[np.argsort(picks[rows], kind="stable")]  # by target, in priority order
+            conflict[order[_group_rank(picks[order]) >= cap]] = True
         return conflict
 
-    def _event_window(self, rs: RelationSpec, src, tgt) -> tuple[np.ndarray, np.ndarray]:
-        lo, hi = self.window(rs.date.after, rs.date.before, lambda b, side: self.rel_bound(rs, b, side, src, tgt))
+    def _event_window(self, rs: RelationSpec, src, tgt, c_from=None, c_to=None) -> tuple[np.ndarray, np.ndarray]:
+        after, before = link_bounds(self.world, rs)
+        lo, hi = self.window(after, before, lambda b, side: self.rel_bound(rs, b, side, src, tgt))
         lo = np.full(len(src), self.span_start, np.int64) if lo is None else np.maximum(lo, self.span_start)
         hi = np.full(len(src), self.as_of, np.int64) if hi is None else np.minimum(hi, self.as_of)
+        if c_from is not None:
+            lo, hi = np.maximum(lo, c_from), np.minimum(hi, c_to)
         return lo, hi
 
-    def _history(self, r: str, rs: RelationSpec, active, k, rng):
-        """Cut each source's window into k successive tenures (vectorised)."""
+    def _history(self, r: str, rs: RelationSpec, active, k, rng, src_after, src_before):
+        """Tenures per source inside its window (vectorised): successive ones cut at random
+        points or laid end to end from drawn lengths and gaps, or independent ones (concurrent).
+        The first starts a drawn delay after the window opens; a tenure that runs into an age
+        limit ends a little before it, one that runs into as_of stays open."""
         h = rs.history
-        lo, hi = self.window(h.after, h.before, lambda b, side: self.rel_bound(rs, b, side, active))
+        soft = self.soft_bound({"source": rs.source, "target": rs.target})
+        lo, hi, soft_hi = self.window(src_after, src_before, lambda b, side: self.rel_bound(rs, b, side, active), soft)
         lo = np.full(len(active), self.span_start, np.int64) if lo is None else np.maximum(lo, self.span_start)
-        hi = np.full(len(active), self.as_of, np.int64) if hi is None else np.minimum(hi, self.as_of)
+        if hi is None:
+            hi, soft_hi = np.full(len(active), self.as_of, np.int64), np.zeros(len(active), bool)
+        soft_hi = soft_hi & (hi < self.as_of)
+        hi = np.minimum(hi, self.as_of)
         ok = (lo < hi) & (k > 0)
-        active, k, lo, hi = active[ok], k[ok], lo[ok], hi[ok]
-        grp = np.repeat(np.arange(len(active)), k)
+        active, k, lo, hi, soft_hi = active[ok], k[ok], lo[ok], hi[ok], soft_hi[ok]
+        n_g = len(active)
+        grp = np.repeat(np.arange(n_g), k)
         first = np.ones(len(grp), bool)
         first[1:] = grp[1:] != grp[:-1]
-        u = np.where(first, 0.0, rng.random(len(grp)))
-        start = lo[grp] + np.floor(u * (hi[grp] - lo[grp])).astype(np.int64)
-        order = np.lexsort((start, grp))
-        grp, start = grp[order], start[order]
-        last = np.ones(len(grp), bool)
-        last[:-1] = grp[:-1] != grp[1:]
-        end = np.empty_like(start)
-        end[:-1] = start[1:]
-        end[last] = hi[grp[last]]
+        delay = duration_days(h.start or DEFAULT_DELAY, n_g, child_rng(self.seed, "rel-start", r))
+        if h.concurrent:
+            if h.start is not None:
+                start = lo[grp] + duration_days(h.start, len(grp), child_rng(self.seed, "rel-start-each", r))
+            else:
+                start = lo[grp] + np.where(first, delay[grp], np.floor(rng.random(len(grp)) * (hi - lo)[grp]).astype(np.int64))
+            end = start + duration_days(h.length, len(grp), child_rng(self.seed, "rel-length", r)) if h.length else hi[grp]
+        elif h.length is None:
+            first_start = lo + delay
+            u = np.where(first, 0.0, rng.random(len(grp)))
+            start = first_start[grp] + np.floor(u * np.maximum(hi - first_start, 0)[grp]).astype(np.int64)
+            order = np.lexsort((start, grp))
+            grp, start = grp[order], start[order]
+            last = np.ones(len(grp), bool)
+            last[:-1] = grp[:-1] != grp[1:]
+            end = np.empty_like(start)
+            end[:-1] = start[1:]
+            if h.gap is not None:
+                gap = duration_days(h.gap, len(grp), child_rng(self.seed, "rel-gap", r))
+                end = np.where(last, end, np.maximum(end - np.maximum(gap, 0), start + 1))
+            end[last] = POS_INF
+        else:
+            length = np.maximum(duration_days(h.length, len(grp), child_rng(self.seed, "rel-length", r)), 1)
+            gap = duration_days(h.gap, len(grp), child_rng(self.seed, "rel-gap", r)) if h.gap else np.zeros(len(grp), np.int64)
+            step = length + np.maximum(gap, 0)
+            csum = np.cumsum(step)
+            before_group = np.repeat(np.r_[0, csum[np.nonzero(first)[0][1:] - 1]], k) if len(grp) else csum
+            offset = csum - step - before_group
+            start = (lo + delay)[grp] + offset
+            end = start + length
+        cut = end >= hi[grp]
+        end = np.minimum(end, hi[grp])
+        jitter = duration_days(DEFAULT_DELAY, len(grp), child_rng(self.seed, "rel-cut", r))
+        end = np.where(cut & soft_hi[grp], end - jitter, end)
         if h.current:
-            end = np.where(last & (end >= self.as_of), POS_INF, end)
-        nonempty = end > start
+            end = np.where(cut & (hi[grp] >= self.as_of), POS_INF, end)
+        nonempty = (end > start) & (start < hi[grp])
         self.out.repairs[f"relation {r}: zero-length tenures dropped"] = int((~nonempty).sum())
         return active[grp][nonempty], start[nonempty], end[nonempty]
 
@@ -502,7 +1034,7 @@ class _Generator:
                 pre, _, post = al.template.partition("{name}")
                 alias = pre + nm + post
             else:  # former name
-                alias = NameSampler(t, et.name, self.spec.locale, self.seed).draw(len(sel), rng)
+                alias = self.name_sampler(t).draw(sel, rng)
                 lo = self.attr_bound(t, al.after, "after")[sel] if al.after else np.full(len(sel), self.span_start)
                 lo = np.clip(lo, self.span_start, self.as_of)
                 valid_to = pl.Series(sample_days(lo, np.full(len(sel), self.as_of), rng).astype(np.int32)).cast(pl.Date)
@@ -527,6 +1059,8 @@ class _Generator:
             kind = node[0]
             if kind == "type":
                 self.make_type(node[1])
+            elif kind == "name":
+                self.make_name(node[1])
             elif kind == "attr":
                 self.make_attr(node[1], node[2])
             elif kind == "rel":
@@ -538,6 +1072,7 @@ class _Generator:
             self.out.entities[t] = self.out.entities[t].select(cols)
         self.out.repairs = {k: v for k, v in self.out.repairs.items() if v}
         return self.out
+
 
 
 def generate_world(world: ResolvedWorld, on_step: StepHook | None = None) -> WorldTables:

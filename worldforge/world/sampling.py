@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ..errors import PlanError
 from ..plumbing import stable_hash
-from .pack import NamePart, NameSpec, NumericAttr, clip
+from .pack import Duration, NamePart, NameSpec, NumericAttr, clip
 
 # Dates are handled as int32 days since 1970-01-01 (polars' physical Date).
 NEG_INF = np.int64(-(2**40))
@@ -21,6 +21,12 @@ POS_INF = np.int64(2**40)
 MAX_FAKER_CHARS = 300
 # Integer attributes stay exact as float64 (and far inside int64).
 MAX_EXACT_INT = 2**53
+YEAR_DAYS = 365.2425
+# How long after the date it is anchored on a dated fact happens when a pack does not say
+# (a headquarters after the founding, a first tenure after its window opens) and how far
+# before an age limit a tenure ends: days to months, never the same day, so that no fact
+# falls on an anniversary of the date it was derived from.
+DEFAULT_DELAY = Duration(distribution="exponential", params={"scale": 90.0}, min=1, max=730, unit="days")
 
 DEFAULT_SYLLABLES = (
     "ka lo ri ven dor mar tel sa ni bra tor el an is ul ve mo ra li den gal thu quin zar bel cor dra fen hal "
@@ -131,32 +137,38 @@ def faker_provider_problem(fk, provider: str) -> str | None:
     return None
 
 
-class _Part:
-    """A compiled name part: draw `n` strings at once."""
+def _choice_series(choices) -> tuple[pl.Series, np.ndarray | None]:
+    if isinstance(choices, dict):
+        w = np.asarray(list(choices.values()), dtype=float)
+        return pl.Series(list(choices), dtype=pl.String), w / w.sum()
+    return pl.Series(list(choices), dtype=pl.String), None
 
-    def __init__(self, part: NamePart, locale: str, seed: int):
+
+class _Part:
+    """A compiled name part: draw the strings of some rows at once. `given` and `via` parts
+    read a per-row context (the given attribute's values, the related entity's values)."""
+
+    def __init__(self, part: NamePart, locale: str, seed: int, context: pl.Series | None = None):
         self.syll = None
         self.number = part.number
+        self.context = context
+        self.cases: dict[str, tuple[pl.Series, np.ndarray | None]] = {}
+        self.via = part.via is not None
+        self.values = None
+        self.p = None
         if part.faker:
             self.values = pl.Series(faker_pool(part.faker, locale, part.pool, seed), dtype=pl.String)
-            self.p = None
+        elif part.cases is not None:
+            self.cases = {v: _choice_series(c) for v, c in part.cases.items()}
+            if part.choices is not None:
+                self.values, self.p = _choice_series(part.choices)
         elif part.choices is not None:
-            if isinstance(part.choices, dict):
-                self.values = pl.Series(list(part.choices), dtype=pl.String)
-                w = np.asarray(list(part.choices.values()), dtype=float)
-                self.p = w / w.sum()
-            else:
-                self.values = pl.Series(list(part.choices), dtype=pl.String)
-                self.p = None
+            self.values, self.p = _choice_series(part.choices)
         elif part.letter:
             self.values = pl.Series([chr(c) for c in range(65, 91)], dtype=pl.String)
-            self.p = None
         elif part.syllables is not None:
             self.syll = part.syllables
             self.values = pl.Series(part.syllables.inventory or DEFAULT_SYLLABLES, dtype=pl.String)
-            self.p = None
-        else:
-            self.values = None
 
     def capacity(self) -> int:
         if self.number is not None:
@@ -164,9 +176,33 @@ class _Part:
         if self.syll is not None:
             k = len(self.values)
             return sum(k**j for j in range(self.syll.min, self.syll.max + 1))
+        if self.via:
+            return max(1, self.context.n_unique()) if self.context is not None else 1
+        if self.cases:
+            return max([len(v) for v, _ in self.cases.values()] + [len(self.values) if self.values is not None else 0])
         return len(self.values)
 
-    def draw(self, n: int, rng: np.random.Generator) -> pl.Series:
+    def _pick(self, values: pl.Series, p, n: int, rng) -> pl.Series:
+        idx = rng.choice(len(values), size=n, p=p) if p is not None else rng.integers(0, len(values), n)
+        return values.gather(idx)
+
+    def draw(self, rows: np.ndarray, rng: np.random.Generator) -> pl.Series:
+        n = len(rows)
+        if self.via:
+            return self.context.gather(rows).fill_null("")
+        if self.cases:
+            given = self.context.gather(rows)
+            out = pl.Series([""] * n, dtype=pl.String)
+            covered = np.zeros(n, bool)
+            for v, (vals, p) in self.cases.items():
+                sel = np.nonzero((given == v).fill_null(False).to_numpy())[0]
+                if len(sel):
+                    out = out.scatter(sel, self._pick(vals, p, len(sel), rng))
+                    covered[sel] = True
+            rest = np.nonzero(~covered)[0]
+            if len(rest) and self.values is not None:
+                out = out.scatter(rest, self._pick(self.values, self.p, len(rest), rng))
+            return out
         if self.number is not None:
             return pl.Series(rng.integers(self.number.min, self.number.max + 1, n)).cast(pl.String)
         if self.syll is not None:
@@ -178,18 +214,30 @@ class _Part:
                 cols.append(pl.when(pl.lit(pl.Series(k > j))).then(col).otherwise(pl.lit("")))
             word = pl.select(pl.concat_str(cols).alias("w")).to_series()
             return word.str.slice(0, 1).str.to_uppercase() + word.str.slice(1)
-        idx = rng.choice(len(self.values), size=n, p=self.p) if self.p is not None else rng.integers(0, len(self.values), n)
-        return self.values.gather(idx)
+        return self._pick(self.values, self.p, n, rng)
+
+
+def word_pattern(words) -> str:
+    """A regex (Rust and RE2 alike) matching any of `words` as a whole word."""
+    import re
+
+    alts = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
+    return f"(^|[^[:alnum:]])({alts})($|[^[:alnum:]])"
 
 
 class NameSampler:
-    """Draws unique names for one entity type from its template(s) and parts."""
+    """Draws unique names for one entity type from its template(s) and parts. `context` gives
+    the per-row values `given` and `via` parts read; `ambiguous` names parts whose words decide
+    an attribute (`given: name.<part>`), so a name may carry only one of them."""
 
-    def __init__(self, type_name: str, spec: NameSpec, locale: str, seed: int):
+    def __init__(self, type_name: str, spec: NameSpec, locale: str, seed: int,
+                 context: dict[str, pl.Series] | None = None, ambiguous: tuple[str, ...] = ()):
         import string
 
+        context = context or {}
         self.type_name = type_name
-        self.parts = {k: _Part(p, locale, seed) for k, p in spec.parts.items()}
+        self.spec = spec
+        self.parts = {k: _Part(p, locale, seed, context.get(k)) for k, p in spec.parts.items()}
         tw = spec.template_weights()
         self.templates = list(tw)
         w = np.asarray(list(tw.values()), dtype=float)
@@ -197,6 +245,8 @@ class NameSampler:
         self.parsed = [
             [(lit, field) for lit, field, _, _ in string.Formatter().parse(t)] for t in self.templates
         ]
+        self.context = context
+        self.ambiguous = ambiguous
 
     def capacity(self) -> int:
         total = 0
@@ -208,75 +258,148 @@ class NameSampler:
             total += c
         return total
 
-    def draw(self, n: int, rng: np.random.Generator) -> pl.Series:
-        if n == 0:
-            return pl.Series("name", [], dtype=pl.String)
-        which = rng.choice(len(self.templates), size=n, p=self.template_p) if len(self.templates) > 1 else np.zeros(n, np.intp)
-        out = pl.Series("name", [""] * n, dtype=pl.String) if len(self.templates) > 1 else None
+    def draw(self, rows: np.ndarray | int, rng: np.random.Generator, keep: tuple[str, ...] = ()) -> pl.Series | tuple:
+        """Names for `rows` (row indices into the context, or a count when there is none);
+        with `keep`, also the drawn values of those parts (NULL where a template lacks one)."""
+        rows = np.arange(rows) if isinstance(rows, (int, np.integer)) else np.asarray(rows)
+        n = len(rows)
+        single = len(self.templates) == 1
+        which = np.zeros(n, np.intp) if single else rng.choice(len(self.templates), size=n, p=self.template_p)
+        out = None if single else pl.repeat("", n, dtype=pl.String, eager=True)
+        kept = {k: pl.repeat(None, n, dtype=pl.String, eager=True) for k in keep}
         for ti, parsed in enumerate(self.parsed):
-            rows = np.nonzero(which == ti)[0]
-            if len(rows) == 0:
+            sel = np.arange(n) if single else np.nonzero(which == ti)[0]
+            if len(sel) == 0:
                 continue
             pieces = []
             for lit, field in parsed:
                 if lit:
                     pieces.append(pl.lit(lit))
                 if field is not None:
-                    pieces.append(pl.lit(self.parts[field].draw(len(rows), rng)))
+                    vals = self.parts[field].draw(rows[sel], rng)
+                    if field in kept:
+                        kept[field] = vals if single else kept[field].scatter(sel, vals)
+                    pieces.append(pl.lit(vals))
             col = pl.select(pl.concat_str(pieces).alias("name")).to_series()
-            if out is None:
-                return col
-            out = out.scatter(rows, col)
-        return out
+            out = col if single else out.scatter(sel, col)
+        return (out, kept) if keep else out
 
-    def unique(self, n: int, rng: np.random.Generator, rounds: int = 60) -> pl.Series:
-        """`n` distinct names; duplicates are redrawn until none remain."""
+    def contradicts(self, names: pl.Series, rows: np.ndarray) -> np.ndarray:
+        """Names that carry a word another value of a `given` attribute is named with, or two
+        words of an `ambiguous` part."""
+        bad = np.zeros(len(names), bool)
+        for k, part in self.spec.parts.items():
+            if part.cases is not None and k in self.context:
+                every = part.words()
+                given = self.context[k].gather(rows)
+                for v, ch in [*part.cases.items(), (None, part.choices or [])]:
+                    other = every - set(ch)
+                    if not other:
+                        continue
+                    if v is None:
+                        mask = ~given.is_in(list(part.cases)).fill_null(False)
+                    else:
+                        mask = (given == v).fill_null(False)
+                    m = mask.to_numpy()
+                    if m.any():
+                        hit = names.filter(mask).str.contains(word_pattern(other)).fill_null(False).to_numpy()
+                        bad[np.nonzero(m)[0][hit]] = True
+        for k in self.ambiguous:
+            words = sorted(self.spec.parts[k].words())
+            n_hits = pl.select(pl.sum_horizontal([pl.lit(names).str.contains(word_pattern([w])).cast(pl.Int32)
+                                                  for w in words])).to_series()
+            bad |= (n_hits >= 2).to_numpy()
+        return bad
+
+    def unique(self, n: int, rng: np.random.Generator, rounds: int = 60, keep: tuple[str, ...] = ()):
+        """`n` distinct names (duplicates and contradicting names are redrawn until none
+        remain); with `keep`, also the kept parts' values."""
         cap = self.capacity()
         if 10 * n > 7 * cap:  # integers: the capacity of a long template overflows a float
             raise PlanError(
                 f"counts cannot be satisfied: type '{self.type_name}' needs {n:,} unique names but its name "
                 f"template(s) yield at most about {cap:,}; add parts or choices to its name, or lower the count"
             )
-        names = self.draw(n, rng)
+        keep = tuple(keep)
+        res = self.draw(np.arange(n), rng, keep=keep)
+        names, kept = res if keep else (res, {})
+        check = bool(self.ambiguous) or any(p.cases is not None for p in self.spec.parts.values())
+        fresh = np.arange(n)  # rows drawn in the last round: only these can contradict
         for _ in range(rounds):
-            dup = np.nonzero((~names.is_first_distinct()).to_numpy())[0]
+            redo = (~names.is_first_distinct()).to_numpy()
+            if check and len(fresh):
+                new = names.gather(fresh)
+                redo[fresh[self.contradicts(new, fresh) | (new.str.len_chars() == 0).to_numpy()]] = True
+            dup = np.nonzero(redo)[0]
             if len(dup) == 0:
-                return names
-            names = names.scatter(dup, self.draw(len(dup), rng))
+                return (names, kept) if keep else names
+            res = self.draw(dup, rng, keep=keep)
+            new_names, new_kept = res if keep else (res, {})
+            names = names.scatter(dup, new_names)
+            kept = {k: v.scatter(dup, new_kept[k]) for k, v in kept.items()}
+            fresh = dup
         raise PlanError(
-            f"could not make {n:,} unique names for type '{self.type_name}' (template space too small); "
-            "add parts or choices to its name, or lower the count"
+            f"could not make {n:,} unique names for type '{self.type_name}' (template space too small, or names "
+            "built only from related entities' names); add parts or choices to its name, or lower the count"
         )
 
 
 # --------------------------------------------------------------------------- values
 
 
-def sample_numeric(attr: NumericAttr, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Draw from the distribution; out-of-bounds values are redrawn, then clipped."""
-    p = attr.params
+def draw_distribution(distribution: str, p: dict[str, float], k: int, rng: np.random.Generator) -> np.ndarray:
+    if distribution == "uniform":
+        return rng.uniform(p["low"], p["high"], k)
+    if distribution == "normal":
+        return rng.normal(p["mean"], p["sd"], k)
+    if distribution == "lognormal":
+        return rng.lognormal(p["mean"], p["sigma"], k)
+    if distribution == "exponential":
+        return rng.exponential(p["scale"], k)
+    if distribution == "gamma":
+        return rng.gamma(p["shape"], p["scale"], k)
+    if distribution == "weibull":
+        return p["scale"] * rng.weibull(p["shape"], k)
+    if distribution == "gompertz":  # inverse CDF of a Gompertz law with that mode and scale
+        u = 1.0 - rng.random(k)  # (0, 1]
+        with np.errstate(over="ignore", divide="ignore"):
+            return p["scale"] * np.log1p(-np.exp(p["mode"] / p["scale"]) * np.log(u))
+    return rng.poisson(p["lam"], k).astype(float)
 
-    def draw(k: int) -> np.ndarray:
-        d = attr.distribution
-        if d == "uniform":
-            return rng.uniform(p["low"], p["high"], k)
-        if d == "normal":
-            return rng.normal(p["mean"], p["sd"], k)
-        if d == "lognormal":
-            return rng.lognormal(p["mean"], p["sigma"], k)
-        if d == "exponential":
-            return rng.exponential(p["scale"], k)
-        return rng.poisson(p["lam"], k).astype(float)
 
-    lo = -np.inf if attr.min is None else attr.min
-    hi = np.inf if attr.max is None else attr.max
-    x = draw(n)
+def truncated(distribution: str, params: dict[str, float], n: int, rng: np.random.Generator,
+              lo: np.ndarray | float = -np.inf, hi: np.ndarray | float = np.inf) -> np.ndarray:
+    """Draws inside [lo, hi] (scalars or per row): out-of-bounds draws are redrawn a few
+    times, then clipped."""
+    x = draw_distribution(distribution, params, n, rng)
+    lo_a, hi_a = np.broadcast_to(lo, (n,)), np.broadcast_to(hi, (n,))
     for _ in range(8):
-        bad = np.nonzero((x < lo) | (x > hi))[0]
+        bad = np.nonzero(~((x >= lo_a) & (x <= hi_a)))[0]
         if len(bad) == 0:
             break
-        x[bad] = draw(len(bad))
-    x = np.clip(x, lo, hi)
+        x[bad] = draw_distribution(distribution, params, len(bad), rng)
+    return np.clip(x, lo_a, hi_a)
+
+
+def sample_numeric(attr: NumericAttr, n: int, rng: np.random.Generator, given: pl.Series | None = None) -> np.ndarray:
+    """Draw from the distribution (per case of the given attribute); out-of-bounds values are
+    redrawn, then clipped."""
+    x = np.empty(n)
+    lo = np.full(n, -np.inf)
+    hi = np.full(n, np.inf)
+    rest = np.ones(n, bool)
+    for v, case in attr.cases.items() if given is not None else ():
+        sel = (given == v).fill_null(False).to_numpy()
+        if sel.any():
+            c_lo, c_hi = attr.case_bounds(v)
+            lo[sel] = -np.inf if c_lo is None else c_lo
+            hi[sel] = np.inf if c_hi is None else c_hi
+            x[sel] = truncated(attr.distribution, case.params or attr.params, int(sel.sum()), rng, lo[sel], hi[sel])
+            rest &= ~sel
+    if rest.any():
+        lo[rest] = -np.inf if attr.min is None else attr.min
+        hi[rest] = np.inf if attr.max is None else attr.max
+        x[rest] = truncated(attr.distribution, attr.params, int(rest.sum()), rng, lo[rest], hi[rest])
     bad = ~np.isfinite(x) | ((np.abs(x) > MAX_EXACT_INT) if attr.integer else False)
     if bad.any():
         v = x[np.nonzero(bad)[0][0]]
@@ -288,6 +411,20 @@ def sample_numeric(attr: NumericAttr, n: int, rng: np.random.Generator) -> np.nd
     if attr.decimals is not None:
         x = np.round(x, attr.decimals)
     return x
+
+
+def duration_days(d: Duration, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Draws of a duration as whole days (years are 365.2425 days), negative for an offset
+    that goes back from its reference."""
+    lo = -np.inf if d.min is None else d.min
+    hi = np.inf if d.max is None else d.max
+    x = truncated(d.distribution, d.params, n, rng, lo, hi)
+    x = np.nan_to_num(x, nan=0.0, posinf=1e7 if d.unit == "days" else 3e4, neginf=-1e7 if d.unit == "days" else -3e4)
+    if d.unit == "years":
+        x = x * YEAR_DAYS
+    if getattr(d, "direction", "after") == "before":
+        x = -x
+    return np.rint(x).astype(np.int64)
 
 
 def sample_days(lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -374,3 +511,64 @@ def fitness_weights(n: int, alpha: float, rng: np.random.Generator) -> np.ndarra
     attract most links (a heavy-tailed degree distribution) without a sequential loop."""
     return rng.pareto(alpha, n) + 1.0
 
+
+
+# --------------------------------------------------------------------------- codes
+
+_CODE_WIDTH = 24  # characters of the source a code is read from
+
+
+def _code_candidates(base: np.ndarray, lengths: np.ndarray, length: int, attempt: int, alphabet: np.ndarray,
+                     rng: np.random.Generator) -> np.ndarray:
+    """One candidate code per row as a (rows, length) byte matrix. Attempt 0: the first
+    letters; then the first letter and others of the source in order; late attempts: random."""
+    n = len(base)
+    rand = alphabet[rng.integers(0, len(alphabet), (n, length))]
+    if attempt >= 40:
+        return rand
+    if attempt == 0:
+        out = base[:, :length].copy()
+    else:
+        keys = rng.random((n, _CODE_WIDTH))
+        pos = np.arange(_CODE_WIDTH)
+        keys[:, 0] = -1.0  # the first letter stays first
+        keys[pos[None, :] >= lengths[:, None]] = np.inf
+        chosen = np.sort(np.argsort(keys, axis=1)[:, :length], axis=1)
+        out = np.take_along_axis(base, chosen, axis=1)
+    short = np.arange(length)[None, :] >= lengths[:, None]
+    return np.where(short, rand, out)
+
+
+def unique_codes(source: pl.Series, length: int, alphabet: str, rng: np.random.Generator, type_name: str) -> pl.Series:
+    """A distinct code per row built from the letters of `source` where it can be (IATA-like:
+    'Kelmora' -> 'KEL', then 'KMO', ...), random where it cannot."""
+    chars = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ" + (b"0123456789" if alphabet == "alphanumeric" else b""), np.uint8)
+    n = len(source)
+    cap = len(chars) ** length
+    if n > 0.7 * cap:
+        raise PlanError(f"type '{type_name}' needs {n:,} distinct codes of {length} characters but there are only {cap:,}; "
+                        "make the code longer or lower the count")
+    keep = "[^A-Z0-9]" if alphabet == "alphanumeric" else "[^A-Z]"
+    clean = source.cast(pl.String).fill_null("").str.to_uppercase().str.replace_all(keep, "").str.slice(0, _CODE_WIDTH)
+    lengths = clean.str.len_bytes().to_numpy().astype(np.int64)
+    base = np.frombuffer(clean.str.pad_end(_CODE_WIDTH, " ").to_numpy().astype(f"S{_CODE_WIDTH}").tobytes(),
+                         np.uint8).reshape(n, _CODE_WIDTH)
+    codes = np.zeros((n, length), np.uint8)
+    taken: set = set()
+    pending = np.arange(n)
+    for attempt in range(80):
+        if len(pending) == 0:
+            break
+        cand = _code_candidates(base[pending], lengths[pending], length, attempt, chars, rng)
+        words = cand.view(f"S{length}").ravel()
+        _, first = np.unique(words, return_index=True)
+        ok = np.zeros(len(pending), bool)
+        ok[first] = True
+        if taken:
+            ok &= ~np.isin(words, np.fromiter(taken, dtype=f"S{length}", count=len(taken)))
+        codes[pending[ok]] = cand[ok]
+        taken.update(words[ok].tolist())
+        pending = pending[~ok]
+    if len(pending):
+        raise PlanError(f"could not make {n:,} distinct codes for type '{type_name}'; make the code longer")
+    return pl.Series(codes.view(f"S{length}").ravel().astype(f"U{length}"), dtype=pl.String)

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from .options import Stages
-from .pack import CategoricalAttr, DateAttr, DerivedAttr, DomainPack, EntityType, FakerAttr, Model, NumericAttr, RelationSpec
+from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, DomainPack, EntityType, FakerAttr, LookupAttr, Model, NumericAttr, RelationSpec
 
 SPEC_VERSION = 1
 _PKG = Path(__file__).resolve().parent.parent
@@ -97,6 +97,7 @@ class ResolvedWorld(Model):
                     description=f"{t} is part of a {et.parent.type}",
                     source=t, target=et.parent.type, cardinality="N:1", required=True,
                     label=et.parent.label, inverse_label=et.parent.inverse_label, phrases=et.parent.phrases, ask=et.parent.ask,
+                    noun=et.parent.noun,
                 )
         for p in self.packs.values():
             out.update(p.relations)
@@ -122,8 +123,10 @@ def attribute_dtype(world: ResolvedWorld, type_name: str, attr: str, _seen: froz
     if attr == "name":
         return "string"
     a = world.types[type_name].attributes[attr]
-    if isinstance(a, (FakerAttr, CategoricalAttr)):
+    if isinstance(a, (FakerAttr, CategoricalAttr, CodeAttr)):
         return "string"
+    if isinstance(a, CountAttr):
+        return "int"
     if isinstance(a, NumericAttr):
         return "int" if a.integer else "float"
     if isinstance(a, DateAttr):
@@ -136,6 +139,35 @@ def attribute_dtype(world: ResolvedWorld, type_name: str, attr: str, _seen: froz
             a.attribute not in ("id", "name") and a.attribute not in world.types[rel.target].attributes):
         return "string"
     return attribute_dtype(world, rel.target, a.attribute, _seen | {key})
+
+
+def attribute_unit(world: ResolvedWorld, type_name: str, attr: str, _seen: frozenset = frozenset()) -> str | None:
+    """The unit of an attribute; a lookup without its own unit has the unit of what it copies."""
+    a = world.types[type_name].attributes.get(attr)
+    if a is None:
+        return None
+    if not isinstance(a, LookupAttr) or a.unit is not None:
+        return getattr(a, "unit", None)
+    rel = world.relations.get(a.via)
+    key = (type_name, attr)
+    if rel is None or rel.target not in world.types or key in _seen:
+        return None
+    return attribute_unit(world, rel.target, a.attribute, _seen | {key})
+
+
+def with_lookup_units(world: ResolvedWorld) -> ResolvedWorld:
+    """The world with every lookup's unit filled in from the attribute it copies, so that
+    pages and tasks state a looked-up number with its unit."""
+    packs = {}
+    for pname, pack in world.packs.items():
+        types = {}
+        for t, et in pack.types.items():
+            attrs = {a: (s.model_copy(update={"unit": attribute_unit(world, t, a)})
+                         if isinstance(s, LookupAttr) and s.unit is None and attribute_unit(world, t, a) else s)
+                     for a, s in et.attributes.items()}
+            types[t] = et.model_copy(update={"attributes": attrs})
+        packs[pname] = pack.model_copy(update={"types": types})
+    return world.model_copy(update={"packs": packs})
 
 
 def expected_counts(world: ResolvedWorld) -> dict[str, tuple[float, float, float]]:
@@ -176,3 +208,101 @@ def derived_query(attr: DerivedAttr, spec: WorldSpec, where: str = "") -> str:
     """The query that computes a derived attribute over `frame` (the type's columns so far
     plus `__row`); validation compiles exactly this text."""
     return f"SELECT CAST((\n{fill_sql(attr.sql, spec)}\n) AS {SQL_TYPES[attr.dtype]}) AS v FROM frame {where}ORDER BY __row"
+
+
+# --------------------------------------------------------------------------- lifecycles
+# A type's lifecycle (start, end) implies date bounds nobody has to write out: the type's
+# own dates lie inside it, a link's validity lies inside both its entities' lifecycles,
+# a date bounded through a relation lies inside the related entities' lifecycles.
+
+
+def _lc(world: ResolvedWorld, t: str):
+    et = world.types.get(t)
+    return et.lifecycle if et is not None else None
+
+
+def _dedupe(bounds: list[DateBound], side: str) -> list[DateBound]:
+    """One bound per reference: the strictest (the latest `after`, the earliest `before`)."""
+    best: dict[str, DateBound] = {}
+    for b in bounds:
+        cur = best.get(b.ref)
+        if cur is None or ((b.years, b.days) > (cur.years, cur.days)) == (side == "after") and (b.years, b.days) != (cur.years, cur.days):
+            best[b.ref] = b
+    return [b for b in bounds if best.get(b.ref) is b]
+
+
+def date_bounds(world: ResolvedWorld, t: str, a: str) -> tuple[list[DateBound], list[DateBound]]:
+    """(after, before) of date attribute `a` of `t`: its declared bounds plus the ones its
+    type's lifecycle and the lifecycles of entities its bounds refer to imply."""
+    attrs = world.types[t].attributes
+    attr = attrs[a]
+    after, before = list(attr.after), list(attr.before)
+    lc = _lc(world, t)
+
+    def refers_to_a(other: str) -> bool:
+        """The start or end is itself bounded by (or drawn from) `a`: no implicit bound back."""
+        o = attrs.get(other)
+        if not isinstance(o, DateAttr):
+            return False
+        refs = [b.ref for b in [*o.after, *o.before]] + ([o.offset.ref.ref] if o.offset else [])
+        return a in refs
+
+    if lc is not None:
+        if a != lc.start and not refers_to_a(lc.start):
+            after.append(DateBound(ref=lc.start))
+        if lc.end and a not in (lc.start, lc.end) and not refers_to_a(lc.end):
+            before.append(DateBound(ref=lc.end))
+    refs = [b.ref for b in [*attr.after, *attr.before]] + ([attr.offset.ref.ref] if attr.offset else [])
+    rels = world.relations
+    for ref in refs:
+        rel = ref.split(".")[0] if ref.count(".") == 1 else None
+        if rel in rels and rels[rel].source == t:
+            olc = _lc(world, rels[rel].target)
+            if olc is not None:
+                after.append(DateBound(ref=f"{rel}.{olc.start}"))
+                if olc.end:
+                    before.append(DateBound(ref=f"{rel}.{olc.end}"))
+    return _dedupe(after, "after"), _dedupe(before, "before")
+
+
+def link_bounds(world: ResolvedWorld, rs: RelationSpec) -> tuple[list[DateBound], list[DateBound]]:
+    """(after, before) of a dated link's validity: the history or event window declared, plus
+    both entities' lifecycles (a tenure or an event lies inside both lives)."""
+    if rs.history:
+        after, before = list(rs.history.after), list(rs.history.before)
+    elif rs.date:
+        after, before = list(rs.date.after), list(rs.date.before)
+    else:
+        after, before = [], []
+    for side, t in (("source", rs.source), ("target", rs.target)):
+        lc = _lc(world, t)
+        if lc is not None:
+            after.append(DateBound(ref=f"{side}.{lc.start}"))
+            if lc.end:
+                before.append(DateBound(ref=f"{side}.{lc.end}"))
+    return _dedupe(after, "after"), _dedupe(before, "before")
+
+
+def lifecycle_end_bound(world: ResolvedWorld, b: DateBound, side_types: dict[str, str] | None = None) -> bool:
+    """True when `b` is exactly a lifecycle end (a death, a split): tenures cut there end on
+    that day; cut at any other bound they end a little before it."""
+    if b.years or b.days or b.constant:
+        return False
+    parts = b.ref.split(".")
+    if len(parts) == 2 and side_types and parts[0] in side_types:
+        lc = _lc(world, side_types[parts[0]])
+        return lc is not None and lc.end == parts[1]
+    return False
+
+
+def lookup_entity_type(world: ResolvedWorld, t: str, a: str, _seen: frozenset = frozenset()) -> str | None:
+    """The type whose ids an entity-valued lookup holds (following lookups of lookups), or None."""
+    s = world.types[t].attributes.get(a)
+    if not isinstance(s, LookupAttr) or (t, a) in _seen:
+        return None
+    rel = world.relations.get(s.via)
+    if rel is None or rel.target not in world.types:
+        return None
+    if s.attribute == "id":
+        return rel.target
+    return lookup_entity_type(world, rel.target, s.attribute, _seen | {(t, a)})

@@ -23,6 +23,9 @@ from ..errors import SpecError, SpecProblem
 from .dependencies import dependency_graph, node_label
 from .pack import (
     CONSTANT_REFS,
+    CategoricalAttr,
+    CodeAttr,
+    CountAttr,
     DateAttr,
     DateBound,
     DerivedAttr,
@@ -30,11 +33,25 @@ from .pack import (
     EntityType,
     FakerAttr,
     LookupAttr,
+    NumericAttr,
     RelationSpec,
     WeightSelect,
     clip,
+    constant_date,
 )
-from .spec import SCHEMAS_DIR, ResolvedWorld, WorldSpec, attribute_dtype, derived_query, expected_counts, fill_sql
+from .spec import (
+    MAX_WORLD_DATE,
+    MIN_WORLD_DATE,
+    SCHEMAS_DIR,
+    ResolvedWorld,
+    WorldSpec,
+    attribute_dtype,
+    derived_query,
+    expected_counts,
+    fill_sql,
+    lookup_entity_type,
+    with_lookup_units,
+)
 
 # Limits on what a spec may ask for (README: "Limits").
 MAX_YAML_BYTES = 4 * 2**20  # a spec or pack file
@@ -280,7 +297,7 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
     problems.extend(_semantic_problems(world, str(path)))
     if problems:
         raise SpecError(problems)
-    return world
+    return with_lookup_units(world)
 
 
 # --------------------------------------------------------------------------- semantic checks
@@ -376,16 +393,19 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
 
     def check_bound(pname: str, path: str, b: DateBound, owner: str, ctx: str) -> None:
         """ctx: 'attr' (ref is on type owner) or 'rel' (owner is a relation name)."""
+        if b.constant and b.ref not in CONSTANT_REFS and not MIN_WORLD_DATE <= dt.date.fromisoformat(b.ref) <= MAX_WORLD_DATE:
+            add(pname, path, b.ref, f"an absolute date must lie within {MIN_WORLD_DATE}..{MAX_WORLD_DATE}")
+            return
         if b.years or b.days:
-            if b.ref in CONSTANT_REFS:
-                base = [spec.as_of if b.ref == "as_of" else spec.span_start]
+            if b.constant:
+                base = [constant_date(b.ref, spec.as_of, spec.span_start)]
             else:  # the reference is a date inside the world's time span
                 base = [spec.span_start, spec.span_end]
             if any(shift_date(d, b.years, b.days) is None for d in base):
                 add(pname, path, str(b), "the offset takes dates out of range: applied to "
-                    f"{b.ref if b.ref in CONSTANT_REFS else 'the dates of the time span'} it must stay within "
+                    f"{b.ref if b.constant else 'the dates of the time span'} it must stay within "
                     "0001-01-01..9999-12-31")
-        if b.ref in CONSTANT_REFS:
+        if b.constant:
             return
         parts = b.ref.split(".")
         if ctx == "attr":
@@ -406,6 +426,62 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
             return
         extra = ", valid_from" if rs.history is not None else ""
         add(pname, path, b.ref, f"unknown date reference; use as_of, span_start, source.<attr>, target.<attr>{extra}")
+
+    def check_to_one(pname: str, path: str, t: str, rel: str, need_required: bool = False) -> str | None:
+        """A to-one relation out of `t` (or its parent relation); its target type, or None."""
+        own = [r for r, (_, rs) in rels.items() if rs.source == t]
+        if rel not in rels or rels[rel][1].source != t:
+            add(pname, path, rel, f"'{t}' has no outgoing relation of that name{_suggest(rel, own)}; it has: {', '.join(own) or 'none'}")
+            return None
+        rs = rels[rel][1]
+        if rs.cardinality not in ("1:1", "N:1") or rs.history:
+            add(pname, path, rel, "needs a to-one relation (1:1 or N:1, no history)")
+            return None
+        if need_required and not rs.required:
+            add(pname, path, rel, f"relation '{rel}' is not required, so some '{t}' would have nothing to take it from; "
+                "make it required (or use the parent relation)")
+            return None
+        return rs.target if rs.target in types else None
+
+    def categorical_values(t: str, a: str) -> set[str] | None:
+        s = types[t][1].attributes.get(a)
+        return set(s.weights()) if isinstance(s, CategoricalAttr) else None
+
+    def check_given(pname: str, path: str, t: str, given: str, keys, allow_name: bool, default: bool = True) -> None:
+        """`given` names a string attribute of `t` (or, where allowed, a name part with plain
+        choices); the case keys must be values it takes; without a default every value needs a case."""
+        et_ = types[t][1]
+        if given.startswith("name."):
+            part = et_.name.parts.get(given[5:])
+            if not allow_name:
+                add(pname, path, given, "only a categorical attribute can be given a name part; give an attribute of the type")
+            elif part is None:
+                add(pname, path, given, f"'{t}' has no name part '{given[5:]}'{_suggest(given[5:], et_.name.parts)}; "
+                    f"parts: {', '.join(et_.name.parts) or 'none'}")
+            elif part.choices is None or part.cases is not None:
+                add(pname, path, given, f"name part '{given[5:]}' must have plain choices (its words pick the case)")
+            else:
+                unknown = sorted(set(keys) - set(part.choices))
+                if unknown:
+                    add(pname, path.rsplit(".", 1)[0] + ".cases", _short(unknown),
+                        f"not words of name part '{given[5:]}' (its choices: {_short(sorted(part.choices), 120)})")
+            return
+        if given not in et_.attributes:
+            check_attr(pname, path, t, given)
+            return
+        if attribute_dtype(world, t, given) != "string":
+            add(pname, path, given, f"'{t}.{given}' is not a text attribute; a case is picked by a categorical value")
+            return
+        vals = categorical_values(t, given)
+        if vals is None:
+            return
+        unknown = sorted(set(keys) - vals)
+        if unknown:
+            add(pname, path.rsplit(".", 1)[0] + ".cases", _short(unknown), f"'{t}.{given}' never takes these values; "
+                f"it takes: {_short(sorted(vals), 120)}")
+        if not default and vals - set(keys):
+            add(pname, path.rsplit(".", 1)[0] + ".cases", _short(sorted(vals - set(keys))),
+                f"values of '{t}.{given}' without a case; give them cases, or choices for the rest")
 
     faker = None
     provider_problems: dict[str, str | None] = {}
@@ -428,9 +504,25 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
             base = f"types.{t}"
             if et.parent:
                 known_type(pname, f"{base}.parent.type", et.parent.type)
+            if et.lifecycle is not None:
+                check_attr(pname, f"{base}.lifecycle.start", t, et.lifecycle.start, want_date=True)
+                if et.lifecycle.end is not None:
+                    check_attr(pname, f"{base}.lifecycle.end", t, et.lifecycle.end, want_date=True)
+                    if et.lifecycle.end == et.lifecycle.start:
+                        add(pname, f"{base}.lifecycle.end", et.lifecycle.end, "the end must be another date attribute than the start")
+            if et.parent and et.parent.count_by is not None and et.parent.type in types:
+                check_attr(pname, f"{base}.parent.count_by", et.parent.type, et.parent.count_by, want_numeric=True)
             for part_name, part in et.name.parts.items():
+                pp = f"{base}.name.parts.{part_name}"
                 if part.faker is not None:
-                    check_provider(pname, f"{base}.name.parts.{part_name}.faker", part.faker)
+                    check_provider(pname, f"{pp}.faker", part.faker)
+                if part.given is not None:
+                    check_given(pname, f"{pp}.given", t, part.given, list(part.cases or {}), allow_name=False,
+                                default=part.choices is not None)
+                if part.via is not None:
+                    target = check_to_one(pname, f"{pp}.via", t, part.via, need_required=True)
+                    if target:
+                        check_attr(pname, f"{pp}.attribute", target, part.attribute)
             for alias_i, al in enumerate(et.name.aliases):
                 if al.after is not None:
                     check_bound(pname, f"{base}.name.aliases.{alias_i}.after", al.after, t, "attr")
@@ -443,7 +535,62 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
                         check_bound(pname, f"{ap}.after.{j}", b, t, "attr")
                     for j, b in enumerate(attr.before):
                         check_bound(pname, f"{ap}.before.{j}", b, t, "attr")
+                    if attr.given is not None:
+                        check_given(pname, f"{ap}.given", t, attr.given, list(attr.cases), allow_name=False)
+                        for v, case in attr.cases.items():
+                            for side in ("after", "before"):
+                                for j, b in enumerate(getattr(case, side)):
+                                    check_bound(pname, f"{ap}.cases.{v}.{side}.{j}", b, t, "attr")
+                            _check_static_window(add, pname, f"{ap}.cases.{v}", [*attr.after, *case.after],
+                                                 [*attr.before, *case.before], spec)
+                    if attr.offset is not None:
+                        check_bound(pname, f"{ap}.offset.ref", attr.offset.ref, t, "attr")
+                        if attr.offset.ref.ref == a:
+                            add(pname, f"{ap}.offset.ref", a, "a date cannot be drawn as an offset from itself")
                     _check_static_window(add, pname, ap, attr.after, attr.before, spec)
+                elif isinstance(attr, CategoricalAttr):
+                    if attr.given is not None:
+                        check_given(pname, f"{ap}.given", t, attr.given, list(attr.cases), allow_name=True)
+                elif isinstance(attr, NumericAttr):
+                    if attr.given is not None:
+                        check_given(pname, f"{ap}.given", t, attr.given, list(attr.cases), allow_name=False)
+                    if attr.at_most is not None:
+                        if attr.at_most == a:
+                            add(pname, f"{ap}.at_most", a, "an attribute cannot bound itself")
+                        else:
+                            check_attr(pname, f"{ap}.at_most", t, attr.at_most, want_numeric=True)
+                    if attr.part_of is not None:
+                        po = attr.part_of
+                        if po.via in et.attributes:
+                            whole = lookup_entity_type(world, t, po.via)
+                            if whole is None:
+                                add(pname, f"{ap}.part_of.via", po.via, f"'{t}.{po.via}' is not a lookup of an entity (attribute: id)")
+                        else:
+                            whole = check_to_one(pname, f"{ap}.part_of.via", t, po.via)
+                        if whole:
+                            check_attr(pname, f"{ap}.part_of.attribute", whole, po.attribute, want_numeric=True)
+                            lo, _ = attr.all_bounds()
+                            if lo is not None and lo < 0:
+                                add(pname, f"{ap}.min", lo, "a part of a whole cannot be negative; set min to 0 or more")
+                elif isinstance(attr, CountAttr):
+                    if attr.relation not in rels:
+                        add(pname, f"{ap}.relation", attr.relation, f"unknown relation{_suggest(attr.relation, rels)}")
+                    else:
+                        crs = rels[attr.relation][1]
+                        if t not in (crs.source, crs.target):
+                            add(pname, f"{ap}.relation", attr.relation, f"relation '{attr.relation}' joins '{crs.source}' "
+                                f"and '{crs.target}', not '{t}'")
+                        elif crs.source == crs.target and attr.side is None:
+                            add(pname, f"{ap}.side", None, f"'{attr.relation}' joins '{t}' to itself: say which links to "
+                                "count, side: in (ending here) or out (starting here)")
+                        elif attr.side == "in" and crs.target != t or attr.side == "out" and crs.source != t:
+                            add(pname, f"{ap}.side", attr.side, f"'{t}' is not the {'target' if attr.side == 'in' else 'source'} "
+                                f"of '{attr.relation}'")
+                elif isinstance(attr, CodeAttr):
+                    if attr.source != "name":
+                        check_attr(pname, f"{ap}.source", t, attr.source)
+                        if attr.source in et.attributes and attribute_dtype(world, t, attr.source) != "string":
+                            add(pname, f"{ap}.source", attr.source, f"'{t}.{attr.source}' is not a text attribute")
                 elif isinstance(attr, LookupAttr):
                     if attr.via not in rels or rels[attr.via][1].source != t:
                         own = [r for r, (_, rs) in rels.items() if rs.source == t]
@@ -485,9 +632,18 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
             for side in ("after", "before"):
                 for j, b in enumerate(getattr(rs.history, side)):
                     check_bound(pname, f"{rp}.history.{side}.{j}", b, r, "rel")
-                    if b.ref.startswith("target.") or b.ref == "valid_from":
-                        add(pname, f"{rp}.history.{side}.{j}", b.ref, "a history window may refer to the source and constants only")
+                    if b.ref == "valid_from":
+                        add(pname, f"{rp}.history.{side}.{j}", b.ref, "a history window may refer to the source, the target "
+                            "and constants, not to valid_from")
             _check_static_window(add, pname, f"{rp}.history", rs.history.after, rs.history.before, spec)
+        if rs.at is not None:
+            check_bound(pname, f"{rp}.at", rs.at, r, "rel")
+            if rs.at.ref.startswith("target.") or rs.at.ref == "valid_from":
+                add(pname, f"{rp}.at", rs.at.ref, "at is a date of the source (or a constant): the target is chosen to exist then")
+        if rs.date and rs.date.offset is not None:
+            check_bound(pname, f"{rp}.date.offset.ref", rs.date.offset.ref, r, "rel")
+        if rs.requires is not None:
+            _check_path(add, pname, f"{rp}.requires.path", r, rs, rels)
         if rs.acyclic and rs.source != rs.target:
             add(pname, f"{rp}.acyclic", True, "acyclic only applies to relations from a type to itself")
         elif rs.acyclic and rs.required:
@@ -600,13 +756,37 @@ def _check_pages(add, pname: str, t: str, et: EntityType, rels: dict, check_attr
             check_attr(pname, f"{base}.profile.url", t, f)
 
 
+def _check_path(add, pname: str, path: str, r: str, rs: RelationSpec, rels: dict) -> None:
+    """A requirement's path leads from the relation's source type to its target type."""
+    cur = rs.source
+    for hop, back in rs.requires.hops:
+        if hop == r:
+            add(pname, path, rs.requires.path, "a relation cannot require itself")
+            return
+        if hop not in rels:
+            add(pname, path, hop, f"unknown relation{_suggest(hop, rels)}")
+            return
+        h = rels[hop][1]
+        near, far = (h.target, h.source) if back else (h.source, h.target)
+        if near != cur:
+            add(pname, path, rs.requires.path, f"'{'~' if back else ''}{hop}' starts at '{near}', but the path is at '{cur}' there "
+                f"({'~' if not back else ''}{hop} goes the other way)")
+            return
+        cur = far
+    if cur != rs.target:
+        add(pname, path, rs.requires.path, f"the path ends at '{cur}', not at the relation's target '{rs.target}'")
+
+
 def _check_static_window(add, pname: str, path: str, after: list[DateBound], before: list[DateBound], spec: WorldSpec) -> None:
     """Reject windows that are empty whatever the data: constant bounds that cross, or
     a lower bound on the same reference at or above an upper bound."""
     def resolve(b: DateBound) -> dt.date | None:
-        if b.ref not in CONSTANT_REFS:
+        if not b.constant:
             return None
-        return shift_date(spec.as_of if b.ref == "as_of" else spec.span_start, b.years, b.days)  # None: reported
+        try:
+            return shift_date(constant_date(b.ref, spec.as_of, spec.span_start), b.years, b.days)  # None: reported
+        except ValueError:  # not a calendar date: reported by the model
+            return None
 
     lo = max([d for d in map(resolve, after) if d is not None] + [spec.span_start])
     hi = min([d for d in map(resolve, before) if d is not None] + [spec.as_of])
@@ -616,7 +796,7 @@ def _check_static_window(add, pname: str, path: str, after: list[DateBound], bef
         return
     for a in after:
         for b in before:
-            if a.ref == b.ref and a.ref not in CONSTANT_REFS and (a.years, a.days) >= (b.years, b.days):
+            if a.ref == b.ref and not a.constant and (a.years, a.days) >= (b.years, b.days):
                 add(pname, path, f"after {a}, before {b}", "the date window is empty for every row")
 
 
@@ -631,6 +811,13 @@ def _feasibility_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProb
         if rs.required and src_lo > 0 and tgt_hi == 0:
             probs.append(SpecProblem(f, f"relations.{r}", "", f"'{rs.source}' entities need a '{rs.target}' target but the world has no "
                                      f"'{rs.target}'; give '{rs.target}' (or its parent) a count above 0"))
+        if rs.max_per_target is not None and not rs.history and rs.required:
+            need = src_mid * rs.rate * max(rs.count.min, 1)
+            if need > tgt_lo * rs.max_per_target and need > 0:
+                probs.append(SpecProblem(spec_file, "counts", f"{rs.source}~{src_mid:.0f}, {rs.target}>={tgt_lo:.0f}",
+                                         f"relation '{r}' gives each '{rs.target}' at most {rs.max_per_target} links (max_per_target), "
+                                         f"so it needs about {need / rs.max_per_target:.0f} '{rs.target}' but the world may have only "
+                                         f"{tgt_lo:.0f}; raise the '{rs.target}' count or max_per_target"))
         if rs.target_unique:
             need = src_mid * rs.rate * max(rs.count.min, 1 if rs.required else 0)
             if need > tgt_lo and need > 0:

@@ -1,0 +1,420 @@
+"""Plausibility audit of a stored world: measurements a model would learn from that no
+invariant forbids. Every section is generic over the world's types, date attributes and
+relations (no domain knowledge), so it measures worlds built from any pack:
+
+    ages           age of each entity involved in each kind of event (min / median / max), and
+                   events before the entity's start or after its end
+    anniversaries  share of events that fall exactly on an anniversary (or the day) of another
+                   date of the same entity, of the link, or of the linked entity
+    lifespans      per type: how many entities ended, lifespans, the oldest one still going
+    part_whole     a part's number against its whole's (declared `part_of`, and every numeric
+                   attribute a type shares with an ancestor through parent relations)
+    derived        counts and bounds declared against relations and attributes, and whether they agree
+    requires       links that must be covered by another relation at the time, and whether they are
+    names          name parts chosen by an attribute value, and whether names agree with it
+    concurrency    the most links one entity holds at the same time, per history relation and side
+    degrees        links per source and per target, and targets without any
+
+Packs declare thresholds (`audit:` in a pack); `audit_world` reports the ones broken."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..plumbing import quote_ident as _q
+from .pack import AUDIT_SECTIONS, CategoricalAttr, CountAttr, DateAttr, NumericAttr
+from .spec import ResolvedWorld, attribute_dtype
+
+YEAR_DAYS = 365.2425
+# Rows measured on fewer pairs than this are shown but never judged against a threshold
+# (one anniversary among 30 pairs is 3% by chance).
+DEFAULT_MIN_N = {"anniversaries": 200}
+SECTIONS = AUDIT_SECTIONS
+
+
+@dataclass
+class AuditReport:
+    world: str
+    as_of: str
+    sections: dict[str, list[dict]] = field(default_factory=dict)
+    thresholds: list[dict] = field(default_factory=list)
+    broken: list[dict] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"world": self.world, "as_of": self.as_of, "sections": self.sections,
+                "thresholds": self.thresholds, "broken": self.broken}
+
+    def rows(self, section: str, match: str = "*") -> list[dict]:
+        return [r for r in self.sections.get(section, []) if fnmatch.fnmatchcase(r["subject"], match)]
+
+
+def start_attr(world: ResolvedWorld, t: str) -> str | None:
+    """The date an entity of type `t` begins (birth, founding): its lifecycle start, else its
+    first date attribute."""
+    et = world.types[t]
+    lc = getattr(et, "lifecycle", None)
+    if lc is not None:
+        return lc.start
+    return next((a for a, s in et.attributes.items() if isinstance(s, DateAttr)), None)
+
+
+def end_attr(world: ResolvedWorld, t: str) -> str | None:
+    lc = getattr(world.types[t], "lifecycle", None)
+    return lc.end if lc is not None else None
+
+
+def date_attrs(world: ResolvedWorld, t: str) -> list[str]:
+    return [a for a in world.types[t].attributes if attribute_dtype(world, t, a) == "date"]
+
+
+def _lit(d) -> str:
+    return f"DATE '{d.isoformat()}'"
+
+
+def _anniv(e: str, d: str) -> str:
+    """1 when date `e` is date `d` plus a whole number of years (0 included), else 0; NULL when either is."""
+    return (f"CASE WHEN {e} IS NULL OR {d} IS NULL THEN NULL WHEN {e} >= {d} AND "
+            f"{e} = CAST({d} + to_years(CAST(year({e}) - year({d}) AS INTEGER)) AS DATE) THEN 1 ELSE 0 END")
+
+
+def _years(a: str, b: str) -> str:
+    return f"datediff('day', {a}, {b}) / {YEAR_DAYS}"
+
+
+class _Auditor:
+    def __init__(self, con, world: ResolvedWorld):
+        self.con = con
+        self.world = world
+        self.as_of = world.spec.as_of
+        self.rels = world.relations
+        self.parent_rel = {et.parent.relation: t for t, et in world.types.items() if et.parent}
+
+    def q(self, sql: str):
+        return self.con.execute(sql).fetchall()
+
+    # ------------------------------------------------------------------ ages
+
+    def ages(self) -> list[dict]:
+        out = []
+        w = self.world
+        for t in w.types:
+            s = start_attr(w, t)
+            end = end_attr(w, t)
+            # The entity's own events, against its own start.
+            for a in date_attrs(w, t):
+                if s is None or a == s:
+                    continue
+                out.append(self._age_row(f"{t}.{a}", t, "self", f"FROM {_q(t)} x", f"x.{_q(a)}", "x", s, end))
+            # Its events against the start of the entities it links to without a date of the
+            # link's own (dated links are measured below, by their own dates).
+            for r, rs in self.rels.items():
+                if rs.source != t or rs.target == t or rs.dated:
+                    continue
+                ts = start_attr(w, rs.target)
+                if ts is None:
+                    continue
+                for a in date_attrs(w, t):
+                    # The linked entity acts at this event only when the link is made then (`at`).
+                    acts = rs.at is not None and rs.at.ref == f"source.{a}"
+                    out.append(self._age_row(f"{t}.{a}", rs.target, f"via {r}",
+                                             f"FROM {_q(t)} x JOIN {_q('rel_' + r)} e ON e.source = x.id "
+                                             f"JOIN {_q(rs.target)} y ON y.id = e.target", f"x.{_q(a)}", "y", ts,
+                                             end_attr(w, rs.target) if acts else None))
+        for r, rs in self.rels.items():
+            if r in self.parent_rel:
+                continue
+            frm = (f"FROM {_q('rel_' + r)} e JOIN {_q(rs.source)} s ON s.id = e.source "
+                   f"JOIN {_q(rs.target)} u ON u.id = e.target")
+            events = [("valid_from", "e.valid_from")]
+            if rs.history:
+                events += [("valid_to", "e.valid_to"),
+                           ("current", f"CASE WHEN e.valid_to IS NULL AND e.valid_from IS NOT NULL THEN {_lit(self.as_of)} END")]
+            for side, alias, typ in (("source", "s", rs.source), ("target", "u", rs.target)):
+                st = start_attr(w, typ)
+                if st is None:
+                    continue
+                for ev, col in events:
+                    out.append(self._age_row(f"{r}.{ev}", typ, side, frm, col, alias, st, end_attr(w, typ)))
+        return [r for r in out if r["n"]]
+
+    def _age_row(self, event: str, typ: str, who: str, frm: str, col: str, alias: str, start: str, end: str | None) -> dict:
+        age = _years(f"{alias}.{_q(start)}", col)
+        after_end = f"count(*) FILTER (WHERE {col} > {alias}.{_q(end)})" if end else "NULL"
+        n, lo, med, hi, before, after = self.q(
+            f"SELECT count({age}), min({age}), quantile_cont({age}, 0.5), max({age}), "
+            f"count(*) FILTER (WHERE {col} < {alias}.{_q(start)}), {after_end} {frm}")[0]
+        return {"subject": f"{event} @ {who} {typ}", "event": event, "entity": f"{who} {typ}", "reference": f"{typ}.{start}",
+                "n": n, "min": _r(lo), "median": _r(med), "max": _r(hi), "before_start": before, "after_end": after}
+
+    # ------------------------------------------------------------------ anniversaries
+
+    def anniversaries(self) -> list[dict]:
+        w = self.world
+        out = []
+        for t in w.types:
+            ds = date_attrs(w, t)
+            pairs = [(f"{t}.{e}", f"{t}.{d}", f"x.{_q(e)}", f"x.{_q(d)}") for e in ds for d in ds if e != d]
+            out += self._pairs(f"FROM {_q(t)} x", pairs)
+        for r, rs in self.rels.items():
+            sd, td = date_attrs(w, rs.source), date_attrs(w, rs.target)
+            frm = (f"FROM {_q('rel_' + r)} e JOIN {_q(rs.source)} s ON s.id = e.source "
+                   f"JOIN {_q(rs.target)} u ON u.id = e.target")
+            pairs = []
+            dated = r not in self.parent_rel
+            # A link ends when one of its entities ends: its end on that day is no coincidence.
+            ends = {("source", end_attr(w, rs.source)), ("target", end_attr(w, rs.target))}
+            for ev in ("valid_from", "valid_to") if dated else ():
+                pairs += [(f"{r}.{ev}", f"source {rs.source}.{d}", f"e.{ev}", f"s.{_q(d)}") for d in sd
+                          if not (ev == "valid_to" and ("source", d) in ends)]
+                pairs += [(f"{r}.{ev}", f"target {rs.target}.{d}", f"e.{ev}", f"u.{_q(d)}") for d in td
+                          if not (ev == "valid_to" and ("target", d) in ends)]
+            if dated:
+                pairs.append((f"{r}.valid_to", f"{r}.valid_from", "e.valid_to", "e.valid_from"))
+            pairs += [(f"{rs.source}.{e}", f"{r} target {rs.target}.{d}", f"s.{_q(e)}", f"u.{_q(d)}") for e in sd for d in td]
+            pairs += [(f"{rs.target}.{e}", f"{r} source {rs.source}.{d}", f"u.{_q(e)}", f"s.{_q(d)}") for e in td for d in sd]
+            out += self._pairs(frm, pairs)
+        return sorted((r for r in out if r["n"]), key=lambda r: -r["share"])
+
+    def _pairs(self, frm: str, pairs: list[tuple[str, str, str, str]]) -> list[dict]:
+        out = []
+        for i in range(0, len(pairs), 40):  # bounded statement size
+            chunk = pairs[i:i + 40]
+            cols = ", ".join(f"count({_anniv(e, d)}), sum({_anniv(e, d)})" for _, _, e, d in chunk)
+            row = self.q(f"SELECT {cols} {frm}")[0]
+            for j, (ev, ref, _, _) in enumerate(chunk):
+                n, hits = row[2 * j], row[2 * j + 1] or 0
+                out.append({"subject": f"{ev} ~ {ref}", "event": ev, "reference": ref, "n": n, "hits": int(hits),
+                            "share": round(hits / n, 4) if n else 0.0})
+        return out
+
+    # ------------------------------------------------------------------ lifespans
+
+    def lifespans(self) -> list[dict]:
+        w = self.world
+        out = []
+        cohort = _lit(self.as_of.replace(year=self.as_of.year - 85))
+        for t in w.types:
+            s = start_attr(w, t)
+            if s is None:
+                continue
+            e = end_attr(w, t)
+            S = _q(s)
+            if e:
+                E = _q(e)
+                n, ended, lo, med, hi, oldest, c_n, c_end = self.q(
+                    f"SELECT count({S}), count({E}), min({_years(S, E)}), quantile_cont({_years(S, E)}, 0.5), "
+                    f"max({_years(S, E)}), max({_years(S, _lit(self.as_of))}) FILTER (WHERE {E} IS NULL), "
+                    f"count(*) FILTER (WHERE {S} < {cohort}), count({E}) FILTER (WHERE {S} < {cohort}) FROM {_q(t)}")[0]
+            else:
+                n, oldest, c_n = self.q(f"SELECT count({S}), max({_years(S, _lit(self.as_of))}), "
+                                        f"count(*) FILTER (WHERE {S} < {cohort}) FROM {_q(t)}")[0]
+                ended, lo, med, hi, c_end = 0, None, None, None, 0
+            out.append({"subject": t, "type": t, "start": s, "end": e, "n": n, "ended": ended,
+                        "ended_share": round(ended / n, 4) if n else 0.0, "min": _r(lo), "median": _r(med), "max": _r(hi),
+                        "oldest_going": _r(oldest), "cohort_85y_n": c_n,
+                        "cohort_85y_ended_share": round(c_end / c_n, 4) if c_n else None})
+        return out
+
+    # ------------------------------------------------------------------ part / whole
+
+    def part_whole(self) -> list[dict]:
+        w = self.world
+        out = []
+        seen = set()
+        for t, et in w.types.items():
+            for a, s in et.attributes.items():
+                po = getattr(s, "part_of", None)
+                if po is None:
+                    continue
+                path, whole_t = self._via_path(t, po.via)
+                seen.add((t, a, whole_t, po.attribute))
+                out.append(self._ratio(t, a, path, whole_t, po.attribute, declared=True))
+        # Generic: numbers a type shares (by name) with an ancestor through parent relations.
+        for t, et in w.types.items():
+            path, cur = [], t
+            while w.types[cur].parent is not None and len(path) < 8:
+                p = w.types[cur].parent
+                path.append((p.relation, False))
+                cur = p.type
+                for a, s in et.attributes.items():
+                    ws = w.types[cur].attributes.get(a)
+                    if isinstance(s, NumericAttr) and isinstance(ws, NumericAttr) and (t, a, cur, a) not in seen:
+                        seen.add((t, a, cur, a))
+                        out.append(self._ratio(t, a, list(path), cur, a, declared=False))
+        return out
+
+    def _via_path(self, t: str, via: str) -> tuple[list[tuple[str, bool]], str]:
+        """(relation hops, whole type) of a part_of `via`: a to-one relation, or an entity-valued
+        lookup attribute (followed through the relations its lookup chain uses)."""
+        w = self.world
+        if via in self.rels:
+            return [(via, False)], self.rels[via].target
+        hops, cur, attr = [], t, via
+        while True:
+            s = w.types[cur].attributes[attr]
+            hops.append((s.via, False))
+            cur = self.rels[s.via].target
+            if s.attribute == "id":
+                return hops, cur
+            attr = s.attribute
+
+    def _ratio(self, t, a, path, whole_t, wa, declared: bool) -> dict:
+        joins, cur = [], "x.id"
+        for i, (r, _) in enumerate(path):
+            joins.append(f"JOIN {_q('rel_' + r)} e{i} ON e{i}.source = {cur}")
+            cur = f"e{i}.target"
+        frm = f"FROM {_q(t)} x {' '.join(joins)} JOIN {_q(whole_t)} w ON w.id = {cur}"
+        n, each, over = self.q(f"SELECT count(x.{_q(a)}), max(x.{_q(a)} / nullif(w.{_q(wa)}, 0)), "
+                               f"count(*) FILTER (WHERE x.{_q(a)} > w.{_q(wa)}) {frm}")[0]
+        (sum_max, sum_over), = self.q(
+            f"SELECT max(s / nullif(wv, 0)), count(*) FILTER (WHERE s > wv) FROM "
+            f"(SELECT w.id, any_value(w.{_q(wa)}) AS wv, sum(x.{_q(a)}) AS s {frm} GROUP BY w.id)")
+        return {"subject": f"{t}.{a} / {whole_t}.{wa}", "part": f"{t}.{a}", "whole": f"{whole_t}.{wa}",
+                "via": ".".join(r for r, _ in path), "declared": declared, "n": n, "max_ratio": _r(each, 3),
+                "parts_over_whole": over, "max_sum_ratio": _r(sum_max, 3), "wholes_over_sum": sum_over}
+
+    # ------------------------------------------------------------------ derived and requires
+
+    def derived(self) -> list[dict]:
+        out = []
+        for t, et in self.world.types.items():
+            for a, s in et.attributes.items():
+                if isinstance(s, CountAttr):
+                    rs = self.rels[s.relation]
+                    side = s.side_for(t, rs)
+                    key, other = ("target", "source") if side == "in" else ("source", "target")
+                    cur = " AND valid_to IS NULL" if s.current else ""
+                    n, agree = self.q(
+                        f"SELECT count(*), count(*) FILTER (WHERE coalesce(x.{_q(a)}, -1) = coalesce(c.k, 0)) FROM {_q(t)} x "
+                        f"LEFT JOIN (SELECT {key} AS id, count(DISTINCT {other}) AS k FROM {_q('rel_' + s.relation)} "
+                        f"WHERE TRUE{cur} GROUP BY {key}) c ON c.id = x.id")[0]
+                    out.append({"subject": f"{t}.{a} = count {s.relation}", "n": n, "agree": agree,
+                                "share": round(agree / n, 4) if n else 1.0})
+                if isinstance(s, NumericAttr) and s.at_most:
+                    n, agree = self.q(f"SELECT count(*), count(*) FILTER (WHERE NOT ({_q(a)} > {_q(s.at_most)})) "
+                                      f"FROM {_q(t)} WHERE {_q(a)} IS NOT NULL AND {_q(s.at_most)} IS NOT NULL")[0]
+                    out.append({"subject": f"{t}.{a} <= {t}.{s.at_most}", "n": n, "agree": agree,
+                                "share": round(agree / n, 4) if n else 1.0})
+        return out
+
+    def requires(self) -> list[dict]:
+        from .invariants import requires_uncovered_sql
+
+        out = []
+        for r, rs in self.rels.items():
+            if rs.requires is None:
+                continue
+            n = self.q(f"SELECT count(*) FROM {_q('rel_' + r)}")[0][0]
+            bad = self.q(f"SELECT count(*) FROM ({requires_uncovered_sql(self.world, r, rs)})")[0][0]
+            out.append({"subject": f"{r} requires {rs.requires.path}", "n": n, "agree": n - bad,
+                        "share": round((n - bad) / n, 4) if n else 1.0})
+        return out
+
+    def names(self) -> list[dict]:
+        from .invariants import name_given_mismatch_sql, name_part_mismatch_sql
+
+        out = []
+        for t, et in self.world.types.items():
+            for a, s in et.attributes.items():
+                if isinstance(s, CategoricalAttr) and s.given and s.given.startswith("name."):
+                    n = self.q(f"SELECT count(*) FROM {_q(t)}")[0][0]
+                    bad = self.q(f"SELECT count(*) FROM ({name_given_mismatch_sql(self.world, t, a, s)})")[0][0]
+                    out.append({"subject": f"{t}.{a} given {s.given}", "n": n, "agree": n - bad,
+                                "share": round((n - bad) / n, 4) if n else 1.0})
+            for p, part in et.name.parts.items():
+                if part.given is None and part.via is None:
+                    continue
+                n = self.q(f"SELECT count(*) FROM {_q(t)}")[0][0]
+                bad = self.q(f"SELECT count(*) FROM ({name_part_mismatch_sql(self.world, t, p, part)})")[0][0]
+                what = f"given {part.given}" if part.given else f"from {part.via}"
+                out.append({"subject": f"{t}.name.{p} {what}", "n": n, "agree": n - bad,
+                            "share": round((n - bad) / n, 4) if n else 1.0})
+        return out
+
+    # ------------------------------------------------------------------ concurrency and degrees
+
+    def concurrency(self) -> list[dict]:
+        out = []
+        for r, rs in self.rels.items():
+            if not rs.history:
+                continue
+            R = _q("rel_" + r)
+            for side in ("target", "source"):
+                (mx, many, n), = self.q(
+                    f"WITH ev AS (SELECT {side} AS k, valid_from AS d, 1 AS delta FROM {R} WHERE valid_from IS NOT NULL "
+                    f"UNION ALL SELECT {side}, valid_to, -1 FROM {R} WHERE valid_to IS NOT NULL), "
+                    f"run AS (SELECT k, sum(delta) OVER (PARTITION BY k ORDER BY d, delta ROWS UNBOUNDED PRECEDING) AS c FROM ev) "
+                    f"SELECT coalesce(max(c), 0), count(DISTINCT k) FILTER (WHERE c >= 2), count(DISTINCT k) FROM run")
+                typ = rs.target if side == "target" else rs.source
+                out.append({"subject": f"{r} per {side} {typ}", "relation": r, "side": side, "n": n,
+                            "max_concurrent": int(mx), "with_concurrent": many})
+        return out
+
+    def degrees(self) -> list[dict]:
+        out = []
+        for r, rs in self.rels.items():
+            R = _q("rel_" + r)
+            links, o_max, o_p99, i_max, i_p99 = self.q(
+                f"SELECT (SELECT count(*) FROM {R}), "
+                f"(SELECT max(n) FROM (SELECT count(*) n FROM {R} GROUP BY source)), "
+                f"(SELECT quantile_disc(n, 0.99) FROM (SELECT count(*) n FROM {R} GROUP BY source)), "
+                f"(SELECT max(n) FROM (SELECT count(DISTINCT source) n FROM {R} GROUP BY target)), "
+                f"(SELECT quantile_disc(n, 0.99) FROM (SELECT count(DISTINCT source) n FROM {R} GROUP BY target))")[0]
+            n_t, none = self.q(f"SELECT count(*), count(*) FILTER (WHERE e.target IS NULL) FROM {_q(rs.target)} u "
+                               f"LEFT JOIN (SELECT DISTINCT target FROM {R}) e ON e.target = u.id")[0]
+            out.append({"subject": r, "relation": r, "n": links, "out_max": o_max or 0, "out_p99": o_p99 or 0,
+                        "in_max": i_max or 0, "in_p99": i_p99 or 0,
+                        "targets_without": round(none / n_t, 4) if n_t else 0.0})
+        return out
+
+
+def _r(v, nd: int = 1):
+    return None if v is None else round(float(v), nd)
+
+
+def declared_thresholds(world: ResolvedWorld) -> list[dict]:
+    out = []
+    for pname, pack in world.packs.items():
+        for th in getattr(pack, "audit", []):
+            d = th.model_dump(exclude_none=True)
+            d["pack"] = pname
+            out.append(d)
+    return out
+
+
+def judge(report: AuditReport) -> list[dict]:
+    """The declared thresholds the report breaks: one entry per (threshold, row)."""
+    broken = []
+    for th in report.thresholds:
+        min_n = th.get("min_n", DEFAULT_MIN_N.get(th["section"], 1))
+        for row in report.rows(th["section"], th.get("match", "*")):
+            v = row.get(th["metric"])
+            if v is None or row.get("n", min_n) < min_n:
+                continue
+            if ("max" in th and v > th["max"]) or ("min" in th and v < th["min"]):
+                broken.append({"pack": th["pack"], "section": th["section"], "subject": row["subject"],
+                               "metric": th["metric"], "value": v, "min": th.get("min"), "max": th.get("max"),
+                               "n": row.get("n")})
+    return broken
+
+
+def audit_connection(con, world: ResolvedWorld, sections: tuple[str, ...] = SECTIONS) -> AuditReport:
+    """Measure an open world store (see the module docstring)."""
+    a = _Auditor(con, world)
+    report = AuditReport(world=world.spec.name, as_of=world.spec.as_of.isoformat())
+    for s in sections:
+        report.sections[s] = getattr(a, s)()
+    report.thresholds = declared_thresholds(world)
+    report.broken = judge(report)
+    return report
+
+
+def audit_world(path: str | Path, sections: tuple[str, ...] = SECTIONS) -> AuditReport:
+    """The plausibility report of a stored world, with the pack thresholds it breaks."""
+    from .store import open_world
+
+    info = open_world(path)
+    with info.connect() as con:
+        return audit_connection(con, info.world, sections)

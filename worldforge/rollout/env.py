@@ -190,8 +190,10 @@ class Environment:
             got = self._task_aliases[task.id] = task_aliases(ev, task.header, task.rows, self.aliases, self._by_name)
         return got
 
-    def episode(self, task: Task, sample: int = 0) -> Episode:
-        return Episode(self, task, sample)
+    def episode(self, task: Task, sample: int = 0, max_turns: int | None = None) -> Episode:
+        """A new episode; `max_turns` overrides the options' turn limit (clients that send each
+        tool call as its own step, while their trainer bounds the turns, raise it)."""
+        return Episode(self, task, sample, max_turns=max_turns)
 
     # ------------------------------------------------------------------ tools
 
@@ -289,6 +291,7 @@ class Episode:
     end: str | None = None  # answer | turn-limit | context-length | no-answer
     answer: str | None = None
     score: dict | None = None
+    max_turns: int | None = None  # None: the rollout options' max_turns
 
     def __post_init__(self):
         self.key = f"{self.task.id}#{self.sample}"
@@ -358,7 +361,7 @@ class Episode:
             self._tool_message(cid, text, out)
         if final is not None:
             self.submit(final)
-        elif self.turns >= self.env.options.max_turns:
+        elif self.turns >= (self.max_turns or self.env.options.max_turns):
             self.stop("turn-limit")
         return out
 

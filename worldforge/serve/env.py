@@ -103,10 +103,12 @@ class WebSearchEnv:
         except ServiceError as exc:
             raise RuntimeError(f"worldforge environment: {exc.status} {exc.message}") from None
 
-    def reset(self, task_id: str, seed: int | None = None, sample: int = 0) -> list[dict]:
-        """Start an episode (closing the previous one); its system and user messages."""
+    def reset(self, task_id: str, seed: int | None = None, sample: int = 0, max_turns: int | None = None) -> list[dict]:
+        """Start an episode (closing the previous one); its system and user messages. `max_turns`
+        overrides the world's turn limit (one step is one turn)."""
         self.close_episode()
-        got = self._call("POST", "/episodes", {"task_id": task_id, "seed": seed, "sample": sample})
+        body = {"task_id": task_id, "seed": seed, "sample": sample} | ({"max_turns": max_turns} if max_turns else {})
+        got = self._call("POST", "/episodes", body)
         self.episode_id = got["episode_id"]
         self.messages = list(got["messages"])
         self.last = {}

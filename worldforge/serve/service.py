@@ -26,6 +26,7 @@ MAX_CALLS_PER_STEP = 64
 MAX_TOPK = 100
 MAX_SEED = 2**63 - 1
 MAX_SAMPLE = 2**31 - 1
+MAX_TURNS = 1000
 
 
 class ServiceError(Exception):
@@ -136,7 +137,8 @@ class EnvironmentService:
         return env
 
     def create(self, body: dict) -> dict:
-        """A new episode of a task: `{"task_id", "seed"?, "sample"?}`."""
+        """A new episode of a task: `{"task_id", "seed"?, "sample"?, "max_turns"?}` (`max_turns`
+        overrides the world's turn limit: clients that step one tool call at a time raise it)."""
         task_id = body.get("task_id", body.get("instance_id"))
         if not isinstance(task_id, str):
             raise ServiceError(422, "give the task as {\"task_id\": \"<instance_id>\"}; GET /tasks lists them")
@@ -145,16 +147,17 @@ class EnvironmentService:
             raise ServiceError(404, f"no task {task_id[:120]!r} in this world; GET /tasks lists the {len(self.tasks):,} tasks")
         seed = _int(body.get("seed"), "seed", 0, MAX_SEED, self.default_seed)
         sample = _int(body.get("sample"), "sample", 0, MAX_SAMPLE, 0)
+        max_turns = None if body.get("max_turns") is None else _int(body.get("max_turns"), "max_turns", 1, MAX_TURNS)
         self.sweep()
         if len(self.episodes) >= self.limits.max_episodes:
             raise ServiceError(429, f"{len(self.episodes):,} episodes are open, the limit; close finished ones "
                                     f"(DELETE /episodes/ID) or wait for idle ones to expire ({self.limits.ttl:g} s)")
         eid = f"ep_{next(self._serial):x}_{secrets.token_hex(6)}"
-        ep = self.env_for(seed).episode(task, sample)
+        ep = self.env_for(seed).episode(task, sample, max_turns=max_turns)
         self.episodes[eid] = OpenEpisode(eid, ep, seed, self.clock())
         self.created += 1
         return {"episode_id": eid, "task_id": task.id, "seed": seed, "sample": sample, "messages": ep.messages[:2],
-                "tools": TOOLS, "max_turns": ep.env.options.max_turns, "expires_in": self.limits.ttl}
+                "tools": TOOLS, "max_turns": ep.max_turns or ep.env.options.max_turns, "expires_in": self.limits.ttl}
 
     def get(self, eid: str) -> OpenEpisode:
         self.sweep()

@@ -16,6 +16,7 @@ from ..rollout.env import TOOLS
 from .env import WebSearchEnv
 
 _SPECS = {t["function"]["name"]: t["function"] for t in TOOLS}
+PER_CALL_TURNS = 1000  # the server's largest turn limit
 
 
 def _docstring(name: str) -> str:
@@ -49,7 +50,8 @@ class WorldforgeToolEnv:
         if not task_id:
             raise ValueError("the row names no task: use the rl config of a worldforge export (extra_info.instance_id)")
         self._resets += 1
-        self._env.reset(task_id, seed=self._seed, sample=self._resets)
+        # TRL sends each tool call as its own step and bounds the turns itself: no server turn limit
+        self._env.reset(task_id, seed=self._seed, sample=self._resets, max_turns=PER_CALL_TURNS)
         return None
 
     def _run(self, name: str, arguments: dict) -> str:

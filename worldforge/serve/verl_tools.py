@@ -90,7 +90,8 @@ class WorldforgeTool(BaseTool):
                 if sample is None:  # a stable number per trajectory: a GRPO group meets different perturbations
                     sample = zlib.crc32(str(agent_data.request_id).encode()) & 0x7FFFFFFF
                 r = await self._http().post("/episodes", json={"task_id": task_id, "seed": create.get("seed"),
-                                                               "sample": sample})
+                                                               "sample": sample, "max_turns": 1000})  # each call is a step;
+                # verl bounds the assistant turns itself
                 if r.status_code >= 400:
                     return ToolResponse(text=f"Error: the environment refused the episode ({r.json().get('error')})."), 0.0, {}
                 traj.episode = r.json()["episode_id"]

@@ -263,6 +263,9 @@ class NameSampler:
         with `keep`, also the drawn values of those parts (NULL where a template lacks one)."""
         rows = np.arange(rows) if isinstance(rows, (int, np.integer)) else np.asarray(rows)
         n = len(rows)
+        if n == 0:  # a type without entities
+            empty = pl.Series("name", [], dtype=pl.String)
+            return (empty, {k: pl.Series(k, [], dtype=pl.String) for k in keep}) if keep else empty
         single = len(self.templates) == 1
         which = np.zeros(n, np.intp) if single else rng.choice(len(self.templates), size=n, p=self.template_p)
         out = None if single else pl.repeat("", n, dtype=pl.String, eager=True)

@@ -1,0 +1,202 @@
+"""The world as arrays, for sampling tasks at scale.
+
+Per entity type: the ids in id order (an entity's *code* is its position) and a polars frame
+of its attributes. Per hop (a relation link, its reverse, or an entity-valued lookup): the
+links as two integer arrays of codes, sorted by source, with their validity dates. A
+constraint becomes a boolean mask over a type, propagated back along its hops; a column
+becomes a gather along to-one hops. Every array is loaded once, in one query, and cached,
+so a candidate task costs array operations rather than SQL queries (the SQL of each task is
+still written, for audit, and the tests run it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from ..plumbing import quote_ident as _q
+from ..world.pack import LookupAttr
+from ..world.spec import ResolvedWorld, attribute_dtype
+
+
+@dataclass(frozen=True)
+class Step:
+    """One hop: a relation link (`rel`) or an entity-valued lookup attribute (`lookup`)."""
+
+    kind: str  # rel | lookup
+    name: str
+    source: str
+    target: str
+    current: bool = False  # since-relations: only the link in force as of the world's date
+    to_one: bool = True
+    reverse: bool = False  # follow the link from its target back to its source
+
+
+@dataclass(frozen=True)
+class Links:
+    """The links of one hop: `src[i] -> dst[i]` (codes in the hop's source and target types),
+    sorted by source then target, with validity dates (NaT: open or undated)."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    valid_from: np.ndarray  # datetime64[D]
+    valid_to: np.ndarray  # datetime64[D]
+    starts: np.ndarray  # per source code: index of its first link (len n_source + 1)
+
+    def of(self, code: int) -> slice:
+        return slice(int(self.starts[code]), int(self.starts[code + 1]))
+
+
+def lookup_target(world: ResolvedWorld, t: str, a: str) -> str | None:
+    """The entity type an entity-valued lookup attribute points to (None if it holds a value)."""
+    spec = world.types[t].attributes.get(a)
+    if not isinstance(spec, LookupAttr):
+        return None
+    rs = world.relations[spec.via]
+    target = rs.target if rs.source == t else rs.source
+    if spec.attribute == "id":
+        return target
+    return lookup_target(world, target, spec.attribute)
+
+
+class WorldArrays:
+    """Entity ids, attribute frames and hop links of one stored world, loaded lazily."""
+
+    def __init__(self, con, world: ResolvedWorld):
+        self.con = con
+        self.world = world
+        self.types = world.types  # computed properties on ResolvedWorld: cache them
+        self.relations = world.relations
+        self.ids: dict[str, np.ndarray] = {}
+        for t in self.types:
+            col = con.execute(f"SELECT id FROM {_q(t)} ORDER BY id").fetchnumpy()["id"]
+            self.ids[t] = np.asarray(col, dtype=str)
+        self._frames: dict[str, pl.DataFrame] = {}
+        self._names: dict[str, np.ndarray] = {}
+        self._links: dict[Step, Links] = {}
+        self._to_one: dict[Step, tuple[np.ndarray, np.ndarray]] = {}
+        self._dtypes: dict[tuple[str, str], str] = {}
+
+    # ------------------------------------------------------------------ entities
+
+    def n(self, t: str) -> int:
+        return len(self.ids[t])
+
+    @staticmethod
+    def type_of(eid: str) -> str:
+        """Ids are `<type>_<16 hex>`."""
+        return eid.rsplit("_", 1)[0]
+
+    def codes(self, t: str, ids) -> np.ndarray:
+        """Codes of entity ids of type t (-1 for ids that are not entities of t)."""
+        arr = np.asarray(ids, dtype=str)
+        ref = self.ids[t]
+        if not len(ref):
+            return np.full(len(arr), -1, dtype=np.int64)
+        pos = np.searchsorted(ref, arr)
+        pos = np.minimum(pos, len(ref) - 1)
+        return np.where(ref[pos] == arr, pos, -1).astype(np.int64)
+
+    def code(self, eid: str) -> int:
+        return int(self.codes(self.type_of(eid), [eid])[0])
+
+    def frame(self, t: str) -> pl.DataFrame:
+        if t not in self._frames:
+            self._frames[t] = self.con.sql(f"SELECT * FROM {_q(t)} ORDER BY id").pl()
+        return self._frames[t]
+
+    def names(self, t: str) -> np.ndarray:
+        if t not in self._names:
+            self._names[t] = np.asarray(self.frame(t)["name"].to_numpy(), dtype=object)
+        return self._names[t]
+
+    def name(self, eid: str) -> str:
+        t = self.type_of(eid)
+        return self.names(t)[self.codes(t, [eid])[0]]
+
+    def dtype(self, t: str, a: str) -> str:
+        key = (t, a)
+        if key not in self._dtypes:
+            self._dtypes[key] = attribute_dtype(self.world, t, a)
+        return self._dtypes[key]
+
+    # ------------------------------------------------------------------ hops
+
+    def links(self, step: Step) -> Links:
+        if step not in self._links:
+            if step.kind == "rel":
+                where = " WHERE valid_to IS NULL" if step.current else ""
+                df = self.con.sql(f"SELECT source, target, valid_from, valid_to FROM {_q('rel_' + step.name)}{where}").pl()
+                a, b = ("target", "source") if step.reverse else ("source", "target")
+                src = self.codes(step.source, df[a].to_numpy())
+                dst = self.codes(step.target, df[b].to_numpy())
+                vf = df["valid_from"].to_numpy().astype("datetime64[D]")
+                vt = df["valid_to"].to_numpy().astype("datetime64[D]")
+            else:
+                col = self.frame(step.source)[step.name]
+                keep = col.is_not_null().to_numpy()
+                src = np.flatnonzero(keep).astype(np.int64)
+                dst = self.codes(step.target, col.filter(col.is_not_null()).to_numpy())
+                vf = vt = np.full(len(src), np.datetime64("NaT"), dtype="datetime64[D]")
+            ok = (src >= 0) & (dst >= 0)
+            src, dst, vf, vt = src[ok], dst[ok], vf[ok], vt[ok]
+            order = np.lexsort((vf.astype(np.int64), dst, src))
+            src, dst, vf, vt = src[order], dst[order], vf[order], vt[order]
+            starts = np.searchsorted(src, np.arange(self.n(step.source) + 1))
+            self._links[step] = Links(src, dst, vf, vt, starts)
+        return self._links[step]
+
+    def to_one(self, step: Step) -> tuple[np.ndarray, np.ndarray]:
+        """Per source code: the target code (-1: none) and the link's valid_from (NaT: undated).
+        For a hop with several links per source the first (in target order) is taken; callers
+        use to-one hops only."""
+        if step not in self._to_one:
+            lk = self.links(step)
+            n = self.n(step.source)
+            dst = np.full(n, -1, dtype=np.int64)
+            vf = np.full(n, np.datetime64("NaT"), dtype="datetime64[D]")
+            first = lk.starts[:-1]
+            has = lk.starts[1:] > first
+            dst[has] = lk.dst[first[has]]
+            vf[has] = lk.valid_from[first[has]]
+            self._to_one[step] = (dst, vf)
+        return self._to_one[step]
+
+    def back(self, step: Step, mask: np.ndarray) -> np.ndarray:
+        """Sources with at least one link of the hop into `mask` (a mask over the target type)."""
+        lk = self.links(step)
+        out = np.zeros(self.n(step.source), dtype=bool)
+        out[lk.src[mask[lk.dst]]] = True
+        return out
+
+    def follow(self, path, codes: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+        """Gather along to-one hops: the code reached after each hop (-1 once a hop is missing)
+        and the links' valid_from per hop (for fact ids)."""
+        cur = np.asarray(codes, dtype=np.int64)
+        reached, dates = [], []
+        for st in path:
+            dst, vf = self.to_one(st)
+            ok = cur >= 0
+            nxt = np.full(len(cur), -1, dtype=np.int64)
+            d = np.full(len(cur), np.datetime64("NaT"), dtype="datetime64[D]")
+            nxt[ok] = dst[cur[ok]]
+            d[ok] = vf[cur[ok]]
+            reached.append(nxt)
+            dates.append(d)
+            cur = nxt
+        return reached, dates
+
+
+def iso(d: np.ndarray) -> np.ndarray:
+    """datetime64[D] -> ISO strings ('' for NaT)."""
+    out = np.datetime_as_string(d, unit="D").astype(object)
+    out[np.isnat(d)] = ""
+    return out
+
+
+def rel_fact_ids(src_ids: np.ndarray, relation: str, dst_ids: np.ndarray, valid_from: np.ndarray) -> list[str]:
+    """Fact ids of relation links, exactly as the store's `facts` view writes them."""
+    days = iso(valid_from)
+    return [f"{s}/{relation}/{d}" + (f"@{v}" if v else "") for s, d, v in zip(src_ids, dst_ids, days)]

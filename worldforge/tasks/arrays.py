@@ -61,8 +61,15 @@ def lookup_target(world: ResolvedWorld, t: str, a: str) -> str | None:
     return lookup_target(world, target, spec.attribute)
 
 
+_KEY = "('0x' || right({col}, 16))::UBIGINT"  # an id `<type>_<16 hex>` as a 64-bit number (id order)
+
+
 class WorldArrays:
-    """Entity ids, attribute frames and hop links of one stored world, loaded lazily."""
+    """Entity ids, attribute frames and hop links of one stored world, loaded lazily.
+
+    Ids are `<type>_<16 hex>` (content-derived, see the world store), so within a type their
+    hex tails, read as 64-bit numbers, sort as the ids do: mapping ids to codes is a binary
+    search over integers, and links are read from the store as integers in one query."""
 
     def __init__(self, con, world: ResolvedWorld):
         self.con = con
@@ -70,9 +77,14 @@ class WorldArrays:
         self.types = world.types  # computed properties on ResolvedWorld: cache them
         self.relations = world.relations
         self.ids: dict[str, np.ndarray] = {}
+        self.keys: dict[str, np.ndarray] = {}
         for t in self.types:
-            col = con.execute(f"SELECT id FROM {_q(t)} ORDER BY id").fetchnumpy()["id"]
-            self.ids[t] = np.asarray(col, dtype=str)
+            got = con.execute(f"SELECT id, {_KEY.format(col='id')} AS k FROM {_q(t)} ORDER BY id").fetchnumpy()
+            self.ids[t] = np.asarray(got["id"], dtype=object)
+            keys = np.asarray(got["k"], dtype=np.uint64)
+            if len(keys) > 1 and not (keys[1:] > keys[:-1]).all():
+                raise ValueError(f"ids of {t} are not <type>_<16 hex> in id order")
+            self.keys[t] = keys
         self._frames: dict[str, pl.DataFrame] = {}
         self._names: dict[str, np.ndarray] = {}
         self._links: dict[Step, Links] = {}
@@ -91,13 +103,22 @@ class WorldArrays:
 
     def codes(self, t: str, ids) -> np.ndarray:
         """Codes of entity ids of type t (-1 for ids that are not entities of t)."""
-        arr = np.asarray(ids, dtype=str)
-        ref = self.ids[t]
+        ids = pl.Series(np.asarray(ids, dtype=object), dtype=pl.String)
+        ok = ids.str.starts_with(t + "_") & (ids.str.len_chars() == len(t) + 17)
+        keys = ids.str.slice(-16).str.to_integer(base=16, dtype=pl.UInt64, strict=False)
+        return self.key_codes(t, keys.fill_null(0).to_numpy(), (ok & keys.is_not_null()).fill_null(False).to_numpy())
+
+    def key_codes(self, t: str, keys: np.ndarray, ok: np.ndarray | None = None) -> np.ndarray:
+        """Codes of entities of type t given by their 64-bit keys (-1 where none)."""
+        ref = self.keys[t]
+        keys = np.asarray(keys, dtype=np.uint64)
         if not len(ref):
-            return np.full(len(arr), -1, dtype=np.int64)
-        pos = np.searchsorted(ref, arr)
-        pos = np.minimum(pos, len(ref) - 1)
-        return np.where(ref[pos] == arr, pos, -1).astype(np.int64)
+            return np.full(len(keys), -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(ref, keys), len(ref) - 1)
+        hit = ref[pos] == keys
+        if ok is not None:
+            hit &= ok
+        return np.where(hit, pos, -1).astype(np.int64)
 
     def code(self, eid: str) -> int:
         return int(self.codes(self.type_of(eid), [eid])[0])
@@ -128,12 +149,12 @@ class WorldArrays:
         if step not in self._links:
             if step.kind == "rel":
                 where = " WHERE valid_to IS NULL" if step.current else ""
-                df = self.con.sql(f"SELECT source, target, valid_from, valid_to FROM {_q('rel_' + step.name)}{where}").pl()
                 a, b = ("target", "source") if step.reverse else ("source", "target")
-                src = self.codes(step.source, df[a].to_numpy())
-                dst = self.codes(step.target, df[b].to_numpy())
-                vf = df["valid_from"].to_numpy().astype("datetime64[D]")
-                vt = df["valid_to"].to_numpy().astype("datetime64[D]")
+                got = self.con.execute(f"SELECT {_KEY.format(col=a)} AS a, {_KEY.format(col=b)} AS b, valid_from, valid_to "
+                                       f"FROM {_q('rel_' + step.name)}{where}").fetchnumpy()
+                src = self.key_codes(step.source, got["a"])
+                dst = self.key_codes(step.target, got["b"])
+                vf, vt = _days(got["valid_from"]), _days(got["valid_to"])
             else:
                 col = self.frame(step.source)[step.name]
                 keep = col.is_not_null().to_numpy()
@@ -187,6 +208,15 @@ class WorldArrays:
             dates.append(d)
             cur = nxt
         return reached, dates
+
+
+def _days(col) -> np.ndarray:
+    """A DuckDB date column (a masked array where it holds NULLs) as datetime64[D] with NaT."""
+    if isinstance(col, np.ma.MaskedArray):
+        out = np.asarray(col.data).astype("datetime64[D]")
+        out[np.ma.getmaskarray(col)] = np.datetime64("NaT")
+        return out
+    return np.asarray(col).astype("datetime64[D]")
 
 
 def iso(d: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from .reach import WebIndex
 from .schema import DATE, LIST, LIST_SEPARATOR, NUMBER, STRING, URL, Column, TaskSchema
 from .table import Candidate, TableSampler, cell_text
 
-_PLAIN_IN = (" of", " by", " here", " in")
+_PLAIN_IN = (" of", " by", " in")
 KIND_WEIGHTS = {STRING: 3.0, LIST: 3.0, NUMBER: 1.0, DATE: 0.6, URL: 0.4}  # how often a pool column is tried first
 
 
@@ -70,11 +70,11 @@ def column_pool(s: TaskSchema, t: str, base: str, exclude: set[str] = frozenset(
         rs = s.relations[st.name]
         label = (s.inverse_label(st.name) if st.reverse else s.label(t, st.name)).strip()
         low = label.lower()
-        if low.endswith(_PLAIN_IN) or len(low.split()) > 3 or not low.endswith("s"):
+        if low.endswith(_PLAIN_IN) or len(low.split()) > 3 or not (low.endswith("s") or low.endswith(" here")):
             low = s.plural(st.target)  # a label that is no plural noun ("Employment"): the linked type
         out.append(Column(low, (), None, LIST, label, base=base, agg="list", via=st, items=low))
         out.append(Column(f"number of {low}", (), None, NUMBER, label, base=base, agg="count", via=st))
-        if rs.history or rs.date:
+        if (rs.history or rs.date) and low.endswith("s"):
             noun = low[:-3] + "y" if low.endswith("ies") else low[:-1]
             out.append(Column(f"latest {noun} (year)", (), None, NUMBER, label, base=base, agg="latest", via=st))
     seen: set[str] = {t.replace("_", " ")}
@@ -337,12 +337,11 @@ class Builder:
             dirs = self._dir_pages(art[owner[sel]], slug(st.name), self.web.entity_nodes(st.target, lk.dst[idx[sel]]))
             if (dirs < 0).any():
                 return None
-            last: dict[int, int] = {}
-            for o, d in zip(owner[sel].tolist(), dirs.tolist()):
-                if self.web.page_no(d) > self.web.page_no(last.get(o, d)):
-                    last[o] = d
-                last.setdefault(o, d)
-            for o, d in last.items():
+            own = owner[sel]
+            order = np.lexsort((self.web.dir_page[dirs - self.web.n_entities], own))  # per row, its last page last
+            own, dirs = own[order], dirs[order]
+            last = np.r_[own[1:] != own[:-1], True]
+            for o, d in zip(own[last].tolist(), dirs[last].tolist()):
                 pages[o] += [int(x) for x in self.web.pages_up_to(d)]
         return Evaluated(vals, [], None, pages)
 
@@ -413,10 +412,10 @@ class Builder:
     # ------------------------------------------------------------------ the task
 
     def build(self, cand: Candidate, blocked: np.ndarray | None, part_ok: np.ndarray | None) -> TableTask | str:
-        """Columns, gold and proofs for a candidate, or the reason it is dropped. `blocked`: page
-        nodes a training task may not read; `part_ok`: page nodes a held-out task may read."""
+        """Columns, gold and proofs for a candidate, or the reason it is dropped. `blocked`: per
+        page node, whether a training task may not read it; `part_ok`: whether a held-out task may."""
         if blocked is not None:
-            self._avoid = lambda nodes: np.isin(nodes, blocked)
+            self._avoid = lambda nodes: blocked[nodes]
         elif part_ok is not None:
             self._avoid = lambda nodes: ~part_ok[nodes]
         else:
@@ -440,7 +439,7 @@ class Builder:
             if (ctx["link"] < 0).any():
                 return "undiscoverable-row"
             listing_nodes = self.web.chain(ctx["link"])
-        if blocked is not None and np.isin(listing_nodes, blocked).any():
+        if blocked is not None and blocked[listing_nodes].any():
             return "reads-held-out"
         if part_ok is not None and not part_ok[listing_nodes].all():
             return "leaves-part"
@@ -510,7 +509,7 @@ class Builder:
                     drop("unprovable")
                     continue
                 flat = np.fromiter((p for row in pages for p in row), dtype=np.int64)
-                if blocked is not None and np.isin(flat, blocked).any():
+                if blocked is not None and blocked[flat].any():
                     drop("held-out")
                     continue
                 if part_ok is not None and not part_ok[flat].all():
@@ -531,11 +530,12 @@ class Builder:
         evidence = [[pages[r] for _, pages, _ in chosen] for r in order]
         every = np.fromiter((p for row in evidence for cell in row for p in cell), dtype=np.int64)
         every = np.concatenate([every, listing_nodes, np.asarray(support, dtype=np.int64)])
-        if blocked is not None and np.isin(every, blocked).any():
+        if blocked is not None and blocked[every].any():
             return "reads-held-out"
         if part_ok is not None and not part_ok[every].all():
             return "leaves-part"
-        row_ids = [self._row_ids(cand)[r] for r in order]
+        ids = self._row_ids(cand)
+        row_ids = [ids[r] for r in order]
         sql = self.sql(cand, columns)
         return TableTask(cand, columns, keys, gold, row_ids, sql, evidence, [int(x) for x in listing_nodes],
                          [int(x) for x in support], containers, dropped)
@@ -587,9 +587,13 @@ class Builder:
             return [date, key, other], [0, 1]
         start = Column("start year", (), "start", NUMBER, "start", base="link")
         end = Column("end year", (), "end", NUMBER, "end", base="link")
-        exclusive = not st.reverse  # a source's tenures never overlap: one holder per year
+        # Keyed by year where each anchor's tenures start in distinct years (a title holder, a
+        # chief executive: one at a time); else by the anchor, the holder and the start year
+        lk = self.a.links(st)
+        years = lk.valid_from[rows.link].astype("datetime64[Y]").astype(np.int64)
+        by_year = not st.reverse and len(set(zip(rows.codes.tolist(), years.tolist()))) == rows.n
         single = cand.anchor is not None
-        if exclusive:
+        if by_year:
             year = Column("year", (), "start", NUMBER, "start", base="link")
             until = Column("until", (), "end", NUMBER, "end", base="link")
             if single:

@@ -122,11 +122,13 @@ def _parts_by(schema: TaskSchema, root: str) -> Parts:
             src, part = np.concatenate(votes_src), np.concatenate(votes_part)
             p = np.full(a.n(t), -1, dtype=np.int64)
             if len(src):
-                pairs, counts = np.unique(np.stack([src, part]), axis=1, return_counts=True)
-                order = np.lexsort((pairs[1], -counts, pairs[0]))  # per source: most votes, then lowest part
-                pairs = pairs[:, order]
-                first = np.r_[True, pairs[0][1:] != pairs[0][:-1]]
-                p[pairs[0][first]] = pairs[1][first]
+                n_parts = a.n(root)
+                pairs, counts = np.unique(src * n_parts + part, return_counts=True)
+                s_, p_ = pairs // n_parts, pairs % n_parts
+                order = np.lexsort((p_, -counts, s_))  # per source: most votes, then lowest part
+                s_, p_ = s_[order], p_[order]
+                first = np.r_[True, s_[1:] != s_[:-1]]
+                p[s_[first]] = p_[first]
             parts.of[t] = p
             parts.home[t] = None
     for t in schema.types:

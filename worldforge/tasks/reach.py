@@ -65,73 +65,74 @@ class WebIndex:
             n += arrays.n(t)
         self.n_entities = n
         # articles, one per entity (the article's URL is the entity's node)
-        arts = con.sql("SELECT subject, url FROM pages WHERE kind = 'article' AND subject IS NOT NULL").pl()
+        arts = self._to_nodes(con.sql("SELECT subject AS e, url FROM pages WHERE kind = 'article' AND subject IS NOT NULL").pl())
         self.article = np.full(n, "", dtype=object)
-        sub = arts["subject"].to_numpy()
-        urls = arts["url"].to_numpy()
-        by_type = pl.DataFrame({"subject": sub, "url": urls}).with_columns(
-            pl.col("subject").str.replace(r"_[0-9a-f]+$", "").alias("t"))
-        for t in types:
-            part = by_type.filter(pl.col("t") == t)
-            if part.height:
-                codes = arrays.codes(t, part["subject"].to_numpy())
-                ok = codes >= 0
-                self.article[self.offset[t] + codes[ok]] = part["url"].to_numpy()[ok]
+        self.article[arts["node"].to_numpy()] = arts["url"].to_numpy()
         # directory pages: base, page number, listed type, grouping predicate, group entity, rows
         plural_type = {slug(_plural(arrays, t)): t for t in types}
         dirs = con.sql("SELECT url, entity_ids FROM pages WHERE kind = 'directory' ORDER BY url").pl()
+        parts_ = dirs.select(pl.col("url").str.split("/").alias("p"), pl.col("url").str.split("?").list.first().alias("base"),
+                             pl.col("url").str.extract(r"\?page=(\d+)$").cast(pl.Int64).fill_null(1).alias("page"))
         self.dir_url = dirs["url"].to_numpy().astype(object)
         nd = len(self.dir_url)
-        self.dir_base = np.array([u.split("?", 1)[0] for u in self.dir_url], dtype=object)
-        self.dir_page = np.array([int(u.rsplit("=", 1)[1]) if "?page=" in u else 1 for u in self.dir_url], dtype=np.int64)
-        self.dir_type = np.array([plural_type.get(u.split("/")[3], "") for u in self.dir_url], dtype=object)
-        self.dir_by = np.array([u.split("/")[4] for u in self.dir_url], dtype=object)
+        self.dir_base = parts_["base"].to_numpy().astype(object)
+        self.dir_page = parts_["page"].to_numpy().astype(np.int64)
+        seg = parts_["p"]
+        self.dir_type = np.array([plural_type.get(x, "") for x in seg.list.get(3, null_on_oob=True).to_list()], dtype=object)
+        self.dir_by = np.array(seg.list.get(4, null_on_oob=True).fill_null("").to_list(), dtype=object)
         by_rel = {(t, slug(d.by)): d.by in arrays.relations for t, et in arrays.types.items() for d in et.pages.directories}
         entity_group = np.array([by_rel.get((t, b), False) for t, b in zip(self.dir_type, self.dir_by)], dtype=bool)
+        ex = dirs.with_row_index("d").select("d", pl.col("entity_ids")).explode("entity_ids").rename({"entity_ids": "e"})
+        ex = ex.filter(pl.col("e").is_not_null()).with_columns(pl.int_range(pl.len()).over("d").alias("pos"))
+        ex = self._to_nodes(ex, keep_missing=True)
+        d_arr, pos, node = ex["d"].to_numpy().astype(np.int64), ex["pos"].to_numpy(), ex["node"].to_numpy()
+        grp = entity_group[d_arr] & (pos == 0)  # an entity group's page names its group first
         self.dir_group = np.full(nd, -1, dtype=np.int64)  # group entity (global index), -1 for attribute groups
-        ids = dirs["entity_ids"].to_list()
-        members_src, members_ent = [], []
-        for i, (eg, lst) in enumerate(zip(entity_group, ids)):
-            lst = lst or []
-            if eg and lst:
-                self.dir_group[i] = self.node(lst[0])
-                lst = lst[1:]
-            members_src.extend([i] * len(lst))
-            members_ent.extend(lst)
-        self.member_dir = np.asarray(members_src, dtype=np.int64)
-        self.member_ent = self._nodes(members_ent)
+        self.dir_group[d_arr[grp]] = node[grp]
+        self.member_dir = d_arr[~grp]
+        self.member_ent = node[~grp]
         self.n_nodes = n + nd
         # each directory's pages in page order: a base's pages are dir_order[base_start[b]:base_start[b + 1]]
         _, base_id = np.unique(self.dir_base.astype(str), return_inverse=True)
         self.dir_base_id = base_id.astype(np.int64)
         self.dir_order = np.lexsort((self.dir_page, self.dir_base_id))
         self.base_start = np.searchsorted(self.dir_base_id[self.dir_order], np.arange(int(base_id.max(initial=-1)) + 2))
-        self._build_links(con, arts, nd)
+        self._build_links(con, nd)
         self._facts = np.sort(con.execute("SELECT hash(url || '|' || fact_id) AS h FROM page_facts").fetchnumpy()["h"])
         self._stated: dict[str, bool] = {}
         self._walk()
 
     # ------------------------------------------------------------------ nodes
 
+    def _to_nodes(self, df: pl.DataFrame, keep_missing: bool = False) -> pl.DataFrame:
+        """Add each row's entity node (from the id column `e`); -1 (or dropped) when unknown."""
+        out = df.with_columns(pl.Series("node", self.id_nodes(df["e"]), dtype=pl.Int64))
+        return out if keep_missing else out.filter(pl.col("node") >= 0)
+
+    def id_nodes(self, ids: pl.Series) -> np.ndarray:
+        """Entity nodes of ids of any type (-1 unknown): per type, a binary search over the ids'
+        64-bit keys (see WorldArrays)."""
+        ids = ids.cast(pl.String)
+        n = len(ids)
+        out = np.full(n, -1, dtype=np.int64)
+        if not n:
+            return out
+        frame = pl.DataFrame({"t": ids.str.slice(0, ids.str.len_chars() - 17), "k": ids.str.slice(-16)})
+        frame = frame.with_columns(pl.col("k").str.to_integer(base=16, dtype=pl.UInt64, strict=False))
+        keys = frame["k"].fill_null(0).to_numpy()
+        valid = frame["k"].is_not_null().to_numpy()
+        for t in frame["t"].unique().drop_nulls().to_list():
+            if t not in self.offset:
+                continue
+            m = (frame["t"] == t).fill_null(False).to_numpy() & valid
+            c = self.a.key_codes(t, keys[m])
+            out[m] = np.where(c >= 0, self.offset[t] + c, -1)
+        return out
+
     def node(self, eid: str) -> int:
         t = self.a.type_of(eid)
         c = int(self.a.codes(t, [eid])[0])
         return self.offset[t] + c if c >= 0 else -1
-
-    def _nodes(self, eids: list[str]) -> np.ndarray:
-        """Global entity indexes of ids of any type (-1 unknown)."""
-        out = np.full(len(eids), -1, dtype=np.int64)
-        if not eids:
-            return out
-        arr = np.asarray(eids, dtype=str)
-        types = np.array([e.rsplit("_", 1)[0] for e in eids], dtype=object)
-        for t in set(types.tolist()):
-            if t not in self.offset:
-                continue
-            m = types == t
-            c = self.a.codes(t, arr[m])
-            out[m] = np.where(c >= 0, self.offset[t] + c, -1)
-        return out
 
     def entity_nodes(self, t: str, codes: np.ndarray) -> np.ndarray:
         return self.offset[t] + np.asarray(codes, dtype=np.int64)
@@ -169,12 +170,13 @@ class WebIndex:
 
     # ------------------------------------------------------------------ links
 
-    def _build_links(self, con, arts: pl.DataFrame, nd: int) -> None:
+    def _build_links(self, con, nd: int) -> None:
         n = self.n_entities
-        ex = con.sql("SELECT subject, unnest(entity_ids) AS e FROM pages WHERE kind = 'article' AND subject IS NOT NULL").pl()
-        src = self._nodes(ex["subject"].to_list())
-        dst = self._nodes(ex["e"].to_list())
-        keep = (src >= 0) & (dst >= 0) & (src != dst)
+        ex = con.sql("SELECT subject AS e, unnest(entity_ids) AS dst FROM pages WHERE kind = 'article' AND subject IS NOT NULL").pl()
+        ex = self._to_nodes(ex).rename({"node": "src", "e": "s"}).rename({"dst": "e"})
+        ex = self._to_nodes(ex)
+        src, dst = ex["src"].to_numpy().astype(np.int64), ex["node"].to_numpy().astype(np.int64)
+        keep = src != dst
         edges_src, edges_dst = [src[keep]], [dst[keep]]
         # directory pages -> their rows; page k -> page k+1
         edges_src.append(self.member_dir + n)

@@ -72,6 +72,7 @@ class TasksReport:
     splits: dict[str, dict] = field(default_factory=dict)  # split -> {parts, table, multihop}
     searches: int = 0
     seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)  # seconds: setup (arrays, parts, link graph), table, multihop
     seed: int = 0
 
     def as_dict(self) -> dict:
@@ -231,7 +232,9 @@ def generate_tasks(world_path: str | Path, options: TasksOptions | None = None, 
     con = info.connect()
     engine = SearchEngine(web)
     try:
+        t1 = time.perf_counter()
         gen = _Generator(info, con, engine, opt, seed, report, on_progress)
+        report.timings["setup"] = round(time.perf_counter() - t1, 3)
         gen.run(want, records, golds)
         report.searches = gen.web.searches + gen.searches
     finally:
@@ -311,10 +314,16 @@ class _Generator:
                 if not self.plan.get(split):
                     continue
                 part_ok = np.isin(self.web.part, np.asarray(self.plan[split], dtype=np.int64))
+            t0 = time.perf_counter()
             if per["table"].get(split):
                 self._tables(split, per["table"][split], part_ok, records, golds, want["table"])
+            t1 = time.perf_counter()
             if per["multihop"].get(split):
                 self._multihops(split, per["multihop"][split], part_ok, records, golds, want["multihop"])
+            t2 = time.perf_counter()
+            tm = self.report.timings
+            tm["table"] = round(tm.get("table", 0.0) + t1 - t0, 3)
+            tm["multihop"] = round(tm.get("multihop", 0.0) + t2 - t1, 3)
         for k in KINDS:
             if want[k]:
                 self.report.kept[k] = self.kept[k]
@@ -328,12 +337,13 @@ class _Generator:
             return
         nodes = np.unique(np.concatenate(self.held_nodes))
         w = self.web
+        blocked = np.zeros(w.n_nodes, dtype=bool)
+        blocked[nodes] = True
         dirs = nodes[nodes >= w.n_entities] - w.n_entities
         if len(dirs):
-            bases = set(w.dir_base[dirs].tolist())
-            same = np.flatnonzero(np.isin(w.dir_base.astype(str), np.asarray(sorted(bases), dtype=str)))
-            nodes = np.union1d(nodes, same + w.n_entities)
-        self.blocked = nodes
+            same = np.isin(w.dir_base_id, np.unique(w.dir_base_id[dirs]))
+            blocked[w.n_entities:] |= same
+        self.blocked = blocked
 
     def _progress(self, kind: str, total: int) -> None:
         if self.on_progress:
@@ -545,7 +555,7 @@ class _Generator:
                         reason = proof
                     else:
                         flat = np.asarray(sorted({p for cell in proof for p in cell}), dtype=np.int64)
-                        if split == "train" and self.blocked is not None and np.isin(flat, self.blocked).any():
+                        if split == "train" and self.blocked is not None and self.blocked[flat].any():
                             reason = "reads-held-out"
                         elif part_ok is not None and not part_ok[flat].all():
                             reason = "leaves-part"

@@ -73,6 +73,7 @@ class WorldArrays:
 
     def __init__(self, con, world: ResolvedWorld):
         self.con = con
+        con.execute("SET enable_progress_bar = false")  # bulk reads run for seconds on large worlds
         self.world = world
         self.types = world.types  # computed properties on ResolvedWorld: cache them
         self.relations = world.relations
@@ -89,7 +90,9 @@ class WorldArrays:
         self._names: dict[str, np.ndarray] = {}
         self._links: dict[Step, Links] = {}
         self._to_one: dict[Step, tuple[np.ndarray, np.ndarray]] = {}
+        self._in: dict[Step, tuple[np.ndarray, np.ndarray]] = {}
         self._dtypes: dict[tuple[str, str], str] = {}
+        self._values: dict[tuple[str, str], np.ndarray] = {}
 
     # ------------------------------------------------------------------ entities
 
@@ -121,7 +124,21 @@ class WorldArrays:
         return np.where(hit, pos, -1).astype(np.int64)
 
     def code(self, eid: str) -> int:
-        return int(self.codes(self.type_of(eid), [eid])[0])
+        t = self.type_of(eid)
+        if t not in self.keys:
+            return -1
+        try:
+            key = int(eid[-16:], 16)
+        except ValueError:
+            return -1
+        return int(self.key_codes(t, np.array([key], dtype=np.uint64))[0]) if len(eid) == len(t) + 17 else -1
+
+    def values(self, t: str, a: str) -> np.ndarray:
+        """An attribute of every entity as float64 (NaN where missing), cached."""
+        key = (t, a)
+        if key not in self._values:
+            self._values[key] = self.frame(t)[a].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        return self._values[key]
 
     def frame(self, t: str) -> pl.DataFrame:
         if t not in self._frames:
@@ -134,8 +151,7 @@ class WorldArrays:
         return self._names[t]
 
     def name(self, eid: str) -> str:
-        t = self.type_of(eid)
-        return self.names(t)[self.codes(t, [eid])[0]]
+        return self.names(self.type_of(eid))[self.code(eid)]
 
     def dtype(self, t: str, a: str) -> str:
         key = (t, a)
@@ -151,7 +167,7 @@ class WorldArrays:
                 where = " WHERE valid_to IS NULL" if step.current else ""
                 a, b = ("target", "source") if step.reverse else ("source", "target")
                 got = self.con.execute(f"SELECT {_KEY.format(col=a)} AS a, {_KEY.format(col=b)} AS b, valid_from, valid_to "
-                                       f"FROM {_q('rel_' + step.name)}{where}").fetchnumpy()
+                                       f"FROM {_q('rel_' + step.name)}{where} ORDER BY a, b, valid_from NULLS FIRST").fetchnumpy()
                 src = self.key_codes(step.source, got["a"])
                 dst = self.key_codes(step.target, got["b"])
                 vf, vt = _days(got["valid_from"]), _days(got["valid_to"])
@@ -163,8 +179,10 @@ class WorldArrays:
                 vf = vt = np.full(len(src), np.datetime64("NaT"), dtype="datetime64[D]")
             ok = (src >= 0) & (dst >= 0)
             src, dst, vf, vt = src[ok], dst[ok], vf[ok], vt[ok]
-            order = np.lexsort((vf.astype(np.int64), dst, src))
-            src, dst, vf, vt = src[order], dst[order], vf[order], vt[order]
+            # keys sort as codes do, so rows read in key order are in (source, target, date) order
+            if len(src) > 1 and (np.diff(src) < 0).any():
+                order = np.lexsort((vf.astype(np.int64), dst, src))
+                src, dst, vf, vt = src[order], dst[order], vf[order], vt[order]
             starts = np.searchsorted(src, np.arange(self.n(step.source) + 1))
             self._links[step] = Links(src, dst, vf, vt, starts)
         return self._links[step]
@@ -186,11 +204,27 @@ class WorldArrays:
         return self._to_one[step]
 
     def back(self, step: Step, mask: np.ndarray) -> np.ndarray:
-        """Sources with at least one link of the hop into `mask` (a mask over the target type)."""
+        """Sources with at least one link of the hop into `mask` (a mask over the target type);
+        a few targets are looked up by their incoming links, many by a pass over all links."""
         lk = self.links(step)
         out = np.zeros(self.n(step.source), dtype=bool)
-        out[lk.src[mask[lk.dst]]] = True
+        hits = np.flatnonzero(mask)
+        if len(hits) * 64 < len(lk.dst):
+            order, starts = self._incoming(step)
+            lens = starts[hits + 1] - starts[hits]
+            idx = np.repeat(starts[hits] - np.cumsum(np.r_[0, lens[:-1]]), lens) + np.arange(int(lens.sum()))
+            out[lk.src[order[idx]]] = True
+        else:
+            out[lk.src[mask[lk.dst]]] = True
         return out
+
+    def _incoming(self, step: Step) -> tuple[np.ndarray, np.ndarray]:
+        """The hop's links ordered by target, and per target code the index of its first."""
+        if step not in self._in:
+            lk = self.links(step)
+            order = np.argsort(lk.dst, kind="stable")
+            self._in[step] = (order, np.searchsorted(lk.dst[order], np.arange(self.n(step.target) + 1)))
+        return self._in[step]
 
     def follow(self, path, codes: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
         """Gather along to-one hops: the code reached after each hop (-1 once a hop is missing)

@@ -466,6 +466,8 @@ class Builder:
                 return "constant-column"
             chosen.append((c, pages, ev.values))
         if cand.shape == "ranked":
+            if cand.scope_count > self.opt.max_pages:
+                return "too-many-pages"
             support = self._rank_support(cand)
             if support is None:
                 return "unreachable-fact"
@@ -530,6 +532,8 @@ class Builder:
         evidence = [[pages[r] for _, pages, _ in chosen] for r in order]
         every = np.fromiter((p for row in evidence for cell in row for p in cell), dtype=np.int64)
         every = np.concatenate([every, listing_nodes, np.asarray(support, dtype=np.int64)])
+        if len(np.unique(every)) > self.opt.max_pages:
+            return "too-many-pages"
         if blocked is not None and blocked[every].any():
             return "reads-held-out"
         if part_ok is not None and not part_ok[every].all():

@@ -67,15 +67,15 @@ def entity_parts(schema: TaskSchema, part_type: str | None) -> Parts:
     roots = [part_type] if part_type is not None else _tops(schema)
     best = Parts(None)
     best_n = -1
-    for root in roots:
-        parts = _parts_by(schema, root)
+    for root in roots:  # coverage by to-one chains decides; only the winner votes for the rest
+        parts = _parts_by(schema, root, vote=False)
         n = sum(int((p >= 0).sum()) for p in parts.of.values()) if parts.root else -1
         if n > best_n:
             best, best_n = parts, n
-    return best
+    return _parts_by(schema, best.root) if best.root is not None else best
 
 
-def _parts_by(schema: TaskSchema, root: str) -> Parts:
+def _parts_by(schema: TaskSchema, root: str, vote: bool = True) -> Parts:
     a = schema.a
     if a.n(root) < 2:
         return Parts(None)
@@ -104,7 +104,7 @@ def _parts_by(schema: TaskSchema, root: str) -> Parts:
             parts.of[t] = p
             parts.home[t] = (st, *parts.home[st.target])
     # the rest: the most common part among linked entities (authors, laureates)
-    for _ in range(2):
+    for _ in range(2 if vote else 0):
         for t in schema.types:
             if t in parts.of:
                 continue

@@ -30,7 +30,7 @@ import polars as pl
 
 from ..web.pages import slug
 from ..web.search import SearchEngine
-from .arrays import WorldArrays
+from .arrays import Step, WorldArrays
 from .parts import Parts
 
 UNREACHED = -2
@@ -57,6 +57,7 @@ class WebIndex:
         self.cap = max_list_items
         self.searches = 0
         con = engine.pages
+        con.execute("SET enable_progress_bar = false")  # bulk queries here run for seconds on large worlds
         types = list(arrays.types)
         self.offset: dict[str, int] = {}
         n = 0
@@ -64,10 +65,13 @@ class WebIndex:
             self.offset[t] = n
             n += arrays.n(t)
         self.n_entities = n
+        self._types = types
         # articles, one per entity (the article's URL is the entity's node)
-        arts = self._to_nodes(con.sql("SELECT subject AS e, url FROM pages WHERE kind = 'article' AND subject IS NOT NULL").pl())
+        got = con.execute(f"SELECT url, {self._node_sql('subject')} FROM pages WHERE kind = 'article' AND subject IS NOT NULL",
+                          [types]).fetchnumpy()
+        nodes = self._nodes_of(got["ti"], got["k"])
         self.article = np.full(n, "", dtype=object)
-        self.article[arts["node"].to_numpy()] = arts["url"].to_numpy()
+        self.article[nodes[nodes >= 0]] = np.asarray(got["url"], dtype=object)[nodes >= 0]
         # directory pages: base, page number, listed type, grouping predicate, group entity, rows
         plural_type = {slug(_plural(arrays, t)): t for t in types}
         dirs = con.sql("SELECT url, entity_ids FROM pages WHERE kind = 'directory' ORDER BY url").pl()
@@ -82,10 +86,11 @@ class WebIndex:
         self.dir_by = np.array(seg.list.get(4, null_on_oob=True).fill_null("").to_list(), dtype=object)
         by_rel = {(t, slug(d.by)): d.by in arrays.relations for t, et in arrays.types.items() for d in et.pages.directories}
         entity_group = np.array([by_rel.get((t, b), False) for t, b in zip(self.dir_type, self.dir_by)], dtype=bool)
-        ex = dirs.with_row_index("d").select("d", pl.col("entity_ids")).explode("entity_ids").rename({"entity_ids": "e"})
-        ex = ex.filter(pl.col("e").is_not_null()).with_columns(pl.int_range(pl.len()).over("d").alias("pos"))
-        ex = self._to_nodes(ex, keep_missing=True)
-        d_arr, pos, node = ex["d"].to_numpy().astype(np.int64), ex["pos"].to_numpy(), ex["node"].to_numpy()
+        got = con.execute(f"SELECT d, pos, {self._node_sql('e')} FROM (SELECT d, unnest(entity_ids) AS e, "
+                          "generate_subscripts(entity_ids, 1) - 1 AS pos FROM (SELECT row_number() OVER (ORDER BY url) - 1 AS d, "
+                          "entity_ids FROM pages WHERE kind = 'directory'))", [types]).fetchnumpy()
+        d_arr, pos = np.asarray(got["d"], dtype=np.int64), np.asarray(got["pos"], dtype=np.int64)
+        node = self._nodes_of(got["ti"], got["k"])
         grp = entity_group[d_arr] & (pos == 0)  # an entity group's page names its group first
         self.dir_group = np.full(nd, -1, dtype=np.int64)  # group entity (global index), -1 for attribute groups
         self.dir_group[d_arr[grp]] = node[grp]
@@ -98,35 +103,31 @@ class WebIndex:
         self.dir_order = np.lexsort((self.dir_page, self.dir_base_id))
         self.base_start = np.searchsorted(self.dir_base_id[self.dir_order], np.arange(int(base_id.max(initial=-1)) + 2))
         self._build_links(con, nd)
-        self._facts = np.sort(con.execute("SELECT hash(url || '|' || fact_id) AS h FROM page_facts").fetchnumpy()["h"])
+        # (page, fact) pairs as 64-bit hashes; only articles and directory pages are ever asked about
+        sites = sorted({u.split("/")[2] for u in (self.article[0] if n else "", self.dir_url[0] if nd else "") if u})
+        where = " OR ".join(f"starts_with(url, 'https://{h}/')" for h in sites) or "TRUE"
+        self._facts = np.sort(con.execute(f"SELECT hash(url || '|' || fact_id) AS h FROM page_facts WHERE {where}").fetchnumpy()["h"])
         self._stated: dict[str, bool] = {}
         self._walk()
 
     # ------------------------------------------------------------------ nodes
 
-    def _to_nodes(self, df: pl.DataFrame, keep_missing: bool = False) -> pl.DataFrame:
-        """Add each row's entity node (from the id column `e`); -1 (or dropped) when unknown."""
-        out = df.with_columns(pl.Series("node", self.id_nodes(df["e"]), dtype=pl.Int64))
-        return out if keep_missing else out.filter(pl.col("node") >= 0)
+    @staticmethod
+    def _node_sql(col: str) -> str:
+        """SQL for an id column as (type index `ti` into the list parameter $1, 64-bit key `k`)."""
+        return (f"list_position($1::VARCHAR[], left({col}, length({col}) - 17)) AS ti, "
+                f"TRY_CAST('0x' || right({col}, 16) AS UBIGINT) AS k")
 
-    def id_nodes(self, ids: pl.Series) -> np.ndarray:
-        """Entity nodes of ids of any type (-1 unknown): per type, a binary search over the ids'
-        64-bit keys (see WorldArrays)."""
-        ids = ids.cast(pl.String)
-        n = len(ids)
-        out = np.full(n, -1, dtype=np.int64)
-        if not n:
-            return out
-        frame = pl.DataFrame({"t": ids.str.slice(0, ids.str.len_chars() - 17), "k": ids.str.slice(-16)})
-        frame = frame.with_columns(pl.col("k").str.to_integer(base=16, dtype=pl.UInt64, strict=False))
-        keys = frame["k"].fill_null(0).to_numpy()
-        valid = frame["k"].is_not_null().to_numpy()
-        for t in frame["t"].unique().drop_nulls().to_list():
-            if t not in self.offset:
-                continue
-            m = (frame["t"] == t).fill_null(False).to_numpy() & valid
-            c = self.a.key_codes(t, keys[m])
-            out[m] = np.where(c >= 0, self.offset[t] + c, -1)
+    def _nodes_of(self, ti, keys) -> np.ndarray:
+        """Entity nodes from `_node_sql`'s columns (-1 where none)."""
+        ti = np.ma.filled(np.ma.asarray(ti), 0).astype(np.int64)
+        keys = np.ma.filled(np.ma.asarray(keys), 0).astype(np.uint64)
+        out = np.full(len(ti), -1, dtype=np.int64)
+        for i, t in enumerate(self._types, start=1):
+            m = ti == i
+            if m.any():
+                c = self.a.key_codes(t, keys[m])
+                out[m] = np.where(c >= 0, self.offset[t] + c, -1)
         return out
 
     def node(self, eid: str) -> int:
@@ -172,35 +173,42 @@ class WebIndex:
 
     def _build_links(self, con, nd: int) -> None:
         n = self.n_entities
-        ex = con.sql("SELECT subject AS e, unnest(entity_ids) AS dst FROM pages WHERE kind = 'article' AND subject IS NOT NULL").pl()
-        ex = self._to_nodes(ex).rename({"node": "src", "e": "s"}).rename({"dst": "e"})
-        ex = self._to_nodes(ex)
-        src, dst = ex["src"].to_numpy().astype(np.int64), ex["node"].to_numpy().astype(np.int64)
-        keep = src != dst
+        got = con.execute(f"SELECT {self._node_sql('s')}, {self._node_sql('e').replace(' AS ti', ' AS ti2').replace(' AS k', ' AS k2')} "
+                          "FROM (SELECT subject AS s, unnest(entity_ids) AS e FROM pages WHERE kind = 'article' AND subject IS NOT NULL)",
+                          [self._types]).fetchnumpy()
+        src, dst = self._nodes_of(got["ti"], got["k"]), self._nodes_of(got["ti2"], got["k2"])
+        keep = (src != dst) & (src >= 0) & (dst >= 0)
         edges_src, edges_dst = [src[keep]], [dst[keep]]
         # directory pages -> their rows; page k -> page k+1
         edges_src.append(self.member_dir + n)
         edges_dst.append(self.member_ent)
-        order = np.lexsort((self.dir_page, self.dir_base))
-        base_sorted = self.dir_base[order]
-        nxt = np.flatnonzero(base_sorted[1:] == base_sorted[:-1])
-        edges_src.append(order[nxt] + n)
-        edges_dst.append(order[nxt + 1] + n)
-        # an article that shows part of a list links to the directory holding all of it
+        run = self.dir_order  # each directory's pages in page order
+        nxt = np.flatnonzero(self.dir_base_id[run][1:] == self.dir_base_id[run][:-1])
+        edges_src.append(run[nxt] + n)
+        edges_dst.append(run[nxt + 1] + n)
+        # an article that shows part of a list links to the directory holding all of it: the page
+        # plan cuts a list of more than max_list_items links and links the directory instead
         first = np.flatnonzero((self.dir_page == 1) & (self.dir_group >= 0))
-        if len(first):
-            pairs = pl.DataFrame({"url": self.article[self.dir_group[first]].astype(str),  # noqa: F841 (read by DuckDB)
-                                  "base": self.dir_base[first].astype(str), "d": first})
-            hit = con.sql("SELECT pr.d FROM pairs pr JOIN pages p ON p.url = pr.url "
-                          "WHERE contains(p.markdown, '](' || pr.base || ')')").fetchnumpy()["d"]
-            hit = np.asarray(hit, dtype=np.int64)
-            edges_src.append(self.dir_group[hit])
-            edges_dst.append(hit + n)
+        rel_of = {(t, slug(d.by)): d.by for t, et in self.a.types.items() for d in et.pages.directories if d.by in self.a.relations}
+        for (t, b), r in sorted(rel_of.items()):
+            rs = self.a.relations[r]
+            sel = first[(self.dir_type[first] == t) & (self.dir_by[first] == b)]
+            if not len(sel):
+                continue
+            lk = self.a.links(Step("rel", r, rs.source, rs.target, to_one=False))
+            facts_in = np.bincount(lk.dst, minlength=self.a.n(rs.target))  # links into each group
+            grp = self.dir_group[sel]
+            off = self.offset[rs.target]
+            inside = (grp >= off) & (grp < off + self.a.n(rs.target))
+            sel, grp = sel[inside], grp[inside]
+            long = facts_in[grp - off] > self.cap
+            edges_src.append(grp[long])
+            edges_dst.append(sel[long] + n)
         src = np.concatenate(edges_src)
         dst = np.concatenate(edges_dst)
         ok = dst >= 0
         src, dst = src[ok], dst[ok]
-        order = np.lexsort((dst, src))
+        order = np.argsort(src, kind="stable")  # by source; each source's links in a fixed order
         self._src, self._dst = src[order], dst[order]
         self._indptr = np.searchsorted(self._src, np.arange(self.n_nodes + 1))
 

@@ -236,7 +236,7 @@ def generate_tasks(world_path: str | Path, options: TasksOptions | None = None, 
         gen = _Generator(info, con, engine, opt, seed, report, on_progress)
         report.timings["setup"] = round(time.perf_counter() - t1, 3)
         gen.run(want, records, golds)
-        report.searches = gen.web.searches + gen.searches
+        report.searches = gen.web.searches
     finally:
         engine.close()
         con.close()
@@ -270,8 +270,6 @@ class _Generator:
         self.parts = entity_parts(self.schema, opt.part_type)
         self.plan = hold_out(self.parts, self.arrays, opt.holdout, seed)
         self.web = WebIndex(engine, self.arrays, self.parts, info.world.spec.stages.render.max_list_items)
-        self.searches = 0
-        self._top: dict[str, set[str]] = {}
         a, p = self.arrays, self.parts
         self.allowed: dict[str, dict[str, np.ndarray]] = {}
         held = {t: np.zeros(a.n(t), dtype=bool) for t in a.types}
@@ -506,13 +504,6 @@ class _Generator:
 
     # ------------------------------------------------------------------ multi-hop questions
 
-    def top10(self, query: str) -> set[str]:
-        if query not in self._top:
-            results, _ = self.web.engine.search(query)
-            self.searches += 1
-            self._top[query] = {r["url"] for r in results}
-        return self._top[query]
-
     def _multihops(self, split: str, n: int, part_ok, records: list[dict], golds: dict, total: int) -> None:
         opt, w = self.opt, self.web
         rng = child_rng(self.seed, "tasks", "multihop", split)
@@ -550,11 +541,12 @@ class _Generator:
                 if key in self.seen:
                     reason = "duplicate-gold-set"
                 else:
-                    proof = self._prove_chain(task)
-                    if isinstance(proof, str):
-                        reason = proof
+                    proved = self._prove_chain(task)
+                    if isinstance(proved, str):
+                        reason = proved
                     else:
-                        flat = np.asarray(sorted({p for cell in proof for p in cell}), dtype=np.int64)
+                        proof, listings = proved
+                        flat = np.asarray(sorted({p for cell in proof for p in cell} | set(listings)), dtype=np.int64)
                         if split == "train" and self.blocked is not None and self.blocked[flat].any():
                             reason = "reads-held-out"
                         elif part_ok is not None and not part_ok[flat].all():
@@ -567,7 +559,7 @@ class _Generator:
                 continue
             fails[t] = 0
             self.seen.add(key)
-            ev = _evidence(w, [proof], [], [])
+            ev = _evidence(w, [proof], listings, [])
             part = self.part_name(int(self.parts.of[WorldArrays.type_of(task.start)][self.arrays.code(task.start)])) \
                 if self.parts.root else None
             rec = _multihop_record(self.world, task, ev, opt, split, part)
@@ -586,14 +578,15 @@ class _Generator:
         rows = self.arrays.con.execute("SELECT alias FROM aliases WHERE entity_id = ? ORDER BY alias", [eid]).fetchall()
         return [r[0] for r in rows]
 
-    def _prove_chain(self, task: MultiHopTask) -> list[list[int]] | str:
-        """The start's article is found by searching its name; each hop's fact is stated on the
-        article of the entity it leaves (which links to the next); the answer's attribute on the
-        last article. Returns the pages of the two cells (start; the chain, answer last)."""
+    def _prove_chain(self, task: MultiHopTask) -> tuple[list[list[int]], list[int]] | str:
+        """The start's article is reachable (the question names it; its listings lead to it
+        from a searched entry point); each hop's fact is stated on the article of the entity it
+        leaves (which links to the next); the answer's attribute on the last article. Returns
+        the pages of the two cells (start; the chain, answer last) and the listings."""
         w = self.web
         nodes = np.asarray(task.nodes, dtype=np.int64)
         urls = w.url(nodes)
-        if not urls[0] or urls[0] not in self.top10(task.gold_rows[0][0]):
+        if not urls[0] or not w.reachable(nodes[:1])[0]:
             return "unreachable-start"
         src_urls = [urls[i] for i in range(len(task.hops))]
         facts = [h.fact for h in task.hops]
@@ -602,7 +595,7 @@ class _Generator:
             facts.append(task.facts[-1])
         if not w.stated(src_urls, facts).all():
             return "unreachable-fact"
-        return [[int(nodes[0])], [int(x) for x in nodes]]
+        return [[int(nodes[0])], [int(x) for x in nodes]], [int(x) for x in w.chain(nodes[:1])]
 
 
 def _write(world_path: Path, records: list[dict], golds: dict, report: TasksReport) -> None:

@@ -173,6 +173,7 @@ class TableSampler:
         self.dated = [(r, rs) for r, rs in schema.relations.items() if rs.date is not None]
         self.width: float | None = None  # the share of a type a range should cover (aiming at a size)
         self.as_of_year = 9999  # the world's "today": no period reaches past it
+        self._per: dict[Step, float] = {}
 
     def pick(self, xs):
         return xs[int(self.rng.integers(len(xs)))]
@@ -280,7 +281,7 @@ class TableSampler:
         open_end = self.rng.random()
         if is_date:
             ylo, yhi = dt.date.fromordinal(int(lo)).year, dt.date.fromordinal(int(hi)).year
-            step = 10 if yhi - ylo >= 8 else 5
+            step = 10 if yhi - ylo >= 8 else 5 if yhi > ylo else 1  # decades, five years, or one year
             ylo = ylo - ylo % step
             yhi = yhi - yhi % step + step - 1
             rng = (dt.date(ylo, 1, 1), dt.date(yhi, 12, 31))
@@ -388,6 +389,10 @@ class TableSampler:
                 n_constraints = min(n_constraints, 1)
             elif share > 0.08:
                 n_constraints = min(n_constraints, 2)
+            elif share < 0.003:  # a few rows out of thousands: narrow it down on three sides
+                n_constraints = max(n_constraints, min(3, max(COMBOS)))
+            elif share < 0.02:
+                n_constraints = max(n_constraints, min(2, max(COMBOS)))
         combo = self.pick(COMBOS[n_constraints])
         k = sum(x in combo for x in "ABC")
         atoms: dict[str, Atom] = {}
@@ -438,10 +443,8 @@ class TableSampler:
         fitted = self.fit_split(t, split, mask, anchor, atoms)
         if fitted is None:
             return "leaves-part"
-        col = self.a.frame(t)[attr]
-        vals = col.to_numpy().astype(np.float64)
-        mask = fitted & col.is_not_null().to_numpy()
-        cand = np.flatnonzero(mask)
+        vals = self.a.values(t, attr)
+        cand = np.flatnonzero(fitted & ~np.isnan(vals))
         if len(cand) < 4:
             return "rows-outside-window"
         desc = bool(self.rng.random() < 0.75)
@@ -501,7 +504,9 @@ class TableSampler:
         if lk.starts[anchor + 1] == lk.starts[anchor]:
             return "no-links"
         atoms: dict[str, Atom] = {}
-        per = max(1.0, len(lk.src) / max(1, int((np.diff(lk.starts) > 0).sum())))  # tenures per anchor
+        if step not in self._per:
+            self._per[step] = max(1.0, len(lk.src) / max(1, int((np.diff(lk.starts) > 0).sum())))
+        per = self._per[step]  # tenures per anchor
         single = self.rng.random() < (0.35 if want is None else 0.8 if want < 2 * per else 0.0)
         if single:
             anchors = np.array([anchor])

@@ -62,6 +62,7 @@ class TasksOptions(Model):
     holdout: dict[Literal["validation", "test"], float] = {"validation": 0.1, "test": 0.1}
     part_type: str | None = None  # the type whose entities are the parts (default: the top of the `parent` tree)
     hops: Range = Range(min=2, max=4)  # hops of a multi-hop question
+    max_pages: int = Field(500, ge=1)  # pages a task's proof may need (an agent reads about 8 a turn for 80 turns)
     number_tolerance: float = Field(0.01, ge=0.0, lt=1.0)  # number_near criterion (relative)
     language: str = "en"
     paraphrase: bool = False  # rewrite questions through vLLM (needs render's model), keeping only faithful ones

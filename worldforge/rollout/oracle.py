@@ -20,7 +20,7 @@ from ..plumbing import stable_hash
 from . import perturb
 from .env import Episode, ToolCall, markdown_table
 
-MAX_RETRIES = 6
+MAX_RETRIES = 10  # a task may need hundreds of pages: at heavy perturbation rates six tries would give some up
 MAX_FOLLOW = 2  # "next" pages followed from a list page the plan needs (long directories are not read through)
 MAX_FOLLOWED = 8  # and at most this many per episode
 _RESULT_URL = re.compile(r"^\[\d+\] (\S+)$", re.M)

@@ -25,7 +25,7 @@ from .schema import DATE, LIST, LIST_SEPARATOR, NUMBER, STRING, URL, Column, Tas
 from .table import Candidate, TableSampler, cell_text
 
 _PLAIN_IN = (" of", " by", " in")
-KIND_WEIGHTS = {STRING: 3.0, LIST: 3.0, NUMBER: 1.0, DATE: 0.6, URL: 0.4}  # how often a pool column is tried first
+KIND_WEIGHTS = {STRING: 3.0, LIST: 6.0, NUMBER: 1.0, DATE: 0.5, URL: 0.4}  # how often a pool column is tried first
 
 
 @dataclass
@@ -448,7 +448,7 @@ class Builder:
         pool = [c for c in self._pool_for(cand) if c.name not in names]
         # names and lists first, as in WideSearch's tables (mostly exact and free-text cells): a
         # weighted shuffle (Efraimidis-Spirakis keys)
-        weights = np.array([KIND_WEIGHTS.get(c.kind, 1.0) * (0.5 if c.agg in ("count", "latest") else 1.0) for c in pool])
+        weights = np.array([KIND_WEIGHTS.get(c.kind, 1.0) * (0.3 if c.agg in ("count", "latest") else 1.0) for c in pool])
         keys_ = rng.random(len(pool)) ** (1.0 / np.maximum(weights, 1e-9))
         order = [int(i) for i in np.argsort(-keys_, kind="stable")]
         k = column_count(rng, self.opt)

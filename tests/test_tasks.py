@@ -504,3 +504,24 @@ def test_paraphrase_acceptance_rule():
     assert not faithful(rec, good.replace("1999", "2001"))  # a number changed
     assert not faithful(rec, good.replace("markdown table", "list"))  # no table asked for
     assert not faithful(rec, "")
+
+
+def test_no_holdout_and_a_tiny_world(demo_web, tmp_path):
+    """`holdout: {}` poses every task in the whole world; a one-country world (no parts, no room
+    for big tables) still gives what was asked for."""
+    from .conftest import write_spec
+
+    world, _ = demo_web
+    w = tmp_path / "demo"
+    shutil.copytree(world, w, ignore=shutil.ignore_patterns("tasks", ".tasks*"))
+    r = generate_tasks(w, TasksOptions(table=12, multihop=6, holdout={}))
+    assert set(r.splits) == {"train"} and {x["split"] for x in read_tasks(w)} == {"train"}
+    from worldforge.web import render_world
+    from worldforge.world.planner import plan_world
+    from worldforge.world.validate import load_world
+
+    info = plan_world(load_world(write_spec(tmp_path, name="geo", seed=5, counts={"country": 1}, packs=["geography"])),
+                      tmp_path / "build")
+    render_world(info.path)
+    r = generate_tasks(info.path, TasksOptions(table=4, multihop=4))
+    assert r.kept == {"table": 4, "multihop": 4} and r.splits["train"]["parts"] == []

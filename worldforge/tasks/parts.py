@@ -37,10 +37,10 @@ class Parts:
     home: dict[str, tuple[Step, ...] | None] = field(default_factory=dict)
     split_of_part: np.ndarray | None = None  # per part code: train | validation | test
 
-    def split_mask(self, t: str, split: str) -> np.ndarray:
-        """Entities of t in the parts of one split."""
+    def split_mask(self, t: str, split: str, n: int) -> np.ndarray:
+        """Entities of t (n of them) in the parts of one split (without parts: all in train)."""
         if self.root is None or self.split_of_part is None:
-            return np.ones(len(self.of.get(t, ())), dtype=bool) if split == "train" else np.zeros(len(self.of.get(t, ())), dtype=bool)
+            return np.full(n, split == "train", dtype=bool)
         p = self.of[t]
         out = np.zeros(len(p), dtype=bool)
         ok = p >= 0

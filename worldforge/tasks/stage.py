@@ -274,7 +274,7 @@ class _Generator:
         self.allowed: dict[str, dict[str, np.ndarray]] = {}
         held = {t: np.zeros(a.n(t), dtype=bool) for t in a.types}
         for s in HELD_OUT:
-            self.allowed[s] = {t: p.split_mask(t, s) for t in a.types}
+            self.allowed[s] = {t: p.split_mask(t, s, a.n(t)) for t in a.types}
             for t in a.types:
                 held[t] |= self.allowed[s][t]
         # training rows stay out of held-out parts where a question can say so ("in Braeria");
@@ -303,7 +303,7 @@ class _Generator:
         shares["train"] = max(0.0, 1.0 - sum(shares.values()))
         per = {k: quotas(shares, want[k]) for k in KINDS}
         self.report.splits = {s: {"parts": [self.part_name(i) for i in self.plan.get(s, [])], "table": 0, "multihop": 0}
-                              for s in SPLITS if s in self.plan or s == "train"}
+                              for s in SPLITS if self.plan.get(s) or s == "train"}
         for split in (*HELD_OUT, "train"):
             if split == "train":
                 self._block()
@@ -378,8 +378,10 @@ class _Generator:
         lo, hi = opt.rows.min, opt.rows.max
         target = None
         if opt.row_shares:
+            # buckets inside the row window that some type is big enough for (a small world has no 100-row tables)
+            biggest = max(cap.values(), default=0)
             shares = {b: opt.row_shares[b] for b in ROW_BUCKETS
-                      if b in opt.row_shares and bucket_range(b, lo, hi)[0] <= bucket_range(b, lo, hi)[1]}
+                      if b in opt.row_shares and bucket_range(b, lo, hi)[0] <= min(bucket_range(b, lo, hi)[1], biggest)}
             if split != "train":
                 target = quotas(shares, n)
             else:  # training tasks make up for what the held-out ones could not reach
@@ -398,7 +400,9 @@ class _Generator:
         ssum = sum(shapes.values())
         while kept < n and drawn < limit:
             relaxed = drawn > limit * (0.95 if split == "train" else 0.3)  # training tasks make up for held-out sizes
-            alive = [t for t in types if t not in dead] or types
+            alive = [t for t in types if t not in dead]
+            if not alive:
+                break  # every type is spent: the shortfall shows in the report
             bucket = None
             if target:
                 open_b = [b for b in target if kept_b[b] < target[b]] or list(target)
@@ -410,10 +414,7 @@ class _Generator:
             cand_shapes = [k for k in shapes if t in feasible[k] and (t, k) not in dead and cap.get((t, k), 0) >= need] \
                 or [k for k in shapes if t in feasible[k] and (t, k) not in dead]
             if not cand_shapes:
-                dead.add(t)
-                drawn += 1
-                self.drawn["table"] += 1
-                self.dropped["table"]["no-shape"] += 1
+                dead.add(t)  # not a draw: nothing was drawn
                 continue
             shape = max(cand_shapes, key=lambda k: (shapes[k] / ssum * (kept + 1) - kept_s[k] + rng.random() * 0.5, k))
             cand = self._draw(shape, t, split, bucket)
@@ -522,7 +523,9 @@ class _Generator:
         kept = drawn = 0
         limit = n * opt.max_attempts
         while kept < n and drawn < limit:
-            alive = [t for t in sampler.types if t not in dead] or sampler.types
+            alive = [t for t in sampler.types if t not in dead]
+            if not alive:
+                break
             t = min(alive, key=lambda x: (kept_t[x] + rng.random() * 0.5, x))
             top = min(opt.hops.max, sampler.reach[t])
             if top < opt.hops.min:

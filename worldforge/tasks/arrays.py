@@ -258,9 +258,3 @@ def iso(d: np.ndarray) -> np.ndarray:
     out = np.datetime_as_string(d, unit="D").astype(object)
     out[np.isnat(d)] = ""
     return out
-
-
-def rel_fact_ids(src_ids: np.ndarray, relation: str, dst_ids: np.ndarray, valid_from: np.ndarray) -> list[str]:
-    """Fact ids of relation links, exactly as the store's `facts` view writes them."""
-    days = iso(valid_from)
-    return [f"{s}/{relation}/{d}" + (f"@{v}" if v else "") for s, d, v in zip(src_ids, dst_ids, days)]

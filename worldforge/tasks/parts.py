@@ -47,11 +47,6 @@ class Parts:
         out[ok] = self.split_of_part[p[ok]] == split
         return out
 
-    def parts_of(self, split: str) -> list[int]:
-        if self.split_of_part is None:
-            return []
-        return [int(i) for i in np.flatnonzero(self.split_of_part == split)]
-
 
 def _tops(schema: TaskSchema) -> list[str]:
     """Types at the top of a `parent` tree: others are parts of them, they are part of nothing."""

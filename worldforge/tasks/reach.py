@@ -8,11 +8,15 @@ per task with array operations (no search per row):
   its name; those the search engine returns in its top 10 are where browsing starts.
 - **Links.** An article links to every entity it lists (its `entity_ids`: outgoing links and
   the incoming ones it shows), and to the directory holding the full list when it shows only
-  part of one (checked in its Markdown); a directory page links to the articles of its rows
-  and to its next page. A breadth-first walk over these links from the entry points gives
-  every reachable page its parent, first within the entry's own part, then across parts.
+  part of one (the page plan cuts any list longer than `max_list_items` and links the
+  directory instead); a directory page links to the articles of its rows and to its next
+  page. A breadth-first walk over these links from the entry points gives every reachable
+  page its parent: first within the entry's own part, then across training parts, then
+  anywhere (so a training task's chain avoids held-out pages where it can).
 - **Facts.** A page states a fact when the render stage's provenance (`page_facts`) says so;
-  the pairs are kept as a sorted array of 64-bit hashes, probed in bulk.
+  the (article or directory page, fact) pairs are kept as a sorted array of 64-bit hashes,
+  probed in bulk (a list or a count is proven by the page plan's list cap instead, see
+  `build.py`).
 
 A gold cell is reachable when its facts are stated on reachable pages chained by links: the
 row's article (or the directory page that lists the row) states the row's own facts, a
@@ -23,8 +27,6 @@ the task's `listings` are the chain of parents from an entry point to each row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import polars as pl
 
@@ -34,17 +36,6 @@ from .arrays import Step, WorldArrays
 from .parts import Parts
 
 UNREACHED = -2
-
-
-@dataclass
-class Verdict:
-    ok: bool
-    reason: str = ""  # unreachable-fact | undiscoverable-row | leaves-part | reads-held-out
-    detail: str = ""
-    pages: int = 0  # a greedy estimate of the pages an agent must open
-    evidence: list | None = None  # per row, per column: the page(s) stating the cell's value
-    listings: list[str] | None = None  # the pages that lead from a search to every row, entry points first
-    support: list[str] | None = None  # further pages a cell needs (every candidate's value, for a rank)
 
 
 class WebIndex:
@@ -129,11 +120,6 @@ class WebIndex:
                 c = self.a.key_codes(t, keys[m])
                 out[m] = np.where(c >= 0, self.offset[t] + c, -1)
         return out
-
-    def node(self, eid: str) -> int:
-        t = self.a.type_of(eid)
-        c = int(self.a.codes(t, [eid])[0])
-        return self.offset[t] + c if c >= 0 else -1
 
     def entity_nodes(self, t: str, codes: np.ndarray) -> np.ndarray:
         return self.offset[t] + np.asarray(codes, dtype=np.int64)

@@ -138,10 +138,6 @@ class Column:
             return len(self.path) + 1
         return max(0, len(self.path) - (1 if self.attr is None else 0))
 
-    @property
-    def end_type_from(self):
-        return self.path[-1].target if self.path else None
-
 
 # Participle labels ("Founded") read as nouns in a column header ("founding date").
 _NOUNS = {"born": "birth date", "founded": "founding date", "established": "date established", "launched": "launch date",

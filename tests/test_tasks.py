@@ -382,6 +382,7 @@ def test_cli_tasks_and_widesearch_export(demo_web, tmp_path):
     r = runner.invoke(app, ["tasks", str(w), "--n", "12", "--export-widesearch", str(out)])
     assert r.exit_code == 0, r.output
     assert "kept" in r.output and "dropped" in r.output and "table" in r.output and "multihop" in r.output
+    assert "beside WideSearch" not in r.output  # the distribution only with --report
     lines = [json.loads(x) for x in (out / "tasks.jsonl").read_text().splitlines()]
     assert len(lines) == 24 and all(set(x) == {"instance_id", "query", "language", "evaluation"} for x in lines)
     for x in lines:

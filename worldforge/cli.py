@@ -349,7 +349,7 @@ def tasks(
     paraphrase: bool = typer.Option(False, "--paraphrase", help="Rewrite questions through vLLM; only faithful rewrites are kept."),
     model: str = typer.Option(None, "--model", "-m", help="--paraphrase: local model folder or hub id (default: stages.render.model)."),
     force: bool = typer.Option(False, "--force", "-f", help="Replace existing tasks (and an earlier WideSearch export in the export folder)."),
-    report: bool = typer.Option(False, "--report", help="Print the tasks' distribution beside WideSearch's published figures "
+    show_report: bool = typer.Option(False, "--report", help="Print the tasks' distribution beside WideSearch's published figures "
                                 "(of the existing tasks, unless --force poses them again)."),
 ) -> None:
     """Generate WideSearch-style table tasks and multi-hop questions with gold answers from the
@@ -365,7 +365,7 @@ def tasks(
     with _user_errors():
         if kind not in ("all", "table", "multihop"):
             raise TasksError(f"unknown --kind {kind!r}; choose table, multihop or all")
-        if report and not force and (tasks_dir(world_dir) / REPORT_FILE).is_file() and export_widesearch is None:
+        if show_report and not force and (tasks_dir(world_dir) / REPORT_FILE).is_file() and export_widesearch is None:
             open_world(world_dir)
             _tasks_report(world_dir)
             return
@@ -398,7 +398,7 @@ def tasks(
                           "reachable candidates (see the reasons above; raise stages.tasks.max_attempts or plan a larger world)")
     console.print(f"wrote {world_dir / 'tasks'}" + (f"; WideSearch files ({exported:,} tasks) in {export_widesearch}"
                                                    if exported is not None else ""))
-    if report:
+    if show_report:
         _tasks_report(world_dir)
 
 

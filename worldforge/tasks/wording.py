@@ -229,13 +229,15 @@ class Wording:
                 target = f"{plural} {' '.join(x for x in (cond, scope) if x)}".strip()
             if st.reverse:
                 what = f"all {s.plural(other_t)} " + fill(self.pick(s.asks(rs.source, st.name)), target, nested=not c.anchor)
-            else:
-                what = f"every {role} of {target}"
+            else:  # "every chief executive of X"; a label that names no role reads as itself ("every affiliation of X")
+                label = s.label(st.source, st.name).lower()
+                one_label = label[:-3] + "y" if label.endswith("ies") else label[:-1] if label.endswith("s") else label
+                what = f"every {role if role == one_label else one_label} of {target}"
             if c.window:
                 p, vals = self.period(c.window, "starting")
                 what += f", counting only tenures {p}"
                 values += vals
-            one = s.singular(other_t) if c.anchor else "tenure"
+            one = "tenure"  # a holder may come back: a row is a tenure
             q = self.table("timeline", what, plural, one, cols, self.when_history())
             return q, list(texts.values()) + ([anchor] if c.anchor else []), values, f"{target} {role}".strip()
         label = s.label(rs.source, st.name).lower()

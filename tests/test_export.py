@@ -177,3 +177,35 @@ def test_rollout_cli_bad_input(small_run, tmp_path):
     assert res.exit_code == 1 and "no world" in res.output
     res = runner.invoke(app, ["export", str(tmp_path / "nowhere")])
     assert res.exit_code == 1 and "no world" in res.output
+
+
+def test_world_level_splits_leak_no_test_page_into_training(small_run, tmp_path):
+    """Split by region (the default): no page a test or validation task's evidence uses is
+    opened in a training trajectory, recomputed here from the exported rows; the card and the
+    manifest say so. Split by task, the same tasks leak."""
+    from worldforge.tasks import read_tasks
+    from worldforge.world.options import ExportOptions
+
+    _, world, dataset = small_run
+    tasks = {r["instance_id"]: r for r in read_tasks(world)}
+    sft = _rows(dataset, "sft")
+    opened = set()
+    for r in sft["train"]:
+        for m in r["messages"]:
+            for c in m["tool_calls"] or []:
+                if c["function"]["name"] == "web_extractor":
+                    opened.add(json.loads(c["function"]["arguments"])["url"])
+    man = json.loads((dataset / "manifest.json").read_text())
+    assert man["leak"]["split_by"] == "region" and man["splits"].get("test") and man["splits"].get("validation")
+    for s in ("validation", "test"):
+        ids = [r["extra_info"]["instance_id"] for r in _rows(dataset, "rl")[s]]
+        assert ids and all(tasks[i]["split"] == s for i in ids)  # posed in a held-out part of the world
+        pages = {u for i in ids for u in tasks[i]["evidence"]["pages"]}
+        assert not pages & opened
+        assert man["leak"]["by_split"][s] == 0.0
+    card = (dataset / "README.md").read_text()
+    assert "Splits are by region" in card and "test 0.0 %" in card and "validation 0.0 %" in card
+    assert all(p in card for parts in man["leak"]["parts"].values() for p in parts)
+    by_task = export_dataset(world, tmp_path, ExportOptions(split_by="task", formats=["rl"]))
+    leak = json.loads((by_task.path / "manifest.json").read_text())["leak"]
+    assert leak["split_by"] == "task" and leak["by_split"]["test"] > 0

@@ -349,3 +349,57 @@ def test_score_files_and_cli_with_world_aliases(tmp_path, demo_world):
     (tasks / "gold" / "ws_1.csv").unlink()
     r = runner.invoke(app, ["score", str(tasks), str(resp)])
     assert r.exit_code == 1 and "no gold table" in r.output
+
+
+# --------------------------------------------------------------------------- lists inside cells
+
+
+LIST_EVAL = Evaluation(
+    unique_columns=["Company"], required=["Company", "Founders", "CEO until"],
+    eval_pipeline={
+        "company": {"preprocess": ["norm_str"], "metric": ["exact_match"]},
+        # as worldforge writes a list column: WideSearch's llm_judge, with the deterministic stand-in
+        "founders": {"preprocess": [], "metric": ["llm_judge"], "llm_free": "set_match",
+                     "criterion": "the same founders, in any order"},
+        "ceountil": {"preprocess": ["extract_number"], "metric": ["number_near"], "criterion": 0.0},
+    })
+LIST_HEADER = ["Company", "Founders", "CEO until"]
+LIST_GOLD = [["Velkor Labs", "Ada Obi; Li Wen", "2011"], ["Orroshes Motors", "Sam Roe", "present"]]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_list_cells_are_sets_of_items_in_both_modes(mode):
+    def go(rows):
+        return score(table(rows, LIST_HEADER), mode, LIST_EVAL, LIST_HEADER, LIST_GOLD)
+
+    assert go(LIST_GOLD).success == 1.0
+    same = [["Velkor Labs", "li wen, Ada  Obi", "2011"], ["Orroshes Motors", "Sam Roe", "present"]]
+    assert go(same).success == 1.0  # another order, another separator, case and spacing
+    assert go([["Velkor Labs", "Li Wen<br>Ada Obi", "2011"], LIST_GOLD[1]]).success == 1.0
+    missing = go([["Velkor Labs", "Ada Obi", "2011"], LIST_GOLD[1]])
+    extra = go([["Velkor Labs", "Ada Obi; Li Wen; Sam Roe", "2011"], LIST_GOLD[1]])
+    for s in (missing, extra):  # a list is right or wrong as a whole, as WideSearch's judge scores it
+        assert s.success == 0.0 and s.item_precision == pytest.approx(5 / 6) and s.row_recall == 0.5
+    # an open tenure: "present" is no number, and matches only itself (in both modes)
+    assert go([LIST_GOLD[0], ["Orroshes Motors", "Sam Roe", "2025"]]).success == 0.0
+
+
+def test_llm_judge_needs_a_stand_in(tmp_path):
+    import json
+
+    from worldforge.errors import WorldforgeError
+    from worldforge.tasks.scoring import score_files, set_match
+
+    assert set_match("A; B", "b,a") == 1.0 and set_match("A", "A; B") == 0.0 and set_match("", "") == 1.0
+    plain = LIST_EVAL.model_dump()
+    del plain["eval_pipeline"]["founders"]["llm_free"]
+    for name, ev in (("free", LIST_EVAL.model_dump()), ("judge", plain)):
+        d = tmp_path / name
+        (d / "gold").mkdir(parents=True)
+        (d / "tasks.jsonl").write_text(json.dumps({"instance_id": "t1", "query": "q", "language": "en", "evaluation": ev}) + "\n")
+        (d / "gold" / "t1.csv").write_text("Company,Founders,CEO until\nVelkor Labs,Ada Obi; Li Wen,2011\n")
+        (d / "r.jsonl").write_text(json.dumps({"instance_id": "t1", "response": table([LIST_GOLD[0]], LIST_HEADER)}) + "\n")
+    scores, _ = score_files(tmp_path / "free", tmp_path / "free" / "r.jsonl")
+    assert scores[0].success == 1.0
+    with pytest.raises(WorldforgeError, match="llm_judge needs an LLM"):
+        score_files(tmp_path / "judge", tmp_path / "judge" / "r.jsonl")

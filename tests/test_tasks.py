@@ -1,6 +1,8 @@
-"""The tasks stage on the demo world: variety, gold tables that their SQL reproduces, every
-gold value reachable in the simulated web (checked here without the generator's own
-provenance tables), scoring, WideSearch export, determinism and bad input."""
+"""The tasks stage on the demo world: WideSearch's breadth (every shape, row sizes in its
+buckets, columns that carry information, questions in a user's voice, balanced types), gold
+tables that their SQL reproduces, every gold value reachable in the simulated web (checked
+here from the pages' text and fresh searches, not from the generator's provenance), world-level
+splits without shared pages, scoring, WideSearch export, the report, determinism and bad input."""
 
 from __future__ import annotations
 
@@ -8,7 +10,10 @@ import csv
 import datetime as dt
 import io
 import json
+import math
+import re
 import shutil
+import statistics
 from collections import Counter
 from decimal import Decimal
 
@@ -19,6 +24,7 @@ from typer.testing import CliRunner
 from worldforge.cli import app
 from worldforge.errors import NotRenderedError, SpecError, TasksError
 from worldforge.tasks import export_widesearch, generate_tasks, read_tasks
+from worldforge.tasks.report import distribution, reference
 from worldforge.tasks.scoring import norm_column, read_gold_csv, score_files, world_aliases
 from worldforge.web.search import SearchEngine
 from worldforge.web.text import format_date, format_number
@@ -26,14 +32,15 @@ from worldforge.world.options import TasksOptions
 
 from .conftest import copy_world
 
-N_TABLE, N_MULTIHOP = 150, 60
 runner = CliRunner()
+OPT = TasksOptions()
 
 
 @pytest.fixture(scope="session")
 def demo_tasks(demo_web):
+    """The demo world's default task set: 200 tables and 100 multi-hop questions."""
     world, _ = demo_web
-    report = generate_tasks(world, n_table=N_TABLE, n_multihop=N_MULTIHOP, force=True)
+    report = generate_tasks(world, force=True)
     return world, report, read_tasks(world)
 
 
@@ -45,45 +52,172 @@ def _md(header, rows) -> str:
     return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows])
 
 
+def _tables(recs):
+    return [r for r in recs if r["kind"] == "table"]
+
+
 def test_demo_yields_hundreds_of_varied_tasks(demo_tasks):
     world, report, recs = demo_tasks
-    table = [r for r in recs if r["kind"] == "table"]
+    table = _tables(recs)
     multi = [r for r in recs if r["kind"] == "multihop"]
-    assert len(table) == N_TABLE and len(multi) == N_MULTIHOP
-    assert report.kept == {"table": N_TABLE, "multihop": N_MULTIHOP}
-    assert sum(report.dropped["table"].values()) + N_TABLE == report.drawn["table"]
+    assert len(table) == OPT.table and len(multi) == OPT.multihop
+    assert report.kept == {"table": OPT.table, "multihop": OPT.multihop}
+    assert sum(report.dropped["table"].values()) + OPT.table == report.drawn["table"]
     assert len({r["instance_id"] for r in recs}) == len(recs)
     assert len({r["query"] for r in recs}) == len(recs)
-    opt = TasksOptions()
     for r in table:
         d = r["difficulty"]
-        assert opt.rows.min <= d["rows"] <= opt.rows.max
-        assert opt.columns.min <= d["columns"] <= opt.columns.max
-        assert 1 <= d["constraints"] <= 3 and d["hops"] >= 1 and d["min_pages"] >= d["rows"]
+        assert OPT.rows.min <= d["rows"] <= OPT.rows.max
+        assert OPT.columns.min <= d["columns"] <= OPT.columns.max
+        assert d["min_pages"] >= 1 and len(r["evidence"]["cells"]) == d["rows"]
         header, rows = _gold(world, r)
         assert header == r["columns"] and len(rows) == d["rows"]
         assert all(c for row in rows for c in row), "no empty gold cell"
         ev = r["evaluation"]
-        assert ev["unique_columns"] == [header[0]] and ev["required"] == [norm_column(h) for h in header]
-        assert set(ev["eval_pipeline"]) == set(ev["required"])
-        # the question names every column and ends asking for one markdown table
+        assert ev["required"] == [norm_column(h) for h in header] and set(ev["eval_pipeline"]) == set(ev["required"])
+        assert set(ev["unique_columns"]) <= set(header)
+        keys = [header.index(k) for k in ev["unique_columns"]]
+        assert len({tuple(row[i] for i in keys) for row in rows}) == len(rows), "rows are unique on the key"
+        # the question names every column and every constraint value, and asks for one markdown table
         q = r["query"].lower()
         assert all(c.lower() in q for c in header) and "markdown table" in q
         assert all(str(v).lower() in q for v in r["constraint_values"])
-    # variety: shapes, operators, entity types, hops, metrics and phrasings
-    assert {"A", "A&B", "A|B", "A&!B"} <= {r["shape"] for r in table}
+    # every shape, and what each brings: ranks, composite and time keys, lists, counts, periods
+    assert {"filter", "ranked", "timeline", "events"} <= {r["shape"] for r in table}
     assert {"AND", "OR", "NOT"} <= {op for r in table for op in r["difficulty"]["operators"]}
-    assert len({r["entity_type"] for r in table}) >= 6
-    assert max(r["difficulty"]["hops"] for r in table) >= 2
-    metrics = {m for r in table for c in r["evaluation"]["eval_pipeline"].values() for m in c["metric"]}
-    assert {"exact_match", "number_near", "date_near"} <= metrics
-    assert len({r["query"].split()[0] for r in table}) >= 4
+    roles = Counter(x for r in table for x in r["column_roles"])
+    assert roles["rank"] and roles["list"] and roles["count"] and roles["time"] and roles["latest"]
+    assert any(len(r["evaluation"]["unique_columns"]) >= 2 for r in table)
+    timeline = [r for r in table if r["shape"] == "timeline"]
+    assert any(r["columns"][0] == "year" or "year" in r["evaluation"]["unique_columns"] for r in timeline)
+    assert any("start year" in r["columns"] and "end year" in r["columns"] for r in timeline)
+    events = [r for r in table if r["shape"] == "events"]
+    assert all(r["columns"][0] == "date" and r["evaluation"]["unique_columns"][0] == "date" for r in events)
+    metrics = Counter(m for r in table for c in r["evaluation"]["eval_pipeline"].values() for m in c["metric"])
+    assert {"exact_match", "number_near", "date_near", "llm_judge"} <= set(metrics)
+    lists = [c for r in table for c in r["evaluation"]["eval_pipeline"].values() if "llm_judge" in c["metric"]]
+    assert all(c["llm_free"] == "set_match" and c["criterion"] for c in lists)
     # no two tasks share a gold set
-    sets = [(r["entity_type"], tuple(sorted(row[0] for row in _gold(world, r)[1]))) for r in table]
+    sets = [(r["shape"], r["entity_type"], tuple(sorted(map(tuple, _gold(world, r)[1])))) for r in table]
     assert len(set(sets)) == len(sets)
     assert {r["difficulty"]["hops"] for r in multi} >= {2, 3, 4}
     kinds = Counter(r["answer_kind"] for r in multi)
     assert kinds["string"] and (kinds["number"] or kinds["date"])
+
+
+def test_row_counts_and_columns_follow_widesearch(demo_tasks):
+    """Asked for WideSearch's distribution (the default), row buckets land within 5 points of
+    its shares; tables reach 100+ rows and 10+ columns."""
+    world, _, recs = demo_tasks
+    mine = distribution(world / "tasks", recs)
+    ref = reference()
+    assert "arxiv.org" in ref["source"] and "WideSearch" in ref["source"]
+    for b, share in ref["row_buckets"].items():
+        assert abs(mine["row_buckets"][b] - share) <= 0.05, (b, mine["row_buckets"])
+    assert mine["rows"]["max"] >= 100 and mine["columns"]["max"] >= 10
+    assert 5.0 <= mine["columns"]["mean"] <= 7.5
+    assert mine["rank_tasks"] >= 0.08 and mine["time_keyed"] >= 0.25 and mine["composite_keys"] >= 0.2
+
+
+def test_columns_carry_information(demo_tasks):
+    """No column is constant across the rows, at most one is about a container many rows share,
+    and headers come from the naming grammar, not concatenated labels."""
+    world, _, recs = demo_tasks
+    mine = distribution(world / "tasks", recs)
+    assert mine["constant_value_cells"] == 0.0 and mine["tables_all_constant"] == 0
+    assert mine["container_columns"]["tables_with_more_than_one"] == 0
+    for r in _tables(recs):
+        header, rows = _gold(world, r)
+        for i, h in enumerate(header):
+            assert len({row[i] for row in rows}) > 1, (r["instance_id"], h)
+        for name, role in zip(r["columns"], r["column_roles"]):
+            if role == "linked" and " " in name:  # an attribute of a linked entity reads "<attribute> of <link>"
+                assert " of " in name or name in ("home city",), name
+        assert not any(re.search(r"\b(region|nationality|headquarters) (country|independence|population)\b", c)
+                       for c in r["columns"])
+
+
+def _round(v: str) -> bool:
+    x = float(v.replace(",", ""))
+    if x == 0:
+        return True
+    m = x / 10 ** math.floor(math.log10(abs(x)))
+    return any(abs(m - k) < 1e-9 for k in (1, 2, 2.5, 5, 10))
+
+
+def test_constraint_bounds_are_round_values(demo_tasks):
+    _, _, recs = demo_tasks
+    checked = 0
+    for r in _tables(recs):
+        for c in r["constraints"]:
+            for m in re.finditer(r"(?:between|at least|at most) ([\d,.]+)(?: and ([\d,.]+))?", c["text"]):
+                for v in filter(None, m.groups()):
+                    v = v.rstrip(".,")
+                    if re.fullmatch(r"1[89]\d\d|20\d\d", v):  # a year: a decade or half-decade edge
+                        assert int(v) % 5 in (0, 4), (v, c["text"])
+                    else:
+                        assert _round(v), (v, c["text"])
+                    checked += 1
+    assert checked >= 30
+
+
+def test_questions_read_like_a_users_request(demo_tasks):
+    """A purpose, a time scope, formatting instructions, and WideSearch's length."""
+    _, _, recs = demo_tasks
+    table = _tables(recs)
+    lengths = [len(r["query"]) for r in table]
+    assert 450 <= statistics.mean(lengths) <= 900 and min(lengths) >= 200
+    for r in table:
+        q = r["query"]
+        assert re.match(r"^(I|I'm|For|My|A|Our)\b", q), q[:60]  # says why first
+        assert re.search(r"as of|up to|dated|June 30, 2025", q), q
+        roles = dict(zip(r["columns"], r["column_roles"]))
+        pipe = r["evaluation"]["eval_pipeline"]
+        for col in r["columns"]:
+            metric = pipe[norm_column(col)]["metric"][0]
+            spec = re.search(r"(?:: |, )" + re.escape(col) + r" \(([^)]*)\)", q)  # the column's formatting instruction
+            if metric == "date_near":
+                assert spec and "YYYY-MM-DD" in spec.group(1), (col, q)
+            if metric == "llm_judge":
+                assert spec and "semicolon" in spec.group(1), (col, q)
+            if roles[col] == "rank":
+                assert "1 for the" in q
+    assert len({q["query"].split(".")[0] for q in table}) >= 10
+
+
+def test_entity_types_are_balanced(demo_tasks):
+    _, _, recs = demo_tasks
+    table = _tables(recs)
+    types = Counter(r["entity_type"] for r in table)
+    assert len(types) >= 8 and max(types.values()) <= 0.25 * len(table)
+    assert types["person"] > types["region"]  # 1,500 people weigh more than 49 regions
+    multi = [r for r in recs if r["kind"] == "multihop"]
+    answers = Counter(r["answer_type"] for r in multi)
+    geo = sum(answers[t] for t in ("country", "region", "city"))
+    assert len(answers) >= 6 and max(answers.values()) <= 0.3 * len(multi) and geo <= 0.5 * len(multi)
+    assert len({r["entity_type"] for r in multi}) >= 4
+
+
+def test_world_level_split_shares_no_page(demo_tasks):
+    """Held-out tasks are posed inside held-out parts; no page (and no directory) any held-out
+    task reads is read by a training task."""
+    world, report, recs = demo_tasks
+    held = {s: v["parts"] for s, v in report.splits.items() if s != "train"}
+    assert held.get("test") and held.get("validation")
+    by_split = Counter(r["split"] for r in recs)
+    assert by_split["test"] >= 0.08 * len(recs) and by_split["validation"] >= 0.08 * len(recs)
+
+    def pages(r):
+        return set(r["evidence"]["pages"])
+
+    train = set().union(*(pages(r) for r in recs if r["split"] == "train"))
+    for r in recs:
+        if r["split"] == "train":
+            continue
+        assert r["part"] in held[r["split"]], r["part"]
+        assert not pages(r) & train, r["instance_id"]
+        bases = {u.split("?", 1)[0] for u in pages(r) if "?page=" in u or "lists." in u}
+        assert not any(u.split("?", 1)[0] in bases for u in train)
 
 
 def _cell(v) -> str:
@@ -117,43 +251,73 @@ def _surface_forms(value: str, kind: str) -> list[str]:
         d = dt.date.fromisoformat(value)
         return [format_date(d, s) for s in range(3)]
     if kind == "number":
+        if not re.fullmatch(r"-?\d+(\.\d+)?", value):
+            return [value]
         vt = "float" if "." in value else "int"
         return [format_number(value, vt), str(Decimal(value))]
     return [value]
 
 
 def test_every_gold_value_is_reachable_through_search(demo_tasks):
-    """Checked from the pages' text and fresh searches, not from page_facts: each gold cell is
-    written on its evidence page, that page is about an entity whose name, searched, returns
-    it in the top 10, and every row is listed on one of the task's listing pages."""
+    """Checked from the pages' text and fresh searches, not from page_facts: each gold value is
+    written on the last page of its cell's evidence (a list: every item; an open tenure: 'since'
+    or 'present'); and every page a task needs is reached from a search by following links:
+    it is linked (a Markdown link to its URL) from another page of the task, or found in the top
+    10 by searching its title, and every page it is linked from is reached in turn."""
     world, _, recs = demo_tasks
     engine = SearchEngine.for_world(world)
-    with duckdb.connect(str(world / "world.duckdb"), read_only=True) as con:
-        names = dict(con.sql("SELECT id, name FROM (" + " UNION ALL ".join(
-            f'SELECT id, name FROM "{t}"' for (t,) in con.sql("SELECT type FROM _types").fetchall()) + ")").fetchall())
-    top: dict[str, set[str]] = {}
+    text: dict[str, str] = {}
+    found: dict[str, bool] = {}
+
+    def md(u):
+        if u not in text:
+            text[u] = engine.page(u)["markdown"]
+        return text[u]
+
+    def searched(u):
+        if u not in found:
+            title = re.sub(r" \(page \d+ of \d+\)$", "", engine.page(u)["title"])
+            found[u] = u in {x["url"] for x in engine.search(title)[0]}
+        return found[u]
+
     try:
         for r in recs:
             header, rows = _gold(world, r)
-            kinds = ["string" if "norm_str" in c["preprocess"] else "number" if "extract_number" in c["preprocess"]
-                     else "date" if "norm_date" in c["preprocess"] else "url"
-                     for c in (r["evaluation"]["eval_pipeline"][norm_column(h)] for h in header)]
+            pipe = r["evaluation"]["eval_pipeline"]
+            kinds = ["list" if "llm_judge" in c["metric"] else "number" if "extract_number" in c["preprocess"]
+                     else "date" if "norm_date" in c["preprocess"] else "string" if "norm_str" in c["preprocess"] else "url"
+                     for c in (pipe[norm_column(h)] for h in header)]
+            roles = r.get("column_roles") or ["key", "value"]
             ev = r["evidence"]
             pages = ev["pages"]
             for row, cells in zip(rows, ev["cells"]):
-                for value, kind, i in zip(row, kinds, cells):
-                    page = engine.page(pages[i])
-                    subject = engine.pages.execute("SELECT subject FROM pages WHERE url = ?", [pages[i]]).fetchall()[0][0]
-                    name = names[subject]
-                    if name not in top:
-                        top[name] = {x["url"] for x in engine.search(name)[0]}
-                    assert pages[i] in top[name], (r["instance_id"], pages[i], name)
-                    assert any(f in page["markdown"] for f in _surface_forms(value, kind)), (r["instance_id"], value, pages[i])
-            if r["kind"] == "table":
-                listing = [engine.page(pages[i]) for i in ev["listings"]]
-                listed = "\n".join(p["markdown"] for p in listing)
-                titles = {p["title"] for p in listing}
-                assert ev["listings"] and all(f"[{row[0]}]" in listed or row[0] in titles for row in rows), r["instance_id"]
+                for value, kind, role, cell in zip(row, kinds, roles, cells):
+                    # the value's page (a chain's last page; an aggregate's pages together)
+                    group = [cell] if isinstance(cell, int) else cell if role in ("list", "latest") else cell[-1:]
+                    page = "\n".join(md(pages[i]) for i in group)
+                    if role in ("rank", "count"):
+                        continue  # derived: the ranked values and the listed members are checked as cells
+                    if kind == "list":
+                        assert all(x in page for x in value.split("; ")), (r["instance_id"], value)
+                    elif value == "present":
+                        assert "since" in page or "present" in page, r["instance_id"]
+                    else:
+                        assert any(f in page for f in _surface_forms(value, kind)), (r["instance_id"], value, cell)
+            # reach every page: from a search (the task's listings come entry points first), then by links
+            need = set(pages)
+            linked = {u: [q for q in need if q != u and f"]({u})" in md(q)] for u in need}
+            reached: set[str] = set()
+            first_row = [pages[i] for c in (ev["cells"][0] if ev["cells"] else []) for i in ([c] if isinstance(c, int) else c)]
+            for u in [pages[i] for i in ev["listings"]] + first_row + sorted(need):
+                if u in reached or not (any(q in reached for q in linked[u]) or searched(u)):
+                    continue
+                reached.add(u)
+                grew = True
+                while grew:
+                    more = {v for v in need - reached if any(q in reached for q in linked[v])}
+                    reached |= more
+                    grew = bool(more)
+            assert reached == need, (r["instance_id"], sorted(need - reached)[:3])
     finally:
         engine.close()
 
@@ -218,6 +382,7 @@ def test_cli_tasks_and_widesearch_export(demo_web, tmp_path):
     r = runner.invoke(app, ["tasks", str(w), "--n", "12", "--export-widesearch", str(out)])
     assert r.exit_code == 0, r.output
     assert "kept" in r.output and "dropped" in r.output and "table" in r.output and "multihop" in r.output
+    assert "beside WideSearch" not in r.output  # the distribution only with --report
     lines = [json.loads(x) for x in (out / "tasks.jsonl").read_text().splitlines()]
     assert len(lines) == 24 and all(set(x) == {"instance_id", "query", "language", "evaluation"} for x in lines)
     for x in lines:
@@ -252,6 +417,48 @@ def test_cli_tasks_and_widesearch_export(demo_web, tmp_path):
     assert r.exit_code == 1 and "not empty" in r.output and (tmp_path / "full" / "x.txt").exists()
     r = runner.invoke(app, ["tasks", str(w), "--n", "5", "--force", "--export-widesearch", str(tmp_path / "full" / "x.txt")])
     assert r.exit_code == 1 and "is a file" in r.output
+
+
+def test_widesearch_export_loads_as_widesearch_loads_it(demo_tasks, tmp_path):
+    """The four-field export read the way WideSearch's own loader reads it (pandas: tasks with
+    read_json(lines=True), gold with read_csv, columns normalised, the required ones selected),
+    with only preprocess and metric names its evaluator registers."""
+    pd = pytest.importorskip("pandas")
+    world, _, recs = demo_tasks
+    out = tmp_path / "ws"
+    assert export_widesearch(world, out) == len(recs)
+    data = pd.read_json(out / "tasks.jsonl", lines=True).to_dict(orient="records")
+    assert len(data) == len(recs)
+    registered_pre = {"extract_number", "norm_str", "norm_date"}
+    registered_metric = {"exact_match", "url_match", "in_match", "number_near", "date_near", "llm_judge"}
+    for item in data:
+        assert set(item) == {"instance_id", "query", "language", "evaluation"}
+        ev = item["evaluation"]
+        answer = pd.read_csv(out / "gold" / f"{item['instance_id']}.csv")
+        answer.columns = [norm_column(c.strip()) for c in answer.columns]
+        assert all(c in answer.columns for c in ev["required"])
+        answer = answer[ev["required"]]
+        assert len(answer) >= 1 and set(ev["unique_columns"]) <= set(map(str, _gold(world, {"instance_id": item["instance_id"]})[0]))
+        for step in ev["eval_pipeline"].values():
+            assert set(step.get("preprocess", [])) <= registered_pre and set(step["metric"]) <= registered_metric
+            if "llm_judge" in step["metric"]:
+                assert isinstance(step["criterion"], str) and step["criterion"]
+            if "number_near" in step["metric"]:
+                assert isinstance(step["criterion"], float)
+
+
+def test_report_sets_the_tasks_beside_widesearch(demo_tasks, tmp_path):
+    world, _, recs = demo_tasks
+    w = tmp_path / "demo"
+    shutil.copytree(world, w)
+    r = runner.invoke(app, ["tasks", str(w), "--report"], terminal_width=200)
+    assert r.exit_code == 0, r.output
+    for text in ("WideSearch", "row buckets", "6 / 22 / 43 / 21 / 7 %", "mean 47.7, median 25, 4-534", "mean 631",
+                 "rank / top-N", "value cells in constant columns", "multi-hop answer types", "arxiv.org/abs/2508.07999"):
+        assert text in r.output, text
+    mine = distribution(w / "tasks", recs)
+    assert f"mean {mine['rows']['mean']:.1f}" in r.output
+    assert json.loads((w / "tasks" / "tasks.jsonl").read_text().splitlines()[0])  # read, not posed again
 
 
 def test_bad_input(demo_world, tmp_path):
@@ -298,3 +505,24 @@ def test_paraphrase_acceptance_rule():
     assert not faithful(rec, good.replace("1999", "2001"))  # a number changed
     assert not faithful(rec, good.replace("markdown table", "list"))  # no table asked for
     assert not faithful(rec, "")
+
+
+def test_no_holdout_and_a_tiny_world(demo_web, tmp_path):
+    """`holdout: {}` poses every task in the whole world; a one-country world (no parts, no room
+    for big tables) still gives what was asked for."""
+    from .conftest import write_spec
+
+    world, _ = demo_web
+    w = tmp_path / "demo"
+    shutil.copytree(world, w, ignore=shutil.ignore_patterns("tasks", ".tasks*"))
+    r = generate_tasks(w, TasksOptions(table=12, multihop=6, holdout={}))
+    assert set(r.splits) == {"train"} and {x["split"] for x in read_tasks(w)} == {"train"}
+    from worldforge.web import render_world
+    from worldforge.world.planner import plan_world
+    from worldforge.world.validate import load_world
+
+    info = plan_world(load_world(write_spec(tmp_path, name="geo", seed=5, counts={"country": 1}, packs=["geography"])),
+                      tmp_path / "build")
+    render_world(info.path)
+    r = generate_tasks(info.path, TasksOptions(table=4, multihop=4))
+    assert r.kept == {"table": 4, "multihop": 4} and r.splits["train"]["parts"] == []

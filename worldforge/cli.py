@@ -426,6 +426,8 @@ def tasks(
     paraphrase: bool = typer.Option(False, "--paraphrase", help="Rewrite questions through vLLM; only faithful rewrites are kept."),
     model: str = typer.Option(None, "--model", "-m", help="--paraphrase: local model folder or hub id (default: stages.render.model)."),
     force: bool = typer.Option(False, "--force", "-f", help="Replace existing tasks (and an earlier WideSearch export in the export folder)."),
+    show_report: bool = typer.Option(False, "--report", help="Print the tasks' distribution beside WideSearch's published figures "
+                                "(of the existing tasks, unless --force poses them again)."),
 ) -> None:
     """Generate WideSearch-style table tasks and multi-hop questions with gold answers from the
     world, keep only those whose every gold value is reachable in its simulated web, and write
@@ -434,12 +436,16 @@ def tasks(
     from .plumbing import check_output_dir
     from .tasks import export_widesearch as export_ws
     from .tasks import generate_tasks
-    from .tasks.stage import check_export_dest
+    from .tasks.stage import REPORT_FILE, check_export_dest, tasks_dir
     from .world.store import open_world
 
     with _user_errors():
         if kind not in ("all", "table", "multihop"):
             raise TasksError(f"unknown --kind {kind!r}; choose table, multihop or all")
+        if show_report and not force and (tasks_dir(world_dir) / REPORT_FILE).is_file() and export_widesearch is None:
+            open_world(world_dir)
+            _tasks_report(world_dir)
+            return
         if export_widesearch is not None:
             check_output_dir(export_widesearch, "WideSearch export folder")
             check_export_dest(export_widesearch, force)
@@ -469,6 +475,27 @@ def tasks(
                           "reachable candidates (see the reasons above; raise stages.tasks.max_attempts or plan a larger world)")
     console.print(f"wrote {world_dir / 'tasks'}" + (f"; WideSearch files ({exported:,} tasks) in {export_widesearch}"
                                                    if exported is not None else ""))
+    if show_report:
+        _tasks_report(world_dir)
+
+
+def _tasks_report(world_dir: Path) -> None:
+    """The tasks' distribution beside WideSearch's figures (worldforge tasks --report)."""
+    from .tasks.report import comparison_rows, distribution, reference
+    from .tasks.stage import read_tasks, tasks_dir
+
+    with _user_errors():
+        mine = distribution(tasks_dir(world_dir), read_tasks(world_dir))
+    ref = reference()
+    t = Table(title=f"tasks in {world_dir} beside WideSearch")
+    t.add_column("measure")
+    t.add_column("WideSearch")
+    t.add_column("these tasks")
+    for row in comparison_rows(mine, ref):
+        t.add_row(*row)
+    wide = Console(width=max(console.width, 150))  # a wide table: wrapped cells would not read
+    wide.print(t)
+    wide.print(f"WideSearch figures: {ref['source']}", soft_wrap=True)
 
 
 def _progress_bars(label: str):

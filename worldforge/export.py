@@ -11,9 +11,13 @@
       jsonl/{sft,rl}/<split>.jsonl  the same rows as JSON lines
       widesearch/<split>/{tasks.jsonl, gold/<id>.csv}   WideSearch's own task files
 
-A task is in one split only (every trajectory of a task goes with it); `split_by: world`
-puts a whole world in one split. The folder is built beside its destination and renamed
-into place; the same inputs give byte-identical files.
+A task is in one split only (every trajectory of a task goes with it). `split_by: region`
+(the default) keeps the tasks stage's world-level split: validation and test tasks were posed
+in held-out parts of the world, and a held-out task any of whose evidence pages a training
+trajectory opened moves to train, so no test evidence page is read in training (the card and
+the manifest report this leak figure). `split_by: task` cuts tasks at random; `split_by:
+world` puts a whole world in one split. The folder is built beside its destination and
+renamed into place; the same inputs give byte-identical files.
 """
 
 from __future__ import annotations
@@ -86,10 +90,15 @@ def export_path(out_root: str | Path, world: str, version: str) -> Path:
     return Path(out_root) / world / version
 
 
-def assign_splits(task_ids: list[str], opt: ExportOptions, world: str, seed: int) -> dict[str, str]:
-    """task id -> split. By task: tasks ordered by a seeded hash and cut at the fractions
-    (rounded, so every split gets its share); by world: every task in one split."""
+def assign_splits(task_ids: list[str], opt: ExportOptions, world: str, seed: int,
+                  records: dict[str, dict] | None = None) -> dict[str, str]:
+    """task id -> split. By region: the split the tasks stage posed each task in (held-out
+    parts of the world), when it held any out, else as by task; by task: tasks ordered by a
+    seeded hash and cut at the fractions (rounded, so every split gets its share); by world:
+    every task in one split."""
     names = [s for s in SPLITS if opt.splits.get(s, 0.0) > 0]
+    if opt.split_by == "region" and records and any(r.get("split", "train") != "train" for r in records.values()):
+        return {t: records[t].get("split", "train") if records[t].get("split") in SPLITS else "train" for t in task_ids}
     if opt.split_by == "world":
         split = opt.world_split
         if split is None:
@@ -113,6 +122,57 @@ def assign_splits(task_ids: list[str], opt: ExportOptions, world: str, seed: int
             out[t] = s
         start = max(start, end)
     return out
+
+
+def opened_pages(trajectory: dict) -> set[str]:
+    """Every page a trajectory opened (its web_extractor calls)."""
+    out = set()
+    for m in trajectory["messages"]:
+        for c in m.get("tool_calls") or []:
+            fn = c.get("function") or {}
+            if fn.get("name") != "web_extractor":
+                continue
+            try:
+                url = json.loads(fn.get("arguments") or "{}").get("url")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(url, str):
+                out.add(url)
+    return out
+
+
+def split_leak(tasks: list, trajs: list[dict], splits: dict[str, str]) -> dict[str, float]:
+    """Per held-out split: the share of its tasks' evidence pages that training trajectories open."""
+    read = set()
+    for t in trajs:
+        if splits.get(t["instance_id"]) == "train":
+            read |= opened_pages(t)
+    out = {}
+    for s in ("validation", "test"):
+        pages = {u for t in tasks if splits[t.id] == s for u in t.record.get("evidence", {}).get("pages", [])}
+        if pages:
+            out[s] = round(len(pages & read) / len(pages), 6)
+    return out
+
+
+def seal_splits(tasks: list, trajs: list[dict], splits: dict[str, str]) -> int:
+    """Move every held-out task whose evidence a training trajectory opened to train, until
+    none is left (a move adds that task's reads to training). Returns how many moved."""
+    by_task: dict[str, set[str]] = {}
+    for t in trajs:
+        by_task.setdefault(t["instance_id"], set()).update(opened_pages(t))
+    read = set().union(*(v for k, v in by_task.items() if splits.get(k) == "train")) if by_task else set()
+    moved = 0
+    changed = True
+    while changed:
+        changed = False
+        for t in tasks:
+            if splits[t.id] in ("validation", "test") and read & set(t.record.get("evidence", {}).get("pages", [])):
+                splits[t.id] = "train"
+                read |= by_task.get(t.id, set())
+                moved += 1
+                changed = True
+    return moved
 
 
 def _sft_row(t: dict, world: str) -> dict:
@@ -220,7 +280,10 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     rollout = read_report(world_path)
     tasks = load_tasks(world_path)
     seed = spec.seed
-    splits = assign_splits([t.id for t in tasks], opt, world, seed)
+    splits = assign_splits([t.id for t in tasks], opt, world, seed, {t.id: t.record for t in tasks})
+    region = opt.split_by == "region" and any(v != "train" for v in splits.values())
+    moved = seal_splits(tasks, trajs, splits) if region else 0
+    leak = split_leak(tasks, trajs, splits)
     system = SYSTEM_PROMPT.format(today=spec.as_of.strftime("%B %-d, %Y"))
     truths = _ground_truths(world_path, tasks, rollout["options"]) if "rl" in opt.formats else {}
 
@@ -261,6 +324,10 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
             rows["widesearch"][s] = len(mine)
 
     stats = _statistics(trajs, tasks, splits, rollout["stats"])
+    tasks_report = read_json(world_path / "tasks" / "report.json", f"pose the tasks again with `worldforge tasks {world_path} --force`")
+    stats["leak"] = {"split_by": "region" if region else ("task" if opt.split_by != "world" else "world"), "moved": moved,
+                     "by_split": leak, "parts": {s: v.get("parts", []) for s, v in tasks_report.get("splits", {}).items()
+                                                 if s != "train" and region}}
     lengths = length_table(trajs, [[{"role": "system", "content": system}, {"role": "user", "content": t.query}] for t in tasks],
                            opt.tokenizer)
     trainer = settings(lengths, rollout["options"])
@@ -274,7 +341,6 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     hashes["README.md"] = {"sha256": hashlib.sha256(card.encode()).hexdigest(), "bytes": len(card.encode())}
     fingerprint = hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()[:16]
     render = read_json(world_path / "web" / "render.json", f"render the world again with `worldforge render {world_path} --force`")
-    tasks_report = read_json(world_path / "tasks" / "report.json", f"pose the tasks again with `worldforge tasks {world_path} --force`")
     extra = ("tantivy", "pydantic", "typer") + (("vllm",) if "vllm" in (rollout["policy"], render["options"]["backend"]) else ())
     manifest = {
         "dataset": f"{world}/{opt.version}", "fingerprint": fingerprint, "format": 1,
@@ -290,7 +356,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
                              "pack_yaml": {k: Path(info.world.pack_files[k]).read_text() for k in _pack_names(spec)}}),
         "tasks_sha256": sha256_file(world_path / "tasks" / "tasks.jsonl"),
         "training": stats["training"],
-        "rows": rows, "splits": dict(sorted(Counter(splits.values()).items())),
+        "rows": rows, "splits": dict(sorted(Counter(splits.values()).items())), "leak": stats["leak"],
         "files": dict(sorted(hashes.items())),
     }
     (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
@@ -356,9 +422,20 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
     for s, v in stats["splits"].items():
         lines.append(f"| {s} | {v['tasks']:,} | {v['table']:,} | {v['multihop']:,} | {v['gold_rows']:,} | "
                      f"{v['gold_cells']:,} | {v['trajectories']:,} |")
-    split_rule = ("each task is in exactly one split (all trajectories of a task go with it)" if opt.split_by == "task"
-                  else "the whole world is in one split")
-    lines += ["", f"Splits are by {opt.split_by}: {split_rule}.", "",
+    lk = stats["leak"]
+    if lk["split_by"] == "region":
+        held = "; ".join(f"{s}: {', '.join(p)}" for s, p in lk["parts"].items() if p)
+        split_rule = ("validation and test tasks are posed in parts of the world held out from training "
+                      f"({held}), and no training task reads a page a held-out task reads"
+                      + (f"; {lk['moved']} held-out task(s) whose pages a training trajectory opened moved to train"
+                         if lk["moved"] else ""))
+    elif lk["split_by"] == "task":
+        split_rule = "each task is in exactly one split (all trajectories of a task go with it)"
+    else:
+        split_rule = "the whole world is in one split"
+    leak_text = ", ".join(f"{s} {100 * v:.1f} %" for s, v in lk["by_split"].items()) or "no held-out split"
+    lines += ["", f"Splits are by {lk['split_by']}: {split_rule}.", "",
+              f"Leak: the share of held-out tasks' evidence pages that training trajectories open: {leak_text}.", "",
               "## Trajectories", "", "| measure | value |", "|---|---:|",
               f"| trajectories | {tr['trajectories']:,} |", f"| mean reward ({rollout['options']['reward_metric']}) | {tr['reward_mean']:.4f} |",
               f"| success rate | {tr['success_rate']:.4f} |", f"| mean turns | {tr['turns_mean']:.2f} |",

@@ -20,13 +20,18 @@ from ..plumbing import stable_hash
 from . import perturb
 from .env import Episode, ToolCall, markdown_table
 
-MAX_RETRIES = 6
+MAX_RETRIES = 10  # a task may need hundreds of pages: at heavy perturbation rates six tries would give some up
 MAX_FOLLOW = 2  # "next" pages followed from a list page the plan needs (long directories are not read through)
 MAX_FOLLOWED = 8  # and at most this many per episode
 _RESULT_URL = re.compile(r"^\[\d+\] (\S+)$", re.M)
 _LINK = re.compile(r"\]\((https?://[^)\s]+)\)")
 _PAGE_SUFFIX = re.compile(r"\s*\(page \d+ of \d+\)$")
 _NEXT = re.compile(r"\[Next page[^\]]*\]\((https?://[^)\s]+)\)")
+
+
+def _cell_pages(row: list) -> list[int]:
+    """The page indexes of a row's cells: an index, or a list of them where a cell needs several."""
+    return [i for c in row for i in (c if isinstance(c, list) else [c])]
 
 
 def _pick(key: str, options: tuple[str, ...]) -> str:
@@ -46,8 +51,9 @@ class OraclePlan:
         ev = rec["evidence"]
         pages = ev["pages"]
         listings = [pages[i] for i in ev["listings"]]
-        cells = [pages[i] for row in ev["cells"] for i in row]
-        self.pending = list(dict.fromkeys(listings + cells))  # pages to read, in reading order
+        cells = [pages[i] for row in ev["cells"] for i in _cell_pages(row)]  # a cell may need several pages
+        support = [pages[i] for i in ev.get("support", [])]  # every ranked value, for a rank
+        self.pending = list(dict.fromkeys(listings + cells + support))  # pages to read, in reading order
         self.listings = set(listings)
         self.follow: dict[str, int] = {}  # list pages reached through "next" links -> links followed
         self.titles = titles
@@ -161,7 +167,7 @@ class OraclePlan:
         pages = rec["evidence"]["pages"]
         lists_ok = all(pages[i] in self.read for i in rec["evidence"]["listings"])
         rows = [r for r, cells in zip(self.ep.task.rows, rec["evidence"]["cells"])
-                if lists_ok and all(pages[i] in self.read for i in cells)]
+                if lists_ok and all(pages[i] in self.read for i in _cell_pages(cells))]
         return (f"I am out of turns, so I'll submit the {len(rows)} row{'s' if len(rows) != 1 else ''} I could verify.",
                 markdown_table(self.ep.task.header, rows))
 

@@ -2,11 +2,16 @@
 of which leads to exactly one entity ("the headquarters of the maker of Loor Air"), then
 ask for the last entity or one of its attributes.
 
-The hop graph is a networkx MultiDiGraph of the world's functional links only: to-one
-relations (a since-relation's current link), lookups, tenures with exactly one current
-holder ("the current chief executive"), many-to-many links with exactly one partner ("the
-sole founder"), and the reverse of links whose target has one source ("the company that
-acquired X"). Walks are simple paths sampled from it, so every answer is unique.
+The hop graph holds the world's functional links only: to-one relations (a since-relation's
+current link), lookups, tenures with exactly one current holder ("the current chief
+executive"), many-to-many links with exactly one partner ("the sole founder"), and the
+reverse of links whose target has one source ("the company that acquired X"). It is kept as
+integer arrays (one row per link) so it scales to millions of links.
+
+Chains are drawn backwards: first the type of the answer (the type furthest below its share,
+so answers spread over every type instead of piling up on the geography every chain runs
+into), then an answer entity, then random incoming functional links; the chain's start is
+where the walk ends, so starts spread too.
 """
 
 from __future__ import annotations
@@ -14,19 +19,22 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
-import polars as pl
 
-from ..plumbing import quote_ident as _q
 from ..web.text import format_date, format_number
-from .schema import DATE, NUMBER, STRING, URL, Step, TaskSchema, rel_fact_sql, walk
+from .arrays import Step, iso
+from .schema import DATE, NUMBER, STRING, URL, TaskSchema, walk
 from .table import cell_text
 
 QUESTIONS_ENTITY = ["Which {type} is {np}?", "Name {np}.", "Identify {np}."]
 QUESTIONS_ATTR = ["What is the {label} of {np}?", "Find the {label} of {np}.", "Look up the {label} of {np}."]
 QUESTIONS_WHEN = ["When was {np} {label}?", "On what date was {np} {label}?"]
 QUESTIONS_DATE = ["What is the {label} date of {np}?", "Give the {label} date of {np}."]
+PURPOSES = ["I'm checking a detail for an article I'm editing.", "A colleague asked me this and I'd like a sourced answer.",
+            "I'm verifying a chain of facts for a quiz I'm writing.", "I need this for a due-diligence note.",
+            "I'm following a trail of connections for a research project."]
+WHEN = ["Answer as of {date}.", "Go by the situation on {date}.", "Use the facts as they stand on {date}."]
+HINTS = {DATE: "as YYYY-MM-DD", NUMBER: "a plain number", STRING: "the name as written on its page"}
 TAILS = [
     "Answer with a markdown table with one row and the columns: {cols}.",
     "Give your answer as a single-row Markdown table with the columns {cols}.",
@@ -56,6 +64,7 @@ class MultiHopTask:
     gold_rows: list[list[str]]
     facts: list[str]
     sql: str
+    nodes: list[int]  # global entity indexes along the chain, start first
 
 
 def _singular(label: str) -> str | None:
@@ -67,71 +76,115 @@ def _singular(label: str) -> str | None:
     return None
 
 
-class HopGraph:
-    """Functional hops of a world as a networkx MultiDiGraph (edge attrs: noun, fact, kind)."""
+@dataclass(frozen=True)
+class HopKind:
+    step: Step  # oriented as the hop goes (reverse for "the company that acquired X")
+    noun: str
+    kind: str
 
-    def __init__(self, schema: TaskSchema):
+
+class HopGraph:
+    """Functional hops of a world as arrays: per link, source and target (global entity
+    indexes), the hop kind and the link's index in `arrays.links(step)`."""
+
+    def __init__(self, schema: TaskSchema, offset: dict[str, int], n_nodes: int):
         self.s = schema
-        g = nx.MultiDiGraph()
-        con = schema.con
-        world = schema.world
-        for r, rs in world.relations.items():
+        a = schema.a
+        self.offset = offset
+        self.kinds: list[HopKind] = []
+        src, dst, kind, link = [], [], [], []
+
+        def add(step: Step, noun: str, k: str, keep: np.ndarray | None = None) -> None:
+            lk = a.links(step)
+            idx = np.arange(len(lk.src)) if keep is None else np.flatnonzero(keep)
+            self.kinds.append(HopKind(step, noun, k))
+            src.append(offset[step.source] + lk.src[idx])
+            dst.append(offset[step.target] + lk.dst[idx])
+            kind.append(np.full(len(idx), len(self.kinds) - 1, dtype=np.int64))
+            link.append(idx.astype(np.int64))
+
+        for r, rs in schema.relations.items():
             lab = schema.label(rs.source, r)
-            tbl = _q("rel_" + r)
-            fact = rel_fact_sql("x", r)
             to_one = rs.cardinality in ("1:1", "N:1") and not rs.history
             if to_one:
-                noun = schema.hop_noun(Step("rel", r, rs.source, rs.target))
-                where = "WHERE x.valid_to IS NULL" if rs.since else ""
-                self._add(g, con.sql(f"SELECT x.source, x.target, {fact} FROM {tbl} x {where}").pl(), noun, "forward", False,
-                          r, current=rs.since is not None)
+                st = Step("rel", r, rs.source, rs.target, current=rs.since is not None)
+                add(st, schema.hop_noun(st), "forward")
             elif _singular(lab):
                 if rs.history:
-                    noun = f"the current {_singular(lab)} of {{subject}}"
-                    sql = (f"SELECT x.source, x.target, {fact} FROM {tbl} x WHERE x.valid_to IS NULL AND x.source IN "
-                           f"(SELECT source FROM {tbl} WHERE valid_to IS NULL GROUP BY source HAVING count(*) = 1)")
-                    kind = "current"
+                    st = Step("rel", r, rs.source, rs.target, current=True, to_one=False)
+                    lk = a.links(st)
+                    n = np.diff(lk.starts)
+                    add(st, f"the current {_singular(lab)} of {{subject}}", "current", n[lk.src] == 1)
                 else:
-                    noun = f"the sole {_singular(lab)} of {{subject}}"
-                    sql = (f"SELECT x.source, x.target, {fact} FROM {tbl} x WHERE x.source IN "
-                           f"(SELECT source FROM {tbl} GROUP BY source HAVING count(*) = 1)")
-                    kind = "sole"
-                self._add(g, con.sql(sql).pl(), noun, kind, False, r, current=kind == "current")
+                    st = Step("rel", r, rs.source, rs.target, to_one=False)
+                    lk = a.links(st)
+                    n = np.diff(lk.starts)
+                    add(st, f"the sole {_singular(lab)} of {{subject}}", "sole", n[lk.src] == 1)
             if rs.cardinality in ("1:1", "1:N") and not rs.history:
                 asks = schema.asks(rs.source, r)
                 noun = f"the {schema.singular(rs.source)} " + asks[0].replace("{object}", "{subject}")
-                self._add(g, con.sql(f"SELECT x.source, x.target, {fact} FROM {tbl} x").pl(), noun, "reverse", True, r)
-        for t, steps in schema.steps.items():
+                add(Step("rel", r, rs.target, rs.source, reverse=True), noun, "reverse")
+        for steps in schema.steps.values():
             for st in steps:
-                if st.kind != "lookup":
-                    continue
-                noun = schema.hop_noun(st)
-                df = con.sql(f"SELECT id AS source, {_q(st.name)} AS target, id || '/{st.name}' AS fact FROM {_q(t)} "
-                             f"WHERE {_q(st.name)} IS NOT NULL").pl()
-                self._add(g, df, noun, "lookup", False, st.name)
-        self.g = g
-        self.starts = sorted(n for n in g.nodes if g.out_degree(n) > 0)
+                if st.kind == "lookup":
+                    add(st, schema.hop_noun(st), "lookup")
+        self.src = np.concatenate(src) if src else np.zeros(0, dtype=np.int64)
+        self.dst = np.concatenate(dst) if dst else np.zeros(0, dtype=np.int64)
+        self.kind = np.concatenate(kind) if kind else np.zeros(0, dtype=np.int64)
+        self.link = np.concatenate(link) if link else np.zeros(0, dtype=np.int64)
+        order = np.lexsort((self.src, self.dst))  # incoming links, by target
+        self.in_order = order
+        self.in_starts = np.searchsorted(self.dst[order], np.arange(n_nodes + 1))
+        self.has_in = np.diff(self.in_starts) > 0
+        self.n_nodes = n_nodes
+        self.depth = self.depths(None)
 
-    @staticmethod
-    def _add(g: nx.MultiDiGraph, df: pl.DataFrame, noun: str, kind: str, reverse: bool, via: str, current: bool = False) -> None:
-        a, b, f = df.columns
-        src, dst = (b, a) if reverse else (a, b)
-        g.add_edges_from((s, d, {"noun": noun, "fact": fid, "kind": kind, "via": via, "current": current})
-                         for s, d, fid in zip(df[src].to_list(), df[dst].to_list(), df[f].to_list()))
+    def depths(self, allowed: np.ndarray | None) -> np.ndarray:
+        """How many hops a chain can run back from each entity (up to 4), through `allowed`
+        entities only: a walk only takes a step from which it can still go as far as it needs."""
+        keep = np.ones(len(self.src), dtype=bool) if allowed is None else allowed[self.src] & allowed[self.dst]
+        src, dst = self.src[keep], self.dst[keep]
+        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        for _ in range(4):
+            nxt = depth.copy()
+            np.maximum.at(nxt, dst, np.minimum(depth[src] + 1, 4))
+            if np.array_equal(nxt, depth):
+                break
+            depth = nxt
+        return depth
 
-    def walk(self, start: str, hops: int, rng: np.random.Generator) -> list[tuple[str, str, dict]] | None:
-        """A simple path of `hops` functional links from `start`, or None if it dead-ends."""
-        path, seen, cur = [], {start}, start
-        for _ in range(hops):
-            edges = sorted(((u, v, d) for u, v, d in self.g.out_edges(cur, data=True) if v not in seen),
-                           key=lambda e: (e[1], e[2]["fact"]))
-            if not edges:
+    def fact(self, e: int) -> str:
+        """The fact id a hop follows."""
+        hk = self.kinds[int(self.kind[e])]
+        st = hk.step
+        a = self.s.a
+        if st.kind == "lookup":
+            return f"{a.ids[st.source][self.src[e] - self.offset[st.source]]}/{st.name}"
+        lk = a.links(st)
+        i = int(self.link[e])
+        u, v = a.ids[st.source][lk.src[i]], a.ids[st.target][lk.dst[i]]
+        day = iso(lk.valid_from[i:i + 1])[0]
+        s_, d_ = (v, u) if st.reverse else (u, v)
+        return f"{s_}/{st.name}/{d_}" + (f"@{day}" if day else "")
+
+    def walk_back(self, end: int, hops: int, rng: np.random.Generator, allowed: np.ndarray | None,
+                  depth: np.ndarray, prefer=None) -> list[int] | None:
+        """Link indexes of a simple chain of `hops` functional links ending at `end` (start first)."""
+        path, seen, cur = [], {end}, end
+        for left in range(hops - 1, -1, -1):
+            lo, hi = self.in_starts[cur], self.in_starts[cur + 1]
+            cands = [int(e) for e in self.in_order[lo:hi] if int(self.src[e]) not in seen
+                     and depth[self.src[e]] >= left and (allowed is None or allowed[self.src[e]])]
+            if not cands:
                 return None
-            u, v, d = edges[rng.integers(len(edges))]
-            path.append((u, v, d))
-            seen.add(v)
-            cur = v
-        return path
+            if left == 0 and prefer is not None:  # the chain's start: the least used type first
+                best = min(prefer(int(self.src[e])) for e in cands)
+                cands = [e for e in cands if prefer(int(self.src[e])) == best]
+            e = cands[int(rng.integers(len(cands)))]
+            path.append(e)
+            cur = int(self.src[e])
+            seen.add(cur)
+        return path[::-1]
 
 
 def answer_aliases(value, kind: str, unit: str | None) -> list[str]:
@@ -149,72 +202,113 @@ def answer_aliases(value, kind: str, unit: str | None) -> list[str]:
 
 
 class MultiHopSampler:
-    def __init__(self, schema: TaskSchema, graph: HopGraph, rng: np.random.Generator, name_counts: dict[str, int]):
+    def __init__(self, schema: TaskSchema, graph: HopGraph, rng: np.random.Generator, name_counts: dict[str, int],
+                 as_of: dt.date, aliases, allowed: np.ndarray | None = None):
         self.s = schema
-        self.graph = graph
+        self.g = graph
         self.rng = rng
         self.name_counts = name_counts
+        self.as_of = as_of
+        self.aliases = aliases  # eid -> list of aliases
+        self.allowed = allowed
+        self.starts: dict[str, int] = dict.fromkeys(schema.types, 0)  # questions kept per start type
+        self.depth = graph.depths(allowed)
+        if allowed is not None:
+            self.depth[~allowed] = 0
+        self.reach = {t: int(self.depth[graph.offset[t]:graph.offset[t] + schema.a.n(t)].max(initial=0)) for t in schema.types}
+        self.types = [t for t in schema.types if self.reach[t] >= 2]
 
-    def sample(self, hops: int) -> MultiHopTask | str:
-        """A question, or the reason the draw was dropped."""
-        s, g = self.s, self.graph
-        if not g.starts:
+    def entity(self, node: int) -> tuple[str, int]:
+        for t, off in self.g.offset.items():
+            if off <= node < off + self.s.a.n(t):
+                return t, node - off
+        raise IndexError(node)
+
+    def eid(self, node: int) -> str:
+        t, c = self.entity(node)
+        return str(self.s.a.ids[t][c])
+
+    def sample(self, hops: int, end_type: str) -> MultiHopTask | str:
+        """A question whose answer is an entity of `end_type` (or one of its attributes), or
+        the reason the draw was dropped. The chain passes through `allowed` entities only."""
+        s, g, a = self.s, self.g, self.s.a
+        off, n = g.offset[end_type], a.n(end_type)
+        cands = np.flatnonzero(self.depth[off:off + n] >= hops)
+        if not len(cands):
             return "no-path"
-        start = g.starts[self.rng.integers(len(g.starts))]
-        if self.name_counts.get(s.view.names[start], 0) != 1:
-            return "ambiguous-name"
-        path = g.walk(start, hops, self.rng)
+        end = off + int(cands[int(self.rng.integers(len(cands)))])
+        path = g.walk_back(end, hops, self.rng, self.allowed, self.depth,
+                           prefer=lambda node: self.starts[self.entity(node)[0]])
         if path is None:
             return "no-path"
-        np_ = s.view.names[start]
-        for _, _, d in path:
-            np_ = d["noun"].replace("{subject}", np_)
-        end = path[-1][1]
-        end_type = s.view.type_of[end]
-        start_type = s.view.type_of[start]
-        facts = [d["fact"] for _, _, d in path]
-        pick = lambda xs: xs[self.rng.integers(len(xs))]  # noqa: E731
-        attrs = [a for a in s.shown(end_type) if s.attr_kind(end_type, a) != URL and s.value(end_type, end, a) is not None]
+        start = int(g.src[path[0]])
+        start_id = self.eid(start)
+        start_name = a.name(start_id)
+        if self.name_counts.get(start_name, 0) != 1:
+            return "ambiguous-name"
+        np_ = start_name
+        for e in path:
+            np_ = g.kinds[int(g.kind[e])].noun.replace("{subject}", np_)
+        end_id = self.eid(end)
+        start_type = a.type_of(start_id)
+        facts = [g.fact(e) for e in path]
+        pick = lambda xs: xs[int(self.rng.integers(len(xs)))]  # noqa: E731
+        code = end - off
+        frame = a.frame(end_type)
+        attrs = [x for x in s.shown(end_type) if s.attr_kind(end_type, x) != URL and frame[x][code] is not None]
         if attrs and self.rng.random() < 0.5:
-            a = attrs[self.rng.integers(len(attrs))]
-            v = s.value(end_type, end, a)
-            kind = s.attr_kind(end_type, a)
+            attr = pick(attrs)
+            v = frame[attr][code]
+            kind = s.attr_kind(end_type, attr)
             answer = cell_text(v, kind)
-            aliases = answer_aliases(v, kind, s.unit(end_type, a))
-            lab = s.label(end_type, a).lower()
+            aliases = answer_aliases(v, kind, s.unit(end_type, attr))
+            lab = s.label(end_type, attr).lower()
             if kind == DATE:
                 when = lab.endswith("ed") or lab in ("born", "founded", "established")
                 q = pick(QUESTIONS_WHEN if when else QUESTIONS_DATE).format(label=lab, np=np_)
             else:
                 q = pick(QUESTIONS_ATTR).format(label=lab, np=np_)
-            facts.append(f"{end}/{a}")
-            attr = a
+            facts.append(f"{end_id}/{attr}")
         else:
-            if self.name_counts.get(s.view.names[end], 0) != 1:
+            answer = a.name(end_id)
+            if self.name_counts.get(answer, 0) != 1:
                 return "ambiguous-name"
-            answer, kind, attr = s.view.names[end], STRING, None
-            aliases = [answer, *s.view.aliases.get(end, [])]
+            kind, attr = STRING, None
+            aliases = [answer, *self.aliases(end_id)]
             q = pick(QUESTIONS_ENTITY).format(type=s.singular(end_type), np=np_)
         q = q[:1].upper() + q[1:]
         key_col = s.singular(start_type)
         cols = [key_col, "answer"]
-        tail = pick(TAILS).format(cols=", ".join(cols))
-        sql = self._sql(start, path, attr)
-        return MultiHopTask(start=start, hops=[Hop(u, v, d["noun"], d["fact"], d["kind"]) for u, v, d in path],
-                            answer_entity=end, answer_attr=attr, answer=answer, answer_kind=kind,
-                            aliases=list(dict.fromkeys(aliases)), question=f"{q} {tail}", columns=cols,
-                            gold_rows=[[s.view.names[start], answer]], facts=facts, sql=sql)
+        hint = HINTS.get(kind, "")
+        tail = pick(TAILS).format(cols=f"{key_col}, answer" + (f" ({hint})" if hint else ""))
+        when = pick(WHEN).format(date=format_date(self.as_of, 0))
+        question = f"{pick(PURPOSES)} {q} {when} {tail}"
+        hops_out = []
+        for e in path:
+            hk = g.kinds[int(g.kind[e])]
+            hops_out.append(Hop(self.eid(int(g.src[e])), self.eid(int(g.dst[e])), hk.noun, g.fact(e), hk.kind))
+        nodes = [start] + [int(g.dst[e]) for e in path]
+        return MultiHopTask(start=start_id, hops=hops_out, answer_entity=end_id, answer_attr=attr, answer=answer,
+                            answer_kind=kind, aliases=list(dict.fromkeys(aliases)), question=question, columns=cols,
+                            gold_rows=[[start_name, answer]], facts=facts, sql=self._sql(start_id, path, attr),
+                            nodes=nodes)
 
-    def _sql(self, start: str, path: list, attr: str | None) -> str:
+    def _sql(self, start: str, path: list[int], attr: str | None) -> str:
         """The answer as SQL over the world store: one join per hop, from the named start."""
-        s = self.s
-        st = s.view.type_of[start]
-        steps = [Step("lookup" if d["kind"] == "lookup" else "rel", d["via"], s.view.type_of[u], s.view.type_of[v],
-                      current=d["current"], reverse=d["kind"] == "reverse") for u, v, d in path]
+        from ..plumbing import quote_ident as _q
+
+        s, g = self.s, self.g
+        st_type = s.a.type_of(start)
+        steps = []
+        for e in path:
+            hk = g.kinds[int(g.kind[e])]
+            st = hk.step
+            steps.append(Step(st.kind, st.name, st.source, st.target, current=hk.kind in ("current",) or st.current,
+                              reverse=st.reverse))
         joins, cur = walk(steps, "e0.id", "e0", "h", "n", first=1)
-        end_type = s.view.type_of[path[-1][1]]
-        froms = [f"{_q(st)} e0", *(j.table for j in joins if j.table), f"{_q(end_type)} ev"]
+        end_type = steps[-1].target
+        froms = [f"{_q(st_type)} e0", *(j.table for j in joins if j.table), f"{_q(end_type)} ev"]
         conds = [f"e0.id = '{start}'", *(c for j in joins for c in j.conds), f"ev.id = {cur}"]
         value = f"ev.{_q(attr)}" if attr else "ev.name"
-        return (f"SELECT e0.name AS {_q(s.singular(st))}, {value} AS answer\nFROM " + ", ".join(froms)
+        return (f"SELECT e0.name AS {_q(s.singular(st_type))}, {value} AS answer\nFROM " + ", ".join(froms)
                 + "\nWHERE " + "\n  AND ".join(conds))

@@ -1,181 +1,310 @@
-"""Reachability: can an agent in the simulated web find every gold value?
+"""Reachability: can an agent in the simulated web find every gold value, starting from a
+search and following links, as a browsing person would?
 
-A fact is reachable when some page that states it (per `page_facts`) is about one of the
-fact's entities (the row entity, or the hop entity for a multi-hop value) and the search
-engine returns that page in the top 10 for the entity's name. A row is discoverable when
-it is listed on a directory page whose first page search returns for the directory's
-title, or on a page search returns for the task's own natural query ("companies
-headquartered in Zenhaven"). Searches are cached, so a world's entities are searched at
-most once however many tasks mention them.
+The proof has three parts, each computed in bulk for the whole world once, then looked up
+per task with array operations (no search per row):
+
+- **Entry points.** The article of every entity of the part type (countries) is searched by
+  its name; those the search engine returns in its top 10 are where browsing starts.
+- **Links.** An article links to every entity it lists (its `entity_ids`: outgoing links and
+  the incoming ones it shows), and to the directory holding the full list when it shows only
+  part of one (the page plan cuts any list longer than `max_list_items` and links the
+  directory instead); a directory page links to the articles of its rows and to its next
+  page. A breadth-first walk over these links from the entry points gives every reachable
+  page its parent: first within the entry's own part, then across training parts, then
+  anywhere (so a training task's chain avoids held-out pages where it can).
+- **Facts.** A page states a fact when the render stage's provenance (`page_facts`) says so;
+  the (article or directory page, fact) pairs are kept as a sorted array of 64-bit hashes,
+  probed in bulk (a list or a count is proven by the page plan's list cap instead, see
+  `build.py`).
+
+A gold cell is reachable when its facts are stated on reachable pages chained by links: the
+row's article (or the directory page that lists the row) states the row's own facts, a
+to-one hop's fact on one article links to the next article, which states the value. A row is
+discoverable when its article (or, for a link row, the page stating the link) is reachable;
+the task's `listings` are the chain of parents from an entry point to each row.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import numpy as np
 import polars as pl
 
+from ..web.pages import slug
 from ..web.search import SearchEngine
+from .arrays import Step, WorldArrays
+from .parts import Parts
+
+UNREACHED = -2
 
 
-def fact_entities(fact_id: str) -> tuple[str, ...]:
-    """The entities a fact is about: its subject, and the linked entity of a relation fact."""
-    parts = fact_id.split("/")
-    if len(parts) >= 3:
-        return parts[0], parts[2].split("@", 1)[0]
-    return (parts[0],)
+class WebIndex:
+    """The link graph, entry points and fact provenance of one rendered world."""
 
-
-@dataclass
-class Verdict:
-    ok: bool
-    reason: str = ""  # unreachable-fact | undiscoverable-row
-    detail: str = ""
-    pages: int = 0  # a greedy estimate of the pages an agent must open
-    evidence: list[list[str]] | None = None  # per row, per column: a page stating the cell's value
-    listings: list[str] | None = None  # pages that together list every row
-
-
-class Reachability:
-    def __init__(self, engine: SearchEngine, names: dict[str, str], type_of: dict[str, str] | None = None,
-                 directory_prefix: dict[str, str] | None = None):
-        """`directory_prefix`: per type, the URL prefix of the directories that list it (a
-        directory page also names its group entity, which it does not list)."""
+    def __init__(self, engine: SearchEngine, arrays: WorldArrays, parts: Parts, max_list_items: int):
         self.engine = engine
-        self.names = names
-        self.type_of = type_of or {}
-        self.prefix = directory_prefix or {}
-        self._top: dict[str, frozenset[str]] = {}
-        self._fact_pages: dict[str, list[tuple[str, str]]] = {}
-        self._listed_on: dict[str, list[str]] | None = None
-        self._dir_found: dict[str, bool] = {}
-        self._query_pages: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        self.a = arrays
+        self.parts = parts
+        self.cap = max_list_items
         self.searches = 0
         con = engine.pages
-        rows = con.sql("SELECT url, title FROM pages WHERE kind = 'directory' ORDER BY url").fetchall()
-        self._dir_title = {u: t for u, t in rows}
+        con.execute("SET enable_progress_bar = false")  # bulk queries here run for seconds on large worlds
+        types = list(arrays.types)
+        self.offset: dict[str, int] = {}
+        n = 0
+        for t in types:
+            self.offset[t] = n
+            n += arrays.n(t)
+        self.n_entities = n
+        self._types = types
+        # articles, one per entity (the article's URL is the entity's node)
+        got = con.execute(f"SELECT url, {self._node_sql('subject')} FROM pages WHERE kind = 'article' AND subject IS NOT NULL",
+                          [types]).fetchnumpy()
+        nodes = self._nodes_of(got["ti"], got["k"])
+        self.article = np.full(n, "", dtype=object)
+        self.article[nodes[nodes >= 0]] = np.asarray(got["url"], dtype=object)[nodes >= 0]
+        # directory pages: base, page number, listed type, grouping predicate, group entity, rows
+        plural_type = {slug(_plural(arrays, t)): t for t in types}
+        dirs = con.sql("SELECT url, entity_ids FROM pages WHERE kind = 'directory' ORDER BY url").pl()
+        parts_ = dirs.select(pl.col("url").str.split("/").alias("p"), pl.col("url").str.split("?").list.first().alias("base"),
+                             pl.col("url").str.extract(r"\?page=(\d+)$").cast(pl.Int64).fill_null(1).alias("page"))
+        self.dir_url = dirs["url"].to_numpy().astype(object)
+        nd = len(self.dir_url)
+        self.dir_base = parts_["base"].to_numpy().astype(object)
+        self.dir_page = parts_["page"].to_numpy().astype(np.int64)
+        seg = parts_["p"]
+        self.dir_type = np.array([plural_type.get(x, "") for x in seg.list.get(3, null_on_oob=True).to_list()], dtype=object)
+        self.dir_by = np.array(seg.list.get(4, null_on_oob=True).fill_null("").to_list(), dtype=object)
+        by_rel = {(t, slug(d.by)): d.by in arrays.relations for t, et in arrays.types.items() for d in et.pages.directories}
+        entity_group = np.array([by_rel.get((t, b), False) for t, b in zip(self.dir_type, self.dir_by)], dtype=bool)
+        got = con.execute(f"SELECT d, pos, {self._node_sql('e')} FROM (SELECT d, unnest(entity_ids) AS e, "
+                          "generate_subscripts(entity_ids, 1) - 1 AS pos FROM (SELECT row_number() OVER (ORDER BY url) - 1 AS d, "
+                          "entity_ids FROM pages WHERE kind = 'directory'))", [types]).fetchnumpy()
+        d_arr, pos = np.asarray(got["d"], dtype=np.int64), np.asarray(got["pos"], dtype=np.int64)
+        node = self._nodes_of(got["ti"], got["k"])
+        grp = entity_group[d_arr] & (pos == 0)  # an entity group's page names its group first
+        self.dir_group = np.full(nd, -1, dtype=np.int64)  # group entity (global index), -1 for attribute groups
+        self.dir_group[d_arr[grp]] = node[grp]
+        self.member_dir = d_arr[~grp]
+        self.member_ent = node[~grp]
+        self.n_nodes = n + nd
+        # each directory's pages in page order: a base's pages are dir_order[base_start[b]:base_start[b + 1]]
+        _, base_id = np.unique(self.dir_base.astype(str), return_inverse=True)
+        self.dir_base_id = base_id.astype(np.int64)
+        self.dir_order = np.lexsort((self.dir_page, self.dir_base_id))
+        self.base_start = np.searchsorted(self.dir_base_id[self.dir_order], np.arange(int(base_id.max(initial=-1)) + 2))
+        self._build_links(con, nd)
+        # (page, fact) pairs as 64-bit hashes; only articles and directory pages are ever asked about
+        sites = sorted({u.split("/")[2] for u in (self.article[0] if n else "", self.dir_url[0] if nd else "") if u})
+        where = " OR ".join(f"starts_with(url, 'https://{h}/')" for h in sites) or "TRUE"
+        self._facts = np.sort(con.execute(f"SELECT hash(url || '|' || fact_id) AS h FROM page_facts WHERE {where}").fetchnumpy()["h"])
+        self._stated: dict[str, bool] = {}
+        self._walk()
 
-    # ------------------------------------------------------------------ searching
+    # ------------------------------------------------------------------ nodes
 
-    def top10(self, query: str) -> list[dict]:
+    @staticmethod
+    def _node_sql(col: str) -> str:
+        """SQL for an id column as (type index `ti` into the list parameter $1, 64-bit key `k`)."""
+        return (f"list_position($1::VARCHAR[], left({col}, length({col}) - 17)) AS ti, "
+                f"TRY_CAST('0x' || right({col}, 16) AS UBIGINT) AS k")
+
+    def _nodes_of(self, ti, keys) -> np.ndarray:
+        """Entity nodes from `_node_sql`'s columns (-1 where none)."""
+        ti = np.ma.filled(np.ma.asarray(ti), 0).astype(np.int64)
+        keys = np.ma.filled(np.ma.asarray(keys), 0).astype(np.uint64)
+        out = np.full(len(ti), -1, dtype=np.int64)
+        for i, t in enumerate(self._types, start=1):
+            m = ti == i
+            if m.any():
+                c = self.a.key_codes(t, keys[m])
+                out[m] = np.where(c >= 0, self.offset[t] + c, -1)
+        return out
+
+    def entity_nodes(self, t: str, codes: np.ndarray) -> np.ndarray:
+        return self.offset[t] + np.asarray(codes, dtype=np.int64)
+
+    def url(self, nodes: np.ndarray) -> np.ndarray:
+        nodes = np.asarray(nodes, dtype=np.int64)
+        out = np.empty(len(nodes), dtype=object)
+        art = nodes < self.n_entities
+        out[art] = self.article[nodes[art]]
+        out[~art] = self.dir_url[nodes[~art] - self.n_entities]
+        return out
+
+    def node_part(self) -> np.ndarray:
+        """Per node: its part (-1: none or mixed)."""
+        p = np.full(self.n_nodes, -1, dtype=np.int64)
+        if self.parts.root is None:
+            return p
+        for t, off in self.offset.items():
+            p[off:off + self.a.n(t)] = self.parts.of[t]
+        d = np.full(len(self.dir_url), -1, dtype=np.int64)
+        grp = self.dir_group >= 0
+        d[grp] = p[self.dir_group[grp]]
+        # attribute-grouped pages: the part of their rows when they all share one
+        if len(self.member_dir):
+            mp = p[np.maximum(self.member_ent, 0)]
+            mp[self.member_ent < 0] = -1
+            lo = np.full(len(d), np.iinfo(np.int64).max)
+            hi = np.full(len(d), -2)
+            np.minimum.at(lo, self.member_dir, mp)
+            np.maximum.at(hi, self.member_dir, mp)
+            same = (~grp) & (lo == hi)
+            d[same] = lo[same]
+        p[self.n_entities:] = d
+        return p
+
+    # ------------------------------------------------------------------ links
+
+    def _build_links(self, con, nd: int) -> None:
+        n = self.n_entities
+        got = con.execute(f"SELECT {self._node_sql('s')}, {self._node_sql('e').replace(' AS ti', ' AS ti2').replace(' AS k', ' AS k2')} "
+                          "FROM (SELECT subject AS s, unnest(entity_ids) AS e FROM pages WHERE kind = 'article' AND subject IS NOT NULL)",
+                          [self._types]).fetchnumpy()
+        src, dst = self._nodes_of(got["ti"], got["k"]), self._nodes_of(got["ti2"], got["k2"])
+        keep = (src != dst) & (src >= 0) & (dst >= 0)
+        edges_src, edges_dst = [src[keep]], [dst[keep]]
+        # directory pages -> their rows; page k -> page k+1
+        edges_src.append(self.member_dir + n)
+        edges_dst.append(self.member_ent)
+        run = self.dir_order  # each directory's pages in page order
+        nxt = np.flatnonzero(self.dir_base_id[run][1:] == self.dir_base_id[run][:-1])
+        edges_src.append(run[nxt] + n)
+        edges_dst.append(run[nxt + 1] + n)
+        # an article that shows part of a list links to the directory holding all of it: the page
+        # plan cuts a list of more than max_list_items links and links the directory instead
+        first = np.flatnonzero((self.dir_page == 1) & (self.dir_group >= 0))
+        rel_of = {(t, slug(d.by)): d.by for t, et in self.a.types.items() for d in et.pages.directories if d.by in self.a.relations}
+        for (t, b), r in sorted(rel_of.items()):
+            rs = self.a.relations[r]
+            sel = first[(self.dir_type[first] == t) & (self.dir_by[first] == b)]
+            if not len(sel):
+                continue
+            lk = self.a.links(Step("rel", r, rs.source, rs.target, to_one=False))
+            facts_in = np.bincount(lk.dst, minlength=self.a.n(rs.target))  # links into each group
+            grp = self.dir_group[sel]
+            off = self.offset[rs.target]
+            inside = (grp >= off) & (grp < off + self.a.n(rs.target))
+            sel, grp = sel[inside], grp[inside]
+            long = facts_in[grp - off] > self.cap
+            edges_src.append(grp[long])
+            edges_dst.append(sel[long] + n)
+        src = np.concatenate(edges_src)
+        dst = np.concatenate(edges_dst)
+        ok = dst >= 0
+        src, dst = src[ok], dst[ok]
+        order = np.argsort(src, kind="stable")  # by source; each source's links in a fixed order
+        self._src, self._dst = src[order], dst[order]
+        self._indptr = np.searchsorted(self._src, np.arange(self.n_nodes + 1))
+
+    def _entry_points(self) -> np.ndarray:
+        """Articles of the part type (or of the smallest type) that a search for the entity's
+        name returns in its top 10."""
+        a = self.a
+        t = self.parts.root or min(a.types, key=lambda x: (a.n(x), x))
+        out = []
+        names = a.names(t)
+        for c in range(a.n(t)):
+            node = self.offset[t] + c
+            url = self.article[node]
+            if url and url in self.top10(str(names[c])):
+                out.append(node)
+        return np.asarray(out, dtype=np.int64)
+
+    def top10(self, query: str) -> set[str]:
         results, _ = self.engine.search(query)
         self.searches += 1
-        return results
+        return {r["url"] for r in results}
 
-    def top_for(self, eid: str) -> frozenset[str]:
-        if eid not in self._top:
-            self._top[eid] = frozenset(r["url"] for r in self.top10(self.names[eid]))
-        return self._top[eid]
+    def _walk(self) -> None:
+        """Breadth-first from the entry points: within each part first; then across parts but
+        not through held-out ones (so training tasks reach shared pages without reading a
+        held-out page); then anywhere."""
+        parent = np.full(self.n_nodes, UNREACHED, dtype=np.int64)
+        self.entries = self._entry_points()
+        parent[self.entries] = -1
+        part = self.node_part()
+        same = part[self._src] == part[self._dst]
+        same &= part[self._src] >= 0
+        self._bfs(parent, self.entries, same)
+        held = np.zeros(self.n_nodes, dtype=bool)
+        if self.parts.split_of_part is not None:
+            held_parts = np.flatnonzero(self.parts.split_of_part != "train")
+            held = np.isin(part, held_parts)
+        open_ = ~held[self._src] & ~held[self._dst]
+        self._bfs(parent, np.flatnonzero((parent != UNREACHED) & ~held), open_)
+        reached = np.flatnonzero(parent != UNREACHED)
+        self._bfs(parent, reached, np.ones(len(self._src), dtype=bool))
+        self.parent = parent
+        self.part = part
 
-    def load_facts(self, fact_ids: list[str]) -> None:
-        """Fetch the pages stating each not-yet-known fact, in one query."""
-        need = sorted({f for f in fact_ids if f not in self._fact_pages})
-        if not need:
-            return
-        want = pl.DataFrame({"fact_id": need})  # noqa: F841  (read by DuckDB)
-        rows = self.engine.pages.sql(
-            "SELECT f.fact_id, p.url, p.subject FROM want w JOIN page_facts f ON f.fact_id = w.fact_id "
-            "JOIN pages p ON p.url = f.url WHERE p.subject IS NOT NULL ORDER BY f.fact_id, p.url").fetchall()
-        for f in need:
-            self._fact_pages[f] = []
-        for f, url, subject in rows:
-            self._fact_pages[f].append((url, subject))
+    def _bfs(self, parent: np.ndarray, frontier: np.ndarray, allowed: np.ndarray) -> None:
+        indptr = self._indptr
+        while len(frontier):
+            starts, ends = indptr[frontier], indptr[frontier + 1]
+            lens = ends - starts
+            total = int(lens.sum())
+            if not total:
+                break
+            idx = np.repeat(starts - np.cumsum(np.r_[0, lens[:-1]]), lens) + np.arange(total)
+            idx = idx[allowed[idx]]
+            nb, par = self._dst[idx], self._src[idx]
+            new = parent[nb] == UNREACHED
+            nb, par = nb[new], par[new]
+            nb, first = np.unique(nb, return_index=True)
+            parent[nb] = par[first]
+            frontier = nb
 
-    def fact_page(self, fact_id: str, prefer: set[str]) -> str | None:
-        """A page that states the fact, is about one of its entities and is found by searching
-        that entity's name (preferring pages already opened), or None."""
-        about = set(fact_entities(fact_id))
-        found = None
-        for url, subject in self._fact_pages.get(fact_id, ()):
-            if subject in about and url in self.top_for(subject):
-                if url in prefer:
-                    return url
-                found = found or url
-        return found
+    # ------------------------------------------------------------------ per task
 
-    # ------------------------------------------------------------------ rows
+    def reachable(self, nodes: np.ndarray) -> np.ndarray:
+        return self.parent[np.asarray(nodes, dtype=np.int64)] != UNREACHED
 
-    def _listings(self) -> dict[str, list[str]]:
-        if self._listed_on is None:
-            df = self.engine.pages.sql(
-                "SELECT e AS entity, url FROM (SELECT unnest(entity_ids) AS e, url FROM pages WHERE kind = 'directory') "
-                "ORDER BY entity, url").pl()
-            grouped = df.group_by("entity", maintain_order=True).agg(pl.col("url"))
-            self._listed_on = {}
-            for e, urls in zip(grouped["entity"].to_list(), grouped["url"].to_list()):
-                pre = self.prefix.get(self.type_of.get(e, ""))
-                if pre:
-                    self._listed_on[e] = [u for u in urls if u.startswith(pre)]
-        return self._listed_on
+    def chain(self, nodes: np.ndarray) -> np.ndarray:
+        """Every ancestor of the nodes up to an entry point (the nodes excluded), entry points
+        first (by depth)."""
+        seen: list[np.ndarray] = []
+        cur = np.unique(self.parent[np.asarray(nodes, dtype=np.int64)])
+        cur = cur[cur >= 0]
+        while len(cur):
+            seen.append(cur)
+            nxt = self.parent[cur]
+            cur = np.unique(nxt[nxt >= 0])
+        if not seen:
+            return np.zeros(0, dtype=np.int64)
+        out, done = [], set()
+        for level in reversed(seen):  # entry points first
+            fresh = [int(x) for x in level if int(x) not in done]
+            done.update(fresh)
+            out.extend(fresh)
+        return np.asarray(out, dtype=np.int64)
 
-    def _directory_found(self, url: str) -> bool:
-        """Is the directory holding this page found by searching its title? (Its later pages
-        are reached through its pagination links.)"""
-        base = url.split("?", 1)[0]
-        if base not in self._dir_found:
-            title = self._dir_title.get(base) or self._dir_title.get(url, "")
-            self._dir_found[base] = bool(title) and any(r["url"].split("?", 1)[0] == base for r in self.top10(title))
-        return self._dir_found[base]
+    def page_no(self, node: int) -> int:
+        return int(self.dir_page[node - self.n_entities]) if node >= self.n_entities else 0
 
-    def _query_listing(self, query: str) -> list[tuple[str, tuple[str, ...]]]:
-        """The pages search returns for a query, each with the entities it lists."""
-        if query not in self._query_pages:
-            urls = [r["url"] for r in self.top10(query)]
-            got = dict(((u, (k, e)) for u, k, e in self.engine.pages.execute(
-                "SELECT url, kind, entity_ids FROM pages WHERE list_contains(?, url)", [urls]).fetchall()))
-            out = []
-            for u in urls:
-                if u not in got:
-                    continue
-                kind, ents = got[u]
-                if kind == "directory":  # a directory lists its own type; its group entity is only named
-                    ents = [e for e in ents if u.startswith(self.prefix.get(self.type_of.get(e, ""), "\0"))]
-                out.append((u, tuple(ents)))
-            self._query_pages[query] = out
-        return self._query_pages[query]
+    def pages_up_to(self, node: int) -> np.ndarray:
+        """A directory page and every page before it (an agent pages through them in order)."""
+        d = node - self.n_entities
+        b = self.dir_base_id[d]
+        run = self.dir_order[self.base_start[b]:self.base_start[b + 1]]
+        return run[: int(self.dir_page[d])] + self.n_entities
 
-    def check(self, rows: list[str], cell_facts: list[list[list[str]]], queries: list[str]) -> Verdict:
-        """Every fact behind every cell reachable (`cell_facts`: per row, per column, the facts
-        from the row entity to the value), and every row discoverable."""
-        self.load_facts([f for row in cell_facts for cell in row for f in cell])
-        opened: set[str] = set()
-        evidence = []
-        for row in cell_facts:
-            ev = []
-            for cell in row:
-                url = None
-                for f in cell:
-                    url = self.fact_page(f, opened)
-                    if url is None:
-                        return Verdict(False, "unreachable-fact", f)
-                    opened.add(url)
-                ev.append(url)
-            evidence.append(ev)
-        # discovery: a greedy cover of the rows by pages found through search: the task's query
-        # results, and directory pages whose directory search returns for its title (checked
-        # only for the directories the cover picks, so most directories are never searched)
-        listings = self._listings()
-        by_page: dict[str, set[str]] = {}
-        found: set[str] = set()
-        for q in queries:
-            for u, ents in self._query_listing(q):
-                hit = set(rows) & set(ents)
-                if hit:
-                    by_page.setdefault(u, set()).update(hit)
-                    found.add(u)
-        for e in rows:
-            for u in listings.get(e, ()):
-                by_page.setdefault(u, set()).add(e)
-        missing = set(rows)
-        lists: set[str] = set()
-        while missing:
-            best = sorted(by_page, key=lambda k: (-len(by_page[k] & missing), k))
-            if not best or not by_page[best[0]] & missing:
-                return Verdict(False, "undiscoverable-row", sorted(missing)[0])
-            u = best[0]
-            if u not in found and not self._directory_found(u):
-                del by_page[u]
-                continue
-            lists.add(u)
-            missing -= by_page[u]
-        return Verdict(True, pages=len(opened) + len(lists - opened), evidence=evidence, listings=sorted(lists))
+    def stated(self, urls, facts) -> np.ndarray:
+        """Whether each page states each fact (per `page_facts`), in one query."""
+        if not len(urls):
+            return np.zeros(0, dtype=bool)
+        keys = [f"{u}|{f}" for u, f in zip(urls, facts)]
+        cache = self._stated
+        miss = [k for k in dict.fromkeys(keys) if k not in cache]
+        if miss:
+            h = self.engine.pages.execute("SELECT hash(x) AS h FROM (SELECT unnest($1) AS x)", [miss]).fetchnumpy()["h"]
+            pos = np.minimum(np.searchsorted(self._facts, h), len(self._facts) - 1)
+            cache.update(zip(miss, (self._facts[pos] == h).tolist()))
+        return np.fromiter((cache[k] for k in keys), dtype=bool, count=len(keys))
+
+
+def _plural(arrays: WorldArrays, t: str) -> str:
+    from ..web.pages import plural
+
+    return arrays.types[t].pages.plural or plural(t.replace("_", " "))

@@ -1,10 +1,15 @@
 """What task generation needs to know about a world: which hops lead from a type to
-another, which attributes can be constrained or shown, how to name them in a question,
-and how to turn a constraint or a column into SQL over the world store.
+another, which attributes can be constrained or shown, how to name them in a question and
+in a column header, and how to turn a constraint or a column into SQL over the world store.
 
-A hop (`Step`) is a relation link (source to target) or an entity-valued lookup attribute
-(`city.country`). Relations with a `since:` date (headquarters) count only the current
-link; tenure relations (chief executives, clubs) count any link, past or present.
+A hop (`Step`) is a relation link (source to target), its reverse, or an entity-valued
+lookup attribute (`city.country`). Relations with a `since:` date (headquarters) count only
+the current link; tenure relations (chief executives, clubs) count any link, past or present.
+
+Column headers come from a small naming grammar rather than concatenated labels: an
+attribute's noun ("founding date" for a `Founded` label), a link's noun ("headquarters",
+"home country" from the pack's `noun:`), and "<attribute> of <link>" for a linked entity's
+attribute ("population of headquarters"), with the unit last ("area of country (km²)").
 """
 
 from __future__ import annotations
@@ -13,23 +18,36 @@ import datetime as dt
 from dataclasses import dataclass
 
 import numpy as np
-import polars as pl
 
 from ..plumbing import quote_ident as _q
-from ..web.pages import WorldView
+from ..web.pages import humanise
+from ..web.pages import plural as plural_word
 from ..world.pack import CategoricalAttr, DateAttr, DerivedAttr, LookupAttr, NumericAttr
+from .arrays import Step, WorldArrays, lookup_target
 
 # Value kinds of a column or a constrained attribute, and WideSearch's pipeline for each.
-STRING, NUMBER, DATE, URL = "string", "number", "date", "url"
+STRING, NUMBER, DATE, URL, LIST = "string", "number", "date", "url", "list"
+LIST_SEPARATOR = "; "
+
+__all__ = ["Atom", "Column", "DATE", "LIST", "NUMBER", "STRING", "Step", "TaskSchema", "URL", "eval_entry", "lit",
+           "rel_fact_sql", "walk"]
 
 
-def eval_entry(kind: str, tolerance: float) -> dict:
+def eval_entry(kind: str, tolerance: float, *, exact: bool = False, items: str = "items") -> dict:
+    """A column's WideSearch `eval_pipeline` entry. Lists are judged as WideSearch judges free
+    text, by `llm_judge` with a criterion, and carry `llm_free: set_match`: the deterministic
+    metric worldforge's scorer applies instead (the same set of items, in any order)."""
     if kind == NUMBER:
-        return {"preprocess": ["extract_number"], "metric": ["number_near"], "criterion": tolerance}
+        return {"preprocess": ["extract_number"], "metric": ["number_near"], "criterion": 0.0 if exact else tolerance}
     if kind == DATE:
         return {"preprocess": ["norm_date"], "metric": ["date_near"]}
     if kind == URL:
         return {"preprocess": [], "metric": ["url_match"]}
+    if kind == LIST:
+        return {"preprocess": [], "metric": ["llm_judge"], "llm_free": "set_match",
+                "criterion": f"Correct only if the response names exactly the same {items} as the reference, in any "
+                             "order (separators such as semicolons or commas do not matter); a missing or extra name "
+                             "makes it wrong."}
     return {"preprocess": ["norm_str"], "metric": ["exact_match"]}
 
 
@@ -45,19 +63,6 @@ def lit(v) -> str:
     if isinstance(v, (int, float, np.integer, np.floating)):
         return repr(float(v)) if isinstance(v, (float, np.floating)) and not float(v).is_integer() else str(int(v))
     return "'" + str(v).replace("'", "''") + "'"
-
-
-@dataclass(frozen=True)
-class Step:
-    """One hop: a relation link (`rel`) or an entity-valued lookup attribute (`lookup`)."""
-
-    kind: str  # rel | lookup
-    name: str
-    source: str
-    target: str
-    current: bool = False  # since-relations: only the link in force as of the world's date
-    to_one: bool = True
-    reverse: bool = False  # follow the link from its target back to its source
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,7 @@ class Atom:
     test: str  # entity | eq | range
     attr: str | None = None
     value: object = None  # entity id | value | (lo, hi) with None for an open end
+    scope: bool = False  # the part of the world a held-out task is posed in ("in Braeria")
 
     @property
     def end_type(self) -> str | None:
@@ -109,139 +115,196 @@ class Atom:
 
 @dataclass(frozen=True)
 class Column:
-    """One answer column: follow to-one `path` from the row entity, then take `attr`
-    of the end entity (None: the end entity's name)."""
+    """One answer column. `base` says what the path starts from: the row entity (`row`), the
+    other end of a link row (`other`), or the link itself (`link`: its start or end year, or
+    its date). Then follow to-one `path` and take `attr` of the end entity (None: its name),
+    or aggregate over the to-many hop `via` from there (`agg`: list of names, count, latest
+    year). `rank`: the row's position in a ranked table."""
 
     name: str
     path: tuple[Step, ...]
     attr: str | None
     kind: str
-    desc: str
+    desc: str = ""
+    base: str = "row"  # row | other | link | rank
+    agg: str | None = None  # list | count | latest
+    via: Step | None = None
+    items: str = ""  # lists: what the items are ("founders")
 
     @property
     def hops(self) -> int:
         """How many entities away from the row its value is stated (0: on the row's own page)."""
+        if self.agg:
+            return len(self.path) + 1
         return max(0, len(self.path) - (1 if self.attr is None else 0))
+
+
+# Participle labels ("Founded") read as nouns in a column header ("founding date").
+_NOUNS = {"born": "birth date", "founded": "founding date", "established": "date established", "launched": "launch date",
+          "published": "publication date", "independence": "independence date", "released": "release date",
+          "opened": "opening date", "died": "death date"}
 
 
 class TaskSchema:
     """Hops, attributes, labels and question phrasings of one stored world."""
 
-    def __init__(self, view: WorldView):
-        self.view = view
-        self.world = view.world
-        self.con = view.con
-        self.steps: dict[str, list[Step]] = {t: [] for t in self.world.types}
-        for r, rs in self.world.relations.items():
+    def __init__(self, arrays: WorldArrays):
+        self.a = arrays
+        self.world = arrays.world
+        self.types = arrays.types
+        self.relations = arrays.relations
+        self.con = arrays.con
+        self.steps: dict[str, list[Step]] = {t: [] for t in self.types}  # forward hops: relations and lookups
+        self.in_steps: dict[str, list[Step]] = {t: [] for t in self.types}  # relations read from their target
+        for r, rs in self.relations.items():
             to_one = rs.cardinality in ("1:1", "N:1") and not rs.history
             self.steps[rs.source].append(Step("rel", r, rs.source, rs.target, current=rs.since is not None, to_one=to_one))
-        for t, et in self.world.types.items():
+            one_source = rs.cardinality in ("1:1", "1:N") and not rs.history
+            self.in_steps[rs.target].append(Step("rel", r, rs.target, rs.source, current=rs.since is not None,
+                                                 to_one=one_source, reverse=True))
+        for t, et in self.types.items():
             for a, s in et.attributes.items():
-                if isinstance(s, LookupAttr) and view.dtype(t, a) == "entity":
-                    target = self._lookup_target(t, a)
+                if isinstance(s, LookupAttr):
+                    target = lookup_target(self.world, t, a)
                     if target:
                         self.steps[t].append(Step("lookup", a, t, target))
-        self._frames: dict[str, pl.DataFrame] = {}
-        self._edges: dict[tuple[str, str], dict[str, list[str]]] = {}
-        self._rows: dict[str, dict[str, int]] = {}  # per type: entity id -> row of frame(t)
-
-    def _lookup_target(self, t: str, a: str) -> str | None:
-        rows = self.con.sql(f"SELECT {_q(a)} FROM {_q(t)} WHERE {_q(a)} IS NOT NULL LIMIT 1").fetchall()
-        return self.view.type_of.get(rows[0][0]) if rows else None
+        self._kinds: dict[tuple[str, str], str | None] = {}
 
     # ------------------------------------------------------------------ attributes
 
+    def dtype(self, t: str, a: str) -> str:
+        return self.a.dtype(t, a)
+
     def attr_kind(self, t: str, a: str) -> str | None:
         """string | number | date | url, or None for entity-valued attributes."""
+        key = (t, a)
+        if key not in self._kinds:
+            self._kinds[key] = self._attr_kind(t, a)
+        return self._kinds[key]
+
+    def _attr_kind(self, t: str, a: str) -> str | None:
         if a == "name":
             return STRING
-        dtype = self.view.dtype(t, a)
-        if dtype == "entity":
+        dtype = self.dtype(t, a)
+        if dtype == "entity" or lookup_target(self.world, t, a):
             return None
         if dtype in ("int", "float"):
             return NUMBER
         if dtype == "date":
             return DATE
-        if dtype == "string" and isinstance(self.world.types[t].attributes[a], DerivedAttr):
-            sample = self.con.sql(f"SELECT {_q(a)} FROM {_q(t)} WHERE {_q(a)} IS NOT NULL LIMIT 1").fetchall()
-            if sample and str(sample[0][0]).startswith(("http://", "https://")):
+        if dtype == "bool":
+            return None
+        if dtype == "string" and isinstance(self.types[t].attributes[a], DerivedAttr):
+            col = self.a.frame(t)[a].drop_nulls()
+            if len(col) and str(col[0]).startswith(("http://", "https://")):
                 return URL
         return STRING
 
     def constrainable(self, t: str) -> list[tuple[str, str]]:
         """(attribute, test) pairs usable as constraints: categorical equality, numeric and date ranges."""
         out = []
-        for a, s in self.world.types[t].attributes.items():
+        for a, s in self.types[t].attributes.items():
             if isinstance(s, CategoricalAttr):
                 out.append((a, "eq"))
             elif isinstance(s, (NumericAttr, DateAttr)) or (isinstance(s, DerivedAttr) and s.dtype in ("int", "float", "date")):
                 out.append((a, "range"))
         return out
 
+    def rankable(self, t: str) -> list[str]:
+        """Numeric attributes a table can be ranked by."""
+        return [a for a, s in self.types[t].attributes.items()
+                if isinstance(s, NumericAttr) or (isinstance(s, DerivedAttr) and s.dtype in ("int", "float"))]
+
     def shown(self, t: str) -> list[str]:
         """Attributes that can be a column (not entity-valued; those are hops)."""
-        return [a for a in self.world.types[t].attributes if self.attr_kind(t, a) is not None]
+        return [a for a in self.types[t].attributes if self.attr_kind(t, a) is not None]
 
     def label(self, t: str, pred: str) -> str:
-        """A short label: the pack's, else the predicate's own name ('population'), never a long description."""
-        s = self.world.types[t].attributes.get(pred)
+        """The page label of an attribute or an outgoing relation ('Headquarters')."""
+        s = self.types[t].attributes.get(pred)
         if s is not None:
-            return s.label or pred.replace("_", " ")
-        return self.view.meta[(t, pred)].label
+            desc = s.description if s.description and len(s.description) <= 32 else ""
+            return s.label or humanise(desc or pred)
+        rs = self.relations[pred]
+        return rs.label or humanise(pred)
+
+    def inverse_label(self, r: str) -> str:
+        rs = self.relations[r]
+        return rs.inverse_label or f"{humanise(self.plural(rs.source))} ({r.replace('_', ' ')})"
 
     def unit(self, t: str, a: str) -> str | None:
-        return getattr(self.world.types[t].attributes.get(a), "unit", None)
+        return getattr(self.types[t].attributes.get(a), "unit", None)
 
     def singular(self, t: str) -> str:
         return t.replace("_", " ")
 
     def plural(self, t: str) -> str:
-        return self.view.plural(t)
+        return self.types[t].pages.plural or plural_word(t.replace("_", " "))
 
     def asks(self, t: str, pred: str) -> list[str]:
         """Qualifier templates for a constraint on `pred` of type `t` ({value} or {object})."""
-        rs = self.world.relations.get(pred)
+        rs = self.relations.get(pred)
         if rs is not None and rs.source == t:
             if rs.ask:
                 return list(rs.ask)
             lab = self.label(t, pred).lower()
-            return [f"whose {lab} include {{object}}" if not self.view.meta[(t, pred)].to_one else f"whose {lab} is {{object}}"]
-        s = self.world.types[t].attributes.get(pred)
+            to_one = rs.cardinality in ("1:1", "N:1") and not rs.history
+            return [f"whose {lab} is {{object}}" if to_one else f"whose {lab} include {{object}}"]
+        s = self.types[t].attributes.get(pred)
         if s is not None and s.ask:
             return list(s.ask)
         return [f"whose {self.label(t, pred).lower()} is {{value}}"]
 
-    # ------------------------------------------------------------------ data for sampling
+    # ------------------------------------------------------------------ the naming grammar
 
-    def frame(self, t: str) -> pl.DataFrame:
-        if t not in self._frames:
-            self._frames[t] = self.con.sql(f"SELECT * FROM {_q(t)} ORDER BY id").pl()
-        return self._frames[t]
+    def attr_noun(self, t: str, a: str) -> str:
+        """An attribute as a column noun: its label ('population'), participles as nouns
+        ('Founded' -> 'founding date'), never its long description."""
+        if a == "name":
+            return "name"
+        s = self.types[t].attributes[a]
+        word = (s.label or a.replace("_", " ")).strip()
+        low = word.lower()
+        return _NOUNS.get(low, low if word[:1].isupper() and not word[1:2].isupper() else word)
 
-    def out_edges(self, step: Step) -> dict[str, list[str]]:
-        """source id -> target ids of one hop (current links only for since-relations)."""
-        key = (step.kind, step.name if step.kind == "rel" else f"{step.source}.{step.name}")
-        if key not in self._edges:
-            if step.kind == "rel":
-                cur = " WHERE valid_to IS NULL" if step.current else ""
-                df = self.con.sql(f"SELECT source, target FROM {_q('rel_' + step.name)}{cur} ORDER BY source, target").pl()
-            else:
-                df = self.con.sql(f"SELECT id AS source, {_q(step.name)} AS target FROM {_q(step.source)} "
-                                  f"WHERE {_q(step.name)} IS NOT NULL ORDER BY id").pl()
-            grouped = df.group_by("source", maintain_order=True).agg(pl.col("target"))
-            self._edges[key] = dict(zip(grouped["source"].to_list(), grouped["target"].to_list()))
-        return self._edges[key]
+    def link_noun(self, step: Step) -> str:
+        """A to-one hop as a noun: the pack's `noun` ('the home country of {subject}' ->
+        'home country') when it reads as one, else its label ('headquarters')."""
+        if step.kind == "rel" and not step.reverse:
+            noun = self.relations[step.name].noun
+        elif step.kind == "lookup":
+            noun = getattr(self.types[step.source].attributes[step.name], "noun", None)
+        else:
+            noun = None
+        if noun and noun.endswith(" of {subject}") and noun.startswith("the "):
+            return noun[4:-len(" of {subject}")]
+        if step.reverse:
+            return self.singular(step.target)
+        return self.label(step.source, step.name).lower()
 
-    def value(self, t: str, eid: str, a: str):
-        df = self.frame(t)
-        idx = self._index(t)
-        i = idx.get(eid)
-        return None if i is None else df[a][i]
+    def link_name(self, step: Step) -> str:
+        """The header of a column holding the hop's entity name ('headquarters', 'nationality')."""
+        if step.reverse:
+            return self.singular(step.target)
+        return self.label(step.source, step.name).lower()
 
-    def _index(self, t: str) -> dict[str, int]:
-        if t not in self._rows:
-            self._rows[t] = {e: i for i, e in enumerate(self.frame(t)["id"].to_list())}
-        return self._rows[t]
+    def with_unit(self, t: str, a: str, name: str) -> str:
+        u = self.unit(t, a)
+        if u and not (u.isalpha() and u.islower() and len(u) > 3) and u.lower() not in name:
+            return f"{name} ({u})"
+        return name
+
+    def hop_noun(self, step: Step) -> str | None:
+        """'the headquarters of {subject}': the noun phrase for one to-one hop."""
+        if step.kind == "rel":
+            rs = self.relations[step.name]
+            if rs.noun:
+                return rs.noun
+        else:
+            s = self.types[step.source].attributes[step.name]
+            if getattr(s, "noun", None):
+                return s.noun
+        return f"the {self.label(step.source, step.name).lower()} of {{subject}}"
 
     # ------------------------------------------------------------------ SQL
 
@@ -274,32 +337,39 @@ class TaskSchema:
             parts.append(f"{col} <= {lit(hi)}")
         return "(" + " AND ".join(parts) + ")"
 
-    def column_sql(self, col: Column, j: int, base: str = "t") -> tuple[list[str], str, list[str]]:
-        """LEFT JOINs, the value expression, and the fact-id expressions (with the entity
-        whose page should state each) for one column."""
-        steps, cur = walk(col.path, f"{base}.id", base, f"c{j}r", f"c{j}e")
+    def column_sql(self, col: Column, j: int, bases: dict[str, str]) -> tuple[list[str], str]:
+        """LEFT JOINs and the value expression of one column; `bases` maps `row` / `other` to
+        the SQL id of that entity and `link` to the link table's alias."""
+        if col.base == "link":
+            x = bases["link"]
+            if col.attr == "start":
+                return [], f"year({x}.valid_from)"
+            if col.attr == "end":
+                return [], f"coalesce(CAST(year({x}.valid_to) AS VARCHAR), 'present')"
+            return [], f"{x}.valid_from"
+        if col.base == "rank":
+            return [], "rank"
+        start = bases[col.base]
+        steps, cur = walk(col.path, start, None, f"c{j}r", f"c{j}e")
         joins = [f"LEFT JOIN {x.table} ON {' AND '.join(x.conds)}" for x in steps if x.table]
-        facts = [x.fact for x in steps if x.fact]
+        if col.agg:
+            return joins, self._agg_sql(col, cur)
         end = col.path[-1].target if col.path else None
         if not col.path:
-            value = f"{base}.{_q(col.attr or 'name')}"
-            facts.append(f"{base}.id || '/{col.attr or 'name'}'")
-        else:
-            e = f"c{j}v"
-            joins.append(f"LEFT JOIN {_q(end)} {e} ON {e}.id = {cur}")
-            value = f"{e}.{_q(col.attr or 'name')}"
-            if col.attr is not None:
-                facts.append(f"{e}.id || '/{col.attr}'")
-        return joins, value, facts
+            alias = bases[col.base + "_row"]
+            return joins, f"{alias}.{_q(col.attr or 'name')}"
+        e = f"c{j}v"
+        joins.append(f"LEFT JOIN {_q(end)} {e} ON {e}.id = {cur}")
+        return joins, f"{e}.{_q(col.attr or 'name')}"
 
-    def hop_noun(self, step: Step) -> str | None:
-        """'the headquarters of {subject}': the noun phrase for one to-one hop, if there is a natural one."""
-        if step.kind == "rel":
-            rs = self.world.relations[step.name]
-            if rs.noun:
-                return rs.noun
-        else:
-            s = self.world.types[step.source].attributes[step.name]
-            if getattr(s, "noun", None):
-                return s.noun
-        return f"the {self.label(step.source, step.name).lower()} of {{subject}}"
+    def _agg_sql(self, col: Column, cur: str) -> str:
+        st = col.via
+        near, far = ("target", "source") if st.reverse else ("source", "target")
+        cond = f"x.{near} = {cur}" + (" AND x.valid_to IS NULL" if st.current else "")
+        tbl = _q("rel_" + st.name)
+        if col.agg == "count":
+            return f"(SELECT count(*) FROM {tbl} x WHERE {cond})"
+        if col.agg == "latest":
+            return f"(SELECT max(year(x.valid_from)) FROM {tbl} x WHERE {cond})"
+        return (f"(SELECT string_agg(m.name, '{LIST_SEPARATOR}' ORDER BY m.name) FROM {tbl} x "
+                f"JOIN {_q(st.target)} m ON m.id = x.{far} WHERE {cond})")

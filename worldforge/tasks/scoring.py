@@ -246,15 +246,20 @@ def exact_match(resp: str, gold: str, criterion=None) -> float:
 
 def number_near(resp: str, gold: str, criterion=None) -> float:
     r, t = _number(resp), _number(gold)
-    if r is None or t is None:
-        return 0.0
+    if r is None or t is None:  # a gold cell that is no number ("present") matches only itself
+        return float(t is None and _same_text(resp, gold))
     return float(abs(r - t) <= abs(t) * _tolerance(criterion) + 1e-9)
+
+
+def _same_text(resp: str, gold: str) -> bool:
+    g = str(gold).strip().lower()
+    return bool(g) and str(resp).strip().lower() == g
 
 
 def date_near(resp: str, gold: str, criterion=None) -> float:
     r, t = parse_date(resp), parse_date(gold)
-    if r is None or t is None:
-        return 0.0
+    if r is None or t is None:  # a gold cell that is no date matches only itself
+        return float(t is None and _same_text(resp, gold))
     days = int(criterion) if isinstance(criterion, (int, float)) and criterion else 31
     return float(abs((r - t).days) <= days)
 
@@ -315,12 +320,36 @@ def in_match_ws(resp: str, gold: str, criterion=None) -> float:
     return float(bool(r) and r in str(gold))
 
 
+_ITEM_SEP_RE = re.compile(r"\s*(?:[;,\n\uff0c\u3001\uff1b]|<br\s*/?>)\s*", re.IGNORECASE)
+
+
+def list_items(v: str) -> set[str]:
+    """A cell holding a list ("Ada Obi; Li Wen"), as a set of items after `norm_str`: split on
+    semicolons, commas (also the CJK ones), line breaks and <br>."""
+    return {norm_str(x) for x in _ITEM_SEP_RE.split(str(v).strip()) if norm_str(x)}
+
+
+def set_match(resp: str, gold: str, criterion=None) -> float:
+    """The same set of items, in any order, separators aside (lists inside cells: founders,
+    members). WideSearch judges such cells with `llm_judge`; this is the deterministic rule
+    worldforge applies in its place (a column's `llm_free`), in both modes."""
+    return float(list_items(resp) == list_items(gold))
+
+
 METRICS: dict[str, dict[str, Callable[..., float]]] = {
     WIDESEARCH: {"exact_match": exact_match, "number_near": number_near_ws, "date_near": date_near_ws,
-                 "url_match": url_match_ws, "in_match": in_match_ws},
+                 "url_match": url_match_ws, "in_match": in_match_ws, "set_match": set_match},
     LENIENT: {"exact_match": exact_match, "number_near": number_near, "date_near": date_near,
-              "url_match": url_match, "in_match": in_match},
+              "url_match": url_match, "in_match": in_match, "set_match": set_match},
 }
+LLM_FREE = ("set_match",)  # metrics a column may name as its `llm_free` stand-in for llm_judge
+
+
+def column_metrics(col: ColumnEval) -> list[str]:
+    """A column's metrics as this scorer applies them: `llm_judge` becomes the column's
+    `llm_free` metric when it names one (worldforge's list columns do), else stays (refused)."""
+    stand_in = getattr(col, "llm_free", None)
+    return [stand_in if m == "llm_judge" and stand_in in LLM_FREE else m for m in col.metric]
 
 
 # --------------------------------------------------------------------------- parsing
@@ -470,12 +499,13 @@ def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str]
             else:
                 col = pipeline.get(c, _DEFAULT_COLUMN)
                 r, t = _apply(p[c], col, mode), _apply(g.get(c, ""), col, mode)
+                names = column_metrics(col)
                 if ws:  # every metric of the column must accept the cell (WideSearch's row rule), counted once
-                    s = min((metrics[m](r, t, col.criterion) for m in col.metric), default=0.0)
+                    s = min((metrics[m](r, t, col.criterion) for m in names), default=0.0)
                 else:
                     if aliases and "norm_str" in col.preprocess:  # a name cell written with a known alias
                         r, t = aliases.get(r, r), aliases.get(t, t)
-                    s = max((metrics[m](r, t, col.criterion) for m in col.metric), default=0.0)
+                    s = max((metrics[m](r, t, col.criterion) for m in names), default=0.0)
             tp += s
             row_ok &= s >= 1.0
         correct += row_ok
@@ -623,10 +653,12 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
         except Exception as exc:
             raise WorldforgeError(f"task {iid!r}: its 'evaluation' block is not WideSearch's format ({str(exc).splitlines()[0]})") from None
         for name, col in ev.eval_pipeline.items():
-            unknown = [s for s in col.preprocess if s not in PREPROCESS[mode]] + [m for m in col.metric if m not in METRICS[mode]]
+            unknown = [s for s in col.preprocess if s not in PREPROCESS[mode]] + [m for m in column_metrics(col)
+                                                                                  if m not in METRICS[mode]]
             if unknown:
                 raise WorldforgeError(f"task {iid!r}, column {name!r}: {unknown[0]!r} is not a step this scorer has "
-                                      f"({', '.join([*PREPROCESS[mode], *METRICS[mode]])}; llm_judge needs an LLM)")
+                                      f"({', '.join([*PREPROCESS[mode], *METRICS[mode]])}; llm_judge needs an LLM, "
+                                      "unless the column names an llm_free stand-in such as set_match)")
         header, rows = read_gold_csv(gold_file.read_text())
         if aliases and by_name is None:
             by_name = aliases_by_name(aliases)

@@ -5,10 +5,18 @@ Layout, inside the world folder:
 
     tasks/
       tasks.jsonl        one task per line: WideSearch's instance_id, query, language and
-                         evaluation, plus kind, sql (the gold query), constraints, columns,
-                         difficulty, and for multi-hop questions the answer and its aliases
+                         evaluation, plus kind, shape, split, sql (the gold query),
+                         constraints, columns, difficulty, evidence, and for multi-hop
+                         questions the answer and its aliases
       gold/<id>.csv      the gold table of each task
-      report.json        kept and dropped counts by reason, searches, seconds
+      report.json        kept and dropped counts by reason, the split plan, searches, seconds
+
+How many tasks of each kind, shape, entity type and size: table tasks are drawn so that the
+row counts follow `row_shares` (WideSearch's by default), the entity types their weights
+(`type_weights`, else each type's interest: the columns it offers times log10 of its size),
+and the shapes `shapes`; each draw goes to whatever is furthest below its share. Held-out
+tasks (validation, test) are posed first, inside the held-out parts of the world (see
+`parts.py`); training tasks then may not read any page a held-out task reads.
 
 The folder is written to `.tasks.partial/` and renamed into place, so it is complete or
 absent. `worldforge score <world>/tasks responses.jsonl` reads it as is;
@@ -21,6 +29,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import shutil
 import time
 from collections import Counter
@@ -31,24 +40,27 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DamagedStateError, TasksError
-from ..plumbing import quote_ident as _q
 from ..plumbing import read_jsonl, swap_into_place
-from ..web.pages import WorldView
 from ..web.search import SearchEngine
 from ..web.store import require_rendered
-from ..world.options import TasksOptions
+from ..world.options import ROW_BUCKETS, TasksOptions
 from ..world.sampling import child_rng
 from ..world.store import open_world
+from .arrays import Step, WorldArrays
+from .build import Builder, TableTask, column_pool
 from .multihop import HopGraph, MultiHopSampler, MultiHopTask
-from .reach import Reachability, Verdict
-from .schema import STRING, Column, TaskSchema, eval_entry
+from .parts import HELD_OUT, entity_parts, hold_out
+from .reach import WebIndex
+from .schema import NUMBER, STRING, TaskSchema, eval_entry
 from .scoring import GOLD_DIR, TASKS_FILE, norm_column
-from .table import SHAPES, TableSampler, TableTask, cell_text
+from .table import COMBOS, TableSampler, bucket_of, bucket_range
+from .wording import Wording
 
 TASKS_DIR = "tasks"
 PARTIAL_DIR = ".tasks.partial"
 REPORT_FILE = "report.json"
 KINDS = ("table", "multihop")
+SPLITS = ("train", "validation", "test")
 
 
 @dataclass
@@ -57,8 +69,10 @@ class TasksReport:
     drawn: dict[str, int] = field(default_factory=dict)
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> reason -> count
     paraphrased: dict[str, int] = field(default_factory=dict)  # accepted / rejected
+    splits: dict[str, dict] = field(default_factory=dict)  # split -> {parts, table, multihop}
     searches: int = 0
     seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)  # seconds: setup (arrays, parts, link graph), table, multihop
     seed: int = 0
 
     def as_dict(self) -> dict:
@@ -82,124 +96,79 @@ def gold_csv(header: list[str], rows: list[list[str]]) -> str:
     return buf.getvalue()
 
 
-# --------------------------------------------------------------------------- table tasks
+def quotas(shares: dict[str, float], n: int) -> dict[str, int]:
+    """Counts per key that add up to n, by largest remainders (ties in key order)."""
+    total = sum(shares.values())
+    if n <= 0 or total <= 0:
+        return dict.fromkeys(shares, 0)
+    raw = {k: n * v / total for k, v in shares.items()}
+    out = {k: int(math.floor(x)) for k, x in raw.items()}
+    rest = n - sum(out.values())
+    for k in sorted(raw, key=lambda k: (-(raw[k] - out[k]), k))[:rest]:
+        out[k] += 1
+    return out
 
 
-def _draw_table(sampler: TableSampler, schema: TaskSchema, opt: TasksOptions) -> TableTask | str:
-    rng = sampler.rng
-    t = sampler.types[rng.integers(len(sampler.types))]
-    n = int(rng.integers(opt.constraints.min, opt.constraints.max + 1))
-    shape = SHAPES[n][rng.integers(len(SHAPES[n]))]
-    ids = schema.view.ids[t]
-    anchor = ids[rng.integers(len(ids))]
-    atoms = {}
-    for letter in (x for x in "ABC" if x in shape):
-        other = f"!{letter}" in shape or (letter == "B" and "|" in shape)
-        e = ids[rng.integers(len(ids))] if other else anchor
-        atom = sampler.atom_for(t, e)
-        if atom is None:
-            return "no-constraint"
-        atoms[letter] = atom
-    tested = [(a.path, a.attr) for a in atoms.values() if a.test != "entity"]
-    if len(set(tested)) != len(tested):
-        return "redundant-constraint"  # two tests of one attribute read as a contradiction or a repeat
-    mask = sampler.evaluate(shape, {k: sampler.atom_mask(t, a) for k, a in atoms.items()})
-    if mask is None:
-        return "redundant-constraint"
-    if not opt.rows.min <= int(mask.sum()) <= opt.rows.max:
-        return "rows-outside-window"
-    rows = {ids[i] for i in np.flatnonzero(mask)}
-    where = sampler.where_sql(t, shape, atoms)
-
-    # columns: the key, then a shuffled pool with a multi-hop column first; drop any with empty cells
-    eq_attrs = {a.attr for a in atoms.values() if not a.path and a.test == "eq"}
-    pool = [c for c in sampler.columns_for(t) if not (not c.path and c.attr in eq_attrs)]
-    order = list(rng.permutation(len(pool)))
-    hop_first = [i for i in order if pool[i].hops] + [i for i in order if not pool[i].hops]
-    k = int(rng.integers(opt.columns.min, opt.columns.max + 1)) - 1
-    cand = [pool[i] for i in hop_first[:1]] + [pool[i] for i in order if i != hop_first[0]][: k + 3]
-    key = Column(schema.singular(t), (), None, STRING, "name")
-    sel, joins, facts = [], [], []
-    for j, c in enumerate([key, *cand]):
-        jn, val, fx = schema.column_sql(c, j)
-        joins += jn
-        sel.append(val)
-        facts.append(fx)
-    flat_facts = [f for fx in facts for f in fx]
-    sql = (f"SELECT t.id, {', '.join(sel)}, {', '.join(flat_facts)} FROM {_q(t)} t {' '.join(joins)} "
-           f"WHERE {where} ORDER BY t.name, t.id")
-    res = schema.con.sql(sql).fetchall()
-    if len(res) != len(rows) or {r[0] for r in res} != rows:
-        raise AssertionError(f"internal: gold query rows differ from the constraint sets for {t}: {where}")
-    n_vals = 1 + len(cand)
-    fact_pos, p = [], 1 + n_vals
-    for fx in facts:
-        fact_pos.append(list(range(p, p + len(fx))))
-        p += len(fx)
-    chosen = []
-    for j, c in enumerate(cand, start=1):
-        if len(chosen) == k:
-            break
-        if all(r[1 + j] is not None for r in res) and all(r[q] is not None for r in res for q in fact_pos[j]):
-            if not chosen and not c.hops:
-                continue  # the first kept column must be a multi-hop one
-            chosen.append(j)
-    if not chosen or 1 + len(chosen) < opt.columns.min:
-        return "empty-cells"
-    names = [r[1] for r in res]
-    if len(set(names)) != len(names):
-        return "ambiguous-key"
-    columns = [key] + [cand[j - 1] for j in chosen]
-    gold = [[r[1]] + [cell_text(r[1 + j], cand[j - 1].kind) for j in chosen] for r in res]
-    row_facts = [[[r[q] for q in fact_pos[0]]] + [[r[q] for q in fact_pos[j]] for j in chosen] for r in res]
-
-    # the auditable gold query: just the columns, no ids or fact ids
-    sel, joins = [], []
-    for j, c in enumerate(columns):
-        jn, val, _ = schema.column_sql(c, j)
-        joins += jn
-        sel.append(f"{val} AS {_q(c.name)}")
-    clean = (f"SELECT {', '.join(sel)}\nFROM {_q(t)} t" + "".join(f"\n{x}" for x in joins)
-             + f"\nWHERE {where}\nORDER BY 1")
-    texts, values = {}, []
-    for letter, atom in atoms.items():
-        texts[letter], vals = sampler.atom_text(t, atom)
-        values += vals
-    question = sampler.question(t, shape, texts, columns)
-    first = texts["A"]
-    return TableTask(type=t, shape=shape, atoms=list(atoms.values()), columns=columns, row_ids=[r[0] for r in res],
-                     gold_rows=gold, sql=clean, question=question, constraint_texts=[texts[k] for k in sorted(texts)],
-                     constraint_values=values, query=f"{schema.plural(t)} {first}", facts=row_facts)
+# --------------------------------------------------------------------------- records
 
 
-def _evidence(v: Verdict) -> dict:
-    """Which page states each gold cell (indexes into `pages`) and which pages list the rows."""
-    pages = sorted({u for row in v.evidence for u in row} | set(v.listings or ()))
-    idx = {u: i for i, u in enumerate(pages)}
-    return {"pages": pages, "cells": [[idx[u] for u in row] for row in v.evidence],
-            "listings": [idx[u] for u in v.listings or ()]}
+def _evidence(web: WebIndex, evidence: list, listings: list[int], support: list[int]) -> dict:
+    """Which page(s) state each gold cell (indexes into `pages`; a list where a cell needs
+    several pages, the value's page last), which pages lead to the rows, which pages a cell
+    needs besides (every ranked value)."""
+    nodes = sorted({p for row in evidence for cell in row for p in cell} | set(listings) | set(support))
+    urls = web.url(np.asarray(nodes, dtype=np.int64)).tolist() if nodes else []
+    order = sorted(range(len(nodes)), key=lambda i: urls[i])
+    pages = [urls[i] for i in order]
+    idx = {nodes[i]: j for j, i in enumerate(order)}
+    cells = [[(idx[cell[0]] if len(cell) == 1 else [idx[p] for p in cell]) for cell in row] for row in evidence]
+    return {"pages": pages, "cells": cells, "listings": [idx[p] for p in listings], "support": sorted(idx[p] for p in support)}
 
 
-def _table_record(world: str, task: TableTask, verdict: Verdict, opt: TasksOptions) -> dict:
+def _table_record(world: str, task: TableTask, question: tuple, opt: TasksOptions, web: WebIndex, part: str | None) -> dict:
+    q, texts, values, discovery = question
+    cand = task.cand
     names = [c.name for c in task.columns]
-    ev = {"unique_columns": [names[0]], "required": [norm_column(n) for n in names],
-          "eval_pipeline": {norm_column(c.name): eval_entry(c.kind, opt.number_tolerance) for c in task.columns}}
-    ops = [op for op, sign in (("AND", "&"), ("OR", "|"), ("NOT", "!")) if sign in task.shape]
-    hops = max([c.hops for c in task.columns] + [len(a.path) for a in task.atoms])
+    pipeline = {}
+    for c in task.columns:
+        exact = c.kind == NUMBER and (c.base in ("rank", "link") or c.agg in ("count", "latest"))
+        pipeline[norm_column(c.name)] = eval_entry(c.kind, opt.number_tolerance, exact=exact, items=c.items or "items")
+    ev = {"unique_columns": [names[i] for i in task.keys], "required": [norm_column(n) for n in names],
+          "eval_pipeline": pipeline}
+    ops = [op for op, sign in (("AND", "&"), ("OR", "|"), ("NOT", "!")) if sign in cand.combo]
+    hops = max([c.hops for c in task.columns] + [len(a.path) for a in cand.atoms.values()] + [0])
     iid = _iid(world, "table", task.sql)
+    lettered = sorted(k for k in cand.atoms if k in "ABC")
+    constraints = [{"letter": k, "text": txt, "negated": f"!{k}" in cand.combo} for k, txt in zip(lettered, texts)]
+    if "S" in cand.atoms:
+        constraints.append({"letter": "S", "text": texts[len(lettered)], "negated": False, "scope": True})
+    evidence = _evidence(web, task.evidence, task.listings, task.support)
     return {
-        "instance_id": iid, "query": task.question, "language": opt.language, "evaluation": ev,
-        "kind": "table", "entity_type": task.type, "columns": names, "sql": task.sql,
-        "constraints": [{"letter": k, "text": txt, "negated": f"!{k}" in task.shape}
-                        for k, txt in zip(sorted(x for x in "ABC" if x in task.shape), task.constraint_texts)],
-        "shape": task.shape, "constraint_values": task.constraint_values, "discovery_query": task.query,
-        "difficulty": {"rows": len(task.gold_rows), "columns": len(names), "hops": hops, "constraints": len(task.atoms),
-                       "operators": ops, "min_pages": verdict.pages},
-        "evidence": _evidence(verdict),
+        "instance_id": iid, "query": q, "language": opt.language, "evaluation": ev,
+        "kind": "table", "shape": cand.shape, "split": cand.split, "part": part, "entity_type": cand.t,
+        "columns": names, "sql": task.sql, "combo": cand.combo, "constraints": constraints,
+        "constraint_values": values, "discovery_query": discovery,
+        "column_roles": [_role(c, i in task.keys) for i, c in enumerate(task.columns)],
+        "difficulty": {"rows": len(task.gold_rows), "columns": len(names), "keys": len(task.keys), "hops": hops,
+                       "constraints": len(cand.atoms), "operators": ops, "container_columns": task.container,
+                       "min_pages": len(evidence["pages"])},
+        "evidence": evidence,
     }
 
 
-def _multihop_record(world: str, task: MultiHopTask, verdict: Verdict, opt: TasksOptions, schema: TaskSchema) -> dict:
+def _role(c, key: bool) -> str:
+    if key:
+        return "key"
+    if c.base == "rank":
+        return "rank"
+    if c.agg:
+        return c.agg
+    if c.base == "link":
+        return "time"
+    return "value" if not c.path else "linked"
+
+
+def _multihop_record(world: str, task: MultiHopTask, evidence: dict, opt: TasksOptions, split: str, part: str | None) -> dict:
     key, ans = task.columns
     # A name answer is part of the key: keys align through the world's aliases (as WideSearch's
     # LLM aligns them), so "MIT" answers "Massachusetts Institute of Technology". Numbers and
@@ -211,13 +180,14 @@ def _multihop_record(world: str, task: MultiHopTask, verdict: Verdict, opt: Task
     iid = _iid(world, "multihop", task.sql)
     return {
         "instance_id": iid, "query": task.question, "language": opt.language, "evaluation": ev,
-        "kind": "multihop", "entity_type": schema.view.type_of[task.start], "columns": task.columns, "sql": task.sql,
+        "kind": "multihop", "split": split, "part": part, "entity_type": WorldArrays.type_of(task.start),
+        "answer_type": WorldArrays.type_of(task.answer_entity), "columns": task.columns, "sql": task.sql,
         "answer": task.answer, "answer_aliases": task.aliases, "answer_kind": task.answer_kind,
         "path": [{"from": h.source, "to": h.target, "kind": h.kind, "fact": h.fact} for h in task.hops],
-        "constraint_values": [schema.view.names[task.start]],
-        "difficulty": {"rows": 1, "columns": 2, "hops": len(task.hops), "constraints": 0, "operators": [],
-                       "min_pages": verdict.pages},
-        "evidence": _evidence(verdict),
+        "constraint_values": [task.gold_rows[0][0]],
+        "difficulty": {"rows": 1, "columns": 2, "keys": len(unique), "hops": len(task.hops), "constraints": 0,
+                       "operators": [], "container_columns": 0, "min_pages": len(evidence["pages"])},
+        "evidence": evidence,
     }
 
 
@@ -240,6 +210,12 @@ def generate_tasks(world_path: str | Path, options: TasksOptions | None = None, 
     out = tasks_dir(world_path)
     if (out / REPORT_FILE).is_file() and not force:
         raise TasksError(f"{out} already holds tasks; pass --force to replace them")
+    types = info.world.types
+    unknown = sorted(set(opt.type_weights) - set(types))
+    if unknown:
+        raise TasksError(f"stages.tasks.type_weights names unknown type {unknown[0]!r}; known: {', '.join(types)}")
+    if opt.part_type is not None and opt.part_type not in types:
+        raise TasksError(f"stages.tasks.part_type: unknown type {opt.part_type!r}; known: {', '.join(types)}")
     if (opt.paraphrase or model) and llm is None:
         if not (model or info.world.spec.stages.render.model):
             raise TasksError("--paraphrase needs a model: pass --model PATH_OR_HUB_ID or set stages.render.model")
@@ -251,24 +227,19 @@ def generate_tasks(world_path: str | Path, options: TasksOptions | None = None, 
     want = {"table": opt.table if n_table is None else n_table, "multihop": opt.multihop if n_multihop is None else n_multihop}
     want = {k: (want[k] if k in kinds else 0) for k in KINDS}
     report = TasksReport(seed=seed)
-    view = WorldView(info, info.world.spec.stages.render)
-    engine = SearchEngine(web)
     records: list[dict] = []
     golds: dict[str, tuple[list[str], list[list[str]]]] = {}
+    con = info.connect()
+    engine = SearchEngine(web)
     try:
-        schema = TaskSchema(view)
-        prefix = {t: view.directory_url(t, "x", "x", None).rsplit("/", 2)[0] + "/" for t in info.world.types}
-        reach = Reachability(engine, view.names, view.type_of, prefix)
-        name_counts = Counter(view.names.values())
-        if want["table"]:
-            _run_table(info.world.spec.name, schema, reach, opt, want["table"], seed, report, records, golds, on_progress)
-        if want["multihop"]:
-            _run_multihop(info.world.spec.name, schema, reach, opt, want["multihop"], seed, report, records, golds,
-                          name_counts, on_progress)
-        report.searches = reach.searches
+        t1 = time.perf_counter()
+        gen = _Generator(info, con, engine, opt, seed, report, on_progress)
+        report.timings["setup"] = round(time.perf_counter() - t1, 3)
+        gen.run(want, records, golds)
+        report.searches = gen.web.searches
     finally:
         engine.close()
-        view.close()
+        con.close()
     if opt.paraphrase or model or llm is not None:
         from .paraphrase import paraphrase_records
 
@@ -280,71 +251,354 @@ def generate_tasks(world_path: str | Path, options: TasksOptions | None = None, 
     return report
 
 
-BATCH = 32  # candidates whose facts are fetched in one query (one scan of page_facts per batch)
+def interest(schema: TaskSchema, t: str) -> float:
+    """How much a type offers to ask about: the columns of its pool, times log10 of its size
+    (so a type of 1,500 people weighs more than one of 49 regions, not 30 times more)."""
+    return len(column_pool(schema, t, "row")) * math.log10(1 + schema.a.n(t))
 
 
-def _keep(kind: str, n: int, opt: TasksOptions, reach: Reachability, draw: Callable[[], object],
-          gold_key: Callable, check_args: Callable, make_record: Callable, report: TasksReport,
-          records: list[dict], golds: dict, on_progress) -> None:
-    """Draw candidates in batches, in order; keep the first `n` that are new and reachable.
-    Batching changes no outcome (candidates are judged in draw order), only how often the
-    provenance table is scanned."""
-    dropped: Counter = Counter()
-    seen: set = set()
-    kept = drawn = 0
-    limit = n * opt.max_attempts
-    while kept < n and drawn < limit:
-        batch = [draw() for _ in range(min(BATCH, limit - drawn))]
-        reach.load_facts([f for t in batch if not isinstance(t, str) for row in check_args(t)[1] for cell in row for f in cell])
-        for task in batch:
+class _Generator:
+    def __init__(self, info, con, engine: SearchEngine, opt: TasksOptions, seed: int, report: TasksReport, on_progress):
+        self.opt = opt
+        self.seed = seed
+        self.report = report
+        self.on_progress = on_progress
+        self.world = info.world.spec.name
+        self.as_of = info.world.spec.as_of
+        self.arrays = WorldArrays(con, info.world)
+        self.schema = TaskSchema(self.arrays)
+        self.parts = entity_parts(self.schema, opt.part_type)
+        self.plan = hold_out(self.parts, self.arrays, opt.holdout, seed)
+        self.web = WebIndex(engine, self.arrays, self.parts, info.world.spec.stages.render.max_list_items)
+        a, p = self.arrays, self.parts
+        self.allowed: dict[str, dict[str, np.ndarray]] = {}
+        held = {t: np.zeros(a.n(t), dtype=bool) for t in a.types}
+        for s in HELD_OUT:
+            self.allowed[s] = {t: p.split_mask(t, s, a.n(t)) for t in a.types}
+            for t in a.types:
+                held[t] |= self.allowed[s][t]
+        # training rows stay out of held-out parts where a question can say so ("in Braeria");
+        # for types without a part of their own (publications) only the pages are checked
+        self.allowed["train"] = {t: ~held[t] if p.home.get(t) is not None else np.ones(a.n(t), dtype=bool) for t in a.types}
+        root_ids = a.ids[p.root] if p.root else None
+        self.sampler = TableSampler(self.schema, opt, child_rng(seed, "tasks", "table"), self.allowed, p.home, p.of, root_ids)
+        self.sampler.as_of_year = self.as_of.year
+        self.builder = Builder(self.schema, self.web, self.sampler, opt)
+        self.wording = Wording(self.schema, child_rng(seed, "tasks", "wording"), self.as_of)
+        self.blocked: np.ndarray | None = None
+        self.held_nodes: list[np.ndarray] = []
+        self.seen: set = set()
+        self.dropped = {k: Counter() for k in KINDS}
+        self.kept_b: Counter = Counter()  # table tasks kept per row bucket, over every split
+        self.drawn = dict.fromkeys(KINDS, 0)
+        self.kept = dict.fromkeys(KINDS, 0)
+
+    def part_name(self, part: int) -> str | None:
+        if self.parts.root is None or part < 0:
+            return None
+        return str(self.arrays.names(self.parts.root)[part])
+
+    def run(self, want: dict[str, int], records: list[dict], golds: dict) -> None:
+        shares = {s: self.opt.holdout.get(s, 0.0) if self.plan.get(s) else 0.0 for s in HELD_OUT}
+        shares["train"] = max(0.0, 1.0 - sum(shares.values()))
+        per = {k: quotas(shares, want[k]) for k in KINDS}
+        self.report.splits = {s: {"parts": [self.part_name(i) for i in self.plan.get(s, [])], "table": 0, "multihop": 0}
+                              for s in SPLITS if self.plan.get(s) or s == "train"}
+        for split in (*HELD_OUT, "train"):
+            if split == "train":
+                self._block()
+            part_ok = None
+            if split != "train":
+                if not self.plan.get(split):
+                    continue
+                part_ok = np.isin(self.web.part, np.asarray(self.plan[split], dtype=np.int64))
+            t0 = time.perf_counter()
+            if per["table"].get(split):
+                self._tables(split, per["table"][split], part_ok, records, golds, want["table"])
+            t1 = time.perf_counter()
+            if per["multihop"].get(split):
+                self._multihops(split, per["multihop"][split], part_ok, records, golds, want["multihop"])
+            t2 = time.perf_counter()
+            tm = self.report.timings
+            tm["table"] = round(tm.get("table", 0.0) + t1 - t0, 3)
+            tm["multihop"] = round(tm.get("multihop", 0.0) + t2 - t1, 3)
+        for k in KINDS:
+            if want[k]:
+                self.report.kept[k] = self.kept[k]
+                self.report.drawn[k] = self.drawn[k]
+                self.report.dropped[k] = dict(sorted(self.dropped[k].items()))
+
+    def _block(self) -> None:
+        """Pages training tasks may not read: every page a held-out task reads, and every page
+        of a directory a held-out task reads (an agent may page through it)."""
+        if not self.held_nodes:
+            return
+        nodes = np.unique(np.concatenate(self.held_nodes))
+        w = self.web
+        blocked = np.zeros(w.n_nodes, dtype=bool)
+        blocked[nodes] = True
+        dirs = nodes[nodes >= w.n_entities] - w.n_entities
+        if len(dirs):
+            same = np.isin(w.dir_base_id, np.unique(w.dir_base_id[dirs]))
+            blocked[w.n_entities:] |= same
+        self.blocked = blocked
+
+    def _progress(self, kind: str, total: int) -> None:
+        if self.on_progress:
+            self.on_progress(kind, self.kept[kind], total)
+
+    # ------------------------------------------------------------------ table tasks
+
+    def _tables(self, split: str, n: int, part_ok, records: list[dict], golds: dict, total: int) -> None:
+        opt, s, sampler, rng = self.opt, self.schema, self.sampler, self.sampler.rng
+        feasible = {
+            "filter": [t for t in s.types if s.a.n(t) >= 2 and (s.constrainable(t) or s.steps[t])],
+            "ranked": [t for t in s.types if s.rankable(t) and s.a.n(t) >= 5],
+            "timeline": sorted({getattr(rs, side) for _, rs in sampler.history for side in ("source", "target")}),
+            "events": sorted({rs.source for _, rs in sampler.dated}),
+        }
+        # canonical orders (options read back from world.json have their keys sorted): the
+        # random tie-breaks below must not depend on how a spec listed them
+        shapes = {k: opt.shapes[k] for k in sorted(opt.shapes) if opt.shapes[k] > 0 and feasible.get(k)}
+        if not shapes:
+            raise TasksError("no table shape is possible in this world; check stages.tasks.shapes")
+        room = max(2, opt.rows.min)
+        scoped = {t for t in s.types if split == "train" or self.parts.home.get(t) is not None}  # held out: a type a question can scope
+        feasible = {k: [t for t in v if t in scoped and (int(self.allowed[split][t].sum()) >= room
+                        or (k in ("timeline", "events") and self.allowed[split][t].any()))] for k, v in feasible.items()}
+        shapes = {k: v for k, v in shapes.items() if feasible[k]}
+        types = sorted({t for k in shapes for t in feasible[k]})
+        if not types:
+            if split != "train":
+                return  # a held-out part too small for any table: the shortfall shows in the report
+            raise TasksError("no entity type can pose a table task; plan a larger world")
+        weights = {t: opt.type_weights.get(t, interest(s, t)) for t in types}
+        cap = self._capacity(split, feasible)
+        types = [t for t in types if weights[t] > 0]
+        lo, hi = opt.rows.min, opt.rows.max
+        target = None
+        if opt.row_shares:
+            # buckets inside the row window that some type is big enough for (a small world has no 100-row tables)
+            biggest = max(cap.values(), default=0)
+            shares = {b: opt.row_shares[b] for b in ROW_BUCKETS
+                      if b in opt.row_shares and bucket_range(b, lo, hi)[0] <= min(bucket_range(b, lo, hi)[1], biggest)}
+            if split != "train":
+                target = quotas(shares, n)
+            else:  # training tasks make up for what the held-out ones could not reach
+                overall = quotas(shares, total)
+                target = {b: max(0, overall[b] - self.kept_b[b]) for b in overall}
+                extra = n - sum(target.values())
+                if extra > 0:
+                    for b, k in quotas(shares, extra).items():
+                        target[b] += k
+        kept_b, kept_t, kept_s = Counter(), Counter(), Counter()
+        fails: Counter = Counter()
+        dead: set = set()
+        kept = drawn = 0
+        limit = n * opt.max_attempts
+        wsum = sum(weights.values())
+        ssum = sum(shapes.values())
+        while kept < n and drawn < limit:
+            relaxed = drawn > limit * (0.95 if split == "train" else 0.3)  # training tasks make up for held-out sizes
+            alive = [t for t in types if t not in dead]
+            if not alive:
+                break  # every type is spent: the shortfall shows in the report
+            bucket = None
+            if target:
+                open_b = [b for b in target if kept_b[b] < target[b]] or list(target)
+                bucket = max(open_b, key=lambda b: (target[b] - kept_b[b] + rng.random() * 0.5, b))
+            need = bucket_range(bucket, lo, hi)[0] if bucket else lo
+            # the type furthest below its share among those big enough for the size wanted
+            able = [x for x in alive if any(cap.get((x, k), 0) >= need for k in shapes if x in feasible[k])] or alive
+            t = max(able, key=lambda x: (weights[x] / wsum * (kept + 1) - kept_t[x] + rng.random() * 0.5, x))
+            cand_shapes = [k for k in shapes if t in feasible[k] and (t, k) not in dead and cap.get((t, k), 0) >= need] \
+                or [k for k in shapes if t in feasible[k] and (t, k) not in dead]
+            if not cand_shapes:
+                dead.add(t)  # not a draw: nothing was drawn
+                continue
+            shape = max(cand_shapes, key=lambda k: (shapes[k] / ssum * (kept + 1) - kept_s[k] + rng.random() * 0.5, k))
+            cand = self._draw(shape, t, split, bucket)
             drawn += 1
-            if isinstance(task, str):
-                dropped[task] += 1
+            self.drawn["table"] += 1
+            reason = cand if isinstance(cand, str) else None
+            if reason is None:
+                rows = cand.rows.n
+                b = bucket_of(rows) if rows >= 1 else None
+                if not lo <= rows <= hi:
+                    reason = "rows-outside-window"
+                elif target and not relaxed and kept_b[b] >= target.get(b, 0):
+                    reason = "size-quota-full"
+                else:
+                    key = self.builder.row_key(cand)
+                    if key in self.seen:
+                        reason = "duplicate-gold-set"
+            if reason is None:
+                task = self.builder.build(cand, self.blocked if split == "train" else None, part_ok)
+                if isinstance(task, str):
+                    reason = task
+            if reason is not None:
+                self.dropped["table"][reason] += 1
+                fails[(t, shape)] += 1
+                fails[t] += 1
+                if fails[(t, shape)] >= max(20, limit // 40):
+                    dead.add((t, shape))
+                if fails[t] >= max(60, limit // 10):
+                    dead.add(t)
                 continue
-            key = gold_key(task)
-            if key in seen:
-                dropped["duplicate-gold-set"] += 1
-                continue
-            verdict = reach.check(*check_args(task))
-            if not verdict.ok:
-                dropped[verdict.reason] += 1
-                continue
-            seen.add(key)
-            rec, header, rows = make_record(task, verdict)
+            fails[(t, shape)] = fails[t] = 0
+            self.seen.add(key)
+            question = self.wording.describe(task)
+            rows_parts = np.unique(self.parts.of[cand.t][cand.rows.codes]) if self.parts.root else np.array([-1])
+            part = self.part_name(int(rows_parts[0])) if len(rows_parts) == 1 else None
+            rec = _table_record(self.world, task, question, opt, self.web, part)
             records.append(rec)
-            golds[rec["instance_id"]] = (header, rows)
+            golds[rec["instance_id"]] = ([c.name for c in task.columns], task.gold_rows)
+            if split != "train":
+                self.held_nodes.append(np.asarray([p for row in task.evidence for cell in row for p in cell]
+                                                  + task.listings + task.support, dtype=np.int64))
             kept += 1
-            if on_progress:
-                on_progress(kind, kept, n)
-            if kept == n:
-                break  # candidates drawn after the last kept one are not counted
-    report.kept[kind], report.drawn[kind], report.dropped[kind] = kept, drawn, dict(sorted(dropped.items()))
+            kept_b[bucket_of(len(task.gold_rows))] += 1
+            self.kept_b[bucket_of(len(task.gold_rows))] += 1
+            kept_t[t] += 1
+            kept_s[cand.shape] += 1
+            self.kept["table"] += 1
+            self.report.splits[split]["table"] += 1
+            self._progress("table", total)
 
+    def _capacity(self, split: str, feasible: dict[str, list[str]]) -> dict[tuple[str, str], int]:
+        """The most rows a task of each (type, shape) could have in a split."""
+        a, sampler = self.arrays, self.sampler
+        cap = {}
+        for k, types in feasible.items():
+            for t in types:
+                n = int(self.allowed[split][t].sum())
+                if k == "timeline":
+                    n = max((len(a.links(Step("rel", r, t, rs.target if rs.source == t else rs.source, to_one=False,
+                                                reverse=rs.source != t)).src) for r, rs in sampler.history if t in (rs.source, rs.target)),
+                            default=0)
+                elif k == "events":
+                    n = max((len(a.links(Step("rel", r, rs.source, rs.target, to_one=False)).src) for r, rs in sampler.dated
+                             if rs.source == t), default=0)
+                cap[(t, k)] = n
+        return cap
 
-def _run_table(world, schema, reach, opt, n, seed, report, records, golds, on_progress) -> None:
-    sampler = TableSampler(schema, opt, child_rng(seed, "tasks", "table"))
-    if not sampler.types:
-        raise TasksError(f"no entity type has at least {opt.rows.min} entities and a multi-hop column; "
-                         "lower stages.tasks.rows.min or plan a larger world")
+    def _draw(self, shape: str, t: str, split: str, bucket: str | None):
+        opt, sampler, rng = self.opt, self.sampler, self.sampler.rng
+        if shape == "filter":
+            k = int(rng.integers(opt.constraints.min, opt.constraints.max + 1))
+            want = None
+            if bucket:
+                lo, hi = bucket_range(bucket, opt.rows.min, opt.rows.max)
+                want = int(rng.integers(lo, max(lo, min(hi, 4 * lo if lo >= 100 else hi)) + 1))
+            return sampler.filter(t, split, min(k, max(COMBOS)), want)
+        if shape == "ranked":
+            lo, hi = bucket_range(bucket, opt.rows.min, opt.rows.max) if bucket else (opt.rows.min, min(opt.rows.max, 60))
+            want = int(rng.integers(max(lo, 4), max(lo, 4, hi) + 1)) if hi >= lo else opt.rows.min
+            return sampler.ranked(t, split, want)
+        want = None
+        if bucket:
+            lo, hi = bucket_range(bucket, opt.rows.min, opt.rows.max)
+            want = int(rng.integers(lo, max(lo, min(hi, 3 * lo if lo >= 100 else hi)) + 1))
+        if shape == "timeline":
+            return sampler.timeline(split, t, want)
+        return sampler.events(split, t, want)
 
-    def record(task, verdict):
-        return _table_record(world, task, verdict, opt), [c.name for c in task.columns], task.gold_rows
+    # ------------------------------------------------------------------ multi-hop questions
 
-    _keep("table", n, opt, reach, lambda: _draw_table(sampler, schema, opt),
-          lambda t: (t.type, tuple(sorted(t.row_ids))), lambda t: (t.row_ids, t.facts, [t.query]),
-          record, report, records, golds, on_progress)
+    def _multihops(self, split: str, n: int, part_ok, records: list[dict], golds: dict, total: int) -> None:
+        opt, w = self.opt, self.web
+        rng = child_rng(self.seed, "tasks", "multihop", split)
+        if not hasattr(self, "_hop_graph"):
+            self._hop_graph = HopGraph(self.schema, w.offset, w.n_entities)
+            self._names = Counter(n for t in self.arrays.types for n in self.arrays.names(t).tolist())
+        allowed = np.zeros(w.n_entities, dtype=bool)
+        for t, off in w.offset.items():
+            allowed[off:off + self.arrays.n(t)] = self.allowed[split][t]
+        sampler = MultiHopSampler(self.schema, self._hop_graph, rng, self._names, self.as_of, self._aliases, allowed)
+        if not sampler.types:
+            return
+        kept_t: Counter = Counter()
+        fails: Counter = Counter()
+        dead: set = set()
+        kept = drawn = 0
+        limit = n * opt.max_attempts
+        while kept < n and drawn < limit:
+            alive = [t for t in sampler.types if t not in dead]
+            if not alive:
+                break
+            t = min(alive, key=lambda x: (kept_t[x] + rng.random() * 0.5, x))
+            top = min(opt.hops.max, sampler.reach[t])
+            if top < opt.hops.min:
+                dead.add(t)
+                drawn += 1
+                self.drawn["multihop"] += 1
+                self.dropped["multihop"]["no-path"] += 1
+                continue
+            hops = int(rng.integers(opt.hops.min, top + 1))
+            task = sampler.sample(hops, t)
+            drawn += 1
+            self.drawn["multihop"] += 1
+            reason = task if isinstance(task, str) else None
+            if reason is None:
+                key = (task.start, task.answer_entity, task.answer_attr)
+                if key in self.seen:
+                    reason = "duplicate-gold-set"
+                else:
+                    proved = self._prove_chain(task)
+                    if isinstance(proved, str):
+                        reason = proved
+                    else:
+                        proof, listings = proved
+                        flat = np.asarray(sorted({p for cell in proof for p in cell} | set(listings)), dtype=np.int64)
+                        if split == "train" and self.blocked is not None and self.blocked[flat].any():
+                            reason = "reads-held-out"
+                        elif part_ok is not None and not part_ok[flat].all():
+                            reason = "leaves-part"
+            if reason is not None:
+                self.dropped["multihop"][reason] += 1
+                fails[t] += 1
+                if fails[t] >= 60:
+                    dead.add(t)
+                continue
+            fails[t] = 0
+            self.seen.add(key)
+            ev = _evidence(w, [proof], listings, [])
+            part = self.part_name(int(self.parts.of[WorldArrays.type_of(task.start)][self.arrays.code(task.start)])) \
+                if self.parts.root else None
+            rec = _multihop_record(self.world, task, ev, opt, split, part)
+            records.append(rec)
+            golds[rec["instance_id"]] = (task.columns, task.gold_rows)
+            if split != "train":
+                self.held_nodes.append(flat)
+            kept += 1
+            kept_t[t] += 1
+            sampler.starts[WorldArrays.type_of(task.start)] += 1
+            self.kept["multihop"] += 1
+            self.report.splits[split]["multihop"] += 1
+            self._progress("multihop", total)
 
+    def _aliases(self, eid: str) -> list[str]:
+        rows = self.arrays.con.execute("SELECT alias FROM aliases WHERE entity_id = ? ORDER BY alias", [eid]).fetchall()
+        return [r[0] for r in rows]
 
-def _run_multihop(world, schema, reach, opt, n, seed, report, records, golds, name_counts, on_progress) -> None:
-    rng = child_rng(seed, "tasks", "multihop")
-    sampler = MultiHopSampler(schema, HopGraph(schema), rng, name_counts)
-
-    def record(task, verdict):
-        return _multihop_record(world, task, verdict, opt, schema), task.columns, task.gold_rows
-
-    _keep("multihop", n, opt, reach, lambda: sampler.sample(int(rng.integers(opt.hops.min, opt.hops.max + 1))),
-          lambda t: (t.start, t.answer_entity, t.answer_attr), lambda t: ([], [[[f"{t.start}/name"], t.facts]], []),
-          record, report, records, golds, on_progress)
+    def _prove_chain(self, task: MultiHopTask) -> tuple[list[list[int]], list[int]] | str:
+        """The start's article is reachable (the question names it; its listings lead to it
+        from a searched entry point); each hop's fact is stated on the article of the entity it
+        leaves (which links to the next); the answer's attribute on the last article. Returns
+        the pages of the two cells (start; the chain, answer last) and the listings."""
+        w = self.web
+        nodes = np.asarray(task.nodes, dtype=np.int64)
+        urls = w.url(nodes)
+        if not urls[0] or not w.reachable(nodes[:1])[0]:
+            return "unreachable-start"
+        src_urls = [urls[i] for i in range(len(task.hops))]
+        facts = [h.fact for h in task.hops]
+        if task.answer_attr is not None:
+            src_urls.append(urls[-1])
+            facts.append(task.facts[-1])
+        if not w.stated(src_urls, facts).all():
+            return "unreachable-fact"
+        return [[int(nodes[0])], [int(x) for x in nodes]], [int(x) for x in w.chain(nodes[:1])]
 
 
 def _write(world_path: Path, records: list[dict], golds: dict, report: TasksReport) -> None:

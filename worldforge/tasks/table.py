@@ -1,13 +1,20 @@
-"""Table tasks ("find every X that satisfies Y and fill this table"), sampled from a world.
+"""Table tasks, sampled from a world's arrays. Four shapes:
 
-A candidate is drawn around an anchor entity, so it is never empty: its first constraint
-is a fact of the anchor (its industry, a range around its founding year, its headquarters,
-"founded by someone born in" its founder's birthplace). Constraints combine in one of a
-few shapes (A; A and B; A or B; A but not B; three-way forms); each must cut the set, so
-none is redundant. Row sets are computed in DuckDB, one cached query per constraint, and
-a candidate is kept only if its row count falls in the window. Columns are the key (the
-entity's name), own attributes, linked entities' names and linked entities' attributes;
-at least one column's value is stated on another entity's page.
+- `filter`: every X that satisfies one to three constraints (A; A and B; A or B; A but not
+  B; three-way forms), each drawn around an anchor entity so the set is never empty, each
+  cutting the set (none redundant);
+- `ranked`: the N largest (or smallest) X in a scope by a numeric attribute, with a rank
+  column; no ties within the first N + 1, so the ranks are unique;
+- `timeline`: every tenure of a history relation (every chief executive of a company, every
+  holder of a league title) for one anchor or a filtered set of anchors, optionally inside a
+  period, with start and end years; keyed by year where tenures are exclusive, else by the
+  anchor and the holder (a composite key);
+- `events`: every dated link in a period (acquisitions, awards, doctorates), with its date,
+  keyed by both ends.
+
+Rows are numpy masks and index arrays (see `arrays.py`); columns are gathers along to-one
+hops, lists of names, counts and latest years over to-many hops. Bounds are round numbers
+(between 1990 and 1999, at least 50,000).
 """
 
 from __future__ import annotations
@@ -18,73 +25,61 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..plumbing import quote_ident as _q
 from ..web.text import format_number
 from ..world.options import TasksOptions
-from .schema import DATE, NUMBER, STRING, Atom, Column, Step, TaskSchema
+from .arrays import Step, WorldArrays
+from .schema import DATE, NUMBER, Atom, TaskSchema
 
-# Shapes: how 1..3 constraints combine. Letters name the atoms; '!' negates.
-SHAPES = {1: ["A"], 2: ["A&B", "A|B", "A&!B"], 3: ["A&B&C", "(A|B)&C", "A&B&!C"]}
-
-LEADS = [
-    "Find all the {what}.",
-    "List all {what}.",
-    "I need a complete list of {what}.",
-    "Which are the {what}? Give all of them.",
-    "Compile a table of all {what}.",
-    "Identify each of the {what}.",
-]
-TAILS = [
-    "Answer with one markdown table with exactly these columns: {cols}. One row per {one}.",
-    "Return a single Markdown table whose columns are, in order: {cols}; one row for each {one}.",
-    "Present the result as one markdown table with the columns {cols}, one row per {one}.",
-    "Put your answer in a single markdown table with the columns {cols}, listing every {one} once.",
-]
-NOT_WORDS = ["excluding those {x}", "except those {x}", "leaving out those {x}"]
-OR_WORDS = ["as well as those {x}", "and also those {x}"]
+# How 1..3 constraints combine. Letters name the atoms; '!' negates.
+COMBOS = {1: ["A"], 2: ["A&B", "A|B", "A&!B"], 3: ["A&B&C", "(A|B)&C", "A&B&!C"]}
+BUCKETS = ((1, 9, "<10"), (10, 19, "10-19"), (20, 49, "20-49"), (50, 99, "50-99"), (100, 10**9, ">=100"))
 
 
-@dataclass
-class TableTask:
-    type: str
-    shape: str
-    atoms: list[Atom]
-    columns: list[Column]
-    row_ids: list[str]
-    gold_rows: list[list[str]]
-    sql: str
-    question: str
-    constraint_texts: list[str]  # each constraint as worded in the question
-    constraint_values: list[str]  # every value a paraphrase must keep
-    query: str  # a natural search query for discovering the rows
-    facts: list[list[list[str]]] = field(default_factory=list)  # per row, per column: facts from the row to the value
+def bucket_of(n: int) -> str:
+    return next(name for lo, hi, name in BUCKETS if lo <= n <= hi)
 
 
-# --------------------------------------------------------------------------- values as words
+def bucket_range(name: str, rows_min: int, rows_max: int) -> tuple[int, int]:
+    lo, hi = next((lo, hi) for lo, hi, b in BUCKETS if b == name)
+    return max(lo, rows_min), min(hi, rows_max)
 
 
-def _sig_round(x: float, up: bool) -> float:
-    if x == 0:
+# --------------------------------------------------------------------------- round values
+
+
+def _nice(x: float, up: bool, integer: bool) -> float:
+    """The nearest round number (1, 2, 2.5, 5 times a power of ten) at or above / below x."""
+    if x <= 0:
         return 0.0
-    mag = 10 ** (math.floor(math.log10(abs(x))) - 1)
-    return (math.ceil(x / mag) if up else math.floor(x / mag)) * mag
+    mag = 10 ** math.floor(math.log10(x))
+    steps = (1, 2, 2.5, 5, 10) if not integer or mag >= 10 else (1, 2, 5, 10)
+    cands = [s * mag for s in steps] + [s * mag / 10 for s in steps]
+    cands = [c for c in cands if not integer or float(c).is_integer()]
+    if up:
+        return min(c for c in cands if c >= x - 1e-9)
+    below = [c for c in cands if c <= x + 1e-9]
+    return max(below) if below else 0.0
 
 
 def _num_text(v: float, is_int: bool) -> str:
-    if is_int:
+    if is_int or float(v).is_integer():
         return format_number(str(int(round(v))), "int")
     return format_number(f"{v:.6f}", "float")
 
 
 def range_text(lo, hi, kind: str, is_int: bool = True) -> tuple[str, list[str]]:
-    """'between 1990 and 1999' / 'at least 5,000' / 'in 1990 or later', and the values it names."""
+    """'between 1990 and 1999' / 'in the 1990s' / 'at least 5,000' / 'before 1950', and the values it names."""
     if kind == DATE:
         a, b = (lo.year if lo else None), (hi.year if hi else None)
         if a is not None and b is not None:
-            return (f"in {a}" if a == b else f"between {a} and {b}"), [str(a), str(b)]
+            if a == b:
+                return f"in {a}", [str(a)]
+            if a % 10 == 0 and b == a + 9:
+                return f"in the {a}s", [f"{a}s"]
+            return f"between {a} and {b}", [str(a), str(b)]
         if a is not None:
             return f"in {a} or later", [str(a)]
-        return f"in {b} or earlier", [str(b)]
+        return f"before {b + 1}", [str(b + 1)]
     a = _num_text(lo, is_int) if lo is not None else None
     b = _num_text(hi, is_int) if hi is not None else None
     if a is not None and b is not None:
@@ -113,93 +108,171 @@ def cell_text(v, kind: str) -> str:
     return str(v)
 
 
-# --------------------------------------------------------------------------- the sampler
+def _in(vf: np.ndarray, window) -> np.ndarray:
+    keep = ~np.isnat(vf)
+    if window and window[0]:
+        keep &= vf >= np.datetime64(window[0])
+    if window and window[1]:
+        keep &= vf <= np.datetime64(window[1])
+    return keep
+
+
+# --------------------------------------------------------------------------- candidates
+
+
+@dataclass
+class Rows:
+    """The rows of a candidate: entities of `t` (`codes`), or links of `step` (oriented from
+    the anchor type `t` to the other end) given by their index in `arrays.links(step)`."""
+
+    t: str
+    codes: np.ndarray
+    step: Step | None = None
+    link: np.ndarray | None = None  # indexes into links(step)
+    other: np.ndarray | None = None  # codes of the other end
+
+    @property
+    def n(self) -> int:
+        return len(self.codes)
+
+
+@dataclass
+class Candidate:
+    shape: str
+    t: str
+    split: str
+    rows: Rows
+    atoms: dict[str, Atom] = field(default_factory=dict)  # letters (and S for the part scope) -> atom
+    combo: str = ""  # how the lettered atoms combine ("A&!B")
+    rank_attr: str | None = None
+    rank_desc: bool = True
+    scope_count: int = 0  # ranked: candidates ranked (the scope's size)
+    scope_codes: np.ndarray | None = None
+    window: tuple[dt.date | None, dt.date | None] | None = None  # timeline/events: period of the links
+    anchor: str | None = None  # timeline with one anchor: its id
 
 
 class TableSampler:
-    def __init__(self, schema: TaskSchema, options: TasksOptions, rng: np.random.Generator):
+    """Draws candidate row sets of each shape; `build.py` turns them into tasks."""
+
+    def __init__(self, schema: TaskSchema, options: TasksOptions, rng: np.random.Generator, allowed: dict[str, dict[str, np.ndarray]],
+                 home: dict[str, tuple[Step, ...] | None], part_of: dict[str, np.ndarray], part_ids: np.ndarray | None):
+        """`allowed[split][t]`: entities of t a task of that split may have as rows; `home[t]`: the
+        to-one path from t to its part (for scope constraints); `part_of[t]`: each entity's part."""
         self.s = schema
+        self.a: WorldArrays = schema.a
         self.opt = options
         self.rng = rng
-        self.con = schema.con
-        self._sets: dict[tuple[str, str], np.ndarray] = {}
+        self.allowed = allowed
+        self.home = home
+        self.part_of = part_of
+        self.part_ids = part_ids
+        self._masks: dict[tuple[str, Atom], np.ndarray] = {}
         self._values: dict[tuple[str, str], np.ndarray] = {}
-        self.types = [t for t in self.s.world.types
-                      if len(self.s.view.ids[t]) >= options.rows.min and (self.s.constrainable(t) or self.s.steps[t])
-                      and any(c.hops for c in self.columns_for(t))]
+        self.history = [(r, rs) for r, rs in schema.relations.items() if rs.history]
+        self.dated = [(r, rs) for r, rs in schema.relations.items() if rs.date is not None]
+        self.width: float | None = None  # the share of a type a range should cover (aiming at a size)
+        self.as_of_year = 9999  # the world's "today": no period reaches past it
+        self._per: dict[Step, float] = {}
 
-    # ------------------------------------------------------------------ sets
+    def pick(self, xs):
+        return xs[int(self.rng.integers(len(xs)))]
+
+    # ------------------------------------------------------------------ masks
 
     def atom_mask(self, t: str, atom: Atom) -> np.ndarray:
-        """Which entities of `t` (in id order, as `view.ids[t]`) satisfy the atom: one cached query."""
-        sql = self.s.atom_sql(atom, t)
-        key = (t, sql)
-        if key not in self._sets:
-            col = self.con.sql(f"SELECT {sql} AS m FROM {_q(t)} t ORDER BY t.id").fetchnumpy()["m"]
-            self._sets[key] = np.asarray(col, dtype=bool)
-        return self._sets[key]
+        """Which entities of t satisfy the atom (cached)."""
+        key = (t, atom)
+        if key not in self._masks:
+            a = self.a
+            end = atom.end_type or t
+            if atom.test == "entity":
+                m = np.zeros(a.n(end), dtype=bool)
+                c = a.code(atom.value)
+                if c >= 0:
+                    m[c] = True
+            else:
+                col = a.frame(end)[atom.attr]
+                if atom.test == "eq":
+                    m = (col == atom.value).fill_null(False).to_numpy()
+                else:
+                    lo, hi = atom.value
+                    m = col.is_not_null()
+                    if lo is not None:
+                        m = m & (col >= lo)
+                    if hi is not None:
+                        m = m & (col <= hi)
+                    m = m.fill_null(False).to_numpy()
+            m = np.asarray(m, dtype=bool)
+            for st in reversed(atom.path):
+                m = a.back(st, m)
+            self._masks[key] = m
+        return self._masks[key]
 
     @staticmethod
-    def evaluate(shape: str, m: dict[str, np.ndarray]) -> np.ndarray | None:
-        """The row mask of a shape, or None if some constraint is redundant (cuts nothing)."""
+    def evaluate(combo: str, m: dict[str, np.ndarray]) -> np.ndarray | None:
+        """The row mask of a combination, or None if some constraint is redundant (cuts nothing)."""
         a, b, c = m.get("A"), m.get("B"), m.get("C")
-        if any(not x.any() or x.all() for x in m.values()):
+        if any(not x.any() or x.all() for k, x in m.items() if k in "ABC"):
             return None
         same = np.array_equal
-        if shape == "A":
+        if combo == "A":
             return a
-        if shape == "A&B":
+        if combo == "A&B":
             r = a & b
             return None if same(r, a) or same(r, b) else r
-        if shape == "A|B":
+        if combo == "A|B":
             return a | b if (a & ~b).any() and (b & ~a).any() else None
-        if shape == "A&!B":
+        if combo == "A&!B":
             r = a & ~b
             return None if same(r, a) else r
-        if shape == "A&B&C":
+        if combo == "A&B&C":
             r = a & b & c
             return None if any(same(r, x) for x in (a & b, a & c, b & c)) else r
-        if shape == "(A|B)&C":
+        if combo == "(A|B)&C":
             ab = a | b
             r = ab & c
             ok = (a & ~b).any() and (b & ~a).any() and not any(same(r, x) for x in (ab, c, a & c, b & c))
             return r if ok else None
-        if shape == "A&B&!C":
+        if combo == "A&B&!C":
             ab = a & b
             r = ab & ~c
             return None if same(r, ab) or same(ab, a) or same(ab, b) else r
-        raise ValueError(shape)
+        raise ValueError(combo)
 
-    def where_sql(self, t: str, shape: str, atoms: dict[str, Atom]) -> str:
-        parts = {k: self.s.atom_sql(v, t) for k, v in atoms.items()}
-        out = shape
+    def where_sql(self, t: str, combo: str, atoms: dict[str, Atom], base: str = "t") -> str:
+        parts = {k: self.s.atom_sql(v, t, base) for k, v in atoms.items() if k in "ABC"}
+        out = combo
         for k in "ABC":
             if k in parts:
                 out = out.replace(k, "{" + k + "}")
         out = out.replace("&", " AND ").replace("|", " OR ").replace("!", "NOT ")
-        return out.format(**parts)
+        out = out.format(**parts) if parts else ""
+        scope = [self.s.atom_sql(v, t, base) for k, v in atoms.items() if k == "S"]
+        return " AND ".join(([f"({out})"] if out else []) + scope)
 
-    # ------------------------------------------------------------------ atoms
+    # ------------------------------------------------------------------ constraints around an anchor
 
     def _values_of(self, t: str, a: str) -> np.ndarray:
         key = (t, a)
         if key not in self._values:
-            col = self.s.frame(t)[a].drop_nulls()
+            col = self.a.frame(t)[a].drop_nulls()
             if col.dtype.is_temporal():
-                arr = np.sort(np.array([d.toordinal() for d in col.to_list()], dtype=np.int64))
+                arr = np.sort(col.cast(int).to_numpy().astype(np.int64) + dt.date(1970, 1, 1).toordinal())
             else:
                 arr = np.sort(col.to_numpy().astype(np.float64))
             self._values[key] = arr
         return self._values[key]
 
-    def _range_around(self, t: str, a: str, v) -> tuple | None:
+    def range_around(self, t: str, a: str, v) -> tuple | None:
+        """A round range holding v: a decade or a few, a span of years, or round numbers."""
         vals = self._values_of(t, a)
         if len(vals) < 2:
             return None
         is_date = isinstance(v, dt.date)
         x = v.toordinal() if is_date else float(v)
         q = np.searchsorted(vals, x) / len(vals)
-        w = self.rng.uniform(0.1, 0.7)
+        w = self.rng.uniform(0.08, 0.7) if self.width is None else float(np.clip(self.width * self.rng.uniform(0.7, 1.6), 0.01, 0.95))
         q1 = max(0.0, q - self.rng.uniform(0, w))
         q2 = min(1.0, q1 + w)
         lo = float(vals[min(len(vals) - 1, int(q1 * len(vals)))])
@@ -208,12 +281,13 @@ class TableSampler:
         open_end = self.rng.random()
         if is_date:
             ylo, yhi = dt.date.fromordinal(int(lo)).year, dt.date.fromordinal(int(hi)).year
-            if ylo == yhi:
-                yhi += 1
+            step = 10 if yhi - ylo >= 8 else 5 if yhi > ylo else 1  # decades, five years, or one year
+            ylo = ylo - ylo % step
+            yhi = yhi - yhi % step + step - 1
             rng = (dt.date(ylo, 1, 1), dt.date(yhi, 12, 31))
         else:
-            is_int = self.s.view.dtype(t, a) == "int"
-            rlo, rhi = _sig_round(lo, up=False), _sig_round(hi, up=True)
+            is_int = self.s.dtype(t, a) == "int"
+            rlo, rhi = _nice(lo, up=False, integer=is_int), _nice(hi, up=True, integer=is_int)
             if is_int:
                 rlo, rhi = int(rlo), int(rhi)
             if rlo == rhi:
@@ -225,129 +299,300 @@ class TableSampler:
             rng = (None, rng[1])
         return rng
 
-    def _attr_atom(self, t: str, eid: str, path: tuple[Step, ...]) -> Atom | None:
-        choices = [(a, test) for a, test in self.s.constrainable(t) if self.s.value(t, eid, a) is not None]
+    def attr_atom(self, t: str, code: int, path: tuple[Step, ...]) -> Atom | None:
+        frame = self.a.frame(t)
+        choices = [(a, test) for a, test in self.s.constrainable(t) if frame[a][code] is not None]
         if not choices:
             return None
-        a, test = choices[self.rng.integers(len(choices))]
-        v = self.s.value(t, eid, a)
+        a, test = self.pick(choices)
+        v = frame[a][code]
         if test == "eq":
             return Atom(path, "eq", a, v)
-        r = self._range_around(t, a, v)
+        r = self.range_around(t, a, v)
         return Atom(path, "range", a, r) if r else None
 
-    def _hops_from(self, t: str, eid: str) -> list[tuple[Step, list[str]]]:
+    def _hops_from(self, t: str, code: int) -> list[tuple[Step, np.ndarray]]:
         out = []
         for st in self.s.steps[t]:
-            targets = self.s.out_edges(st).get(eid)
-            if targets:
-                out.append((st, targets))
+            lk = self.a.links(st)
+            sl = lk.of(code)
+            if sl.stop > sl.start:
+                out.append((st, lk.dst[sl]))
         return out
 
-    def atom_for(self, t: str, eid: str) -> Atom | None:
+    def atom_for(self, t: str, code: int) -> Atom | None:
         """A constraint the entity satisfies: an attribute test, a link, or a two-hop condition."""
         r = self.rng.random()
         if r < 0.45:
-            return self._attr_atom(t, eid, ())
-        hops = self._hops_from(t, eid)
+            return self.attr_atom(t, code, ())
+        hops = self._hops_from(t, code)
         if not hops:
-            return self._attr_atom(t, eid, ())
-        st, targets = hops[self.rng.integers(len(hops))]
-        u = targets[self.rng.integers(len(targets))]
+            return self.attr_atom(t, code, ())
+        st, targets = self.pick(hops)
+        u = int(self.pick(targets))
+        uid = str(self.a.ids[st.target][u])
         if r < 0.75:
-            return Atom((st,), "entity", None, u)
+            return Atom((st,), "entity", None, uid)
         if self.rng.random() < 0.5:
-            inner = self._attr_atom(st.target, u, (st,))
+            inner = self.attr_atom(st.target, u, (st,))
             if inner is not None:
                 return inner
         nxt = [(s2, tg) for s2, tg in self._hops_from(st.target, u) if s2.target != t or s2.name != st.name]
         if not nxt:
-            return Atom((st,), "entity", None, u)
-        s2, tg = nxt[self.rng.integers(len(nxt))]
-        return Atom((st, s2), "entity", None, tg[self.rng.integers(len(tg))])
+            return Atom((st,), "entity", None, uid)
+        s2, tg = self.pick(nxt)
+        return Atom((st, s2), "entity", None, str(self.a.ids[s2.target][int(self.pick(tg))]))
 
-    # ------------------------------------------------------------------ words
+    # ------------------------------------------------------------------ splits
 
-    def atom_text(self, t: str, atom: Atom) -> tuple[str, list[str]]:
-        """The qualifier for a constraint ('headquartered in a city in Braeria') and the values it names."""
-        names = self.s.view.names
-        if atom.test == "entity":
-            inner, vals = names[atom.value], [names[atom.value]]
-        elif atom.test == "eq":
-            inner, vals = str(atom.value), [str(atom.value)]
+    def scope_atom(self, t: str, code: int) -> Atom | None:
+        """'in Braeria': the anchor's part, along the type's home path."""
+        path = self.home.get(t)
+        if not path or self.part_ids is None:
+            return None
+        p = int(self.part_of[t][code])
+        if p < 0:
+            return None
+        return Atom(path, "entity", None, str(self.part_ids[p]), scope=True)
+
+    def fit_split(self, t: str, split: str, mask: np.ndarray, anchor: int, atoms: dict[str, Atom]) -> np.ndarray | None:
+        """The rows a task of `split` may keep: all of `mask` when it lies in the split's parts,
+        else `mask` narrowed to the anchor's part by a scope constraint (added to `atoms`)."""
+        ok = self.allowed[split][t]
+        if not (mask & ~ok).any():
+            return mask
+        sc = self.scope_atom(t, anchor)
+        if sc is None or not ok[anchor]:
+            return None
+        m = mask & self.atom_mask(t, sc)
+        if (m & ~ok).any() or not m.any() or np.array_equal(m, mask):
+            return None
+        atoms["S"] = sc
+        return m
+
+    def anchor_in(self, t: str, split: str) -> int | None:
+        ok = np.flatnonzero(self.allowed[split][t])
+        return int(self.pick(ok)) if len(ok) else None
+
+    # ------------------------------------------------------------------ shapes
+
+    def filter(self, t: str, split: str, n_constraints: int, want: int | None = None) -> Candidate | str:
+        """Every X with conditions. `want`: a row count to aim at; ranges are then drawn about as
+        wide as that share of the type, with fewer constraints for larger sets."""
+        anchor = self.anchor_in(t, split)
+        if anchor is None:
+            return "empty-part"
+        share = None
+        if want:
+            share = min(1.0, want / max(1, int(self.allowed[split][t].sum())))
+            if share > 0.3:
+                n_constraints = min(n_constraints, 1)
+            elif share > 0.08:
+                n_constraints = min(n_constraints, 2)
+            elif share < 0.003:  # a few rows out of thousands: narrow it down on three sides
+                n_constraints = max(n_constraints, min(3, max(COMBOS)))
+            elif share < 0.02:
+                n_constraints = max(n_constraints, min(2, max(COMBOS)))
+        combo = self.pick(COMBOS[n_constraints])
+        k = sum(x in combo for x in "ABC")
+        atoms: dict[str, Atom] = {}
+        n = self.a.n(t)
+        for letter in (x for x in "ABC" if x in combo):
+            other = f"!{letter}" in combo or (letter == "B" and "|" in combo)
+            e = int(self.rng.integers(n)) if other else anchor
+            self.width = None if share is None else (share ** (1 / k) if not other else 0.3)
+            try:
+                atom = self.atom_for(t, e)
+            finally:
+                self.width = None
+            if atom is None:
+                return "no-constraint"
+            atoms[letter] = atom
+        tested = [(a.path, a.attr) for a in atoms.values() if a.test != "entity"]
+        if len(set(tested)) != len(tested):
+            return "redundant-constraint"
+        mask = self.evaluate(combo, {k: self.atom_mask(t, a) for k, a in atoms.items()})
+        if mask is None:
+            return "redundant-constraint"
+        mask = self.fit_split(t, split, mask, anchor, atoms)
+        if mask is None:
+            return "leaves-part"
+        codes = np.flatnonzero(mask)
+        return Candidate("filter", t, split, Rows(t, codes), atoms, combo)
+
+    def ranked(self, t: str, split: str, want: int) -> Candidate | str:
+        attrs = self.s.rankable(t)
+        if not attrs:
+            return "no-rank-attribute"
+        anchor = self.anchor_in(t, split)
+        if anchor is None:
+            return "empty-part"
+        attr = self.pick(attrs)
+        atoms: dict[str, Atom] = {}
+        mask = np.ones(self.a.n(t), dtype=bool)
+        if self.rng.random() < 0.7:  # a scope: the anchor's link or category ("in Braeria", "in software")
+            atom = None
+            for _ in range(4):
+                atom = self.atom_for(t, anchor)
+                if atom is not None and atom.test != "range" and not (not atom.path and atom.attr == attr):
+                    break
+                atom = None
+            if atom is not None:
+                atoms["A"] = atom
+                mask = self.atom_mask(t, atom)
+        fitted = self.fit_split(t, split, mask, anchor, atoms)
+        if fitted is None:
+            return "leaves-part"
+        vals = self.a.values(t, attr)
+        cand = np.flatnonzero(fitted & ~np.isnan(vals))
+        if len(cand) < 4:
+            return "rows-outside-window"
+        desc = bool(self.rng.random() < 0.75)
+        order = np.lexsort((cand, -vals[cand] if desc else vals[cand]))
+        ranked = cand[order]
+        v = vals[ranked]
+        n = min(want, len(cand))
+        # the first n must be set apart from the rest (no tie across the cut); ties inside share a rank
+        while n < len(v) and n >= max(4, int(want * 0.7)) and v[n - 1] == v[n]:
+            n -= 1
+        if n < len(v) and v[n - 1] == v[n] or n < 4:
+            return "ties"
+        return Candidate("ranked", t, split, Rows(t, ranked[:n]), atoms, "A" if "A" in atoms else "", rank_attr=attr,
+                         rank_desc=desc, scope_count=len(cand), scope_codes=cand)
+
+    def _period(self, when: np.datetime64) -> tuple[dt.date | None, dt.date | None]:
+        """Round years around a date: a decade, a span of five-year steps, or an open end."""
+        y = int(str(when)[:4])
+        r = self.rng.random()
+        if r < 0.35:
+            lo, hi = y - y % 10, y - y % 10 + 9
+        elif r < 0.6:
+            lo = y - y % 5 - 5 * int(self.rng.integers(0, 4))
+            hi = y - y % 5 + 5 * int(self.rng.integers(1, 5)) - 1
+        elif r < 0.8:
+            lo, hi = y - y % 10 - 10 * int(self.rng.integers(0, 3)), None
         else:
-            tt = atom.end_type or t
-            kind = self.s.attr_kind(tt, atom.attr)
-            inner, vals = range_text(*atom.value, kind, self.s.view.dtype(tt, atom.attr) == "int")
-        if atom.test in ("eq", "range"):
-            tt = atom.end_type or t
-            asks = self.s.asks(tt, atom.attr)
-            inner = fill(asks[self.rng.integers(len(asks))], inner)
-            path = atom.path
+            lo, hi = None, y - y % 10 + 10 * int(self.rng.integers(1, 3)) - 1
+        if hi is not None and hi >= self.as_of_year:  # "before 2030" says nothing
+            hi = None
+        return (dt.date(lo, 1, 1) if lo is not None else None, dt.date(hi, 12, 31) if hi is not None else None)
+
+    def links_in(self, step: Step, anchors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(link indexes, anchor code per link) of every link of the anchors, in anchor order."""
+        lk = self.a.links(step)
+        starts, ends = lk.starts[anchors], lk.starts[anchors + 1]
+        lens = ends - starts
+        total = int(lens.sum())
+        idx = np.repeat(starts - np.cumsum(np.r_[0, lens[:-1]]), lens) + np.arange(total)
+        return idx.astype(np.int64), np.repeat(anchors, lens)
+
+    def timeline(self, split: str, t: str | None = None, want: int | None = None) -> Candidate | str:
+        """Tenures of a history relation, from the side of `t` (or either side). `want`: a row
+        count to aim at (one anchor for short tables; else a constraint about as wide as needed)."""
+        sides = [(r, rs, side) for r, rs in self.history for side in ("source", "target")
+                 if t is None or getattr(rs, side) == t]
+        if not sides:
+            return "no-history"
+        r, rs, side = self.pick(sides)
+        anchor_t = getattr(rs, side)
+        other_t = rs.target if side == "source" else rs.source
+        step = Step("rel", r, anchor_t, other_t, to_one=False, reverse=side == "target")
+        anchor = self.anchor_in(anchor_t, split)
+        if anchor is None:
+            return "empty-part"
+        lk = self.a.links(step)
+        if lk.starts[anchor + 1] == lk.starts[anchor]:
+            return "no-links"
+        atoms: dict[str, Atom] = {}
+        if step not in self._per:
+            self._per[step] = max(1.0, len(lk.src) / max(1, int((np.diff(lk.starts) > 0).sum())))
+        per = self._per[step]  # tenures per anchor
+        single = self.rng.random() < (0.35 if want is None else 0.8 if want < 2 * per else 0.0)
+        if single:
+            anchors = np.array([anchor])
         else:
-            path = atom.path[:-1]
-            last = atom.path[-1]
-            asks = self.s.asks(last.source, last.name)
-            inner = fill(asks[self.rng.integers(len(asks))], inner)
-        for st in reversed(path):
-            asks = self.s.asks(st.source, st.name)
-            inner = fill(asks[self.rng.integers(len(asks))], f"{self.s.plural(st.target)} {inner}", nested=True)
-        return inner, vals
+            if want is not None:
+                self.width = min(1.0, want / per / max(1, int(self.allowed[split][anchor_t].sum())))
+            try:
+                atom = self.atom_for(anchor_t, anchor)
+            finally:
+                self.width = None
+            if atom is None:
+                return "no-constraint"
+            atoms["A"] = atom
+            m = self.fit_split(anchor_t, split, self.atom_mask(anchor_t, atom), anchor, atoms)
+            if m is None:
+                return "leaves-part"
+            anchors = np.flatnonzero(m)
+        idx, owners = self.links_in(step, anchors)
+        window = None
+        if self.rng.random() < 0.4:  # tenures that began in a period
+            pick = int(self.rng.integers(len(idx)))
+            window = self._period(lk.valid_from[idx[pick]])
+            keep = _in(lk.valid_from[idx], window)
+            if keep.all() or window == (None, None):
+                window = None
+            else:
+                idx, owners = idx[keep], owners[keep]
+        other = lk.dst[idx]  # pages of the other end are checked page by page (build.py)
+        return Candidate("timeline", anchor_t, split, Rows(anchor_t, owners, step, idx, other), atoms, "A" if atoms.get("A") else "",
+                         window=window, anchor=str(self.a.ids[anchor_t][anchor]) if single else None)
 
-    def question(self, t: str, shape: str, texts: dict[str, str], columns: list[Column]) -> str:
-        pl_ = self.s.plural(t)
-        a, b, c = texts.get("A"), texts.get("B"), texts.get("C")
-        pick = lambda xs: xs[self.rng.integers(len(xs))]  # noqa: E731
-        if shape == "A":
-            what = f"{pl_} {a}"
-        elif shape == "A&B":
-            what = f"{pl_} {a} and {b}"
-        elif shape == "A|B":
-            what = f"{pl_} {a}, " + pick(OR_WORDS).format(x=b)
-        elif shape == "A&!B":
-            what = f"{pl_} {a}, " + pick(NOT_WORDS).format(x=b)
-        elif shape == "A&B&C":
-            what = f"{pl_} {a}, {b} and {c}"
-        elif shape == "(A|B)&C":
-            what = f"{pl_} {c}, but only those {a} or those {b}"
-        else:  # A&B&!C
-            what = f"{pl_} {a} and {b}, " + pick(NOT_WORDS).format(x=c)
-        cols = ", ".join(col.name for col in columns)
-        lead = pick(LEADS).format(what=what)
-        return f"{lead} {pick(TAILS).format(cols=cols, one=self.s.singular(t))}"
+    def events(self, split: str, t: str | None = None, want: int | None = None) -> Candidate | str:
+        """Dated links in a period (acquisitions, awards received), optionally scoped. `want`:
+        a row count to aim at (the period then spans about that many events)."""
+        opts = [(r, rs) for r, rs in self.dated if t is None or t in (rs.source, rs.target)]
+        if not opts:
+            return "no-events"
+        r, rs = self.pick(opts)
+        step = Step("rel", r, rs.source, rs.target, to_one=False)
+        lk = self.a.links(step)
+        if not len(lk.src):
+            return "no-links"
+        vf = lk.valid_from
+        ok = self.allowed[split][rs.source][lk.src]  # the other end's pages are checked page by page (build.py)
+        pool = np.flatnonzero(ok & ~np.isnat(vf))
+        if not len(pool):
+            return "empty-part"
+        pick = int(self.pick(pool))
+        scope = ~np.isnat(vf)
+        atoms: dict[str, Atom] = {}
+        if self.rng.random() < 0.5:  # a condition on the source side
+            atom = self.atom_for(rs.source, int(lk.src[pick]))
+            if atom is not None:
+                m = self.atom_mask(rs.source, atom)[lk.src]
+                if (scope & ~m).any():
+                    atoms["A"] = atom
+                    scope &= m
+        if (scope & ~ok).any():  # narrow to the part of the drawn link ("in Braeria")
+            sc = self.scope_atom(rs.source, int(lk.src[pick]))
+            if sc is None:
+                return "leaves-part"
+            atoms["S"] = sc
+            scope &= self.atom_mask(rs.source, sc)[lk.src]
+            if (scope & ~ok).any():
+                return "leaves-part"
+        window = self._period_for(vf, scope, pick, want) if want else self._period(vf[pick])
+        if window is None or (window[0] is None and window[1] is None):
+            return "no-period"
+        keep = scope & _in(vf, window)
+        if "A" in atoms and not (_in(vf, window) & ~self.atom_mask(rs.source, atoms["A"])[lk.src] & ok).any():
+            return "redundant-constraint"
+        idx = np.flatnonzero(keep)
+        return Candidate("events", rs.source, split, Rows(rs.source, lk.src[idx], step, idx, lk.dst[idx]), atoms,
+                         "A" if "A" in atoms else "", window=window)
 
-    # ------------------------------------------------------------------ columns
-
-    def columns_for(self, t: str) -> list[Column]:
-        s = self.s
-        out: list[Column] = []
-
-        def name_of(*parts: str) -> str:
-            return " ".join(p.lower() for p in parts)
-
-        def with_unit(tt: str, a: str, name: str) -> str:
-            u = s.unit(tt, a)
-            if u and not (u.isalpha() and u.islower() and len(u) > 3) and u.lower() not in name:
-                return f"{name} ({u})"
-            return name
-
-        for a in s.shown(t):
-            out.append(Column(with_unit(t, a, name_of(s.label(t, a))), (), a, s.attr_kind(t, a), s.label(t, a)))
-        for st in s.steps[t]:
-            if not st.to_one:
-                continue
-            lab = s.label(t, st.name)
-            out.append(Column(name_of(lab), (st,), None, STRING, lab))
-            u = st.target
-            for a in s.shown(u):
-                out.append(Column(with_unit(u, a, name_of(lab, s.label(u, a))), (st,), a, s.attr_kind(u, a), lab))
-            for st2 in s.steps[u]:
-                if st2.to_one and st2.target != t:
-                    out.append(Column(name_of(lab, s.label(u, st2.name)), (st, st2), None, STRING, lab))
-        seen: set[str] = {t.replace("_", " ")}
-        uniq = []
-        for c in out:
-            if c.name not in seen:
-                seen.add(c.name)
-                uniq.append(c)
-        return uniq
+    def _period_for(self, vf: np.ndarray, scope: np.ndarray, pick: int, want: int):
+        """Round years (5-year edges) around link `pick` that hold about `want` of the scoped links."""
+        days = np.sort(vf[scope & ~np.isnat(vf)])
+        if len(days) < 2:
+            return None
+        pos = int(np.searchsorted(days, vf[pick]))
+        lo_i = max(0, pos - int(self.rng.integers(0, want + 1)))
+        hi_i = min(len(days) - 1, lo_i + want - 1)
+        ylo, yhi = int(str(days[lo_i])[:4]), int(str(days[hi_i])[:4])
+        ylo -= ylo % 5
+        yhi = yhi - yhi % 5 + 4
+        lo = dt.date(ylo, 1, 1)
+        hi = dt.date(yhi, 12, 31) if yhi < self.as_of_year else None
+        return (lo, hi)

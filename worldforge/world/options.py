@@ -36,16 +36,33 @@ class RenderOptions(Model):
     news_lag_days: int = Field(10, ge=0, le=365)  # news appears 0..N days after its event (never after as_of)
 
 
+# WideSearch's row-count buckets and the share of its English tasks in each (see
+# worldforge/tasks/widesearch_reference.json): the default target of `stages.tasks.row_shares`.
+ROW_BUCKETS = ("<10", "10-19", "20-49", "50-99", ">=100")
+WIDESEARCH_ROW_SHARES = {"<10": 0.06, "10-19": 0.22, "20-49": 0.43, "50-99": 0.21, ">=100": 0.07}  # normalised when used
+TABLE_SHAPES = ("filter", "ranked", "timeline", "events")
+DEFAULT_SHAPE_SHARES = {"filter": 0.4, "ranked": 0.13, "timeline": 0.3, "events": 0.17}
+
+
 class TasksOptions(Model):
     """`stages.tasks` of a world spec; command-line options override these."""
 
     table: int = Field(200, ge=0)  # table tasks to keep
     multihop: int = Field(100, ge=0)  # multi-hop questions to keep
     seed: int | None = Field(None, ge=0, lt=2**63)  # defaults to the world's seed
-    rows: Range = Range(min=5, max=60)  # gold row window of a table task
-    columns: Range = Range(min=3, max=7)  # columns of a table task, the key column included
+    rows: Range = Range(min=4, max=540)  # gold row window of a table task
+    # target share of table tasks per row bucket (<10, 10-19, 20-49, 50-99, >=100); null: any size in `rows`
+    row_shares: dict[Literal["<10", "10-19", "20-49", "50-99", ">=100"], float] | None = WIDESEARCH_ROW_SHARES
+    columns: Range = Range(min=3, max=14)  # columns of a table task, the key column(s) included
     constraints: Range = Range(min=1, max=3)  # constraints combined with AND / OR / NOT
+    shapes: dict[Literal["filter", "ranked", "timeline", "events"], float] = DEFAULT_SHAPE_SHARES  # table shapes
+    # relative weight of each entity type among table tasks; a type not listed weighs its interest (README)
+    type_weights: dict[str, float] = {}
+    # share of tasks posed in held-out parts of the world (whole countries), for world-level splits
+    holdout: dict[Literal["validation", "test"], float] = {"validation": 0.1, "test": 0.1}
+    part_type: str | None = None  # the type whose entities are the parts (default: the top of the `parent` tree)
     hops: Range = Range(min=2, max=4)  # hops of a multi-hop question
+    max_pages: int = Field(500, ge=1)  # pages a task's proof may need (an agent reads about 8 a turn for 80 turns)
     number_tolerance: float = Field(0.01, ge=0.0, lt=1.0)  # number_near criterion (relative)
     language: str = "en"
     paraphrase: bool = False  # rewrite questions through vLLM (needs render's model), keeping only faithful ones
@@ -55,12 +72,21 @@ class TasksOptions(Model):
     def _windows(self) -> TasksOptions:
         if self.rows.min < 1:
             raise ValueError("rows.min must be at least 1 (no empty answers)")
-        if self.columns.min < 2 or self.columns.max > 12:
-            raise ValueError("columns must lie within 2..12 (the key column plus at least one more)")
+        if self.columns.min < 2 or self.columns.max > 16:
+            raise ValueError("columns must lie within 2..16 (the key column plus at least one more)")
         if self.constraints.min < 1 or self.constraints.max > 3:
             raise ValueError("constraints must lie within 1..3")
         if self.hops.min < 2 or self.hops.max > 4:
             raise ValueError("hops must lie within 2..4")
+        for name, shares in (("row_shares", self.row_shares or {}), ("shapes", self.shapes)):
+            if any(v < 0 for v in shares.values()) or (shares and sum(shares.values()) <= 0):
+                raise ValueError(f"{name} must be shares >= 0 with a positive sum, got {dict(shares)}")
+        if not self.shapes:
+            raise ValueError("shapes must name at least one table shape (filter, ranked, timeline, events)")
+        if any(v < 0 for v in self.type_weights.values()):
+            raise ValueError(f"type_weights must be >= 0, got {dict(self.type_weights)}")
+        if any(v < 0 for v in self.holdout.values()) or sum(self.holdout.values()) >= 0.9:
+            raise ValueError(f"holdout shares must be >= 0 and leave at least 10% for training, got {dict(self.holdout)}")
         return self
 
 
@@ -137,7 +163,7 @@ class ExportOptions(Model):
 
     version: str = Field("v1", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # exports/<world>/<version>/
     formats: list[Literal["sft", "rl", "widesearch"]] = ["sft", "rl", "widesearch"]
-    split_by: Literal["task", "world"] = "task"
+    split_by: Literal["region", "task", "world"] = "region"  # region: the tasks stage's held-out parts
     splits: dict[Literal["train", "validation", "test"], float] = {"train": 0.8, "validation": 0.1, "test": 0.1}
     world_split: Literal["train", "validation", "test"] | None = None  # with split_by: world (default: from the name)
     shard_rows: int = Field(5000, ge=1)  # rows per Parquet shard

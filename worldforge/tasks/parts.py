@@ -1,0 +1,159 @@
+"""Parts of the world, for world-level splits.
+
+A world is cut into *parts*: the entities of its top-level container type (countries, by
+default the type at the top of the packs' `parent` tree) with everything that belongs to
+them. Each entity's part follows its shortest chain of to-one hops to a container (a city's
+country through its region; a person's through their birthplace; a product's through its
+maker's headquarters); an entity with no such chain takes the most common part among the
+entities it links to (a publication, its authors'). That chain is also how a question scopes
+a task to a part ("people who are nationals of Braeria").
+
+Whole parts are held out: validation and test tasks are posed inside held-out parts only,
+and training tasks may not read any page a held-out task reads (see `stage.py`), so no test
+evidence page is read in a training trajectory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..plumbing import stable_hash
+from .arrays import Step, WorldArrays
+from .schema import TaskSchema
+
+HELD_OUT = ("test", "validation")
+
+
+@dataclass
+class Parts:
+    """`root`: the part type (None: the world has no parts); per type, each entity's part
+    (a code of `root`, -1 for none) and the to-one path that decides it (None when the part
+    came from a majority of links)."""
+
+    root: str | None
+    of: dict[str, np.ndarray] = field(default_factory=dict)
+    home: dict[str, tuple[Step, ...] | None] = field(default_factory=dict)
+    split_of_part: np.ndarray | None = None  # per part code: train | validation | test
+
+    def split_mask(self, t: str, split: str, n: int) -> np.ndarray:
+        """Entities of t (n of them) in the parts of one split (without parts: all in train)."""
+        if self.root is None or self.split_of_part is None:
+            return np.full(n, split == "train", dtype=bool)
+        p = self.of[t]
+        out = np.zeros(len(p), dtype=bool)
+        ok = p >= 0
+        out[ok] = self.split_of_part[p[ok]] == split
+        return out
+
+
+def _tops(schema: TaskSchema) -> list[str]:
+    """Types at the top of a `parent` tree: others are parts of them, they are part of nothing."""
+    types = schema.types
+    parents = {et.parent.type for et in types.values() if et.parent}
+    return sorted(t for t in parents if types[t].parent is None)
+
+
+def entity_parts(schema: TaskSchema, part_type: str | None) -> Parts:
+    """Parts by the given type, else by the top of a `parent` tree that the most entities
+    chain to (countries rather than companies: people, clubs and universities chain to a
+    country, only products to a company)."""
+    roots = [part_type] if part_type is not None else _tops(schema)
+    best = Parts(None)
+    best_n = -1
+    for root in roots:  # coverage by to-one chains decides; only the winner votes for the rest
+        parts = _parts_by(schema, root, vote=False)
+        n = sum(int((p >= 0).sum()) for p in parts.of.values()) if parts.root else -1
+        if n > best_n:
+            best, best_n = parts, n
+    return _parts_by(schema, best.root) if best.root is not None else best
+
+
+def _parts_by(schema: TaskSchema, root: str, vote: bool = True) -> Parts:
+    a = schema.a
+    if a.n(root) < 2:
+        return Parts(None)
+    parts = Parts(root)
+    parts.of[root] = np.arange(a.n(root), dtype=np.int64)
+    parts.home[root] = ()
+    # shortest to-one chains first: a type joins once a hop leads to a type that has parts
+    while True:
+        best: dict[str, tuple[int, int, int, Step]] = {}
+        for t in schema.types:
+            if t in parts.of:
+                continue
+            for i, st in enumerate(schema.steps[t]):
+                if not st.to_one or st.target not in parts.home or parts.home[st.target] is None:
+                    continue
+                key = (len(parts.home[st.target]) + 1, 0 if st.kind == "lookup" else 1, i)
+                if t not in best or key < best[t][:3]:
+                    best[t] = (*key, st)
+        if not best:
+            break
+        for t, (*_, st) in sorted(best.items()):
+            dst, _ = a.to_one(st)
+            p = np.full(a.n(t), -1, dtype=np.int64)
+            ok = dst >= 0
+            p[ok] = parts.of[st.target][dst[ok]]
+            parts.of[t] = p
+            parts.home[t] = (st, *parts.home[st.target])
+    # the rest: the most common part among linked entities (authors, laureates)
+    for _ in range(2 if vote else 0):
+        for t in schema.types:
+            if t in parts.of:
+                continue
+            votes_src, votes_part = [], []
+            for st in schema.steps[t] + schema.in_steps[t]:
+                if st.kind != "rel" or st.target not in parts.of:
+                    continue
+                lk = a.links(st)
+                p = parts.of[st.target][lk.dst]
+                keep = p >= 0
+                votes_src.append(lk.src[keep])
+                votes_part.append(p[keep])
+            if not votes_src:
+                continue
+            src, part = np.concatenate(votes_src), np.concatenate(votes_part)
+            p = np.full(a.n(t), -1, dtype=np.int64)
+            if len(src):
+                n_parts = a.n(root)
+                pairs, counts = np.unique(src * n_parts + part, return_counts=True)
+                s_, p_ = pairs // n_parts, pairs % n_parts
+                order = np.lexsort((p_, -counts, s_))  # per source: most votes, then lowest part
+                s_, p_ = s_[order], p_[order]
+                first = np.r_[True, s_[1:] != s_[:-1]]
+                p[s_[first]] = p_[first]
+            parts.of[t] = p
+            parts.home[t] = None
+    for t in schema.types:
+        parts.of.setdefault(t, np.full(a.n(t), -1, dtype=np.int64))
+        parts.home.setdefault(t, None)
+    return parts
+
+
+def hold_out(parts: Parts, a: WorldArrays, shares: dict[str, float], seed: int) -> dict[str, list[int]]:
+    """Assign whole parts to the held-out splits: parts in a seeded order, each held-out split
+    taking parts until it holds its share of the world's entities (at least one part), at
+    least one part left for training. Returns the parts of each split."""
+    if parts.root is None:
+        return {"train": []}
+    n = a.n(parts.root)
+    size = np.zeros(n, dtype=np.int64)
+    for p in parts.of.values():
+        size += np.bincount(p[p >= 0], minlength=n)
+    total = max(1, int(size.sum()))
+    order = sorted(range(n), key=lambda i: (stable_hash(seed, "part", a.ids[parts.root][i]), i))
+    split = np.array(["train"] * n, dtype=object)
+    free = list(order)
+    for s in HELD_OUT:
+        share = shares.get(s, 0.0)
+        if share <= 0 or len(free) <= 1:
+            continue
+        got = 0
+        while free and len(free) > 1 and (got == 0 or got / total < share):
+            i = free.pop(0)
+            split[i] = s
+            got += size[i]
+    parts.split_of_part = split
+    return {s: [int(i) for i in np.flatnonzero(split == s)] for s in ("train", *HELD_OUT)}

@@ -1,0 +1,151 @@
+"""The shape of a task set, side by side with WideSearch's published figures.
+
+`distribution(tasks_dir)` measures the generated tasks (row counts and their buckets,
+columns, keys, rank tables, column metrics, question length, constant and container
+columns, entity types, multi-hop answer types, splits); `reference()` loads WideSearch's
+figures shipped with the package (`widesearch_reference.json`, with their source);
+`comparison_rows` lines them up for `worldforge tasks --report`.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from importlib import resources
+from pathlib import Path
+
+from .scoring import GOLD_DIR, TASKS_FILE, norm_column, read_gold_csv
+
+BUCKETS = ("<10", "10-19", "20-49", "50-99", ">=100")
+
+
+def reference() -> dict:
+    """WideSearch's figures (package data), with their `source`."""
+    return json.loads(resources.files("worldforge.tasks").joinpath("widesearch_reference.json").read_text())
+
+
+def _bucket(n: int) -> str:
+    return "<10" if n < 10 else "10-19" if n < 20 else "20-49" if n < 50 else "50-99" if n < 100 else ">=100"
+
+
+def _metric(entry: dict) -> str:
+    m = entry.get("metric") or ["exact_match"]
+    return m[0]
+
+
+def distribution(tasks_dir: str | Path, records: list[dict] | None = None) -> dict:
+    """Figures of a tasks folder (`tasks.jsonl` and `gold/`)."""
+    d = Path(tasks_dir)
+    if records is None:
+        records = [json.loads(x) for x in (d / TASKS_FILE).read_text().splitlines() if x.strip()]
+    tables = [r for r in records if r.get("kind") == "table"]
+    multi = [r for r in records if r.get("kind") == "multihop"]
+    out: dict = {"tasks": len(records), "tables": len(tables), "multihop": len(multi)}
+    if tables:
+        rows = [r["difficulty"]["rows"] for r in tables]
+        cols = [r["difficulty"]["columns"] for r in tables]
+        out["rows"] = {"mean": statistics.mean(rows), "median": statistics.median(rows), "min": min(rows), "max": max(rows)}
+        b = Counter(_bucket(n) for n in rows)
+        out["row_buckets"] = {k: b[k] / len(tables) for k in BUCKETS}
+        out["columns"] = {"mean": statistics.mean(cols), "min": min(cols), "max": max(cols)}
+        out["cells_mean"] = statistics.mean(r * c for r, c in zip(rows, cols))
+        out["composite_keys"] = sum(len(r["evaluation"]["unique_columns"]) > 1 for r in tables) / len(tables)
+        out["time_keyed"] = sum(_time_keyed(r) for r in tables) / len(tables)
+        out["rank_tasks"] = sum("rank" in r.get("column_roles", []) for r in tables) / len(tables)
+        metrics = Counter(_metric(e) for r in tables for e in r["evaluation"]["eval_pipeline"].values())
+        total = sum(metrics.values())
+        out["column_metrics"] = {k: v / total for k, v in sorted(metrics.items())}
+        q = [len(r["query"]) for r in tables]
+        out["query_chars"] = {"mean": statistics.mean(q), "min": min(q), "max": max(q)}
+        out["shapes"] = dict(sorted(Counter(r.get("shape", "filter") for r in tables).items()))
+        out["entity_types"] = dict(Counter(r["entity_type"] for r in tables).most_common())
+        out["container_columns"] = {
+            "tables_with_any": sum(r["difficulty"].get("container_columns", 0) > 0 for r in tables),
+            "tables_with_more_than_one": sum(r["difficulty"].get("container_columns", 0) > 1 for r in tables)}
+        out.update(_constant_columns(d, tables))
+    langs = Counter(r.get("language", "en") for r in records)
+    out["languages"] = {k: v / len(records) for k, v in sorted(langs.items())} if records else {}
+    if multi:
+        ans = Counter(r.get("answer_type") or "?" for r in multi)
+        out["multihop_answer_types"] = dict(ans.most_common())
+        out["multihop_top_answer_share"] = ans.most_common(1)[0][1] / len(multi)
+        out["multihop_start_types"] = dict(Counter(r["entity_type"] for r in multi).most_common())
+    splits = Counter(r.get("split", "train") for r in records)
+    out["splits"] = dict(sorted(splits.items()))
+    return out
+
+
+def _time_keyed(r: dict) -> bool:
+    """A key column holding a year or a date (a season, a start year)."""
+    pipe = r["evaluation"]["eval_pipeline"]
+    return any(_metric(pipe[norm_column(k)]) in ("number_near", "date_near") for k in r["evaluation"]["unique_columns"])
+
+
+def _constant_columns(d: Path, tables: list[dict]) -> dict:
+    """Value cells in columns whose value is the same on every row, and tables where every
+    value column is so (from the gold files)."""
+    cells = const_cells = all_const = 0
+    for r in tables:
+        f = d / GOLD_DIR / f"{r['instance_id']}.csv"
+        if not f.is_file():
+            continue
+        header, rows = read_gold_csv(f.read_text())
+        keys = {norm_column(k) for k in r["evaluation"]["unique_columns"]}
+        value_cols = [i for i, h in enumerate(header) if norm_column(h) not in keys]
+        consts = [i for i in value_cols if len(rows) > 1 and len({row[i] for row in rows}) == 1]
+        cells += len(value_cols) * len(rows)
+        const_cells += len(consts) * len(rows)
+        all_const += bool(value_cols) and len(consts) == len(value_cols)
+    return {"constant_value_cells": const_cells / cells if cells else 0.0, "tables_all_constant": all_const}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def comparison_rows(mine: dict, ref: dict) -> list[tuple[str, str, str]]:
+    """(measure, WideSearch, generated) rows for the report table."""
+    out: list[tuple[str, str, str]] = []
+
+    def add(name: str, theirs: str, ours: str) -> None:
+        out.append((name, theirs, ours))
+
+    add("tasks", f"{ref['tasks']} ({ref['measured_tasks']} English measured)",
+        f"{mine['tasks']:,} ({mine['tables']:,} tables, {mine['multihop']:,} multi-hop)")
+    if mine.get("tables"):
+        r, rr = mine["rows"], ref["rows"]
+        add("rows per table", f"mean {rr['mean']}, median {rr['median']}, {rr['min']}-{rr['max']}",
+            f"mean {r['mean']:.1f}, median {r['median']:g}, {r['min']}-{r['max']}")
+        add("row buckets " + "/".join(BUCKETS), " / ".join(f"{100 * ref['row_buckets'][b]:.0f}" for b in BUCKETS) + " %",
+            " / ".join(f"{100 * mine['row_buckets'][b]:.0f}" for b in BUCKETS) + " %")
+        c, rc = mine["columns"], ref["columns"]
+        add("columns", f"mean {rc['mean']}, {rc['min']}-{rc['max']}", f"mean {c['mean']:.1f}, {c['min']}-{c['max']}")
+        add("cells per table (mean)", f"{ref['cells_mean']}", f"{mine['cells_mean']:.0f}")
+        add("composite keys", "often", _pct(mine["composite_keys"]))
+        add("keyed by a year or date", "about half", _pct(mine["time_keyed"]))
+        add("rank / top-N tables", f"{round(ref['rank_tasks'] * ref['measured_tasks'])} of {ref['measured_tasks']} "
+            f"({_pct(ref['rank_tasks'])})", _pct(mine["rank_tasks"]))
+        m = mine["column_metrics"]
+        rm = ref["column_metrics"]
+        add("column metrics: number / date / exact / free text or lists",
+            f"{_pct(rm['number_near'])} / {_pct(rm['date_near'])} / {_pct(rm['exact_match'])} / {_pct(rm['llm_judge'])}",
+            f"{_pct(m.get('number_near', 0))} / {_pct(m.get('date_near', 0))} / {_pct(m.get('exact_match', 0))} / "
+            f"{_pct(m.get('llm_judge', 0) + m.get('set_match', 0))}" + (f" (+ url {_pct(m['url_match'])})" if m.get("url_match") else ""))
+        q, rq = mine["query_chars"], ref["query_chars"]
+        add("question length (characters)", f"mean {rq['mean']}, {rq['min']}-{rq['max']}", f"mean {q['mean']:.0f}, {q['min']}-{q['max']}")
+        add("value cells in constant columns", "-", _pct(mine["constant_value_cells"]))
+        add("tables whose every value column is constant", "-", f"{mine['tables_all_constant']}")
+        cc = mine["container_columns"]
+        add("tables with a column about a shared container (more than one)", "-",
+            f"{cc['tables_with_any']} ({cc['tables_with_more_than_one']})")
+        add("table shapes", "-", ", ".join(f"{k} {v}" for k, v in mine["shapes"].items()))
+        add("entity types (tables)", "-", ", ".join(f"{k} {v}" for k, v in mine["entity_types"].items()))
+    add("languages", ", ".join(f"{k} {_pct(v)}" for k, v in ref["languages"].items()),
+        ", ".join(f"{k} {_pct(v)}" for k, v in mine["languages"].items()))
+    if mine.get("multihop"):
+        add("multi-hop answer types", "-", f"top {_pct(mine['multihop_top_answer_share'])}: "
+            + ", ".join(f"{k} {v}" for k, v in mine["multihop_answer_types"].items()))
+        add("multi-hop start types", "-", ", ".join(f"{k} {v}" for k, v in mine["multihop_start_types"].items()))
+    add("splits", "-", ", ".join(f"{k} {v}" for k, v in mine["splits"].items()))
+    return out

@@ -31,7 +31,7 @@ import polars as pl
 
 from ..plumbing import quote_ident as _q
 from ..world.options import RenderOptions
-from ..world.pack import DateAttr, NumericAttr
+from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LookupAttr, NumericAttr
 from ..world.sampling import DEFAULT_SYLLABLES, child_rng
 from ..world.spec import ResolvedWorld, attribute_dtype
 from ..world.store import WorldInfo
@@ -305,7 +305,7 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
                         if n > opts.max_list_items:
                             src = view.relations[pred].source
                             listed = any(d.by == pred for d in view.world.types[src].pages.directories)
-                            more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else None)
+                            more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
                 yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, name, None, eid,
                            _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts, {"more": more},
                            tuple(sorted({opts.max_list_items, *(n for n, _ in more.values())})) if more else ())
@@ -315,11 +315,12 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
                             and view.relations[f.predicate].history is not None)]
                 site = name if ps.profile.url else view.sites.profile(ps.profile.site).name  # an official site is the entity's own
                 yield Page(view.profile_url[eid], "profile", site, name, None, eid, _entities(eid, prof, []), attr_facts + prof)
-            ctx = [f for f in attr_facts if f.predicate in context]
+            if ps.article and more:
+                yield from _overflow_pages(view, eid, all_in, more)
             for f in facts:
                 if f.predicate not in news or (f.value_type != "date" and f.valid_from is None):
                     continue
-                yield _news_page(view, t, eid, f, ctx, seen_urls)
+                yield _news_page(view, t, eid, f, facts, context, seen_urls)
         for d in ps.directories:
             yield from _directory_pages(view, t, d, own)
 
@@ -331,7 +332,68 @@ def _entities(eid: str, out_facts: list[Fact], in_facts: list[Fact]) -> tuple[st
     return tuple(ids)
 
 
-def _news_page(view: WorldView, t: str, eid: str, event: Fact, ctx: list[Fact], seen: set[str]) -> Page:
+def overflow_url(view: WorldView, eid: str, pred: str) -> str:
+    """The encyclopedia's full list of an entity's incoming links of one kind (when no directory lists them)."""
+    return f"{view.article_url[eid]}/{slug(pred)}"
+
+
+def _overflow_pages(view: WorldView, eid: str, all_in: list[Fact], more: dict) -> Iterator[Page]:
+    """Paginated full lists behind an article's 'N of M shown' sections that no directory covers."""
+    size = 20
+    for pred, (total, url) in sorted(more.items()):
+        if url != overflow_url(view, eid, pred):
+            continue
+        src = view.relations[pred].source
+        rows = sorted((f for f in all_in if f.predicate == pred),
+                      key=lambda f: (view.names[f.subject], f.valid_from or dt.date.min, f.fact_id))
+        n_pages = -(-len(rows) // size)
+        urls = [url if i == 0 else f"{url}?page={i + 1}" for i in range(n_pages)]
+        label = view.meta[(src, pred)].inverse_label
+        title = f"{view.names[eid]}: {label}"
+        for p in range(n_pages):
+            chunk = rows[p * size:(p + 1) * size]
+            yield Page(urls[p], "directory", view.sites.encyclopedia.name,
+                       title if n_pages == 1 else f"{title} (page {p + 1} of {n_pages})", None, None,
+                       tuple(dict.fromkeys([eid, *(f.subject for f in chunk)])), list(chunk),
+                       {"rows": [(f.subject, f, []) for f in chunk], "columns": [], "by": pred, "type": src,
+                        "group": view.names[eid], "page": p + 1, "pages": n_pages, "prev": urls[p - 1] if p else None,
+                        "next": urls[p + 1] if p + 1 < n_pages else None, "first": p * size + 1},
+                       (p + 1, n_pages))
+
+
+def _person_like(view: WorldView, t: str) -> bool:
+    """Types whose entities can speak in a news quote: those with a birth date."""
+    return any("birth" in a for a in view.world.types[t].attributes)
+
+
+def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: list[str]) -> list[Fact]:
+    """The facts about an entity that a page dated `day` may state: dates up to that day, links
+    that held on that day (their end, if any, lies in the page's future and is not stated), and
+    undated attributes only when they cannot have changed (categories, the page's context
+    attributes) or the page is recent (within a year of the world's as_of)."""
+    recent = (view.as_of - day).days <= 365
+    out = []
+    for f in facts:
+        m = view.meta[(t, f.predicate)]
+        if m.relation:
+            if f.valid_from is not None and f.valid_from <= day and (f.valid_to is None or f.valid_to >= day):
+                out.append(f)
+            elif f.valid_from is None and recent:
+                out.append(f)
+        elif f.value_type == "date":
+            if dt.date.fromisoformat(f.value) <= day:
+                out.append(f)
+        elif f.predicate != "name" and (recent or _timeless(view, t, f.predicate, context)):
+            out.append(f)
+    return out
+
+
+def _timeless(view: WorldView, t: str, attr: str, context: list[str]) -> bool:
+    s = view.world.types[t].attributes.get(attr)
+    return isinstance(s, (CategoricalAttr, CodeAttr)) or (attr in context and isinstance(s, LookupAttr))
+
+
+def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact], context: list[str], seen: set[str]) -> Page:
     when = event.valid_from or dt.date.fromisoformat(event.value)
     lag = pick(event.fact_id + "/lag", view.options.news_lag_days + 1)
     published = min(when + dt.timedelta(days=lag), view.as_of)
@@ -353,9 +415,22 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, ctx: list[Fact], 
     while url in seen:
         url, k = f"{base}-{k}", k + 1
     seen.add(url)
-    facts = [event, *ctx]
-    ids = (eid, event.value) if event.value_type == "entity" else (eid,)
-    return Page(url, "news", outlet.name, headline, published, eid, ids, facts, {"event": event.fact_id})
+    # Background as it stood on the publication day: never a fact from the page's future.
+    ctx = [f for f in facts_at(view, t, facts, published, context) if f.fact_id != event.fact_id]
+    ctx = sorted(ctx, key=lambda f: pick(url + f.fact_id, 1 << 30))[:10]
+    ctx.sort(key=lambda f: f.fact_id)
+    ids = dict.fromkeys([eid] + ([event.value] if event.value_type == "entity" else []))
+    speaker = None
+    if _person_like(view, t):
+        speaker = eid
+    else:
+        for f in [event, *ctx]:
+            if f.value_type == "entity" and _person_like(view, view.type_of[f.value]):
+                speaker = f.value
+                break
+    ids.update(dict.fromkeys(f.value for f in ctx if f.value_type == "entity"))
+    return Page(url, "news", outlet.name, headline, published, eid, tuple(ids), [event, *ctx],
+                {"event": event.fact_id, "speaker": speaker})
 
 
 def _directory_pages(view: WorldView, t: str, d, own: dict[str, list[Fact]]) -> Iterator[Page]:

@@ -10,11 +10,10 @@ import duckdb
 import pytest
 
 from worldforge.errors import BackendUnavailableError, NotRenderedError, RenderError, WorldNotFoundError
-from worldforge.web import render_world
+from worldforge.web import grammar, render_world
 from worldforge.web.llm import load_llm, page_check, strip_reasoning
 from worldforge.web.pages import WorldView, plan_pages
 from worldforge.web.template import TemplateWriter
-from worldforge.web import grammar
 from worldforge.web.text import Fact, FactSheetCheck, format_date, format_number
 from worldforge.world.options import RenderOptions
 from worldforge.world.store import open_world

@@ -340,7 +340,7 @@ def overflow_url(view: WorldView, eid: str, pred: str) -> str:
 def _overflow_pages(view: WorldView, eid: str, all_in: list[Fact], more: dict) -> Iterator[Page]:
     """Paginated full lists behind an article's 'N of M shown' sections that no directory covers."""
     size = 20
-    for pred, (total, url) in sorted(more.items()):
+    for pred, (_total, url) in sorted(more.items()):
         if url != overflow_url(view, eid, pred):
             continue
         src = view.relations[pred].source

@@ -53,7 +53,7 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         # Spans: {a} start, {b} end.
         "span_closed": ("from {a} to {b}", "between {a} and {b}", "({a}–{b})", "from {a} until {b}"),
-        "span_open": ("since {a}", "from {a} onwards", "from {a}"),
+        "span_open": ("since {a}", "from {a} to the present", "from {a} until the present day"),
         "span_open_news": ("as of {a}", "from {a}", "starting {a}"),
         "span_event": ("in {a}", "({a})"),
         # Joining two clauses into one sentence (the second clause refers back to the subject).
@@ -103,6 +103,7 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
         "background": ("Background", "Context", "About {subject}", "What we know about {subject}"),
         "history": ("History", "Background and history", "Chronology", "Development"),
         "overview": ("Overview", "Profile", "Key facts", "At a glance"),
+        "related": ("Related places and organisations", "Connections", "In context", "Related entities"),
         "see_also": ("See also", "Related articles", "Related entries"),
         "timeline": ("Timeline", "Key dates", "Dates"),
         # First-person official-site voice: {subject} is "we"/"our company".
@@ -188,9 +189,13 @@ def choose(options: tuple[str, ...], key: str) -> str:
     return options[pick(key, len(options))]
 
 
+_LOWER_START = re.compile(r"^(It|Its|The|On|In|For|Records|As) ")
+
+
 def join_clauses(clauses: list[str], key: str, lang: str = "en") -> str:
     """One to three clauses as one or two sentences with connectives."""
     b = bank(lang)
+    clauses = clauses[:1] + [_LOWER_START.sub(lambda m: m.group(1).lower() + " ", c) for c in clauses[1:]]
     if not clauses:
         return ""
     if len(clauses) == 1:

@@ -220,8 +220,8 @@ class WorldView:
 
     # ------------------------------------------------------------------ fact sheets
 
-    def _grouped(self, sql: str, key: str) -> dict[str, list[Fact]]:
-        df = self.con.sql(sql).pl()
+    def _grouped(self, sql: str, key: str, params: list | None = None) -> dict[str, list[Fact]]:
+        df = self.con.sql(sql, params=params).pl() if params else self.con.sql(sql).pl()
         if df.is_empty():
             return {}
         g = df.group_by(key, maintain_order=True).agg(pl.all())
@@ -235,6 +235,17 @@ class WorldView:
             else:
                 named["value"] = [k] * len(named["fact_id"])
             out[k] = list(map(Fact._make, zip(*(named[c] for c in cols))))
+        return out
+
+    def neighbour_facts(self, t: str, per_entity: int = 3) -> dict[str, list[Fact]]:
+        """A few facts about each entity that type t links to (its dates and undated links), so
+        pages can say what a related place, maker or club is; at most `per_entity` each."""
+        out = self._grouped(
+            "SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM ("
+            "  SELECT *, row_number() OVER (PARTITION BY subject ORDER BY value_type = 'entity', predicate, fact_id) AS k"
+            "  FROM facts WHERE subject IN (SELECT DISTINCT value FROM facts WHERE subject_type = ? AND value_type = 'entity')"
+            "  AND (value_type = 'date' OR (value_type = 'entity' AND valid_from IS NULL))"
+            f") WHERE k <= {int(per_entity)} ORDER BY subject, predicate, fact_id", "subject", [t])
         return out
 
     def facts_of_type(self, t: str) -> tuple[dict[str, list[Fact]], dict[str, list[Fact]]]:
@@ -288,6 +299,7 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
     seen_urls: set[str] = set()
     for t, et in view.world.types.items():
         own, incoming = view.facts_of_type(t)
+        neigh = view.neighbour_facts(t)
         ps = et.pages
         news = news_predicates(view, t)
         context = [a for a, s in et.attributes.items() if view.dtype(t, a) == "string" and not isinstance(s, NumericAttr)][:2]
@@ -306,8 +318,11 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
                             src = view.relations[pred].source
                             listed = any(d.by == pred for d in view.world.types[src].pages.directories)
                             more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
+                targets = list(dict.fromkeys(f.value for f in out_facts))[:4]
+                related = [f for x in targets for f in neigh.get(x, []) if f.value != eid][:8]
                 yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, name, None, eid,
-                           _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts, {"more": more},
+                           _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts + related,
+                           {"more": more, "related": [f.fact_id for f in related]},
                            tuple(sorted({opts.max_list_items, *(n for n, _ in more.values())})) if more else ())
             if ps.profile is not None:
                 prof = [f for f in out_facts if view.meta[(t, f.predicate)].to_one
@@ -320,7 +335,7 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
             for f in facts:
                 if f.predicate not in news or (f.value_type != "date" and f.valid_from is None):
                     continue
-                yield _news_page(view, t, eid, f, facts, context, seen_urls)
+                yield _news_page(view, t, eid, f, facts, context, seen_urls, neigh)
         for d in ps.directories:
             yield from _directory_pages(view, t, d, own)
 
@@ -393,7 +408,8 @@ def _timeless(view: WorldView, t: str, attr: str, context: list[str]) -> bool:
     return isinstance(s, (CategoricalAttr, CodeAttr)) or (attr in context and isinstance(s, LookupAttr))
 
 
-def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact], context: list[str], seen: set[str]) -> Page:
+def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact], context: list[str], seen: set[str],
+               neigh: dict[str, list[Fact]]) -> Page:
     when = event.valid_from or dt.date.fromisoformat(event.value)
     lag = pick(event.fact_id + "/lag", view.options.news_lag_days + 1)
     published = min(when + dt.timedelta(days=lag), view.as_of)
@@ -419,6 +435,9 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     ctx = [f for f in facts_at(view, t, facts, published, context) if f.fact_id != event.fact_id]
     ctx = sorted(ctx, key=lambda f: pick(url + f.fact_id, 1 << 30))[:10]
     ctx.sort(key=lambda f: f.fact_id)
+    if event.value_type == "entity":  # what the other party was on that day
+        other = view.type_of[event.value]
+        ctx += [f for f in facts_at(view, other, neigh.get(event.value, []), published, []) if f.value != eid][:3]
     ids = dict.fromkeys([eid] + ([event.value] if event.value_type == "entity" else []))
     speaker = None
     if _person_like(view, t):

@@ -25,15 +25,20 @@ def words(markdown: str) -> int:
     return len(_WORD.findall(_LINK_URL.sub("]", markdown)))
 
 
-def web_report(pages_db: str | Path, names: dict[str, str] | None = None) -> dict:
-    """The variety and length measures of a rendered web (pages.duckdb)."""
+MAX_PAGES = 20_000
+
+
+def web_report(pages_db: str | Path, names: dict[str, str] | None = None, max_pages: int = MAX_PAGES) -> dict:
+    """The variety and length measures of a rendered web (pages.duckdb): every page up to
+    `max_pages`, else a fixed sample of that many pages (by URL hash)."""
     import duckdb
 
     con = duckdb.connect(str(pages_db), read_only=True)
     try:
-        if names is None:
-            names = {}
-        rows = con.execute("SELECT url, kind, site, entity_ids, markdown FROM pages ORDER BY url").fetchall()
+        names = names or {}
+        total = con.execute("SELECT count(*) FROM pages").fetchone()[0]
+        rows = con.execute("SELECT url, kind, site, entity_ids, markdown FROM pages ORDER BY hash(url), url LIMIT ?",
+                           [max_pages]).fetchall()
     finally:
         con.close()
     skel_count: Counter = Counter()
@@ -57,6 +62,8 @@ def web_report(pages_db: str | Path, names: dict[str, str] | None = None) -> dic
         per_kind[k] = {"pages": len(ws), "mean_words": round(sum(ws) / len(ws), 1), "median_words": ws[len(ws) // 2],
                        "p10_words": ws[len(ws) // 10], "p90_words": ws[(9 * len(ws)) // 10]}
     return {
+        "pages": total,
+        "pages_measured": len(rows),
         "sentences": n_sent,
         "skeletons": len(skel_count),
         "top_skeleton_share": round(top[1] / n_sent, 4) if n_sent else 0.0,

@@ -65,6 +65,7 @@ class RenderReport:
     shards: int = 0
     seconds: float = 0.0
     llm: dict = field(default_factory=dict)
+    variety: dict = field(default_factory=dict)  # sentence skeletons and words per page kind (web/report.py)
     content: str = ""  # a digest of every page's URL and text and of page_facts (DuckDB files differ byte-wise run to run)
 
     @property
@@ -172,6 +173,7 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
             progress("render", done, total)
         if report.shards == 0:  # a world without pages still gets (empty) tables
             _render_shard(writer, template, [], partial / "shards" / "00000")
+        names = dict(view.names)
     finally:
         view.close()
         if own_llm is not None:
@@ -180,6 +182,9 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     progress("store", 0, 1)
     _collect(partial, report)
     progress("store", 1, 1)
+    from .report import web_report
+
+    report.variety = web_report(partial / PAGES_DB, names)
     build_index(partial / PAGES_DB, partial / "index", on_progress=lambda d, n: progress("index", d, n))
     report.llm = stats.as_dict() if backend == "vllm" else {}
     report.seconds = round(time.perf_counter() - t0, 3)

@@ -189,7 +189,9 @@ class TemplateWriter:
         et = v.world.types[t]
         attrs = [f for f in page.facts if f.subject == eid and not v.meta[(t, f.predicate)].relation]
         outs = [f for f in page.facts if f.subject == eid and v.meta[(t, f.predicate)].relation]
-        ins = [f for f in page.facts if f.subject != eid]
+        related_ids = set(page.layout.get("related", ()))
+        related = [f for f in page.facts if f.fact_id in related_ids]
+        ins = [f for f in page.facts if f.subject != eid and f.fact_id not in related_ids]
         lines = [f"# {page.title}", ""]
         desc = (et.description or f"A {self._noun(t)}.").rstrip(".")
         lead = f"**{name}**"
@@ -236,6 +238,12 @@ class TemplateWriter:
                 clauses = [self._clause(src_t, f, st, key + "|in" + f.fact_id, v.names[f.subject]) for f in fs]
                 lines.append(" ".join(g.join_clauses(clauses[i:i + 2], key + f"|inj{i}", self.lang) for i in range(0, len(clauses), 2)))
             lines.append("")
+        if related:
+            lines += [f"## {g.choose(b['related'], key + '|rel')}", ""]
+            para = []
+            for x, fs in _by_subject(related):
+                para += self._sentences(v.type_of[x], fs, st, key + "|rl" + x, v.names[x])
+            lines += [" ".join(para), ""]
         if dated:
             lines += [f"## {g.choose(b['timeline'], key + '|tl')}", ""]
             for f in dated:
@@ -358,14 +366,15 @@ class TemplateWriter:
         if m.relation:  # the same event told from the other side
             body.append(g.cap(self._clause(t, event, st, key + "|again", name, at=page.date)) + ".")
         body += self._sentences(t, about[:third], st, key + "|body", name, at=page.date)
-        lines += [" ".join(body), ""]
+        if body:
+            lines += [" ".join(body), ""]
         spk = (name if speaker == eid else self._link(speaker)) if speaker else g.choose(b["spokesperson"], key + "|spk").format(subject=name)
         q1 = g.quote(b, key + "|q", name, spk)
-        q2 = g.quote(b, key + "|q2", name, "they" if not speaker else spk)
+        q2 = g.quote(b, key + "|q2", name, spk if speaker else g.choose(b["spokesperson"], key + "|spk2").format(subject=name))
         lines += [q1 + ("" if q2 == q1 else " " + q2), ""]
         rest = about[third:]
         if rest or other:
-            head = g.choose(b["background"], key + "|bg").format(subject=name)
+            head = g.choose(b["background"], key + "|bg").format(subject=name) if not other else g.choose(b["background"][:2], key + "|bg")
             para = self._sentences(t, rest, st, key + "|bgs", name, at=page.date)
             for f in other:
                 ot = v.type_of[f.subject]
@@ -411,4 +420,11 @@ def _by_predicate(facts) -> list[tuple[str, list[Fact]]]:
     out: dict[str, list[Fact]] = {}
     for f in facts:
         out.setdefault(f.predicate, []).append(f)
+    return list(out.items())
+
+
+def _by_subject(facts) -> list[tuple[str, list[Fact]]]:
+    out: dict[str, list[Fact]] = {}
+    for f in facts:
+        out.setdefault(f.subject, []).append(f)
     return list(out.items())

@@ -227,12 +227,14 @@ class Environment:
             p = self.engine.page(original)
             if p is not None:
                 return self._cap(self._copy_page(p)), None
-        if kind in ("truncated_page", "stale_page"):
+        if kind == "truncated_page":
             p = self.engine.page(url)
             if p is not None:
-                if kind == "truncated_page":
-                    return self._cap(perturb.truncate(p["markdown"], key)), kind
-                return self._cap(perturb.stale(p["markdown"], p["url"], p["date"], self.as_of, key)), kind
+                return self._cap(perturb.truncate(p["markdown"], key)), kind
+        if kind == "stale_page":
+            a = self.engine.archive(url)
+            if a is not None:  # only articles whose entity changed since have an earlier capture
+                return self._cap(perturb.stale(a[1], a[0])), kind
         return self._cap(self.engine.web_extractor(url)), None
 
     def _search(self, arguments: dict, kind: str | None, key: str) -> tuple[str, str | None]:

@@ -8,7 +8,8 @@ gives the same text. Kinds (rates per kind and tool live in `stages.rollout.pert
 - `empty_results`: a search that finds nothing;
 - `rate_limit`: HTTP 429 with a retry-after hint;
 - `truncated_page`: the page breaks off part-way, with a connection note;
-- `stale_page`: an archived copy under an older date, with older (smaller) numbers;
+- `stale_page`: an article's archived capture: the entity as it stood on an earlier date (links
+  and dates of that day from the world's history; nothing from after it);
 - `conflicting_page`: a copy site among the search results (credible-looking, named per world,
   with a source type and an older update date) whose numbers contradict the page it copied;
   opening its URL gives that contradicting copy, every time.
@@ -114,15 +115,10 @@ def alter_numbers(text: str, key: str, low: float, high: float) -> str:
     return "".join(out)
 
 
-def stale(markdown: str, url: str, page_date: dt.date | None, as_of: dt.date, key: str) -> str:
-    """An archived copy: the page under an older capture date, with smaller numbers."""
-    base = page_date or as_of
-    days = 365 + int(unit(key, "age") * 5 * 365)
-    captured = base - dt.timedelta(days=days)
-    if page_date and captured < page_date:
-        captured = page_date
-    body = alter_numbers(markdown, f"stale|{url}|{key}", 0.7, 0.95)
-    return f"{ARCHIVE_NOTE.format(date=captured.strftime('%B %-d, %Y'))}\n\n{body}"
+def stale(markdown: str, captured: dt.date) -> str:
+    """An archived copy: the page as it read on its capture date (the entity's earlier state,
+    rendered from the world's history), under an archive note."""
+    return f"{ARCHIVE_NOTE.format(date=captured.strftime('%B %-d, %Y'))}\n\n{markdown}"
 
 
 def copy_sites(seed: int) -> tuple[tuple[str, str, str], ...]:

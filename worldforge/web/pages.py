@@ -52,6 +52,7 @@ class Page:
     facts: list[Fact]
     layout: dict = field(default_factory=dict)  # kind-specific: headline event, directory rows and paging
     numbers: tuple[int, ...] = ()  # page furniture a page may show besides its facts (page 2 of 5, 8 of 40 shown)
+    archive: tuple[dt.date, list[Fact]] | None = None  # articles: an earlier capture date and the facts as they stood then
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,7 +324,8 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
                 yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, name, None, eid,
                            _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts + related,
                            {"more": more, "related": [f.fact_id for f in related]},
-                           tuple(sorted({opts.max_list_items, *(n for n, _ in more.values())})) if more else ())
+                           tuple(sorted({opts.max_list_items, *(n for n, _ in more.values())})) if more else (),
+                           _archive(view, t, eid, attr_facts + out_facts, in_facts, context))
             if ps.profile is not None:
                 prof = [f for f in out_facts if view.meta[(t, f.predicate)].to_one
                         or (view.meta[(t, f.predicate)].temporal and f.valid_to is None and f.valid_from is not None
@@ -376,6 +378,33 @@ def _overflow_pages(view: WorldView, eid: str, all_in: list[Fact], more: dict) -
                        (p + 1, n_pages))
 
 
+def _archive(view: WorldView, t: str, eid: str, own: list[Fact], incoming: list[Fact],
+             context: list[str]) -> tuple[dt.date, list[Fact]] | None:
+    """An earlier capture of an article: a date one to eight years before as_of (after the
+    entity's first dated fact), and the facts as they stood on it. Links that ended later are
+    shown as ongoing then; links and dates from after it are absent. None when nothing about the
+    entity changed since that date (an archive would be the live page)."""
+    dates = [f.valid_from or dt.date.fromisoformat(f.value) for f in own if f.valid_from or f.value_type == "date"]
+    if not dates:
+        return None
+    years = 1 + pick(eid + "/archive", 8)
+    try:
+        captured = view.as_of.replace(year=view.as_of.year - years) - dt.timedelta(days=pick(eid + "/archive-day", 300))
+    except ValueError:
+        return None
+    if captured <= min(dates) + dt.timedelta(days=365):
+        return None
+    changed = any((f.valid_from and f.valid_from > captured) or (f.valid_to and captured < f.valid_to <= view.as_of)
+                  or (f.value_type == "date" and dt.date.fromisoformat(f.value) > captured) for f in own + incoming)
+    if not changed:
+        return None
+    then = facts_at(view, t, own, captured, context)
+    then += [f for f in incoming if f.valid_from is not None and f.valid_from <= captured
+             and (f.valid_to is None or f.valid_to >= captured)]
+    then = [f._replace(valid_to=None) if f.valid_to and f.valid_to > captured else f for f in then]
+    return captured, then
+
+
 def _person_like(view: WorldView, t: str) -> bool:
     """Types whose entities can speak in a news quote: those with a birth date."""
     return any("birth" in a for a in view.world.types[t].attributes)
@@ -405,7 +434,7 @@ def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: 
 
 def _timeless(view: WorldView, t: str, attr: str, context: list[str]) -> bool:
     s = view.world.types[t].attributes.get(attr)
-    return isinstance(s, (CategoricalAttr, CodeAttr)) or (attr in context and isinstance(s, LookupAttr))
+    return isinstance(s, (CategoricalAttr, CodeAttr, LookupAttr))
 
 
 def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact], context: list[str], seen: set[str],

@@ -44,6 +44,7 @@ _PAGE_SCHEMA = pa.schema([("url", pa.string()), ("kind", pa.string()), ("site", 
                           ("date", pa.date32()), ("subject", pa.string()), ("entity_ids", pa.list_(pa.string())),
                           ("markdown", pa.string()), ("source", pa.string()), ("attempts", pa.int32())])
 _FACT_SCHEMA = pa.schema([("url", pa.string()), ("fact_id", pa.string())])
+_ARCHIVE_SCHEMA = pa.schema([("url", pa.string()), ("captured", pa.date32()), ("markdown", pa.string())])
 _REJECT_SCHEMA = pa.schema([("url", pa.string()), ("kind", pa.string()), ("title", pa.string()), ("attempts", pa.int32()),
                             ("problems", pa.list_(pa.string()))])
 
@@ -224,6 +225,13 @@ def _render_shard(writer, template: TemplateWriter, batch: list[Page], shard: Pa
     rejected = pa.table({"url": [p.url for p, _ in dropped], "kind": [p.kind for p, _ in dropped],
                          "title": [p.title for p, _ in dropped], "attempts": [w.attempts for _, w in dropped],
                          "problems": [w.problems for _, w in dropped]}, schema=_REJECT_SCHEMA)
+    archived = [(p, p.archive) for p, _ in kept if p.archive is not None]
+    archives = pa.table({
+        "url": [p.url for p, _ in archived], "captured": [a[0] for _, a in archived],
+        "markdown": [template.write(Page(p.url, p.kind, p.site, p.title, a[0], p.subject, p.entity_ids, a[1], {"more": {}}))
+                     for p, a in archived],
+    }, schema=_ARCHIVE_SCHEMA)
+    _write_parquet(archives, shard.with_suffix(".archives.parquet"))
     _write_parquet(facts, shard.with_suffix(".facts.parquet"))
     _write_parquet(rejected, shard.with_suffix(".rejected.parquet"))
     _write_parquet(pages, shard.with_suffix(".pages.parquet"))
@@ -252,6 +260,8 @@ def _collect(partial: Path, report: RenderReport) -> None:
         con.execute("CREATE TABLE pages AS SELECT * FROM read_parquet(?) ORDER BY url", [files("pages")])
         con.execute("CREATE TABLE page_facts AS SELECT * FROM read_parquet(?) ORDER BY url, fact_id", [files("facts")])
         con.execute("CREATE TABLE rejected AS SELECT * FROM read_parquet(?) ORDER BY url", [files("rejected")])
+        # Archived captures of articles (the entity's earlier state), served as stale copies; not indexed.
+        con.execute("CREATE TABLE archives AS SELECT * FROM read_parquet(?) ORDER BY url", [files("archives")])
         dup = con.execute("SELECT url, count(*) FROM pages GROUP BY url HAVING count(*) > 1 ORDER BY url LIMIT 3").fetchall()
         if dup:
             raise RenderError(f"two pages share a URL, e.g. {dup[0][0]}; give the pack's profile.url template a unique "

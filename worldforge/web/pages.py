@@ -239,15 +239,20 @@ class WorldView:
         return out
 
     def neighbour_facts(self, t: str, per_entity: int = 3) -> dict[str, list[Fact]]:
-        """A few facts about each entity that type t links to (its dates and undated links), so
-        pages can say what a related place, maker or club is; at most `per_entity` each."""
-        out = self._grouped(
+        """A few facts about each entity linked to type t either way (the places, makers, clubs it
+        links to; the people and firms that link to it): dates, undated links and attributes that
+        do not change (categories, codes, lookups); at most `per_entity` each."""
+        timeless = sorted({a for tt, et in self.world.types.items() for a, spec in et.attributes.items()
+                           if isinstance(spec, (CategoricalAttr, CodeAttr, LookupAttr))})
+        inc = [r for r, rs in self.relations.items() if rs.target == t]
+        return self._grouped(
             "SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM ("
             "  SELECT *, row_number() OVER (PARTITION BY subject ORDER BY value_type = 'entity', predicate, fact_id) AS k"
-            "  FROM facts WHERE subject IN (SELECT DISTINCT value FROM facts WHERE subject_type = ? AND value_type = 'entity')"
-            "  AND (value_type = 'date' OR (value_type = 'entity' AND valid_from IS NULL))"
-            f") WHERE k <= {int(per_entity)} ORDER BY subject, predicate, fact_id", "subject", [t])
-        return out
+            "  FROM facts WHERE subject IN ("
+            "    SELECT value FROM facts WHERE subject_type = ? AND value_type = 'entity'"
+            "    UNION SELECT subject FROM facts WHERE value_type = 'entity' AND list_contains(?, predicate))"
+            "  AND (value_type = 'date' OR (value_type = 'entity' AND valid_from IS NULL) OR list_contains(?, predicate))"
+            f") WHERE k <= {int(per_entity)} ORDER BY subject, predicate, fact_id", "subject", [t, inc, timeless])
 
     def facts_of_type(self, t: str) -> tuple[dict[str, list[Fact]], dict[str, list[Fact]]]:
         """(attribute and outgoing facts by subject, incoming relation facts by target) for type t."""
@@ -319,8 +324,8 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
                             src = view.relations[pred].source
                             listed = any(d.by == pred for d in view.world.types[src].pages.directories)
                             more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
-                targets = list(dict.fromkeys(f.value for f in out_facts))[:4]
-                related = [f for x in targets for f in neigh.get(x, []) if f.value != eid][:8]
+                targets = list(dict.fromkeys([f.value for f in out_facts] + [f.subject for f in in_facts]))[:8]
+                related = [f for x in targets for f in neigh.get(x, [])[:2] if f.value != eid][:14]
                 yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, name, None, eid,
                            _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts + related,
                            {"more": more, "related": [f.fact_id for f in related]},
@@ -466,7 +471,7 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     ctx.sort(key=lambda f: f.fact_id)
     if event.value_type == "entity":  # what the other party was on that day
         other = view.type_of[event.value]
-        ctx += [f for f in facts_at(view, other, neigh.get(event.value, []), published, []) if f.value != eid][:3]
+        ctx += [f for f in facts_at(view, other, neigh.get(event.value, []), published, []) if f.value != eid][:4]
     ids = dict.fromkeys([eid] + ([event.value] if event.value_type == "entity" else []))
     speaker = None
     if _person_like(view, t):

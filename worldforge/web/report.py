@@ -12,10 +12,12 @@ measures (also stored in render.json):
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
-from .grammar import prose_sentences, skeleton
+import polars as pl
+
+from .grammar import _SKEL_CAPS, _SKEL_DATE, _SKEL_LINK, _SKEL_NUM, prose_sentences
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\d[\d,.]*")
 _LINK_URL = re.compile(r"\]\([^)]*\)")
@@ -41,21 +43,22 @@ def web_report(pages_db: str | Path, names: dict[str, str] | None = None, max_pa
                            [max_pages]).fetchall()
     finally:
         con.close()
-    skel_count: Counter = Counter()
-    skel_pages: dict[str, set] = defaultdict(set)
     kind_words: dict[str, list[int]] = defaultdict(list)
-    n_sent = 0
-    for url, kind, site, ids, md in rows:
+    sent_urls: list[str] = []
+    sents: list[str] = []
+    for url, kind, _site, _ids, md in rows:
         kind_words[kind].append(words(md))
-        page_names = sorted({names[i] for i in ids if i in names} | {site}, key=len, reverse=True)
-        pat = re.compile("|".join(re.escape(n) for n in page_names if n)) if page_names else None
-        for s in prose_sentences(md):
-            k = skeleton(s, pat)
-            skel_count[k] += 1
-            skel_pages[k].add(url)
-            n_sent += 1
-    common = {k for k, p in skel_pages.items() if len(p) >= 10}
-    top = skel_count.most_common(1)[0] if skel_count else ("", 0)
+        ss = prose_sentences(md)
+        sents += ss
+        sent_urls += [url] * len(ss)
+    # Skeletons in bulk (polars' regex engine): the same rules as grammar.skeleton.
+    df = pl.DataFrame({"url": sent_urls, "s": sents}, schema={"url": pl.String, "s": pl.String})
+    sk = (pl.col("s").str.replace_all(_SKEL_LINK.pattern, "<e>").str.replace_all(_SKEL_DATE.pattern, "<d>")
+          .str.replace_all(_SKEL_CAPS.pattern, "<e>").str.replace_all(_SKEL_NUM.pattern, "<n>"))
+    g = df.with_columns(sk.alias("k")).group_by("k").agg(pl.len().alias("n"), pl.col("url").n_unique().alias("pages"))
+    n_sent = len(sents)
+    top = g.sort(["n", "k"], descending=[True, False]).head(1).rows() if n_sent else []
+    common = int(g.filter(pl.col("pages") >= 10)["n"].sum()) if n_sent else 0
     per_kind = {}
     for k, ws in sorted(kind_words.items()):
         ws = sorted(ws)
@@ -65,9 +68,9 @@ def web_report(pages_db: str | Path, names: dict[str, str] | None = None, max_pa
         "pages": total,
         "pages_measured": len(rows),
         "sentences": n_sent,
-        "skeletons": len(skel_count),
-        "top_skeleton_share": round(top[1] / n_sent, 4) if n_sent else 0.0,
-        "top_skeleton": top[0],
-        "share_on_10_plus_pages": round(sum(skel_count[k] for k in common) / n_sent, 4) if n_sent else 0.0,
+        "skeletons": g.height,
+        "top_skeleton_share": round(top[0][1] / n_sent, 4) if top else 0.0,
+        "top_skeleton": top[0][0] if top else "",
+        "share_on_10_plus_pages": round(common / n_sent, 4) if n_sent else 0.0,
         "kinds": per_kind,
     }

@@ -180,3 +180,41 @@ def test_sites_differ_in_date_style():
     assert grammar.format_number("1234567", "int", rounded=True) == "1.23 million"
     assert grammar.format_number("1234567", "int") == "1,234,567"
     assert grammar.fix_articles("a appliance, a university, a hour, a energy firm") == "an appliance, a university, an hour, an energy firm"
+
+
+def test_llm_plans_and_row_checks_hold_template_pages_and_catch_swapped_rows(web):
+    """The vLLM writer gets the template's page plan (sections, era); its validator checks
+    directory rows and infobox rows one by one: template pages pass, a swapped row fails."""
+    from worldforge.web.llm import fact_sheet, plan_sections, table_problems
+    from worldforge.web.pages import WorldView, plan_pages
+    from worldforge.web.template import TemplateWriter
+    from worldforge.world.options import RenderOptions
+
+    view = WorldView(open_world(web["path"]), RenderOptions())
+    writer = TemplateWriter(view)
+    seen = Counter()
+    try:
+        for page in plan_pages(view):
+            if seen[page.kind] >= 60:
+                continue
+            seen[page.kind] += 1
+            md = writer.write(page)
+            assert table_problems(view, page, md) == [], page.url
+            sheet = fact_sheet(view, page)
+            assert "Section:" in sheet and (page.date is None or "Era:" in sheet)
+            if page.kind == "directory" and len(page.layout["rows"]) >= 2 and page.layout["columns"]:
+                lines = md.split("\n")
+                rows = [i for i, ln in enumerate(lines) if ln.startswith("| [")]
+                a, b = rows[0], rows[1]
+                cells_a, cells_b = lines[a].split(" | "), lines[b].split(" | ")
+                if cells_a[1:] != cells_b[1:]:
+                    lines[a] = " | ".join(cells_a[:1] + cells_b[1:])
+                    lines[b] = " | ".join(cells_b[:1] + cells_a[1:])
+                    assert table_problems(view, page, "\n".join(lines)), page.url
+                    seen["swapped"] += 1
+            if page.kind == "article":
+                planned = {f.fact_id for _title, fs in plan_sections(view, page) for f in fs}
+                assert planned == {f.fact_id for f in page.facts}
+    finally:
+        view.close()
+    assert seen["swapped"] > 5

@@ -76,7 +76,7 @@ def table_problems(view: WorldView, page: Page, markdown: str) -> list[str]:
                 out.append(f"row missing for {view.names[eid]}")
                 continue
             for c in cfacts:
-                probs = FactSheetCheck([c], view.names, require_end=False).problems(" ".join(mine))
+                probs = FactSheetCheck([c], view.names, require_end=False).problems(view.names[eid] + " " + " ".join(mine))
                 if any(p.startswith("missing") for p in probs):
                     out.append(f"row of {view.names[eid]}: missing {c.fact_id}")
     elif page.kind == "article" and page.subject:
@@ -89,7 +89,8 @@ def table_problems(view: WorldView, page: Page, markdown: str) -> list[str]:
             cells = [c.strip() for c in ln.strip("|").split("|")]
             if len(cells) < 2 or cells[0].lower() not in by_label:
                 continue
-            probs = FactSheetCheck(by_label[cells[0].lower()], view.names, require_end=False).problems(" | ".join(cells))
+            row = view.names[page.subject] + " | " + " | ".join(cells)  # the row is about the page's subject
+            probs = FactSheetCheck(by_label[cells[0].lower()], view.names, require_end=False).problems(row)
             if all(p.startswith("missing") for p in probs) and len(probs) == len(by_label[cells[0].lower()]):
                 out.append(f"infobox row '{cells[0]}' does not carry its value")
     return out

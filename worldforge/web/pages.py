@@ -324,8 +324,8 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
                             src = view.relations[pred].source
                             listed = any(d.by == pred for d in view.world.types[src].pages.directories)
                             more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
-                targets = list(dict.fromkeys([f.value for f in out_facts] + [f.subject for f in in_facts]))[:8]
-                related = [f for x in targets for f in neigh.get(x, [])[:2] if f.value != eid][:14]
+                targets = list(dict.fromkeys([f.value for f in out_facts] + [f.subject for f in in_facts]))[:10]
+                related = [f for x in targets for f in neigh.get(x, []) if f.value != eid][:20]
                 yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, name, None, eid,
                            _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts + related,
                            {"more": more, "related": [f.fact_id for f in related]},
@@ -425,7 +425,7 @@ def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: 
     for f in facts:
         m = view.meta[(t, f.predicate)]
         if m.relation:
-            if f.valid_from is not None and f.valid_from <= day and (f.valid_to is None or f.valid_to >= day):
+            if f.valid_from is not None and f.valid_from <= day:  # ongoing then, or already over (its end is past too)
                 out.append(f)
             elif f.valid_from is None and recent:
                 out.append(f)
@@ -467,7 +467,7 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     seen.add(url)
     # Background as it stood on the publication day: never a fact from the page's future.
     ctx = [f for f in facts_at(view, t, facts, published, context) if f.fact_id != event.fact_id]
-    ctx = sorted(ctx, key=lambda f: pick(url + f.fact_id, 1 << 30))[:10]
+    ctx = sorted(ctx, key=lambda f: pick(url + f.fact_id, 1 << 30))[:12]
     ctx.sort(key=lambda f: f.fact_id)
     if event.value_type == "entity":  # what the other party was on that day
         other = view.type_of[event.value]

@@ -74,29 +74,27 @@ class TemplateWriter:
         m: PredicateMeta = v.meta[(t, f.predicate)]
         b = self.b
         if m.relation:
-            if at is not None:
-                f = f._replace(valid_to=None)
+            if at is not None and f.valid_to is not None and f.valid_to > at:
+                f = f._replace(valid_to=None)  # its end lies in the page's future
             obj = self._link(f.value) if pick(key + "|lk", 3) == 0 else v.names[f.value]
             start = g.format_date(f.valid_from, st["date"]) if f.valid_from else ""
             end = g.format_date(f.valid_to, st["date"]) if f.valid_to else "the present"
             own = [p for p in m.phrases if "{end}" not in p or f.valid_to is not None]
-            if at is not None:
-                own = [p for p in own if "{end}" not in p]
             generic_key = "event_link" if m.event else "dated_link" if f.valid_from else "link"
             opts = tuple(p.rstrip(".") for p in own) + b[generic_key]
             tpl = g.choose(opts, key)
             when = ""
             if f.valid_from:
                 a, z = str(f.valid_from.year), str(f.valid_to.year) if f.valid_to else ""
-                spans = (b["span_event"] if m.event else b["span_open_news"] if at is not None
+                spans = (b["span_event"] if m.event else b["span_open_news"] if at is not None and not f.valid_to
                          else b["span_closed"] if f.valid_to and z != a else b["span_open"] if not f.valid_to else b["span_event"])
                 when = g.choose(spans, key + "|sp").format(a=a, b=z)
             s = tpl.format(subject=subject, object=obj, label=m.label.lower(), start=start, end=end, when=when,
                            when_cap=g.cap(when.strip("()")))
             if f.valid_from:
-                need = [str(f.valid_from.year)] + ([str(f.valid_to.year)] if f.valid_to and at is None and not m.event else [])
+                need = [str(f.valid_from.year)] + ([str(f.valid_to.year)] if f.valid_to and not m.event else [])
                 if any(y not in s for y in need):
-                    s += f" ({self._year_span(f, m)})" if at is None or m.event else f" (from {f.valid_from.year})"
+                    s += f" ({self._year_span(f, m)})" if at is None or m.event or f.valid_to else f" (from {f.valid_from.year})"
             return s
         value = self._value(t, f, st, link=False)
         own = list(m.phrases)
@@ -161,7 +159,12 @@ class TemplateWriter:
                 cell = self._value(t, f, st, table=True)
                 if f.valid_from:
                     d = g.format_date(f.valid_from, st["table_date"])
-                    cell += f" ({d})" if m.event else f" (since {d})"
+                    if m.event:
+                        cell += f" ({d})"
+                    elif f.valid_to:  # a link that ended: both dates, never 'since'
+                        cell += f" ({d} – {g.format_date(f.valid_to, st['table_date'])})"
+                    else:
+                        cell += f" (since {d})"
                 rows.append((m.label, cell))
         merged: dict[str, list[str]] = {}
         for label, cell in rows:
@@ -320,7 +323,12 @@ class TemplateWriter:
                 cell = self._value(t, f, st, table=True)
                 if f.valid_from:
                     d = g.format_date(f.valid_from, st["date"])
-                    cell += f" ({d})" if m.event else f" (since {d})"
+                    if m.event:
+                        cell += f" ({d})"
+                    elif f.valid_to:
+                        cell += f" ({d} – {g.format_date(f.valid_to, st['date'])})"
+                    else:
+                        cell += f" (since {d})"
                 lines.append(f"- **{m.label}:** {cell}")
             lines.append("")
         elif official:

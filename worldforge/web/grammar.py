@@ -39,7 +39,6 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
             "{subject}'s {label} is {object}",
             "{object} is listed as the {label} of {subject}",
             "the {label} of {subject} is {object}",
-            "{subject} has {object} as its {label}",
         ),
         # A dated link (tenure or event); {when} is a span phrase ("from 2001 to 2005").
         "dated_link": (
@@ -189,13 +188,19 @@ def choose(options: tuple[str, ...], key: str) -> str:
     return options[pick(key, len(options))]
 
 
-_LOWER_START = re.compile(r"^(It|Its|The|On|In|For|Records|As) ")
+_LOWER_START = re.compile(r"^(It|Its|The|On|In|For|Records|As|From|Between|Since|Starting|After|Later|Then|Early|By|A|An|"
+                          r"Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve)(?=[ ,:])")
+
+
+def lower_start(clause: str) -> str:
+    """A clause placed mid-sentence: a leading function word in lower case (names stay as they are)."""
+    return _LOWER_START.sub(lambda m: m.group(1).lower(), clause)
 
 
 def join_clauses(clauses: list[str], key: str, lang: str = "en") -> str:
     """One to three clauses as one or two sentences with connectives."""
     b = bank(lang)
-    clauses = clauses[:1] + [_LOWER_START.sub(lambda m: m.group(1).lower() + " ", c) for c in clauses[1:]]
+    clauses = clauses[:1] + [lower_start(c) for c in clauses[1:]]
     if not clauses:
         return ""
     if len(clauses) == 1:

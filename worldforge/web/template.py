@@ -284,9 +284,7 @@ class TemplateWriter:
                 lead = g.choose(b["then_gap"], k).format(n=g.number_words(when.year - prev))
             else:
                 lead = g.choose(b["then_far"], k).format(year=when.year)
-            if clause[:1].isupper() and not clause.startswith(subject):
-                clause = clause[0].lower() + clause[1:] if not clause.startswith(("[", name)) else clause
-            out.append(lead + clause)
+            out.append(lead + g.lower_start(clause))
             prev = when.year
         # Two events per sentence, joined with a connective chosen per pair.
         joins = (", and ", "; ", ", while ", ". ", ", before ", "; then, ")
@@ -295,8 +293,8 @@ class TemplateWriter:
             pair = out[i:i + 2]
             if len(pair) == 2:
                 j = g.choose(joins, f"{key}|hj{i}")
-                second = pair[1] if j == ". " else pair[1][0].lower() + pair[1][1:]
-                sents.append(g.cap(pair[0]) + j + (g.cap(second) if j == ". " else second) + ".")
+                second = g.cap(pair[1]) if j == ". " else g.lower_start(pair[1])
+                sents.append(g.cap(pair[0]) + j + second + ".")
             else:
                 sents.append(g.cap(pair[0]) + ".")
         return " ".join(sents)

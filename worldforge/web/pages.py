@@ -146,6 +146,7 @@ class WorldView:
         self.aliases: dict[str, list[str]] = {}
         for eid, alias in self.con.sql("SELECT entity_id, alias FROM aliases ORDER BY entity_id, alias").fetchall():
             self.aliases.setdefault(eid, []).append(alias)
+        self._summary_ready = False
         self.meta = self._predicate_meta()
         self.article_url, self.profile_url = self._entity_urls()
 
@@ -242,17 +243,22 @@ class WorldView:
         """A few facts about each entity linked to type t either way (the places, makers, clubs it
         links to; the people and firms that link to it): dates, undated links and attributes that
         do not change (categories, codes, lookups); at most `per_entity` each."""
-        timeless = sorted({a for tt, et in self.world.types.items() for a, spec in et.attributes.items()
-                           if isinstance(spec, (CategoricalAttr, CodeAttr, LookupAttr))})
+        if not self._summary_ready:
+            timeless = sorted({a for et in self.world.types.values() for a, spec in et.attributes.items()
+                               if isinstance(spec, (CategoricalAttr, CodeAttr, LookupAttr))})
+            # Once per view: every entity's few summary facts, in a temporary table.
+            self.con.execute(
+                "CREATE OR REPLACE TEMP TABLE wf_summary AS SELECT fact_id, subject, predicate, value, value_type, "
+                "valid_from, valid_to FROM (SELECT *, row_number() OVER (PARTITION BY subject ORDER BY value_type = 'entity', "
+                "predicate, fact_id) AS k FROM facts WHERE value_type = 'date' OR (value_type = 'entity' AND valid_from IS NULL) "
+                f"OR list_contains(?, predicate)) WHERE k <= {int(per_entity)}", [timeless])
+            self._summary_ready = True
         inc = [r for r, rs in self.relations.items() if rs.target == t]
         return self._grouped(
-            "SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM ("
-            "  SELECT *, row_number() OVER (PARTITION BY subject ORDER BY value_type = 'entity', predicate, fact_id) AS k"
-            "  FROM facts WHERE subject IN ("
-            "    SELECT value FROM facts WHERE subject_type = ? AND value_type = 'entity'"
-            "    UNION SELECT subject FROM facts WHERE value_type = 'entity' AND list_contains(?, predicate))"
-            "  AND (value_type = 'date' OR (value_type = 'entity' AND valid_from IS NULL) OR list_contains(?, predicate))"
-            f") WHERE k <= {int(per_entity)} ORDER BY subject, predicate, fact_id", "subject", [t, inc, timeless])
+            "WITH n AS (SELECT value AS id FROM facts WHERE subject_type = ? AND value_type = 'entity' "
+            "UNION SELECT subject FROM facts WHERE value_type = 'entity' AND list_contains(?, predicate)) "
+            "SELECT s.* FROM wf_summary s SEMI JOIN n ON s.subject = n.id ORDER BY s.subject, s.predicate, s.fact_id",
+            "subject", [t, inc])
 
     def facts_of_type(self, t: str) -> tuple[dict[str, list[Fact]], dict[str, list[Fact]]]:
         """(attribute and outgoing facts by subject, incoming relation facts by target) for type t."""

@@ -81,7 +81,8 @@ class TemplateWriter:
             end = g.format_date(f.valid_to, st["date"]) if f.valid_to else "the present"
             own = [p for p in m.phrases if "{end}" not in p or f.valid_to is not None]
             generic_key = "event_link" if m.event else "dated_link" if f.valid_from else "link"
-            opts = tuple(p.rstrip(".") for p in own) + b[generic_key]
+            mine = tuple(p.rstrip(".") for p in own)
+            opts = mine * 2 + b[generic_key] if mine else b[generic_key]  # the pack's own phrasings first
             tpl = g.choose(opts, key)
             when = ""
             if f.valid_from:
@@ -127,19 +128,18 @@ class TemplateWriter:
         return out
 
     def _sentences(self, t: str, facts: list[Fact], st: dict, key: str, name: str, at: dt.date | None = None) -> list[str]:
-        """Facts as sentences: the first clause of each sentence names the subject, later ones refer back."""
-        clauses = []
-        for i, f in enumerate(facts):
-            subject = name if pick(f"{key}|{f.fact_id}|r", 4) == 0 or i == 0 else self._ref(t, f"{key}|{f.fact_id}|ref")
-            clauses.append(self._clause(t, f, st, f"{key}|{f.fact_id}", subject, at))
-        # The first clause of every sentence must name the subject, not refer back to it.
+        """Facts as sentences of two or three clauses (never one left alone at the end): the first
+        clause of each sentence names the subject, later ones mostly refer back to it."""
         out, i = [], 0
         while i < len(facts):
             r = len(facts) - i
-            n = r if r <= 3 else 2 if r == 4 else 2 + pick(f"{key}|g{i}", 2)  # never one clause alone at the end
-            group = clauses[i:i + n]
-            if group and name not in group[0]:
-                group[0] = self._clause(t, facts[i], st, f"{key}|{facts[i].fact_id}", name, at)
+            n = r if r <= 3 else 2 if r == 4 else 2 + pick(f"{key}|g{i}", 2)
+            group = []
+            for j in range(i, i + n):
+                f = facts[j]
+                k = f"{key}|{f.fact_id}"
+                subject = name if j == i or pick(k + "|r", 4) == 0 else self._ref(t, k + "|ref")
+                group.append(self._clause(t, f, st, k, subject, at))
             out.append(g.join_clauses(group, f"{key}|j{i}", self.lang))
             i += n
         return out

@@ -67,7 +67,7 @@ class TemplateWriter:
 
     # ------------------------------------------------------------------ clauses
 
-    def _clause(self, t: str, f: Fact, st: dict, key: str, subject: str, at: dt.date | None = None) -> str:
+    def _clause(self, t: str, f: Fact, st: dict, key: str, subject: str, at: dt.date | None = None, own_only: bool = False) -> str:
         """One phrasing of a fact as a clause (no final period). `at`: written on that date
         (news), so a tenure's end is never stated."""
         v = self.view
@@ -82,7 +82,7 @@ class TemplateWriter:
             own = [p for p in m.phrases if "{end}" not in p or f.valid_to is not None]
             generic_key = "event_link" if m.event else "dated_link" if f.valid_from else "link"
             mine = tuple(p.rstrip(".") for p in own)
-            opts = mine * 2 + b[generic_key] if mine else b[generic_key]  # the pack's own phrasings first
+            opts = mine if mine and own_only else mine * 2 + b[generic_key] if mine else b[generic_key]  # the pack's own first
             tpl = g.choose(opts, key)
             when = ""
             if f.valid_from:
@@ -355,7 +355,7 @@ class TemplateWriter:
         m = v.meta[(t, event.predicate)]
         lines = [f"# {page.title}", "", f"*{page.site}* · {g.format_date(page.date, st['date'])}", ""]
         when = event.valid_from or dt.date.fromisoformat(event.value)
-        lead = self._clause(t, event, st, key + "|lead", name, at=page.date)
+        lead = self._clause(t, event, st, key + "|lead", name, at=page.date, own_only=True)  # a headline event in the pack's words
         d = g.format_date(when, st["date"])
         if d not in lead and (m.relation or event.value_type != "date"):
             lead += f", effective {d}"

@@ -96,6 +96,8 @@ class TemplateWriter:
                 need = [str(f.valid_from.year)] + ([str(f.valid_to.year)] if f.valid_to and not m.event else [])
                 if any(y not in s for y in need):
                     s += f" ({self._year_span(f, m)})" if at is None or m.event or f.valid_to else f" (from {f.valid_from.year})"
+                elif at is None and not m.event and f.valid_to is None and "present" not in s and "since" not in s:
+                    s += " (to the present)" if pick(key + "|on", 2) else f" (since {f.valid_from.year})"  # an open tenure says so
             return s
         value = self._value(t, f, st, link=False)
         own = list(m.phrases)

@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from worldforge.errors import BackendUnavailableError, NotRenderedError, RenderError, WorldNotFoundError
-from worldforge.web import render_world
+from worldforge.web import grammar, render_world
 from worldforge.web.llm import load_llm, page_check, strip_reasoning
 from worldforge.web.pages import WorldView, plan_pages
 from worldforge.web.template import TemplateWriter
@@ -51,7 +51,7 @@ def test_every_recorded_fact_is_on_its_page(demo_web):
         fids = page_facts.get(url, [])
         assert fids, f"{url} records no facts"
         assert source == "template"
-        page_nums = tuple(int(x.replace(",", "")) for pair in re.findall(r"page (\d+) of (\d+)|(\d+) of ([\d,]+) shown", md)
+        page_nums = tuple(int(x.replace(",", "")) for pair in re.findall(r"page (\d+) of (\d+)|(\d+) of ([\d,]+)|[Aa]ll ([\d,]+)|list of ([\d,]+)", md)
                           for x in pair if x)
         check = FactSheetCheck([facts[f] for f in fids], names, page_nums, (date,) if date else (), require_end=kind != "news")
         probs = check.problems(md)
@@ -83,11 +83,11 @@ def test_no_page_gives_its_entity_another_entitys_value(demo_web):
             fs = own.get((subject, label.strip()))
             if not fs:
                 continue
-            cell = re.sub(r"\(since [^)]*\)", "", cell)
+            cell = re.sub(r"\((since )?[^()]*\d{4}[^()]*\)", "", cell)
             forms = set()
             for f in fs:
                 if f.value_type == "date":
-                    forms |= {format_date(dt.date.fromisoformat(f.value), s) for s in range(3)}
+                    forms |= {grammar.format_date(dt.date.fromisoformat(f.value), s) for s in (*grammar.DATE_STYLES, "iso")}
                 elif f.value_type == "entity":
                     forms.add(names[f.value])
                 elif f.value_type in ("int", "float"):

@@ -63,7 +63,7 @@ def test_oracle_recovers_from_every_perturbation(small_run):
                 if s.tool == "web_extractor" and s.perturbation in ("truncated_page", "stale_page", "search_error", "rate_limit"):
                     assert calls[s.call] in calls[s.call + 1:], "a failed page was not loaded again"
             # a low-quality copy is never opened
-            assert not any(perturb.original_of(json.loads(a).get("url", "")) for n, a in calls if n == "web_extractor")
+            assert not any(perturb.original_of(json.loads(a).get("url", ""), env.seed) for n, a in calls if n == "web_extractor")
     finally:
         env.close()
 
@@ -97,13 +97,15 @@ def test_perturbations_are_seeded_and_consistent(small_run):
         assert seen["rate_limit"][1].startswith("Error 429")
         assert seen["empty_results"][1].startswith("No results found")
         # the low-quality copy: its snippet agrees with its page, which always reads the same and contradicts the original
-        copy = re.search(r"^\[\d+\] (https://[^/]+/copy/\S+)$", seen["conflicting_page"][1], re.M).group(1)
+        copy = next(u for u in re.findall(r"^\[\d+\] (https://\S+)$", seen["conflicting_page"][1], re.M)
+                    if perturb.original_of(u, env.seed))
+        assert copy.split("/")[2] in {d for _n, d, _k in perturb.copy_sites(env.seed)}
         opened = [env.execute("ep#1", c, "web_extractor", {"url": copy}) for c in range(40)]
         pages = {t for t, kind in opened if kind is None}
         assert len(pages) == 1  # every clean fetch of the copy reads the same
         page = pages.pop()
-        original = env.engine.web_extractor(perturb.original_of(copy))
-        assert page != original and "unverified" in page
+        original = env.engine.web_extractor(perturb.original_of(copy, env.seed))
+        assert page != original and "last updated" in page
         block = seen["conflicting_page"][1].split(copy, 1)[1].split("\n\n", 1)[0]
         snippet_numbers = re.findall(r"\d[\d,]*\d", block.split("Snippet: ", 1)[1].split("\nDate:", 1)[0])
         assert all(n in page for n in snippet_numbers)

@@ -334,12 +334,18 @@ def render(
     batch_size: int = typer.Option(None, "--batch-size", min=1, help="vllm: pages per LLM.chat call (and per resumable shard)."),
     max_tokens: int = typer.Option(None, "--max-tokens", min=1, help="vllm: output token limit per page."),
     force: bool = typer.Option(False, "--force", "-f", help="Render again over an existing render."),
+    report_only: bool = typer.Option(False, "--report", help="Print the variety report of an existing render "
+                                     "(sentence skeletons, words per page kind) and stop; nothing is rendered."),
 ) -> None:
     """Render every page of a world (articles, profiles, news, directories) with provenance,
     then build its search index. An interrupted render resumes where it stopped."""
     from .web import render_world
     from .world.store import open_world
 
+    if report_only:
+        with _user_errors():
+            console.print(_variety_table(_stored_variety(world_dir)))
+        return
     with _user_errors():
         info = open_world(world_dir)
         opts = info.world.spec.stages.render
@@ -375,8 +381,50 @@ def render(
         t.add_row("shards resumed", f"{report.resumed_shards} of {report.shards}")
     t.add_row("seconds", f"{report.seconds:.1f}")
     console.print(t)
+    if report.variety:
+        console.print(_variety_table(report.variety))
     console.print(f"[green]rendered[/] {world_dir}: {report.pages:,} pages, indexed for search "
                   f"(try: worldforge search {world_dir} \"...\")")
+
+
+def _stored_variety(world_dir: Path) -> dict:
+    """The variety measures of a finished render (from render.json; measured now if it predates them)."""
+    from .web.report import web_report
+    from .web.store import require_rendered
+    from .world.store import open_world
+
+    info = open_world(world_dir)
+    web = require_rendered(world_dir)
+    import json
+
+    try:
+        stored = json.loads((web / "render.json").read_text())["report"].get("variety")
+    except (OSError, ValueError, KeyError, TypeError):
+        stored = None
+    if stored:
+        return stored
+    con = info.connect()
+    try:
+        names = {}
+        for t in info.world.types:
+            names.update(dict(con.execute(f'SELECT id, name FROM "{t}"').fetchall()))
+    finally:
+        con.close()
+    return web_report(web / "pages.duckdb", names)
+
+
+def _variety_table(v: dict) -> Table:
+    measured = f"{v['pages_measured']:,} of {v['pages']:,} pages" if v["pages_measured"] < v["pages"] else f"{v['pages']:,} pages"
+    t = Table(title=f"how the web reads ({measured})")
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    t.add_row("prose sentences", f"{v['sentences']:,}")
+    t.add_row("distinct sentence skeletons", f"{v['skeletons']:,}")
+    t.add_row("most common skeleton's share", f"{v['top_skeleton_share']:.1%}")
+    t.add_row("sentences whose skeleton is on 10+ pages", f"{v['share_on_10_plus_pages']:.1%}")
+    for k, d in v["kinds"].items():
+        t.add_row(f"words per {k} (mean; p10-p90)", f"{d['mean_words']:.0f}; {d['p10_words']}-{d['p90_words']}")
+    return t
 
 
 @_command()

@@ -222,17 +222,19 @@ class Environment:
         if not isinstance(url, str):
             raise SearchInputError(_URL_NEEDED)
         url = check_url(url)
-        original = perturb.original_of(url)
+        original = perturb.original_of(url, self.seed)
         if original is not None:  # a low-quality copy met in earlier results: always the same text
             p = self.engine.page(original)
             if p is not None:
                 return self._cap(self._copy_page(p)), None
-        if kind in ("truncated_page", "stale_page"):
+        if kind == "truncated_page":
             p = self.engine.page(url)
             if p is not None:
-                if kind == "truncated_page":
-                    return self._cap(perturb.truncate(p["markdown"], key)), kind
-                return self._cap(perturb.stale(p["markdown"], p["url"], p["date"], self.as_of, key)), kind
+                return self._cap(perturb.truncate(p["markdown"], key)), kind
+        if kind == "stale_page":
+            a = self.engine.archive(url)
+            if a is not None:  # only articles whose entity changed since have an earlier capture
+                return self._cap(perturb.stale(a[1], a[0])), kind
         return self._cap(self.engine.web_extractor(url)), None
 
     def _search(self, arguments: dict, kind: str | None, key: str) -> tuple[str, str | None]:
@@ -252,17 +254,23 @@ class Environment:
         """Put a low-quality copy of one result (a page with numbers) among the results."""
         cands = [r for r in results if r["kind"] in ("article", "profile", "directory") and any(c.isdigit() for c in r["snippet"])]
         src = (cands or results)[stable_hash(key, "src") % len(cands or results)]
-        copy = {"url": perturb.conflicting_url(src["url"], self.seed),
-                "title": f"{src['title']} - facts, figures and more",
+        url = perturb.conflicting_url(src["url"], self.seed)
+        name, _domain, kind = perturb.copy_site(url, self.seed)
+        copy = {"url": url, "title": f"{src['title']} | {name}",
                 "snippet": perturb.conflicting(src["snippet"], src["url"], self.seed),
-                "date": self.as_of.strftime("%b %-d, %Y"), "kind": "forum", "score": 0.0}
+                "date": self._copy_date(src["url"]).strftime("%b %-d, %Y"), "kind": kind, "score": 0.0}
         pos = 1 + stable_hash(key, "pos") % min(4, len(results))
         return (results[:pos] + [copy] + results[pos:])[: len(results)]
 
+    def _copy_date(self, original: str) -> dt.date:
+        """A copy was last updated one to six years before the world's as_of: older than the original."""
+        return self.as_of - dt.timedelta(days=365 + stable_hash(self.seed, "copy-date", original) % (5 * 365))
+
     def _copy_page(self, page: dict) -> str:
         body = perturb.conflicting(page["markdown"], page["url"], self.seed)
-        site = perturb.conflicting_url(page["url"], self.seed).split("/")[2]
-        return f"*{site} · community answers · unverified*\n\n{body}"
+        name, _domain, kind = perturb.copy_site(perturb.conflicting_url(page["url"], self.seed), self.seed)
+        when = self._copy_date(page["url"]).strftime("%B %-d, %Y")
+        return f"*{name}* · {kind} · last updated {when}\n\n{body}"
 
     def _cap(self, text: str) -> str:
         n = self.options.max_observation_chars

@@ -71,9 +71,9 @@ class OraclePlan:
 
     def observe_search(self, text: str) -> None:
         for u in _RESULT_URL.findall(text):
-            if perturb.original_of(u) is not None:
+            if perturb.original_of(u, self.ep.env.seed) is not None:
                 site = u.split("/")[2]
-                self.notes.append(f"One result is a copy on {site}, an unverified community site whose figures "
+                self.notes.append(f"One result is a copy on {site}, a copy site whose figures "
                                   "disagree with the original pages, so I will not rely on it.")
             else:
                 self.seen.add(u.split("#", 1)[0])

@@ -8,9 +8,11 @@ gives the same text. Kinds (rates per kind and tool live in `stages.rollout.pert
 - `empty_results`: a search that finds nothing;
 - `rate_limit`: HTTP 429 with a retry-after hint;
 - `truncated_page`: the page breaks off part-way, with a connection note;
-- `stale_page`: an archived copy under an older date, with older (smaller) numbers;
-- `conflicting_page`: a low-quality site among the search results whose numbers contradict
-  the page it copied; opening its URL gives that contradicting copy, every time.
+- `stale_page`: an article's archived capture: the entity as it stood on an earlier date (links
+  and dates of that day from the world's history; nothing from after it);
+- `conflicting_page`: a copy site among the search results (credible-looking, named per world,
+  with a source type and an older update date) whose numbers contradict the page it copied;
+  opening its URL gives that contradicting copy, every time.
 """
 
 from __future__ import annotations
@@ -22,7 +24,18 @@ from urllib.parse import urlsplit
 from ..plumbing import stable_hash
 from ..world.options import PERTURBATION_TOOLS
 
-LOW_QUALITY_SITES = ("factzilla-answers.net", "quickwiki-facts.com", "trivia-hub.info", "askthecrowd.forum")
+# Sites that republish other sites' pages with their own (wrong) figures: credible-looking and
+# different in every world (named from the seed), each with a source type an agent can weigh.
+_COPY_FORMS = (("{R} Reference", "www.{r}reference.com", "reference aggregator"),
+               ("{R} Facts", "www.{r}facts.org", "fact aggregator"),
+               ("{R} Data", "{r}data.net", "data aggregator"),
+               ("{R} Guide", "www.{r}guide.com", "online guide"),
+               ("The {R} Insider", "www.{r}insider.com", "news digest"),
+               ("{R} Review", "{r}review.net", "review site"),
+               ("{R} Hub", "www.{r}hub.org", "community wiki"),
+               ("{R} Index", "www.{r}index.info", "directory mirror"))
+_SYLL = ("ka lo ri ven dor mar tel sa ni bra tor el an is ul ve mo ra li den gal thu quin zar bel cor dra fen hal "
+         "jor kel lun mer nor pel ros sil tam val wyn yor zen ber cas del fa gor hes ir kos lar mi nes or pra sel").split()
 ARCHIVE_NOTE = "> Archived copy captured on {date}. This snapshot may be out of date; the live page may differ."
 TRUNCATION_NOTE = "[Connection reset: the page was only partially loaded.]"
 _U64 = float(2**64)
@@ -102,30 +115,41 @@ def alter_numbers(text: str, key: str, low: float, high: float) -> str:
     return "".join(out)
 
 
-def stale(markdown: str, url: str, page_date: dt.date | None, as_of: dt.date, key: str) -> str:
-    """An archived copy: the page under an older capture date, with smaller numbers."""
-    base = page_date or as_of
-    days = 365 + int(unit(key, "age") * 5 * 365)
-    captured = base - dt.timedelta(days=days)
-    if page_date and captured < page_date:
-        captured = page_date
-    body = alter_numbers(markdown, f"stale|{url}|{key}", 0.7, 0.95)
-    return f"{ARCHIVE_NOTE.format(date=captured.strftime('%B %-d, %Y'))}\n\n{body}"
+def stale(markdown: str, captured: dt.date) -> str:
+    """An archived copy: the page as it read on its capture date (the entity's earlier state,
+    rendered from the world's history), under an archive note."""
+    return f"{ARCHIVE_NOTE.format(date=captured.strftime('%B %-d, %Y'))}\n\n{markdown}"
+
+
+def copy_sites(seed: int) -> tuple[tuple[str, str, str], ...]:
+    """The world's copy sites: (name, domain, source type), named from the seed."""
+    out = []
+    for i, (name, domain, kind) in enumerate(_COPY_FORMS):
+        h = stable_hash(seed, "copy-site", i)
+        root = _SYLL[h % len(_SYLL)] + _SYLL[(h >> 16) % len(_SYLL)]
+        out.append((name.replace("{R}", root.title()), domain.replace("{r}", root), kind))
+    return tuple(out)
 
 
 def conflicting_url(original: str, seed: int) -> str:
-    """The low-quality copy of `original`, at a URL that names the original."""
+    """Where a copy site republishes `original`: its own domain, the original's address as the path."""
     p = urlsplit(original)
-    site = LOW_QUALITY_SITES[stable_hash(seed, "site", original) % len(LOW_QUALITY_SITES)]
-    return f"https://{site}/copy/{p.netloc}{p.path}"
+    sites = copy_sites(seed)
+    site = sites[stable_hash(seed, "site", original) % len(sites)][1]
+    return f"https://{site}/{p.netloc}{p.path}"
 
 
-def original_of(url: str) -> str | None:
-    """The page a low-quality copy was made from, or None when `url` is no such copy."""
-    p = urlsplit(url)
-    if p.netloc not in LOW_QUALITY_SITES or not p.path.startswith("/copy/"):
+def copy_site(url: str, seed: int) -> tuple[str, str, str] | None:
+    netloc = urlsplit(url).netloc
+    return next((s for s in copy_sites(seed) if s[1] == netloc), None)
+
+
+def original_of(url: str, seed: int) -> str | None:
+    """The page a copy was made from, or None when `url` is no such copy."""
+    if copy_site(url, seed) is None:
         return None
-    return "https://" + p.path[len("/copy/"):]
+    path = urlsplit(url).path.lstrip("/")
+    return "https://" + path if "/" in path else None
 
 
 def conflicting(text: str, original: str, seed: int) -> str:

@@ -10,6 +10,7 @@ the template page or is rejected, as configured. Nothing unchecked is ever kept.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 from dataclasses import dataclass, field
@@ -59,6 +60,40 @@ def strip_reasoning(text: str) -> str:
 def page_check(view: WorldView, page: Page) -> FactSheetCheck:
     """The checker for a page: its facts, plus the furniture numbers and date it may show."""
     return FactSheetCheck(page.facts, view.names, page.numbers, (page.date,) if page.date else (), require_end=page.kind != "news")
+
+
+def table_problems(view: WorldView, page: Page, markdown: str) -> list[str]:
+    """Row-by-row checks of tables: on a directory page every entity's row states that entity's
+    own column values (a value in the wrong row is a wrong fact); on an article, an infobox row
+    labelled like one of the subject's properties carries that property's value."""
+    out: list[str] = []
+    rows = [ln for ln in markdown.split("\n") if ln.startswith("|")]
+    if page.kind == "directory":
+        for eid, _f, cfacts in page.layout.get("rows", []):
+            name = view.names[eid].lower()
+            mine = [ln for ln in rows if name in ln.lower()]
+            if not mine:
+                out.append(f"row missing for {view.names[eid]}")
+                continue
+            for c in cfacts:
+                probs = FactSheetCheck([c], view.names, require_end=False).problems(view.names[eid] + " " + " ".join(mine))
+                if any(p.startswith("missing") for p in probs):
+                    out.append(f"row of {view.names[eid]}: missing {c.fact_id}")
+    elif page.kind == "article" and page.subject:
+        t = view.type_of[page.subject]
+        by_label: dict[str, list] = {}
+        for f in page.facts:
+            if f.subject == page.subject and f.predicate != "name":
+                by_label.setdefault(view.meta[(t, f.predicate)].label.lower(), []).append(f)
+        for ln in rows:
+            cells = [c.strip() for c in ln.strip("|").split("|")]
+            if len(cells) < 2 or cells[0].lower() not in by_label:
+                continue
+            row = view.names[page.subject] + " | " + " | ".join(cells)  # the row is about the page's subject
+            probs = FactSheetCheck(by_label[cells[0].lower()], view.names, require_end=False).problems(row)
+            if all(p.startswith("missing") for p in probs) and len(probs) == len(by_label[cells[0].lower()]):
+                out.append(f"infobox row '{cells[0]}' does not carry its value")
+    return out
 
 
 @dataclass(slots=True)
@@ -142,30 +177,73 @@ def fact_sheet(view: WorldView, page: Page) -> str:
     if page.kind == "directory":
         lay = page.layout
         lines.append(f"Page {lay['page']} of {lay['pages']}; previous: {lay['prev'] or 'none'}; next: {lay['next'] or 'none'}")
-    lines.append("Facts (subject | property | value):")
+    if page.date:
+        lines.append(f"Era: the page is dated {page.date.isoformat()}; state the facts as they stood then and nothing later.")
     links: dict[str, str] = {}
-    for f in page.facts:
-        t = view.type_of[f.subject]
-        m = view.meta[(t, f.predicate)]
-        if f.value_type == "entity":
-            value = view.names[f.value]
-            links[value] = view.article_url[f.value]
-        elif f.value_type in ("int", "float"):
-            value = format_number(f.value, f.value_type, m.unit)
-        else:
-            value = f.value
-        if f.valid_from:
-            # News is written when a tenure starts: it does not know the end yet.
-            end = f" to {f.valid_to.isoformat()}" if f.valid_to and page.kind != "news" else ""
-            value += f" (from {f.valid_from.isoformat()}{end})"
-        subj = view.names[f.subject]
-        if f.subject != page.subject:
-            links.setdefault(subj, view.article_url[f.subject])
-        lines.append(f"- {subj} | {m.label} | {value}")
+    sections = plan_sections(view, page)
+    for title, facts in sections:
+        lines.append(f"Section: {title} (subject | property | value):")
+        lines += [_fact_line(view, page, f, links) for f in facts]
     if links:
         lines.append("Links:")
         lines += [f"- {n}: {u}" for n, u in links.items()]
     return "\n".join(lines)
+
+
+def plan_sections(view: WorldView, page: Page) -> list[tuple[str, list]]:
+    """The page's facts in the sections the template writer gives them: lead and infobox,
+    history (dated, in order), one per list relation, related entities; news: the event, then
+    the background as of the page's date; directories: the table rows in order."""
+    if page.kind == "news":
+        return [("the event", page.facts[:1]), ("background as of the page date", page.facts[1:])]
+    if page.kind != "article" or not page.subject:
+        return [("facts", list(page.facts))]
+    eid = page.subject
+    t = view.type_of[eid]
+    related = set(page.layout.get("related", ()))
+    own = [f for f in page.facts if f.subject == eid]
+    lead = [f for f in own if not view.meta[(t, f.predicate)].relation or view.meta[(t, f.predicate)].to_one]
+    dated = sorted((f for f in own if f.valid_from or f.value_type == "date"),
+                   key=lambda f: (f.valid_from or dt.date.fromisoformat(f.value), f.fact_id))
+    out = [("lead and infobox", lead)]
+    if dated:
+        out.append(("history, in date order", dated))
+    for f in own:
+        m = view.meta[(t, f.predicate)]
+        if m.relation and not m.to_one:
+            if not out or out[-1][0] != m.label:
+                out.append((m.label, []))
+            out[-1][1].append(f)
+    incoming = [f for f in page.facts if f.subject != eid and f.fact_id not in related]
+    for f in incoming:
+        label = view.meta[(view.type_of[f.subject], f.predicate)].inverse_label
+        if out[-1][0] != label:
+            out.append((label, []))
+        out[-1][1].append(f)
+    rel = [f for f in page.facts if f.fact_id in related]
+    if rel:
+        out.append(("related entities", rel))
+    return out
+
+
+def _fact_line(view: WorldView, page: Page, f, links: dict[str, str]) -> str:
+    t = view.type_of[f.subject]
+    m = view.meta[(t, f.predicate)]
+    if f.value_type == "entity":
+        value = view.names[f.value]
+        links[value] = view.article_url[f.value]
+    elif f.value_type in ("int", "float"):
+        value = format_number(f.value, f.value_type, m.unit)
+    else:
+        value = f.value
+    if f.valid_from:
+        # News is written when a tenure starts: it does not know the end yet.
+        end = f" to {f.valid_to.isoformat()}" if f.valid_to and page.kind != "news" else ""
+        value += f" (from {f.valid_from.isoformat()}{end})"
+    subj = view.names[f.subject]
+    if f.subject != page.subject:
+        links.setdefault(subj, view.article_url[f.subject])
+    return f"- {subj} | {m.label} | {value}"
 
 
 def check_model(options: RenderOptions, model: str | None = None) -> tuple[str, Path, bool]:
@@ -263,7 +341,7 @@ class VLLMWriter:
     def judge(self, page: Page, raw: str, finish_reason: str | None) -> tuple[str, list[str]]:
         """The page text once reasoning is stripped, and every reason to refuse it."""
         text = strip_reasoning(raw)
-        probs = ["empty output"] if not text else page_check(self.view, page).problems(text)
+        probs = ["empty output"] if not text else page_check(self.view, page).problems(text) + table_problems(self.view, page, text)
         if finish_reason == "length":
             probs.append("truncated at max_tokens")
         return text, probs

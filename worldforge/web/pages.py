@@ -31,7 +31,7 @@ import polars as pl
 
 from ..plumbing import quote_ident as _q
 from ..world.options import RenderOptions
-from ..world.pack import DateAttr, NumericAttr
+from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LookupAttr, NumericAttr
 from ..world.sampling import DEFAULT_SYLLABLES, child_rng
 from ..world.spec import ResolvedWorld, attribute_dtype
 from ..world.store import WorldInfo
@@ -52,6 +52,7 @@ class Page:
     facts: list[Fact]
     layout: dict = field(default_factory=dict)  # kind-specific: headline event, directory rows and paging
     numbers: tuple[int, ...] = ()  # page furniture a page may show besides its facts (page 2 of 5, 8 of 40 shown)
+    archive: tuple[dt.date, list[Fact]] | None = None  # articles: an earlier capture date and the facts as they stood then
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +146,7 @@ class WorldView:
         self.aliases: dict[str, list[str]] = {}
         for eid, alias in self.con.sql("SELECT entity_id, alias FROM aliases ORDER BY entity_id, alias").fetchall():
             self.aliases.setdefault(eid, []).append(alias)
+        self._summary_ready = False
         self.meta = self._predicate_meta()
         self.article_url, self.profile_url = self._entity_urls()
 
@@ -220,8 +222,8 @@ class WorldView:
 
     # ------------------------------------------------------------------ fact sheets
 
-    def _grouped(self, sql: str, key: str) -> dict[str, list[Fact]]:
-        df = self.con.sql(sql).pl()
+    def _grouped(self, sql: str, key: str, params: list | None = None) -> dict[str, list[Fact]]:
+        df = self.con.sql(sql, params=params).pl() if params else self.con.sql(sql).pl()
         if df.is_empty():
             return {}
         g = df.group_by(key, maintain_order=True).agg(pl.all())
@@ -236,6 +238,27 @@ class WorldView:
                 named["value"] = [k] * len(named["fact_id"])
             out[k] = list(map(Fact._make, zip(*(named[c] for c in cols))))
         return out
+
+    def neighbour_facts(self, t: str, per_entity: int = 3) -> dict[str, list[Fact]]:
+        """A few facts about each entity linked to type t either way (the places, makers, clubs it
+        links to; the people and firms that link to it): dates, undated links and attributes that
+        do not change (categories, codes, lookups); at most `per_entity` each."""
+        if not self._summary_ready:
+            timeless = sorted({a for et in self.world.types.values() for a, spec in et.attributes.items()
+                               if isinstance(spec, (CategoricalAttr, CodeAttr, LookupAttr))})
+            # Once per view: every entity's few summary facts, in a temporary table.
+            self.con.execute(
+                "CREATE OR REPLACE TEMP TABLE wf_summary AS SELECT fact_id, subject, predicate, value, value_type, "
+                "valid_from, valid_to FROM (SELECT *, row_number() OVER (PARTITION BY subject ORDER BY value_type = 'entity', "
+                "predicate, fact_id) AS k FROM facts WHERE value_type = 'date' OR (value_type = 'entity' AND valid_from IS NULL) "
+                f"OR list_contains(?, predicate)) WHERE k <= {int(per_entity)}", [timeless])
+            self._summary_ready = True
+        inc = [r for r, rs in self.relations.items() if rs.target == t]
+        return self._grouped(
+            "WITH n AS (SELECT value AS id FROM facts WHERE subject_type = ? AND value_type = 'entity' "
+            "UNION SELECT subject FROM facts WHERE value_type = 'entity' AND list_contains(?, predicate)) "
+            "SELECT s.* FROM wf_summary s SEMI JOIN n ON s.subject = n.id ORDER BY s.subject, s.predicate, s.fact_id",
+            "subject", [t, inc])
 
     def facts_of_type(self, t: str) -> tuple[dict[str, list[Fact]], dict[str, list[Fact]]]:
         """(attribute and outgoing facts by subject, incoming relation facts by target) for type t."""
@@ -288,6 +311,7 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
     seen_urls: set[str] = set()
     for t, et in view.world.types.items():
         own, incoming = view.facts_of_type(t)
+        neigh = view.neighbour_facts(t)
         ps = et.pages
         news = news_predicates(view, t)
         context = [a for a, s in et.attributes.items() if view.dtype(t, a) == "string" and not isinstance(s, NumericAttr)][:2]
@@ -305,21 +329,26 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
                         if n > opts.max_list_items:
                             src = view.relations[pred].source
                             listed = any(d.by == pred for d in view.world.types[src].pages.directories)
-                            more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else None)
+                            more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
+                targets = list(dict.fromkeys([f.value for f in out_facts] + [f.subject for f in in_facts]))[:10]
+                related = [f for x in targets for f in neigh.get(x, []) if f.value != eid][:20]
                 yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, name, None, eid,
-                           _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts, {"more": more},
-                           tuple(sorted({opts.max_list_items, *(n for n, _ in more.values())})) if more else ())
+                           _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts + related,
+                           {"more": more, "related": [f.fact_id for f in related]},
+                           tuple(sorted({opts.max_list_items, *(n for n, _ in more.values())})) if more else (),
+                           _archive(view, t, eid, attr_facts + out_facts, in_facts, context))
             if ps.profile is not None:
                 prof = [f for f in out_facts if view.meta[(t, f.predicate)].to_one
                         or (view.meta[(t, f.predicate)].temporal and f.valid_to is None and f.valid_from is not None
                             and view.relations[f.predicate].history is not None)]
                 site = name if ps.profile.url else view.sites.profile(ps.profile.site).name  # an official site is the entity's own
                 yield Page(view.profile_url[eid], "profile", site, name, None, eid, _entities(eid, prof, []), attr_facts + prof)
-            ctx = [f for f in attr_facts if f.predicate in context]
+            if ps.article and more:
+                yield from _overflow_pages(view, eid, all_in, more)
             for f in facts:
                 if f.predicate not in news or (f.value_type != "date" and f.valid_from is None):
                     continue
-                yield _news_page(view, t, eid, f, ctx, seen_urls)
+                yield _news_page(view, t, eid, f, facts, context, seen_urls, neigh)
         for d in ps.directories:
             yield from _directory_pages(view, t, d, own)
 
@@ -331,7 +360,96 @@ def _entities(eid: str, out_facts: list[Fact], in_facts: list[Fact]) -> tuple[st
     return tuple(ids)
 
 
-def _news_page(view: WorldView, t: str, eid: str, event: Fact, ctx: list[Fact], seen: set[str]) -> Page:
+def overflow_url(view: WorldView, eid: str, pred: str) -> str:
+    """The encyclopedia's full list of an entity's incoming links of one kind (when no directory lists them)."""
+    return f"{view.article_url[eid]}/{slug(pred)}"
+
+
+def _overflow_pages(view: WorldView, eid: str, all_in: list[Fact], more: dict) -> Iterator[Page]:
+    """Paginated full lists behind an article's 'N of M shown' sections that no directory covers."""
+    size = 20
+    for pred, (_total, url) in sorted(more.items()):
+        if url != overflow_url(view, eid, pred):
+            continue
+        src = view.relations[pred].source
+        rows = sorted((f for f in all_in if f.predicate == pred),
+                      key=lambda f: (view.names[f.subject], f.valid_from or dt.date.min, f.fact_id))
+        n_pages = -(-len(rows) // size)
+        urls = [url if i == 0 else f"{url}?page={i + 1}" for i in range(n_pages)]
+        label = view.meta[(src, pred)].inverse_label
+        title = f"{view.names[eid]}: {label}"
+        for p in range(n_pages):
+            chunk = rows[p * size:(p + 1) * size]
+            yield Page(urls[p], "directory", view.sites.encyclopedia.name,
+                       title if n_pages == 1 else f"{title} (page {p + 1} of {n_pages})", None, None,
+                       tuple(dict.fromkeys([eid, *(f.subject for f in chunk)])), list(chunk),
+                       {"rows": [(f.subject, f, []) for f in chunk], "columns": [], "by": pred, "type": src,
+                        "group": view.names[eid], "page": p + 1, "pages": n_pages, "prev": urls[p - 1] if p else None,
+                        "next": urls[p + 1] if p + 1 < n_pages else None, "first": p * size + 1},
+                       (p + 1, n_pages))
+
+
+def _archive(view: WorldView, t: str, eid: str, own: list[Fact], incoming: list[Fact],
+             context: list[str]) -> tuple[dt.date, list[Fact]] | None:
+    """An earlier capture of an article: a date one to eight years before as_of (after the
+    entity's first dated fact), and the facts as they stood on it. Links that ended later are
+    shown as ongoing then; links and dates from after it are absent. None when nothing about the
+    entity changed since that date (an archive would be the live page)."""
+    dates = [f.valid_from or dt.date.fromisoformat(f.value) for f in own if f.valid_from or f.value_type == "date"]
+    if not dates:
+        return None
+    years = 1 + pick(eid + "/archive", 8)
+    try:
+        captured = view.as_of.replace(year=view.as_of.year - years) - dt.timedelta(days=pick(eid + "/archive-day", 300))
+    except ValueError:
+        return None
+    if captured <= min(dates) + dt.timedelta(days=365):
+        return None
+    changed = any((f.valid_from and f.valid_from > captured) or (f.valid_to and captured < f.valid_to <= view.as_of)
+                  or (f.value_type == "date" and dt.date.fromisoformat(f.value) > captured) for f in own + incoming)
+    if not changed:
+        return None
+    then = facts_at(view, t, own, captured, context)
+    then += [f for f in incoming if f.valid_from is not None and f.valid_from <= captured
+             and (f.valid_to is None or f.valid_to >= captured)]
+    then = [f._replace(valid_to=None) if f.valid_to and f.valid_to > captured else f for f in then]
+    return captured, then
+
+
+def _person_like(view: WorldView, t: str) -> bool:
+    """Types whose entities can speak in a news quote: those with a birth date."""
+    return any("birth" in a for a in view.world.types[t].attributes)
+
+
+def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: list[str]) -> list[Fact]:
+    """The facts about an entity that a page dated `day` may state: dates up to that day, links
+    that held on that day (their end, if any, lies in the page's future and is not stated), and
+    undated attributes only when they cannot have changed (categories, the page's context
+    attributes) or the page is recent (within a year of the world's as_of)."""
+    recent = (view.as_of - day).days <= 365
+    out = []
+    for f in facts:
+        m = view.meta[(t, f.predicate)]
+        if m.relation:
+            if f.valid_from is not None and f.valid_from <= day:  # ongoing then, or already over (its end is past too)
+                out.append(f)
+            elif f.valid_from is None and recent:
+                out.append(f)
+        elif f.value_type == "date":
+            if dt.date.fromisoformat(f.value) <= day:
+                out.append(f)
+        elif f.predicate != "name" and (recent or _timeless(view, t, f.predicate, context)):
+            out.append(f)
+    return out
+
+
+def _timeless(view: WorldView, t: str, attr: str, context: list[str]) -> bool:
+    s = view.world.types[t].attributes.get(attr)
+    return isinstance(s, (CategoricalAttr, CodeAttr, LookupAttr))
+
+
+def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact], context: list[str], seen: set[str],
+               neigh: dict[str, list[Fact]]) -> Page:
     when = event.valid_from or dt.date.fromisoformat(event.value)
     lag = pick(event.fact_id + "/lag", view.options.news_lag_days + 1)
     published = min(when + dt.timedelta(days=lag), view.as_of)
@@ -353,9 +471,25 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, ctx: list[Fact], 
     while url in seen:
         url, k = f"{base}-{k}", k + 1
     seen.add(url)
-    facts = [event, *ctx]
-    ids = (eid, event.value) if event.value_type == "entity" else (eid,)
-    return Page(url, "news", outlet.name, headline, published, eid, ids, facts, {"event": event.fact_id})
+    # Background as it stood on the publication day: never a fact from the page's future.
+    ctx = [f for f in facts_at(view, t, facts, published, context) if f.fact_id != event.fact_id]
+    ctx = sorted(ctx, key=lambda f: pick(url + f.fact_id, 1 << 30))[:12]
+    ctx.sort(key=lambda f: f.fact_id)
+    if event.value_type == "entity":  # what the other party was on that day
+        other = view.type_of[event.value]
+        ctx += [f for f in facts_at(view, other, neigh.get(event.value, []), published, []) if f.value != eid][:4]
+    ids = dict.fromkeys([eid] + ([event.value] if event.value_type == "entity" else []))
+    speaker = None
+    if _person_like(view, t):
+        speaker = eid
+    else:
+        for f in [event, *ctx]:
+            if f.value_type == "entity" and _person_like(view, view.type_of[f.value]):
+                speaker = f.value
+                break
+    ids.update(dict.fromkeys(f.value for f in ctx if f.value_type == "entity"))
+    return Page(url, "news", outlet.name, headline, published, eid, tuple(ids), [event, *ctx],
+                {"event": event.fact_id, "speaker": speaker})
 
 
 def _directory_pages(view: WorldView, t: str, d, own: dict[str, list[Fact]]) -> Iterator[Page]:

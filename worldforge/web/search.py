@@ -244,6 +244,8 @@ class SearchEngine:
             raise DamagedStateError(f"the search index in {web / 'index'} is damaged ({str(exc).splitlines()[0][:160]}); "
                                     f"{fix}") from None
         self.pages = connect_duckdb(web / "pages.duckdb", fix)
+        self._has_archives = bool(self.pages.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'archives'").fetchone()[0])
         self._pages: dict[str, dict | None] = {}
         self._searches: dict[tuple, tuple[list[dict], int]] = {}
         self.cache_hits = self.cache_misses = 0  # searches served from / missing the cache
@@ -333,6 +335,14 @@ class SearchEngine:
         return "\n".join(lines).rstrip()
 
     # ------------------------------------------------------------------ open
+
+    def archive(self, url: str) -> tuple[dt.date, str] | None:
+        """An earlier capture of the article at `url` (capture date, Markdown as the page read
+        then), or None: only articles whose entity changed since have one."""
+        if not self._has_archives:
+            return None
+        row = self.pages.execute("SELECT captured, markdown FROM archives WHERE url = ?", [url]).fetchone()
+        return (row[0], row[1]) if row else None
 
     def page(self, url: str) -> dict | None:
         """The stored page at `url` ({url, title, kind, date, markdown}), or None. Recently

@@ -44,6 +44,7 @@ _PAGE_SCHEMA = pa.schema([("url", pa.string()), ("kind", pa.string()), ("site", 
                           ("date", pa.date32()), ("subject", pa.string()), ("entity_ids", pa.list_(pa.string())),
                           ("markdown", pa.string()), ("source", pa.string()), ("attempts", pa.int32())])
 _FACT_SCHEMA = pa.schema([("url", pa.string()), ("fact_id", pa.string())])
+_ARCHIVE_SCHEMA = pa.schema([("url", pa.string()), ("captured", pa.date32()), ("markdown", pa.string())])
 _REJECT_SCHEMA = pa.schema([("url", pa.string()), ("kind", pa.string()), ("title", pa.string()), ("attempts", pa.int32()),
                             ("problems", pa.list_(pa.string()))])
 
@@ -65,6 +66,7 @@ class RenderReport:
     shards: int = 0
     seconds: float = 0.0
     llm: dict = field(default_factory=dict)
+    variety: dict = field(default_factory=dict)  # sentence skeletons and words per page kind (web/report.py)
     content: str = ""  # a digest of every page's URL and text and of page_facts (DuckDB files differ byte-wise run to run)
 
     @property
@@ -172,6 +174,7 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
             progress("render", done, total)
         if report.shards == 0:  # a world without pages still gets (empty) tables
             _render_shard(writer, template, [], partial / "shards" / "00000")
+        names = dict(view.names)
     finally:
         view.close()
         if own_llm is not None:
@@ -180,6 +183,9 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     progress("store", 0, 1)
     _collect(partial, report)
     progress("store", 1, 1)
+    from .report import web_report
+
+    report.variety = web_report(partial / PAGES_DB, names)
     build_index(partial / PAGES_DB, partial / "index", on_progress=lambda d, n: progress("index", d, n))
     report.llm = stats.as_dict() if backend == "vllm" else {}
     report.seconds = round(time.perf_counter() - t0, 3)
@@ -219,6 +225,13 @@ def _render_shard(writer, template: TemplateWriter, batch: list[Page], shard: Pa
     rejected = pa.table({"url": [p.url for p, _ in dropped], "kind": [p.kind for p, _ in dropped],
                          "title": [p.title for p, _ in dropped], "attempts": [w.attempts for _, w in dropped],
                          "problems": [w.problems for _, w in dropped]}, schema=_REJECT_SCHEMA)
+    archived = [(p, p.archive) for p, _ in kept if p.archive is not None]
+    archives = pa.table({
+        "url": [p.url for p, _ in archived], "captured": [a[0] for _, a in archived],
+        "markdown": [template.write(Page(p.url, p.kind, p.site, p.title, a[0], p.subject, p.entity_ids, a[1], {"more": {}}))
+                     for p, a in archived],
+    }, schema=_ARCHIVE_SCHEMA)
+    _write_parquet(archives, shard.with_suffix(".archives.parquet"))
     _write_parquet(facts, shard.with_suffix(".facts.parquet"))
     _write_parquet(rejected, shard.with_suffix(".rejected.parquet"))
     _write_parquet(pages, shard.with_suffix(".pages.parquet"))
@@ -247,6 +260,8 @@ def _collect(partial: Path, report: RenderReport) -> None:
         con.execute("CREATE TABLE pages AS SELECT * FROM read_parquet(?) ORDER BY url", [files("pages")])
         con.execute("CREATE TABLE page_facts AS SELECT * FROM read_parquet(?) ORDER BY url, fact_id", [files("facts")])
         con.execute("CREATE TABLE rejected AS SELECT * FROM read_parquet(?) ORDER BY url", [files("rejected")])
+        # Archived captures of articles (the entity's earlier state), served as stale copies; not indexed.
+        con.execute("CREATE TABLE archives AS SELECT * FROM read_parquet(?) ORDER BY url", [files("archives")])
         dup = con.execute("SELECT url, count(*) FROM pages GROUP BY url HAVING count(*) > 1 ORDER BY url LIMIT 3").fetchall()
         if dup:
             raise RenderError(f"two pages share a URL, e.g. {dup[0][0]}; give the pack's profile.url template a unique "

@@ -1,26 +1,19 @@
 """The template page writer: deterministic Markdown from a page's fact sheet.
 
-Several phrasings per fact kind (from the packs' `phrases`, or generic ones), three date
-styles and several layouts, each chosen by a stable hash of the page URL, so pages do
-not all read alike while the same world always gives the same bytes.
+Pages are written through the surface grammar (`grammar.py`): each fact becomes one of many
+clauses (the pack's `phrases` and generic ones), clauses are joined with connectives into
+sentences, sentences into ordered paragraphs (lead, overview, history in date order), and
+every site has its own voice and number/date conventions. Every choice is a stable hash of
+the page URL and the fact, so the same world always gives the same bytes.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 
+from . import grammar as g
 from .pages import Page, PredicateMeta, WorldView, humanise
-from .text import Fact, format_date, format_number, format_span, pick
-
-_ATTR_PHRASES = (
-    "The {label} of {subject} is {value}.",
-    "{subject} has a {label} of {value}.",
-    "{subject}'s {label}: {value}.",
-)
-_REL_PHRASES = (
-    "{subject} – {label}: {object}.",
-    "{label} of {subject}: {object}.",
-)
+from .text import Fact, pick
 
 
 class TemplateWriter:
@@ -28,99 +21,213 @@ class TemplateWriter:
 
     name = "template"
 
-    def __init__(self, view: WorldView):
+    def __init__(self, view: WorldView, lang: str = "en"):
         self.view = view
+        self.lang = lang
+        self.b = g.bank(lang)
 
     def write(self, page: Page) -> str:
-        return getattr(self, "_" + page.kind)(page)
+        return g.fix_articles(getattr(self, "_" + page.kind)(page))
 
     # ------------------------------------------------------------------ values
 
-    def _value(self, t: str, f: Fact, style: int, link: bool = True) -> str:
+    def _value(self, t: str, f: Fact, st: dict, link: bool = True, table: bool = False) -> str:
         vt = f.value_type
         if vt == "date":
-            return format_date(dt.date.fromisoformat(f.value), style)
+            return g.format_date(dt.date.fromisoformat(f.value), st["table_date"] if table else st["date"])
         if vt in ("int", "float"):
-            return format_number(f.value, vt, self.view.meta[(t, f.predicate)].unit)
+            return g.format_number(f.value, vt, self.view.meta[(t, f.predicate)].unit, rounded=st["round"] and not table)
         if vt == "entity":
             return self._link(f.value) if link else self.view.names[f.value]
         if vt == "bool":
             return "yes" if f.value == "true" else "no"
         return f.value
 
-    def _about(self, page: Page) -> tuple[str, str, int, str]:
-        """The page's entity, its type, the page's date style and the entity's name."""
-        eid = page.subject
-        return eid, self.view.type_of[eid], pick(page.url, 3), self.view.names[eid]
-
-    def _span(self, t: str, f: Fact) -> str:
-        """When a link held: a year for one-off events, a range or 'since' for tenures."""
-        m = self.view.meta[(self.view.relations[f.predicate].source, f.predicate)]
-        return str(f.valid_from.year) if m.event else format_span(f.valid_from, f.valid_to)
-
     def _link(self, eid: str) -> str:
         return f"[{self.view.names[eid]}]({self.view.article_url[eid]})"
 
-    def _linked(self, t: str, eid: str, f: Fact) -> str:
-        """A link to `eid`, with when the link `f` held if it is dated."""
-        return self._link(eid) + (f" ({self._span(t, f)})" if f.valid_from else "")
+    def _year_span(self, f: Fact, meta: PredicateMeta) -> str:
+        """When a link held, in years: '2001', '2001–2005', 'since 2001'."""
+        a = f.valid_from
+        if a is None:
+            return ""
+        if meta.event:
+            return str(a.year)
+        if f.valid_to is None:
+            return f"since {a.year}"
+        return f"{a.year}–{f.valid_to.year}" if f.valid_to.year != a.year else str(a.year)
 
-    def _sentence(self, t: str, f: Fact, style: int, key: str, subject: str | None = None, at_start: bool = False) -> str:
-        """One phrasing of a fact. `at_start`: written when a tenure begins (news), so no end."""
-        m: PredicateMeta = self.view.meta[(t, f.predicate)]
-        subject = subject or self.view.names[f.subject]
+    def _noun(self, t: str) -> str:
+        return t.replace("_", " ")
+
+    def _ref(self, t: str, key: str) -> str:
+        """A back-reference to the page's subject after its first mention."""
+        opts = self.b["ref_thing"] if t not in ("person", "player", "researcher") else self.b["ref_being"]
+        return g.choose(opts, key).format(noun=self._noun(t))
+
+    # ------------------------------------------------------------------ clauses
+
+    def _clause(self, t: str, f: Fact, st: dict, key: str, subject: str, at: dt.date | None = None, own_only: bool = False) -> str:
+        """One phrasing of a fact as a clause (no final period). `at`: written on that date
+        (news), so a tenure's end is never stated."""
+        v = self.view
+        m: PredicateMeta = v.meta[(t, f.predicate)]
+        b = self.b
         if m.relation:
-            opts = m.phrases or _REL_PHRASES
-            if at_start:
-                opts = tuple(p for p in opts if "{end}" not in p) or _REL_PHRASES
-                f = f._replace(valid_to=None)
-            start = format_date(f.valid_from, style) if f.valid_from else ""
-            end = format_date(f.valid_to, style) if f.valid_to else "the present"
-            s = opts[pick(key, len(opts))].format(subject=subject, object=self.view.names[f.value], label=m.label,
-                                                 start=start, end=end)
-            if f.valid_from and "{start}" not in opts[pick(key, len(opts))]:
-                s = s.rstrip(".") + f" ({self._span(t, f)})."
+            if at is not None and f.valid_to is not None and f.valid_to > at:
+                f = f._replace(valid_to=None)  # its end lies in the page's future
+            obj = self._link(f.value) if pick(key + "|lk", 3) == 0 else v.names[f.value]
+            start = g.format_date(f.valid_from, st["date"]) if f.valid_from else ""
+            end = g.format_date(f.valid_to, st["date"]) if f.valid_to else "the present"
+            own = [p for p in m.phrases if "{end}" not in p or f.valid_to is not None]
+            generic_key = "event_link" if m.event else "dated_link" if f.valid_from else "link"
+            mine = tuple(p.rstrip(".") for p in own)
+            opts = mine if mine and own_only else mine * 2 + b[generic_key] if mine else b[generic_key]  # the pack's own first
+            tpl = g.choose(opts, key)
+            when = ""
+            if f.valid_from:
+                a, z = str(f.valid_from.year), str(f.valid_to.year) if f.valid_to else ""
+                spans = (b["span_event"] if m.event else b["span_open_news"] if at is not None and not f.valid_to
+                         else b["span_closed"] if f.valid_to and z != a else b["span_open"] if not f.valid_to else b["span_event"])
+                when = g.choose(spans, key + "|sp").format(a=a, b=z)
+            s = tpl.format(subject=subject, object=obj, label=m.label.lower(), start=start, end=end, when=when,
+                           when_cap=g.cap(when.strip("()")))
+            if f.valid_from:
+                need = [str(f.valid_from.year)] + ([str(f.valid_to.year)] if f.valid_to and not m.event else [])
+                if any(y not in s for y in need):
+                    s += f" ({self._year_span(f, m)})" if at is None or m.event or f.valid_to else f" (from {f.valid_from.year})"
+                elif at is None and not m.event and f.valid_to is None and "present" not in s and "since" not in s:
+                    s += " (to the present)" if pick(key + "|on", 2) else f" (since {f.valid_from.year})"  # an open tenure says so
             return s
-        opts = m.phrases or _ATTR_PHRASES
-        return opts[pick(key, len(opts))].format(subject=subject, value=self._value(t, f, style, link=False),
-                                                label=m.label.lower())
+        value = self._value(t, f, st, link=False)
+        own = list(m.phrases)
+        own_vals = {}
+        if m.unit and f.value_type in ("int", "float"):
+            # 'employs {value}' with unit 'employees' would say 'employs 5 employees': the bare number there.
+            stem = m.unit.lower()[:6]
+            if len(stem) >= 4:
+                own = [p.replace("{value}", "{bare}") if stem[:-1] in p.lower().replace("{value}", "") else p for p in own]
+                own_vals["bare"] = g.format_number(f.value, f.value_type, None, rounded=st["round"])
+        if f.value_type == "date":
+            opts = tuple(p.rstrip(".") for p in own) + tuple(self._date_variants(own))
+            if not opts:
+                opts = ("the {label} date of {subject} is {value}",)
+        else:
+            opts = tuple(p.rstrip(".") for p in own) + (b["attr"] if f.value_type != "bool" else ("{subject} — {label}: {value}",))
+        tpl = g.choose(opts, key)
+        return tpl.format(subject=subject, value=value, label=m.label.lower(), **own_vals)
+
+    @staticmethod
+    def _date_variants(phrases: list[str]) -> list[str]:
+        """More ways to say a pack's 'X was founded on {value}.': 'On {value}, X was founded', ..."""
+        out = []
+        for p in phrases:
+            p = p.rstrip(".")
+            if p.endswith(" on {value}") and p.count("{value}") == 1:
+                core = p[: -len(" on {value}")]
+                core = core[0].lower() + core[1:] if core[:1].isupper() else core
+                out += ["on {value}, " + core, "it was on {value} that " + core]
+        return out
+
+    def _sentences(self, t: str, facts: list[Fact], st: dict, key: str, name: str, at: dt.date | None = None) -> list[str]:
+        """Facts as sentences of two or three clauses (never one left alone at the end): the first
+        clause of each sentence names the subject, later ones mostly refer back to it."""
+        out, i = [], 0
+        while i < len(facts):
+            r = len(facts) - i
+            n = r if r <= 3 else 2 if r == 4 else 2 + pick(f"{key}|g{i}", 2)
+            group = []
+            for j in range(i, i + n):
+                f = facts[j]
+                k = f"{key}|{f.fact_id}"
+                subject = name if j == i or pick(k + "|r", 4) == 0 else self._ref(t, k + "|ref")
+                group.append(self._clause(t, f, st, k, subject, at))
+            out.append(g.join_clauses(group, f"{key}|j{i}", self.lang))
+            i += n
+        return out
 
     # ------------------------------------------------------------------ kinds
 
+    def _infobox(self, t: str, attrs: list[Fact], outs: list[Fact], st: dict) -> list[str]:
+        """Attribute and to-one link rows; equal values share one row, equal labels get told apart."""
+        v = self.view
+        rows: list[tuple[str, str]] = []
+        for f in attrs:
+            if f.predicate != "name":
+                rows.append((v.meta[(t, f.predicate)].label, self._value(t, f, st, table=True)))
+        for f in outs:
+            m = v.meta[(t, f.predicate)]
+            if m.to_one:
+                cell = self._value(t, f, st, table=True)
+                if f.valid_from:
+                    d = g.format_date(f.valid_from, st["table_date"])
+                    if m.event:
+                        cell += f" ({d})"
+                    elif f.valid_to:  # a link that ended: both dates, never 'since'
+                        cell += f" ({d} – {g.format_date(f.valid_to, st['table_date'])})"
+                    else:
+                        cell += f" (since {d})"
+                rows.append((m.label, cell))
+        merged: dict[str, list[str]] = {}
+        for label, cell in rows:
+            merged.setdefault(cell, []).append(label)
+        out, used = [], set()
+        for cell, labels in merged.items():
+            labels = list(dict.fromkeys(labels))
+            label = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1].lower()
+            k = 2
+            base = label
+            while label.lower() in used:
+                label, k = f"{base} ({k})", k + 1
+            used.add(label.lower())
+            out.append(f"| {label} | {cell} |")
+        return [f"| {humanise(t)} | |", "|---|---|", *out]
+
     def _article(self, page: Page) -> str:
         v = self.view
-        eid, t, style, name = self._about(page)
+        eid = page.subject
+        t = v.type_of[eid]
+        name = v.names[eid]
+        st = g.site_style(page.site, "article")
+        key = page.url
+        b = self.b
         et = v.world.types[t]
         attrs = [f for f in page.facts if f.subject == eid and not v.meta[(t, f.predicate)].relation]
         outs = [f for f in page.facts if f.subject == eid and v.meta[(t, f.predicate)].relation]
-        ins = [f for f in page.facts if f.subject != eid]
+        related_ids = set(page.layout.get("related", ()))
+        related = [f for f in page.facts if f.fact_id in related_ids]
+        ins = [f for f in page.facts if f.subject != eid and f.fact_id not in related_ids]
         lines = [f"# {page.title}", ""]
-        desc = (et.description or f"A {t.replace('_', ' ')}.").rstrip(".")
+        desc = (et.description or f"A {self._noun(t)}.").rstrip(".")
         lead = f"**{name}**"
         if v.aliases.get(eid):
             lead += " (also known as " + ", ".join(f"*{a}*" for a in v.aliases[eid]) + ")"
         lead += " is " + desc[0].lower() + desc[1:] + "."
-        featured = [f for f in attrs if f.predicate != "name"][:2] + [f for f in outs if v.meta[(t, f.predicate)].to_one][:1]
-        lead += "".join(" " + self._sentence(t, f, style, page.url + f.fact_id, name) for f in featured)
-        lines += [lead, ""]
-        # Infobox: attributes and to-one links.
-        lines += [f"| {humanise(t)} | |", "|---|---|"]
-        for f in attrs:
-            if f.predicate != "name":  # the title states it
-                lines.append(f"| {v.meta[(t, f.predicate)].label} | {self._value(t, f, style)} |")
-        for f in outs:
-            m = v.meta[(t, f.predicate)]
-            if m.to_one:
-                cell = self._value(t, f, style)
-                if f.valid_from:
-                    cell += f" (since {format_date(f.valid_from, style)})"
-                lines.append(f"| {m.label} | {cell} |")
+        plain = [f for f in attrs if f.predicate != "name" and f.value_type != "date"]
+        dated_attrs = [f for f in attrs if f.value_type == "date"]
+        to_one = [f for f in outs if v.meta[(t, f.predicate)].to_one]
+        featured = (plain[:2] + to_one[:1])
+        lead_s = self._sentences(t, featured, st, key + "|lead", name)
+        lines += [" ".join([lead, *lead_s]), ""]
+        lines += self._infobox(t, attrs, outs, st)
         lines.append("")
+        rest = plain + to_one
+        if rest:
+            lines += [f"## {g.choose(b['overview'], key + '|ov')}", "", " ".join(self._sentences(t, rest, st, key + "|ovs", name)), ""]
+        # History: dated facts about the entity itself, in date order, as a narrative.
+        dated = sorted((f for f in dated_attrs + outs if f.value_type == "date" or f.valid_from),
+                       key=lambda f: (f.valid_from or dt.date.fromisoformat(f.value), f.fact_id))
+        if len(dated) >= 2:
+            lines += [f"## {g.choose(b['history'], key + '|hi')}", "", self._history(t, dated, st, key, name), ""]
         # A section per to-many relation, then per incoming relation.
         for pred, fs in _by_predicate(f for f in outs if not v.meta[(t, f.predicate)].to_one):
             m = v.meta[(t, pred)]
             lines += [f"## {m.label}", ""]
-            lines += [f"- {self._linked(t, f.value, f)}" for f in fs]
+            if len(fs) > 1 and pick(key + pred + "|p", 2):
+                clauses = [self._clause(t, f, st, key + "|out" + f.fact_id, name if i % 2 == 0 else self._ref(t, key + f.fact_id))
+                           for i, f in enumerate(fs)]
+                lines += [" ".join(g.join_clauses(clauses[i:i + 2], key + f"|oj{i}", self.lang) for i in range(0, len(clauses), 2)), ""]
+            lines += [f"- {self._link(f.value)}" + (f" ({self._year_span(f, m)})" if f.valid_from else "") for f in fs]
             lines.append("")
         more = page.layout.get("more", {})
         for pred, fs in _by_predicate(ins):
@@ -129,63 +236,158 @@ class TemplateWriter:
             lines += [f"## {m.inverse_label}", ""]
             if pred in more:
                 total, url = more[pred]
-                lines += [f"{len(fs)} of {total:,} shown" + (f"; see [the full list]({url})." if url else "."), ""]
-            if len(fs) > 3 and pick(page.url + pred, 2):
-                lines.append(", ".join(self._linked(t, f.subject, f) for f in fs) + ".")
-            else:
-                lines += [f"- {self._linked(t, f.subject, f)}" for f in fs]
+                lines += [g.choose(b["more_list"], key + pred).format(count=f"{total:,}", shown=len(fs), url=url), ""]
+            if pick(page.url + pred, 3) == 0:
+                lines += [f"- {self._link(f.subject)}" + (f" ({self._year_span(f, m)})" if f.valid_from else "") for f in fs]
+            else:  # each link told from the other side, in sentences
+                clauses = [self._clause(src_t, f, st, key + "|in" + f.fact_id, v.names[f.subject]) for f in fs]
+                lines.append(" ".join(g.join_clauses(clauses[i:i + 2], key + f"|inj{i}", self.lang) for i in range(0, len(clauses), 2)))
             lines.append("")
-        # Timeline of dated facts about the entity itself.
-        dated = sorted((f for f in attrs + outs if f.value_type == "date" or f.valid_from),
-                       key=lambda f: (f.valid_from or dt.date.fromisoformat(f.value), f.fact_id))
+        if related:
+            lines += [f"## {g.choose(b['related'], key + '|rel')}", ""]
+            para = []
+            for x, fs in _by_subject(related):
+                para += self._sentences(v.type_of[x], fs, st, key + "|rl" + x, v.names[x])
+            lines += [" ".join(para), ""]
         if dated:
-            lines += ["## Timeline", ""]
+            lines += [f"## {g.choose(b['timeline'], key + '|tl')}", ""]
             for f in dated:
-                when = f.valid_from or dt.date.fromisoformat(f.value)
-                lines.append(f"- **{format_date(when, style)}**: {self._sentence(t, f, style, page.url + '/tl/' + f.fact_id, name)}")
+                lines.append(self._bullet(t, f, st))
+            lines.append("")
+        related = list(dict.fromkeys([f.value for f in outs] + [f.subject for f in ins]))[:5]
+        if related:
+            lines += [f"## {g.choose(b['see_also'], key + '|sa')}", ""]
+            lines += [f"- {self._link(r)} ({self._noun(v.type_of[r])})" for r in related]
             lines.append("")
         return "\n".join(lines)
 
+    def _bullet(self, t: str, f: Fact, st: dict) -> str:
+        """A timeline line: the date, then what happened, without restating the date."""
+        m = self.view.meta[(t, f.predicate)]
+        if f.value_type == "date":
+            return f"- **{g.format_date(dt.date.fromisoformat(f.value), st['date'])}** – {m.label}"
+        tail = f", until {g.format_date(f.valid_to, st['date'])}" if f.valid_to and not m.event else ""
+        return f"- **{g.format_date(f.valid_from, st['date'])}** – {m.label}: {self._link(f.value)}{tail}"
+
+    def _history(self, t: str, dated: list[Fact], st: dict, key: str, name: str) -> str:
+        b = self.b
+        out = []
+        prev: int | None = None
+        for i, f in enumerate(dated):
+            when = f.valid_from or dt.date.fromisoformat(f.value)
+            k = f"{key}|h|{f.fact_id}"
+            subject = name if i == 0 or pick(k + "|r", 3) == 0 else self._ref(t, k + "|ref")
+            clause = self._clause(t, f, st, k, subject)
+            if prev is None:
+                lead = g.choose(b["first"], k).format(year=when.year)
+            elif when.year == prev:
+                lead = g.choose(b["then_same_year"], k)
+            elif 1 < when.year - prev <= 12 and pick(k + "|gap", 2):
+                lead = g.choose(b["then_gap"], k).format(n=g.number_words(when.year - prev))
+            else:
+                lead = g.choose(b["then_far"], k).format(year=when.year)
+            out.append(lead + g.lower_start(clause))
+            prev = when.year
+        # Two events per sentence, joined with a connective chosen per pair.
+        joins = (", and ", "; ", ", while ", ". ", ", before ", "; then, ")
+        sents = []
+        for i in range(0, len(out), 2):
+            pair = out[i:i + 2]
+            if len(pair) == 2:
+                j = g.choose(joins, f"{key}|hj{i}")
+                second = g.cap(pair[1]) if j == ". " else g.lower_start(pair[1])
+                sents.append(g.cap(pair[0]) + j + second + ".")
+            else:
+                sents.append(g.cap(pair[0]) + ".")
+        return " ".join(sents)
+
     def _profile(self, page: Page) -> str:
         v = self.view
-        eid, t, style, name = self._about(page)
-        layout = pick(page.url + "/layout", 2)
-        kind = "Official website" if page.site == name else f"{humanise(t)} profile"
+        eid = page.subject
+        t = v.type_of[eid]
+        name = v.names[eid]
+        official = page.site == name
+        voice = "official" if official else ("fan", "catalog")[pick("voice|" + page.site, 2)]
+        st = g.site_style(page.site, voice)
+        b = self.b
+        key = page.url
+        kind = "Official website" if official else f"{humanise(t)} profile"
         lines = [f"# {name}", "", f"*{page.site}* · {kind}", ""]
         body = [f for f in page.facts if f.predicate != "name"]
+        intro = g.choose(b["official_intro"], key + "|in").format(subject=name) if official else ""
+        layout = pick(page.url + "/layout", 2)
         if layout == 0:
-            lines += ["## Key facts", ""]
+            lines += ([intro, ""] if intro else []) + ["## " + g.choose(b["overview"], key + "|ov"), ""]
             for f in body:
                 m = v.meta[(t, f.predicate)]
-                cell = self._value(t, f, style)
+                cell = self._value(t, f, st, table=True)
                 if f.valid_from:
-                    cell += f" (since {format_date(f.valid_from, style)})"
+                    d = g.format_date(f.valid_from, st["date"])
+                    if m.event:
+                        cell += f" ({d})"
+                    elif f.valid_to:
+                        cell += f" ({d} – {g.format_date(f.valid_to, st['date'])})"
+                    else:
+                        cell += f" (since {d})"
                 lines.append(f"- **{m.label}:** {cell}")
             lines.append("")
+        elif official:
+            clauses = []
+            for f in body:
+                m = v.meta[(t, f.predicate)]
+                if not m.relation and f.value_type not in ("date", "bool"):
+                    clauses.append(g.choose(b["official_attr"], key + f.fact_id).format(label=m.label.lower(), value=self._value(t, f, st, link=False)))
+                else:
+                    clauses.append(self._clause(t, f, st, key + f.fact_id, name))
+            lines += [intro, "", "## About us", "", " ".join(g.join_clauses(clauses[i:i + 2], key + f"|j{i}") for i in range(0, len(clauses), 2)) or f"{name}.", ""]
         else:
-            lines += ["## About", ""]
-            lines.append(" ".join(self._sentence(t, f, style, page.url + f.fact_id, name) for f in body) or f"{name}.")
-            lines.append("")
+            lines += ["## About", "", " ".join(self._sentences(t, body, st, key, name)) or f"{name}.", ""]
         lines += ["---", f"More about {name}: [{v.sites.encyclopedia.name}]({v.article_url[eid]})", ""]
         return "\n".join(lines)
 
     def _news(self, page: Page) -> str:
         v = self.view
-        eid, t, style, name = self._about(page)
+        eid = page.subject
+        t = v.type_of[eid]
+        name = v.names[eid]
+        st = g.site_style(page.site, "news")
+        b = self.b
+        key = page.url
         event = page.facts[0]
         m = v.meta[(t, event.predicate)]
-        lines = [f"# {page.title}", "", f"*{page.site}* · {format_date(page.date, style)}", ""]
+        lines = [f"# {page.title}", "", f"*{page.site}* · {g.format_date(page.date, st['date'])}", ""]
         when = event.valid_from or dt.date.fromisoformat(event.value)
-        if m.relation:
-            body = self._sentence(t, event, style, page.url + "/body", name, at_start=True)
-            if format_date(when, style) not in body:
-                body = body.rstrip(".") + f", effective {format_date(when, style)}."
-        else:
-            body = self._sentence(t, event, style, page.url + "/body", name)
-        lines += [body, ""]
-        ctx = [self._sentence(t, f, style, page.url + "/ctx" + f.fact_id, name) for f in page.facts[1:]]
-        if ctx:
-            lines += ["Background: " + " ".join(ctx), ""]
+        lead = self._clause(t, event, st, key + "|lead", name, at=page.date, own_only=True)  # a headline event in the pack's words
+        d = g.format_date(when, st["date"])
+        if d not in lead and (m.relation or event.value_type != "date"):
+            lead += f", effective {d}"
+        ctx = page.facts[1:]
+        own_ctx = [f for f in ctx if f.subject == eid]
+        first = [self._clause(t, own_ctx[0], st, key + "|lead2", self._ref(t, key + "|lr"), at=page.date)] if own_ctx else []
+        lines += [f"**{page.site.upper()}** — " + g.join_clauses([lead, *first], key + "|lj", self.lang), ""]
+        ctx = [f for f in ctx if not own_ctx or f is not own_ctx[0]]
+        speaker = page.layout.get("speaker")
+        about = [f for f in ctx if f.subject == eid]
+        other = [f for f in ctx if f.subject != eid]
+        third = max(1, len(about) // 3)
+        body = []
+        if m.relation:  # the same event told from the other side
+            body.append(g.cap(self._clause(t, event, st, key + "|again", name, at=page.date)) + ".")
+        body += self._sentences(t, about[:third], st, key + "|body", name, at=page.date)
+        if body:
+            lines += [" ".join(body), ""]
+        spk = (name if speaker == eid else self._link(speaker)) if speaker else g.choose(b["spokesperson"], key + "|spk").format(subject=name)
+        q1 = g.quote(b, key + "|q", name, spk)
+        q2 = g.quote(b, key + "|q2", name, spk if speaker else g.choose(b["spokesperson"], key + "|spk2").format(subject=name))
+        lines += [q1 + ("" if q2 == q1 else " " + q2), ""]
+        rest = about[third:]
+        if rest or other:
+            head = g.choose(b["background"], key + "|bg").format(subject=name) if not other else g.choose(b["background"][:2], key + "|bg")
+            para = self._sentences(t, rest, st, key + "|bgs", name, at=page.date)
+            for f in other:
+                ot = v.type_of[f.subject]
+                para += self._sentences(ot, [f], st, key + "|o" + f.fact_id, v.names[f.subject], at=page.date)
+            lines += [f"**{head}.** " + " ".join(para), ""]
         lines += [f"Read more: [{name}]({v.article_url[eid]})", ""]
         return "\n".join(lines)
 
@@ -193,7 +395,7 @@ class TemplateWriter:
         v = self.view
         lay = page.layout
         t = lay["type"]
-        style = pick(page.url, 3)
+        st = g.site_style(page.site, "directory")
         cols = lay["columns"]
         rel = v.meta[(t, lay["by"])]
         dated = rel.relation and rel.temporal
@@ -207,8 +409,9 @@ class TemplateWriter:
             by_pred = {c.predicate: c for c in cfacts}
             cells = [self._link(eid)]
             if dated:
-                cells += [format_date(f.valid_from, style) if f.valid_from else "", format_date(f.valid_to, style) if f.valid_to else "present"]
-            cells += [self._value(t, by_pred[c], style) if c in by_pred else "–" for c in cols]
+                cells += [g.format_date(f.valid_from, st["table_date"]) if f.valid_from else "",
+                          g.format_date(f.valid_to, st["table_date"]) if f.valid_to else "present"]
+            cells += [self._value(t, by_pred[c], st, table=True) if c in by_pred else "–" for c in cols]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
         nav = []
@@ -225,4 +428,11 @@ def _by_predicate(facts) -> list[tuple[str, list[Fact]]]:
     out: dict[str, list[Fact]] = {}
     for f in facts:
         out.setdefault(f.predicate, []).append(f)
+    return list(out.items())
+
+
+def _by_subject(facts) -> list[tuple[str, list[Fact]]]:
+    out: dict[str, list[Fact]] = {}
+    for f in facts:
+        out.setdefault(f.subject, []).append(f)
     return list(out.items())

@@ -94,8 +94,19 @@ def _dates_in(text: str) -> tuple[set[dt.date], str]:
     return found, text
 
 
+_SCALED_RE = re.compile(r"(?<![\w.,])(-?\d+(?:\.\d+)?) (million|billion)\b")
+_SCALE = {"million": 1e6, "billion": 1e9}
+
+
 def numbers_in(text: str) -> list[float]:
-    return [float(m.replace(",", "")) for m in _NUM_RE.findall(text)]
+    """Every plain number written on a page: '12,345', '-0.5' (see `scaled_in` for '1.23 million')."""
+    return [float(m.replace(",", "")) for m in _NUM_RE.findall(_SCALED_RE.sub(" ", text))]
+
+
+def scaled_in(text: str) -> list[tuple[float, float]]:
+    """'1.23 million' as (1.23, 1230000.0): the number as written and as scaled; a unit such as
+    'million USD' makes the written number the value, so both readings are kept."""
+    return [(float(a), float(a) * _SCALE[w]) for a, w in _SCALED_RE.findall(text)]
 
 
 def _near(x: float, t: float) -> bool:
@@ -147,10 +158,12 @@ class FactSheetCheck:
         if self.blank is not None:
             body = self.blank.sub(" ", body)
         dates, rest = _dates_in(body)
+        scaled = scaled_in(rest)
         nums = numbers_in(rest)
+        stated = nums + [x for pair in scaled for x in pair]
         years = {d.year for d in dates} | {int(x) for x in nums if x.is_integer() and _YEAR_MIN <= x <= _YEAR_MAX}
         for f in self.facts:
-            if not self._states(f, low, dates, nums, years):
+            if not self._states(f, low, dates, stated, years):
                 out.append(f"missing {f.fact_id}")
         for d in sorted(dates - self.dates):
             out.append(f"invented date {d if d != dt.date.min else '(not a real date)'}")
@@ -161,6 +174,9 @@ class FactSheetCheck:
                 continue
             if not any(_near(x, t) for t in self.numbers):
                 out.append(f"invented number {x:g}")
+        for raw, big in scaled:
+            if not any(_near(raw, t) or _near(big, t) for t in self.numbers):
+                out.append(f"invented number {big:g}")
         return out
 
     def _states(self, f: Fact, low: str, dates: set[dt.date], nums: list[float], years: set[int]) -> bool:

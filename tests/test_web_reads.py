@@ -1,0 +1,220 @@
+"""The web reads like the web: varied sentences, period-correct pages and archives, no
+template defects, credible conflicting copies (issue 14). Measured on the demo world."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter
+
+import duckdb
+import pytest
+
+from worldforge.rollout import perturb
+from worldforge.web import grammar
+from worldforge.web.grammar import prose_sentences
+from worldforge.world.store import open_world
+
+
+@pytest.fixture(scope="module")
+def web(demo_web):
+    path, report = demo_web
+    con = duckdb.connect(str(path / "web" / "pages.duckdb"), read_only=True)
+    pages = con.execute("SELECT url, kind, date, subject, markdown FROM pages ORDER BY url").fetchall()
+    facts = con.execute("SELECT url, fact_id FROM page_facts").fetchall()
+    archives = con.execute("SELECT url, captured, markdown FROM archives ORDER BY url").fetchall()
+    con.close()
+    info = open_world(path)
+    wcon = info.connect()
+    world_facts = {r[0]: r[1:] for r in wcon.execute(
+        "SELECT fact_id, value, value_type, valid_from, valid_to FROM facts").fetchall()}
+    wcon.close()
+    return {"path": path, "report": report, "pages": pages, "facts": facts, "archives": archives, "world_facts": world_facts}
+
+
+def test_variety_targets(web):
+    v = web["report"].variety
+    assert v["pages_measured"] == v["pages"] == web["report"].pages
+    assert v["skeletons"] >= 3000, v["skeletons"]
+    assert v["top_skeleton_share"] <= 0.02, v["top_skeleton"]
+    assert v["share_on_10_plus_pages"] < 0.40
+    # Longer than the old web (articles 113 words, news 31): sections, narratives, quotes.
+    assert v["kinds"]["article"]["mean_words"] >= 250
+    assert v["kinds"]["news"]["mean_words"] >= 85
+
+
+def test_skeleton_measure_folds_names_numbers_and_dates():
+    pat = re.compile("Ann Kel")
+    a = grammar.skeleton("Ann Kel joined [Marcas Labs](https://x.org/wiki/M) on 4 May 2001 with 1,200 staff.", pat)
+    b = grammar.skeleton("Bo Li joined [Vel Group](https://x.org/wiki/V) on May 9, 1999 with 31 staff.", re.compile("Bo Li"))
+    assert a == b == "<e> joined <e> on <d> with <n> staff."
+    assert grammar.prose_sentences("# T\n\n| a | b |\n\nOne. Two “Three,” she said.\n\n- item") == ["One.", "Two “Three,” she said."]
+
+
+def test_no_page_states_a_fact_from_after_its_date(web):
+    """News: every fact on a dated page held (or had happened) by the page's date."""
+    dated = {u: d for u, k, d, _s, _m in web["pages"] if d is not None}
+    bad = []
+    for url, fid in web["facts"]:
+        d = dated.get(url)
+        if d is None:
+            continue
+        value, vt, start, _end = web["world_facts"][fid]
+        if (start is not None and start > d) or (vt == "date" and dt.date.fromisoformat(value) > d):
+            bad.append((url, fid))
+    assert not bad, bad[:5]
+
+
+def test_archives_are_earlier_states_without_later_years(web):
+    archives = web["archives"]
+    live = {u: m for u, _k, _d, _s, m in web["pages"]}
+    assert len(archives) > 500
+    later = 0
+    for url, captured, md in archives:
+        assert url in live and md != live[url]
+        text = re.sub(r"\]\([^)]*\)", "]", md)  # link targets hold no dates
+        years = [int(y) for y in re.findall(r"(?<![\w/-])(1[89]\d\d|20\d\d)(?![\w/-])", text)]
+        later += any(y > captured.year for y in years)
+    assert later == 0
+
+
+def test_stale_copy_is_the_archive_not_scaled_numbers(web):
+    url, captured, md = web["archives"][0]
+    out = perturb.stale(md, captured)
+    assert out.endswith(md) and captured.strftime("%B %-d, %Y") in out
+    assert not hasattr(perturb, "LOW_QUALITY_SITES")
+
+
+def test_copy_sites_are_credible_and_differ_per_world():
+    a, b = perturb.copy_sites(1), perturb.copy_sites(2)
+    assert {d for _n, d, _k in a} != {d for _n, d, _k in b}
+    for name, domain, kind in a + b:
+        assert re.fullmatch(r"(www\.)?[a-z]+\.(com|org|net|info)", domain) and name and kind
+        assert not re.search(r"trivia|crowd|zilla|answers|quickwiki", domain)
+    url = perturb.conflicting_url("https://enc.org/wiki/Ann_Kel", 1)
+    assert perturb.original_of(url, 1) == "https://enc.org/wiki/Ann_Kel"
+    assert perturb.original_of("https://enc.org/wiki/Ann_Kel", 1) is None
+
+
+def _infobox(md: str) -> list[tuple[str, str]]:
+    block = md.split("|---|---|", 1)
+    if len(block) < 2:
+        return []
+    rows = []
+    for line in block[1].lstrip("\n").split("\n"):
+        if not line.startswith("| "):
+            break
+        label, cell = line[2:-2].split(" | ", 1)
+        rows.append((label, cell))
+    return rows
+
+
+def test_defects_are_gone(web):
+    problems: Counter = Counter()
+    examples: dict[str, str] = {}
+
+    def flag(kind: str, url: str) -> None:
+        problems[kind] += 1
+        examples.setdefault(kind, url)
+
+    urls = {u for u, *_ in web["pages"]}
+    for url, kind, _d, _s, md in web["pages"]:
+        if kind == "article":
+            rows = _infobox(md)
+            labels = [lab.lower() for lab, _ in rows]
+            if len(labels) != len(set(labels)):
+                flag("duplicated infobox label", url)
+            cells = [c for _, c in rows]
+            if len(cells) != len(set(cells)):
+                flag("two infobox rows with one value", url)
+            for line in md.split("\n"):  # a timeline bullet states its date once
+                m = re.match(r"- \*\*(.+?)\*\* – (.*)", line)
+                if m and m.group(1) in m.group(2):
+                    flag("timeline bullet restates its date", url)
+            for m in re.finditer(r"(\d+) of ([\d,]+)", md):
+                if "](" not in md[m.end(): m.end() + 200]:
+                    flag("'N of M' without a link to the rest", url)
+            for target in re.findall(r"\]\((https://[^)]+)\)", md):
+                if "/wiki/" in target and target.count("/") > 4 and target.split("?")[0] not in urls:
+                    flag("link to a missing list page", url)
+        for s in prose_sentences(md):
+            if re.search(r"\b\d{4}-\d{2}-\d{2}\b", s):
+                flag("ISO date in prose", url)
+            if re.search(r"\b[Aa] (?!uni|eu|one|use|usu)[aeiouAEIOU]\w", s):
+                flag("'a' before a vowel", url)
+            if re.search(r"employs [\d,.]+ employees", s):
+                flag("unit echoed", url)
+            if re.search(r"grew up in the region|of the fictional world", s):
+                flag("filler", url)
+        if re.search(r"Doctorate[^\n]*since", md):
+            flag("one-off event shown as a tenure", url)
+    assert not problems, (dict(problems), examples)
+
+
+def test_overflow_lists_hold_every_member(web):
+    """An article that shows only some of its incoming links links to a list with all of them."""
+    pages = {u: m for u, _k, _d, _s, m in web["pages"]}
+    checked = 0
+    for _url, kind, _d, _s, md in web["pages"]:
+        if kind != "article":
+            continue
+        for m in re.finditer(r"(?:full list of|\d of|All) ([\d,]+) (?:is|are) (?:on|listed)[^\n]*?\]\((https://[^)]+)\)", md):
+            total, target = int(m.group(1).replace(",", "")), m.group(2)
+            listed, page = 0, target
+            while page:
+                body = pages[page]
+                listed += len(re.findall(r"^\| \[", body, re.M))
+                nxt = re.search(r"\[Next page →\]\(([^)]+)\)", body)
+                page = nxt.group(1) if nxt else None
+            assert listed >= total, (target, listed, total)
+            checked += 1
+    assert checked > 0
+
+
+def test_sites_differ_in_date_style():
+    styles = {grammar.site_style(f"Site {i}", "article")["date"] for i in range(40)}
+    assert len(styles) == len(grammar.DATE_STYLES)
+    d = dt.date(2019, 4, 14)
+    assert {grammar.format_date(d, s) for s in grammar.DATE_STYLES} == {
+        "April 14, 2019", "14 April 2019", "Apr 14, 2019", "14 Apr 2019"}
+    assert grammar.format_number("1234567", "int", rounded=True) == "1.23 million"
+    assert grammar.format_number("1234567", "int") == "1,234,567"
+    assert grammar.fix_articles("a appliance, a university, a hour, a energy firm") == "an appliance, a university, an hour, an energy firm"
+
+
+def test_llm_plans_and_row_checks_hold_template_pages_and_catch_swapped_rows(web):
+    """The vLLM writer gets the template's page plan (sections, era); its validator checks
+    directory rows and infobox rows one by one: template pages pass, a swapped row fails."""
+    from worldforge.web.llm import fact_sheet, plan_sections, table_problems
+    from worldforge.web.pages import WorldView, plan_pages
+    from worldforge.web.template import TemplateWriter
+    from worldforge.world.options import RenderOptions
+
+    view = WorldView(open_world(web["path"]), RenderOptions())
+    writer = TemplateWriter(view)
+    seen = Counter()
+    try:
+        for page in plan_pages(view):
+            if seen[page.kind] >= 60:
+                continue
+            seen[page.kind] += 1
+            md = writer.write(page)
+            assert table_problems(view, page, md) == [], page.url
+            sheet = fact_sheet(view, page)
+            assert "Section:" in sheet and (page.date is None or "Era:" in sheet)
+            if page.kind == "directory" and len(page.layout["rows"]) >= 2 and page.layout["columns"]:
+                lines = md.split("\n")
+                rows = [i for i, ln in enumerate(lines) if ln.startswith("| [")]
+                a, b = rows[0], rows[1]
+                cells_a, cells_b = lines[a].split(" | "), lines[b].split(" | ")
+                if cells_a[1:] != cells_b[1:]:
+                    lines[a] = " | ".join(cells_a[:1] + cells_b[1:])
+                    lines[b] = " | ".join(cells_b[:1] + cells_a[1:])
+                    assert table_problems(view, page, "\n".join(lines)), page.url
+                    seen["swapped"] += 1
+            if page.kind == "article":
+                planned = {f.fact_id for _title, fs in plan_sections(view, page) for f in fs}
+                assert planned == {f.fact_id for f in page.facts}
+    finally:
+        view.close()
+    assert seen["swapped"] > 5

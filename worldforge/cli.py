@@ -89,6 +89,33 @@ def _command(*args, **kwargs):
     return register
 
 
+def _ray_flag():
+    return typer.Option(False, "--ray", help="Run the stage's shards as Ray tasks on a local cluster started for this "
+                        "command (needs the ray extra); the output is the same bytes as without it.")
+
+
+def _ray_address():
+    return typer.Option(None, "--ray-address", help="Run on an existing Ray cluster (e.g. ray://head:10001 or auto) "
+                        "instead of starting a local one.")
+
+
+def _ray_cpus():
+    return typer.Option(None, "--ray-cpus", min=1, help="--ray: CPUs (workers) of the local cluster (default: all of this machine's).")
+
+
+@contextmanager
+def _cluster(ray: bool, address: str | None, cpus: int | None):
+    """The stage inside runs its shards on Ray when --ray or --ray-address is given."""
+    if not ray and not address:
+        yield
+        return
+    from .cluster import use_cluster
+
+    with use_cluster(ray=ray, address=address, num_cpus=cpus) as ex:
+        err_console.print(f"[dim]running on {escape(ex.name)}[/]")
+        yield
+
+
 @contextmanager
 def _writing(world_dir: Path):
     """Hold a world's build lock and check its folder can take output, before any work."""
@@ -334,6 +361,9 @@ def render(
     batch_size: int = typer.Option(None, "--batch-size", min=1, help="vllm: pages per LLM.chat call (and per resumable shard)."),
     max_tokens: int = typer.Option(None, "--max-tokens", min=1, help="vllm: output token limit per page."),
     force: bool = typer.Option(False, "--force", "-f", help="Render again over an existing render."),
+    ray: bool = _ray_flag(),
+    ray_address: str = _ray_address(),
+    ray_cpus: int = _ray_cpus(),
 ) -> None:
     """Render every page of a world (articles, profiles, news, directories) with provenance,
     then build its search index. An interrupted render resumes where it stopped."""
@@ -352,7 +382,7 @@ def render(
             changes["sampling"] = opts.sampling.model_copy(update={"max_tokens": max_tokens})
         opts = opts.model_copy(update=changes)
         progress, on_progress = _progress_bars("render")
-        with _writing(world_dir), progress:
+        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus), progress:
             report = render_world(world_dir, opts, backend=backend, model=model, force=force, on_progress=on_progress)
     t = Table(title=f"render report ({report.backend}{', ' + report.model if report.model else ''})")
     t.add_column("measure")
@@ -428,6 +458,9 @@ def tasks(
     force: bool = typer.Option(False, "--force", "-f", help="Replace existing tasks (and an earlier WideSearch export in the export folder)."),
     show_report: bool = typer.Option(False, "--report", help="Print the tasks' distribution beside WideSearch's published figures "
                                 "(of the existing tasks, unless --force poses them again)."),
+    ray: bool = _ray_flag(),
+    ray_address: str = _ray_address(),
+    ray_cpus: int = _ray_cpus(),
 ) -> None:
     """Generate WideSearch-style table tasks and multi-hop questions with gold answers from the
     world, keep only those whose every gold value is reachable in its simulated web, and write
@@ -455,7 +488,7 @@ def tasks(
             opts = opts.model_copy(update={"paraphrase": True})
         kinds = ("table", "multihop") if kind == "all" else (kind,)
         progress, on_progress = _progress_bars("tasks")
-        with _writing(world_dir), progress:
+        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus), progress:
             report = generate_tasks(world_dir, opts, kinds=kinds, n_table=n, n_multihop=n, seed=seed, force=force,
                                     model=model if paraphrase else None, on_progress=on_progress)
         exported = export_ws(world_dir, export_widesearch, force=True) if export_widesearch is not None else None
@@ -543,6 +576,9 @@ def rollout(
     parser: str = typer.Option(None, "--parser", help="vllm policy: vLLM tool parser (hermes, qwen3_xml, llama3_json, ...)."),
     seed: int = typer.Option(None, "--seed", "-s", min=0, help="Rollout and perturbation seed (default: the world's seed)."),
     force: bool = typer.Option(False, "--force", "-f", help="Replace existing trajectories."),
+    ray: bool = _ray_flag(),
+    ray_address: str = _ray_address(),
+    ray_cpus: int = _ray_cpus(),
 ) -> None:
     """Run a policy on every task in the simulated web (with the spec's perturbations) and store
     the trajectories in WORLD_DIR/rollout/. An interrupted rollout resumes where it stopped."""
@@ -550,7 +586,7 @@ def rollout(
 
     with _user_errors():
         progress, on_progress = _progress_bars("rollout")
-        with _writing(world_dir), progress:
+        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus), progress:
             r = run_rollout(world_dir, policy=policy, model=model, parser=parser, seed=seed, force=force,
                             on_progress=lambda d, n: on_progress("tasks", d, n))
     console.print(_rollout_table(r))
@@ -565,6 +601,9 @@ def export(
     tokenizer: str = typer.Option(None, "--tokenizer", help="A Hugging Face tokenizer (name or folder) to count the card's "
                                   "token lengths and size the trainer kits (default: stages.export.tokenizer, else an "
                                   "estimate of 4 characters a token)."),
+    ray: bool = _ray_flag(),
+    ray_address: str = _ray_address(),
+    ray_cpus: int = _ray_cpus(),
 ) -> None:
     """Export tasks and trajectories as a Hugging Face dataset: Parquet + JSONL (SFT and RL),
     WideSearch task files, trainer kits (verl, TRL, a neutral environment), a dataset card
@@ -573,7 +612,7 @@ def export(
 
     with _user_errors():
         progress, on_progress = _progress_bars("export")
-        with _writing(world_dir), progress:
+        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus), progress:
             r = export_dataset(world_dir, out, force=force, tokenizer=tokenizer, on_progress=on_progress)
     t = Table(title=f"dataset {r.path} (fingerprint {r.fingerprint})")
     for c in ("format", *("train", "validation", "test")):
@@ -591,6 +630,9 @@ def run(
     out: Path = typer.Option(Path("exports"), "--out", "-o", help="Datasets go to OUT/<world>/<version>/."),
     force: bool = typer.Option(False, "--force", "-f", help="Replace an export folder that holds another version of the dataset."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say which stages are up to date and which would run (and why), then stop."),
+    ray: bool = _ray_flag(),
+    ray_address: str = _ray_address(),
+    ray_cpus: int = _ray_cpus(),
 ) -> None:
     """Run every stage end to end: plan, render (pages + search index), tasks, rollout and export.
     Stages whose inputs are unchanged and whose outputs are intact are skipped, so an
@@ -611,7 +653,8 @@ def run(
             progress.start()
 
     try:
-        report = run_pipeline(spec, build_dir, out, force=force, dry_run=dry_run, on_plan=show_plan, on_progress=on_progress)
+        with _cluster(ray and not dry_run, None if dry_run else ray_address, ray_cpus):
+            report = run_pipeline(spec, build_dir, out, force=force, dry_run=dry_run, on_plan=show_plan, on_progress=on_progress)
     finally:
         progress.stop()
     if dry_run:

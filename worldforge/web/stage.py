@@ -28,6 +28,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..cluster import Local, current
 from ..errors import RenderError
 from ..plumbing import folder_digests, package_versions, swap_into_place, write_atomic
 from ..world.options import RenderOptions
@@ -155,20 +156,38 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
         size = options.batch_size if backend == "vllm" else TEMPLATE_SHARD
         done = 0
         progress("render", 0, total)
-        for k, batch in enumerate(_batches(plan_pages(view), size)):
-            shard = partial / "shards" / f"{k:05d}"
-            stats_file = shard.with_suffix(".json")
-            key = {"first_url": batch[0].url, "last_url": batch[-1].url, "pages": len(batch)}
-            previous = json.loads(stats_file.read_text()) if stats_file.is_file() else None
-            if previous is not None and previous.get("key") == key:  # finished by an earlier, interrupted run
-                report.resumed_shards += 1
-                stats.merge(previous)
-            else:
-                shard_stats = _render_shard(writer, template, batch, shard) | {"key": key}
-                stats.merge(shard_stats)
-                write_atomic(stats_file, json.dumps(shard_stats))
-            report.shards += 1
-            done += len(batch)
+        ex = current()
+        remote = backend == "template" and not isinstance(ex, Local)  # vLLM engines stay in this process
+
+        def todo():
+            """The shards still to write (finished ones from an interrupted run are counted and skipped)."""
+            nonlocal done
+            for k, batch in enumerate(_batches(plan_pages(view), size)):
+                shard = partial / "shards" / f"{k:05d}"
+                stats_file = shard.with_suffix(".json")
+                key = {"first_url": batch[0].url, "last_url": batch[-1].url, "pages": len(batch)}
+                previous = json.loads(stats_file.read_text()) if stats_file.is_file() else None
+                report.shards += 1
+                if previous is not None and previous.get("key") == key:  # finished by an earlier, interrupted run
+                    report.resumed_shards += 1
+                    stats.merge(previous)
+                    done += len(batch)
+                    progress("render", done, total)
+                    continue
+                yield batch, str(shard), key
+
+        keys: list = []
+        jobs = _keyed(todo(), keys)
+        if remote:  # shards written by Ray tasks, each to its own files; merged in shard order below
+            results = ex.map(_template_shard, ((b, s) for b, s, _ in jobs), str(world_path), options.model_dump_json())
+        else:
+            results = (_render_shard(writer, template, b, Path(s)) for b, s, _ in jobs)
+        for shard_stats in results:
+            n, shard, key = keys.pop(0)
+            shard_stats = shard_stats | {"key": key}
+            stats.merge(shard_stats)
+            write_atomic(Path(shard).with_suffix(".json"), json.dumps(shard_stats))
+            done += n
             progress("render", done, total)
         if report.shards == 0:  # a world without pages still gets (empty) tables
             _render_shard(writer, template, [], partial / "shards" / "00000")
@@ -194,6 +213,29 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     shutil.rmtree(final / "shards")
     (final / "fingerprint").unlink()
     return report
+
+
+def _keyed(jobs, keys: list):
+    """Pass (batch, shard, key) jobs on, noting (pages, shard, key) of each in `keys` in order."""
+    for batch, shard, key in jobs:
+        keys.append((len(batch), shard, key))
+        yield batch, shard, key
+
+
+_WORKER: dict = {}  # in a Ray worker: the open world view and template writer of the last world it rendered
+
+
+def _template_shard(job: tuple[list[Page], str], world_path: str, options_json: str) -> dict:
+    """A Ray task: write one shard of template pages (as the in-process render does)."""
+    batch, shard = job
+    db = Path(world_path) / "world.duckdb"
+    key = (world_path, db.stat().st_mtime_ns, db.stat().st_size, options_json)
+    if _WORKER.get("key") != key:
+        if "view" in _WORKER:
+            _WORKER.pop("view").close()
+        view = WorldView(open_world(world_path), RenderOptions.model_validate_json(options_json))
+        _WORKER.update(key=key, view=view, template=TemplateWriter(view))
+    return _render_shard(_WORKER["template"], _WORKER["template"], batch, Path(shard))
 
 
 def _render_shard(writer, template: TemplateWriter, batch: list[Page], shard: Path) -> dict:

@@ -669,6 +669,43 @@ def run(
 
 
 @_command()
+def farm(
+    spec: Path = typer.Argument(..., help="Farm spec YAML, e.g. worlds/mini.farm.yaml"),
+    build_dir: Path = typer.Option(Path("build"), "--build-dir", "-b", help="Working folder; the farm's worlds go to "
+                                   "BUILD_DIR/<farm>/worlds/."),
+    out: Path = typer.Option(Path("exports"), "--out", "-o", help="The release goes to OUT/<farm>/<release>/."),
+    force: bool = typer.Option(False, "--force", "-f", help="Replace a release folder that holds a different dataset."),
+    ray: bool = _ray_flag(),
+    ray_address: str = _ray_address(),
+    ray_cpus: int = _ray_cpus(),
+) -> None:
+    """Build every world of a farm (with `run`: resumable, up-to-date worlds are skipped; in
+    parallel under --ray) and merge their tasks and trajectories into one dataset release with
+    world-level splits, deduplicated across worlds and against the farm's earlier releases."""
+    from .farm import load_farm, run_farm
+
+    load_farm(spec)  # a bad farm spec fails before any cluster starts
+    t0 = time.perf_counter()
+
+    def on_world(res: dict) -> None:
+        what = ", ".join(res["ran"]) or "up to date"
+        err_console.print(f"  world {escape(res['name'])} ({res['split']}): {escape(what)}, {res['seconds']:.1f} s")
+
+    with _cluster(ray, ray_address, ray_cpus):
+        r = run_farm(spec, build_dir, out, force=force, on_world=on_world)
+    t = Table(title=f"worldforge farm {spec} ({time.perf_counter() - t0:.1f} s)")
+    for c in ("world", "split", "entities", "tasks", "kept", "dropped"):
+        t.add_column(c, justify="left" if c in ("world", "split", "dropped") else "right")
+    for w in r.worlds:
+        t.add_row(w["name"], w["split"], f"{w['entities']:,}", f"{w['tasks']:,}", f"{w['kept']:,}",
+                  "; ".join(f"{n:,} {k}" for k, n in w["dropped"].items()) or "-")
+    console.print(t)
+    rows = ", ".join(f"{fmt} " + "/".join(f"{s} {n:,}" for s, n in v.items()) for fmt, v in r.rows.items())
+    console.print(f"[green]release[/] {r.path} (fingerprint {r.fingerprint}): {rows}"
+                  + (f"; deduplicated against {', '.join(r.previous)}" if r.previous else ""))
+
+
+@_command()
 def score(
     tasks: Path = typer.Argument(..., help="A WideSearch task folder: tasks.jsonl and gold/<instance_id>.csv"),
     responses: Path = typer.Argument(..., help="JSONL of {\"instance_id\": ..., \"response\": ...}"),

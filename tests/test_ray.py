@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -40,13 +41,24 @@ def test_cli_ray_flags(tmp_path):
     assert res.exit_code != 0 and "give HOST:PORT" in res.output
 
 
+@contextmanager
+def _one_process():
+    """In this process, even while the module's cluster runs."""
+    from worldforge import cluster
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cluster, "_current", cluster.Local())
+        yield
+
+
 @pytest.fixture(scope="module")
 def one_process(tmp_path_factory, monkeypatch_module):
     from worldforge.run import run_pipeline
 
     tmp = tmp_path_factory.mktemp("one")
     spec = write_spec(tmp, "rayw", counts=COUNTS, stages=STAGES)
-    r = run_pipeline(spec, tmp / "build", tmp / "out")
+    with _one_process():
+        r = run_pipeline(spec, tmp / "build", tmp / "out")
     return spec, r
 
 
@@ -117,3 +129,101 @@ def _fail_on_4(i):
     if i == 4:
         raise RenderError("shard 4 failed")
     return i
+
+
+# --------------------------------------------------------------------------- farms
+
+FARM_COUNTS = {"country": 3, "person": 260, "company": 30, "university": 4, "researcher": 30, "award": 4, "publication": 30,
+               "club": 8, "player": 60}
+
+
+def _farm(tmp: Path, release: str, worlds: list[dict], name: str = "tiny") -> Path:
+    import yaml
+
+    spec = {"farm_version": 1, "name": name, "release": release, "seed": 3,
+            "worlds": [{"packs": ["geography", "organisations", "academia", "sport"], "counts": FARM_COUNTS,
+                        "stages": STAGES, **w} for w in worlds]}
+    path = tmp / f"{name}-{release}.farm.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
+TWO = [{"name": "tiny-a", "seed": 1, "split": "train"}, {"name": "tiny-b", "seed": 2, "locale": "en_GB", "split": "test"}]
+
+
+@pytest.fixture(scope="module")
+def farm_v1(tmp_path_factory):
+    from worldforge.farm import run_farm
+
+    tmp = tmp_path_factory.mktemp("farm")
+    spec = _farm(tmp, "v1", TWO)
+    with _one_process():
+        r = run_farm(spec, tmp / "build", tmp / "out")
+    return tmp, spec, r
+
+
+def test_farm_merges_worlds_by_world_split(farm_v1):
+    from worldforge.farm import FARM_MANIFEST
+
+    tmp, _, r = farm_v1
+    man = json.loads((r.path / FARM_MANIFEST).read_text())
+    assert [w["name"] for w in man["worlds"]] == ["tiny-a", "tiny-b"]
+    assert r.rows["rl"] == {"train": man["worlds"][0]["kept"], "test": man["worlds"][1]["kept"]} and all(r.rows["rl"].values())
+    train = [json.loads(x) for x in (r.path / "jsonl" / "rl" / "train.jsonl").read_text().splitlines()]
+    assert {x["extra_info"]["world"] for x in train} == {"tiny-a"}  # a world is in one split only
+    assert [x["extra_info"]["index"] for x in train] == list(range(len(train)))
+    assert len(man["task_hashes"]) == len(set(man["task_hashes"])) == sum(r.rows["rl"].values())
+    card = (r.path / "README.md").read_text()
+    assert "## Changelog" in card and "### v1" in card and "| tiny-b | test |" in card and "en_GB" in card
+
+
+def test_farm_on_ray_gives_the_same_bytes(farm_v1, cluster, tmp_path):
+    from worldforge.farm import run_farm
+
+    tmp, spec, local = farm_v1
+    r = run_farm(spec, tmp_path / "build", tmp_path / "out")
+    assert r.fingerprint == local.fingerprint
+    assert digest(r.path) == digest(local.path)
+
+
+def test_refresh_never_repeats_a_released_task(farm_v1):
+    """v2 keeps world tiny-a (same seed: its tasks were released in v1) and adds tiny-c: only
+    tiny-c's tasks are new; v2 is rebuilt to the same bytes (worlds up to date); v1 is kept."""
+    from worldforge.farm import FARM_MANIFEST, run_farm
+
+    tmp, _, v1 = farm_v1
+    spec = _farm(tmp, "v2", [TWO[0], {"name": "tiny-c", "seed": 5, "split": "test"}])
+    with _one_process():
+        r = run_farm(spec, tmp / "build", tmp / "out")
+        again = run_farm(spec, tmp / "build", tmp / "out")
+    m1 = json.loads((v1.path / FARM_MANIFEST).read_text())
+    m2 = json.loads((r.path / FARM_MANIFEST).read_text())
+    assert r.previous == ["v1"] and again.fingerprint == r.fingerprint
+    assert not set(m1["task_hashes"]) & set(m2["task_hashes"]) and not set(m1["gold_hashes"]) & set(m2["gold_hashes"])
+    a = next(w for w in m2["worlds"] if w["name"] == "tiny-a")
+    assert a["kept"] == 0 and a["dropped"] == {"released in v1": a["tasks"]}
+    c = next(w for w in m2["worlds"] if w["name"] == "tiny-c")
+    assert c["kept"] > 0 and r.rows["rl"] == {"test": c["kept"]}
+    card = (r.path / "README.md").read_text()
+    assert card.index("### v2") < card.index("### v1") and f"{a['tasks']:,} released in v1" in card
+
+
+def test_farm_spec_errors(tmp_path):
+    from typer.testing import CliRunner
+
+    from worldforge.cli import app
+
+    bad = tmp_path / "bad.farm.yaml"
+    bad.write_text("farm_version: 1\nname: Bad Farm\nrelease: v1\nsplits: {train: 0.5}\nworlds:\n"
+                   "  - {spec: nowhere.yaml, name: w}\n  - {packs: [geography], name: w, colour: red}\n  - {seed: 3}\n")
+    res = CliRunner().invoke(app, ["farm", str(bad), "-b", str(tmp_path / "b")])
+    assert res.exit_code == 2, res.output
+    for text in ("name: String should match", "add up to 1", "worlds.1.colour: unknown field"):
+        assert text in res.output
+    bad.write_text("farm_version: 1\nname: bad\nrelease: v1\nworlds:\n  - {spec: nowhere.yaml, name: w}\n"
+                   "  - {packs: [geography], name: w}\n  - {seed: 3}\n  - {packs: [geograpy], counts: {country: 2}}\n")
+    res = CliRunner().invoke(app, ["farm", str(bad), "-b", str(tmp_path / "b")])
+    assert res.exit_code == 2, res.output
+    for text in ("worlds.0.spec: no such file", "worlds.1.name: two worlds share this name", "worlds.2: give a world spec"):
+        assert text in res.output
+    assert not (tmp_path / "b").exists()

@@ -149,10 +149,12 @@ def world_name(farm: FarmSpec, i: int) -> str:
 def resolve_worlds(farm: FarmSpec, farm_path: Path, spec_dir: Path) -> list[FarmWorldPlan]:
     """Each world's spec with its overrides, written to `spec_dir/<name>.yaml` and validated
     like any world spec (the problems of every world at once, named by their farm entry)."""
+    import tempfile
+
     from .world.validate import load_world
 
-    spec_dir.mkdir(parents=True, exist_ok=True)
-    plans, problems = [], []
+    plans, problems, texts = [], [], {}
+    tmp = tempfile.mkdtemp(prefix="worldforge-farm-")
     names = [world_name(farm, i) for i in range(len(farm.worlds))]
     splits = world_splits(farm, names)
     for i, w in enumerate(farm.worlds):
@@ -180,17 +182,22 @@ def resolve_worlds(farm: FarmSpec, farm_path: Path, spec_dir: Path) -> list[Farm
                 st[k] = {**(st.get(k) or {}), **v} if isinstance(v, dict) and isinstance(st.get(k), dict) else v
             raw["stages"] = st
         out = spec_dir / f"{names[i]}.yaml"
-        text = yaml.safe_dump(raw, sort_keys=False)
-        if not out.is_file() or out.read_text() != text:  # an unchanged spec keeps its file (and the world stays up to date)
-            out.write_text(text)
+        texts[out] = yaml.safe_dump(raw, sort_keys=False)
+        trial = Path(tmp) / out.name
+        trial.write_text(texts[out])
         try:
-            load_world(out)
+            load_world(trial)
         except SpecError as exc:
             problems += [SpecProblem(str(farm_path), f"worlds.{i} ({names[i]})", p.value, f"{p.path}: {p.message}" if p.path else p.message)
                          for p in exc.problems]
         plans.append(FarmWorldPlan(names[i], out, splits[names[i]]))
+    shutil.rmtree(tmp, ignore_errors=True)
     if problems:
         raise SpecError(problems)
+    spec_dir.mkdir(parents=True, exist_ok=True)
+    for out, text in texts.items():
+        if not out.is_file() or out.read_text() != text:  # an unchanged spec keeps its file (the world stays up to date)
+            out.write_text(text)
     return plans
 
 
@@ -263,9 +270,8 @@ def run_farm(farm_path: str | Path, build_dir: str | Path = "build", out_root: s
     check_output_dir(dest, "release folder")
     if dest.exists() and not (dest / FARM_MANIFEST).is_file() and dest.is_dir() and any(dest.iterdir()):
         raise FarmError(f"{dest} is not empty and holds no farm release ({FARM_MANIFEST}); choose another release or output folder")
-    root.mkdir(parents=True, exist_ok=True)
     with BuildLock(root):
-        plans = resolve_worlds(farm, farm_path, root / "specs")
+        plans = resolve_worlds(farm, farm_path, root / "specs")  # every world's spec problems before anything is written
         previous = _previous_releases(dest)
         jobs = [(p.name, str(p.spec_path), p.split, force) for p in plans]
         built = []

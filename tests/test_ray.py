@@ -65,7 +65,7 @@ def one_process(tmp_path_factory, monkeypatch_module):
 @pytest.fixture(scope="module")
 def monkeypatch_module():
     mp = pytest.MonkeyPatch()
-    mp.setattr("worldforge.web.stage.TEMPLATE_SHARD", 300)  # several render shards even in a small world
+    mp.setattr("worldforge.web.shards.MIN_ENTITIES", 40)  # several render shards per type even in a small world
     yield mp
     mp.undo()
 
@@ -129,6 +129,35 @@ def _fail_on_4(i):
     if i == 4:
         raise RenderError("shard 4 failed")
     return i
+
+
+def test_sharded_plan_is_the_serial_plan(one_process):
+    """Shards planned one by one (each knowing only its own news URLs) give exactly the pages
+    of pages.plan_pages, in order; a news URL taken by an earlier shard is caught."""
+    from worldforge.web.pages import WorldView, plan_pages
+    from worldforge.web.shards import LoggedSet, NewsURLs, plan_shards, shard_pages
+    from worldforge.world.store import open_world
+
+    _, r = one_process
+    info = open_world(r.world)
+    view = WorldView(info, info.world.spec.stages.render)
+    try:
+        serial = list(plan_pages(view))
+        for per in (13, 1000):
+            news, pages = NewsURLs(), []
+            shards = plan_shards(view, per)
+            for sh in shards:
+                seen = LoggedSet()
+                pages += shard_pages(view, sh, seen)
+                assert news.check(seen.log)
+            assert pages == serial and len(shards) > (40 if per == 13 else 10)
+        assert any(p.kind == "news" for p in serial) and any(p.kind == "directory" for p in serial)
+    finally:
+        view.close()
+    news = NewsURLs()
+    assert news.check([("https://a/x", "https://a/x"), ("https://a/x", "https://a/x-2")])
+    assert not news.check([("https://a/x", "https://a/x")])  # planned alone, it would have taken an earlier shard's URL
+    assert news.check([("https://a/x", "https://a/x-3")]) and "https://a/x-3" in news.taken
 
 
 # --------------------------------------------------------------------------- farms

@@ -207,12 +207,17 @@ def test_farm_merges_worlds_by_world_split(farm_v1):
 
 
 def test_farm_on_ray_gives_the_same_bytes(farm_v1, cluster, tmp_path):
-    from worldforge.farm import run_farm
+    """`worldforge farm --ray --ray-cpus 2`: the worlds are Ray tasks; the release is the same bytes."""
+    from typer.testing import CliRunner
+
+    from worldforge.cli import app
 
     tmp, spec, local = farm_v1
-    r = run_farm(spec, tmp_path / "build", tmp_path / "out")
-    assert r.fingerprint == local.fingerprint
-    assert digest(r.path) == digest(local.path)
+    res = CliRunner().invoke(app, ["farm", str(spec), "-b", str(tmp_path / "build"), "-o", str(tmp_path / "out"),
+                                   "--ray", "--ray-cpus", "2"])
+    assert res.exit_code == 0, res.output
+    assert "running on Ray (2 CPUs" in res.output and local.fingerprint in res.output
+    assert digest(tmp_path / "out" / "tiny" / "v1") == digest(local.path)
 
 
 def test_refresh_never_repeats_a_released_task(farm_v1):

@@ -458,9 +458,6 @@ def tasks(
     force: bool = typer.Option(False, "--force", "-f", help="Replace existing tasks (and an earlier WideSearch export in the export folder)."),
     show_report: bool = typer.Option(False, "--report", help="Print the tasks' distribution beside WideSearch's published figures "
                                 "(of the existing tasks, unless --force poses them again)."),
-    ray: bool = _ray_flag(),
-    ray_address: str = _ray_address(),
-    ray_cpus: int = _ray_cpus(),
 ) -> None:
     """Generate WideSearch-style table tasks and multi-hop questions with gold answers from the
     world, keep only those whose every gold value is reachable in its simulated web, and write
@@ -488,7 +485,7 @@ def tasks(
             opts = opts.model_copy(update={"paraphrase": True})
         kinds = ("table", "multihop") if kind == "all" else (kind,)
         progress, on_progress = _progress_bars("tasks")
-        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus), progress:
+        with _writing(world_dir), progress:
             report = generate_tasks(world_dir, opts, kinds=kinds, n_table=n, n_multihop=n, seed=seed, force=force,
                                     model=model if paraphrase else None, on_progress=on_progress)
         exported = export_ws(world_dir, export_widesearch, force=True) if export_widesearch is not None else None

@@ -260,4 +260,12 @@ def test_farm_spec_errors(tmp_path):
     assert res.exit_code == 2, res.output
     for text in ("worlds.0.spec: no such file", "worlds.1.name: two worlds share this name", "worlds.2: give a world spec"):
         assert text in res.output
-    assert not (tmp_path / "b").exists()
+    # each world's own spec, with its overrides, is validated like any world spec, before anything is written
+    (tmp_path / "broken.yaml").write_text("name: [unclosed\n")
+    bad.write_text("farm_version: 1\nname: bad\nrelease: v1\nworlds:\n  - {spec: broken.yaml}\n"
+                   "  - {packs: [geograpy], counts: {country: 2}}\n  - {packs: [geography], counts: {cty: 2}}\n")
+    res = CliRunner().invoke(app, ["farm", str(bad), "-b", str(tmp_path / "b")])
+    assert res.exit_code == 2, res.output
+    for text in ("worlds.0.spec", "invalid YAML", "worlds.1 (bad-1): packs.0: unknown pack", "worlds.2 (bad-2): counts.cty: unknown type"):
+        assert text in res.output
+    assert not (tmp_path / "b" / "bad").exists()

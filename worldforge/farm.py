@@ -151,7 +151,7 @@ def resolve_worlds(farm: FarmSpec, farm_path: Path, spec_dir: Path) -> list[Farm
     like any world spec (the problems of every world at once, named by their farm entry)."""
     import tempfile
 
-    from .world.validate import load_world
+    from .world.validate import _read_yaml, load_world
 
     plans, problems, texts = [], [], {}
     tmp = tempfile.mkdtemp(prefix="worldforge-farm-")
@@ -160,9 +160,12 @@ def resolve_worlds(farm: FarmSpec, farm_path: Path, spec_dir: Path) -> list[Farm
     for i, w in enumerate(farm.worlds):
         if w.spec is not None:
             base_file = (farm_path.parent / w.spec).resolve()
-            raw = yaml.safe_load(base_file.read_text()) or {}
-            if not isinstance(raw, dict):
-                raise SpecError([SpecProblem(str(base_file), "", "", "a world spec must be a YAML mapping")])
+            read: list[SpecProblem] = []
+            raw = _read_yaml(base_file, read)
+            if read or not isinstance(raw, dict):
+                problems += [SpecProblem(str(farm_path), f"worlds.{i}.spec", w.spec, str(p)) for p in read] or [
+                    SpecProblem(str(farm_path), f"worlds.{i}.spec", w.spec, "a world spec must be a YAML mapping")]
+                continue
             # pack files named by path stay found from the new spec's folder
             raw["packs"] = [str((base_file.parent / p).resolve()) if isinstance(p, str) and p.endswith((".yaml", ".yml"))
                             else p for p in raw.get("packs") or []]

@@ -7,7 +7,7 @@ without a flag) can be compared file by file:
 
 DuckDB files are digested table by table over their content (a DuckDB file's bytes depend on
 its write history, not only on what it holds); JSON reports lose their wall-clock fields
-(seconds, elapsed times); every other file is hashed as bytes. Prints one line per file or
+(seconds, elapsed times, timings) and the byte hashes they record of DuckDB files and reports; every other file is hashed as bytes. Prints one line per file or
 table: `<sha256 prefix>  <path>`.
 """
 
@@ -19,12 +19,16 @@ import json
 import sys
 from pathlib import Path
 
-CLOCK_KEYS = {"seconds", "elapsed", "wall_seconds", "started_at", "finished_at"}
+CLOCK_KEYS = {"seconds", "elapsed", "wall_seconds", "started_at", "finished_at", "timings"}
+VOLATILE_FILES = (".duckdb", "report.json", "render.json", "world.json")
 
 
 def _strip_clock(x):
+    """A JSON report without wall-clock fields, and without the recorded byte hashes of DuckDB
+    files and of reports (tables are digested by content; reports hold times)."""
     if isinstance(x, dict):
-        return {k: _strip_clock(v) for k, v in x.items() if k not in CLOCK_KEYS}
+        return {k: (f"<{k}>" if k.endswith(VOLATILE_FILES) or k == "db" else _strip_clock(v)) for k, v in x.items()
+                if k not in CLOCK_KEYS}
     if isinstance(x, list):
         return [_strip_clock(v) for v in x]
     return x
@@ -60,7 +64,11 @@ def digest(root: Path) -> list[tuple[str, str]]:
         data = p.read_bytes()
         if p.suffix == ".json":
             try:
-                data = json.dumps(_strip_clock(json.loads(data)), sort_keys=True).encode()
+                doc = json.loads(data)
+                if p.name == "run.json":  # the run record's per-file digests repeat what is digested here, by content
+                    doc = {**doc, "stages": {k: {f: v for f, v in st.items() if f != "outputs"}
+                                             for k, st in doc.get("stages", {}).items()}}
+                data = json.dumps(_strip_clock(doc), sort_keys=True).encode()
             except ValueError:
                 pass
         rows.append((hashlib.sha256(data).hexdigest()[:16], rel))

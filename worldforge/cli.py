@@ -89,6 +89,33 @@ def _command(*args, **kwargs):
     return register
 
 
+def _ray_flag():
+    return typer.Option(False, "--ray", help="Run the stage's shards as Ray tasks on a local cluster started for this "
+                        "command (needs the ray extra); the output is the same bytes as without it.")
+
+
+def _ray_address():
+    return typer.Option(None, "--ray-address", help="Run on an existing Ray cluster (e.g. ray://head:10001 or auto) "
+                        "instead of starting a local one.")
+
+
+def _ray_cpus():
+    return typer.Option(None, "--ray-cpus", min=1, help="--ray: CPUs (workers) of the local cluster (default: all of this machine's).")
+
+
+@contextmanager
+def _cluster(ray: bool, address: str | None, cpus: int | None):
+    """The stage inside runs its shards on Ray when --ray or --ray-address is given."""
+    if not ray and not address:
+        yield
+        return
+    from .cluster import use_cluster
+
+    with use_cluster(ray=ray, address=address, num_cpus=cpus) as ex:
+        err_console.print(f"[dim]running on {escape(ex.name)}[/]")
+        yield
+
+
 @contextmanager
 def _writing(world_dir: Path):
     """Hold a world's build lock and check its folder can take output, before any work."""
@@ -336,6 +363,9 @@ def render(
     force: bool = typer.Option(False, "--force", "-f", help="Render again over an existing render."),
     report_only: bool = typer.Option(False, "--report", help="Print the variety report of an existing render "
                                      "(sentence skeletons, words per page kind) and stop; nothing is rendered."),
+    ray: bool = _ray_flag(),
+    ray_address: str = _ray_address(),
+    ray_cpus: int = _ray_cpus(),
 ) -> None:
     """Render every page of a world (articles, profiles, news, directories) with provenance,
     then build its search index. An interrupted render resumes where it stopped."""
@@ -358,7 +388,7 @@ def render(
             changes["sampling"] = opts.sampling.model_copy(update={"max_tokens": max_tokens})
         opts = opts.model_copy(update=changes)
         progress, on_progress = _progress_bars("render")
-        with _writing(world_dir), progress:
+        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus), progress:
             report = render_world(world_dir, opts, backend=backend, model=model, force=force, on_progress=on_progress)
     t = Table(title=f"render report ({report.backend}{', ' + report.model if report.model else ''})")
     t.add_column("measure")
@@ -591,6 +621,9 @@ def rollout(
     parser: str = typer.Option(None, "--parser", help="vllm policy: vLLM tool parser (hermes, qwen3_xml, llama3_json, ...)."),
     seed: int = typer.Option(None, "--seed", "-s", min=0, help="Rollout and perturbation seed (default: the world's seed)."),
     force: bool = typer.Option(False, "--force", "-f", help="Replace existing trajectories."),
+    ray: bool = _ray_flag(),
+    ray_address: str = _ray_address(),
+    ray_cpus: int = _ray_cpus(),
 ) -> None:
     """Run a policy on every task in the simulated web (with the spec's perturbations) and store
     the trajectories in WORLD_DIR/rollout/. An interrupted rollout resumes where it stopped."""
@@ -598,7 +631,7 @@ def rollout(
 
     with _user_errors():
         progress, on_progress = _progress_bars("rollout")
-        with _writing(world_dir), progress:
+        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus), progress:
             r = run_rollout(world_dir, policy=policy, model=model, parser=parser, seed=seed, force=force,
                             on_progress=lambda d, n: on_progress("tasks", d, n))
     console.print(_rollout_table(r))
@@ -613,6 +646,9 @@ def export(
     tokenizer: str = typer.Option(None, "--tokenizer", help="A Hugging Face tokenizer (name or folder) to count the card's "
                                   "token lengths and size the trainer kits (default: stages.export.tokenizer, else an "
                                   "estimate of 4 characters a token)."),
+    ray: bool = _ray_flag(),
+    ray_address: str = _ray_address(),
+    ray_cpus: int = _ray_cpus(),
 ) -> None:
     """Export tasks and trajectories as a Hugging Face dataset: Parquet + JSONL (SFT and RL),
     WideSearch task files, trainer kits (verl, TRL, a neutral environment), a dataset card
@@ -621,7 +657,7 @@ def export(
 
     with _user_errors():
         progress, on_progress = _progress_bars("export")
-        with _writing(world_dir), progress:
+        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus), progress:
             r = export_dataset(world_dir, out, force=force, tokenizer=tokenizer, on_progress=on_progress)
     t = Table(title=f"dataset {r.path} (fingerprint {r.fingerprint})")
     for c in ("format", *("train", "validation", "test")):
@@ -639,6 +675,9 @@ def run(
     out: Path = typer.Option(Path("exports"), "--out", "-o", help="Datasets go to OUT/<world>/<version>/."),
     force: bool = typer.Option(False, "--force", "-f", help="Replace an export folder that holds another version of the dataset."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say which stages are up to date and which would run (and why), then stop."),
+    ray: bool = _ray_flag(),
+    ray_address: str = _ray_address(),
+    ray_cpus: int = _ray_cpus(),
 ) -> None:
     """Run every stage end to end: plan, render (pages + search index), tasks, rollout and export.
     Stages whose inputs are unchanged and whose outputs are intact are skipped, so an
@@ -659,7 +698,8 @@ def run(
             progress.start()
 
     try:
-        report = run_pipeline(spec, build_dir, out, force=force, dry_run=dry_run, on_plan=show_plan, on_progress=on_progress)
+        with _cluster(ray and not dry_run, None if dry_run else ray_address, ray_cpus):
+            report = run_pipeline(spec, build_dir, out, force=force, dry_run=dry_run, on_plan=show_plan, on_progress=on_progress)
     finally:
         progress.stop()
     if dry_run:
@@ -671,6 +711,43 @@ def run(
         t.add_row(s.stage, s.status, f"{s.seconds:.1f}", s.summary)
     console.print(t)
     console.print(f"[green]dataset[/] {report.dataset} (world in {report.world})")
+
+
+@_command()
+def farm(
+    spec: Path = typer.Argument(..., help="Farm spec YAML, e.g. worlds/mini.farm.yaml"),
+    build_dir: Path = typer.Option(Path("build"), "--build-dir", "-b", help="Working folder; the farm's worlds go to "
+                                   "BUILD_DIR/<farm>/worlds/."),
+    out: Path = typer.Option(Path("exports"), "--out", "-o", help="The release goes to OUT/<farm>/<release>/."),
+    force: bool = typer.Option(False, "--force", "-f", help="Replace a release folder that holds a different dataset."),
+    ray: bool = _ray_flag(),
+    ray_address: str = _ray_address(),
+    ray_cpus: int = _ray_cpus(),
+) -> None:
+    """Build every world of a farm (with `run`: resumable, up-to-date worlds are skipped; in
+    parallel under --ray) and merge their tasks and trajectories into one dataset release with
+    world-level splits, deduplicated across worlds and against the farm's earlier releases."""
+    from .farm import load_farm, run_farm
+
+    load_farm(spec)  # a bad farm spec fails before any cluster starts
+    t0 = time.perf_counter()
+
+    def on_world(res: dict) -> None:
+        what = ", ".join(res["ran"]) or "up to date"
+        err_console.print(f"  world {escape(res['name'])} ({res['split']}): {escape(what)}, {res['seconds']:.1f} s")
+
+    with _cluster(ray, ray_address, ray_cpus):
+        r = run_farm(spec, build_dir, out, force=force, on_world=on_world)
+    t = Table(title=f"worldforge farm {spec} ({time.perf_counter() - t0:.1f} s)")
+    for c in ("world", "split", "entities", "tasks", "kept", "dropped"):
+        t.add_column(c, justify="left" if c in ("world", "split", "dropped") else "right")
+    for w in r.worlds:
+        t.add_row(w["name"], w["split"], f"{w['entities']:,}", f"{w['tasks']:,}", f"{w['kept']:,}",
+                  "; ".join(f"{n:,} {k}" for k, n in w["dropped"].items()) or "-")
+    console.print(t)
+    rows = ", ".join(f"{fmt} " + "/".join(f"{s} {n:,}" for s, n in v.items()) for fmt, v in r.rows.items())
+    console.print(f"[green]release[/] {r.path} (fingerprint {r.fingerprint}): {rows}"
+                  + (f"; deduplicated against {', '.join(r.previous)}" if r.previous else ""))
 
 
 @_command()

@@ -34,6 +34,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .cluster import current
 from .errors import ExportError
 from .kits import AGENT_NAME, length_table, settings, tools_kwargs, training_section, write_kits
 from .plumbing import check_output_dir, package_versions, read_json, sha256_file, stable_hash, swap_into_place
@@ -244,6 +245,18 @@ def _write_rows(rows: list[dict], schema: pa.Schema, folder: Path, jsonl: Path, 
     return paths
 
 
+def _write_split(job: tuple[str, str, list], world: str, system: str, shard_rows: int, partial: str) -> int:
+    """Write one format's rows of one split (Parquet shards and JSON lines); returns the row count."""
+    fmt, s, items = job
+    if fmt == "sft":
+        rows, schema = [_sft_row(t, world) for t in items], SFT_SCHEMA
+    else:
+        rows, schema = [_rl_row(t, world, s, i, system, truth) for i, (t, truth) in enumerate(items)], RL_SCHEMA
+    if rows:
+        _write_rows(rows, schema, Path(partial) / "data" / fmt, Path(partial) / "jsonl" / fmt / f"{s}.jsonl", s, shard_rows)
+    return len(rows)
+
+
 def check_dest(dest: Path, fingerprint: str | None, force: bool) -> bool:
     """Whether `dest` holds an earlier export to replace. A folder that holds something else
     is never replaced; a different dataset version needs --force."""
@@ -293,22 +306,24 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     partial.mkdir(parents=True)
     rows: dict[str, dict[str, int]] = {}
     used = [s for s in SPLITS if any(v == s for v in splits.values())]
-    tables = {  # format -> (schema, rows in all, the rows of one split)
-        "sft": (SFT_SCHEMA, len(trajs), lambda s: [_sft_row(t, world) for t in trajs if splits[t["instance_id"]] == s]),
-        "rl": (RL_SCHEMA, len(tasks),
-               lambda s: [_rl_row(t, world, s, i, system, truths[t.id]) for i, t in enumerate(t for t in tasks if splits[t.id] == s)]),
-    }
-    for fmt, (schema, total, split_rows) in tables.items():
-        if fmt not in opt.formats:
-            continue
-        rows[fmt] = {}
-        for s in used:
-            part = split_rows(s)
-            if part:  # a split whose trajectories were all rejected has no SFT rows
-                _write_rows(part, schema, partial / "data" / fmt, partial / "jsonl" / fmt / f"{s}.jsonl", s, opt.shard_rows)
-                rows[fmt][s] = len(part)
-            if on_progress:
-                on_progress(fmt, sum(rows[fmt].values()), total)
+    totals = {"sft": len(trajs), "rl": len(tasks)}
+    fmts = [f for f in ("sft", "rl") if f in opt.formats]
+    for f in fmts:
+        rows[f] = {}
+
+    def jobs():  # one writer per format and split: Ray tasks under --ray, merged in this fixed order
+        for fmt in fmts:
+            for s in used:
+                items = ([t for t in trajs if splits[t["instance_id"]] == s] if fmt == "sft"
+                         else [(t, truths[t.id]) for t in tasks if splits[t.id] == s])
+                yield fmt, s, items
+
+    order = [(f, s) for f in fmts for s in used]
+    for (fmt, s), n in zip(order, current().map(_write_split, jobs(), world, system, opt.shard_rows, str(partial))):
+        if n:  # a split whose trajectories were all rejected has no SFT rows
+            rows[fmt][s] = n
+        if on_progress:
+            on_progress(fmt, sum(rows[fmt].values()), totals[fmt])
     if "widesearch" in opt.formats:
         from .tasks.stage import WIDESEARCH_FIELDS, gold_csv
 

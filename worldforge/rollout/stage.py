@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cluster import Local, current
 from ..errors import RolloutError
 from ..plumbing import read_json, read_jsonl, sha256_file, swap_into_place, write_atomic
 from ..world.options import RolloutOptions
@@ -178,20 +179,15 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
 
             agent = VLLMAgent(llm, opt.agent, seed)
             env.count_tokens = lambda text: len(agent.tokenizer.encode(text, add_special_tokens=False))
-        for i in todo:
-            chunk = chunks[i]
-            episodes = [env.episode(t, s) for t in chunk for s in range(opt.samples)]
-            if opt.policy == "oracle":
-                run_oracle(episodes, page_titles(env.engine, episodes), opt.parallel_calls)
-            else:
-                agent.run(episodes)
-            lines = []
-            for ep in episodes:
-                tr = ep.trajectory(opt.policy)
-                tr["kept"] = opt.min_reward is None or ep.reward >= opt.min_reward
-                lines.append(json.dumps(tr, ensure_ascii=False) + "\n")
-            write_atomic(partial / "chunks" / f"{i:05d}.jsonl", "".join(lines))
-            done_tasks += len(chunk)
+        ex = current()
+        if opt.policy == "oracle" and not isinstance(ex, Local):  # chunks as Ray tasks; each writes its own file
+            jobs = ((i, chunks[i], str(partial / "chunks" / f"{i:05d}.jsonl")) for i in todo)
+            results = ex.map(_oracle_chunk, jobs, str(world_path), opt.model_dump_json(), seed)
+        else:
+            results = (_chunk(env, agent if opt.policy == "vllm" else None, opt, chunks[i], partial / "chunks" / f"{i:05d}.jsonl")
+                       for i in todo)
+        for n in results:
+            done_tasks += n
             if on_progress:
                 on_progress(done_tasks, len(tasks))
         agent_stats = agent.stats.as_dict() if opt.policy == "vllm" and todo else {}
@@ -202,6 +198,37 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
 
             close_llm(own_llm)
     return _finish(world_path, partial, len(chunks), opt, seed, len(tasks), time.perf_counter() - t0, agent_stats)
+
+
+def _chunk(env: Environment, agent, opt: RolloutOptions, chunk: list, path: Path) -> int:
+    """Roll out one chunk of tasks and write its trajectories to `path`; returns its task count."""
+    episodes = [env.episode(t, s) for t in chunk for s in range(opt.samples)]
+    if agent is None:
+        run_oracle(episodes, page_titles(env.engine, episodes), opt.parallel_calls)
+    else:
+        agent.run(episodes)
+    lines = []
+    for ep in episodes:
+        tr = ep.trajectory(opt.policy)
+        tr["kept"] = opt.min_reward is None or ep.reward >= opt.min_reward
+        lines.append(json.dumps(tr, ensure_ascii=False) + "\n")
+    write_atomic(path, "".join(lines))
+    return len(chunk)
+
+
+_WORKER: dict = {}  # in a Ray worker: the environment of the last world it rolled out
+
+
+def _oracle_chunk(job: tuple[int, list, str], world_path: str, options_json: str, seed: int) -> int:
+    """A Ray task: the oracle on one chunk, exactly as the in-process rollout runs it."""
+    _, chunk, path = job
+    index = Path(world_path) / "web" / "render.json"
+    key = (world_path, index.stat().st_mtime_ns if index.exists() else 0, options_json, seed)
+    if _WORKER.get("key") != key:
+        if "env" in _WORKER:
+            _WORKER.pop("env").close()
+        _WORKER.update(key=key, env=Environment.for_world(world_path, RolloutOptions.model_validate_json(options_json), seed=seed))
+    return _chunk(_WORKER["env"], None, RolloutOptions.model_validate_json(options_json), chunk, Path(path))
 
 
 def _finish(world_path: Path, partial: Path, n_chunks: int, opt: RolloutOptions, seed: int, n_tasks: int,

@@ -239,7 +239,7 @@ class WorldView:
             out[k] = list(map(Fact._make, zip(*(named[c] for c in cols))))
         return out
 
-    def neighbour_facts(self, t: str, per_entity: int = 3) -> dict[str, list[Fact]]:
+    def neighbour_facts(self, t: str, lo: str | None = None, hi: str | None = None, per_entity: int = 3) -> dict[str, list[Fact]]:
         """A few facts about each entity linked to type t either way (the places, makers, clubs it
         links to; the people and firms that link to it): dates, undated links and attributes that
         do not change (categories, codes, lookups); at most `per_entity` each."""
@@ -254,11 +254,13 @@ class WorldView:
                 f"OR list_contains(?, predicate)) WHERE k <= {int(per_entity)}", [timeless])
             self._summary_ready = True
         inc = [r for r, rs in self.relations.items() if rs.target == t]
-        return self._grouped(
-            "WITH n AS (SELECT value AS id FROM facts WHERE subject_type = ? AND value_type = 'entity' "
-            "UNION SELECT subject FROM facts WHERE value_type = 'entity' AND list_contains(?, predicate)) "
+        lo = lo if lo is not None else ""
+        hi = hi if hi is not None else "\U0010ffff"
+        return self._grouped(  # entities ids lo..hi of type t (all of them by default)
+            "WITH n AS (SELECT value AS id FROM facts WHERE subject_type = ? AND value_type = 'entity' AND subject BETWEEN ? AND ? "
+            "UNION SELECT subject FROM facts WHERE value_type = 'entity' AND list_contains(?, predicate) AND value BETWEEN ? AND ?) "
             "SELECT s.* FROM wf_summary s SEMI JOIN n ON s.subject = n.id ORDER BY s.subject, s.predicate, s.fact_id",
-            "subject", [t, inc])
+            "subject", [t, lo, hi, inc, lo, hi])
 
     def facts_of_type(self, t: str) -> tuple[dict[str, list[Fact]], dict[str, list[Fact]]]:
         """(attribute and outgoing facts by subject, incoming relation facts by target) for type t."""
@@ -306,51 +308,59 @@ def news_predicates(view: WorldView, t: str) -> set[str]:
 
 
 def plan_pages(view: WorldView) -> Iterator[Page]:
-    """Every page of the world, in a fixed order."""
-    opts = view.options
+    """Every page of the world, in a fixed order (`shards.py` cuts the same plan into shards)."""
     seen_urls: set[str] = set()
     for t, et in view.world.types.items():
         own, incoming = view.facts_of_type(t)
         neigh = view.neighbour_facts(t)
-        ps = et.pages
-        news = news_predicates(view, t)
-        context = [a for a, s in et.attributes.items() if view.dtype(t, a) == "string" and not isinstance(s, NumericAttr)][:2]
-        for eid in view.ids[t]:
-            facts = own.get(eid, [])
-            attr_facts = [f for f in facts if not view.meta[(t, f.predicate)].relation]
-            out_facts = _cap([f for f in facts if view.meta[(t, f.predicate)].relation], opts.max_list_items)
-            all_in = incoming.get(eid, [])
-            in_facts = _cap(all_in, opts.max_list_items)
-            name = view.names[eid]
-            if ps.article:
-                more = {}
-                if len(in_facts) < len(all_in):  # the rest is on the directory pages, if the source type has one
-                    for pred, n in Counter(f.predicate for f in all_in).items():
-                        if n > opts.max_list_items:
-                            src = view.relations[pred].source
-                            listed = any(d.by == pred for d in view.world.types[src].pages.directories)
-                            more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
-                targets = list(dict.fromkeys([f.value for f in out_facts] + [f.subject for f in in_facts]))[:10]
-                related = [f for x in targets for f in neigh.get(x, []) if f.value != eid][:20]
-                yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, name, None, eid,
-                           _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts + related,
-                           {"more": more, "related": [f.fact_id for f in related]},
-                           tuple(sorted({opts.max_list_items, *(n for n, _ in more.values())})) if more else (),
-                           _archive(view, t, eid, attr_facts + out_facts, in_facts, context))
-            if ps.profile is not None:
-                prof = [f for f in out_facts if view.meta[(t, f.predicate)].to_one
-                        or (view.meta[(t, f.predicate)].temporal and f.valid_to is None and f.valid_from is not None
-                            and view.relations[f.predicate].history is not None)]
-                site = name if ps.profile.url else view.sites.profile(ps.profile.site).name  # an official site is the entity's own
-                yield Page(view.profile_url[eid], "profile", site, name, None, eid, _entities(eid, prof, []), attr_facts + prof)
-            if ps.article and more:
-                yield from _overflow_pages(view, eid, all_in, more)
-            for f in facts:
-                if f.predicate not in news or (f.value_type != "date" and f.valid_from is None):
-                    continue
-                yield _news_page(view, t, eid, f, facts, context, seen_urls, neigh)
-        for d in ps.directories:
+        yield from entity_pages(view, t, view.ids[t], own, incoming, neigh, seen_urls)
+        for d in et.pages.directories:
             yield from _directory_pages(view, t, d, own)
+
+
+def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fact]], incoming: dict[str, list[Fact]],
+                 neigh: dict[str, list[Fact]], seen_urls: set[str]) -> Iterator[Page]:
+    """The articles, profiles, news items and full lists of entities `ids` of type t, given their
+    own facts, incoming links and neighbours' summary facts."""
+    opts = view.options
+    et = view.world.types[t]
+    ps = et.pages
+    news = news_predicates(view, t)
+    context = [a for a, s in et.attributes.items() if view.dtype(t, a) == "string" and not isinstance(s, NumericAttr)][:2]
+    for eid in ids:
+        facts = own.get(eid, [])
+        attr_facts = [f for f in facts if not view.meta[(t, f.predicate)].relation]
+        out_facts = _cap([f for f in facts if view.meta[(t, f.predicate)].relation], opts.max_list_items)
+        all_in = incoming.get(eid, [])
+        in_facts = _cap(all_in, opts.max_list_items)
+        name = view.names[eid]
+        if ps.article:
+            more = {}
+            if len(in_facts) < len(all_in):  # the rest is on the directory pages, if the source type has one
+                for pred, n in Counter(f.predicate for f in all_in).items():
+                    if n > opts.max_list_items:
+                        src = view.relations[pred].source
+                        listed = any(d.by == pred for d in view.world.types[src].pages.directories)
+                        more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
+            targets = list(dict.fromkeys([f.value for f in out_facts] + [f.subject for f in in_facts]))[:10]
+            related = [f for x in targets for f in neigh.get(x, []) if f.value != eid][:20]
+            yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, name, None, eid,
+                       _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts + related,
+                       {"more": more, "related": [f.fact_id for f in related]},
+                       tuple(sorted({opts.max_list_items, *(n for n, _ in more.values())})) if more else (),
+                       _archive(view, t, eid, attr_facts + out_facts, in_facts, context))
+        if ps.profile is not None:
+            prof = [f for f in out_facts if view.meta[(t, f.predicate)].to_one
+                    or (view.meta[(t, f.predicate)].temporal and f.valid_to is None and f.valid_from is not None
+                        and view.relations[f.predicate].history is not None)]
+            site = name if ps.profile.url else view.sites.profile(ps.profile.site).name  # an official site is the entity's own
+            yield Page(view.profile_url[eid], "profile", site, name, None, eid, _entities(eid, prof, []), attr_facts + prof)
+        if ps.article and more:
+            yield from _overflow_pages(view, eid, all_in, more)
+        for f in facts:
+            if f.predicate not in news or (f.value_type != "date" and f.valid_from is None):
+                continue
+            yield _news_page(view, t, eid, f, facts, context, seen_urls, neigh)
 
 
 def _entities(eid: str, out_facts: list[Fact], in_facts: list[Fact]) -> tuple[str, ...]:

@@ -8,9 +8,11 @@ Layout inside the world folder:
     web/index/         the tantivy index (see worldforge.search)
     web/render.json    the render report; its presence with status "complete" marks the stage done
 
-Work goes to `.web.partial/` in shards of `batch_size` pages, each shard a pair of Parquet
-files renamed into place when finished. The plan is deterministic, so an interrupted
-render resumes at the first missing shard; the finished folder replaces `web/` at the end.
+Work goes to `.web.partial/` in shards, each a set of Parquet files renamed into place when
+finished: with the template writer, a run of one type's entities (or its directories), planned
+and written where the shard runs (in this process, or a Ray task under `--ray`; see
+`shards.py`); with vLLM, `batch_size` pages planned here. The plan is deterministic, so an
+interrupted render resumes at the missing shards; the finished folder replaces `web/` at the end.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..cluster import Local, current
 from ..errors import RenderError
 from ..plumbing import folder_digests, package_versions, swap_into_place, write_atomic
 from ..world.options import RenderOptions
@@ -35,10 +38,9 @@ from ..world.store import open_world
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
 from .pages import KINDS, Page, WorldView, news_predicates, plan_pages
 from .search import build_index
+from .shards import LoggedSet, NewsURLs, Shard, plan_shards, shard_pages
 from .store import PAGES_DB, PARTIAL_DIR, REPORT_FILE, is_rendered, web_dir
 from .template import TemplateWriter
-
-TEMPLATE_SHARD = 4096
 
 _PAGE_SCHEMA = pa.schema([("url", pa.string()), ("kind", pa.string()), ("site", pa.string()), ("title", pa.string()),
                           ("date", pa.date32()), ("subject", pa.string()), ("entity_ids", pa.list_(pa.string())),
@@ -154,24 +156,12 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
         report = RenderReport(backend=backend, model=model if backend == "vllm" else None)
         stats = WriterStats()
         total = count_pages(view)
-        size = options.batch_size if backend == "vllm" else TEMPLATE_SHARD
-        done = 0
         progress("render", 0, total)
-        for k, batch in enumerate(_batches(plan_pages(view), size)):
-            shard = partial / "shards" / f"{k:05d}"
-            stats_file = shard.with_suffix(".json")
-            key = {"first_url": batch[0].url, "last_url": batch[-1].url, "pages": len(batch)}
-            previous = json.loads(stats_file.read_text()) if stats_file.is_file() else None
-            if previous is not None and previous.get("key") == key:  # finished by an earlier, interrupted run
-                report.resumed_shards += 1
-                stats.merge(previous)
-            else:
-                shard_stats = _render_shard(writer, template, batch, shard) | {"key": key}
-                stats.merge(shard_stats)
-                write_atomic(stats_file, json.dumps(shard_stats))
-            report.shards += 1
-            done += len(batch)
-            progress("render", done, total)
+        bar = _Progress(lambda n: progress("render", n, total))
+        if backend == "template":  # shards planned and written where they run (Ray tasks under --ray)
+            _template_shards(view, template, partial, report, stats, bar, str(world_path), options)
+        else:  # the vLLM engine runs in this process: pages planned here, written in batch_size shards
+            _llm_shards(view, writer, template, partial, options.batch_size, report, stats, bar)
         if report.shards == 0:  # a world without pages still gets (empty) tables
             _render_shard(writer, template, [], partial / "shards" / "00000")
         names = dict(view.names)
@@ -200,6 +190,91 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     shutil.rmtree(final / "shards")
     (final / "fingerprint").unlink()
     return report
+
+
+class _Progress:
+    def __init__(self, report):
+        self.done, self.report = 0, report
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        self.report(self.done)
+
+
+def _llm_shards(view, writer, template, partial: Path, size: int, report: RenderReport, stats: WriterStats, bar) -> None:
+    for k, batch in enumerate(_batches(plan_pages(view), size)):
+        shard = partial / "shards" / f"{k:05d}"
+        stats_file = shard.with_suffix(".json")
+        key = {"first_url": batch[0].url, "last_url": batch[-1].url, "pages": len(batch)}
+        previous = json.loads(stats_file.read_text()) if stats_file.is_file() else None
+        if previous is not None and previous.get("key") == key:  # finished by an earlier, interrupted run
+            report.resumed_shards += 1
+            stats.merge(previous)
+        else:
+            shard_stats = _render_shard(writer, template, batch, shard) | {"key": key}
+            stats.merge(shard_stats)
+            write_atomic(stats_file, json.dumps(shard_stats))
+        report.shards += 1
+        bar(len(batch))
+
+
+def _template_shards(view: WorldView, template: TemplateWriter, partial: Path, report: RenderReport, stats: WriterStats,
+                     bar, world_path: str, options: RenderOptions) -> None:
+    """Plan and write every shard (`shards.plan_shards`): in this process, or as Ray tasks that
+    each open the world themselves; results are taken in shard order, and a shard whose news
+    URLs clash with an earlier shard's is planned again here, as the serial plan would."""
+    shards = plan_shards(view)
+    paths = [partial / "shards" / f"{k:05d}" for k in range(len(shards))]
+    previous: dict[int, dict] = {}
+    for k, (sh, path) in enumerate(zip(shards, paths)):
+        f = path.with_suffix(".json")
+        old = json.loads(f.read_text()) if f.is_file() else None
+        if old is not None and old.get("key") == sh.key():  # finished by an earlier, interrupted run
+            previous[k] = old
+    todo = [(sh, str(path)) for k, (sh, path) in enumerate(zip(shards, paths)) if k not in previous]
+    ex = current()
+    if isinstance(ex, Local):
+        results = (_plan_and_write(view, template, sh, Path(p)) for sh, p in todo)
+    else:
+        results = ex.map(_template_shard, todo, world_path, options.model_dump_json())
+    news = NewsURLs()
+    for k, (sh, path) in enumerate(zip(shards, paths)):
+        if k in previous:
+            res = previous[k]
+            report.resumed_shards += 1
+        else:
+            res = next(results) | {"key": sh.key()}
+        if not news.check(res["news"]):  # a news URL clash with an earlier shard: plan it again knowing theirs
+            res = _plan_and_write(view, template, sh, path, news.taken) | {"key": sh.key()}
+            if not news.check(res["news"]):
+                raise RenderError(f"news URLs of shard {k} could not be made unique; report a bug")
+        if k not in previous:
+            write_atomic(path.with_suffix(".json"), json.dumps(res))
+        stats.merge(res)
+        report.shards += 1
+        bar(res["pages"])
+
+
+def _plan_and_write(view: WorldView, template: TemplateWriter, shard: Shard, path: Path, taken=()) -> dict:
+    seen = LoggedSet(taken)
+    pages = list(shard_pages(view, shard, seen))
+    return _render_shard(template, template, pages, path) | {"news": seen.log, "pages": len(pages)}
+
+
+_WORKER: dict = {}  # in a Ray worker: the open world view and template writer of the last world it rendered
+
+
+def _template_shard(job: tuple[Shard, str], world_path: str, options_json: str) -> dict:
+    """A Ray task: plan and write one shard (as the in-process render does)."""
+    shard, path = job
+    db = Path(world_path) / "world.duckdb"
+    key = (world_path, db.stat().st_mtime_ns, db.stat().st_size, options_json)
+    if _WORKER.get("key") != key:
+        if "view" in _WORKER:
+            _WORKER.pop("view").close()
+        view = WorldView(open_world(world_path), RenderOptions.model_validate_json(options_json))
+        _WORKER.update(key=key, view=view, template=TemplateWriter(view))
+    return _plan_and_write(_WORKER["view"], _WORKER["template"], shard, Path(path))
 
 
 def _render_shard(writer, template: TemplateWriter, batch: list[Page], shard: Path) -> dict:

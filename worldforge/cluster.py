@@ -1,0 +1,145 @@
+"""Where the stages run their shards: in this process (the default), or as Ray tasks on a
+local cluster (`--ray`) or an existing one (`--ray-address ADDR`).
+
+A stage hands `current().map(fn, items, *shared)` a function of one shard (a render shard,
+a rollout chunk, an export writer) and gets the results back in the order of `items`,
+whoever ran them and whenever they finished. Every shard writes its own file, named by its
+index, and the stage merges them in index order: the output is the same bytes with and
+without Ray, and with any number of workers.
+
+    with use_cluster(ray=True, num_cpus=2):      # starts a local cluster, shuts it down after
+        render_world(...)                        # shards run as Ray tasks
+
+Functions and shared arguments must pickle (module-level functions, plain data); `shared`
+goes to the object store once, not once per shard.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import WorldforgeError
+
+
+class ClusterError(WorldforgeError):
+    """Ray is missing, or the cluster cannot be reached."""
+
+
+class Local:
+    """Shards run one after another in this process."""
+
+    workers = 1
+    name = "one process"
+
+    def map(self, fn: Callable, items: Iterable, *shared) -> Iterator:
+        for item in items:
+            yield fn(item, *shared)
+
+
+class RayCluster:
+    """Shards run as Ray tasks, at most `window` in flight; results come back in item order."""
+
+    def __init__(self, workers: int, name: str):
+        self.workers = max(1, workers)
+        self.name = name
+        self.window = 2 * self.workers
+        self._remote: dict[Callable, object] = {}
+
+    def _task(self, fn: Callable):
+        import ray
+
+        if fn not in self._remote:
+            self._remote[fn] = ray.remote(num_cpus=1, max_retries=0)(fn)
+        return self._remote[fn]
+
+    def map(self, fn: Callable, items: Iterable, *shared) -> Iterator:
+        import ray
+
+        task = self._task(fn)
+        refs = [ray.put(s) for s in shared]
+        pending: list = []
+        try:
+            for item in items:
+                pending.append(task.remote(item, *refs))
+                if len(pending) >= self.window:
+                    yield ray.get(pending.pop(0))
+            while pending:
+                yield ray.get(pending.pop(0))
+        except ray.exceptions.RayTaskError as exc:
+            # the worker's own exception (a WorldforgeError keeps its message and exit code)
+            cause = exc.as_instanceof_cause()
+            raise (cause.cause if getattr(cause, "cause", None) is not None else cause) from None
+        finally:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+
+
+_current: Local | RayCluster = Local()
+
+
+def current() -> Local | RayCluster:
+    """The executor stages run their shards on (in-process unless inside `use_cluster`)."""
+    return _current
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail in seconds, not after Ray's minutes of retries, when nothing listens at a host:port address."""
+    import socket
+
+    if address == "auto":
+        return
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ClusterError(f"--ray-address {address!r}: give HOST:PORT, ray://HOST:PORT or auto")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
+
+
+def _package_root() -> str:
+    return str(Path(__file__).resolve().parent.parent)
+
+
+@contextmanager
+def use_cluster(ray: bool = False, address: str | None = None, num_cpus: int | None = None):
+    """Run the stages inside on Ray: a local cluster of `num_cpus` CPUs (default: this
+    machine's) when `ray` is set, the cluster at `address` when given; neither runs them in
+    this process. A cluster started here is shut down on the way out."""
+    global _current
+    if not ray and not address:
+        yield _current
+        return
+    try:
+        import ray as ray_mod
+    except ImportError:
+        raise ClusterError("--ray needs Ray: pip install 'worldforge[ray]'") from None
+    started = False
+    if not ray_mod.is_initialized():
+        kw = dict(include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False, configure_logging=True)
+        try:
+            if address:
+                _check_reachable(address)
+                ray_mod.init(address=address, **kw)
+            else:
+                # Local workers import this worldforge (a checkout, not only an installed copy).
+                path = os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH", "")) if p)
+                ray_mod.init(num_cpus=num_cpus or os.cpu_count() or 1, runtime_env={"env_vars": {"PYTHONPATH": path}}, **kw)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ClusterError(f"cannot start or reach the Ray cluster{' at ' + address if address else ''}: "
+                               f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        started = True
+    workers = int(ray_mod.cluster_resources().get("CPU", 1))
+    previous, _current = _current, RayCluster(workers, f"Ray ({workers} CPUs{', ' + address if address else ', local'})")
+    try:
+        yield _current
+    finally:
+        _current = previous
+        if started:
+            ray_mod.shutdown()

@@ -49,6 +49,9 @@ class WorldSpec(Model):
     description: str = ""
     seed: int = Field(ge=0, lt=2**63)
     locale: str = "en_US"
+    # The language of the world's names, pages, search and tasks; packs carry per-language
+    # labels and names (`label: {en: Area, zh: 面积}`, `name: {en: ..., zh: ...}`).
+    language: str = "en"
     as_of: dt.date
     time_span: TimeSpan
     packs: list[str] = Field(min_length=1)
@@ -66,6 +69,15 @@ class WorldSpec(Model):
         return v
 
     _in_range = field_validator("as_of")(_world_date)
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, v):
+        from .pack import LANGUAGES
+
+        if v not in LANGUAGES:
+            raise ValueError(f"unknown language; known: {', '.join(LANGUAGES)} (got {v!r})")
+        return v
 
     @property
     def span_start(self) -> dt.date:

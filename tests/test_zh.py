@@ -1,0 +1,146 @@
+"""Chinese worlds: the spec's language, Chinese names and aliases, search over Chinese text,
+Chinese questions and the scorer's Chinese normalisation."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+import pytest
+import yaml
+
+from tests.conftest import REPO, SMALL_COUNTS, write_spec
+from worldforge.errors import SpecError
+from worldforge.world.planner import generate_world, plan_world
+from worldforge.world.sampling import pinyin_names
+from worldforge.world.validate import load_world
+
+HAN = re.compile(r"^[\u3400-\u9fff]+$")
+ZH = {"locale": "zh_CN", "language": "zh"}
+
+
+@pytest.fixture(scope="module")
+def zh_tables(tmp_path_factory):
+    return generate_world(load_world(write_spec(tmp_path_factory.mktemp("zh"), name="small_zh", **ZH)))
+
+
+@pytest.fixture(scope="module")
+def zh_world(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("zhw")
+    return plan_world(load_world(write_spec(tmp, name="small_zh", **ZH)), tmp / "build")
+
+
+# --------------------------------------------------------------------------- spec
+
+
+def test_language_defaults_to_english_and_unknown_is_one_clear_error(tmp_path):
+    assert load_world(write_spec(tmp_path)).spec.language == "en"
+    with pytest.raises(SpecError) as exc:
+        load_world(write_spec(tmp_path, name="bad", locale="zh_CN", language="klingon"))
+    msg = str(exc.value)
+    assert "language" in msg and "unknown language; known: en, zh" in msg
+
+
+def test_chinese_world_needs_a_chinese_locale(tmp_path):
+    with pytest.raises(SpecError, match="needs a zh locale"):
+        load_world(write_spec(tmp_path, name="bad", language="zh"))
+
+
+def test_type_without_chinese_names_is_refused_unless_left_out(tmp_path):
+    pack = yaml.safe_load((REPO / "schemas" / "sport.yaml").read_text())
+    del pack["types"]["club"]["names"]
+    (tmp_path / "sport.yaml").write_text(yaml.safe_dump(pack, allow_unicode=True))
+    packs = ["geography", "organisations", "academia", str(tmp_path / "sport.yaml")]
+    with pytest.raises(SpecError, match="no zh name grammar for 'club'"):
+        load_world(write_spec(tmp_path, name="a", packs=packs, **ZH))
+    w = load_world(write_spec(tmp_path, name="b", packs=packs, counts={**SMALL_COUNTS, "club": 0}, **ZH))
+    assert w.spec.language == "zh"
+
+
+def test_packs_keep_one_structure_with_per_language_text(tmp_path):
+    w = load_world(write_spec(tmp_path))
+    country = w.types["country"]
+    area = country.attributes["area_km2"]
+    assert area.label == "Area" and area.text("label", "zh") == "面积" and area.text("label") == "Area"
+    assert country.pages.text("plural", "zh") == "国家" and country.pages.text("plural") == "countries"
+    assert w.relations["headquartered_in"].text("label", "zh") == "总部所在地"
+    assert "zh" in country.names and country.name_spec("zh").template == "{root}{suffix}"
+    # The inline form `label: {en: ..., zh: ...}` is the same structure.
+    from worldforge.world.pack import NumericAttr
+
+    a = NumericAttr.model_validate({"kind": "numeric", "distribution": "uniform", "params": {"low": 0, "high": 1},
+                                    "label": {"en": "Height", "zh": "身高"}, "ask": {"zh": ["身高为{value}"]}})
+    assert a.label == "Height" and a.text("label", "zh") == "身高" and a.ask == [] and a.text("ask", "zh") == ["身高为{value}"]
+    with pytest.raises(ValueError, match="i18n.zh.lable"):
+        NumericAttr.model_validate({"kind": "numeric", "distribution": "uniform", "params": {"low": 0, "high": 1},
+                                    "i18n": {"zh": {"lable": "身高"}}})
+
+
+# --------------------------------------------------------------------------- names
+
+
+def test_chinese_names_are_chinese_unique_and_shaped(zh_tables):
+    ents = zh_tables.entities
+    for t, frame in ents.items():
+        names = frame["name"]
+        assert names.is_unique().all(), t
+    person = ents["person"]["name"]
+    assert person.str.contains(r"^[\u3400-\u9fff]{2,3}$").all()
+    # Surnames follow their weights: 王/李/张 are common, 阎 rare.
+    first = person.str.slice(0, 1).value_counts().to_dict(as_series=False)
+    counts = dict(zip(first["name"], first["count"]))
+    assert counts.get("王", 0) > 3 * counts.get("阎", 0) and counts.get("王", 0) > 10
+    # Given names of one and two characters both occur.
+    lens = person.str.len_chars().value_counts().to_dict(as_series=False)
+    assert set(lens["name"]) == {2, 3}
+    for t in ("country", "region", "city", "university", "league"):
+        assert ents[t]["name"].str.contains(r"^[\u3400-\u9fff]+$").all(), t
+    assert ents["region"]["name"].str.contains(r"(省|州|自治区)$").all()
+    assert ents["city"]["name"].str.contains(r"(市|县|镇|城)$").all()
+    suffix = r"(有限公司|集团)$"
+    assert ents["company"]["name"].str.contains(suffix).all()
+    assert ents["university"]["name"].str.ends_with("大学").all()
+    assert ents["club"]["name"].str.contains(r"(俱乐部|联队|竞技|流浪者)$").all()
+    # Company names follow their industry: a software company is not named 航空.
+    co = ents["company"]
+    soft = co.filter(pl.col("industry") == "software")["name"]
+    assert len(soft) and soft.str.contains("科技|软件|信息|网络|数据").all()
+
+
+def test_chinese_aliases_make_sense(zh_tables):
+    al = pl.concat(zh_tables.aliases)
+    ents = zh_tables.entities
+    person = al.filter((pl.col("entity_type") == "person") & (pl.col("kind") == "pinyin"))
+    assert person.height == ents["person"].height
+    assert person["alias"].str.contains(r"^[A-Z][a-z]+ [A-Z][a-z]+$").all()
+    short = al.filter((pl.col("entity_type") == "company") & (pl.col("kind") == "short"))["alias"]
+    assert short.len() > 0 and not short.str.contains("有限公司|集团").any() and short.str.contains(r"^[\u3400-\u9fff]+$").all()
+    co = al.filter((pl.col("entity_type") == "company") & (pl.col("kind") == "pinyin"))["alias"]
+    assert co.str.contains(r"^[A-Z][a-z]+ (Co\., Ltd\.|Group)$").all()
+    uni = al.filter((pl.col("entity_type") == "university") & (pl.col("kind") == "pinyin"))["alias"]
+    assert uni.str.contains("University").all()
+    # No alias is the name of an entity of its type.
+    for t, frame in ents.items():
+        assert not set(al.filter(pl.col("entity_type") == t)["alias"].to_list()) & set(frame["name"].to_list()), t
+
+
+def test_pinyin_names_transliterate_vectorised():
+    s = pl.Series("name", ["王秀英", "李娜", "华星科技有限公司", "青山大学", "Foo", "", None])
+    out = pinyin_names(s, translate={"有限公司": "Co., Ltd.", "大学": "University"}).to_list()
+    assert out == ["Wangxiuying", "Lina", "Huaxingkeji Co., Ltd.", "Qingshan University", None, None, None]
+    assert pinyin_names(s.head(2), surname=True).to_list() == ["Wang Xiuying", "Li Na"]
+
+
+def test_chinese_world_is_deterministic_and_english_untouched(tmp_path, zh_tables):
+    again = generate_world(load_world(write_spec(tmp_path, name="small_zh", **ZH)))
+    for t in zh_tables.entities:
+        assert zh_tables.entities[t].equals(again.entities[t]), t
+    assert pl.concat(zh_tables.aliases).equals(pl.concat(again.aliases))
+    en = generate_world(load_world(write_spec(tmp_path, name="small")))
+    assert en.entities["person"]["name"].str.contains(r"^[A-Za-z .'-]+$").all()
+
+
+def test_demo_zh_spec_validates():
+    w = load_world(REPO / "worlds" / "demo_zh.yaml")
+    assert w.spec.language == "zh" and w.spec.locale == "zh_CN"
+    assert w.types["company"].name.template_weights() == w.types["company"].names["zh"].template_weights()

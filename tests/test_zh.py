@@ -11,6 +11,7 @@ import yaml
 
 from tests.conftest import REPO, SMALL_COUNTS, write_spec
 from worldforge.errors import SpecError
+from worldforge.web.search import SNIPPET_CHARS_ZH, cut_snippet
 from worldforge.world.planner import generate_world, plan_world
 from worldforge.world.sampling import pinyin_names
 from worldforge.world.validate import load_world
@@ -144,3 +145,69 @@ def test_demo_zh_spec_validates():
     w = load_world(REPO / "worlds" / "demo_zh.yaml")
     assert w.spec.language == "zh" and w.spec.locale == "zh_CN"
     assert w.types["company"].name.template_weights() == w.types["company"].names["zh"].template_weights()
+
+
+# --------------------------------------------------------------------------- search
+
+
+@pytest.fixture(scope="module")
+def zh_web(zh_world):
+    from worldforge.web import render_world
+    from worldforge.web.search import SearchEngine
+
+    render_world(zh_world.path)
+    eng = SearchEngine.for_world(zh_world.path)
+    yield zh_world.path, eng
+    eng.close()
+
+
+def test_chinese_queries_become_character_pairs():
+    from worldforge.web.search import engine_query
+
+    assert engine_query("华星科技有限公司的总部", "zh") == '"华星" "星科" "科技" "技有" "有限" "限公" "公司" "总部"'
+    assert engine_query('"王秀英" 出生', "zh") == '"王秀英" "出生"'
+    assert engine_query("市 Huaxing the companies", "zh") == "市 Huaxing companies"
+    assert engine_query("的", "zh") == "的"  # only function characters: kept whole
+    assert cut_snippet("华星科技有限公司", 4) == "华星科技"
+    assert cut_snippet("华星 is a company", 12) == "华星 is a"  # not inside a word
+    # English queries are read as before.
+    assert engine_query("华星 companies in the X industry") == "华星 companies X industry"
+
+
+def test_search_finds_chinese_names_inside_unspaced_questions(zh_web):
+    import duckdb
+
+    path, eng = zh_web
+    assert eng.language == "zh"
+    with duckdb.connect(str(path / "world.duckdb"), read_only=True) as con:
+        names = [r[0] for r in con.sql("SELECT name FROM company ORDER BY id LIMIT 15").fetchall()]
+    found_first = 0
+    for name in names:
+        res, total = eng.search(f"{name}的总部在哪里")
+        assert total > 0
+        titles = [r["title"] for r in res]
+        assert name in titles, (name, titles)
+        found_first += titles[0] == name
+        for r in res:  # snippets are cut on characters, within the budget
+            assert len(r["snippet"]) <= SNIPPET_CHARS_ZH and "\ufffd" not in r["snippet"]
+    assert found_first >= 12
+    # A name nobody has, made of characters the world uses, finds no page of that name.
+    res, _ = eng.search("华星科技有限公司")
+    assert all(r["title"] != "华星科技有限公司" for r in res)
+
+
+def test_chinese_index_is_deterministic_and_says_its_language(zh_web, tmp_path):
+    import json
+
+    from worldforge.web.search import SearchEngine
+
+    path, eng = zh_web
+    assert json.loads((path / "web" / "index" / "worldforge-index.json").read_text())["language"] == "zh"
+    q = "大学 研究人员"
+    first = eng.web_search(query=q)
+    again = SearchEngine.for_world(path)
+    try:
+        assert again.web_search(query=q) == first
+        assert "Search results for" in first and "[1] https://" in first
+    finally:
+        again.close()

@@ -211,3 +211,72 @@ def test_chinese_index_is_deterministic_and_says_its_language(zh_web, tmp_path):
         assert "Search results for" in first and "[1] https://" in first
     finally:
         again.close()
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def _zh_task():
+    from worldforge.tasks.schema import DATE, NUMBER, STRING, eval_entry
+    from worldforge.tasks.scoring import Evaluation, norm_column
+
+    cols = ["公司名称", "成立日期", "员工人数", "营业收入（万元）", "总部所在地"]
+    kinds = [STRING, DATE, NUMBER, NUMBER, STRING]
+    ev = Evaluation.model_validate({"unique_columns": ["公司名称"], "required": [norm_column(c) for c in cols],
+                                    "eval_pipeline": {norm_column(c): eval_entry(k, 0.01) for c, k in zip(cols, kinds)}})
+    rows = [["华星科技有限公司", "2001-03-15", "1200", "3500000", "怀和市"],
+            ["嘉远航天集团", "1998-11-02", "56000", "120000000", "凤林市"],
+            ["兴荣软件有限公司", "2012-05-26", "656", "18100", "兰武镇"]]
+    return ev, cols, rows
+
+
+def _md(header, rows):
+    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+@pytest.mark.parametrize("mode", ["widesearch", "lenient"])
+def test_chinese_gold_table_scores_one_and_each_damage_scores_less(mode):
+    from worldforge.tasks.scoring import score_table
+
+    ev, cols, rows = _zh_task()
+
+    def score(header, body, **kw):
+        return score_table("t", ev, cols, rows, _md(header, body), mode=mode, language="zh", **kw)
+
+    assert score(cols, rows).success == 1.0 and score(cols, rows).item_f1 == 1.0
+    # Written the Chinese way: full-width digits and brackets, 年月日 dates, 万/亿 numbers, spaces.
+    chinese = [["华星科技 有限公司", "2001年3月15日", "１２００", "350万", "怀和市"],
+               ["嘉远航天集团", "1998年11月2日", "5.6万", "1.2亿", "凤林 市"],
+               ["兴荣软件有限公司", "2012年5月26号", "６５６人", "1.81万", "兰武镇"]]
+    full_width_header = [c.replace("(", "（").replace(")", "）") for c in cols]
+    s = score(full_width_header, chinese)
+    assert s.success == 1.0 and s.item_f1 == 1.0, s
+    # Each kind of damage costs something.
+    damaged = {
+        "a missing row": rows[:2],
+        "an extra row": rows + [["天信控股集团", "2005-01-01", "10", "10", "怀镇"]],
+        "a wrong name": [["华星信息有限公司", *rows[0][1:]], *rows[1:]],
+        "a wrong date": [[rows[0][0], "2003年3月15日", *rows[0][2:]], *rows[1:]],
+        "a wrong number": [[*rows[0][:2], "2,400", *rows[0][3:]], *rows[1:]],
+        "a wrong 万": [[*rows[0][:3], "35万", rows[0][4]], *rows[1:]],
+        "a wrong place": [[*rows[0][:4], "凤林市"], *rows[1:]],
+    }
+    for what, body in damaged.items():
+        s = score(cols, body)
+        assert s.success == 0.0 and s.item_f1 < 1.0, what
+    assert score(cols, []).item_f1 == 0.0
+    assert score_table("t", ev, cols, rows, "没有表格", mode=mode, language="zh").parsed is False
+
+
+def test_chinese_reading_is_only_for_chinese_tasks():
+    from worldforge.tasks.scoring import norm_zh, score_table
+
+    ev, cols, rows = _zh_task()
+    chinese = [[r[0], r[1], r[2], "350万" if i == 0 else r[3], r[4]] for i, r in enumerate(rows)]
+    assert score_table("t", ev, cols, rows, _md(cols, chinese), language="en").success == 0.0
+    assert score_table("t", ev, cols, rows, _md(cols, chinese), language="zh").success == 1.0
+    with pytest.raises(ValueError, match="unknown task language 'fr'"):
+        score_table("t", ev, cols, rows, _md(cols, rows), language="fr")
+    assert norm_zh("１２０，５００") == "120,500" and norm_zh("2025年6月30日") == "2025-06-30"
+    assert norm_zh("120万") == "1200000" and norm_zh("1.5亿") == "150000000" and norm_zh("王 秀英") == "王秀英"
+    assert norm_zh("Wang Xiuying") == "Wang Xiuying"

@@ -11,7 +11,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from .options import Stages
 from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, DomainPack, EntityType, FakerAttr, LookupAttr, Model, NumericAttr, RelationSpec
@@ -78,6 +78,15 @@ class WorldSpec(Model):
         if v not in LANGUAGES:
             raise ValueError(f"unknown language; known: {', '.join(LANGUAGES)} (got {v!r})")
         return v
+
+    @model_validator(mode="after")
+    def _tasks_language(self) -> WorldSpec:
+        # Tasks are posed in the world's language unless stages.tasks.language says otherwise.
+        tasks = self.stages.tasks
+        if self.language != "en" and "language" not in tasks.model_fields_set:
+            stages = self.stages.model_copy(update={"tasks": tasks.model_copy(update={"language": self.language})})
+            object.__setattr__(self, "stages", stages)
+        return self
 
     @property
     def span_start(self) -> dt.date:

@@ -118,7 +118,7 @@ class ResolvedWorld(Model):
                     description=f"{t} is part of a {et.parent.type}",
                     source=t, target=et.parent.type, cardinality="N:1", required=True,
                     label=et.parent.label, inverse_label=et.parent.inverse_label, phrases=et.parent.phrases, ask=et.parent.ask,
-                    noun=et.parent.noun,
+                    noun=et.parent.noun, i18n=et.parent.i18n,
                 )
         for p in self.packs.values():
             out.update(p.relations)

@@ -27,8 +27,12 @@ def zh_tables(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def zh_world(tmp_path_factory):
+    """worlds/demo_zh.yaml at the tests' small size."""
     tmp = tmp_path_factory.mktemp("zhw")
-    return plan_world(load_world(write_spec(tmp, name="small_zh", **ZH)), tmp / "build")
+    spec = yaml.safe_load((REPO / "worlds" / "demo_zh.yaml").read_text())
+    spec.update(name="demo_zh_small", counts=dict(SMALL_COUNTS), seed=11)  # the small size plans with seed 11
+    (tmp / "demo_zh_small.yaml").write_text(yaml.safe_dump(spec, allow_unicode=True))
+    return plan_world(load_world(tmp / "demo_zh_small.yaml"), tmp / "build")
 
 
 # --------------------------------------------------------------------------- spec
@@ -141,10 +145,16 @@ def test_chinese_world_is_deterministic_and_english_untouched(tmp_path, zh_table
     assert en.entities["person"]["name"].str.contains(r"^[A-Za-z .'-]+$").all()
 
 
-def test_demo_zh_spec_validates():
+def test_demo_zh_plans_with_every_invariant(zh_world):
     w = load_world(REPO / "worlds" / "demo_zh.yaml")
-    assert w.spec.language == "zh" and w.spec.locale == "zh_CN"
+    assert w.spec.language == "zh" and w.spec.locale == "zh_CN" and w.spec.stages.tasks.language == "zh"
     assert w.types["company"].name.template_weights() == w.types["company"].names["zh"].template_weights()
+    from worldforge.world.invariants import check_connection
+
+    with zh_world.connect() as con:
+        assert not check_connection(con, zh_world.world)
+        names = con.sql("SELECT name FROM company").fetchall()
+    assert names and all(HAN.match(n.replace("有限公司", "")) for (n,) in names)
 
 
 # --------------------------------------------------------------------------- search
@@ -280,3 +290,88 @@ def test_chinese_reading_is_only_for_chinese_tasks():
     assert norm_zh("１２０，５００") == "120,500" and norm_zh("2025年6月30日") == "2025-06-30"
     assert norm_zh("120万") == "1200000" and norm_zh("1.5亿") == "150000000" and norm_zh("王 秀英") == "王秀英"
     assert norm_zh("Wang Xiuying") == "Wang Xiuying"
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+@pytest.fixture(scope="module")
+def zh_tasks(zh_web):
+    import json
+
+    from worldforge.tasks import generate_tasks
+
+    path, _ = zh_web
+    report = generate_tasks(path, n_table=24, n_multihop=12, force=True)
+    recs = [json.loads(x) for x in (path / "tasks" / "tasks.jsonl").read_text().splitlines()]
+    return path, report, recs
+
+
+def test_chinese_tasks_are_posed_in_chinese(zh_tasks):
+    path, report, recs = zh_tasks
+    tables = [r for r in recs if r["kind"] == "table"]
+    hops = [r for r in recs if r["kind"] == "multihop"]
+    assert len(tables) >= 12 and len(hops) >= 6
+    han = re.compile(r"[\u4e00-\u9fff]")
+    for r in recs:
+        q = r["query"]
+        assert r["language"] == "zh"
+        # Chinese throughout: mostly Han characters, Chinese punctuation, a Chinese date.
+        assert len(han.findall(q)) > 0.5 * len(q.replace(" ", "")), q
+        assert "2025年6月30日" in q or r.get("shape") == "events", q
+        assert "。" in q and "Markdown" in q
+        assert not re.search(r"\b(the|with|which|Please|columns)\b", q), q
+        for c in r["columns"]:  # column names in Chinese (a code such as ISO or DOI aside)
+            assert han.search(c) or c in ("DOI", "ISO代码"), (c, r["columns"])
+    shapes = {r["shape"] for r in tables}
+    assert {"filter", "ranked"} <= shapes
+    # The columns the question names are the table's headers, in order.
+    for r in tables:
+        pos = [r["query"].find(c) for c in r["columns"]]
+        assert all(p >= 0 for p in pos), (r["columns"], r["query"])
+
+
+def test_chinese_gold_tables_score_one_with_the_same_scorer(zh_tasks, tmp_path):
+    import json
+
+    from worldforge.tasks.scoring import read_gold_csv, score_files, world_aliases
+
+    path, _, recs = zh_tasks
+    tasks = path / "tasks"
+    responses = []
+    for r in recs:
+        header, rows = read_gold_csv((tasks / "gold" / f"{r['instance_id']}.csv").read_text())
+        table = "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+                          + ["| " + " | ".join(row) + " |" for row in rows])
+        responses.append({"instance_id": r["instance_id"], "response": f"```markdown\n{table}\n```"})
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in responses))
+    scores, avg = score_files(tasks, tmp_path / "r.jsonl", world_aliases(path))
+    assert avg["success"] == 1.0 and avg["item_f1"] == 1.0
+    # Half the rows of every table: less than 1.
+    for x in responses:
+        lines = x["response"].split("\n")
+        body = lines[3:-1]
+        x["response"] = "\n".join(lines[:3] + body[: len(body) // 2] + ["```"])
+    (tmp_path / "half.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in responses))
+    _, avg = score_files(tasks, tmp_path / "half.jsonl", world_aliases(path))
+    assert avg["success"] < 1.0 and avg["item_f1"] < 1.0
+
+
+def test_chinese_tasks_export_to_widesearch_with_language_zh(zh_tasks, tmp_path):
+    import json
+
+    from worldforge.tasks.stage import export_widesearch
+
+    path, _, recs = zh_tasks
+    export_widesearch(path, tmp_path / "ws")
+    rows = [json.loads(x) for x in (tmp_path / "ws" / "tasks.jsonl").read_text().splitlines()]
+    assert rows and all(r["language"] == "zh" and set(r) == {"instance_id", "query", "language", "evaluation"} for r in rows)
+
+
+def test_tasks_language_follows_the_world_unless_set(tmp_path):
+    w = load_world(write_spec(tmp_path, name="a", **ZH))
+    assert w.spec.stages.tasks.language == "zh"
+    w = load_world(write_spec(tmp_path, name="b", stages={"tasks": {"language": "en"}}, **ZH))
+    assert w.spec.stages.tasks.language == "en"
+    with pytest.raises(SpecError, match="unknown language"):
+        load_world(write_spec(tmp_path, name="c", stages={"tasks": {"language": "xx"}}))

@@ -74,7 +74,7 @@ class TasksOptions(Model):
         from .pack import LANGUAGES
 
         if v not in LANGUAGES:
-            raise ValueError(f"unknown language; known: {', '.join(LANGUAGES)} (got {v!r})")
+            raise ValueError(f"unknown language; known: {', '.join(LANGUAGES)}")
         return v
 
     @model_validator(mode="after")

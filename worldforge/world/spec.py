@@ -76,7 +76,7 @@ class WorldSpec(Model):
         from .pack import LANGUAGES
 
         if v not in LANGUAGES:
-            raise ValueError(f"unknown language; known: {', '.join(LANGUAGES)} (got {v!r})")
+            raise ValueError(f"unknown language; known: {', '.join(LANGUAGES)}")
         return v
 
     @model_validator(mode="after")

@@ -147,7 +147,7 @@ _NOUNS = {"born": "birth date", "founded": "founding date", "established": "date
 
 # Units as a Chinese column header writes them ("people" goes without saying: 人口).
 ZH_UNITS = {"people": None, "km²": "平方公里", "m": "米", "cm": "厘米", "USD": "美元", "million USD": "百万美元",
-            "employees": "人", "students": "人", "citations": "次", "seats": "个座位"}
+            "employees": "人", "students": "人", "citations": "次", "seats": "人"}
 
 
 ZH_WORDS = {"rank": "排名", "date": "日期", "start year": "开始年份", "end year": "结束年份", "year": "年份",

@@ -5,6 +5,7 @@ Column names and qualifiers come from the packs' zh labels (`TaskSchema` in Chin
 
 from __future__ import annotations
 
+from ..world.pack import CountAttr
 from .schema import DATE, LIST, NUMBER, STRING, URL, Atom, Column
 from .table import fill, range_text
 from .wording import Wording
@@ -52,6 +53,9 @@ CLOSINGS = [
     "完整性比速度更重要。请将结果整理成一个Markdown表格，列名与上面完全相同，每行一个{one}。",
     "如果某个值确实查不到，请填写“未知”，不要猜测。请把所有结果放在一个Markdown表格中，表头使用上述列名，每个{one}一行。",
 ]
+
+
+COUNTED = {"people", "employees", "students", "citations", "seats"}
 
 
 class ZhWording(Wording):
@@ -166,6 +170,15 @@ class ZhWording(Wording):
         text, vals = range_text(lo, hi, DATE, language="zh")
         return f"{verb}{text}", vals
 
+    def extreme(self, t: str, a: str, desc: bool) -> str:
+        """最大 for areas, 最多 for head counts, else 最高 (and their opposites)."""
+        unit = self.s.unit(t, a)
+        if unit == "km²":
+            return "最大" if desc else "最小"
+        if unit in COUNTED or isinstance(self.s.types[t].attributes.get(a), CountAttr):
+            return "最多" if desc else "最少"
+        return "最高" if desc else "最低"
+
     # ------------------------------------------------------------------ a table task
 
     def describe(self, task) -> tuple[str, list[str], list[str], str]:
@@ -185,7 +198,7 @@ class ZhWording(Wording):
             return q, list(texts.values()), values, f"{texts.get('A') or scope} {plural}".strip()
         if c.shape == "ranked":
             noun = s.attr_noun(t, c.rank_attr)
-            word = f"{noun}{'最高' if c.rank_desc else '最低'}"
+            word = noun + self.extreme(t, c.rank_attr, c.rank_desc)
             n = len(task.gold_rows)
             base = self.phrase(c.combo, texts, plural)
             what = f"{base}中{word}的前{n}个{one}，按{noun}{'从高到低' if c.rank_desc else '从低到高'}排名"

@@ -375,3 +375,12 @@ def test_tasks_language_follows_the_world_unless_set(tmp_path):
     assert w.spec.stages.tasks.language == "en"
     with pytest.raises(SpecError, match="unknown language"):
         load_world(write_spec(tmp_path, name="c", stages={"tasks": {"language": "xx"}}))
+
+
+def test_chinese_tasks_are_deterministic(zh_tasks):
+    from worldforge.tasks import generate_tasks
+
+    path, _, _ = zh_tasks
+    first = (path / "tasks" / "tasks.jsonl").read_bytes()
+    generate_tasks(path, n_table=24, n_multihop=12, force=True)
+    assert (path / "tasks" / "tasks.jsonl").read_bytes() == first

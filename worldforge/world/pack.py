@@ -407,14 +407,6 @@ class NameSpec(Model):
 
 class _AttrBase(Localized, Model):
     description: str = ""
-    i18n: dict[str, LangText] = {}
-
-    _split = model_validator(mode="before")(classmethod(lambda cls, data: split_languages(data)))
-
-    @model_validator(mode="after")
-    def _i18n_phrases(self):
-        _check_i18n(self.i18n, {"subject", "value"}, {"value"})
-        return self
     null_rate: float = Field(0.0, ge=0.0, le=1.0)
     # How pages state the attribute: an infobox label and sentence templates with
     # {subject} and {value}; defaults are derived from the attribute name.
@@ -423,6 +415,17 @@ class _AttrBase(Localized, Model):
     # How task questions ask for it: qualifiers after a plural noun, with {value} (an
     # equality value, or a range such as "between 1990 and 1999"): "founded {value}".
     ask: list[str] = []
+    i18n: dict[str, LangText] = {}  # other languages' label, phrases, ask (`label: {en: Area, zh: 面积}`)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split(cls, data):
+        return split_languages(data)
+
+    @model_validator(mode="after")
+    def _i18n_phrases(self):
+        _check_i18n(self.i18n, {"subject", "value"}, {"value"})
+        return self
 
     @field_validator("phrases")
     @classmethod
@@ -738,7 +741,10 @@ class _LinkText(Localized, Model):
     ask: list[str] = []
     i18n: dict[str, LangText] = {}
 
-    _split = model_validator(mode="before")(classmethod(lambda cls, data: split_languages(data)))
+    @model_validator(mode="before")
+    @classmethod
+    def _split(cls, data):
+        return split_languages(data)
 
     @model_validator(mode="after")
     def _i18n_phrases(self):
@@ -783,7 +789,10 @@ class DirectorySpec(Localized, Model):
     page_size: int = Field(10, ge=2, le=200)
     i18n: dict[str, LangText] = {}
 
-    _split = model_validator(mode="before")(classmethod(lambda cls, data: split_languages(data)))
+    @model_validator(mode="before")
+    @classmethod
+    def _split(cls, data):
+        return split_languages(data)
 
 
 class ProfileSpec(Model):
@@ -804,7 +813,10 @@ class PagesSpec(Localized, Model):
     directories: list[DirectorySpec] = []
     i18n: dict[str, LangText] = {}
 
-    _split = model_validator(mode="before")(classmethod(lambda cls, data: split_languages(data)))
+    @model_validator(mode="before")
+    @classmethod
+    def _split(cls, data):
+        return split_languages(data)
 
 
 class Lifecycle(Model):

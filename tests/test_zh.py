@@ -110,6 +110,10 @@ def test_chinese_names_are_chinese_unique_and_shaped(zh_tables):
     co = ents["company"]
     soft = co.filter(pl.col("industry") == "software")["name"]
     assert len(soft) and soft.str.contains("科技|软件|信息|网络|数据").all()
+    cases = load_world(REPO / "worlds" / "demo_zh.yaml").types["company"].name.parts["noun"].cases
+    for name, industry in co.select("name", "industry").iter_rows():
+        others = {w for k, ws in cases.items() if k != industry for w in ws} - set(cases[industry])
+        assert not any(w in name for w in others), (name, industry)
 
 
 def test_chinese_aliases_make_sense(zh_tables):

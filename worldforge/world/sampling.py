@@ -267,11 +267,16 @@ def pinyin_names(names: pl.Series, surname: bool = False, translate: dict[str, s
 
 
 def word_pattern(words) -> str:
-    """A regex (Rust and RE2 alike) matching any of `words` as a whole word."""
+    """A regex (Rust and RE2 alike) matching any of `words` as a whole word (a Chinese word
+    wherever it occurs: Chinese writes no spaces between words)."""
     import re
 
-    alts = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
-    return f"(^|[^[:alnum:]])({alts})($|[^[:alnum:]])"
+    ordered = sorted(words, key=lambda w: (-len(w), w))
+    alts = "|".join(re.escape(w) for w in ordered if not has_cjk(w))
+    han = "|".join(re.escape(w) for w in ordered if has_cjk(w))
+    if not han:
+        return f"(^|[^[:alnum:]])({alts})($|[^[:alnum:]])"
+    return f"(^|[^[:alnum:]])({alts})($|[^[:alnum:]])|({han})" if alts else f"({han})"
 
 
 class NameSampler:

@@ -197,6 +197,8 @@ def ground_truth(task, aliases: dict[str, str], scoring: dict) -> dict:
              "evaluation": r["evaluation"], "aliases": aliases, **scoring}
     if r["kind"] == "multihop":
         truth["answer_aliases"] = r.get("answer_aliases", [])
+    if r.get("language", "en") != "en":  # a Chinese task's cells are read the Chinese way (English truths unchanged)
+        truth["language"] = r["language"]
     return truth
 
 

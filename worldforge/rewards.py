@@ -102,7 +102,7 @@ def compute_score(data_source: str, solution_str: str, ground_truth, extra_info:
     answer, called = answer_of(solution_str)
     ev = Evaluation.model_validate(truth["evaluation"])
     score = score_table(truth["instance_id"], ev, truth["columns"], truth["rows"], answer, truth.get("aliases") or {},
-                        mode=truth.get("scorer", "widesearch")).as_dict()
+                        mode=truth.get("scorer", "widesearch"), language=truth.get("language", "en")).as_dict()
     metric = truth.get("reward_metric", "item_f1")
     return {"score": float(score[metric]), "success": float(score["success"]), "item_f1": float(score["item_f1"]),
             "row_f1": float(score["row_f1"]), "final_answer_called": float(called), "table_parsed": float(score["parsed"])}

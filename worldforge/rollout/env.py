@@ -403,7 +403,7 @@ class Episode:
     def _end(self, reason: str, answer: str) -> None:
         ev = Evaluation.model_validate(self.task.record["evaluation"])
         self.score = score_table(self.task.id, ev, self.task.header, self.task.rows, answer, self.env.task_aliases(self.task),
-                                 mode=self.env.options.scorer).as_dict()
+                                 mode=self.env.options.scorer, language=self.task.record.get("language", "en")).as_dict()
         self.done, self.end = True, reason
 
     def trajectory(self, policy: str) -> dict:

@@ -59,16 +59,22 @@ def column_pool(s: TaskSchema, t: str, base: str, exclude: set[str] = frozenset(
             of = s.link_noun(st)
             u = st.target
             for a in s.shown(u):
-                out.append(Column(s.with_unit(u, a, f"{s.attr_noun(u, a)} of {of}"), (st,), a, s.attr_kind(u, a),
+                out.append(Column(s.with_unit(u, a, s.of(s.attr_noun(u, a), of)), (st,), a, s.attr_kind(u, a),
                                   s.label(u, a), base=base))
             for st2 in s.steps[u]:
                 if st2.to_one and st2.target != t:
-                    out.append(Column(f"{s.link_name(st2)} of {of}", (st, st2), None, STRING, s.link_name(st2), base=base))
+                    out.append(Column(s.of(s.link_name(st2), of), (st, st2), None, STRING, s.link_name(st2), base=base))
     for st in s.steps[t] + s.in_steps[t]:
         if st.to_one or st.kind != "rel":
             continue
         rs = s.relations[st.name]
         label = (s.inverse_label(st.name) if st.reverse else s.label(t, st.name)).strip()
+        if s.zh:  # a Chinese label is already the noun of the list: 下辖城市, 创始人
+            out.append(Column(label, (), None, LIST, label, base=base, agg="list", via=st, items=label))
+            out.append(Column(f"{label}数量", (), None, NUMBER, label, base=base, agg="count", via=st))
+            if rs.history or rs.date:
+                out.append(Column(f"最近{label}年份", (), None, NUMBER, label, base=base, agg="latest", via=st))
+            continue
         low = label.lower()
         if low.endswith(_PLAIN_IN) or len(low.split()) > 3 or not (low.endswith("s") or low.endswith(" here")):
             low = s.plural(st.target)  # a label that is no plural noun ("Employment"): the linked type
@@ -77,7 +83,7 @@ def column_pool(s: TaskSchema, t: str, base: str, exclude: set[str] = frozenset(
         if (rs.history or rs.date) and low.endswith("s"):
             noun = low[:-3] + "y" if low.endswith("ies") else low[:-1]
             out.append(Column(f"latest {noun} (year)", (), None, NUMBER, label, base=base, agg="latest", via=st))
-    seen: set[str] = {t.replace("_", " ")}
+    seen: set[str] = {t.replace("_", " "), s.singular(t)}
     uniq = []
     for c in out:
         if c.name not in seen and c.name not in exclude:
@@ -289,7 +295,7 @@ class Builder:
             vals = np.array([s[:4].lstrip("0") for s in iso(vf)], dtype=object)
         elif col.attr == "end":
             vt = lk.valid_to[idx]
-            vals = np.array([s[:4].lstrip("0") if s else "present" for s in iso(vt)], dtype=object)
+            vals = np.array([s[:4].lstrip("0") if s else self.s.word("present") for s in iso(vt)], dtype=object)
         else:
             vf = lk.valid_from[idx]
             if np.isnat(vf).any():
@@ -580,17 +586,17 @@ class Builder:
             return [key], [0]
         if cand.shape == "ranked":
             a = cand.rank_attr
-            rank = Column("rank", (), None, NUMBER, "rank", base="rank")
+            rank = Column(s.word("rank"), (), None, NUMBER, "rank", base="rank")
             val = Column(s.with_unit(t, a, s.attr_noun(t, a)), (), a, NUMBER, s.label(t, a), base="row")
             return [rank, key, val], [1]
         st = rows.step
         other_name = self._other_name(st)
         other = Column(other_name, (), None, STRING, other_name, base="other")
         if cand.shape == "events":
-            date = Column("date", (), "date", DATE, "date", base="link")
+            date = Column(s.word("date"), (), "date", DATE, "date", base="link")
             return [date, key, other], [0, 1]
-        start = Column("start year", (), "start", NUMBER, "start", base="link")
-        end = Column("end year", (), "end", NUMBER, "end", base="link")
+        start = Column(s.word("start year"), (), "start", NUMBER, "start", base="link")
+        end = Column(s.word("end year"), (), "end", NUMBER, "end", base="link")
         # Keyed by year where each anchor's tenures start in distinct years (a title holder, a
         # chief executive: one at a time); else by the anchor, the holder and the start year
         lk = self.a.links(st)
@@ -598,8 +604,8 @@ class Builder:
         by_year = not st.reverse and len(set(zip(rows.codes.tolist(), years.tolist()))) == rows.n
         single = cand.anchor is not None
         if by_year:
-            year = Column("year", (), "start", NUMBER, "start", base="link")
-            until = Column("until", (), "end", NUMBER, "end", base="link")
+            year = Column(s.word("year"), (), "start", NUMBER, "start", base="link")
+            until = Column(s.word("until"), (), "end", NUMBER, "end", base="link")
             if single:
                 return [year, other, until], [0]
             return [key, year, other, until], [0, 1]
@@ -613,6 +619,8 @@ class Builder:
         s = self.s
         if st.reverse:
             return s.singular(st.target)
+        if s.zh:
+            return s.label(st.source, st.name)
         label = s.label(st.source, st.name).lower()
         one = label[:-3] + "y" if label.endswith("ies") else label[:-1] if label.endswith("s") and not label.endswith("ss") else label
         if one.endswith(("ion", "ment", "ate", "ship")):

@@ -39,6 +39,17 @@ TAILS = [
     "Answer with a markdown table with one row and the columns: {cols}.",
     "Give your answer as a single-row Markdown table with the columns {cols}.",
 ]
+# The same in Chinese (`TaskSchema.language == "zh"`): hop nouns read "{subject}的{label}".
+ZH = {
+    "entity": ["{np}是哪个{type}？", "请问{np}是哪一个{type}？", "请找出{np}。"],
+    "attr": ["{np}的{label}是什么？", "请查一下{np}的{label}。", "{np}的{label}是多少？"],
+    "date": ["{np}的{label}是哪一天？", "{np}的{label}是什么时候？"],
+    "purposes": ["我在核对一篇正在编辑的文章中的一个细节。", "一位同事问了我这个问题，我想要一个有出处的答案。",
+                 "我在为一个问答比赛核实一连串事实。", "我写尽职调查报告需要这个信息。", "我在为一个研究项目追踪一系列关联。"],
+    "when": ["请以{date}的情况为准。", "按照{date}的情况作答。", "以截至{date}的事实为准。"],
+    "tails": ["请用一个只有一行的Markdown表格作答，列为：{cols}。", "请以单行Markdown表格给出答案，列为{cols}。"],
+    "hints": {DATE: "格式为YYYY-MM-DD", NUMBER: "纯数字", STRING: "页面上写的名称"},
+}
 
 
 @dataclass
@@ -109,6 +120,14 @@ class HopGraph:
             if to_one:
                 st = Step("rel", r, rs.source, rs.target, current=rs.since is not None)
                 add(st, schema.hop_noun(st), "forward")
+            elif schema.zh and rs.history:
+                st = Step("rel", r, rs.source, rs.target, current=True, to_one=False)
+                lk = a.links(st)
+                add(st, f"{{subject}}目前的{lab}", "current", np.diff(lk.starts)[lk.src] == 1)
+            elif schema.zh:
+                st = Step("rel", r, rs.source, rs.target, to_one=False)
+                lk = a.links(st)
+                add(st, f"{{subject}}唯一的{lab}", "sole", np.diff(lk.starts)[lk.src] == 1)
             elif _singular(lab):
                 if rs.history:
                     st = Step("rel", r, rs.source, rs.target, current=True, to_one=False)
@@ -122,7 +141,10 @@ class HopGraph:
                     add(st, f"the sole {_singular(lab)} of {{subject}}", "sole", n[lk.src] == 1)
             if rs.cardinality in ("1:1", "1:N") and not rs.history:
                 asks = schema.asks(rs.source, r)
-                noun = f"the {schema.singular(rs.source)} " + asks[0].replace("{object}", "{subject}")
+                if schema.zh:
+                    noun = asks[0].replace("{object}", "{subject}") + f"的{schema.singular(rs.source)}"
+                else:
+                    noun = f"the {schema.singular(rs.source)} " + asks[0].replace("{object}", "{subject}")
                 add(Step("rel", r, rs.target, rs.source, reverse=True), noun, "reverse")
         for steps in schema.steps.values():
             for st in steps:
@@ -263,7 +285,9 @@ class MultiHopSampler:
             answer = cell_text(v, kind)
             aliases = answer_aliases(v, kind, s.unit(end_type, attr))
             lab = s.label(end_type, attr).lower()
-            if kind == DATE:
+            if s.zh:
+                q = pick(ZH["date"] if kind == DATE else ZH["attr"]).format(label=s.label(end_type, attr), np=np_)
+            elif kind == DATE:
                 when = lab.endswith("ed") or lab in ("born", "founded", "established")
                 q = pick(QUESTIONS_WHEN if when else QUESTIONS_DATE).format(label=lab, np=np_)
             else:
@@ -275,14 +299,22 @@ class MultiHopSampler:
                 return "ambiguous-name"
             kind, attr = STRING, None
             aliases = [answer, *self.aliases(end_id)]
-            q = pick(QUESTIONS_ENTITY).format(type=s.singular(end_type), np=np_)
+            q = pick(ZH["entity"] if s.zh else QUESTIONS_ENTITY).format(type=s.singular(end_type), np=np_)
         q = q[:1].upper() + q[1:]
         key_col = s.singular(start_type)
-        cols = [key_col, "answer"]
-        hint = HINTS.get(kind, "")
-        tail = pick(TAILS).format(cols=f"{key_col}, answer" + (f" ({hint})" if hint else ""))
-        when = pick(WHEN).format(date=format_date(self.as_of, 0))
-        question = f"{pick(PURPOSES)} {q} {when} {tail}"
+        if s.zh:
+            cols = [key_col, "答案"]
+            hint = ZH["hints"].get(kind, "")
+            tail = pick(ZH["tails"]).format(cols=f"{key_col}、答案" + (f"（{hint}）" if hint else ""))
+            d = self.as_of
+            when = pick(ZH["when"]).format(date=f"{d.year}年{d.month}月{d.day}日")
+            question = f"{pick(ZH['purposes'])}{q}{when}{tail}"
+        else:
+            cols = [key_col, "answer"]
+            hint = HINTS.get(kind, "")
+            tail = pick(TAILS).format(cols=f"{key_col}, answer" + (f" ({hint})" if hint else ""))
+            when = pick(WHEN).format(date=format_date(self.as_of, 0))
+            question = f"{pick(PURPOSES)} {q} {when} {tail}"
         hops_out = []
         for e in path:
             hk = g.kinds[int(g.kind[e])]

@@ -145,6 +145,15 @@ _NOUNS = {"born": "birth date", "founded": "founding date", "established": "date
           "opened": "opening date", "died": "death date"}
 
 
+# Units as a Chinese column header writes them ("people" goes without saying: 人口).
+ZH_UNITS = {"people": None, "km²": "平方公里", "m": "米", "cm": "厘米", "USD": "美元", "million USD": "百万美元",
+            "employees": "人", "students": "人", "citations": "次", "seats": "人"}
+
+
+ZH_WORDS = {"rank": "排名", "date": "日期", "start year": "开始年份", "end year": "结束年份", "year": "年份",
+            "until": "截止年份", "present": "至今", "name": "名称"}
+
+
 class TaskSchema:
     """Hops, attributes, labels and question phrasings of one stored world."""
 
@@ -169,6 +178,13 @@ class TaskSchema:
                     if target:
                         self.steps[t].append(Step("lookup", a, t, target))
         self._kinds: dict[tuple[str, str], str | None] = {}
+        # The language column names and qualifiers are worded in (the tasks stage sets it):
+        # Chinese reads the packs' zh labels and nouns and puts qualifiers before the noun.
+        self.language = "en"
+
+    @property
+    def zh(self) -> bool:
+        return self.language == "zh"
 
     # ------------------------------------------------------------------ attributes
 
@@ -222,6 +238,10 @@ class TaskSchema:
     def label(self, t: str, pred: str) -> str:
         """The page label of an attribute or an outgoing relation ('Headquarters')."""
         s = self.types[t].attributes.get(pred)
+        if self.zh:
+            zh = (s if s is not None else self.relations[pred]).text("label", "zh")
+            if zh and zh != (s.label if s is not None else self.relations[pred].label):
+                return zh
         if s is not None:
             desc = s.description if s.description and len(s.description) <= 32 else ""
             return s.label or humanise(desc or pred)
@@ -230,19 +250,32 @@ class TaskSchema:
 
     def inverse_label(self, r: str) -> str:
         rs = self.relations[r]
+        if self.zh and rs.i18n.get("zh") and rs.i18n["zh"].inverse_label:
+            return rs.i18n["zh"].inverse_label
         return rs.inverse_label or f"{humanise(self.plural(rs.source))} ({r.replace('_', ' ')})"
 
     def unit(self, t: str, a: str) -> str | None:
         return getattr(self.types[t].attributes.get(a), "unit", None)
 
+    def zh_noun(self, t: str) -> str | None:
+        """A type's Chinese noun (the pack's `plural: {zh: ...}`; Chinese nouns have no plural)."""
+        lt = self.types[t].pages.i18n.get("zh")
+        return lt.plural if lt is not None and lt.plural else None
+
     def singular(self, t: str) -> str:
+        if self.zh and self.zh_noun(t):
+            return self.zh_noun(t)
         return t.replace("_", " ")
 
     def plural(self, t: str) -> str:
+        if self.zh and self.zh_noun(t):
+            return self.zh_noun(t)
         return self.types[t].pages.plural or plural_word(t.replace("_", " "))
 
     def asks(self, t: str, pred: str) -> list[str]:
         """Qualifier templates for a constraint on `pred` of type `t` ({value} or {object})."""
+        if self.zh:
+            return self._asks_zh(t, pred)
         rs = self.relations.get(pred)
         if rs is not None and rs.source == t:
             if rs.ask:
@@ -255,13 +288,38 @@ class TaskSchema:
             return list(s.ask)
         return [f"whose {self.label(t, pred).lower()} is {{value}}"]
 
+    def _asks_zh(self, t: str, pred: str) -> list[str]:
+        """Chinese qualifiers stand before the noun and end before its 的: the pack's zh `ask`
+        phrases, else phrasings built from the zh label ("总部所在地为{object}")."""
+        rs = self.relations.get(pred)
+        item = rs if rs is not None and rs.source == t else self.types[t].attributes.get(pred)
+        own = item.text("ask", "zh") if item is not None else None
+        if own and item is not None and own != item.ask:
+            return list(own)
+        lab = self.label(t, pred)
+        if rs is not None and rs.source == t:
+            to_one = rs.cardinality in ("1:1", "N:1") and not rs.history
+            return [f"{lab}为{{object}}", f"{lab}是{{object}}"] if to_one else [f"{lab}包括{{object}}", f"{lab}中有{{object}}"]
+        # ranges read on from the label: 人口介于…之间, 成立日期在1990年代
+        return [f"{lab}{{value}}"] if self.attr_kind(t, pred) in (NUMBER, DATE) else [f"{lab}为{{value}}", f"{lab}是{{value}}"]
+
+    def word(self, en: str) -> str:
+        """A fixed header or cell word in the task's language ('rank' / '排名')."""
+        return ZH_WORDS.get(en, en) if self.zh else en
+
+    def of(self, noun: str, owner: str) -> str:
+        """'population of headquarters' / '总部所在地的人口'."""
+        return f"{owner}的{noun}" if self.zh else f"{noun} of {owner}"
+
     # ------------------------------------------------------------------ the naming grammar
 
     def attr_noun(self, t: str, a: str) -> str:
         """An attribute as a column noun: its label ('population'), participles as nouns
         ('Founded' -> 'founding date'), never its long description."""
         if a == "name":
-            return "name"
+            return "名称" if self.zh else "name"
+        if self.zh:
+            return self.label(t, a)
         s = self.types[t].attributes[a]
         word = (s.label or a.replace("_", " ")).strip()
         low = word.lower()
@@ -276,6 +334,8 @@ class TaskSchema:
             noun = getattr(self.types[step.source].attributes[step.name], "noun", None)
         else:
             noun = None
+        if self.zh:
+            return self.singular(step.target) if step.reverse else self.label(step.source, step.name)
         if noun and noun.endswith(" of {subject}") and noun.startswith("the "):
             return noun[4:-len(" of {subject}")]
         if step.reverse:
@@ -286,16 +346,23 @@ class TaskSchema:
         """The header of a column holding the hop's entity name ('headquarters', 'nationality')."""
         if step.reverse:
             return self.singular(step.target)
+        if self.zh:
+            return self.label(step.source, step.name)
         return self.label(step.source, step.name).lower()
 
     def with_unit(self, t: str, a: str, name: str) -> str:
         u = self.unit(t, a)
+        if self.zh:
+            u = ZH_UNITS.get(u, u) if u else u
+            return f"{name}（{u}）" if u and u not in name else name
         if u and not (u.isalpha() and u.islower() and len(u) > 3) and u.lower() not in name:
             return f"{name} ({u})"
         return name
 
     def hop_noun(self, step: Step) -> str | None:
         """'the headquarters of {subject}': the noun phrase for one to-one hop."""
+        if self.zh:  # 华星科技有限公司的总部所在地
+            return f"{{subject}}的{self.label(step.source, step.name)}"
         if step.kind == "rel":
             rs = self.relations[step.name]
             if rs.noun:

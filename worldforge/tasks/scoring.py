@@ -222,6 +222,39 @@ def norm_date_ws(v: str) -> str:
     return d.isoformat() if d else str(v)
 
 
+# Chinese answers (`language: zh`): before any column's pipeline, response and gold cells and
+# headers alike are read as a Chinese reader writes them: full-width letters, digits and
+# punctuation as half-width ("１２０，５" -> "120,5", "（" -> "("), no spaces beside Chinese
+# characters ("王 秀英" -> "王秀英"), dates written 2025年6月30日 as 2025-06-30, and numbers
+# with 万 / 亿 multiplied out ("120万" -> "1200000", "1.5亿" -> "150000000").
+_HAN = "\u3400-\u9fff\uf900-\ufaff"
+_ZH_SPACE_RE = re.compile(f"(?<=[{_HAN}])\\s+|\\s+(?=[{_HAN}])")
+_ZH_DATE_RE = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
+_ZH_MONTH_RE = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月")
+_ZH_BIG_RE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(万亿|亿|万)")
+_ZH_UNITS = {"万": 10**4, "亿": 10**8, "万亿": 10**12}
+LANGUAGES = ("en", "zh")
+
+
+def _expand(m: re.Match) -> str:
+    from decimal import Decimal
+
+    v = Decimal(m[1].replace(",", "")) * _ZH_UNITS[m[2]]
+    return format(v.normalize(), "f") if v == v.to_integral_value() else format(v, "f")
+
+
+def norm_zh(v: str) -> str:
+    """A Chinese cell as a Chinese reader writes it (see above); other text passes unchanged
+    but for full-width forms."""
+    import unicodedata
+
+    s = unicodedata.normalize("NFKC", str(v))
+    s = _ZH_SPACE_RE.sub("", s)
+    s = _ZH_DATE_RE.sub(lambda m: f"{m[1]}-{int(m[2]):02d}-{int(m[3]):02d}", s)
+    s = _ZH_MONTH_RE.sub(lambda m: f"{m[1]}-{int(m[2]):02d}", s)
+    return _ZH_BIG_RE.sub(_expand, s)
+
+
 PREPROCESS: dict[str, dict[str, Callable[[str], str]]] = {
     WIDESEARCH: {"norm_str": norm_str, "extract_number": extract_number_ws, "norm_date": norm_date_ws},
     LENIENT: {"norm_str": norm_str, "extract_number": extract_number, "norm_date": norm_date},
@@ -450,11 +483,17 @@ def _apply(value: str, col: ColumnEval, mode: str = WIDESEARCH) -> str:
 
 
 def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str], gold_rows: list[list[str]],
-                response: str, aliases: dict[str, str] | None = None, mode: str = WIDESEARCH) -> TaskScore:
+                response: str, aliases: dict[str, str] | None = None, mode: str = WIDESEARCH,
+                language: str = "en") -> TaskScore:
     """Score one response against a gold table. `aliases` maps norm_str(alias) to
     norm_str(canonical name), so a key written with any known alias still aligns; in lenient
-    mode a name cell written with one matches too. `mode` is one of `MODES` (module docstring)."""
+    mode a name cell written with one matches too. `mode` is one of `MODES` (module docstring);
+    `language` the task's (a Chinese task's cells are read through `norm_zh` first)."""
     _check_mode(mode)
+    if language not in LANGUAGES:
+        raise ValueError(f"unknown task language {language!r}; known: {', '.join(LANGUAGES)}")
+    if language == "zh":
+        return _score_zh(instance_id, evaluation, gold_header, gold_rows, response, aliases, mode)
     ws = mode == WIDESEARCH
     required = [norm_column(c) for c in evaluation.required]
     keys = [norm_column(c) for c in evaluation.unique_columns]
@@ -516,6 +555,27 @@ def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str]
     ir = tp / (n_gold * n_cols) if n_gold and n_cols else 0.0
     success = float(n_gold > 0 and correct == n_gold == n_pred)
     return TaskScore(instance_id, True, success, rp, rr, _f1(rp, rr), ip, ir, _f1(ip, ir), n_gold, n_pred, matched, correct)
+
+
+def _score_zh(instance_id: str, evaluation: Evaluation, gold_header: list[str], gold_rows: list[list[str]],
+              response: str, aliases: dict[str, str] | None, mode: str) -> TaskScore:
+    """A Chinese task: both tables with their cells and headers through `norm_zh`, the
+    response re-written as one Markdown table, then scored as any other."""
+    parsed = parse_table(response, mode)
+    ev = Evaluation.model_validate({**evaluation.model_dump(), "unique_columns": [norm_zh(c) for c in evaluation.unique_columns],
+                                    "required": [norm_zh(c) for c in evaluation.required],
+                                    "eval_pipeline": {norm_zh(k): v for k, v in evaluation.eval_pipeline.items()}})
+    gh, gr = [norm_zh(h) for h in gold_header], [[norm_zh(c) for c in r] for r in gold_rows]
+    al = {norm_str(norm_zh(a)): norm_str(norm_zh(n)) for a, n in (aliases or {}).items()}
+    if parsed is None:
+        return score_table(instance_id, ev, gh, gr, "", al, mode)
+    header, rows = parsed
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(norm_zh(c).replace("|", "/") for c in cells) + " |"
+
+    table = "\n".join([line(header), "| " + " | ".join("---" for _ in header) + " |", *(line(r) for r in rows)])
+    return score_table(instance_id, ev, gh, gr, f"```markdown\n{table}\n```", al, mode)
 
 
 def _records(header: list[str], rows: list[list[str]]) -> list[dict[str, str]]:
@@ -663,5 +723,8 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
         if aliases and by_name is None:
             by_name = aliases_by_name(aliases)
         mine = task_aliases(ev, header, rows, aliases, by_name) if aliases else None
-        scores.append(score_table(iid, ev, header, rows, responses.get(iid, ""), mine, mode))
+        language = t.get("language") or "en"
+        if language not in LANGUAGES:
+            raise WorldforgeError(f"task {iid!r}: language {language!r} is not one this scorer reads ({', '.join(LANGUAGES)})")
+        scores.append(score_table(iid, ev, header, rows, responses.get(iid, ""), mine, mode, language))
     return scores, average(scores)

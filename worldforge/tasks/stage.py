@@ -55,6 +55,7 @@ from .schema import NUMBER, STRING, TaskSchema, eval_entry
 from .scoring import GOLD_DIR, TASKS_FILE, norm_column
 from .table import COMBOS, TableSampler, bucket_of, bucket_range
 from .wording import Wording
+from .wording_zh import ZhWording
 
 TASKS_DIR = "tasks"
 PARTIAL_DIR = ".tasks.partial"
@@ -267,6 +268,7 @@ class _Generator:
         self.as_of = info.world.spec.as_of
         self.arrays = WorldArrays(con, info.world)
         self.schema = TaskSchema(self.arrays)
+        self.schema.language = opt.language
         self.parts = entity_parts(self.schema, opt.part_type)
         self.plan = hold_out(self.parts, self.arrays, opt.holdout, seed)
         self.web = WebIndex(engine, self.arrays, self.parts, info.world.spec.stages.render.max_list_items)
@@ -284,7 +286,8 @@ class _Generator:
         self.sampler = TableSampler(self.schema, opt, child_rng(seed, "tasks", "table"), self.allowed, p.home, p.of, root_ids)
         self.sampler.as_of_year = self.as_of.year
         self.builder = Builder(self.schema, self.web, self.sampler, opt)
-        self.wording = Wording(self.schema, child_rng(seed, "tasks", "wording"), self.as_of)
+        wording = ZhWording if opt.language == "zh" else Wording
+        self.wording = wording(self.schema, child_rng(seed, "tasks", "wording"), self.as_of)
         self.blocked: np.ndarray | None = None
         self.held_nodes: list[np.ndarray] = []
         self.seen: set = set()

@@ -67,8 +67,11 @@ def _num_text(v: float, is_int: bool) -> str:
     return format_number(f"{v:.6f}", "float")
 
 
-def range_text(lo, hi, kind: str, is_int: bool = True) -> tuple[str, list[str]]:
-    """'between 1990 and 1999' / 'in the 1990s' / 'at least 5,000' / 'before 1950', and the values it names."""
+def range_text(lo, hi, kind: str, is_int: bool = True, language: str = "en") -> tuple[str, list[str]]:
+    """'between 1990 and 1999' / 'in the 1990s' / 'at least 5,000' / 'before 1950', and the values it names
+    (in Chinese: '1990年至1999年之间' / '20世纪90年代' ... as a Chinese qualifier words them)."""
+    if language == "zh":
+        return _range_text_zh(lo, hi, kind, is_int)
     if kind == DATE:
         a, b = (lo.year if lo else None), (hi.year if hi else None)
         if a is not None and b is not None:
@@ -87,6 +90,27 @@ def range_text(lo, hi, kind: str, is_int: bool = True) -> tuple[str, list[str]]:
     if a is not None:
         return f"at least {a}", [a]
     return f"at most {b}", [b]
+
+
+def _range_text_zh(lo, hi, kind: str, is_int: bool) -> tuple[str, list[str]]:
+    if kind == DATE:
+        a, b = (lo.year if lo else None), (hi.year if hi else None)
+        if a is not None and b is not None:
+            if a == b:
+                return f"在{a}年", [f"{a}年"]
+            if a % 10 == 0 and b == a + 9:
+                return f"在{a}年代", [f"{a}年代"]
+            return f"在{a}年至{b}年之间", [f"{a}年", f"{b}年"]
+        if a is not None:
+            return f"在{a}年或之后", [f"{a}年"]
+        return f"在{b + 1}年之前", [f"{b + 1}年"]
+    a = _num_text(lo, is_int) if lo is not None else None
+    b = _num_text(hi, is_int) if hi is not None else None
+    if a is not None and b is not None:
+        return f"介于{a}和{b}之间", [a, b]
+    if a is not None:
+        return f"不少于{a}", [a]
+    return f"不超过{b}", [b]
 
 
 def fill(template: str, text: str, nested: bool = False) -> str:

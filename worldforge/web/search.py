@@ -62,13 +62,32 @@ TOOLS = [
 ]
 
 
-def _schema():
+# Per world language: the tokenizer of titles and bodies. Chinese has no spaces between
+# words: every Han character is a token of its own (other letters and digits make words), so
+# a query's Chinese runs become phrases of character pairs (see `engine_query`) and match
+# wherever those characters stand together, whatever the word boundaries.
+TEXT_TOKENIZERS = {"en": "en_stem", "zh": "zh_han"}
+_ZH_TOKENS = r"\p{Han}|[[\p{L}\p{N}]&&\P{Han}]+"
+SNIPPET_CHARS_ZH = 110  # Chinese says more per character: a snippet of about as much content
+
+
+def _register(index, language: str) -> None:
+    """Custom tokenizers live in the opened index, not on disk: register them on every open."""
     import tantivy
 
+    if language == "zh":
+        index.register_tokenizer("zh_han", tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(_ZH_TOKENS))
+                                 .filter(tantivy.Filter.lowercase()).build())
+
+
+def _schema(language: str = "en"):
+    import tantivy
+
+    text = TEXT_TOKENIZERS[language]
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("url", stored=True, tokenizer_name="raw")
-    sb.add_text_field("title", stored=True, tokenizer_name="en_stem")
-    sb.add_text_field("body", stored=True, tokenizer_name="en_stem")
+    sb.add_text_field("title", stored=True, tokenizer_name=text)
+    sb.add_text_field("body", stored=True, tokenizer_name=text)
     sb.add_text_field("kind", stored=True, tokenizer_name="raw")
     sb.add_text_field("date", stored=True, tokenizer_name="raw")
     sb.add_bytes_field("markdown", stored=True)  # the page as web_extractor returns it: one lookup by URL term
@@ -92,8 +111,12 @@ def plain_text(markdown: pl.Expr) -> pl.Expr:
             .str.strip_chars())
 
 
-def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int], None] | None = None) -> int:
-    """Index every page of `pages_db` into `index_dir` (replaced if present). Returns the page count."""
+def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int], None] | None = None,
+                language: str = "en") -> int:
+    """Index every page of `pages_db` into `index_dir` (replaced if present), tokenized for
+    the world's language. Returns the page count."""
+    if language not in TEXT_TOKENIZERS:
+        raise ValueError(f"no search tokenizer for language {language!r}; known: {', '.join(TEXT_TOKENIZERS)}")
     import duckdb
     import tantivy
 
@@ -104,7 +127,8 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
     if index_dir.exists():
         shutil.rmtree(index_dir)
     index_dir.mkdir(parents=True)
-    index = tantivy.Index(_schema(), path=str(index_dir))
+    index = tantivy.Index(_schema(language), path=str(index_dir))
+    _register(index, language)
     writer = index.writer(heap_size=256_000_000, num_threads=1)
     n = df.height
     step = max(1, n // 100)
@@ -117,7 +141,10 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
             on_progress(i, n)
     writer.commit()
     writer.wait_merging_threads()
-    (index_dir / FORMAT_FILE).write_text(json.dumps({"index_format": INDEX_FORMAT, "pages": n}))
+    marker = {"index_format": INDEX_FORMAT, "pages": n}
+    if language != "en":  # an English index's marker stays as it always was
+        marker["language"] = language
+    (index_dir / FORMAT_FILE).write_text(json.dumps(marker))
     if on_progress:
         on_progress(n, n)
     return n
@@ -151,7 +178,26 @@ def _words(text: str) -> list[str]:
     return out
 
 
-def engine_query(query: str) -> str:
+# Chinese function characters: a query's Chinese run is cut at them ("华星科技的总部在哪里" ->
+# 华星科技 | 总部在 | 里) before it becomes character pairs.
+ZH_STOP_CHARS = frozenset("的了吗呢吧哪些请")
+_HAN_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+
+
+def _zh_terms(text: str) -> tuple[list[str], str]:
+    """A query's Chinese runs as quoted character pairs (a lone character stands alone),
+    and the query with those runs blanked out."""
+    terms: list[str] = []
+    for run in _HAN_RUN.findall(text):
+        parts = [p for p in re.split("[" + "".join(sorted(ZH_STOP_CHARS)) + "]+", run) if p] or [run]
+        for part in parts:  # a run of function characters only is kept whole
+            if len(part) == 1:
+                terms.append(part)
+            terms += [f'"{part[i:i + 2]}"' for i in range(len(part) - 1)]
+    return terms, _HAN_RUN.sub(" ", text)
+
+
+def engine_query(query: str, language: str = "en") -> str:
     """The query as the index parser sees it: plain words and "quoted phrases", nothing else.
 
     Operators, brackets, field names, wildcards, boosts and fuzzy marks never reach tantivy's
@@ -166,12 +212,20 @@ def engine_query(query: str) -> str:
     if len(q) > MAX_QUERY_CHARS:
         raise SearchInputError(f"query too long ({len(q):,} characters); keep it under {MAX_QUERY_CHARS} characters "
                                f"and {MAX_QUERY_WORDS} words")
-    phrases, plain = [], []
+    phrases, plain, han = [], [], []
+    if language == "zh":  # a quoted Chinese phrase stays a phrase: its characters in a row
+        for m in _PHRASE.findall(q) if q.count('"') >= 2 else ():
+            if _HAN_RUN.search(m):
+                han.append('"' + " ".join(re.findall(r"[\w'-]+", m)) + '"')
+        if han:
+            q = _PHRASE.sub(lambda m: " " if _HAN_RUN.search(m.group(1)) else m.group(0), q)
+        pairs, q = _zh_terms(q)
+        han += pairs
     if q.count('"') >= 2:
         phrases = [ws for ws in (_words(m) for m in _PHRASE.findall(q)) if ws]
         q = _PHRASE.sub(" ", q)
     plain = _words(q)
-    n_words = len(plain) + sum(map(len, phrases))
+    n_words = len(plain) + sum(map(len, phrases)) + (len(han) + 1) // 2  # two Chinese characters make about a word
     if n_words == 0:
         raise SearchInputError(f"the query {query.strip()[:80]!r} has no words to search for; use letters or digits, "
                                "e.g. \"companies headquartered in Hesheston\"")
@@ -180,7 +234,19 @@ def engine_query(query: str) -> str:
     kept = [w for w in plain if w.lower() not in STOP_WORDS]
     if not kept and not phrases:
         kept = plain
-    return " ".join(['"' + " ".join(ws) + '"' for ws in phrases] + kept)
+    return " ".join(han + ['"' + " ".join(ws) + '"' for ws in phrases] + kept)
+
+
+def cut_snippet(text: str, chars: int) -> str:
+    """At most `chars` characters of `text`, cut between characters (anywhere in Chinese,
+    between words in other scripts)."""
+    if len(text) <= chars:
+        return text
+    cut = text[:chars]
+    if cut[-1].isalnum() and text[chars].isalnum() and not _HAN_RUN.match(text[chars]):
+        space = cut.rfind(" ")
+        cut = cut[:space] if space > chars // 2 else cut
+    return cut.rstrip()
 
 
 def check_offset(value) -> int:
@@ -234,10 +300,16 @@ class SearchEngine:
         if not (web / "index" / "meta.json").is_file() or not (web / "pages.duckdb").is_file():
             raise NotRenderedError(f"{web} holds no search index (missing or deleted); {fix}")
         marker = web / "index" / FORMAT_FILE
-        if not marker.is_file() or read_json(marker, fix).get("index_format") != INDEX_FORMAT:
+        meta = read_json(marker, fix) if marker.is_file() else {}
+        if meta.get("index_format") != INDEX_FORMAT:
             raise NotRenderedError(f"the search index in {web} was built by another worldforge version; {fix}")
+        self.language = meta.get("language", "en")
+        if self.language not in TEXT_TOKENIZERS:
+            raise NotRenderedError(f"the search index in {web} is in language {self.language!r}, which this worldforge "
+                                   f"cannot search ({', '.join(TEXT_TOKENIZERS)}); {fix}")
         try:
             self.index = tantivy.Index.open(str(web / "index"))
+            _register(self.index, self.language)
             self.schema = self.index.schema
             self.searcher = self.index.searcher()
         except (ValueError, OSError) as exc:
@@ -282,7 +354,8 @@ class SearchEngine:
     def _search(self, query: str, offset: int, limit: int) -> tuple[list[dict], int]:
         import tantivy
 
-        parsed, _errors = self.index.parse_query_lenient(engine_query(query), ["title", "body"], field_boosts={"title": 2.0})
+        parsed, _errors = self.index.parse_query_lenient(engine_query(query, self.language), ["title", "body"],
+                                                         field_boosts={"title": 2.0})
         # The first MIX_POOL BM25 hits are re-ranked to mix page kinds; later hits keep BM25
         # order. The pool does not depend on the offset, so result pages never overlap or skip.
         res = self.searcher.search(parsed, MIX_POOL, count=True)
@@ -294,14 +367,19 @@ class SearchEngine:
         if not ranked:
             return [], res.count
         gen = tantivy.SnippetGenerator.create(self.searcher, parsed, self.schema, "body")
-        gen.set_max_num_chars(SNIPPET_CHARS)
+        # tantivy measures snippets in bytes: a Chinese character is three of them. Snippets
+        # are cut on characters either way (fragments start and end at tokens).
+        chars = SNIPPET_CHARS_ZH if self.language == "zh" else SNIPPET_CHARS
+        gen.set_max_num_chars(chars * 3 if self.language == "zh" else chars)
         out = []
         for score, _rank, _kind, addr in ranked:
             d = self.searcher.doc(addr)
             url, kind = d.get_first("url"), d.get_first("kind")
             frag = gen.snippet_from_doc(d).fragment().strip()
             if not frag:
-                frag = d.get_first("body")[:SNIPPET_CHARS]
+                frag = d.get_first("body")[:chars]
+            if self.language != "en":
+                frag = cut_snippet(frag, chars)
             out.append({"url": url, "title": d.get_first("title"), "snippet": " ".join(frag.split()),
                         "date": _display_date(d.get_first("date")), "kind": kind, "score": score})
         return out, res.count

@@ -176,7 +176,8 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     from .report import web_report
 
     report.variety = web_report(partial / PAGES_DB, names)
-    build_index(partial / PAGES_DB, partial / "index", on_progress=lambda d, n: progress("index", d, n))
+    build_index(partial / PAGES_DB, partial / "index", on_progress=lambda d, n: progress("index", d, n),
+                language=info.world.spec.language)
     report.llm = stats.as_dict() if backend == "vllm" else {}
     report.seconds = round(time.perf_counter() - t0, 3)
     manifest = {"status": "complete", "world": info.manifest.get("name"), "seed": info.manifest.get("seed"),

@@ -64,9 +64,18 @@ class TasksOptions(Model):
     hops: Range = Range(min=2, max=4)  # hops of a multi-hop question
     max_pages: int = Field(500, ge=1)  # pages a task's proof may need (an agent reads about 8 a turn for 80 turns)
     number_tolerance: float = Field(0.01, ge=0.0, lt=1.0)  # number_near criterion (relative)
-    language: str = "en"
+    language: str = "en"  # the questions' language; default: the world's (`language:` on the spec)
     paraphrase: bool = False  # rewrite questions through vLLM (needs render's model), keeping only faithful ones
     max_attempts: int = Field(40, ge=1)  # candidate tasks drawn per kept task before giving up
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, v):
+        from .pack import LANGUAGES
+
+        if v not in LANGUAGES:
+            raise ValueError(f"unknown language; known: {', '.join(LANGUAGES)}")
+        return v
 
     @model_validator(mode="after")
     def _windows(self) -> TasksOptions:

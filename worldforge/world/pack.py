@@ -48,6 +48,83 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+# The languages a world can be written in (`language:` on the spec). A pack keeps one
+# structure for all of them: a text field may be a mapping per language
+# (`label: {en: Area, zh: 面积}`, `plural: {en: companies, zh: 公司}`), and a type's `name`
+# may be one name grammar per language (`name: {en: {...}, zh: {...}}`).
+LANGUAGES = ("en", "zh")
+_TEXT_FIELDS = ("label", "inverse_label", "noun", "plural", "title", "unit", "phrases", "ask", "headlines")
+
+
+class LangText(Model):
+    """One language's text of a pack item (English stays in the item's own fields)."""
+
+    label: str | None = None
+    inverse_label: str | None = None
+    noun: str | None = None
+    plural: str | None = None
+    title: str | None = None
+    unit: str | None = None
+    phrases: list[str] | None = None
+    ask: list[str] | None = None
+    headlines: list[str] | None = None
+
+
+def is_per_language(value: Any) -> bool:
+    """A mapping whose keys are all language codes: `{en: Area, zh: 面积}`."""
+    return isinstance(value, dict) and bool(value) and all(isinstance(k, str) and k in LANGUAGES for k in value)
+
+
+def split_languages(data: Any, fields: tuple[str, ...] = _TEXT_FIELDS) -> Any:
+    """Before validation: a per-language mapping in a text field keeps its English in the
+    field and moves the other languages to `i18n` ({zh: {label: 面积}})."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    i18n = {k: dict(v) for k, v in (out.get("i18n") or {}).items()} if isinstance(out.get("i18n"), dict) else out.get("i18n")
+    for f in fields:
+        v = out.get(f)
+        if not is_per_language(v):
+            continue
+        if "en" in v:
+            out[f] = v["en"]
+        else:
+            del out[f]
+        if not isinstance(i18n, dict):
+            i18n = {}
+        for lang, text in v.items():
+            if lang != "en":
+                i18n.setdefault(lang, {})[f] = text
+    if i18n is not None:
+        out["i18n"] = i18n
+    return out
+
+
+def _check_i18n(i18n: dict[str, LangText], allowed: set[str], ask: set[str] | None = None) -> None:
+    unknown = sorted(set(i18n) - set(LANGUAGES))
+    if unknown:
+        raise ValueError(f"i18n: unknown language {clip(unknown)}; known: {', '.join(LANGUAGES)}")
+    for lt in i18n.values():
+        if lt.phrases:
+            _check_phrases(lt.phrases, allowed)
+        if lt.ask and ask is not None:
+            _check_phrases(lt.ask, ask)
+        if lt.headlines:
+            _check_phrases(lt.headlines, allowed, need_value=False)
+
+
+class Localized:
+    """`text(field, language)`: the field in that language, falling back to English."""
+
+    def text(self, field: str, language: str = "en") -> Any:
+        if language != "en":
+            lt = self.i18n.get(language)  # type: ignore[attr-defined]
+            v = getattr(lt, field, None) if lt is not None else None
+            if v:
+                return v
+        return getattr(self, field)
+
+
 _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = 60
 _REPR.maxlevel = 2
@@ -174,7 +251,12 @@ class Range(Model):
 class SyllableSpec(Model):
     min: int = Field(2, ge=1, le=6)
     max: int = Field(3, ge=1, le=6)
-    inventory: list[str] | None = None
+    inventory: list[str] | None = None  # a string is one syllable per character (Chinese: 安平山河)
+
+    @field_validator("inventory", mode="before")
+    @classmethod
+    def _characters(cls, v):
+        return list(v) if isinstance(v, str) else v
 
     @model_validator(mode="after")
     def _ordered(self) -> SyllableSpec:
@@ -261,13 +343,19 @@ class NamePart(Model):
 
 class AliasSpec(Model):
     """How aliases are derived from a name: initials ('J. Smith'), abbreviation ('MIT'),
-    short (drop listed words), pattern ('Republic of {name}') or former (a previous name)."""
+    short (drop listed words), pattern ('Republic of {name}'), former (a previous name) or
+    pinyin (a Chinese name transliterated)."""
 
-    kind: Literal["initials", "abbreviation", "short", "pattern", "former"]
+    kind: Literal["initials", "abbreviation", "short", "pattern", "former", "pinyin"]
     rate: float = Field(1.0, ge=0.0, le=1.0)
     drop: list[str] = []
     template: str | None = None
     after: DateBound | None = None  # former names: renamed at a date after this bound
+    # pinyin (Chinese names transliterated: 王秀英 -> Wang Xiuying, 华星有限公司 -> Huaxing Co., Ltd.):
+    # `surname` writes the first character as its own word; `translate` turns a trailing
+    # word into English instead of transliterating it.
+    surname: bool = False
+    translate: dict[str, str] = {}
 
     @model_validator(mode="after")
     def _fields(self) -> AliasSpec:
@@ -275,6 +363,8 @@ class AliasSpec(Model):
             raise ValueError("a pattern alias needs a template containing {name}")
         if self.kind == "short" and not self.drop:
             raise ValueError("a short alias needs the words to drop, e.g. drop: [Group, Inc]")
+        if self.kind != "pinyin" and (self.surname or self.translate):
+            raise ValueError("surname and translate apply to pinyin aliases only")
         return self
 
 
@@ -315,7 +405,7 @@ class NameSpec(Model):
 # --------------------------------------------------------------------------- attributes
 
 
-class _AttrBase(Model):
+class _AttrBase(Localized, Model):
     description: str = ""
     null_rate: float = Field(0.0, ge=0.0, le=1.0)
     # How pages state the attribute: an infobox label and sentence templates with
@@ -325,6 +415,17 @@ class _AttrBase(Model):
     # How task questions ask for it: qualifiers after a plural noun, with {value} (an
     # equality value, or a range such as "between 1990 and 1999"): "founded {value}".
     ask: list[str] = []
+    i18n: dict[str, LangText] = {}  # other languages' label, phrases, ask (`label: {en: Area, zh: 面积}`)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split(cls, data):
+        return split_languages(data)
+
+    @model_validator(mode="after")
+    def _i18n_phrases(self):
+        _check_i18n(self.i18n, {"subject", "value"}, {"value"})
+        return self
 
     @field_validator("phrases")
     @classmethod
@@ -629,7 +730,7 @@ Attribute = Annotated[
 # --------------------------------------------------------------------------- types and relations
 
 
-class _LinkText(Model):
+class _LinkText(Localized, Model):
     """How pages and questions state a link. Pages: labels for the source's and the target's
     pages, sentence templates with {subject}, {object}, {start} and {end}. Task questions:
     qualifiers with {object} ("headquartered in {object}")."""
@@ -638,6 +739,17 @@ class _LinkText(Model):
     inverse_label: str | None = None
     phrases: list[str] = []
     ask: list[str] = []
+    i18n: dict[str, LangText] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split(cls, data):
+        return split_languages(data)
+
+    @model_validator(mode="after")
+    def _i18n_phrases(self):
+        _check_i18n(self.i18n, {"subject", "object", "start", "end"}, {"object"})
+        return self
 
     @field_validator("phrases")
     @classmethod
@@ -667,7 +779,7 @@ class ParentSpec(_LinkText):
         return _check_noun(v)
 
 
-class DirectorySpec(Model):
+class DirectorySpec(Localized, Model):
     """Paginated list pages of this type's entities grouped by a relation's target
     ("Companies headquartered in X") or by an attribute value ("Companies in software")."""
 
@@ -675,6 +787,12 @@ class DirectorySpec(Model):
     title: str  # uses {group}: "Companies headquartered in {group}"
     columns: list[str] = []  # attributes shown next to each listed name
     page_size: int = Field(10, ge=2, le=200)
+    i18n: dict[str, LangText] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split(cls, data):
+        return split_languages(data)
 
 
 class ProfileSpec(Model):
@@ -685,7 +803,7 @@ class ProfileSpec(Model):
     url: str | None = None  # e.g. "{website}/about"
 
 
-class PagesSpec(Model):
+class PagesSpec(Localized, Model):
     """Which pages an entity of this type gets (see worldforge.render)."""
 
     plural: str | None = None  # "companies"; defaults to the type name + "s"
@@ -693,6 +811,12 @@ class PagesSpec(Model):
     profile: ProfileSpec | None = ProfileSpec()
     news: list[str] | None = None  # event attributes and dated relations with news items; None = all
     directories: list[DirectorySpec] = []
+    i18n: dict[str, LangText] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split(cls, data):
+        return split_languages(data)
 
 
 class Lifecycle(Model):
@@ -708,10 +832,33 @@ class Lifecycle(Model):
 class EntityType(Model):
     description: str = ""
     name: NameSpec
+    names: dict[str, NameSpec] = {}  # the name grammar in other languages (`name: {en: ..., zh: ...}`)
     parent: ParentSpec | None = None
     lifecycle: Lifecycle | None = None
     attributes: dict[str, Attribute] = {}
     pages: PagesSpec = PagesSpec()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split_names(cls, data):
+        if isinstance(data, dict) and is_per_language(data.get("name")):
+            per = data["name"]
+            if "en" not in per:
+                raise ValueError("name: a name grammar per language needs one for en (the default language)")
+            data = {**data, "name": per["en"], "names": {**(data.get("names") or {}), **{k: v for k, v in per.items() if k != "en"}}}
+        return data
+
+    @field_validator("names")
+    @classmethod
+    def _name_languages(cls, v):
+        unknown = sorted(set(v) - set(LANGUAGES) | ({"en"} & set(v)))
+        if unknown:
+            raise ValueError(f"names: {clip(unknown)} is not another language; known: {', '.join(LANGUAGES)} (en is `name`)")
+        return v
+
+    def name_spec(self, language: str = "en") -> NameSpec:
+        """The name grammar of a language (English where the pack gives none)."""
+        return self.names.get(language, self.name)
 
     @field_validator("attributes")
     @classmethod

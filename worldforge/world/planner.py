@@ -50,6 +50,8 @@ from .sampling import (
     entity_ids,
     faker_pool,
     fitness_weights,
+    has_cjk,
+    pinyin_names,
     sample_days,
     sample_numeric,
     unique_codes,
@@ -1028,8 +1030,14 @@ class _Generator:
             elif al.kind == "short":
                 import re
 
-                pat = r"\b(?:" + "|".join(re.escape(w) for w in al.drop) + r")\b"
+                # Chinese words are not delimited by spaces: they drop wherever they occur.
+                if any(has_cjk(w) for w in al.drop):
+                    pat = "|".join(re.escape(w) if has_cjk(w) else r"\b" + re.escape(w) + r"\b" for w in al.drop)
+                else:
+                    pat = r"\b(?:" + "|".join(re.escape(w) for w in al.drop) + r")\b"
                 alias = nm.str.replace_all(pat, "").str.replace_all(r"\s{2,}", " ").str.strip_chars(" ,&-")
+            elif al.kind == "pinyin":
+                alias = pinyin_names(nm, surname=al.surname, translate=al.translate)
             elif al.kind == "pattern":
                 pre, _, post = al.template.partition("{name}")
                 alias = pre + nm + post

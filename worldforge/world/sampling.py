@@ -217,12 +217,66 @@ class _Part:
         return self._pick(self.values, self.p, n, rng)
 
 
+def has_cjk(text: str) -> bool:
+    """Whether text holds a CJK ideograph (Chinese words are not delimited by spaces)."""
+    return any("\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" for ch in text)
+
+
+def pinyin_names(names: pl.Series, surname: bool = False, translate: dict[str, str] | None = None) -> pl.Series:
+    """Chinese names transliterated into pinyin without tones, vectorised: each distinct
+    character is looked up once, then every name is rebuilt from its characters. `surname`
+    writes the first character as a word of its own (王秀英 -> Wang Xiuying); `translate`
+    turns a trailing word into English (华星有限公司 -> Huaxing Co., Ltd.). A name that is
+    not wholly Chinese characters has no transliteration (NULL)."""
+    from pypinyin import Style, lazy_pinyin
+
+    translate = translate or {}
+    names = names.cast(pl.String)
+    tail = pl.Series([None] * len(names), dtype=pl.String)
+    stem = names
+    for word in sorted(translate, key=lambda w: (-len(w), w)):  # the longest matching ending wins
+        hit = stem.str.ends_with(word).fill_null(False) & tail.is_null()
+        stem = pl.select(pl.when(pl.lit(hit)).then(pl.lit(stem).str.slice(0, pl.lit(stem).str.len_chars() - len(word)))
+                         .otherwise(pl.lit(stem))).to_series()
+        tail = pl.select(pl.when(pl.lit(hit)).then(pl.lit(translate[word])).otherwise(pl.lit(tail))).to_series()
+    chars = stem.str.split("")
+    distinct = chars.explode().drop_nulls().unique().sort().to_list()
+    han = [c for c in distinct if has_cjk(c)]
+    table = dict(zip(han, (lazy_pinyin(c, style=Style.NORMAL, errors="ignore") or [""] for c in han)))
+    mapping = pl.DataFrame({"c": han, "p": [v[0] for v in table.values()]}, schema={"c": pl.String, "p": pl.String})
+    frame = pl.DataFrame({"row": np.arange(len(names)), "c": chars}).explode("c")
+    frame = frame.join(mapping, on="c", how="left", maintain_order="left")
+    first = pl.col("p").first()
+    rest = pl.col("p").slice(1).str.join("")
+    joined = frame.group_by("row", maintain_order=True).agg(
+        ok=pl.col("p").is_not_null().all() & (pl.col("c").is_not_null().any()),
+        first=first, rest=rest, whole=pl.col("p").str.join(""))
+
+    def cap(e: pl.Expr) -> pl.Expr:
+        return e.str.slice(0, 1).str.to_uppercase() + e.str.slice(1)
+
+    if surname:
+        word = pl.when(pl.col("rest").str.len_chars() > 0).then(cap(pl.col("first")) + pl.lit(" ") + cap(pl.col("rest"))) \
+            .otherwise(cap(pl.col("first")))
+    else:
+        word = cap(pl.col("whole"))
+    rows = pl.DataFrame({"row": np.arange(len(names))}).join(joined, on="row", how="left", maintain_order="left")
+    out = rows.select(pl.when(pl.col("ok").fill_null(False)).then(word).alias("a"))["a"]
+    return pl.select(pl.when(pl.lit(tail).is_not_null() & pl.lit(out).is_not_null())
+                     .then(pl.lit(out) + pl.lit(" ") + pl.lit(tail)).otherwise(pl.lit(out))).to_series().alias(names.name)
+
+
 def word_pattern(words) -> str:
-    """A regex (Rust and RE2 alike) matching any of `words` as a whole word."""
+    """A regex (Rust and RE2 alike) matching any of `words` as a whole word (a Chinese word
+    wherever it occurs: Chinese writes no spaces between words)."""
     import re
 
-    alts = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
-    return f"(^|[^[:alnum:]])({alts})($|[^[:alnum:]])"
+    ordered = sorted(words, key=lambda w: (-len(w), w))
+    alts = "|".join(re.escape(w) for w in ordered if not has_cjk(w))
+    han = "|".join(re.escape(w) for w in ordered if has_cjk(w))
+    if not han:
+        return f"(^|[^[:alnum:]])({alts})($|[^[:alnum:]])"
+    return f"(^|[^[:alnum:]])({alts})($|[^[:alnum:]])|({han})" if alts else f"({han})"
 
 
 class NameSampler:

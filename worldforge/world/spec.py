@@ -11,7 +11,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from .options import Stages
 from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, DomainPack, EntityType, FakerAttr, LookupAttr, Model, NumericAttr, RelationSpec
@@ -49,6 +49,9 @@ class WorldSpec(Model):
     description: str = ""
     seed: int = Field(ge=0, lt=2**63)
     locale: str = "en_US"
+    # The language of the world's names, pages, search and tasks; packs carry per-language
+    # labels and names (`label: {en: Area, zh: 面积}`, `name: {en: ..., zh: ...}`).
+    language: str = "en"
     as_of: dt.date
     time_span: TimeSpan
     packs: list[str] = Field(min_length=1)
@@ -66,6 +69,24 @@ class WorldSpec(Model):
         return v
 
     _in_range = field_validator("as_of")(_world_date)
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, v):
+        from .pack import LANGUAGES
+
+        if v not in LANGUAGES:
+            raise ValueError(f"unknown language; known: {', '.join(LANGUAGES)}")
+        return v
+
+    @model_validator(mode="after")
+    def _tasks_language(self) -> WorldSpec:
+        # Tasks are posed in the world's language unless stages.tasks.language says otherwise.
+        tasks = self.stages.tasks
+        if self.language != "en" and "language" not in tasks.model_fields_set:
+            stages = self.stages.model_copy(update={"tasks": tasks.model_copy(update={"language": self.language})})
+            object.__setattr__(self, "stages", stages)
+        return self
 
     @property
     def span_start(self) -> dt.date:
@@ -97,7 +118,7 @@ class ResolvedWorld(Model):
                     description=f"{t} is part of a {et.parent.type}",
                     source=t, target=et.parent.type, cardinality="N:1", required=True,
                     label=et.parent.label, inverse_label=et.parent.inverse_label, phrases=et.parent.phrases, ask=et.parent.ask,
-                    noun=et.parent.noun,
+                    noun=et.parent.noun, i18n=et.parent.i18n,
                 )
         for p in self.packs.values():
             out.update(p.relations)

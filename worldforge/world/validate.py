@@ -293,6 +293,9 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
                                             _unknown_type(str(t), known)))
     if spec is None or problems:
         raise SpecError(problems)
+    packs = _in_language(spec, packs, pack_files, str(path), problems)
+    if problems:
+        raise SpecError(problems)
     world = ResolvedWorld(spec=spec, packs=packs, pack_files=pack_files)
     problems.extend(_semantic_problems(world, str(path)))
     if problems:
@@ -310,6 +313,33 @@ def _suggest(name: str, options) -> str:
 
 def _unknown_type(name: str, known) -> str:
     return f"unknown type{_suggest(name, known)}; known types: {', '.join(sorted(known))}"
+
+
+def _in_language(spec: WorldSpec, packs: dict[str, DomainPack], pack_files: dict[str, str], spec_file: str,
+                 problems: list[SpecProblem]) -> dict[str, DomainPack]:
+    """The packs as a world in `spec.language` plans them: every type named by that
+    language's name grammar. A world in another language than English needs a locale of
+    that language (faker values) and a name grammar in it for every type it generates."""
+    lang = spec.language
+    if lang == "en":
+        return packs
+    if not spec.locale.startswith(lang + "_"):
+        problems.append(SpecProblem(spec_file, "locale", _short(spec.locale),
+                                    f"a world in language '{lang}' needs a {lang} locale, e.g. {lang}_CN"))
+    out = {}
+    for pname, pack in packs.items():
+        types = {}
+        for t, et in pack.types.items():
+            if lang in et.names:
+                types[t] = et.model_copy(update={"name": et.names[lang]})
+            else:
+                types[t] = et
+                if spec.counts.get(t, 1) != 0:
+                    problems.append(SpecProblem(pack_files[pname], f"types.{t}.name", "",
+                                                f"no {lang} name grammar for '{t}' (the world's language is {lang}); "
+                                                f"write name: {{en: ..., {lang}: ...}} or set counts.{t}: 0"))
+        out[pname] = pack.model_copy(update={"types": types})
+    return out
 
 
 def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem]:

@@ -1,0 +1,390 @@
+"""Chinese worlds: the spec's language, Chinese names and aliases, search over Chinese text,
+Chinese questions and the scorer's Chinese normalisation."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+import pytest
+import yaml
+
+from tests.conftest import REPO, SMALL_COUNTS, write_spec
+from worldforge.errors import SpecError
+from worldforge.web.search import SNIPPET_CHARS_ZH, cut_snippet
+from worldforge.world.planner import generate_world, plan_world
+from worldforge.world.sampling import pinyin_names
+from worldforge.world.validate import load_world
+
+HAN = re.compile(r"^[\u3400-\u9fff]+$")
+ZH = {"locale": "zh_CN", "language": "zh"}
+
+
+@pytest.fixture(scope="module")
+def zh_tables(tmp_path_factory):
+    return generate_world(load_world(write_spec(tmp_path_factory.mktemp("zh"), name="small_zh", **ZH)))
+
+
+@pytest.fixture(scope="module")
+def zh_world(tmp_path_factory):
+    """worlds/demo_zh.yaml at the tests' small size."""
+    tmp = tmp_path_factory.mktemp("zhw")
+    spec = yaml.safe_load((REPO / "worlds" / "demo_zh.yaml").read_text())
+    spec.update(name="demo_zh_small", counts=dict(SMALL_COUNTS), seed=11)  # the small size plans with seed 11
+    (tmp / "demo_zh_small.yaml").write_text(yaml.safe_dump(spec, allow_unicode=True))
+    return plan_world(load_world(tmp / "demo_zh_small.yaml"), tmp / "build")
+
+
+# --------------------------------------------------------------------------- spec
+
+
+def test_language_defaults_to_english_and_unknown_is_one_clear_error(tmp_path):
+    assert load_world(write_spec(tmp_path)).spec.language == "en"
+    with pytest.raises(SpecError) as exc:
+        load_world(write_spec(tmp_path, name="bad", locale="zh_CN", language="klingon"))
+    msg = str(exc.value)
+    assert "language" in msg and "unknown language; known: en, zh" in msg
+
+
+def test_chinese_world_needs_a_chinese_locale(tmp_path):
+    with pytest.raises(SpecError, match="needs a zh locale"):
+        load_world(write_spec(tmp_path, name="bad", language="zh"))
+
+
+def test_type_without_chinese_names_is_refused_unless_left_out(tmp_path):
+    pack = yaml.safe_load((REPO / "schemas" / "sport.yaml").read_text())
+    del pack["types"]["club"]["names"]
+    (tmp_path / "sport.yaml").write_text(yaml.safe_dump(pack, allow_unicode=True))
+    packs = ["geography", "organisations", "academia", str(tmp_path / "sport.yaml")]
+    with pytest.raises(SpecError, match="no zh name grammar for 'club'"):
+        load_world(write_spec(tmp_path, name="a", packs=packs, **ZH))
+    w = load_world(write_spec(tmp_path, name="b", packs=packs, counts={**SMALL_COUNTS, "club": 0}, **ZH))
+    assert w.spec.language == "zh"
+
+
+def test_packs_keep_one_structure_with_per_language_text(tmp_path):
+    w = load_world(write_spec(tmp_path))
+    country = w.types["country"]
+    area = country.attributes["area_km2"]
+    assert area.label == "Area" and area.text("label", "zh") == "面积" and area.text("label") == "Area"
+    assert country.pages.text("plural", "zh") == "国家" and country.pages.text("plural") == "countries"
+    assert w.relations["headquartered_in"].text("label", "zh") == "总部所在地"
+    assert "zh" in country.names and country.name_spec("zh").template == "{root}{suffix}"
+    # The inline form `label: {en: ..., zh: ...}` is the same structure.
+    from worldforge.world.pack import NumericAttr
+
+    a = NumericAttr.model_validate({"kind": "numeric", "distribution": "uniform", "params": {"low": 0, "high": 1},
+                                    "label": {"en": "Height", "zh": "身高"}, "ask": {"zh": ["身高为{value}"]}})
+    assert a.label == "Height" and a.text("label", "zh") == "身高" and a.ask == [] and a.text("ask", "zh") == ["身高为{value}"]
+    with pytest.raises(ValueError, match="i18n.zh.lable"):
+        NumericAttr.model_validate({"kind": "numeric", "distribution": "uniform", "params": {"low": 0, "high": 1},
+                                    "i18n": {"zh": {"lable": "身高"}}})
+
+
+# --------------------------------------------------------------------------- names
+
+
+def test_chinese_names_are_chinese_unique_and_shaped(zh_tables):
+    ents = zh_tables.entities
+    for t, frame in ents.items():
+        names = frame["name"]
+        assert names.is_unique().all(), t
+    person = ents["person"]["name"]
+    assert person.str.contains(r"^[\u3400-\u9fff]{2,3}$").all()
+    # Surnames follow their weights: 王/李/张 are common, 阎 rare.
+    first = person.str.slice(0, 1).value_counts().to_dict(as_series=False)
+    counts = dict(zip(first["name"], first["count"]))
+    assert counts.get("王", 0) > 3 * counts.get("阎", 0) and counts.get("王", 0) > 10
+    # Given names of one and two characters both occur.
+    lens = person.str.len_chars().value_counts().to_dict(as_series=False)
+    assert set(lens["name"]) == {2, 3}
+    for t in ("country", "region", "city", "university", "league"):
+        assert ents[t]["name"].str.contains(r"^[\u3400-\u9fff]+$").all(), t
+    assert ents["region"]["name"].str.contains(r"(省|州|自治区)$").all()
+    assert ents["city"]["name"].str.contains(r"(市|县|镇|城)$").all()
+    suffix = r"(有限公司|集团)$"
+    assert ents["company"]["name"].str.contains(suffix).all()
+    assert ents["university"]["name"].str.ends_with("大学").all()
+    assert ents["club"]["name"].str.contains(r"(俱乐部|联队|竞技|流浪者)$").all()
+    # Company names follow their industry: a software company is not named 航空.
+    co = ents["company"]
+    soft = co.filter(pl.col("industry") == "software")["name"]
+    assert len(soft) and soft.str.contains("科技|软件|信息|网络|数据").all()
+    cases = load_world(REPO / "worlds" / "demo_zh.yaml").types["company"].name.parts["noun"].cases
+    for name, industry in co.select("name", "industry").iter_rows():
+        others = {w for k, ws in cases.items() if k != industry for w in ws} - set(cases[industry])
+        assert not any(w in name for w in others), (name, industry)
+
+
+def test_chinese_aliases_make_sense(zh_tables):
+    al = pl.concat(zh_tables.aliases)
+    ents = zh_tables.entities
+    person = al.filter((pl.col("entity_type") == "person") & (pl.col("kind") == "pinyin"))
+    assert person.height == ents["person"].height
+    assert person["alias"].str.contains(r"^[A-Z][a-z]+ [A-Z][a-z]+$").all()
+    short = al.filter((pl.col("entity_type") == "company") & (pl.col("kind") == "short"))["alias"]
+    assert short.len() > 0 and not short.str.contains("有限公司|集团").any() and short.str.contains(r"^[\u3400-\u9fff]+$").all()
+    co = al.filter((pl.col("entity_type") == "company") & (pl.col("kind") == "pinyin"))["alias"]
+    assert co.str.contains(r"^[A-Z][a-z]+ (Co\., Ltd\.|Group)$").all()
+    uni = al.filter((pl.col("entity_type") == "university") & (pl.col("kind") == "pinyin"))["alias"]
+    assert uni.str.contains("University").all()
+    # No alias is the name of an entity of its type.
+    for t, frame in ents.items():
+        assert not set(al.filter(pl.col("entity_type") == t)["alias"].to_list()) & set(frame["name"].to_list()), t
+
+
+def test_pinyin_names_transliterate_vectorised():
+    s = pl.Series("name", ["王秀英", "李娜", "华星科技有限公司", "青山大学", "Foo", "", None])
+    out = pinyin_names(s, translate={"有限公司": "Co., Ltd.", "大学": "University"}).to_list()
+    assert out == ["Wangxiuying", "Lina", "Huaxingkeji Co., Ltd.", "Qingshan University", None, None, None]
+    assert pinyin_names(s.head(2), surname=True).to_list() == ["Wang Xiuying", "Li Na"]
+
+
+def test_chinese_world_is_deterministic_and_english_untouched(tmp_path, zh_tables):
+    again = generate_world(load_world(write_spec(tmp_path, name="small_zh", **ZH)))
+    for t in zh_tables.entities:
+        assert zh_tables.entities[t].equals(again.entities[t]), t
+    assert pl.concat(zh_tables.aliases).equals(pl.concat(again.aliases))
+    en = generate_world(load_world(write_spec(tmp_path, name="small")))
+    assert en.entities["person"]["name"].str.contains(r"^[A-Za-z .'-]+$").all()
+
+
+def test_demo_zh_plans_with_every_invariant(zh_world):
+    w = load_world(REPO / "worlds" / "demo_zh.yaml")
+    assert w.spec.language == "zh" and w.spec.locale == "zh_CN" and w.spec.stages.tasks.language == "zh"
+    assert w.types["company"].name.template_weights() == w.types["company"].names["zh"].template_weights()
+    from worldforge.world.invariants import check_connection
+
+    with zh_world.connect() as con:
+        assert not check_connection(con, zh_world.world)
+        names = con.sql("SELECT name FROM company").fetchall()
+    assert names and all(HAN.match(n.replace("有限公司", "")) for (n,) in names)
+
+
+# --------------------------------------------------------------------------- search
+
+
+@pytest.fixture(scope="module")
+def zh_web(zh_world):
+    from worldforge.web import render_world
+    from worldforge.web.search import SearchEngine
+
+    render_world(zh_world.path)
+    eng = SearchEngine.for_world(zh_world.path)
+    yield zh_world.path, eng
+    eng.close()
+
+
+def test_chinese_queries_become_character_pairs():
+    from worldforge.web.search import engine_query
+
+    assert engine_query("华星科技有限公司的总部", "zh") == '"华星" "星科" "科技" "技有" "有限" "限公" "公司" "总部"'
+    assert engine_query('"王秀英" 出生', "zh") == '"王秀英" "出生"'
+    assert engine_query("市 Huaxing the companies", "zh") == "市 Huaxing companies"
+    assert engine_query("的", "zh") == "的"  # only function characters: kept whole
+    assert cut_snippet("华星科技有限公司", 4) == "华星科技"
+    assert cut_snippet("华星 is a company", 12) == "华星 is a"  # not inside a word
+    # English queries are read as before.
+    assert engine_query("华星 companies in the X industry") == "华星 companies X industry"
+
+
+def test_search_finds_chinese_names_inside_unspaced_questions(zh_web):
+    import duckdb
+
+    path, eng = zh_web
+    assert eng.language == "zh"
+    with duckdb.connect(str(path / "world.duckdb"), read_only=True) as con:
+        names = [r[0] for r in con.sql("SELECT name FROM company ORDER BY id LIMIT 15").fetchall()]
+    found_first = 0
+    for name in names:
+        res, total = eng.search(f"{name}的总部在哪里")
+        assert total > 0
+        titles = [r["title"] for r in res]
+        assert name in titles, (name, titles)
+        found_first += titles[0] == name
+        for r in res:  # snippets are cut on characters, within the budget
+            assert len(r["snippet"]) <= SNIPPET_CHARS_ZH and "\ufffd" not in r["snippet"]
+    assert found_first >= 12
+    # A name nobody has, made of characters the world uses, finds no page of that name.
+    res, _ = eng.search("华星科技有限公司")
+    assert all(r["title"] != "华星科技有限公司" for r in res)
+
+
+def test_chinese_index_is_deterministic_and_says_its_language(zh_web, tmp_path):
+    import json
+
+    from worldforge.web.search import SearchEngine
+
+    path, eng = zh_web
+    assert json.loads((path / "web" / "index" / "worldforge-index.json").read_text())["language"] == "zh"
+    q = "大学 研究人员"
+    first = eng.web_search(query=q)
+    again = SearchEngine.for_world(path)
+    try:
+        assert again.web_search(query=q) == first
+        assert "Search results for" in first and "[1] https://" in first
+    finally:
+        again.close()
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def _zh_task():
+    from worldforge.tasks.schema import DATE, NUMBER, STRING, eval_entry
+    from worldforge.tasks.scoring import Evaluation, norm_column
+
+    cols = ["公司名称", "成立日期", "员工人数", "营业收入（万元）", "总部所在地"]
+    kinds = [STRING, DATE, NUMBER, NUMBER, STRING]
+    ev = Evaluation.model_validate({"unique_columns": ["公司名称"], "required": [norm_column(c) for c in cols],
+                                    "eval_pipeline": {norm_column(c): eval_entry(k, 0.01) for c, k in zip(cols, kinds)}})
+    rows = [["华星科技有限公司", "2001-03-15", "1200", "3500000", "怀和市"],
+            ["嘉远航天集团", "1998-11-02", "56000", "120000000", "凤林市"],
+            ["兴荣软件有限公司", "2012-05-26", "656", "18100", "兰武镇"]]
+    return ev, cols, rows
+
+
+def _md(header, rows):
+    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+@pytest.mark.parametrize("mode", ["widesearch", "lenient"])
+def test_chinese_gold_table_scores_one_and_each_damage_scores_less(mode):
+    from worldforge.tasks.scoring import score_table
+
+    ev, cols, rows = _zh_task()
+
+    def score(header, body, **kw):
+        return score_table("t", ev, cols, rows, _md(header, body), mode=mode, language="zh", **kw)
+
+    assert score(cols, rows).success == 1.0 and score(cols, rows).item_f1 == 1.0
+    # Written the Chinese way: full-width digits and brackets, 年月日 dates, 万/亿 numbers, spaces.
+    chinese = [["华星科技 有限公司", "2001年3月15日", "１２００", "350万", "怀和市"],
+               ["嘉远航天集团", "1998年11月2日", "5.6万", "1.2亿", "凤林 市"],
+               ["兴荣软件有限公司", "2012年5月26号", "６５６人", "1.81万", "兰武镇"]]
+    full_width_header = [c.replace("(", "（").replace(")", "）") for c in cols]
+    s = score(full_width_header, chinese)
+    assert s.success == 1.0 and s.item_f1 == 1.0, s
+    # Each kind of damage costs something.
+    damaged = {
+        "a missing row": rows[:2],
+        "an extra row": rows + [["天信控股集团", "2005-01-01", "10", "10", "怀镇"]],
+        "a wrong name": [["华星信息有限公司", *rows[0][1:]], *rows[1:]],
+        "a wrong date": [[rows[0][0], "2003年3月15日", *rows[0][2:]], *rows[1:]],
+        "a wrong number": [[*rows[0][:2], "2,400", *rows[0][3:]], *rows[1:]],
+        "a wrong 万": [[*rows[0][:3], "35万", rows[0][4]], *rows[1:]],
+        "a wrong place": [[*rows[0][:4], "凤林市"], *rows[1:]],
+    }
+    for what, body in damaged.items():
+        s = score(cols, body)
+        assert s.success == 0.0 and s.item_f1 < 1.0, what
+    assert score(cols, []).item_f1 == 0.0
+    assert score_table("t", ev, cols, rows, "没有表格", mode=mode, language="zh").parsed is False
+
+
+def test_chinese_reading_is_only_for_chinese_tasks():
+    from worldforge.tasks.scoring import norm_zh, score_table
+
+    ev, cols, rows = _zh_task()
+    chinese = [[r[0], r[1], r[2], "350万" if i == 0 else r[3], r[4]] for i, r in enumerate(rows)]
+    assert score_table("t", ev, cols, rows, _md(cols, chinese), language="en").success == 0.0
+    assert score_table("t", ev, cols, rows, _md(cols, chinese), language="zh").success == 1.0
+    with pytest.raises(ValueError, match="unknown task language 'fr'"):
+        score_table("t", ev, cols, rows, _md(cols, rows), language="fr")
+    assert norm_zh("１２０，５００") == "120,500" and norm_zh("2025年6月30日") == "2025-06-30"
+    assert norm_zh("120万") == "1200000" and norm_zh("1.5亿") == "150000000" and norm_zh("王 秀英") == "王秀英"
+    assert norm_zh("Wang Xiuying") == "Wang Xiuying"
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+@pytest.fixture(scope="module")
+def zh_tasks(zh_web):
+    import json
+
+    from worldforge.tasks import generate_tasks
+
+    path, _ = zh_web
+    report = generate_tasks(path, n_table=24, n_multihop=12, force=True)
+    recs = [json.loads(x) for x in (path / "tasks" / "tasks.jsonl").read_text().splitlines()]
+    return path, report, recs
+
+
+def test_chinese_tasks_are_posed_in_chinese(zh_tasks):
+    path, report, recs = zh_tasks
+    tables = [r for r in recs if r["kind"] == "table"]
+    hops = [r for r in recs if r["kind"] == "multihop"]
+    assert len(tables) >= 12 and len(hops) >= 6
+    han = re.compile(r"[\u4e00-\u9fff]")
+    for r in recs:
+        q = r["query"]
+        assert r["language"] == "zh"
+        # Chinese throughout: mostly Han characters, Chinese punctuation, a Chinese date.
+        assert len(han.findall(q)) > 0.5 * len(q.replace(" ", "")), q
+        assert "2025年6月30日" in q or r.get("shape") == "events", q
+        assert "。" in q and "Markdown" in q
+        assert not re.search(r"\b(the|with|which|Please|columns)\b", q), q
+        for c in r["columns"]:  # column names in Chinese (a code such as ISO or DOI aside)
+            assert han.search(c) or c in ("DOI", "ISO代码"), (c, r["columns"])
+    shapes = {r["shape"] for r in tables}
+    assert {"filter", "ranked"} <= shapes
+    # The columns the question names are the table's headers, in order.
+    for r in tables:
+        pos = [r["query"].find(c) for c in r["columns"]]
+        assert all(p >= 0 for p in pos), (r["columns"], r["query"])
+
+
+def test_chinese_gold_tables_score_one_with_the_same_scorer(zh_tasks, tmp_path):
+    import json
+
+    from worldforge.tasks.scoring import read_gold_csv, score_files, world_aliases
+
+    path, _, recs = zh_tasks
+    tasks = path / "tasks"
+    responses = []
+    for r in recs:
+        header, rows = read_gold_csv((tasks / "gold" / f"{r['instance_id']}.csv").read_text())
+        table = "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+                          + ["| " + " | ".join(row) + " |" for row in rows])
+        responses.append({"instance_id": r["instance_id"], "response": f"```markdown\n{table}\n```"})
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in responses))
+    scores, avg = score_files(tasks, tmp_path / "r.jsonl", world_aliases(path))
+    assert avg["success"] == 1.0 and avg["item_f1"] == 1.0
+    # Half the rows of every table: less than 1.
+    for x in responses:
+        lines = x["response"].split("\n")
+        body = lines[3:-1]
+        x["response"] = "\n".join(lines[:3] + body[: len(body) // 2] + ["```"])
+    (tmp_path / "half.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in responses))
+    _, avg = score_files(tasks, tmp_path / "half.jsonl", world_aliases(path))
+    assert avg["success"] < 1.0 and avg["item_f1"] < 1.0
+
+
+def test_chinese_tasks_export_to_widesearch_with_language_zh(zh_tasks, tmp_path):
+    import json
+
+    from worldforge.tasks.stage import export_widesearch
+
+    path, _, recs = zh_tasks
+    export_widesearch(path, tmp_path / "ws")
+    rows = [json.loads(x) for x in (tmp_path / "ws" / "tasks.jsonl").read_text().splitlines()]
+    assert rows and all(r["language"] == "zh" and set(r) == {"instance_id", "query", "language", "evaluation"} for r in rows)
+
+
+def test_tasks_language_follows_the_world_unless_set(tmp_path):
+    w = load_world(write_spec(tmp_path, name="a", **ZH))
+    assert w.spec.stages.tasks.language == "zh"
+    w = load_world(write_spec(tmp_path, name="b", stages={"tasks": {"language": "en"}}, **ZH))
+    assert w.spec.stages.tasks.language == "en"
+    with pytest.raises(SpecError, match="unknown language"):
+        load_world(write_spec(tmp_path, name="c", stages={"tasks": {"language": "xx"}}))
+
+
+def test_chinese_tasks_are_deterministic(zh_tasks):
+    from worldforge.tasks import generate_tasks
+
+    path, _, _ = zh_tasks
+    first = (path / "tasks" / "tasks.jsonl").read_bytes()
+    generate_tasks(path, n_table=24, n_multihop=12, force=True)
+    assert (path / "tasks" / "tasks.jsonl").read_bytes() == first

@@ -103,24 +103,7 @@ def _own_facts(view: WorldView, t: str, lo_id: str, hi_id: str, preds: list[str]
 
 
 def _grouped(view: WorldView, sql: str, key: str, params: list) -> dict[str, list[Fact]]:
-    """`WorldView._grouped` with bound parameters."""
-    import polars as pl
-
-    df = view.con.sql(sql, params=params).pl()
-    if df.is_empty():
-        return {}
-    g = df.group_by(key, maintain_order=True).agg(pl.all())
-    cols = ["fact_id", "subject", "predicate", "value", "value_type", "valid_from", "valid_to"]
-    out: dict[str, list[Fact]] = {}
-    for row in g.iter_rows():
-        k, rest = row[0], row[1:]
-        named = dict(zip(g.columns[1:], rest))
-        if key == "subject":
-            named["subject"] = [k] * len(named["fact_id"])
-        else:
-            named["value"] = [k] * len(named["fact_id"])
-        out[k] = list(map(Fact._make, zip(*(named[c] for c in cols))))
-    return out
+    return view._grouped(sql, key, params)
 
 
 def _incoming(view: WorldView, t: str, lo_id: str, hi_id: str) -> dict[str, list[Fact]]:

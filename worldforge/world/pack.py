@@ -53,6 +53,15 @@ class Model(BaseModel):
 # (`label: {en: Area, zh: 面积}`, `plural: {en: companies, zh: 公司}`), and a type's `name`
 # may be one name grammar per language (`name: {en: {...}, zh: {...}}`).
 LANGUAGES = ("en", "zh")
+
+
+def check_language(v):
+    """A spec's `language`, or the error naming the known ones."""
+    if v not in LANGUAGES:
+        raise ValueError(f"unknown language; known: {', '.join(LANGUAGES)}")
+    return v
+
+
 _TEXT_FIELDS = ("label", "inverse_label", "noun", "plural", "title", "unit", "phrases", "ask", "headlines")
 
 

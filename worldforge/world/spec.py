@@ -73,11 +73,9 @@ class WorldSpec(Model):
     @field_validator("language")
     @classmethod
     def _known_language(cls, v):
-        from .pack import LANGUAGES
+        from .pack import check_language
 
-        if v not in LANGUAGES:
-            raise ValueError(f"unknown language; known: {', '.join(LANGUAGES)}")
-        return v
+        return check_language(v)
 
     @model_validator(mode="after")
     def _tasks_language(self) -> WorldSpec:

@@ -83,10 +83,11 @@ def truncate(markdown: str, key: str) -> str:
 
 # Numbers that may be altered: not inside link targets, ISO dates, day-month-year dates or
 # 4-digit years; a run of digits with optional thousands separators and decimals.
+_MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December|"
+           "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec")
+# A day next to a month name is part of a date, with or without its year (a snippet may cut the year off).
 _PROTECT = re.compile(r"\]\([^)]*\)|https?://\S+|\d{4}-\d{2}-\d{2}|"
-                      r"\b\d{1,2} (?:January|February|March|April|May|June|July|August|September|October|November|December) \d{4}\b|"
-                      r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December|"
-                      r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{1,2}, \d{4}\b|\+\d+")
+                      rf"\b\d{{1,2}} (?:{_MONTHS})\.?(?: \d{{4}})?\b|\b(?:{_MONTHS})\.? \d{{1,2}}(?:, \d{{4}})?\b|\+\d+")
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])\d+(?:\.\d+)?(?![\w,])")
 
 

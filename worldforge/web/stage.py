@@ -97,6 +97,13 @@ def count_pages(view: WorldView) -> int:
         for d in et.pages.directories:
             total += con.execute(f"SELECT coalesce(sum((n + {d.page_size} - 1) // {d.page_size}), 0) FROM "
                              f"(SELECT count(*) AS n FROM facts WHERE subject_type = '{t}' AND predicate = '{d.by}' GROUP BY value)").fetchall()[0][0]
+        if et.pages.article:  # full lists behind an article's 'N of M' sections that no directory covers
+            for r, rs in view.relations.items():
+                if rs.target != t or any(d.by == r for d in view.world.types[rs.source].pages.directories):
+                    continue
+                total += con.execute(
+                    "SELECT coalesce(sum((n + 19) // 20), 0) FROM (SELECT count(*) AS n FROM facts WHERE predicate = ? "
+                    "AND value_type = 'entity' GROUP BY value) WHERE n > ?", [r, view.options.max_list_items]).fetchall()[0][0]
     return int(total)
 
 

@@ -38,9 +38,16 @@ def test_variety_targets(web):
     assert v["skeletons"] >= 3000, v["skeletons"]
     assert v["top_skeleton_share"] <= 0.02, v["top_skeleton"]
     assert v["share_on_10_plus_pages"] < 0.40
-    # Longer than the old web (articles 113 words, news 31): sections, narratives, quotes.
-    assert v["kinds"]["article"]["mean_words"] >= 250
-    assert v["kinds"]["news"]["mean_words"] >= 85
+    # The issue's length targets (the old web: articles 113 words, news 31): sections,
+    # narratives, related entities; news with background on the parties as they stood then.
+    assert v["kinds"]["article"]["mean_words"] >= 350
+    assert v["kinds"]["news"]["mean_words"] >= 150
+
+
+def test_back_reference_possessive_is_its(web):
+    """'it's ownership' was a defect: a possessive back-reference to a thing is 'its'."""
+    bad = [u for u, _k, _d, _s, md in web["pages"] if re.search(r"\bit's (?!been|a |an |the )", md, re.IGNORECASE)]
+    assert not bad, bad[:3]
 
 
 def test_skeleton_measure_folds_names_numbers_and_dates():

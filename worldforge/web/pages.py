@@ -239,7 +239,7 @@ class WorldView:
             out[k] = list(map(Fact._make, zip(*(named[c] for c in cols))))
         return out
 
-    def neighbour_facts(self, t: str, lo: str | None = None, hi: str | None = None, per_entity: int = 3) -> dict[str, list[Fact]]:
+    def neighbour_facts(self, t: str, lo: str | None = None, hi: str | None = None, per_entity: int = 5) -> dict[str, list[Fact]]:
         """A few facts about each entity linked to type t either way (the places, makers, clubs it
         links to; the people and firms that link to it): dates, undated links and attributes that
         do not change (categories, codes, lookups); at most `per_entity` each."""
@@ -343,7 +343,7 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
                         listed = any(d.by == pred for d in view.world.types[src].pages.directories)
                         more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
             targets = list(dict.fromkeys([f.value for f in out_facts] + [f.subject for f in in_facts]))[:10]
-            related = [f for x in targets for f in neigh.get(x, []) if f.value != eid][:20]
+            related = [f for x in targets for f in neigh.get(x, []) if f.value != eid][:30]
             yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, name, None, eid,
                        _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts + related,
                        {"more": more, "related": [f.fact_id for f in related]},
@@ -487,7 +487,14 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     ctx.sort(key=lambda f: f.fact_id)
     if event.value_type == "entity":  # what the other party was on that day
         other = view.type_of[event.value]
-        ctx += [f for f in facts_at(view, other, neigh.get(event.value, []), published, []) if f.value != eid][:4]
+        ctx += [f for f in facts_at(view, other, neigh.get(event.value, []), published, []) if f.value != eid][:8]
+    # Background on the places and organisations the story mentions, as they stood that day.
+    seen_ids = {eid, event.value}
+    for x in dict.fromkeys(f.value for f in list(ctx) if f.value_type == "entity" and f.value not in seen_ids):
+        if len(seen_ids) > 3:
+            break
+        seen_ids.add(x)
+        ctx += [f for f in facts_at(view, view.type_of[x], neigh.get(x, []), published, []) if f.value not in seen_ids][:3]
     ids = dict.fromkeys([eid] + ([event.value] if event.value_type == "entity" else []))
     speaker = None
     if _person_like(view, t):

@@ -90,6 +90,8 @@ class TemplateWriter:
                 spans = (b["span_event"] if m.event else b["span_open_news"] if at is not None and not f.valid_to
                          else b["span_closed"] if f.valid_to and z != a else b["span_open"] if not f.valid_to else b["span_event"])
                 when = g.choose(spans, key + "|sp").format(a=a, b=z)
+            if subject == "it":
+                tpl = tpl.replace("{subject}'s", "its")
             s = tpl.format(subject=subject, object=obj, label=m.label.lower(), start=start, end=end, when=when,
                            when_cap=g.cap(when.strip("()")))
             if f.valid_from:
@@ -115,6 +117,8 @@ class TemplateWriter:
         else:
             opts = tuple(p.rstrip(".") for p in own) + (b["attr"] if f.value_type != "bool" else ("{subject} — {label}: {value}",))
         tpl = g.choose(opts, key)
+        if subject == "it":  # 'it's ownership' -> 'its ownership'
+            tpl = tpl.replace("{subject}'s", "its")
         return tpl.format(subject=subject, value=value, label=m.label.lower(), **own_vals)
 
     @staticmethod

@@ -388,3 +388,117 @@ def test_chinese_tasks_are_deterministic(zh_tasks):
     first = (path / "tasks" / "tasks.jsonl").read_bytes()
     generate_tasks(path, n_table=24, n_multihop=12, force=True)
     assert (path / "tasks" / "tasks.jsonl").read_bytes() == first
+
+
+# --------------------------------------------------------------------------- pages
+
+_EN_WORDS = re.compile(r"\b(the|is|was|since|also known as|Read more|Overview|present|founded|born)\b")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_ZH_PAGE_NUMBERS = r"第(\d+)页，共(\d+)页|共([\d,]+)项|列出(\d+)项|全部([\d,]+)项"
+
+
+@pytest.fixture(scope="module")
+def zh_pages(zh_web):
+    import duckdb
+
+    path, _ = zh_web
+    with duckdb.connect(str(path / "web" / "pages.duckdb"), read_only=True) as con:
+        pages = con.sql("SELECT url, kind, date, markdown FROM pages ORDER BY url").fetchall()
+        facts: dict[str, list[str]] = {}
+        for url, fid in con.sql("SELECT url, fact_id FROM page_facts").fetchall():
+            facts.setdefault(url, []).append(fid)
+    return path, pages, facts
+
+
+def test_chinese_pages_are_written_in_chinese_in_every_kind(zh_pages):
+    from worldforge.web.grammar import prose_sentences
+
+    _, pages, _ = zh_pages
+    kinds = {k for _u, k, _d, _m in pages}
+    assert kinds == {"article", "profile", "news", "directory"}
+    english, sentences, cjk_share = [], 0, []
+    for url, _kind, _d, md in pages:
+        text = _LINK.sub(r"\1", md)
+        for s in prose_sentences(text):
+            sentences += 1
+            if _EN_WORDS.search(s):
+                english.append((url, s))
+        letters = [c for c in text if c.isalpha()]
+        cjk_share.append(sum(bool(_CJK.match(c)) for c in letters) / max(1, len(letters)))
+    assert sentences > 1000
+    assert len(english) <= 0.01 * sentences, english[:5]  # category values and site names may stay Latin
+    assert sum(cjk_share) / len(cjk_share) > 0.6
+    # Chinese dates and section words; no English month names in prose.
+    body = "\n".join(md for *_x, md in pages)
+    assert re.search(r"\d{4}年\d{1,2}月\d{1,2}日", body) and "阅读更多" in body and "简介" in body
+    assert not re.search(r"\b(January|February|March|April|June|July|August|September|October|November|December)\b", body)
+
+
+def test_every_fact_of_a_chinese_page_is_on_it(zh_pages):
+    """Fidelity holds for Chinese pages: Chinese dates, '万'/'亿' numbers and years next to characters are read."""
+    import duckdb
+
+    from worldforge.web.text import Fact, FactSheetCheck
+
+    path, pages, page_facts = zh_pages
+    with duckdb.connect(str(path / "world.duckdb"), read_only=True) as con:
+        facts = {r[0]: Fact(*r) for r in con.sql(
+            "SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM facts").fetchall()}
+        types = [t for (t,) in con.sql("SELECT type FROM _types").fetchall()]
+        names = dict(con.sql(" UNION ALL ".join(f'SELECT id, name FROM "{t}"' for t in types)).fetchall())
+    bad = []
+    for url, kind, date, md in pages:
+        fids = page_facts.get(url, [])
+        assert fids, url
+        nums = tuple(int(x.replace(",", "")) for pair in re.findall(_ZH_PAGE_NUMBERS, md) for x in pair if x)
+        probs = FactSheetCheck([facts[f] for f in fids], names, nums, (date,) if date else (),
+                               require_end=kind != "news").problems(md)
+        if probs:
+            bad.append((url, probs[:3]))
+    assert not bad, f"{len(bad)} of {len(pages)} Chinese pages fail their fact sheet, e.g. {bad[:3]}"
+
+
+def test_chinese_number_and_date_formats_round_trip():
+    import datetime as dt
+
+    from worldforge.web.grammar import format_date, format_number
+    from worldforge.web.text import Fact, FactSheetCheck, scaled_in
+
+    assert format_number("3504985", "int", rounded=True, lang="zh") == "350万"
+    assert format_number("123456789", "int", rounded=True, lang="zh") == "1.23亿"
+    assert format_number("28137", "int", "人", rounded=True, lang="zh") == "2.81万 人"
+    assert format_number("350400000", "int", rounded=True) == "350 million"  # an integer keeps its zeros
+    assert format_date(dt.date(2025, 6, 30), "ymd_zh") == "2025年6月30日"
+    assert scaled_in("人口350万，营收1.2亿") == [(350.0, 3_500_000.0), (1.2, 120_000_000.0)]
+    names = {"c1": "定海市"}
+    pop = Fact("c1/population", "c1", "population", "3504985", "int", None, None)
+    founded = Fact("c1/founded", "c1", "founded", "1946-01-06", "date", None, None)
+    check = FactSheetCheck([pop, founded], names)
+    assert check.problems("定海市的人口为350万人，建城日期为1946年01月06日。") == []
+    assert check.problems("定海市的人口为410万人，建城日期为1946年1月7日。") == [
+        "missing c1/population", "missing c1/founded", "invented date 1946-01-07", "invented number 4.1e+06"]
+
+
+def test_chinese_copies_alter_numbers_but_never_dates():
+    from worldforge.rollout.perturb import alter_numbers
+
+    out = alter_numbers("人口为35万人，于2025年6月30日成立，2001年起，身高175厘米。", "k", 0.7, 0.9)
+    assert "2025年6月30日" in out and "2001年起" in out
+    assert "35万" not in out and "175厘米" not in out
+
+
+def test_vllm_writer_prompts_in_chinese_for_a_chinese_world(zh_web):
+    from worldforge.web.llm import SYSTEM_PROMPT_ZH, VLLMWriter
+    from worldforge.web.pages import WorldView, plan_pages
+    from worldforge.world.options import RenderOptions
+    from worldforge.world.store import open_world
+
+    path, _ = zh_web
+    view = WorldView(open_world(path), RenderOptions())
+    try:
+        page = next(iter(plan_pages(view)))
+        conv = VLLMWriter(view, RenderOptions(), llm=None).conversation(page)
+        assert conv[0]["content"] == SYSTEM_PROMPT_ZH and "中文" in conv[1]["content"]
+    finally:
+        view.close()

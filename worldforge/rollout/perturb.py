@@ -86,9 +86,14 @@ def truncate(markdown: str, key: str) -> str:
 _MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December|"
            "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec")
 # A day next to a month name is part of a date, with or without its year (a snippet may cut the year off).
-_PROTECT = re.compile(r"\]\([^)]*\)|https?://\S+|\d{4}-\d{2}-\d{2}|"
-                      rf"\b\d{{1,2}} (?:{_MONTHS})\.?(?: \d{{4}})?\b|\b(?:{_MONTHS})\.? \d{{1,2}}(?:, \d{{4}})?\b|\+\d+")
-_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])\d+(?:\.\d+)?(?![\w,])")
+# Chinese dates ('2025年6月30日', '6月30日') and years ('2001年') are protected the same way; CJK
+# characters count as word boundaries, so '35万' or '175厘米' has an alterable number.
+_CJK = "\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef"  # CJK characters and punctuation
+_W = rf"[^\W{_CJK}]"
+_PROTECT = re.compile(rf"\]\([^)]*\)|https?://[^\s{_CJK}\u2000-\u206f]+|\d{{4}}-\d{{2}}-\d{{2}}|"
+                      rf"\b\d{{1,2}} (?:{_MONTHS})\.?(?: \d{{4}})?\b|\b(?:{_MONTHS})\.? \d{{1,2}}(?:, \d{{4}})?\b|\+\d+|"
+                      r"(?:\d{4}年)?\d{1,2}月(?:\d{1,2}日)?|\d{4}年")
+_NUMBER = re.compile(rf"(?<![.]|{_W})\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?!{_W})|(?<![.,]|{_W})\d+(?:\.\d+)?(?![,]|{_W})")
 
 
 def _alter_number(text: str, key: str, low: float, high: float) -> str:

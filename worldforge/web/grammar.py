@@ -7,8 +7,9 @@ are then joined with connectives into sentences, and sentences into ordered para
 Every choice is a stable hash of (page URL, fact, slot), so the same world always gives
 the same bytes while two pages about similar facts rarely read alike.
 
-The phrase banks are keyed by language; only English ("en") exists today. A new language
-adds a bank with the same keys; the writer never spells words itself.
+The phrase banks are keyed by language (English "en" and Chinese "zh"); a new language adds a
+bank with the same keys, its date and number styles, and its sentence punctuation. The writer
+never spells words itself.
 """
 
 from __future__ import annotations
@@ -112,12 +113,136 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
         "more_list": ("The full list of {count} is on [a separate page]({url}).",
                       "{shown} of {count} are listed here; see [the complete list]({url}).",
                       "All {count} are on [the full list]({url})."),
+        # Small words the writer needs (one form each).
+        "yes": ("yes",), "no": ("no",),
+        "since_year": ("since {a}",), "present": ("the present",), "until": (", until {d}",),
+        "tag_span": (" ({span})",), "tag_to_present": (" (to the present)",), "tag_since": (" (since {a})",),
+        "tag_from": (" (from {a})",), "tag_date": (" ({d})",), "tag_since_date": (" (since {d})",), "tag_range": (" ({d} – {e})",),
+        "date_attr": ("the {label} date of {subject} is {value}",),
+        "bool_attr": ("{subject} — {label}: {value}",),
+        "and": (" and ",), "list_sep": (", ",),
+        "aka": (" (also known as {aliases})",),
+        "lead": ("{name} is {desc}.",),
+        "noun_tag": (" ({noun})",),
+        "history_joins": (", and ", "; ", ", while ", ". ", ", before ", "; then, "),
+        "official_site": ("Official website",), "profile_kind": ("{type} profile",),
+        "about_us": ("About us",), "about": ("About",),
+        "more_about": ("More about {name}: [{site}]({url})",),
+        "field": ("- **{label}:** {cell}",),
+        "effective": (", effective {d}",),
+        "dateline": ("**{site}** — ",),
+        "read_more": ("Read more: [{name}]({url})",),
+        "bg_head": ("**{head}.** ",),
+        "by_line": ("{plural} by {label}",), "page_of": ("page {p} of {n}",), "page_tag": (" (page {p} of {n})",),
+        "from": ("From",), "to": ("To",), "now": ("present",),
+        "prev": ("[← Previous page]({url})",), "next": ("[Next page →]({url})",), "nav_sep": (" · ",),
+        "headline_link": ("{subject} and {object}: {label}",), "headline_attr": ("{subject}: {label}",),
+        "list_title": ("{subject}: {label}",),
+    },
+    "zh": {
+        "attr": (
+            "{subject}的{label}为{value}",
+            "{subject}的{label}是{value}",
+            "资料显示，{subject}的{label}为{value}",
+            "{value}是{subject}的{label}",
+            "据记载，{subject}的{label}是{value}",
+            "{subject}的{label}登记为{value}",
+            "就{subject}而言，{label}为{value}",
+            "{subject}的{label}记为{value}",
+        ),
+        "link": (
+            "{subject}的{label}是{object}",
+            "{object}是{subject}的{label}",
+            "{subject}的{label}为{object}",
+        ),
+        "dated_link": (
+            "{when_cap}，{subject}与{object}相关联（{label}）",
+            "{subject}的{label}记录中有{object}，{when}",
+            "{when_cap}，{object}列于{subject}的{label}之下",
+        ),
+        "event_link": (
+            "{subject}：{label}，{object}，{when}",
+            "{when_cap}，{subject}获得{object}（{label}）",
+        ),
+        "span_closed": ("{a}年至{b}年", "从{a}年到{b}年", "（{a}–{b}年）", "{a}年起至{b}年"),
+        "span_open": ("自{a}年起", "{a}年至今", "从{a}年起至今"),
+        "span_open_news": ("截至{a}年", "自{a}年起", "从{a}年开始"),
+        "span_event": ("{a}年", "（{a}年）"),
+        "join2": (
+            "{A}，{B}。", "{A}；{B}。", "{A}，同时{B}。", "{A}，此外{B}。", "{A}；另外，{B}。",
+            "{A}，而且{B}。", "{A}——{B}。", "{A}；与此同时，{B}。", "{A}，并且{B}。", "{A}；此外，{B}。",
+        ),
+        "join3": (
+            "{A}，{B}，{C}。", "{A}；{B}；{C}。", "{A}；此外，{B}，{C}。", "{A}，同时{B}；另外，{C}。", "{A}，{B}；{C}。",
+        ),
+        "then_same_year": ("同年，", "当年晚些时候，", "同一年，"),
+        "then_gap": ("{n}年后，", "过了{n}年，", "{n}年之后，"),
+        "then_far": ("{year}年，", "到{year}年，", "其后在{year}年，", "后来，{year}年，"),
+        "first": ("{year}年，", "记录始于{year}年：", "早在{year}年，"),
+        "ref_thing": ("该{noun}", "该{noun}", "这一{noun}"),
+        "ref_being": ("此人", "该{noun}"),
+        "quote_open": ("", "说实话，", "对我们来说，", "今天", "最终，", "最重要的是，", "坦率地说，", "眼下，"),
+        "quote_body": (
+            "这对{subject}来说是一个重要时刻", "我们为此努力了很长时间", "这对所有相关的人都是好消息",
+            "我们期待接下来的发展", "没有人想到会这么快", "这对{subject}意义重大", "我为取得的成绩感到自豪",
+            "{subject}身边的人们值得这一切", "这是在正确时间做出的正确决定", "未来还有很多工作要做",
+            "在做决定之前我们听取了很多人的意见", "到目前为止这是一段非凡的历程", "接下来的几个月将说明这意味着什么",
+            "我们非常感谢前人的付出", "这是我们满怀信心迈出的一步",
+        ),
+        "quote_attr": ("{speaker}说", "{speaker}表示", "{speaker}对记者说", "{speaker}在一份声明中说",
+                       "{speaker}称", "{speaker}补充道", "{speaker}评论道", "{speaker}指出"),
+        "spokesperson": ("{subject}的一位发言人", "{subject}的一名代表", "{subject}的一位知情人士"),
+        "background": ("背景", "相关背景", "关于{subject}", "{subject}概况"),
+        "history": ("历史", "背景与沿革", "大事记", "发展历程"),
+        "overview": ("概况", "简介", "基本信息", "一览"),
+        "related": ("相关地点与机构", "关联", "相关背景", "相关条目"),
+        "see_also": ("参见", "相关文章", "相关条目"),
+        "timeline": ("时间线", "重要日期", "日期"),
+        "official_intro": ("欢迎访问{subject}。", "这里是{subject}的官方网站。", "感谢您访问{subject}。", "了解我们是谁、我们做什么。"),
+        "official_attr": ("我们的{label}是{value}", "我们的{label}为{value}", "我们引以为豪的{label}：{value}"),
+        "more_list": ("共{count}项的完整列表见[单独页面]({url})。",
+                      "此处列出{shown}项，共{count}项；见[完整列表]({url})。",
+                      "全部{count}项见[完整列表]({url})。"),
+        "yes": ("是",), "no": ("否",),
+        "since_year": ("{a}年起",), "present": ("今",), "until": ("，至{d}",),
+        "tag_span": ("（{span}）",), "tag_to_present": ("（至今）",), "tag_since": ("（{a}年起）",),
+        "tag_from": ("（{a}年起）",), "tag_date": ("（{d}）",), "tag_since_date": ("（{d}起）",), "tag_range": ("（{d}至{e}）",),
+        "date_attr": ("{subject}的{label}为{value}",),
+        "bool_attr": ("{subject}——{label}：{value}",),
+        "and": ("和",), "list_sep": ("、",),
+        "aka": ("（又名{aliases}）",),
+        "lead": ("{name}是{desc}。",),
+        "noun_tag": ("（{noun}）",),
+        "history_joins": ("，", "；", "，随后", "。", "，之后", "；此后，"),
+        "official_site": ("官方网站",), "profile_kind": ("{type}资料",),
+        "about_us": ("关于我们",), "about": ("简介",),
+        "more_about": ("更多关于{name}的信息：[{site}]({url})",),
+        "field": ("- **{label}：**{cell}",),
+        "effective": ("，自{d}起生效",),
+        "dateline": ("**{site}讯** ",),
+        "read_more": ("阅读更多：[{name}]({url})",),
+        "bg_head": ("**{head}：**",),
+        "by_line": ("按{label}列出的{plural}",), "page_of": ("第{p}页，共{n}页",), "page_tag": ("（第{p}页，共{n}页）",),
+        "from": ("起",), "to": ("止",), "now": ("至今",),
+        "prev": ("[← 上一页]({url})",), "next": ("[下一页 →]({url})",), "nav_sep": (" · ",),
+        "headline_link": ("{subject}与{object}：{label}",), "headline_attr": ("{subject}：{label}",),
+        "list_title": ("{subject}：{label}",),
     },
 }
+
+# How sentences end and are set next to each other, per language.
+STOP = {"en": ".", "zh": "。"}
+SENTENCE_SEP = {"en": " ", "zh": ""}
 
 
 def bank(lang: str = "en") -> dict[str, tuple[str, ...]]:
     return BANKS.get(lang, BANKS["en"])
+
+
+def word(lang: str, key: str, **fields) -> str:
+    """The one form of a small word or frame of the bank ('since {a}', '至今')."""
+    w = bank(lang)[key][0]
+    return w.format(**fields) if fields else w
 
 
 # --------------------------------------------------------------------------- site styles
@@ -125,37 +250,54 @@ def bank(lang: str = "en") -> dict[str, tuple[str, ...]]:
 # A site's conventions: its date formats for prose and tables, whether it rounds big numbers in
 # prose, and its voice. Picked per site by a stable hash of the site name within its kind.
 DATE_STYLES = ("mdy", "dmy", "mdy_abbr", "dmy_abbr")
+DATE_STYLES_BY_LANG = {"en": DATE_STYLES, "zh": ("ymd_zh", "ymd_zh_pad")}
 
 
 def format_date(d: dt.date, style: str) -> str:
-    """A full date in one of the prose styles; 'iso' for tables only."""
+    """A full date in one of the prose styles ('June 30, 2025', '2025年6月30日'); 'iso' for tables only."""
     if style == "iso":
         return d.isoformat()
+    if style == "ymd_zh":
+        return f"{d.year}年{d.month}月{d.day}日"
+    if style == "ymd_zh_pad":
+        return f"{d.year}年{d.month:02d}月{d.day:02d}日"
     m = MONTHS[d.month - 1]
     if style.endswith("_abbr"):
         m = m[:3]
     return f"{m} {d.day}, {d.year}" if style.startswith("mdy") else f"{d.day} {m} {d.year}"
 
 
-def format_number(value: str, value_type: str, unit: str | None = None, rounded: bool = False) -> str:
+def format_number(value: str, value_type: str, unit: str | None = None, rounded: bool = False, lang: str = "en") -> str:
     """'12,345'; with `rounded`, values of a million or more as '1.23 million' (3 significant digits,
-    within the checker's 0.6 % tolerance)."""
+    within the checker's 0.6 % tolerance); in Chinese, ten thousand or more as '2.81万', '1.2亿'."""
     d = Decimal(value)
     if value_type == "float":
         d = d.normalize()
+    if rounded and lang == "zh" and abs(d) >= 10_000:
+        scale, w = (Decimal(100_000_000), "亿") if abs(d) >= 100_000_000 else (Decimal(10_000), "万")
+        x = d / scale
+        digits = 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0
+        s = _trim(f"{x:.{digits}f}") + w
+        return f"{s} {unit}" if unit else s
     if rounded and abs(d) >= 1_000_000:
         scale, word = (Decimal(1_000_000_000), "billion") if abs(d) >= 1_000_000_000 else (Decimal(1_000_000), "million")
         x = d / scale
         digits = 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0
-        s = f"{x:.{digits}f}".rstrip("0").rstrip(".") + " " + word
+        s = _trim(f"{x:.{digits}f}") + " " + word
     else:
         s = format(d, ",f")
     return f"{s} {unit}" if unit else s
 
 
-def site_style(site: str, kind: str) -> dict:
+def _trim(s: str) -> str:
+    """'1.20' -> '1.2', '3.00' -> '3'; an integer keeps its zeros ('350')."""
+    return s.rstrip("0").rstrip(".") if "." in s else s
+
+
+def site_style(site: str, kind: str, lang: str = "en") -> dict:
     """Conventions of one site: date style for prose and tables, rounding, voice."""
-    date = DATE_STYLES[pick("date|" + site, len(DATE_STYLES))]
+    styles = DATE_STYLES_BY_LANG.get(lang, DATE_STYLES)
+    date = styles[pick("date|" + site, len(styles))]
     table_date = "iso" if pick("tdate|" + site, 3) == 0 else date
     return {"date": date, "table_date": table_date, "round": kind in ("news", "fan") and pick("round|" + site, 3) > 0}
 
@@ -200,16 +342,17 @@ def lower_start(clause: str) -> str:
 def join_clauses(clauses: list[str], key: str, lang: str = "en") -> str:
     """One to three clauses as one or two sentences with connectives."""
     b = bank(lang)
-    clauses = clauses[:1] + [lower_start(c) for c in clauses[1:]]
+    if lang == "en":
+        clauses = clauses[:1] + [lower_start(c) for c in clauses[1:]]
     if not clauses:
         return ""
     if len(clauses) == 1:
-        return cap(clauses[0]) + "."
+        return cap(clauses[0]) + STOP.get(lang, ".")
     if len(clauses) == 2:
         tpl = choose(b["join2"], key)
         return cap(tpl.format(A=clauses[0], B=clauses[1], B_cap=cap(clauses[1])))
     if len(clauses) > 3:  # longer runs: a sentence of three, then the rest
-        return join_clauses(clauses[:3], key, lang) + " " + join_clauses(clauses[3:], key + "+", lang)
+        return join_clauses(clauses[:3], key, lang) + SENTENCE_SEP.get(lang, " ") + join_clauses(clauses[3:], key + "+", lang)
     tpl = choose(b["join3"], key)
     return cap(tpl.format(A=clauses[0], B=clauses[1], C=clauses[2], B_cap=cap(clauses[1])))
 
@@ -224,8 +367,9 @@ def group_clauses(clauses: list[str], key: str, lang: str = "en") -> list[str]:
     return out
 
 
-def number_words(n: int) -> str:
-    words = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+def number_words(n: int, lang: str = "en") -> str:
+    words = (("零", "一", "两", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二") if lang == "zh" else
+             ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"))
     return words[n] if 0 <= n < len(words) else ""
 
 
@@ -234,7 +378,7 @@ _SKEL_DATE = re.compile(r"\b(?:\d{4}-\d{2}-\d{2}|(?:" + "|".join(MONTHS) + "|" +
                         + r")\.? \d{1,2},? \d{4}|\d{1,2} (?:" + "|".join(MONTHS) + "|" + "|".join(m[:3] for m in MONTHS)
                         + r")\.? \d{4})\b")
 _SKEL_NUM = re.compile(r"\d[\d,.]*")
-_SENT = re.compile(r"(?:(?<=[.!?])|(?<=[.!?]”))\s+(?=[A-Z“\[*])")
+_SENT = re.compile(r"(?:(?<=[.!?])|(?<=[.!?]”))\s+(?=[A-Z“\[*])|(?<=[。！？])(?!”)|(?<=[。！？]”)")
 
 
 def prose_sentences(markdown: str) -> list[str]:
@@ -242,7 +386,7 @@ def prose_sentences(markdown: str) -> list[str]:
     out = []
     for para in markdown.split("\n\n"):
         para = para.strip()
-        if not para or para[0] in "#|-*[" or para.startswith(("---", "Read more", "More about")):
+        if not para or para[0] in "#|-*[" or para.startswith(("---", "Read more", "More about", "阅读更多", "更多关于")):
             continue
         out.extend(s for s in _SENT.split(para.replace("\n", " ")) if s)
     return out
@@ -264,7 +408,9 @@ def skeleton(sentence: str, names: re.Pattern | None) -> str:
     return _SKEL_NUM.sub("<n>", s)
 
 
-def quote(b: dict, key: str, subject: str, speaker: str) -> str:
+def quote(b: dict, key: str, subject: str, speaker: str, lang: str = "en") -> str:
     body = choose(b["quote_open"], key + "|o") + choose(b["quote_body"], key + "|b").format(subject=subject)
     attr = choose(b["quote_attr"], key + "|a").format(speaker=speaker)
+    if lang == "zh":
+        return f"{attr}：“{body}。”"
     return f"“{cap(body)},” {attr}."

@@ -35,6 +35,7 @@ from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LookupAttr, Numeri
 from ..world.sampling import DEFAULT_SYLLABLES, child_rng
 from ..world.spec import ResolvedWorld, attribute_dtype
 from ..world.store import WorldInfo
+from .grammar import word
 from .text import Fact, pick
 
 KINDS = ("article", "profile", "news", "directory")
@@ -131,6 +132,7 @@ class WorldView:
         self.world: ResolvedWorld = info.world
         self.options = options
         self.as_of = self.world.spec.as_of
+        self.lang = self.world.spec.language
         self.sites = Sites(self.world.spec.seed)
         self.relations = self.world.relations
         self.con = info.connect()
@@ -156,23 +158,56 @@ class WorldView:
     # ------------------------------------------------------------------ metadata
 
     def _predicate_meta(self) -> dict[tuple[str, str], PredicateMeta]:
+        """Labels, units and phrasings in the world's language: a pack's own text in that
+        language, else (labels, units) its English, and (phrasings) the grammar's generic ones."""
+        lang = self.lang
+
+        def own(item, field: str) -> tuple[str, ...]:  # phrasings are never borrowed from another language
+            if lang == "en":
+                return tuple(getattr(item, field))
+            lt = item.i18n.get(lang)
+            return tuple(getattr(lt, field) or ()) if lt is not None else ()
+
         meta: dict[tuple[str, str], PredicateMeta] = {}
         for t, et in self.world.types.items():
-            meta[(t, "name")] = PredicateMeta("Name", ())
+            meta[(t, "name")] = PredicateMeta("Name" if lang == "en" else "名称", ())
             for a, s in et.attributes.items():
                 desc = s.description if s.description and len(s.description) <= 32 else ""
-                label = s.label or humanise(desc or a)
+                label = s.text("label", lang) or humanise(desc or a)
                 unit = getattr(s, "unit", None)
-                meta[(t, a)] = PredicateMeta(label, tuple(s.phrases), unit,
-                                             headlines=tuple(s.headlines) if isinstance(s, DateAttr) else ())
+                if unit is not None and hasattr(s, "text"):
+                    unit = s.text("unit", lang) or unit
+                meta[(t, a)] = PredicateMeta(label, own(s, "phrases"), unit,
+                                             headlines=own(s, "headlines") if isinstance(s, DateAttr) else ())
         for r, rs in self.relations.items():
+            inverse = rs.text("inverse_label", lang) or (f"{humanise(self.plural(rs.source))} ({r.replace('_', ' ')})"
+                                                          if lang == "en" else self.plural(rs.source))
             meta[(rs.source, r)] = PredicateMeta(
-                rs.label or humanise(r), tuple(rs.phrases), relation=True,
-                inverse_label=rs.inverse_label or f"{humanise(self.plural(rs.source))} ({r.replace('_', ' ')})",
-                headlines=tuple(rs.headlines), to_one=rs.cardinality in ("1:1", "N:1") and not rs.history,
+                rs.text("label", lang) or humanise(r), own(rs, "phrases"), relation=True,
+                inverse_label=inverse,
+                headlines=own(rs, "headlines"), to_one=rs.cardinality in ("1:1", "N:1") and not rs.history,
                 temporal=bool(rs.history or rs.date or rs.since), event=rs.date is not None,
             )
         return meta
+
+    def noun(self, t: str) -> str:
+        """The type as a common noun in the world's language ('football player', '球员')."""
+        if self.lang == "en":
+            return t.replace("_", " ")
+        return self.world.types[t].pages.text("plural", self.lang) or t.replace("_", " ")
+
+    def description(self, t: str) -> str:
+        """What an entity of type t is, for an article's first sentence ('a professional football
+        player', '一名职业足球运动员'): the pack's `pages.description` in the language, else
+        (English) the type's description, else the noun."""
+        et = self.world.types[t]
+        d = et.pages.text("description", self.lang)
+        if d:
+            return d.rstrip(".。")
+        if self.lang == "en":
+            desc = (et.description or f"A {self.noun(t)}.").rstrip(".")
+            return desc[0].lower() + desc[1:]
+        return "一个" + self.noun(t)
 
     def _entity_urls(self) -> tuple[dict[str, str], dict[str, str]]:
         enc = self.sites.encyclopedia.domain
@@ -212,7 +247,10 @@ class WorldView:
         return f"https://{self.sites.directory.domain}/{slug(self.plural(t))}/{slug(by)}/{slug(group_name)}{tail}"
 
     def plural(self, t: str) -> str:
-        return self.world.types[t].pages.plural or plural(t.replace("_", " "))
+        ps = self.world.types[t].pages
+        if self.lang != "en" and ps.text("plural", self.lang) != ps.plural:
+            return ps.text("plural", self.lang)
+        return ps.plural or plural(t.replace("_", " "))
 
     def label(self, subject_type: str, predicate: str) -> PredicateMeta:
         return self.meta[(subject_type, predicate)]
@@ -387,11 +425,11 @@ def _overflow_pages(view: WorldView, eid: str, all_in: list[Fact], more: dict) -
         n_pages = -(-len(rows) // size)
         urls = [url if i == 0 else f"{url}?page={i + 1}" for i in range(n_pages)]
         label = view.meta[(src, pred)].inverse_label
-        title = f"{view.names[eid]}: {label}"
+        title = word(view.lang, "list_title", subject=view.names[eid], label=label)
         for p in range(n_pages):
             chunk = rows[p * size:(p + 1) * size]
             yield Page(urls[p], "directory", view.sites.encyclopedia.name,
-                       title if n_pages == 1 else f"{title} (page {p + 1} of {n_pages})", None, None,
+                       title if n_pages == 1 else title + word(view.lang, "page_tag", p=p + 1, n=n_pages), None, None,
                        tuple(dict.fromkeys([eid, *(f.subject for f in chunk)])), list(chunk),
                        {"rows": [(f.subject, f, []) for f in chunk], "columns": [], "by": pred, "type": src,
                         "group": view.names[eid], "page": p + 1, "pages": n_pages, "prev": urls[p - 1] if p else None,
@@ -469,10 +507,10 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     fields = {"subject": name}
     if meta.relation:
         fields |= {"object": view.names[event.value], "start": str(when.year)}
-        default = f"{name} and {view.names[event.value]}: {meta.label.lower()}"
+        default = word(view.lang, "headline_link", subject=name, object=view.names[event.value], label=meta.label.lower())
     else:
         fields |= {"value": str(when.year)}
-        default = f"{name}: {meta.label.lower()}"
+        default = word(view.lang, "headline_attr", subject=name, label=meta.label.lower())
     # Published when the event happens, so a headline never mentions a tenure's end.
     options = [h for h in meta.headlines if "{end}" not in h]
     headline = options[pick(event.fact_id + "/headline", len(options))].format(**fields) if options else default
@@ -523,7 +561,7 @@ def _directory_pages(view: WorldView, t: str, d, own: dict[str, list[Fact]]) -> 
         rows = sorted(groups[key], key=lambda r: (view.names[r[0]], r[1].valid_from or dt.date.min, r[1].fact_id))
         entity_group = groups[key][0][1].value_type == "entity"
         group_name = view.names[key] if entity_group else key
-        title = d.title.replace("{group}", group_name)
+        title = d.text("title", view.lang).replace("{group}", group_name)
         n_pages = -(-len(rows) // d.page_size)
         base = view.directory_url(t, d.by, group_name, key if entity_group else None)
         if not entity_group and slugs[slug(key)] > 1:  # values that differ only in punctuation
@@ -540,7 +578,7 @@ def _directory_pages(view: WorldView, t: str, d, own: dict[str, list[Fact]]) -> 
                 table.append((eid, f, cols))
             ids = dict.fromkeys([key] if groups[key][0][1].value_type == "entity" else [])
             ids.update(dict.fromkeys(eid for eid, _ in chunk))
-            yield Page(urls[p], "directory", site.name, title if n_pages == 1 else f"{title} (page {p + 1} of {n_pages})",
+            yield Page(urls[p], "directory", site.name, title if n_pages == 1 else title + word(view.lang, "page_tag", p=p + 1, n=n_pages),
                        None, None, tuple(ids), facts,
                        {"rows": table, "columns": list(d.columns), "by": d.by, "type": t, "group": group_name,
                         "page": p + 1, "pages": n_pages, "prev": urls[p - 1] if p else None,

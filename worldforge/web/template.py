@@ -21,13 +21,22 @@ class TemplateWriter:
 
     name = "template"
 
-    def __init__(self, view: WorldView, lang: str = "en"):
+    def __init__(self, view: WorldView, lang: str | None = None):
         self.view = view
-        self.lang = lang
-        self.b = g.bank(lang)
+        self.lang = lang or view.lang
+        self.b = g.bank(self.lang)
+        self.sp = g.SENTENCE_SEP.get(self.lang, " ")
 
     def write(self, page: Page) -> str:
-        return g.fix_articles(getattr(self, "_" + page.kind)(page))
+        text = getattr(self, "_" + page.kind)(page)
+        return g.fix_articles(text) if self.lang == "en" else text
+
+    def w(self, key: str, **fields) -> str:
+        """A small word or frame in the page's language."""
+        return g.word(self.lang, key, **fields)
+
+    def _style(self, site: str, kind: str) -> dict:
+        return g.site_style(site, kind, self.lang)
 
     # ------------------------------------------------------------------ values
 
@@ -36,11 +45,12 @@ class TemplateWriter:
         if vt == "date":
             return g.format_date(dt.date.fromisoformat(f.value), st["table_date"] if table else st["date"])
         if vt in ("int", "float"):
-            return g.format_number(f.value, vt, self.view.meta[(t, f.predicate)].unit, rounded=st["round"] and not table)
+            return g.format_number(f.value, vt, self.view.meta[(t, f.predicate)].unit, rounded=st["round"] and not table,
+                                   lang=self.lang)
         if vt == "entity":
             return self._link(f.value) if link else self.view.names[f.value]
         if vt == "bool":
-            return "yes" if f.value == "true" else "no"
+            return self.w("yes") if f.value == "true" else self.w("no")
         return f.value
 
     def _link(self, eid: str) -> str:
@@ -54,11 +64,11 @@ class TemplateWriter:
         if meta.event:
             return str(a.year)
         if f.valid_to is None:
-            return f"since {a.year}"
+            return self.w("since_year", a=a.year)
         return f"{a.year}–{f.valid_to.year}" if f.valid_to.year != a.year else str(a.year)
 
     def _noun(self, t: str) -> str:
-        return t.replace("_", " ")
+        return self.view.noun(t)
 
     def _ref(self, t: str, key: str) -> str:
         """A back-reference to the page's subject after its first mention."""
@@ -78,10 +88,10 @@ class TemplateWriter:
                 f = f._replace(valid_to=None)  # its end lies in the page's future
             obj = self._link(f.value) if pick(key + "|lk", 3) == 0 else v.names[f.value]
             start = g.format_date(f.valid_from, st["date"]) if f.valid_from else ""
-            end = g.format_date(f.valid_to, st["date"]) if f.valid_to else "the present"
+            end = g.format_date(f.valid_to, st["date"]) if f.valid_to else self.w("present")
             own = [p for p in m.phrases if "{end}" not in p or f.valid_to is not None]
             generic_key = "event_link" if m.event else "dated_link" if f.valid_from else "link"
-            mine = tuple(p.rstrip(".") for p in own)
+            mine = tuple(p.rstrip(".。") for p in own)
             opts = mine if mine and own_only else mine * 2 + b[generic_key] if mine else b[generic_key]  # the pack's own first
             tpl = g.choose(opts, key)
             when = ""
@@ -93,29 +103,31 @@ class TemplateWriter:
             if subject == "it":
                 tpl = tpl.replace("{subject}'s", "its")
             s = tpl.format(subject=subject, object=obj, label=m.label.lower(), start=start, end=end, when=when,
-                           when_cap=g.cap(when.strip("()")))
+                           when_cap=g.cap(when.strip("()（）")))
             if f.valid_from:
                 need = [str(f.valid_from.year)] + ([str(f.valid_to.year)] if f.valid_to and not m.event else [])
                 if any(y not in s for y in need):
-                    s += f" ({self._year_span(f, m)})" if at is None or m.event or f.valid_to else f" (from {f.valid_from.year})"
-                elif at is None and not m.event and f.valid_to is None and "present" not in s and "since" not in s:
-                    s += " (to the present)" if pick(key + "|on", 2) else f" (since {f.valid_from.year})"  # an open tenure says so
+                    s += (self.w("tag_span", span=self._year_span(f, m)) if at is None or m.event or f.valid_to
+                          else self.w("tag_from", a=f.valid_from.year))
+                elif at is None and not m.event and f.valid_to is None and not any(
+                        w in s for w in ("present", "since", "至今", "年起")):  # an open tenure says so
+                    s += self.w("tag_to_present") if pick(key + "|on", 2) else self.w("tag_since", a=f.valid_from.year)
             return s
         value = self._value(t, f, st, link=False)
         own = list(m.phrases)
         own_vals = {}
-        if m.unit and f.value_type in ("int", "float"):
+        if m.unit and f.value_type in ("int", "float") and self.lang == "en":
             # 'employs {value}' with unit 'employees' would say 'employs 5 employees': the bare number there.
             stem = m.unit.lower()[:6]
             if len(stem) >= 4:
                 own = [p.replace("{value}", "{bare}") if stem[:-1] in p.lower().replace("{value}", "") else p for p in own]
-                own_vals["bare"] = g.format_number(f.value, f.value_type, None, rounded=st["round"])
+                own_vals["bare"] = g.format_number(f.value, f.value_type, None, rounded=st["round"], lang=self.lang)
         if f.value_type == "date":
-            opts = tuple(p.rstrip(".") for p in own) + tuple(self._date_variants(own))
+            opts = tuple(p.rstrip(".。") for p in own) + tuple(self._date_variants(own))
             if not opts:
-                opts = ("the {label} date of {subject} is {value}",)
+                opts = b["date_attr"] if self.lang == "en" else b["attr"][:3]
         else:
-            opts = tuple(p.rstrip(".") for p in own) + (b["attr"] if f.value_type != "bool" else ("{subject} — {label}: {value}",))
+            opts = tuple(p.rstrip(".。") for p in own) + (b["attr"] if f.value_type != "bool" else b["bool_attr"])
         tpl = g.choose(opts, key)
         if subject == "it":  # 'it's ownership' -> 'its ownership'
             tpl = tpl.replace("{subject}'s", "its")
@@ -164,13 +176,7 @@ class TemplateWriter:
             if m.to_one:
                 cell = self._value(t, f, st, table=True)
                 if f.valid_from:
-                    d = g.format_date(f.valid_from, st["table_date"])
-                    if m.event:
-                        cell += f" ({d})"
-                    elif f.valid_to:  # a link that ended: both dates, never 'since'
-                        cell += f" ({d} – {g.format_date(f.valid_to, st['table_date'])})"
-                    else:
-                        cell += f" (since {d})"
+                    cell += self._when_tag(f, m, st["table_date"])
                 rows.append((m.label, cell))
         merged: dict[str, list[str]] = {}
         for label, cell in rows:
@@ -178,46 +184,56 @@ class TemplateWriter:
         out, used = [], set()
         for cell, labels in merged.items():
             labels = list(dict.fromkeys(labels))
-            label = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1].lower()
+            label = labels[0] if len(labels) == 1 else self.w("list_sep").join(labels[:-1]) + self.w("and") + labels[-1].lower()
             k = 2
             base = label
             while label.lower() in used:
                 label, k = f"{base} ({k})", k + 1
             used.add(label.lower())
             out.append(f"| {label} | {cell} |")
-        return [f"| {humanise(t)} | |", "|---|---|", *out]
+        return [f"| {self._type_label(t)} | |", "|---|---|", *out]
+
+    def _type_label(self, t: str) -> str:
+        return humanise(t) if self.lang == "en" else self._noun(t)
+
+    def _when_tag(self, f: Fact, m: PredicateMeta, style: str) -> str:
+        """' (date)' for an event, ' (from – to)' for an ended link, ' (since date)' for an open one."""
+        d = g.format_date(f.valid_from, style)
+        if m.event:
+            return self.w("tag_date", d=d)
+        if f.valid_to:  # a link that ended: both dates, never 'since'
+            return self.w("tag_range", d=d, e=g.format_date(f.valid_to, style))
+        return self.w("tag_since_date", d=d)
 
     def _article(self, page: Page) -> str:
         v = self.view
         eid = page.subject
         t = v.type_of[eid]
         name = v.names[eid]
-        st = g.site_style(page.site, "article")
+        st = self._style(page.site, "article")
         key = page.url
         b = self.b
-        et = v.world.types[t]
         attrs = [f for f in page.facts if f.subject == eid and not v.meta[(t, f.predicate)].relation]
         outs = [f for f in page.facts if f.subject == eid and v.meta[(t, f.predicate)].relation]
         related_ids = set(page.layout.get("related", ()))
         related = [f for f in page.facts if f.fact_id in related_ids]
         ins = [f for f in page.facts if f.subject != eid and f.fact_id not in related_ids]
         lines = [f"# {page.title}", ""]
-        desc = (et.description or f"A {self._noun(t)}.").rstrip(".")
         lead = f"**{name}**"
         if v.aliases.get(eid):
-            lead += " (also known as " + ", ".join(f"*{a}*" for a in v.aliases[eid]) + ")"
-        lead += " is " + desc[0].lower() + desc[1:] + "."
+            lead += self.w("aka", aliases=self.w("list_sep").join(f"*{a}*" for a in v.aliases[eid]))
+        lead = self.w("lead", name=lead, desc=v.description(t))
         plain = [f for f in attrs if f.predicate != "name" and f.value_type != "date"]
         dated_attrs = [f for f in attrs if f.value_type == "date"]
         to_one = [f for f in outs if v.meta[(t, f.predicate)].to_one]
         featured = (plain[:2] + to_one[:1])
         lead_s = self._sentences(t, featured, st, key + "|lead", name)
-        lines += [" ".join([lead, *lead_s]), ""]
+        lines += [self.sp.join([lead, *lead_s]), ""]
         lines += self._infobox(t, attrs, outs, st)
         lines.append("")
         rest = plain + to_one
         if rest:
-            lines += [f"## {g.choose(b['overview'], key + '|ov')}", "", " ".join(self._sentences(t, rest, st, key + "|ovs", name)), ""]
+            lines += [f"## {g.choose(b['overview'], key + '|ov')}", "", self.sp.join(self._sentences(t, rest, st, key + "|ovs", name)), ""]
         # History: dated facts about the entity itself, in date order, as a narrative.
         dated = sorted((f for f in dated_attrs + outs if f.value_type == "date" or f.valid_from),
                        key=lambda f: (f.valid_from or dt.date.fromisoformat(f.value), f.fact_id))
@@ -230,8 +246,8 @@ class TemplateWriter:
             if len(fs) > 1 and pick(key + pred + "|p", 2):
                 clauses = [self._clause(t, f, st, key + "|out" + f.fact_id, name if i % 2 == 0 else self._ref(t, key + f.fact_id))
                            for i, f in enumerate(fs)]
-                lines += [" ".join(g.join_clauses(clauses[i:i + 2], key + f"|oj{i}", self.lang) for i in range(0, len(clauses), 2)), ""]
-            lines += [f"- {self._link(f.value)}" + (f" ({self._year_span(f, m)})" if f.valid_from else "") for f in fs]
+                lines += [self.sp.join(g.join_clauses(clauses[i:i + 2], key + f"|oj{i}", self.lang) for i in range(0, len(clauses), 2)), ""]
+            lines += [f"- {self._link(f.value)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "") for f in fs]
             lines.append("")
         more = page.layout.get("more", {})
         for pred, fs in _by_predicate(ins):
@@ -242,17 +258,17 @@ class TemplateWriter:
                 total, url = more[pred]
                 lines += [g.choose(b["more_list"], key + pred).format(count=f"{total:,}", shown=len(fs), url=url), ""]
             if pick(page.url + pred, 3) == 0:
-                lines += [f"- {self._link(f.subject)}" + (f" ({self._year_span(f, m)})" if f.valid_from else "") for f in fs]
+                lines += [f"- {self._link(f.subject)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "") for f in fs]
             else:  # each link told from the other side, in sentences
                 clauses = [self._clause(src_t, f, st, key + "|in" + f.fact_id, v.names[f.subject]) for f in fs]
-                lines.append(" ".join(g.join_clauses(clauses[i:i + 2], key + f"|inj{i}", self.lang) for i in range(0, len(clauses), 2)))
+                lines.append(self.sp.join(g.join_clauses(clauses[i:i + 2], key + f"|inj{i}", self.lang) for i in range(0, len(clauses), 2)))
             lines.append("")
         if related:
             lines += [f"## {g.choose(b['related'], key + '|rel')}", ""]
             para = []
             for x, fs in _by_subject(related):
                 para += self._sentences(v.type_of[x], fs, st, key + "|rl" + x, v.names[x])
-            lines += [" ".join(para), ""]
+            lines += [self.sp.join(para), ""]
         if dated:
             lines += [f"## {g.choose(b['timeline'], key + '|tl')}", ""]
             for f in dated:
@@ -261,7 +277,7 @@ class TemplateWriter:
         related = list(dict.fromkeys([f.value for f in outs] + [f.subject for f in ins]))[:5]
         if related:
             lines += [f"## {g.choose(b['see_also'], key + '|sa')}", ""]
-            lines += [f"- {self._link(r)} ({self._noun(v.type_of[r])})" for r in related]
+            lines += [f"- {self._link(r)}" + self.w("noun_tag", noun=self._noun(v.type_of[r])) for r in related]
             lines.append("")
         return "\n".join(lines)
 
@@ -270,8 +286,9 @@ class TemplateWriter:
         m = self.view.meta[(t, f.predicate)]
         if f.value_type == "date":
             return f"- **{g.format_date(dt.date.fromisoformat(f.value), st['date'])}** – {m.label}"
-        tail = f", until {g.format_date(f.valid_to, st['date'])}" if f.valid_to and not m.event else ""
-        return f"- **{g.format_date(f.valid_from, st['date'])}** – {m.label}: {self._link(f.value)}{tail}"
+        tail = self.w("until", d=g.format_date(f.valid_to, st['date'])) if f.valid_to and not m.event else ""
+        colon = "：" if self.lang == "zh" else ": "
+        return f"- **{g.format_date(f.valid_from, st['date'])}** – {m.label}{colon}{self._link(f.value)}{tail}"
 
     def _history(self, t: str, dated: list[Fact], st: dict, key: str, name: str) -> str:
         b = self.b
@@ -287,23 +304,24 @@ class TemplateWriter:
             elif when.year == prev:
                 lead = g.choose(b["then_same_year"], k)
             elif 1 < when.year - prev <= 12 and pick(k + "|gap", 2):
-                lead = g.choose(b["then_gap"], k).format(n=g.number_words(when.year - prev))
+                lead = g.choose(b["then_gap"], k).format(n=g.number_words(when.year - prev, self.lang))
             else:
                 lead = g.choose(b["then_far"], k).format(year=when.year)
-            out.append(lead + g.lower_start(clause))
+            out.append(lead + (g.lower_start(clause) if self.lang == "en" else clause))
             prev = when.year
         # Two events per sentence, joined with a connective chosen per pair.
-        joins = (", and ", "; ", ", while ", ". ", ", before ", "; then, ")
+        joins = b["history_joins"]
+        stop = g.STOP.get(self.lang, ".")
         sents = []
         for i in range(0, len(out), 2):
             pair = out[i:i + 2]
             if len(pair) == 2:
                 j = g.choose(joins, f"{key}|hj{i}")
-                second = g.cap(pair[1]) if j == ". " else g.lower_start(pair[1])
-                sents.append(g.cap(pair[0]) + j + second + ".")
+                second = g.cap(pair[1]) if j in (". ", "。") or self.lang != "en" else g.lower_start(pair[1])
+                sents.append(g.cap(pair[0]) + j + second + stop)
             else:
-                sents.append(g.cap(pair[0]) + ".")
-        return " ".join(sents)
+                sents.append(g.cap(pair[0]) + stop)
+        return self.sp.join(sents)
 
     def _profile(self, page: Page) -> str:
         v = self.view
@@ -312,10 +330,10 @@ class TemplateWriter:
         name = v.names[eid]
         official = page.site == name
         voice = "official" if official else ("fan", "catalog")[pick("voice|" + page.site, 2)]
-        st = g.site_style(page.site, voice)
+        st = self._style(page.site, voice)
         b = self.b
         key = page.url
-        kind = "Official website" if official else f"{humanise(t)} profile"
+        kind = self.w("official_site") if official else self.w("profile_kind", type=self._type_label(t))
         lines = [f"# {name}", "", f"*{page.site}* · {kind}", ""]
         body = [f for f in page.facts if f.predicate != "name"]
         intro = g.choose(b["official_intro"], key + "|in").format(subject=name) if official else ""
@@ -326,14 +344,8 @@ class TemplateWriter:
                 m = v.meta[(t, f.predicate)]
                 cell = self._value(t, f, st, table=True)
                 if f.valid_from:
-                    d = g.format_date(f.valid_from, st["date"])
-                    if m.event:
-                        cell += f" ({d})"
-                    elif f.valid_to:
-                        cell += f" ({d} – {g.format_date(f.valid_to, st['date'])})"
-                    else:
-                        cell += f" (since {d})"
-                lines.append(f"- **{m.label}:** {cell}")
+                    cell += self._when_tag(f, m, st["date"])
+                lines.append(self.w("field", label=m.label, cell=cell))
             lines.append("")
         elif official:
             clauses = []
@@ -343,10 +355,12 @@ class TemplateWriter:
                     clauses.append(g.choose(b["official_attr"], key + f.fact_id).format(label=m.label.lower(), value=self._value(t, f, st, link=False)))
                 else:
                     clauses.append(self._clause(t, f, st, key + f.fact_id, name))
-            lines += [intro, "", "## About us", "", " ".join(g.join_clauses(clauses[i:i + 2], key + f"|j{i}") for i in range(0, len(clauses), 2)) or f"{name}.", ""]
+            stop = g.STOP.get(self.lang, ".")
+            lines += [intro, "", "## " + self.w("about_us"), "", self.sp.join(g.join_clauses(clauses[i:i + 2], key + f"|j{i}", self.lang)
+                                                                          for i in range(0, len(clauses), 2)) or name + stop, ""]
         else:
-            lines += ["## About", "", " ".join(self._sentences(t, body, st, key, name)) or f"{name}.", ""]
-        lines += ["---", f"More about {name}: [{v.sites.encyclopedia.name}]({v.article_url[eid]})", ""]
+            lines += ["## " + self.w("about"), "", self.sp.join(self._sentences(t, body, st, key, name)) or name + g.STOP.get(self.lang, "."), ""]
+        lines += ["---", self.w("more_about", name=name, site=v.sites.encyclopedia.name, url=v.article_url[eid]), ""]
         return "\n".join(lines)
 
     def _news(self, page: Page) -> str:
@@ -354,7 +368,7 @@ class TemplateWriter:
         eid = page.subject
         t = v.type_of[eid]
         name = v.names[eid]
-        st = g.site_style(page.site, "news")
+        st = self._style(page.site, "news")
         b = self.b
         key = page.url
         event = page.facts[0]
@@ -364,11 +378,12 @@ class TemplateWriter:
         lead = self._clause(t, event, st, key + "|lead", name, at=page.date, own_only=True)  # a headline event in the pack's words
         d = g.format_date(when, st["date"])
         if d not in lead and (m.relation or event.value_type != "date"):
-            lead += f", effective {d}"
+            lead += self.w("effective", d=d)
         ctx = page.facts[1:]
         own_ctx = [f for f in ctx if f.subject == eid]
         first = [self._clause(t, own_ctx[0], st, key + "|lead2", self._ref(t, key + "|lr"), at=page.date)] if own_ctx else []
-        lines += [f"**{page.site.upper()}** — " + g.join_clauses([lead, *first], key + "|lj", self.lang), ""]
+        lines += [self.w("dateline", site=page.site.upper() if self.lang == "en" else page.site)
+                  + g.join_clauses([lead, *first], key + "|lj", self.lang), ""]
         ctx = [f for f in ctx if not own_ctx or f is not own_ctx[0]]
         speaker = page.layout.get("speaker")
         about = [f for f in ctx if f.subject == eid]
@@ -376,14 +391,14 @@ class TemplateWriter:
         third = max(1, len(about) // 3)
         body = []
         if m.relation:  # the same event told from the other side
-            body.append(g.cap(self._clause(t, event, st, key + "|again", name, at=page.date)) + ".")
+            body.append(g.cap(self._clause(t, event, st, key + "|again", name, at=page.date)) + g.STOP.get(self.lang, "."))
         body += self._sentences(t, about[:third], st, key + "|body", name, at=page.date)
         if body:
-            lines += [" ".join(body), ""]
+            lines += [self.sp.join(body), ""]
         spk = (name if speaker == eid else self._link(speaker)) if speaker else g.choose(b["spokesperson"], key + "|spk").format(subject=name)
-        q1 = g.quote(b, key + "|q", name, spk)
-        q2 = g.quote(b, key + "|q2", name, spk if speaker else g.choose(b["spokesperson"], key + "|spk2").format(subject=name))
-        lines += [q1 + ("" if q2 == q1 else " " + q2), ""]
+        q1 = g.quote(b, key + "|q", name, spk, self.lang)
+        q2 = g.quote(b, key + "|q2", name, spk if speaker else g.choose(b["spokesperson"], key + "|spk2").format(subject=name), self.lang)
+        lines += [q1 + ("" if q2 == q1 else self.sp + q2), ""]
         rest = about[third:]
         if rest or other:
             head = g.choose(b["background"], key + "|bg").format(subject=name) if not other else g.choose(b["background"][:2], key + "|bg")
@@ -391,40 +406,41 @@ class TemplateWriter:
             for f in other:
                 ot = v.type_of[f.subject]
                 para += self._sentences(ot, [f], st, key + "|o" + f.fact_id, v.names[f.subject], at=page.date)
-            lines += [f"**{head}.** " + " ".join(para), ""]
-        lines += [f"Read more: [{name}]({v.article_url[eid]})", ""]
+            lines += [self.w("bg_head", head=head) + self.sp.join(para), ""]
+        lines += [self.w("read_more", name=name, url=v.article_url[eid]), ""]
         return "\n".join(lines)
 
     def _directory(self, page: Page) -> str:
         v = self.view
         lay = page.layout
         t = lay["type"]
-        st = g.site_style(page.site, "directory")
+        st = self._style(page.site, "directory")
         cols = lay["columns"]
         rel = v.meta[(t, lay["by"])]
         dated = rel.relation and rel.temporal
         lines = [f"# {page.title}", ""]
-        lines.append(f"*{page.site}* · {humanise(v.plural(t))} by {rel.label.lower()}" +
-                     (f" · page {lay['page']} of {lay['pages']}" if lay["pages"] > 1 else ""))
+        plural = humanise(v.plural(t)) if self.lang == "en" else v.plural(t)
+        lines.append(f"*{page.site}* · " + self.w("by_line", plural=plural, label=rel.label.lower()) +
+                     (" · " + self.w("page_of", p=lay["page"], n=lay["pages"]) if lay["pages"] > 1 else ""))
         lines.append("")
-        head = [humanise(t)] + (["From", "To"] if dated else []) + [v.meta[(t, c)].label for c in cols]
+        head = [self._type_label(t)] + ([self.w("from"), self.w("to")] if dated else []) + [v.meta[(t, c)].label for c in cols]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for eid, f, cfacts in lay["rows"]:
             by_pred = {c.predicate: c for c in cfacts}
             cells = [self._link(eid)]
             if dated:
                 cells += [g.format_date(f.valid_from, st["table_date"]) if f.valid_from else "",
-                          g.format_date(f.valid_to, st["table_date"]) if f.valid_to else "present"]
+                          g.format_date(f.valid_to, st["table_date"]) if f.valid_to else self.w("now")]
             cells += [self._value(t, by_pred[c], st, table=True) if c in by_pred else "–" for c in cols]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
         nav = []
         if lay["prev"]:
-            nav.append(f"[← Previous page]({lay['prev']})")
+            nav.append(self.w("prev", url=lay["prev"]))
         if lay["next"]:
-            nav.append(f"[Next page →]({lay['next']})")
+            nav.append(self.w("next", url=lay["next"]))
         if nav:
-            lines += [" · ".join(nav), ""]
+            lines += [self.w("nav_sep").join(nav), ""]
         return "\n".join(lines)
 
 

@@ -67,12 +67,16 @@ def format_span(start: dt.date | None, end: dt.date | None) -> str:
 
 # --------------------------------------------------------------------------- checking
 
-_ISO_RE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+# Word characters other than CJK: a number or name next to Chinese text ("2024年", "于王伟")
+# still stands alone, while 'K200' or 'March' inside an English word does not.
+_W = r"[^\W\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f]"
+_ISO_RE = re.compile(rf"(?<!{_W})(\d{{4}})-(\d{{2}})-(\d{{2}})(?!{_W})")
+_ZH_DATE_RE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
 _MDY_RE = re.compile(rf"\b({_MONTH_RE})\.? (\d{{1,2}}),? (\d{{4}})\b", re.IGNORECASE)
 _DMY_RE = re.compile(rf"\b(\d{{1,2}}) ({_MONTH_RE})\.?,? (\d{{4}})\b", re.IGNORECASE)
 _LINK_TARGET_RE = re.compile(r"\]\([^)]*\)")
-_URL_RE = re.compile(r"\]\([^)]*\)|https?://\S+|www\.\S+")
-_NUM_RE = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])-?\d+(?:\.\d+)?(?![\w])")
+_URL_RE = re.compile(r"\]\([^)]*\)|(?:https?://|www\.)[^\s\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef\u2000-\u206f]+")
+_NUM_RE = re.compile(rf"(?<![.]|{_W})-?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?!{_W})|(?<![.,]|{_W})-?\d+(?:\.\d+)?(?!{_W})")
 _SMALL = 10  # integers below this (counts: "three founders", "2 of 5") are not checked
 _YEAR_MIN, _YEAR_MAX = 1000, 2999
 
@@ -89,13 +93,14 @@ def _dates_in(text: str) -> tuple[set[dt.date], str]:
         return " "
 
     text = _ISO_RE.sub(lambda x: take(int(x[1]), int(x[2]), int(x[3])), text)
+    text = _ZH_DATE_RE.sub(lambda x: take(int(x[1]), int(x[2]), int(x[3])), text)
     text = _MDY_RE.sub(lambda x: take(int(x[3]), _MONTH_NUM[x[1].lower()], int(x[2])), text)
     text = _DMY_RE.sub(lambda x: take(int(x[3]), _MONTH_NUM[x[2].lower()], int(x[1])), text)
     return found, text
 
 
-_SCALED_RE = re.compile(r"(?<![\w.,])(-?\d+(?:\.\d+)?) (million|billion)\b")
-_SCALE = {"million": 1e6, "billion": 1e9}
+_SCALED_RE = re.compile(rf"(?<![.,]|{_W})(-?\d+(?:\.\d+)?)(?: (million|billion)\b|(万|亿))")
+_SCALE = {"million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8}
 
 
 def numbers_in(text: str) -> list[float]:
@@ -106,7 +111,20 @@ def numbers_in(text: str) -> list[float]:
 def scaled_in(text: str) -> list[tuple[float, float]]:
     """'1.23 million' as (1.23, 1230000.0): the number as written and as scaled; a unit such as
     'million USD' makes the written number the value, so both readings are kept."""
-    return [(float(a), float(a) * _SCALE[w]) for a, w in _SCALED_RE.findall(text)]
+    return [(float(a), float(a) * _SCALE[w or z]) for a, w, z in _SCALED_RE.findall(text)]
+
+
+def _wordish(c: str) -> bool:
+    """A letter, digit or underscore that is not a CJK character (CJK text has no spaces, so a
+    character next to a name does not make it part of a longer word)."""
+    return (c.isalnum() or c == "_") and not ("\u2e80" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff")
+
+
+def _whole(m: re.Match) -> bool:
+    """The match stands alone: no word character right before or after it. (A lookaround per
+    alternative in the pattern costs 4x on long name lists; this checks the few matches.)"""
+    s, a, b = m.string, m.start(), m.end()
+    return not (a and _wordish(s[a - 1])) and not (b < len(s) and _wordish(s[b]))
 
 
 def _near(x: float, t: float) -> bool:
@@ -146,8 +164,8 @@ class FactSheetCheck:
         self.numbers = numbers
         # Names and string values may contain digits ("Kora K200"): blanked before numbers are
         # read, whole words only (a ticker "MAR" must not eat "March"), longest first.
-        self.blank = re.compile("|".join(rf"(?<!\w){re.escape(x)}(?!\w)" for x in sorted((x for x in strings if x), key=len, reverse=True)),
-                                re.IGNORECASE) if any(strings) else None
+        alts = "|".join(re.escape(x) for x in sorted((x for x in strings if x), key=len, reverse=True))
+        self.blank = re.compile(alts, re.IGNORECASE) if alts else None  # whole words: see _blank
 
     def problems(self, markdown: str) -> list[str]:
         """Every way the page fails its fact sheet: 'missing <fact_id>' for a value it does not
@@ -156,7 +174,7 @@ class FactSheetCheck:
         low = _LINK_TARGET_RE.sub("]", markdown).lower()  # a name only inside a link target is not stated
         body = _URL_RE.sub(" ", markdown)
         if self.blank is not None:
-            body = self.blank.sub(" ", body)
+            body = self.blank.sub(lambda m: " " if _whole(m) else m.group(0), body)
         dates, rest = _dates_in(body)
         scaled = scaled_in(rest)
         nums = numbers_in(rest)
@@ -193,7 +211,8 @@ class FactSheetCheck:
                 return False
         elif vt == "bool":
             word = "yes" if f.value == "true" else "no"
-            if not re.search(rf"\b({word}|{f.value})\b", low):
+            zh = "是" if f.value == "true" else "否"
+            if not re.search(rf"(?<!{_W})({word}|{f.value})(?!{_W})", low) and zh not in low:
                 return False
         elif f.value.lower() not in low:
             return False

@@ -62,7 +62,7 @@ def check_language(v):
     return v
 
 
-_TEXT_FIELDS = ("label", "inverse_label", "noun", "plural", "title", "unit", "phrases", "ask", "headlines")
+_TEXT_FIELDS = ("label", "inverse_label", "noun", "plural", "title", "unit", "phrases", "ask", "headlines", "description")
 
 
 class LangText(Model):
@@ -74,6 +74,7 @@ class LangText(Model):
     plural: str | None = None
     title: str | None = None
     unit: str | None = None
+    description: str | None = None
     phrases: list[str] | None = None
     ask: list[str] | None = None
     headlines: list[str] | None = None
@@ -816,6 +817,9 @@ class PagesSpec(Localized, Model):
     """Which pages an entity of this type gets (see worldforge.render)."""
 
     plural: str | None = None  # "companies"; defaults to the type name + "s"
+    # How an article's first sentence describes an entity of this type ("a professional football
+    # player"); defaults to the type's description. Per language: `description: {en: ..., zh: 一名职业足球运动员}`.
+    description: str | None = None
     article: bool = True
     profile: ProfileSpec | None = ProfileSpec()
     news: list[str] | None = None  # event attributes and dated relations with news items; None = all

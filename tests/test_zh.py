@@ -502,3 +502,18 @@ def test_vllm_writer_prompts_in_chinese_for_a_chinese_world(zh_web):
         assert conv[0]["content"] == SYSTEM_PROMPT_ZH and "中文" in conv[1]["content"]
     finally:
         view.close()
+
+
+def test_oracle_speaks_chinese_on_chinese_tasks_and_scores_one(zh_tasks):
+    import json
+
+    from worldforge.rollout import run_rollout
+    from worldforge.world.options import RolloutOptions
+
+    path, _report, recs = zh_tasks
+    rep = run_rollout(path, RolloutOptions(perturbations={}), force=True)
+    trajs = [json.loads(x) for x in (path / "rollout" / "trajectories.jsonl").read_text().splitlines()]
+    assert len(trajs) == len(recs) and rep.stats["reward_mean"] == 1.0
+    said = [m["content"] for t in trajs for m in t["messages"] if m["role"] == "assistant" and m["content"]]
+    assert said and all(_CJK.search(s) for s in said)
+    assert not any(re.search(r"\b(I'll|I have|the|search)\b", s) for s in said)

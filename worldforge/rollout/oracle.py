@@ -25,8 +25,57 @@ MAX_FOLLOW = 2  # "next" pages followed from a list page the plan needs (long di
 MAX_FOLLOWED = 8  # and at most this many per episode
 _RESULT_URL = re.compile(r"^\[\d+\] (\S+)$", re.M)
 _LINK = re.compile(r"\]\((https?://[^)\s]+)\)")
-_PAGE_SUFFIX = re.compile(r"\s*\(page \d+ of \d+\)$")
-_NEXT = re.compile(r"\[Next page[^\]]*\]\((https?://[^)\s]+)\)")
+_PAGE_SUFFIX = re.compile(r"\s*\(page \d+ of \d+\)$|（第\d+页，共\d+页）$")
+_NEXT = re.compile(r"\[(?:Next page|下一页)[^\]]*\]\((https?://[^)\s]+)\)")
+
+# What the oracle says, per task language. Lists are alternatives picked per episode.
+MESSAGES = {
+    "en": {
+        "copy": "One result is a copy on {site}, a copy site whose figures disagree with the original pages, so I will not rely on it.",
+        "failed": "Loading {page} failed ({why}); I'll retry.",
+        "cut": "The page {page} was cut off part-way; I'll load it again.",
+        "archived": "That was an archived snapshot of {page}, possibly out of date; I'll load the live page.",
+        "continues": "The list {page!r} continues on a next page; I'll follow it.",
+        "what_table": "every row of the table", "what_chain": "a chain of linked facts",
+        "why": ("A list page is the quickest start", "I'll look for an overview page first",
+                "Searching should turn up a directory or the main page"),
+        "start": "The question needs {what}. {why}, so I'll search for \"{q}\".",
+        "again": "I'll run the search again as \"{q}\".", "list_of": "list of {q}",
+        "open_lists": "I'll open the list page{s} {names} to collect the candidates",
+        "verbs": ("read the facts the table needs from", "check the values on", "open"),
+        "next": "next I'll {verb} {names}", "Next": "Next I'll {verb} {names}",
+        "rephrase": "the search did not show a page I need, so I'll rephrase it as {names}",
+        "no_link": "I have no link yet to {names}, so I'll search for {them}", "them": "them", "it": "it",
+        "sep": "; ", "quote": "\"{q}\"", "join": ", ",
+        "left": ". {n} more page{s} to go.", "end": ".",
+        "out_of_turns": "I am out of turns, so I'll submit the {n} row{s} I could verify.",
+        "final_table": "I have read the page behind every cell of the {n} row{s} that match. Submitting the table.",
+        "final_chain": "I have followed every link in the chain and found the answer. Submitting it.",
+        "search_failed": "The search failed ({why}); I'll try again.", "no_results": "The search returned no results.",
+    },
+    "zh": {
+        "copy": "有一条结果是{site}上的转载页面，这个转载站的数字与原始页面不符，所以我不采用它。",
+        "failed": "打开{page}失败（{why}），我再试一次。",
+        "cut": "页面{page}只加载了一部分，我重新打开。",
+        "archived": "这是{page}的存档快照，可能已经过时，我改为打开当前页面。",
+        "continues": "列表“{page}”还有下一页，我接着往下看。",
+        "what_table": "表格的每一行", "what_chain": "一串相互关联的事实",
+        "why": ("从列表页入手最快", "我先找一个总览页面", "搜索应该能找到目录页或主条目"),
+        "start": "这个问题需要{what}。{why}，所以我先搜索“{q}”。",
+        "again": "我换个说法重新搜索“{q}”。", "list_of": "{q} 列表",
+        "open_lists": "我打开列表页{names}，收集候选条目",
+        "verbs": ("从这些页面读取表格需要的信息：", "核对这些页面上的数值：", "打开"),
+        "next": "接下来{verb}{names}", "Next": "接下来{verb}{names}",
+        "rephrase": "搜索结果里没有我需要的页面，所以我改为搜索{names}",
+        "no_link": "我还没有{names}的链接，所以先搜索一下", "them": "", "it": "",
+        "sep": "；", "quote": "“{q}”", "join": "、",
+        "left": "。还剩{n}个页面。", "end": "。",
+        "out_of_turns": "轮次已用完，我提交已经核实的{n}行。",
+        "final_table": "符合条件的{n}行中每个单元格所依据的页面我都已读过，现在提交表格。",
+        "final_chain": "我已经沿着这条链上的每个链接找到了答案，现在提交。",
+        "search_failed": "搜索失败（{why}），我再试一次。", "no_results": "搜索没有返回结果。",
+    },
+}
 
 
 def _cell_pages(row: list) -> list[int]:
@@ -64,6 +113,7 @@ class OraclePlan:
         self.notes: list[str] = []  # observations to mention in the next turn's reasoning
         self.kind = rec["kind"]
         self.first = rec.get("discovery_query") or rec["constraint_values"][0]
+        self.m = MESSAGES.get(rec.get("language", "en"), MESSAGES["en"])
         self.discovered = False
         self.discovery_tries = 0
 
@@ -73,22 +123,20 @@ class OraclePlan:
         for u in _RESULT_URL.findall(text):
             if perturb.original_of(u, self.ep.env.seed) is not None:
                 site = u.split("/")[2]
-                self.notes.append(f"One result is a copy on {site}, a copy site whose figures "
-                                  "disagree with the original pages, so I will not rely on it.")
+                self.notes.append(self.m["copy"].format(site=site))
             else:
                 self.seen.add(u.split("#", 1)[0])
 
     def observe_page(self, url: str, text: str) -> bool:
         """Whether the page was read intact; links on it become openable."""
         if text.startswith("Error"):
-            self.notes.append(f"Loading {self.titles.get(url, url)} failed ({text.split('.', 1)[0]}); I'll retry.")
+            self.notes.append(self.m["failed"].format(page=self.titles.get(url, url), why=text.split(".", 1)[0]))
             return False
         if text.endswith(perturb.TRUNCATION_NOTE):
-            self.notes.append(f"The page {self.titles.get(url, url)} was cut off part-way; I'll load it again.")
+            self.notes.append(self.m["cut"].format(page=self.titles.get(url, url)))
             return False
         if text.startswith("> Archived copy"):
-            self.notes.append(f"That was an archived snapshot of {self.titles.get(url, url)}, possibly out of date; "
-                              "I'll load the live page.")
+            self.notes.append(self.m["archived"].format(page=self.titles.get(url, url)))
             return False
         self.seen.update(_LINK.findall(text))
         if url in self.listings:
@@ -99,7 +147,7 @@ class OraclePlan:
                 self.pending.insert(i + 1, nxt.group(1))
                 self.listings.add(nxt.group(1))
                 self.follow[nxt.group(1)] = depth
-                self.notes.append(f"The list {self.titles.get(url, url)!r} continues on a next page; I'll follow it.")
+                self.notes.append(self.m["continues"].format(page=self.titles.get(url, url)))
         return True
 
     # ------------------------------------------------------------------ acting
@@ -110,18 +158,19 @@ class OraclePlan:
     def turn(self, parallel: int) -> tuple[str, list[ToolCall], list[str] | str | None]:
         """The next turn: reasoning text, calls, and the URLs the calls open (a string for a search)."""
         ep = self.ep
-        notes, self.notes = " ".join(self.notes), []
-        lead = f"{notes} " if notes else ""
+        m = self.m
+        zh = m is MESSAGES["zh"]
+        notes, self.notes = ("" if zh else " ").join(self.notes), []
+        lead = (notes if zh else f"{notes} ") if notes else ""
         if not self.discovered and self.discovery_tries < 3:
             self.discovery_tries += 1
             if self.discovery_tries == 1:
-                what = ("every row of the table" if self.kind == "table" else "a chain of linked facts")
-                why = _pick(ep.key + "s", ("A list page is the quickest start", "I'll look for an overview page first",
-                                           "Searching should turn up a directory or the main page"))
-                return (f"The question needs {what}. {why}, so I'll search for \"{self.first}\".",
+                what = m["what_table"] if self.kind == "table" else m["what_chain"]
+                why = _pick(ep.key + "s", m["why"])
+                return (m["start"].format(what=what, why=why, q=self.first),
                         [ToolCall("web_search", _args(query=self.first))], "discovery")
-            q = self.first if self.discovery_tries == 2 else f"list of {self.first}"
-            return f"{lead}I'll run the search again as \"{q}\".", [ToolCall("web_search", _args(query=q))], "discovery"
+            q = self.first if self.discovery_tries == 2 else m["list_of"].format(q=self.first)
+            return lead + m["again"].format(q=q), [ToolCall("web_search", _args(query=q))], "discovery"
         todo = self.todo()
         if not todo:
             return self.final(lead), [], []
@@ -134,12 +183,12 @@ class OraclePlan:
         lists = [u for u in opens if u in self.listings]
         others = [u for u in opens if u not in self.listings]
         if lists:
-            names = ", ".join(self.titles.get(u, u) for u in lists)
-            parts.append(f"I'll open the list page{'s' if len(lists) > 1 else ''} {names} to collect the candidates")
+            names = m["join"].join(self.titles.get(u, u) for u in lists)
+            parts.append(m["open_lists"].format(s="s" if len(lists) > 1 else "", names=names))
         if others:
-            names = ", ".join(self.titles.get(u, u) for u in others)
-            verb = _pick(f"{ep.key}{ep.turns}", ("read the facts the table needs from", "check the values on", "open"))
-            parts.append(f"{'next' if lists else 'Next'} I'll {verb} {names}")
+            names = m["join"].join(self.titles.get(u, u) for u in others)
+            verb = _pick(f"{ep.key}{ep.turns}", m["verbs"])
+            parts.append(m["next" if lists else "Next"].format(verb=verb, names=names))
         calls += [ToolCall("web_extractor", _args(url=u)) for u in opens]
         if unseen:
             qs = []
@@ -150,15 +199,15 @@ class OraclePlan:
                 qs.append(title if n == 0 else f"{title} {u.split('/')[2].removeprefix('www.').split('.')[0]}")
                 if n >= 2:
                     self.seen.add(u)  # after three searches a careful person uses the address found earlier
-            names = ", ".join(f'"{q}"' for q in qs)
+            names = m["join"].join(m["quote"].format(q=q) for q in qs)
             if any(self.searched[u] > 1 for u in unseen):
-                parts.append(f"the search did not show a page I need, so I'll rephrase it as {names}")
+                parts.append(m["rephrase"].format(names=names))
             else:
-                parts.append(f"I have no link yet to {names}, so I'll search for {'them' if len(qs) > 1 else 'it'}")
+                parts.append(m["no_link"].format(names=names, them=m["them"] if len(qs) > 1 else m["it"]))
             calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(query=qs[0], queries=qs[1:])))
         left = len(todo) - len(opens)
-        text = "; ".join(parts)
-        text = lead + text[0].upper() + text[1:] + (f". {left} more page{'s' if left != 1 else ''} to go." if left else ".")
+        text = m["sep"].join(parts)
+        text = lead + text[0].upper() + text[1:] + (m["left"].format(n=left, s="s" if left != 1 else "") if left else m["end"])
         return text, calls, opens
 
     def partial(self) -> tuple[str, str]:
@@ -168,15 +217,14 @@ class OraclePlan:
         lists_ok = all(pages[i] in self.read for i in rec["evidence"]["listings"])
         rows = [r for r, cells in zip(self.ep.task.rows, rec["evidence"]["cells"])
                 if lists_ok and all(pages[i] in self.read for i in _cell_pages(cells))]
-        return (f"I am out of turns, so I'll submit the {len(rows)} row{'s' if len(rows) != 1 else ''} I could verify.",
+        return (self.m["out_of_turns"].format(n=len(rows), s="s" if len(rows) != 1 else ""),
                 markdown_table(self.ep.task.header, rows))
 
     def final(self, lead: str) -> str:
         n = len(self.ep.task.rows)
         if self.kind == "table":
-            return (f"{lead}I have read the page behind every cell of the {n} row{'s' if n != 1 else ''} that match. "
-                    "Submitting the table.")
-        return f"{lead}I have followed every link in the chain and found the answer. Submitting it."
+            return lead + self.m["final_table"].format(n=n, s="s" if n != 1 else "")
+        return lead + self.m["final_chain"]
 
 
 def run_oracle(episodes: list[Episode], titles: dict[str, str], parallel: int) -> None:
@@ -201,9 +249,9 @@ def run_oracle(episodes: list[Episode], titles: dict[str, str], parallel: int) -
                     if plan.observe_page(u, txt):
                         plan.read.add(u)
                 elif txt.startswith("Error"):
-                    plan.notes.append(f"The search failed ({txt.split('.', 1)[0]}); I'll try again.")
+                    plan.notes.append(plan.m["search_failed"].format(why=txt.split(".", 1)[0]))
                 elif txt.startswith("No results found") and "\n[1]" not in txt:
-                    plan.notes.append("The search returned no results.")
+                    plan.notes.append(plan.m["no_results"])
                 else:
                     plan.discovered = True
                     plan.observe_search(txt)

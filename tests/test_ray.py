@@ -4,6 +4,7 @@ run as Ray tasks on a local 2-CPU cluster, and every output is the same as in on
 from __future__ import annotations
 
 import json
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -240,6 +241,27 @@ def test_refresh_never_repeats_a_released_task(farm_v1):
     assert c["kept"] > 0 and r.rows["rl"] == {"test": c["kept"]}
     card = (r.path / "README.md").read_text()
     assert card.index("### v2") < card.index("### v1") and f"{a['tasks']:,} released in v1" in card
+
+
+def test_farm_mixes_an_english_and_a_chinese_world(tmp_path):
+    """A farm world may set `language: zh` (with a zh_CN locale): one release holds both
+    languages, each task posed in its world's language, and the card says so in both."""
+    from worldforge.farm import FARM_MANIFEST, run_farm
+
+    spec = _farm(tmp_path, "v1", [{"name": "two-en", "seed": 1, "split": "train"},
+                                  {"name": "two-zh", "seed": 2, "locale": "zh_CN", "language": "zh", "split": "train"}], name="two")
+    with _one_process():
+        r = run_farm(spec, tmp_path / "build", tmp_path / "out")
+    man = json.loads((r.path / FARM_MANIFEST).read_text())
+    assert {w["name"]: w["language"] for w in man["worlds"]} == {"two-en": "en", "two-zh": "zh"}
+    assert all(w["kept"] > 0 for w in man["worlds"])
+    rows = [json.loads(x) for x in (r.path / "jsonl" / "rl" / "train.jsonl").read_text().splitlines()]
+    han = re.compile(r"[\u3400-\u9fff]")
+    by_world = {w: [x["prompt"][-1]["content"] for x in rows if x["extra_info"]["world"] == w] for w in ("two-en", "two-zh")}
+    assert by_world["two-zh"] and all(han.search(q) for q in by_world["two-zh"])
+    assert by_world["two-en"] and not any(han.search(q) for q in by_world["two-en"])
+    card = (r.path / "README.md").read_text()
+    assert "- en\n- zh" in card and "## 中文说明" in card and "| two-zh | train |" in card
 
 
 def test_farm_spec_errors(tmp_path):

@@ -486,4 +486,17 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
               "## Reproduce", "", "```bash", f"worldforge run worlds/{world}.yaml", "```", "",
               "`manifest.json` holds the resolved spec, the seeds, package versions and the sha256 of every file; the "
               "same spec and seed give byte-identical files.", ""]
+    if spec.stages.tasks.language == "zh":
+        lines += chinese_section(stats["splits"])
     return "\n".join(lines)
+
+
+def chinese_section(splits: dict) -> list[str]:
+    """The card's section in Chinese, for datasets with Chinese tasks."""
+    n = sum(v["tasks"] for v in splits.values())
+    return ["## 中文说明", "",
+            f"本数据集由 worldforge 从一个虚构的中文世界生成，共 {n:,} 个任务。所有实体、网页和搜索结果均为虚构；"
+            "标准答案来自世界数据库，而非网页。任务采用 WideSearch 的形式：找出满足条件的全部实体并填写表格，"
+            "或以单行表格回答多跳问题。问题、列名和网页均为中文，评分器对中文做全角标点和空格的归一化。", "",
+            "- `sft`：每条轨迹一行，OpenAI 对话格式；`rl`：每个任务一行（verl 格式）；"
+            "`widesearch/<split>/`：WideSearch 的 `tasks.jsonl`（`language: zh`）和标准答案 CSV。", ""]

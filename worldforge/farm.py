@@ -63,6 +63,7 @@ class FarmWorld(_Model):
     seed: int | None = Field(None, ge=0, lt=2**63)
     counts: dict[str, int] | None = None  # overrides (merged into the spec's counts)
     locale: str | None = None
+    language: str | None = None  # en or zh (with a zh_CN locale): a farm may mix languages
     as_of: str | None = None
     stages: dict | None = None  # merged into the spec's stages, section by section
     split: Literal["train", "validation", "test"] | None = None
@@ -173,7 +174,7 @@ def resolve_worlds(farm: FarmSpec, farm_path: Path, spec_dir: Path) -> list[Farm
             raw = json.loads(json.dumps(BASE_WORLD))
             raw["seed"] = stable_hash(farm.seed, "world", names[i]) % 2**31
         raw["name"] = names[i]
-        for k in ("packs", "seed", "locale", "as_of"):
+        for k in ("packs", "seed", "locale", "language", "as_of"):
             v = getattr(w, k)
             if v is not None:
                 raw[k] = v
@@ -358,7 +359,8 @@ def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: l
         rl[s] += [(t, spec.name, system, truths[t.id]) for t in keep]
         ws[s] += keep
         man = read_json(Path(b["dataset"]) / "manifest.json", f"run the farm again with --force ({b['dataset']})")
-        worlds.append({"name": plan.name, "split": s, "seed": spec.seed, "locale": spec.locale, "packs": list(spec.packs),
+        worlds.append({"name": plan.name, "split": s, "seed": spec.seed, "locale": spec.locale, "language": spec.language,
+                       "packs": list(spec.packs),
                        "entities": sum(info.manifest["counts"].values()), "facts": info.manifest["facts"],
                        "tasks": len(tasks), "kept": len(keep), "dropped": dict(sorted(w_drop.items())),
                        "trajectories": sum(1 for t in trajs if t["instance_id"] in ids),
@@ -426,6 +428,7 @@ def farm_card(farm: FarmSpec, farm_file: str, worlds: list[dict], rows: dict, ch
     from .world.options import ExportOptions
 
     front = {"pretty_name": f"worldforge farm {farm.name} ({farm.release})", "license": ExportOptions().license,
+             "language": sorted({w.get("language", "en") for w in worlds}),
              "task_categories": ["question-answering", "text-generation"],
              "tags": ["synthetic", "agents", "tool-use", "web-search", "widesearch", "worldforge"],
              "configs": [{"config_name": fmt, "data_files": [{"split": s, "path": f"data/{fmt}/{s}-*.parquet"} for s in rows[fmt]],
@@ -435,10 +438,11 @@ def farm_card(farm: FarmSpec, farm_file: str, worlds: list[dict], rows: dict, ch
              (farm.description + " " if farm.description else "")
              + f"{len(worlds)} fictional worlds merged into one dataset of WideSearch-style tasks and agent trajectories. "
              "Splits are by world: every task and trajectory of a world is in that world's split.", "",
-             "## Worlds", "", "| world | split | packs | seed | locale | entities | tasks | kept | trajectories |",
-             "|---|---|---|---:|---|---:|---:|---:|---:|"]
+             "## Worlds", "", "| world | split | packs | seed | locale | language | entities | tasks | kept | trajectories |",
+             "|---|---|---|---:|---|---|---:|---:|---:|---:|"]
     for w in worlds:
-        lines.append(f"| {w['name']} | {w['split']} | {', '.join(w['packs'])} | {w['seed']} | {w['locale']} | {w['entities']:,} "
+        lines.append(f"| {w['name']} | {w['split']} | {', '.join(w['packs'])} | {w['seed']} | {w['locale']} | {w.get('language', 'en')} "
+                     f"| {w['entities']:,} "
                      f"| {w['tasks']:,} | {w['kept']:,} | {w['trajectories']:,} |")
     lines += ["", "## Splits", "", "| split | sft rows | rl rows (tasks) |", "|---|---:|---:|"]
     for s in SPLITS:
@@ -455,5 +459,9 @@ def farm_card(farm: FarmSpec, farm_file: str, worlds: list[dict], rows: dict, ch
     lines += ["## Reproduce", "", "```bash", f"worldforge farm {farm_file}", "```", "",
               "`manifest.json` lists each world's resolved spec hash and dataset fingerprint, the hashes of every "
               "task's question and gold set, and the sha256 of every file.", ""]
+    if any(w.get("language") == "zh" for w in worlds):
+        from .export import chinese_section
+
+        lines += chinese_section({w["name"]: {"tasks": w["kept"]} for w in worlds if w.get("language") == "zh"})
     return "\n".join(lines)
 

@@ -526,13 +526,16 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     if event.value_type == "entity":  # what the other party was on that day
         other = view.type_of[event.value]
         ctx += [f for f in facts_at(view, other, neigh.get(event.value, []), published, []) if f.value != eid][:8]
-    # Background on the places and organisations the story mentions, as they stood that day.
+    # Background on the places and organisations of the subject's own links the story mentions, as
+    # they stood that day (only the subject's own neighbours: a shard's view has exactly those).
     seen_ids = {eid, event.value}
-    for x in dict.fromkeys(f.value for f in list(ctx) if f.value_type == "entity" and f.value not in seen_ids):
-        if len(seen_ids) > 3:
+    own_links = {f.value for f in facts if f.value_type == "entity"}
+    for x in dict.fromkeys(f.value for f in list(ctx) if f.value_type == "entity" and f.value not in seen_ids
+                           and f.subject == eid and f.value in own_links):
+        if len(seen_ids) > 4:
             break
         seen_ids.add(x)
-        ctx += [f for f in facts_at(view, view.type_of[x], neigh.get(x, []), published, []) if f.value not in seen_ids][:3]
+        ctx += [f for f in facts_at(view, view.type_of[x], neigh.get(x, []), published, []) if f.value not in seen_ids][:4]
     ids = dict.fromkeys([eid] + ([event.value] if event.value_type == "entity" else []))
     speaker = None
     if _person_like(view, t):

@@ -81,6 +81,29 @@ def test_packs_keep_one_structure_with_per_language_text(tmp_path):
                                     "i18n": {"zh": {"lable": "身高"}}})
 
 
+def test_categorical_values_are_stored_in_the_world_language(zh_tables, tmp_path):
+    """`i18n: {zh: {values: {...}}}`: a Chinese world stores 软件, not software (lookups copying a
+    translated attribute too); conditional weights and derived SQL still read the pack's values
+    (a ticker only for 上市 companies); English worlds are unchanged."""
+    comp = zh_tables.entities["company"]
+    assert set(comp["industry"].unique()) <= {"软件", "制造业", "零售", "金融", "医疗保健", "能源", "传媒", "物流", "农业",
+                                             "生物技术", "电信", "航空航天"}
+    assert set(comp["ownership"].unique()) <= {"私营", "上市", "合作制"}
+    assert comp.filter(pl.col("ticker").is_not_null())["ownership"].unique().to_list() == ["上市"]
+    assert set(zh_tables.entities["player"]["position"].unique()) <= {"门将", "后卫", "中场", "前锋"}
+    en = generate_world(load_world(write_spec(tmp_path, name="small")))
+    assert "software" in en.entities["company"]["industry"].to_list()
+    from worldforge.world.pack import CategoricalAttr
+
+    base = {"kind": "categorical", "values": ["red", "blue"]}
+    a = CategoricalAttr.model_validate({**base, "i18n": {"zh": {"values": {"red": "红"}}}})
+    assert a.translation("zh") == {"red": "红"} and a.translation("en") == {}
+    with pytest.raises(ValueError, match="is not a value of this attribute"):
+        CategoricalAttr.model_validate({**base, "i18n": {"zh": {"values": {"green": "绿"}}}})
+    with pytest.raises(ValueError, match="would both read"):
+        CategoricalAttr.model_validate({**base, "i18n": {"zh": {"values": {"red": "色", "blue": "色"}}}})
+
+
 # --------------------------------------------------------------------------- names
 
 

@@ -18,7 +18,7 @@ from typing import TypeVar
 from ..errors import DamagedStateError
 from ..plumbing import quote_ident as _q
 from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, LookupAttr, NumericAttr, RelationSpec, constant_date
-from .spec import ResolvedWorld, date_bounds, fill_sql, link_bounds
+from .spec import ResolvedWorld, date_bounds, fill_sql, link_bounds, value_translation
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,8 @@ def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
                     sql = name_given_mismatch_sql(world, t, a, attr)
                 else:
                     G = f"x.{_q(attr.given)}"
-                    whens = " ".join(f"WHEN {G} = {_sql_str(v)} THEN x.{A} NOT IN ({', '.join(_sql_str(k) for k, wt in cw.items() if wt > 0)})"
+                    gv, av = _stored(world, t, attr.given), _stored(world, t, a)
+                    whens = " ".join(f"WHEN {G} = {_sql_str(gv(v))} THEN x.{A} NOT IN ({', '.join(_sql_str(av(k)) for k, wt in cw.items() if wt > 0)})"
                                      for v, cw in attr.cases.items())
                     sql = f"SELECT x.id, {G}, x.{A} FROM {T} x WHERE CASE {whens} ELSE FALSE END"
                 out.append(Invariant(f"{t}.{a}.given", f"a {t}'s {a} is one its {attr.given} allows", sql))
@@ -191,7 +192,7 @@ def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
                     for side in ("after", "before"):
                         for b in getattr(case, side):
                             inv = _attr_bound_invariant(world, t, a, side, b)
-                            cond = f"x.{_q(attr.given)} = {_sql_str(v)}"
+                            cond = f"x.{_q(attr.given)} = {_sql_str(_stored(world, t, attr.given)(v))}"
                             out.append(Invariant(f"{inv.name}[{attr.given}={v}]", f"{inv.description} when {attr.given} is {v}",
                                                  inv.sql.replace(" WHERE ", f" WHERE {cond} AND ", 1)))
     for r, rs in rels.items():
@@ -216,7 +217,8 @@ def _numeric_invariants(world: ResolvedWorld, t: str, a: str, attr: NumericAttr)
         if not vals:
             return d
         G = f"x.{_q(attr.given)}"
-        return "CASE " + " ".join(f"WHEN {G} = {_sql_str(v)} THEN {'NULL' if x is None else repr(float(x))}" for v, x in vals) + f" ELSE {d} END"
+        gv = _stored(world, t, attr.given)
+        return "CASE " + " ".join(f"WHEN {G} = {_sql_str(gv(v))} THEN {'NULL' if x is None else repr(float(x))}" for v, x in vals) + f" ELSE {d} END"
 
     lo, hi = per_case(lambda b: b[0]), per_case(lambda b: b[1])
     joins, ceiling = "", None
@@ -522,6 +524,12 @@ def _sql_str(v: str) -> str:
     return "'" + v.replace("'", "''") + "'"
 
 
+def _stored(world: ResolvedWorld, t: str, a: str):
+    """A pack value of t.a as the world stores it (translated in a Chinese world)."""
+    m = value_translation(world, t, a) if a in world.types[t].attributes else {}
+    return lambda v: m.get(v, v)
+
+
 def name_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part) -> str:
     """Entities whose name contradicts the attribute its part is chosen by (a word of another
     value's choices and none of its own value's); for `via` parts, names that do not contain
@@ -532,16 +540,17 @@ def name_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part) -> str:
         return (f"SELECT x.id, x.name FROM {T} x JOIN {_q('rel_' + part.via)} e ON e.source = x.id "
                 f"JOIN {_q(rs.target)} u ON u.id = e.target WHERE strpos(x.name, CAST(u.{_q(part.attribute)} AS VARCHAR)) = 0")
     g = f"x.{_q(part.given)}"
+    gv = _stored(world, t, part.given)
     default = set(part.choices or ())
     every = part.words()
     whens = []
     for v, ch in part.cases.items():
         other = every - set(ch)
         if other:
-            whens.append(f"WHEN {g} = {_sql_str(v)} THEN regexp_matches(x.name, {_word_regex(other)})")
+            whens.append(f"WHEN {g} = {_sql_str(gv(v))} THEN regexp_matches(x.name, {_word_regex(other)})")
     other = every - default
     if default and other:
-        whens.append(f"WHEN {g} IS NOT NULL AND {g} NOT IN ({', '.join(_sql_str(v) for v in part.cases)}) "
+        whens.append(f"WHEN {g} IS NOT NULL AND {g} NOT IN ({', '.join(_sql_str(gv(v)) for v in part.cases)}) "
                      f"THEN regexp_matches(x.name, {_word_regex(other)})")
     if not whens:
         return f"SELECT x.id, x.name FROM {T} x WHERE FALSE"
@@ -555,7 +564,7 @@ def name_given_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
     A = f"x.{_q(a)}"
     whens = []
     for word, w in attr.cases.items():
-        allowed = [v for v, wt in w.items() if wt > 0]
+        allowed = [_stored(world, t, a)(v) for v, wt in w.items() if wt > 0]
         whens.append(f"WHEN regexp_matches(x.name, {_word_regex([word])}) THEN {A} NOT IN ({', '.join(map(_sql_str, allowed))})")
     del part
     return f"SELECT x.id, x.name, {A} FROM {_q(t)} x WHERE CASE {' '.join(whens)} ELSE FALSE END"

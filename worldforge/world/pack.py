@@ -76,6 +76,7 @@ class LangText(Model):
     unit: str | None = None
     description: str | None = None
     phrases: list[str] | None = None
+    values: dict[str, str] | None = None  # a categorical attribute's values in this language
     ask: list[str] | None = None
     headlines: list[str] | None = None
 
@@ -483,6 +484,30 @@ class CategoricalAttr(_AttrBase):
         if isinstance(v, dict):
             _check_weights({k: w.weight if isinstance(w, CategoricalValue) else w for k, w in v.items()}, "value")
         return v
+
+    def translation(self, language: str) -> dict[str, str]:
+        """The attribute's values in another language (`i18n: {zh: {values: {software: 软件}}}`);
+        a world in that language stores them so (untranslated values stay as they are)."""
+        lt = self.i18n.get(language) if language != "en" else None
+        return dict(lt.values) if lt is not None and lt.values else {}
+
+    @model_validator(mode="after")
+    def _translated_values(self) -> CategoricalAttr:
+        known = set(self.weights())
+        for lang, lt in self.i18n.items():
+            if not lt.values:
+                continue
+            unknown = sorted(set(lt.values) - known)
+            if unknown:
+                raise ValueError(f"i18n.{lang}.values: {clip(unknown)} is not a value of this attribute; known: {clip(sorted(known))}")
+            seen: dict[str, str] = {}
+            for k, v in lt.values.items():
+                if not isinstance(v, str) or not v.strip():
+                    raise ValueError(f"i18n.{lang}.values.{clip(k)} must be a non-empty string")
+                if v in seen or (v in known and v not in lt.values and v != k):
+                    raise ValueError(f"i18n.{lang}.values: {clip(k)} and {clip(seen.get(v, v))} would both read {clip(v)}")
+                seen[v] = k
+        return self
 
     @model_validator(mode="after")
     def _cases(self) -> CategoricalAttr:

@@ -56,7 +56,7 @@ from .sampling import (
     sample_numeric,
     unique_codes,
 )
-from .spec import SQL_TYPES, ResolvedWorld, attribute_dtype, date_bounds, derived_query, lifecycle_end_bound, link_bounds
+from .spec import SQL_TYPES, ResolvedWorld, attribute_dtype, date_bounds, derived_query, lifecycle_end_bound, link_bounds, value_translation
 from .store import WorldTables
 
 EPOCH = dt.date(1970, 1, 1)
@@ -1060,6 +1060,16 @@ class _Generator:
         self.out.repairs[f"{t} aliases: dropped (clash with a name or empty)"] = before - df.height
         self.out.aliases.append(df.with_columns(pl.lit(t).alias("entity_type")))
 
+    def translate_values(self) -> None:
+        """Categorical values (and lookups copying them) in the world's language, once everything
+        that reads the pack's own values (conditional weights, name parts, derived SQL) has run."""
+        for t, et in self.types.items():
+            df = self.out.entities[t]
+            cols = {a: value_translation(self.world, t, a) for a in et.attributes}
+            cols = {a: m for a, m in cols.items() if m and a in df.columns}
+            if cols:
+                self.out.entities[t] = df.with_columns(pl.col(a).replace(m) for a, m in cols.items())
+
     def run(self, on_step: StepHook | None = None) -> WorldTables:
         for node in generation_order(self.world):
             if on_step:
@@ -1075,6 +1085,7 @@ class _Generator:
                 self.make_relation(node[1])
             elif kind == "aliases":
                 self.make_aliases(node[1])
+        self.translate_values()
         for t, et in self.types.items():  # declared column order
             cols = ["id", "name", *et.attributes]
             self.out.entities[t] = self.out.entities[t].select(cols)

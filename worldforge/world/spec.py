@@ -160,6 +160,24 @@ def attribute_dtype(world: ResolvedWorld, type_name: str, attr: str, _seen: froz
     return attribute_dtype(world, rel.target, a.attribute, _seen | {key})
 
 
+def value_translation(world: ResolvedWorld, type_name: str, attr: str, _seen: frozenset = frozenset()) -> dict[str, str]:
+    """How the stored values of an attribute read in the world's language: a categorical
+    attribute's `i18n.<lang>.values`, and a lookup's those of the attribute it copies ({} in English)."""
+    lang = world.spec.language
+    if lang == "en":
+        return {}
+    a = world.types[type_name].attributes.get(attr)
+    if isinstance(a, CategoricalAttr):
+        return a.translation(lang)
+    if not isinstance(a, LookupAttr):
+        return {}
+    rel = world.relations.get(a.via)
+    key = (type_name, attr)
+    if rel is None or rel.target not in world.types or key in _seen:
+        return {}
+    return value_translation(world, rel.target, a.attribute, _seen | {key})
+
+
 def attribute_unit(world: ResolvedWorld, type_name: str, attr: str, _seen: frozenset = frozenset()) -> str | None:
     """The unit of an attribute; a lookup without its own unit has the unit of what it copies."""
     a = world.types[type_name].attributes.get(attr)

@@ -142,7 +142,7 @@ def conflicting_url(original: str, seed: int) -> str:
     p = urlsplit(original)
     sites = copy_sites(seed)
     site = sites[stable_hash(seed, "site", original) % len(sites)][1]
-    return f"https://{site}/{p.netloc}{p.path}"
+    return f"https://{site}/{p.netloc}{p.path}" + (f"?{p.query}" if p.query else "")  # a list's page N stays page N
 
 
 def copy_site(url: str, seed: int) -> tuple[str, str, str] | None:
@@ -154,8 +154,9 @@ def original_of(url: str, seed: int) -> str | None:
     """The page a copy was made from, or None when `url` is no such copy."""
     if copy_site(url, seed) is None:
         return None
-    path = urlsplit(url).path.lstrip("/")
-    return "https://" + path if "/" in path else None
+    u = urlsplit(url)
+    path = u.path.lstrip("/")
+    return "https://" + path + (f"?{u.query}" if u.query else "") if "/" in path else None
 
 
 def conflicting(text: str, original: str, seed: int) -> str:

@@ -131,10 +131,13 @@ def test_chinese_names_are_chinese_unique_and_shaped(zh_tables):
     assert ents["club"]["name"].str.contains(r"(俱乐部|联队|竞技|流浪者)$").all()
     # Company names follow their industry: a software company is not named 航空.
     co = ents["company"]
-    soft = co.filter(pl.col("industry") == "software")["name"]
+    soft = co.filter(pl.col("industry") == "软件")["name"]  # industries are stored in Chinese
     assert len(soft) and soft.str.contains("科技|软件|信息|网络|数据").all()
-    cases = load_world(REPO / "worlds" / "demo_zh.yaml").types["company"].name.parts["noun"].cases
-    for name, industry in co.select("name", "industry").iter_rows():
+    demo = load_world(REPO / "worlds" / "demo_zh.yaml")
+    cases = demo.types["company"].name.parts["noun"].cases
+    back = {v: k for k, v in demo.types["company"].attributes["industry"].translation("zh").items()}
+    for name, stored in co.select("name", "industry").iter_rows():
+        industry = back[stored]
         others = {w for k, ws in cases.items() if k != industry for w in ws} - set(cases[industry])
         assert not any(w in name for w in others), (name, industry)
 

@@ -448,8 +448,10 @@ class _Generator:
                 elif self.ambiguous:
                     question = self.wording.describe(task)
                     keys = [tuple(row[i] for i in task.keys) for row in task.gold_rows]
-                    if len(set(keys)) < len(keys):
-                        reason = "namesake-rows"
+                    lists = [j for j, c in enumerate(task.columns) if c.agg == "list"]
+                    named = {x for row in task.gold_rows for j in lists for x in str(row[j]).split("; ")}
+                    if len(set(keys)) < len(keys) or named & self.ambiguous:
+                        reason = "namesake-rows"  # two rows alike, or a list naming one of two namesakes
                     elif any(isinstance(v, str) and v in self.ambiguous for v in question[2]):
                         reason = "ambiguous-name"
             if reason is not None:

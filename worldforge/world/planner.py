@@ -326,17 +326,18 @@ class _Generator:
             if src[:1] and "\u4e00" <= src[0] <= "\u9fff" and len(cjk) > 1:
                 c = cjk[h % len(cjk)]
                 new = (c if c != src[0] else cjk[(h + 1) % len(cjk)]) + src[1:]
-            else:
-                first = src.split(" ", 1)[0]
-                pos = [q for q, ch in enumerate(first) if ch.lower() in vowels and q > 0]
-                if pos:
-                    q = pos[h % len(pos)]
-                    ch = first[q]
-                    alt = vowels[(vowels.index(ch.lower()) + 1 + h % 4) % 5]
-                    first = first[:q] + (alt.upper() if ch.isupper() else alt) + first[q + 1:]
+            else:  # a vowel of the first word that has one past its first letter ('FC Veur' -> 'FC Vuur')
+                words = src.split(" ")
+                w = next((i for i, x in enumerate(words) if any(ch.lower() in vowels for ch in x[1:])), None)
+                if w is None:
+                    words[-1] += words[-1][-1:]
                 else:
-                    first = first + first[-1:]
-                new = first + src[len(src.split(" ", 1)[0]):]
+                    x = words[w]
+                    pos = [q for q, ch in enumerate(x) if ch.lower() in vowels and q > 0]
+                    q = pos[h % len(pos)]
+                    alt = vowels[(vowels.index(x[q].lower()) + 1 + h % 4) % 5]
+                    words[w] = x[:q] + (alt.upper() if x[q].isupper() else alt) + x[q + 1:]
+                new = " ".join(words)
             if new not in taken:
                 taken.add(new)
                 arr[i] = new

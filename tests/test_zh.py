@@ -110,8 +110,8 @@ def test_categorical_values_are_stored_in_the_world_language(zh_tables, tmp_path
 def test_chinese_names_are_chinese_unique_and_shaped(zh_tables):
     ents = zh_tables.entities
     for t, frame in ents.items():
-        names = frame["name"]
-        assert names.is_unique().all(), t
+        names = frame["name"]  # unique, but for the declared namesakes (pairs)
+        assert names.value_counts()["count"].max() <= (2 if t in ("person", "company", "club") else 1), t
     person = ents["person"]["name"]
     assert person.str.contains(r"^[\u3400-\u9fff]{2,3}$").all()
     # Surnames follow their weights: 王/李/张 are common, 阎 rare.

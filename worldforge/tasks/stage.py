@@ -295,6 +295,12 @@ class _Generator:
         self.kept_b: Counter = Counter()  # table tasks kept per row bucket, over every split
         self.drawn = dict.fromkeys(KINDS, 0)
         self.kept = dict.fromkeys(KINDS, 0)
+        # Names two entities of one type share (declared namesakes): a question naming one is
+        # ambiguous, and a gold table keyed by it could not be scored.
+        self.ambiguous: set[str] = set()
+        for t in a.types:
+            vals, counts = np.unique(a.names(t).astype(str), return_counts=True)
+            self.ambiguous.update(vals[counts > 1].tolist())
 
     def part_name(self, part: int) -> str | None:
         if self.parts.root is None or part < 0:
@@ -439,6 +445,15 @@ class _Generator:
                 task = self.builder.build(cand, self.blocked if split == "train" else None, part_ok)
                 if isinstance(task, str):
                     reason = task
+                elif self.ambiguous:
+                    question = self.wording.describe(task)
+                    keys = [tuple(row[i] for i in task.keys) for row in task.gold_rows]
+                    lists = [j for j, c in enumerate(task.columns) if c.agg == "list"]
+                    named = {x for row in task.gold_rows for j in lists for x in str(row[j]).split("; ")}
+                    if len(set(keys)) < len(keys) or named & self.ambiguous:
+                        reason = "namesake-rows"  # two rows alike, or a list naming one of two namesakes
+                    elif any(isinstance(v, str) and v in self.ambiguous for v in question[2]):
+                        reason = "ambiguous-name"
             if reason is not None:
                 self.dropped["table"][reason] += 1
                 fails[(t, shape)] += 1
@@ -450,7 +465,8 @@ class _Generator:
                 continue
             fails[(t, shape)] = fails[t] = 0
             self.seen.add(key)
-            question = self.wording.describe(task)
+            if not self.ambiguous:
+                question = self.wording.describe(task)
             rows_parts = np.unique(self.parts.of[cand.t][cand.rows.codes]) if self.parts.root else np.array([-1])
             part = self.part_name(int(rows_parts[0])) if len(rows_parts) == 1 else None
             rec = _table_record(self.world, task, question, opt, self.web, part)
@@ -542,6 +558,8 @@ class _Generator:
             drawn += 1
             self.drawn["multihop"] += 1
             reason = task if isinstance(task, str) else None
+            if reason is None and str(task.gold_rows[0][0]) in self.ambiguous:
+                reason = "ambiguous-name"
             if reason is None:
                 key = (task.start, task.answer_entity, task.answer_attr)
                 if key in self.seen:

@@ -213,11 +213,26 @@ class WorldView:
         enc = self.sites.encyclopedia.domain
         clash = Counter(self.names.values())
         article, profile = {}, {}
+        self.article_title: dict[str, str] = {}
+        taken_titles: set[str] = set()
         for t, et in self.world.types.items():
             ids = self.ids[t]
+            own = Counter(self.names[i] for i in ids)
+            era: dict[str, str] = {}
+            if any(c > 1 for c in own.values()) and et.lifecycle is not None:  # namesakes: told apart by era
+                era = {i: str(y) for i, y in self.con.execute(
+                    f"SELECT id, year({_q(et.lifecycle.start)}) FROM {_q(t)} WHERE {_q(et.lifecycle.start)} IS NOT NULL").fetchall()}
             for i in ids:
                 n = self.names[i]
-                title = n if clash[n] == 1 else f"{n} ({t.replace('_', ' ')})"
+                if own[n] > 1:  # 'Name (person, 1961)', like an encyclopedia's namesake titles
+                    sep = "，" if self.lang == "zh" else ", "
+                    title = f"{n} ({self.noun(t)}{sep}{era.get(i, i[-4:])})"
+                    if title in taken_titles:
+                        title = f"{n} ({self.noun(t)}{sep}{i[-6:]})"
+                    self.article_title[i] = title
+                    taken_titles.add(title)
+                else:
+                    title = n if clash[n] == 1 else f"{n} ({t.replace('_', ' ')})"
                 article[i] = f"https://{enc}/wiki/{quote(title.replace(' ', '_'), safe='_-.,~')}"
             ps = et.pages.profile
             if ps is None:
@@ -382,7 +397,7 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
                         more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
             targets = list(dict.fromkeys([f.value for f in out_facts] + [f.subject for f in in_facts]))[:10]
             related = [f for x in targets for f in neigh.get(x, []) if f.value != eid][:30]
-            yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, name, None, eid,
+            yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, view.article_title.get(eid, name), None, eid,
                        _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts + related,
                        {"more": more, "related": [f.fact_id for f in related]},
                        tuple(sorted({opts.max_list_items, *(n for n, _ in more.values())})) if more else (),

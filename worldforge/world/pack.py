@@ -875,6 +875,11 @@ class EntityType(Model):
     lifecycle: Lifecycle | None = None
     attributes: dict[str, Attribute] = {}
     pages: PagesSpec = PagesSpec()
+    # Distractors that teach disambiguation: the share of this type's entities that take the
+    # name of another entity of the type (namesakes, told apart by place or era), and the share
+    # whose name is one small edit away from another's (a changed vowel or first character).
+    namesakes: float = Field(0.0, ge=0.0, le=0.2)
+    near_names: float = Field(0.0, ge=0.0, le=0.2)
 
     @model_validator(mode="before")
     @classmethod

@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 
 from ..errors import PlanError
+from ..plumbing import stable_hash
 from .dependencies import dependency_graph, node_label
 from .pack import (
     CategoricalAttr,
@@ -269,9 +270,78 @@ class _Generator:
         ids = entity_ids(t, names, self.seed)
         if ids.n_unique() != n:
             raise PlanError(f"id collision in type '{t}'; change the seed")
+        if et.namesakes or et.near_names:  # ids stay those of the drawn (unique) names
+            names, kept = self._namesakes(t, names, kept)
         self.out.entities[t] = pl.concat([pl.DataFrame({"id": ids, "name": names}), self.out.entities[t]], how="horizontal")
         for k, v in kept.items():
             self.name_parts[(t, k)] = v
+
+    def _namesakes(self, t: str, names: pl.Series, kept: dict) -> tuple[pl.Series, dict]:
+        """Give `namesakes` x n entities the name of another (disjoint sources; kept name parts
+        follow, so attributes chosen by a name word stay consistent) and `near_names` x n a
+        name one edit from another's (a vowel of the first word, or the first character of a
+        CJK name), never equal to an existing name."""
+        et = self.types[t]
+        n = len(names)
+        k, k2 = int(round(et.namesakes * n)), int(round(et.near_names * n))
+        if 2 * (k + k2) > n:
+            k = k2 = 0
+        if not k and not k2:
+            return names, kept
+        rng = child_rng(self.seed, "namesakes", t)
+        # Pairs share whatever the name's parts are chosen by (an industry word, a town), so a
+        # copied name still agrees with its new bearer: shuffle, group by that context, pair
+        # neighbours within a group, then draw the pairs wanted.
+        ctx = []
+        for part in et.name.parts.values():
+            if part.given is not None:
+                ctx.append(pl.Series(self.given_values(t, part.given)).cast(pl.String).fill_null(""))
+            elif part.via is not None:
+                rs = self.relations[part.via]
+                ctx.append(pl.Series(self.along(t, part.via, self.out.entities[rs.target][part.attribute].cast(pl.String))).fill_null(""))
+        perm = rng.permutation(n)
+        if ctx:
+            key = pl.DataFrame({f"c{i}": c for i, c in enumerate(ctx)}).select(pl.concat_str(pl.all(), separator="\x1f")).to_series()
+            perm = perm[np.argsort(key.to_numpy()[perm], kind="stable")]
+            keys = key.to_numpy()[perm]
+        else:
+            keys = np.zeros(n, dtype=np.int8)
+        a_, b_ = perm[0:n - 1:2], perm[1:n:2]
+        ok = keys[0:n - 1:2] == keys[1:n:2]
+        a_, b_ = a_[ok], b_[ok]
+        pick = rng.permutation(len(a_))
+        k = min(k, len(a_))
+        k2 = min(k2, len(a_) - k)
+        copies, sources = a_[pick[:k]], b_[pick[:k]]
+        near, near_src = a_[pick[k:k + k2]], b_[pick[k:k + k2]]
+        arr = names.to_numpy().astype(object)
+        arr[copies] = arr[sources]
+        kept = {p: _take_from(v, copies, sources) for p, v in kept.items()}
+        taken = set(arr.tolist())
+        vowels = "aeiou"
+        cjk = sorted({c for x in arr[: min(n, 2000)] for c in x[:1] if "\u4e00" <= c <= "\u9fff"})
+        for i, j in zip(near.tolist(), near_src.tolist()):
+            src = arr[j]
+            h = stable_hash("near", self.seed, t, src)
+            if src[:1] and "\u4e00" <= src[0] <= "\u9fff" and len(cjk) > 1:
+                c = cjk[h % len(cjk)]
+                new = (c if c != src[0] else cjk[(h + 1) % len(cjk)]) + src[1:]
+            else:  # a vowel of the first word that has one past its first letter ('FC Veur' -> 'FC Vuur')
+                words = src.split(" ")
+                w = next((i for i, x in enumerate(words) if any(ch.lower() in vowels for ch in x[1:])), None)
+                if w is None:
+                    words[-1] += words[-1][-1:]
+                else:
+                    x = words[w]
+                    pos = [q for q, ch in enumerate(x) if ch.lower() in vowels and q > 0]
+                    q = pos[h % len(pos)]
+                    alt = vowels[(vowels.index(x[q].lower()) + 1 + h % 4) % 5]
+                    words[w] = x[:q] + (alt.upper() if x[q].isupper() else alt) + x[q + 1:]
+                new = " ".join(words)
+            if new not in taken:
+                taken.add(new)
+                arr[i] = new
+        return pl.Series(names.name, arr.tolist(), dtype=pl.String), kept
 
     def make_attr(self, t: str, a: str) -> None:
         try:
@@ -1092,6 +1162,17 @@ class _Generator:
         self.out.repairs = {k: v for k, v in self.out.repairs.items() if v}
         return self.out
 
+
+
+def _take_from(v, copies: np.ndarray, sources: np.ndarray):
+    """A kept name-part array with the copies' entries taken from their sources."""
+    if isinstance(v, pl.Series):
+        a = v.to_numpy().astype(object)
+        a[copies] = a[sources]
+        return pl.Series(v.name, a.tolist(), dtype=v.dtype)
+    a = np.array(v, dtype=object, copy=True)
+    a[copies] = a[sources]
+    return a if isinstance(v, np.ndarray) else list(a)
 
 
 def generate_world(world: ResolvedWorld, on_step: StepHook | None = None) -> WorldTables:

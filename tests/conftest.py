@@ -62,6 +62,16 @@ def demo_web(demo_world, tmp_path_factory):
     return path, render_world(path)
 
 
+@pytest.fixture(scope="session")
+def demo_tasks(demo_web):
+    """The demo world's default task set: 200 tables and 100 multi-hop questions."""
+    from worldforge.tasks import generate_tasks, read_tasks
+
+    world, _ = demo_web
+    report = generate_tasks(world, force=True)
+    return world, report, read_tasks(world)
+
+
 def _engine_opts():
     from worldforge.world.options import RenderOptions, SamplingSpec
 

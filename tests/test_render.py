@@ -51,7 +51,8 @@ def test_every_recorded_fact_is_on_its_page(demo_web):
         fids = page_facts.get(url, [])
         assert fids, f"{url} records no facts"
         assert source == "template"
-        page_nums = tuple(int(x.replace(",", "")) for pair in re.findall(r"page (\d+) of (\d+)|(\d+) of ([\d,]+)|[Aa]ll ([\d,]+)|list of ([\d,]+)", md)
+        page_nums = tuple(int(x.replace(",", "")) for pair in re.findall(
+            r"page (\d+) of (\d+)|(\d+) of ([\d,]+)|[Aa]ll ([\d,]+)|list of ([\d,]+)|\(([\d,]+) entries\)$|\[(\d+)\]\(", md, re.M)
                           for x in pair if x)
         check = FactSheetCheck([facts[f] for f in fids], names, page_nums, (date,) if date else (), require_end=kind != "news")
         probs = check.problems(md)

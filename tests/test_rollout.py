@@ -9,7 +9,8 @@ import pytest
 
 from worldforge.errors import RolloutError
 from worldforge.rollout import Environment, ToolCall, load_tasks, perturb, run_rollout
-from worldforge.rollout.oracle import page_titles, run_oracle
+from worldforge.rollout.measure import unseen_opens
+from worldforge.rollout.oracle import run_oracle
 from worldforge.rollout.stage import rollout_dir
 from worldforge.world.options import PERTURBATION_TOOLS, RolloutOptions
 
@@ -19,51 +20,96 @@ HEAVY = {k: dict.fromkeys(tools, 0.07) for k, tools in PERTURBATION_TOOLS.items(
 def _oracle(world, opt, seed=3):
     env = Environment.for_world(world, opt, seed=seed)
     eps = [env.episode(t) for t in load_tasks(world)]
-    run_oracle(eps, page_titles(env.engine, eps), opt.parallel_calls)
+    run_oracle(eps, opt)
     return env, eps
 
 
-def test_oracle_scores_one_without_perturbations(small_run):
+def _calls(ep):
+    return [(c["function"]["name"], json.loads(c["function"]["arguments"])) for m in ep.messages for c in m.get("tool_calls") or []]
+
+
+def test_oracle_researches_from_what_it_reads(small_run):
+    """Without perturbations: high rewards from research alone; every page it opens was shown by an
+    earlier result; it searches first, follows pagination, says what it does before each call, and
+    keeps to the calls-per-turn limit."""
     _, world, _ = small_run
-    env, eps = _oracle(world, RolloutOptions(perturbations={}))
+    opt = RolloutOptions(perturbations={})
+    env, eps = _oracle(world, opt)
     try:
         assert len(eps) == 22
+        assert sum(ep.reward for ep in eps) / len(eps) >= 0.95
         for ep in eps:
-            assert ep.end == "answer" and ep.reward == 1.0 and ep.score["success"] == 1.0
-            assert not any(s.perturbation or s.error for s in ep.steps)
+            assert ep.end == "answer" and not any(s.perturbation or s.error for s in ep.steps)
             first = ep.messages[2]
-            assert first["role"] == "assistant" and first["content"] and first["tool_calls"][0]["function"]["name"] == "web_search"
-            last = ep.messages[-1]
-            assert last["tool_calls"][-1]["function"]["name"] == "final_answer"
-            # every assistant turn explains itself before its calls; every call gets a result but the final one
+            assert first["role"] == "assistant" and first["tool_calls"][0]["function"]["name"] == "web_search"
             assistants = [m for m in ep.messages if m["role"] == "assistant"]
             assert all(m["content"].strip() for m in assistants) and len(assistants) == ep.turns
-            n_results = sum(m["role"] == "tool" for m in ep.messages)
-            assert n_results == ep.tool_calls - 1
-            # every evidence page was opened
-            opened = {json.loads(c["function"]["arguments"]).get("url") for m in assistants for c in m["tool_calls"]}
-            assert set(ep.task.record["evidence"]["pages"]) <= opened
-        tables = [ep for ep in eps if ep.task.record["kind"] == "table"]
-        assert any("?page=" in c["function"]["arguments"] for ep in tables for m in ep.messages
-                   for c in m.get("tool_calls") or []), "no trajectory followed a directory's pagination"
+            assert all(len(m.get("tool_calls") or []) <= opt.parallel_calls for m in assistants)
+            assert assistants[-1]["tool_calls"][-1]["function"]["name"] == "final_answer"
+            assert unseen_opens(ep.trajectory("oracle"), env.execute) == []
+        assert any("?page=" in a.get("url", "") for ep in eps for n, a in _calls(ep)), "no trajectory followed a list's pagination"
     finally:
         env.close()
 
 
-def test_oracle_recovers_from_every_perturbation(small_run):
+def test_oracle_never_sees_the_world_or_the_gold(small_run, tmp_path, monkeypatch):
+    """The oracle gets the question and tool results only: with the world store, the gold tables, the
+    evidence and the pages' provenance out of reach it writes the same answers."""
+    import shutil
+
+    import duckdb
+
+    from worldforge.rollout.env import Task
+    from worldforge.web.search import SearchEngine
+    from worldforge.world import store
+
+    _, world, _ = small_run
+    opt = RolloutOptions()
+    env, eps = _oracle(world, opt)
+    answers = {ep.task.id: (ep.answer, ep.reward) for ep in eps}
+    env.close()
+    bare = tmp_path / "bare"
+    shutil.copytree(world / "web", bare / "web")
+    with duckdb.connect(str(bare / "web" / "pages.duckdb")) as con:
+        con.execute("DROP TABLE page_facts")
+    monkeypatch.setattr(store, "open_world", lambda *a, **k: pytest.fail("the oracle opened the world store"))
+    public = ("instance_id", "query", "language", "kind", "question", "evaluation")  # evaluation: for the env to score (no gold)
+    tasks = [Task({k: t.record[k] for k in public}, [c for c in t.header], []) for t in load_tasks(world)]
+    blind = Environment(SearchEngine(bare / "web"), opt, seed=env.seed, as_of=env.as_of)
+    try:
+        beps = [blind.episode(t) for t in tasks]
+        run_oracle(beps, opt)
+        assert {ep.task.id: ep.answer for ep in beps} == {k: a for k, (a, _) in answers.items()}
+    finally:
+        blind.close()
+    assert all(isinstance(r, float) for _, r in answers.values())
+
+
+def test_oracle_recovers_from_every_perturbation_and_rewards_vary(small_run):
     _, world, _ = small_run
     env, eps = _oracle(world, RolloutOptions(perturbations=HEAVY))
     try:
         kinds = {s.perturbation for ep in eps for s in ep.steps if s.perturbation}
         assert kinds == set(PERTURBATION_TOOLS)
-        assert all(ep.reward == 1.0 for ep in eps)
+        rewards = [ep.reward for ep in eps]
+        assert sum(rewards) / len(rewards) >= 0.8 and min(rewards) < 1.0  # the web misleads it now and then
         for ep in eps:
-            calls = [(c["function"]["name"], c["function"]["arguments"]) for m in ep.messages for c in m.get("tool_calls") or []]
-            for s in ep.steps:
+            calls = _calls(ep)
+            turns = [m for m in ep.messages if m["role"] == "assistant"]
+            for s in ep.steps:  # a page it needed that failed is loaded again, or a later turn says what became of it
                 if s.tool == "web_extractor" and s.perturbation in ("truncated_page", "stale_page", "search_error", "rate_limit"):
-                    assert calls[s.call] in calls[s.call + 1:], "a failed page was not loaded again"
-            # a low-quality copy is never opened
-            assert not any(perturb.original_of(json.loads(a).get("url", ""), env.seed) for n, a in calls if n == "web_extractor")
+                    url = calls[s.call][1]["url"]
+                    second = "/wiki/" not in url and "lists" not in url  # a second source, to compare: optional
+                    again = calls[s.call] in calls[s.call + 1:]
+                    name = env.engine.page(url)["title"].split(" (")[0]
+                    assert again or second or any(name in m["content"] for m in turns[s.turn:]), (ep.task.id, url)
+            # a copy site's page is only opened as a second source, and the turn says so
+            for m in ep.messages:
+                for c in m.get("tool_calls") or []:
+                    url = json.loads(c["function"]["arguments"]).get("url", "")
+                    if perturb.original_of(url, env.seed):
+                        assert any(w in m["content"] for w in ("compare", "second source", "version too"))
+            assert unseen_opens(ep.trajectory("oracle"), env.execute) == []
     finally:
         env.close()
 

@@ -36,14 +36,6 @@ runner = CliRunner()
 OPT = TasksOptions()
 
 
-@pytest.fixture(scope="session")
-def demo_tasks(demo_web):
-    """The demo world's default task set: 200 tables and 100 multi-hop questions."""
-    world, _ = demo_web
-    report = generate_tasks(world, force=True)
-    return world, report, read_tasks(world)
-
-
 def _gold(world, rec) -> tuple[list[str], list[list[str]]]:
     return read_gold_csv((world / "tasks" / "gold" / f"{rec['instance_id']}.csv").read_text())
 

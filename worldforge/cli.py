@@ -621,19 +621,23 @@ def rollout(
     parser: str = typer.Option(None, "--parser", help="vllm policy: vLLM tool parser (hermes, qwen3_xml, llama3_json, ...)."),
     seed: int = typer.Option(None, "--seed", "-s", min=0, help="Rollout and perturbation seed (default: the world's seed)."),
     force: bool = typer.Option(False, "--force", "-f", help="Replace existing trajectories."),
+    tokenizer: str = typer.Option(None, "--tokenizer", help="A tokenizer.json file or a model folder holding one: counts "
+                                  "tokens (lengths, the context budget) with it. Default: stages.rollout.tokenizer, else "
+                                  "an estimate of 4 characters a token."),
     ray: bool = _ray_flag(),
     ray_address: str = _ray_address(),
     ray_cpus: int = _ray_cpus(),
 ) -> None:
     """Run a policy on every task in the simulated web (with the spec's perturbations) and store
-    the trajectories in WORLD_DIR/rollout/. An interrupted rollout resumes where it stopped."""
+    the trajectories in WORLD_DIR/rollout/. An interrupted rollout resumes where it stopped.
+    The oracle researches from the question and what it reads only (see the README)."""
     from .rollout import run_rollout
 
     with _user_errors():
         progress, on_progress = _progress_bars("rollout")
         with _writing(world_dir), _cluster(ray, ray_address, ray_cpus), progress:
             r = run_rollout(world_dir, policy=policy, model=model, parser=parser, seed=seed, force=force,
-                            on_progress=lambda d, n: on_progress("tasks", d, n))
+                            on_progress=lambda d, n: on_progress("tasks", d, n), tokenizer=tokenizer)
     console.print(_rollout_table(r))
     console.print(f"wrote {world_dir / 'rollout'} (export it with `worldforge export {world_dir}`)")
 

@@ -52,6 +52,10 @@ _MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_ca
                       ("tool_call_id", pa.string())])
 _STEP = pa.struct([("call", pa.int32()), ("turn", pa.int32()), ("tool", pa.string()), ("perturbation", pa.string()),
                    ("error", pa.string())])
+# The context budget's record: the budget, the largest context before compacting and the size as
+# exported, and per summarised (or dropped) tool result [turn, message index, tokens before, after].
+_CONTEXT = pa.struct([("budget", pa.int64()), ("peak", pa.int64()), ("final", pa.int64()), ("summarised", pa.int32()),
+                      ("events", pa.list_(pa.list_(pa.int64())))])
 _SCORE = pa.struct([(k, pa.float64()) for k in ("success", "row_precision", "row_recall", "row_f1", "item_precision",
                                                  "item_recall", "item_f1")])
 SFT_SCHEMA = pa.schema([
@@ -60,6 +64,7 @@ SFT_SCHEMA = pa.schema([
     ("reward", pa.float64()), ("score", _SCORE), ("end", pa.string()), ("turns", pa.int32()),
     ("tool_calls", pa.int32()), ("tokens", pa.struct([("prompt", pa.int64()), ("assistant", pa.int64()), ("tool", pa.int64())])),
     ("steps", pa.list_(_STEP)),
+    ("context", _CONTEXT),
 ])
 _KWARGS = pa.struct([("create_kwargs", pa.struct([("task_id", pa.string())]))])
 RL_SCHEMA = pa.schema([
@@ -185,7 +190,14 @@ def _sft_row(t: dict, world: str) -> dict:
             "tools": json.dumps(TOOLS, ensure_ascii=False), "reward": t["reward"],
             "score": {k: float(sc[k]) for k in _SCORE.names}, "end": t["end"], "turns": t["turns"],
             "tool_calls": t["tool_calls"], "tokens": {k: t["tokens"].get(k, 0) for k in ("prompt", "assistant", "tool")},
-            "steps": t["steps"]}
+            "steps": t["steps"], "context": context_record(t)}
+
+
+def context_record(t: dict) -> dict:
+    """A trajectory's context budget record (trajectories from before the budget have none)."""
+    c = t.get("context") or {}
+    return {"budget": c.get("budget"), "peak": c.get("peak", 0), "final": c.get("final", 0),
+            "summarised": c.get("summarised", 0), "events": c.get("events", [])}
 
 
 def ground_truth(task, aliases: dict[str, str], scoring: dict) -> dict:

@@ -99,9 +99,36 @@ class StepRecord:
                 "error": self.error}
 
 
+DROPPED = "[Earlier result dropped to save context]"
+CONTEXT_LOW_WATER = 0.75  # past the budget, the context is compacted down to this share of it
+MESSAGE_OVERHEAD = 4  # tokens a chat template adds around a message or a tool call (Qwen3-style)
+
+
 def approx_tokens(text: str) -> int:
     """A tokenizer-free estimate (4 characters a token), used when no tokenizer is given."""
     return (len(text) + 3) // 4
+
+
+def load_token_counter(path: str | Path) -> Callable[[str], int]:
+    """A token counter from a `tokenizer.json` file or a model folder holding one (Hugging Face
+    `tokenizers` format, as Qwen3 and most models ship it)."""
+    p = Path(path).expanduser()
+    file = p / "tokenizer.json" if p.is_dir() else p
+    if not file.is_file():
+        raise RolloutError(f"no tokenizer at {path}: give a tokenizer.json file or a model folder that holds one")
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise RolloutError("counting tokens with a tokenizer needs the `tokenizers` package: pip install tokenizers") from exc
+    try:
+        tok = Tokenizer.from_file(str(file))
+    except Exception as exc:  # noqa: BLE001 - any unreadable file gets one clear message
+        raise RolloutError(f"{file} is not a tokenizer.json the `tokenizers` package can read ({str(exc)[:160]})") from exc
+
+    def count(text: str) -> int:
+        return len(tok.encode(text, add_special_tokens=False).ids) if text else 0
+
+    return count
 
 
 @dataclass
@@ -253,7 +280,8 @@ class Environment:
     def _inject_copy(self, results: list[dict], key: str) -> list[dict]:
         """Put a low-quality copy of one result (a page with numbers) among the results."""
         cands = [r for r in results if r["kind"] in ("article", "profile", "directory") and any(c.isdigit() for c in r["snippet"])]
-        src = (cands or results)[stable_hash(key, "src") % len(cands or results)]
+        pool = (cands or results)[:3]  # content farms copy the pages that rank: one of the top three with numbers
+        src = pool[stable_hash(key, "src") % len(pool)]
         url = perturb.conflicting_url(src["url"], self.seed)
         name, _domain, kind = perturb.copy_site(url, self.seed)
         copy = {"url": url, "title": f"{src['title']} | {name}",
@@ -300,12 +328,66 @@ class Episode:
     answer: str | None = None
     score: dict | None = None
     max_turns: int | None = None  # None: the rollout options' max_turns
+    summaries: dict[str, str] = field(default_factory=dict)  # tool_call_id -> a policy's short note of that result
+    context: dict = field(default_factory=dict)  # the context budget's record: peak, final, summarised results
 
     def __post_init__(self):
         self.key = f"{self.task.id}#{self.sample}"
         self.messages = [{"role": "system", "content": self.env.system_prompt},
                          {"role": "user", "content": self.task.query}]
         self.tokens.update(prompt=sum(self.env.count_tokens(m["content"]) for m in self.messages))
+        self._sizes = [self._size(m) for m in self.messages]  # tokens each message takes in the context
+        self._summarised: set[int] = set()
+        self.context = {"budget": self.env.options.context_tokens, "peak": sum(self._sizes), "final": sum(self._sizes),
+                        "summarised": 0, "events": []}
+
+    def _size(self, m: dict) -> int:
+        n = self.env.count_tokens(m.get("content") or "") + MESSAGE_OVERHEAD
+        for c in m.get("tool_calls", ()):
+            n += self.env.count_tokens(c["function"]["arguments"]) + self.env.count_tokens(c["function"]["name"]) + MESSAGE_OVERHEAD
+        return n
+
+    def _fit_context(self, keep_from: int) -> None:
+        """Past the context budget, replace the oldest tool results (not the latest turn's) with a
+        short summary, as agent frameworks do; each replacement is recorded in `context.events`
+        as [turn, message index, tokens before, tokens after]."""
+        self._sizes += [self._size(m) for m in self.messages[len(self._sizes):]]
+        self._sizes[keep_from - 1] = self._size(self.messages[keep_from - 1])  # the assistant turn, with its calls
+        total = sum(self._sizes)
+        self.context["peak"] = max(self.context["peak"], total)
+        budget = self.env.options.context_tokens
+        if budget is not None and total > budget:
+            budget = int(budget * CONTEXT_LOW_WATER)  # room for a few turns before the next compaction
+            for i in range(2, keep_from):
+                if total <= budget:
+                    break
+                m = self.messages[i]
+                if m["role"] != "tool" or i in self._summarised:
+                    continue
+                note = self.summaries.get(m["tool_call_id"]) or m["content"].split("\n", 1)[0][:160]
+                text = f"[Earlier result, summarised to save context] {note}"
+                before = self._sizes[i]
+                if self._size({"content": text}) >= before:
+                    continue  # already shorter than its summary
+                m["content"] = text
+                self._summarised.add(i)
+                after = self._size(m)
+                self._sizes[i] = after
+                total += after - before
+                self.context["summarised"] += 1
+                self.context["events"].append([self.turns, i, before, after])
+            for i in sorted(self._summarised):  # still over: the oldest summaries go too
+                if total <= budget:
+                    break
+                m = self.messages[i]
+                if m["content"] == DROPPED or self._sizes[i] <= self._size({"content": DROPPED}):
+                    continue
+                m["content"] = DROPPED
+                before, after = self._sizes[i], self._size(m)
+                self._sizes[i] = after
+                total += after - before
+                self.context["events"].append([self.turns, i, before, after])
+        self.context["final"] = total
 
     @property
     def reward(self) -> float:
@@ -325,6 +407,7 @@ class Episode:
         if calls:
             msg["tool_calls"] = []
         self.messages.append(msg)
+        first = len(self.messages)  # this turn's results start here
         self.tokens["assistant"] += output_tokens if output_tokens is not None else self.env.count_tokens(content)
         out = []
         final = None
@@ -367,6 +450,7 @@ class Episode:
                         rec.error = "tool-failure"
                         text = f"Error: {name} failed on these arguments ({type(exc).__name__}). Try other arguments."
             self._tool_message(cid, text, out)
+        self._fit_context(first)
         if final is not None:
             self.submit(final)
         elif self.turns >= (self.max_turns or self.env.options.max_turns):
@@ -386,6 +470,7 @@ class Episode:
         self.turns += 1
         self.messages.append({"role": "assistant", "content": content})
         self.tokens["assistant"] += output_tokens if output_tokens is not None else self.env.count_tokens(content)
+        self._fit_context(len(self.messages))
         return self.submit(content)
 
     def submit(self, answer: str) -> dict:
@@ -414,4 +499,4 @@ class Episode:
                 "answer": self.answer, "reward": self.reward, "score": self.score, "turns": self.turns,
                 "tool_calls": self.tool_calls, "tokens": dict(sorted(self.tokens.items())),
                 "perturbations": dict(sorted(counts.items())),
-                "errors": sum(1 for s in self.steps if s.error)}
+                "errors": sum(1 for s in self.steps if s.error), "context": self.context}

@@ -1,268 +1,1556 @@
-"""The oracle policy: a careful researcher who knows where the answer is.
+"""The oracle policy: a careful researcher that knows only the question and what it reads.
 
-It plans from the task's evidence (the pages that state every gold cell and the directory
-pages that list every row, proven by the tasks stage) and works the way a person would:
-search for the list, open the list pages and follow their "next" links, open the pages of
-the rows and of the entities their columns hop to, search for any page it has no link to
-yet, retry failed calls, rephrase empty searches, reload cut-off or archived pages, ignore
-low-quality copies, say briefly what it is doing before each call, and submit the gold
-table. It only submits once every needed page has been read intact, so without
-perturbations it scores 1.0, and with them it recovers by retrying (a page that keeps
-failing is given up after `MAX_RETRIES` tries, and the trajectory shows it).
+It receives the task's question (the text, and its reading in the packs' vocabulary: the row
+type, the conditions, the columns, the period; see `tasks/question.py`) and the results of its
+own tool calls. It never sees the world store, the gold table, the evidence pages or the render
+stage's provenance. Like a person with a browser it:
+
+- plans from the question: which kind of thing to list, where a list of candidates can come
+  from (a directory of the type in a country, the page of an entity named in a condition, both
+  sides of an "or", the named entity of a history question);
+- searches for that list, opens it, follows its pagination, and builds the candidate list;
+- checks every condition on each candidate from what the pages say (a directory's columns
+  where they show it, else the candidate's article and the pages it links to), keeps the ones
+  that pass and drops the ones that fail, saying which value it read where;
+- fills every cell from the pages (following links for linked columns, reading list sections
+  and full lists for lists and counts, timelines for dates), ranks by the values it read;
+- recovers like a person: retries failed calls, rephrases searches that found nothing,
+  reloads cut-off pages and archived snapshots, ignores copy sites unless it chooses to compare,
+  and when two sources disagree prefers the encyclopedia and the fresher page and says so;
+- spends its context like an agent framework: old tool results are summarised past the budget.
+
+Its answer is built from what it read, so when the web misleads it (a page that keeps failing,
+a copy site's figures, an archived snapshot it had to rely on) it gets the task wrong: rewards
+vary, and rejection sampling has something to reject.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import random
 import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from urllib.parse import urlsplit
 
 from ..plumbing import stable_hash
-from . import perturb
 from .env import Episode, ToolCall, markdown_table
+from .reading import Page, Span, page_links, plain_number, read_date, read_number, read_page, read_search, read_span
+from .voice import Voice
 
-MAX_RETRIES = 10  # a task may need hundreds of pages: at heavy perturbation rates six tries would give some up
-MAX_FOLLOW = 2  # "next" pages followed from a list page the plan needs (long directories are not read through)
-MAX_FOLLOWED = 8  # and at most this many per episode
-_RESULT_URL = re.compile(r"^\[\d+\] (\S+)$", re.M)
-_LINK = re.compile(r"\]\((https?://[^)\s]+)\)")
-_PAGE_SUFFIX = re.compile(r"\s*\(page \d+ of \d+\)$|（第\d+页，共\d+页）$")
-_NEXT = re.compile(r"\[(?:Next page|下一页)[^\]]*\]\((https?://[^)\s]+)\)")
+SEARCH_QUERIES_MAX = 5  # queries one web_search call carries at most
+NOTES_MAX = 6  # decisions a message tells in full; the rest are summed up
 
-# What the oracle says, per task language. Lists are alternatives picked per episode.
-MESSAGES = {
-    "en": {
-        "copy": "One result is a copy on {site}, a copy site whose figures disagree with the original pages, so I will not rely on it.",
-        "failed": "Loading {page} failed ({why}); I'll retry.",
-        "cut": "The page {page} was cut off part-way; I'll load it again.",
-        "archived": "That was an archived snapshot of {page}, possibly out of date; I'll load the live page.",
-        "continues": "The list {page!r} continues on a next page; I'll follow it.",
-        "what_table": "every row of the table", "what_chain": "a chain of linked facts",
-        "why": ("A list page is the quickest start", "I'll look for an overview page first",
-                "Searching should turn up a directory or the main page"),
-        "start": "The question needs {what}. {why}, so I'll search for \"{q}\".",
-        "again": "I'll run the search again as \"{q}\".", "list_of": "list of {q}",
-        "open_lists": "I'll open the list page{s} {names} to collect the candidates",
-        "verbs": ("read the facts the table needs from", "check the values on", "open"),
-        "next": "next I'll {verb} {names}", "Next": "Next I'll {verb} {names}",
-        "rephrase": "the search did not show a page I need, so I'll rephrase it as {names}",
-        "no_link": "I have no link yet to {names}, so I'll search for {them}", "them": "them", "it": "it",
-        "sep": "; ", "quote": "\"{q}\"", "join": ", ",
-        "left": ". {n} more page{s} to go.", "end": ".",
-        "out_of_turns": "I am out of turns, so I'll submit the {n} row{s} I could verify.",
-        "final_table": "I have read the page behind every cell of the {n} row{s} that match. Submitting the table.",
-        "final_chain": "I have followed every link in the chain and found the answer. Submitting it.",
-        "search_failed": "The search failed ({why}); I'll try again.", "no_results": "The search returned no results.",
-    },
-    "zh": {
-        "copy": "有一条结果是{site}上的转载页面，这个转载站的数字与原始页面不符，所以我不采用它。",
-        "failed": "打开{page}失败（{why}），我再试一次。",
-        "cut": "页面{page}只加载了一部分，我重新打开。",
-        "archived": "这是{page}的存档快照，可能已经过时，我改为打开当前页面。",
-        "continues": "列表“{page}”还有下一页，我接着往下看。",
-        "what_table": "表格的每一行", "what_chain": "一串相互关联的事实",
-        "why": ("从列表页入手最快", "我先找一个总览页面", "搜索应该能找到目录页或主条目"),
-        "start": "这个问题需要{what}。{why}，所以我先搜索“{q}”。",
-        "again": "我换个说法重新搜索“{q}”。", "list_of": "{q} 列表",
-        "open_lists": "我打开列表页{names}，收集候选条目",
-        "verbs": ("从这些页面读取表格需要的信息：", "核对这些页面上的数值：", "打开"),
-        "next": "接下来{verb}{names}", "Next": "接下来{verb}{names}",
-        "rephrase": "搜索结果里没有我需要的页面，所以我改为搜索{names}",
-        "no_link": "我还没有{names}的链接，所以先搜索一下", "them": "", "it": "",
-        "sep": "；", "quote": "“{q}”", "join": "、",
-        "left": "。还剩{n}个页面。", "end": "。",
-        "out_of_turns": "轮次已用完，我提交已经核实的{n}行。",
-        "final_table": "符合条件的{n}行中每个单元格所依据的页面我都已读过，现在提交表格。",
-        "final_chain": "我已经沿着这条链上的每个链接找到了答案，现在提交。",
-        "search_failed": "搜索失败（{why}），我再试一次。", "no_results": "搜索没有返回结果。",
-    },
-}
+_LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
+_COPY_TITLE = re.compile(r" \| [^|]+$")
 
 
-def _cell_pages(row: list) -> list[int]:
-    """The page indexes of a row's cells: an index, or a list of them where a cell needs several."""
-    return [i for c in row for i in (c if isinstance(c, list) else [c])]
+class _Need:
+    """A value that needs pages not read yet (they are added to the turn's wants)."""
+
+    def __repr__(self) -> str:
+        return "NEED"
 
 
-def _pick(key: str, options: tuple[str, ...]) -> str:
-    return options[stable_hash(key) % len(options)]
+NEED = _Need()
+
+
+@lru_cache(maxsize=65536)
+def _norm(s: str) -> str:
+    return " ".join(str(s).split()).casefold()
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).netloc
+
+
+def _is_encyclopedia(url: str) -> bool:
+    """An encyclopedia article: `<x>pedia.org/wiki/...` (the web's reference site)."""
+    return "/wiki/" in url
+
+
+def _strip_links(text: str) -> str:
+    return _LINK.sub(lambda m: m.group(1), text).strip()
+
+
+@dataclass
+class Brief:
+    """Everything the oracle is told: the question (text, language, and its reading)."""
+
+    id: str
+    query: str
+    language: str
+    kind: str
+    q: dict
+
+    @classmethod
+    def of(cls, record: dict) -> Brief:
+        return cls(record["instance_id"], record["query"], record.get("language", "en"), record["kind"], record["question"])
+
+
+@dataclass
+class Candidate:
+    """A possible row: an entity found on a list, or (timeline, events) a link of an anchor."""
+
+    name: str
+    url: str | None
+    listed: dict[str, str] = field(default_factory=dict)  # header -> cell, as the list showed it
+    source: str = ""  # the list it came from
+    state: str = "open"  # open | kept | rejected | lost
+    implied: frozenset = frozenset()  # condition letters the list it came from already settles
+    other: tuple[str, str | None] | None = None  # link rows: the other end (name, url)
+    span: Span | None = None  # timeline rows: the tenure's years
+    date: dt.date | None = None  # event rows: the event's date
+    anchor: Candidate | None = None  # link rows: the entity whose page listed the link
+    cells: dict[str, str] = field(default_factory=dict)
+    rank_value: float | None = None
+    links: list[Candidate] | None = None  # timeline/events: the kept entity's link rows
+    waiting: list | None = None  # the pages (and searches) its next step waits for
+
+
+# --------------------------------------------------------------------------- candidate sources
+
+
+class ListReader:
+    """A paginated list (a directory or a full list): every page, several at a time where the
+    pages' numbered links allow."""
+
+    def __init__(self, url: str, title: str = ""):
+        self.first = url
+        self.title = title
+        self.pages: dict[int, Page] = {}
+        self.known: dict[int, str] = {}
+        self.lost: set[int] = set()
+
+    def _add(self, page: Page) -> None:
+        self.pages.setdefault(page.page, page)
+        for n, u in page_links(page).items():
+            self.known.setdefault(n, u)
+        if not self.title:
+            self.title = _PAGE_TAG.sub("", page.title)
+
+    def rows(self) -> list[tuple[str, str, dict[str, str]]]:
+        return [(n, u, dict(zip(p.headers[1:], cells))) for k in sorted(self.pages) for p in [self.pages[k]]
+                for n, u, cells in p.rows]
+
+    @property
+    def total(self) -> int | None:
+        return max((p.pages for p in self.pages.values()), default=None)
+
+    def step(self, r: Research):
+        """Every row of the list, or NEED while pages are still to be read."""
+        if not self.pages:
+            page = r.page(self.first, ("list", self.title or self.first, ""))
+            if page is NEED:
+                return NEED
+            if page is None:
+                return []
+            self._add(page)
+        while True:
+            missing = [n for n in range(1, (self.total or 1) + 1) if n not in self.pages and n not in self.lost]
+            if not missing:
+                return self.rows()
+            urls = [(n, self.known[n]) for n in missing if n in self.known]
+            if not urls:  # no link to the rest yet: the last page read links further on
+                return self.rows()
+            need = progressed = False
+            for n, u in urls:
+                page = r.page(u, ("list", self.title, ""))
+                if page is NEED:
+                    need = True
+                elif page is None:
+                    self.lost.add(n)
+                else:
+                    self._add(page)
+                    progressed = True
+            if need:
+                return NEED
+            if not progressed:
+                return self.rows()
+
+
+_PAGE_TAG = re.compile(r"\s*[（(](?:page \d+ of \d+|第\d+页，共\d+页)[）)]$")
+
+
+class Source:
+    """Where candidates come from; `step` returns them once complete (NEED until then)."""
+
+    implied: frozenset = frozenset()
+
+    def step(self, r: Research):
+        raise NotImplementedError
+
+
+class PartList(Source):
+    """A directory of a type in a country ("Companies in Braeria"): found by searching for it, or
+    through the country's article, whose "Lists" section links it."""
+
+    def __init__(self, plural: str, place: str, implied: frozenset, former: bool = False):
+        self.plural = plural
+        self.place = place
+        self.implied = implied
+        self.former = former  # the list of those that were in the country (dissolved, moved), found through its page
+        self.reader: ListReader | None = None
+        self.via_article = former
+
+    def _title_ok(self, title: str, lang: str) -> bool:
+        t = _norm(title)
+        if self.former:
+            return t.startswith(_norm(f"曾属{self.place}的{self.plural}" if lang == "zh" else f"former {self.plural} of {self.place}"))
+        if lang == "zh":
+            return t.startswith(_norm(f"{self.place}的{self.plural}"))
+        return t.startswith(_norm(f"{self.plural} in {self.place}"))
+
+    def step(self, r: Research):
+        if self.reader is None:
+            q = f"{self.place}的{self.plural}" if r.zh else f"{self.plural} in {self.place}"
+            if not self.via_article:
+                res = r.search(q, "list")
+                if res is NEED:
+                    return NEED
+                hit = next((x for x in res if self._title_ok(x.title, r.brief.language) and not r.is_copy_result(x)), None)
+                if hit is None:
+                    if r.can_search_again(q):
+                        alt = (f"{self.place} {self.plural} 列表" if r.zh else f"list of {self.plural} in {self.place}")
+                        res2 = r.search(alt, "list", again=True)
+                        if res2 is NEED:
+                            return NEED
+                        hit = next((x for x in res2 if self._title_ok(x.title, r.brief.language) and not r.is_copy_result(x)), None)
+                    if hit is None:
+                        self.via_article = True
+                if hit is not None:
+                    self.reader = ListReader(hit.url, _PAGE_TAG.sub("", hit.title))
+            if self.via_article:
+                url = r.find_article(self.place)
+                if url is NEED:
+                    return NEED
+                if url is None:
+                    return []
+                page = r.page(url, ("entity", self.place, ""))
+                if page is NEED:
+                    return NEED
+                if page is None:
+                    return []
+                hit = next(((t, u) for t, u, _ in page.lists if self._title_ok(t, r.brief.language)), None)
+                if hit is None:
+                    return []
+                self.reader = ListReader(hit[1], hit[0])
+        rows = self.reader.step(r)
+        if rows is NEED:
+            return NEED
+        if not rows and self.reader.lost and not self.via_article and not self.former:  # the list would not load: through the country's page
+            self.via_article, self.reader = True, None
+            return self.step(r)
+        if self.reader.total:
+            r.note("found_list", title=self.reader.title, pages=self.reader.total, s="s" if self.reader.total != 1 else "")
+        return [Candidate(n, u, cells, self.reader.title, implied=self.implied) for n, u, cells in rows]
+
+
+class BackList(Source):
+    """The entities that link to a named entity through a chain of hops (the chain of a condition,
+    walked backwards): the named entity's page lists the first level, each of those the next."""
+
+    def __init__(self, name: str, hops: list[dict], implied: frozenset):
+        self.name = name
+        self.hops = hops  # from the row to the named entity, in row order
+        self.implied = implied
+        self.level_urls: list[tuple[str, str]] | None = None  # (name, url) at the current level
+        self.level = len(hops)
+        self.readers: dict[str, ListReader] = {}
+
+    def step(self, r: Research):
+        if self.level_urls is None:
+            url = r.find_article(self.name)
+            if url is NEED:
+                return NEED
+            if url is None:
+                return []
+            self.level_urls = [(self.name, url)]
+        while self.level > 0:
+            hop = self.hops[self.level - 1]
+            nxt: list[tuple[str, str]] = []
+            need = False
+            r.why = ("walk", hop["back"] or "")
+            for name, url in self.level_urls:
+                items = r.back_targets(url, name, hop)
+                if items is NEED:
+                    need = True
+                    continue
+                nxt += [(i.name, i.url) for i in items if i.url]
+            if need:
+                return NEED
+            self.level_urls = list(dict.fromkeys(nxt))
+            self.level -= 1
+        return [Candidate(n, u, {}, self.name, implied=self.implied) for n, u in self.level_urls]
+
+
+class Union(Source):
+    def __init__(self, sources: list[Source]):
+        self.sources = sources
+        self.implied = frozenset()
+
+    def step(self, r: Research):
+        out: list[Candidate] = []
+        need = False
+        for s in self.sources:
+            got = s.step(r)
+            if got is NEED:
+                need = True
+            else:
+                out += got
+        if need:
+            return NEED
+        seen: dict[str, Candidate] = {}
+        for c in out:  # an 'or' is settled by checking each candidate, not by the list it came from
+            c.implied = frozenset()
+            seen.setdefault(c.url or c.name, c)
+        return list(seen.values())
+
+
+class PartsOf(Source):
+    """Rows of a type in several parts: first the parts (countries whose capital is X, countries
+    with a federal government), then each part's list of the type."""
+
+    def __init__(self, plural: str, parts: Source, implied: frozenset, former: bool = False):
+        self.plural = plural
+        self.parts = parts
+        self.implied = implied
+        self.former = former  # also each part's list of former members (every entity of the type, ever)
+        self.lists: list[PartList] | None = None
+
+    def step(self, r: Research):
+        if self.lists is None:
+            got = self.parts.step(r)
+            if got is NEED:
+                return NEED
+            self.lists = [PartList(self.plural, c.name, self.implied) for c in got]
+            if self.former:
+                self.lists += [PartList(self.plural, c.name, self.implied, former=True) for c in got]
+                for c in got:  # the part's article, whose list of lists names the former members' list
+                    if c.url:
+                        r.name_url.setdefault(_norm(c.name), c.url)
+        out: list[Candidate] = []
+        need = False
+        for pl in self.lists:
+            got = pl.step(r)
+            if got is NEED:
+                need = True
+            else:
+                out += got
+        if need:
+            return NEED
+        return list({(c.url or c.name): c for c in out}.values())
+
+
+class PartIndex(Source):
+    """Every part ("List of countries"), optionally only those meeting a condition on their own
+    attribute, read from the list's columns where it shows it, else from each part's article."""
+
+    def __init__(self, plural: str, cond: dict | None):
+        self.plural = plural
+        self.cond = cond
+        self.reader: ListReader | None = None
+
+    def step(self, r: Research):
+        if self.reader is None:
+            q = f"{self.plural}列表" if r.zh else f"list of {self.plural}"
+            res = r.search(q, "list")
+            if res is NEED:
+                return NEED
+            hit = next((x for x in res if _norm(_PAGE_TAG.sub("", x.title)) == _norm(q) and not r.is_copy_result(x)), None)
+            if hit is None:
+                return []
+            self.reader = ListReader(hit.url, _PAGE_TAG.sub("", hit.title))
+        rows = self.reader.step(r)
+        if rows is NEED:
+            return NEED
+        parts = [Candidate(n, u, cells, self.reader.title) for n, u, cells in rows]
+        if self.cond is None:
+            return parts
+        out, need = [], False
+        for c in parts:
+            cell = c.listed.get(_header_for(c.listed, self.cond.get("label", "")))
+            if cell is None:
+                r.why = ("check", self.cond["text"])
+                cell = r.attribute(c.url, self.cond["label"], c.name)
+            if cell is NEED:
+                need = True
+            elif r._match(self.cond, cell):
+                out.append(c)
+        return NEED if need else out
+
+
+class Named(Source):
+    """One named entity (a timeline question about one company's chief executives)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def step(self, r: Research):
+        url = r.find_article(self.name)
+        if url is NEED:
+            return NEED
+        return [Candidate(self.name, url, {}, self.name)] if url else []
+
+
+# --------------------------------------------------------------------------- the research
+
+
+class Research:
+    """One episode's research, turn by turn."""
+
+    def __init__(self, ep: Episode, brief: Brief, calls: int, seed: int, opt):
+        self.ep = ep
+        self.brief = brief
+        self.q = brief.q
+        self.k = max(1, calls)
+        self.opt = opt  # OracleSpec
+        self.zh = brief.language == "zh"
+        self.voice = Voice(brief.language, stable_hash(seed, "voice", ep.key))
+        self.rng = random.Random(stable_hash(seed, "oracle", ep.key))
+        self.seen: set[str] = set()
+        self.read: dict[str, Page] = {}
+        self.fallback: dict[str, Page] = {}  # an archived snapshot or a copy, when the live page never loaded
+        self.copies: dict[str, str] = {}  # original URL -> a copy site's URL seen in results
+        self.copy_pages: dict[str, Page] = {}  # original URL -> the copy as read
+        self.tries: Counter = Counter()
+        self.failed: set[str] = set()
+        self.results: dict[str, list] = {}  # query -> results
+        self.search_tries: Counter = Counter()
+        self.searched_names: set[str] = set()
+        self.name_url: dict[str, str] = {}  # entity name (normalised) -> article URL, from links and results
+        self.wants: dict[str, tuple] = {}  # URL -> purpose, in the order the research needs them
+        self.search_wants: dict[str, str] = {}  # query -> purpose
+        self.notes: list[str] = []
+        self.trouble: list[tuple[str, str, dict]] = []  # pages that failed last turn: (move, url, slots)
+        self.decisions: list[tuple[str, dict]] = []
+        self.conflicts_told: set[tuple[str, str]] = set()
+        self.summaries: dict[str, str] = {}
+        self.calls_made = Counter()
+        self.turn_no = 0
+        self.source: Source | None = None
+        self.candidates: list[Candidate] | None = None
+        self.rows: list[Candidate] = []  # timeline/events: the link rows
+        self.ranked: list[Candidate] | None = None
+        self.rejected = 0
+        self.plan_said = False
+        self.final: str | None = None
+        self.verifying: dict[str, str] = {}  # a name searched to confirm a candidate -> its article
+        self.second: dict[str, str] = {}  # article -> a second source about the same entity, to compare
+        self.second_of: dict[str, str] = {}  # a second source opened -> the article it is compared with
+        self.conflicts = 0
+        self.asking: list[tuple] = []  # pages and searches the evaluation under way asked for
+        self.why: tuple[str, str] = ("entity", "")  # what pages wanted now are for (check, hop, row, linked, entity)
+        self.link_names: dict[str, str] = {}  # URL -> the name its links or results gave it
+        self.full_lists: dict[str, ListReader] = {}
+        self.turn_out = False
+
+    # ------------------------------------------------------------------ observation helpers
+
+    def note(self, move: str, **slots) -> None:
+        text = self.voice.say(move, **slots)
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def is_copy_result(self, res) -> bool:
+        return bool(_COPY_TITLE.search(res.title)) and not _is_encyclopedia(res.url)
+
+    def search(self, q: str, purpose: str, again: bool = False):
+        """The results of a search (NEED until it has run successfully)."""
+        key = _norm(q)
+        if key in self.results:
+            return self.results[key]
+        if self.search_tries[key] > self.opt.max_retries:
+            return []
+        self.search_wants.setdefault(q, purpose if not again else "again")
+        self.asking.append((None, q))
+        return NEED
+
+    def can_search_again(self, q: str) -> bool:
+        return self.opt.reformulate
+
+    def page(self, url: str, purpose: tuple):
+        """A page as read (None: it could not be had), or NEED (wanted this turn)."""
+        if url in self.read:
+            return self.read[url]
+        if url in self.failed:
+            return self.fallback.get(url) or self._other_source(url, purpose) or self._copy_fallback(url)
+        if url not in self.seen:  # never open an address no observation showed: find it first
+            return None
+        self.wants.setdefault(url, purpose)
+        self.asking.append((url, purpose))
+        return NEED
+
+    def _other_source(self, url: str, purpose: tuple):
+        """When an article never loads: another site's page about the same entity (a profile or an
+        official site, from search results), whose key facts carry the same labels. NEED while it is
+        being found or read; None when there is none."""
+        if not _is_encyclopedia(url):
+            return None
+        name = self.link_names.get(url) or ""
+        if not name:
+            return None
+        res = self.search(name, "entity")
+        if res is NEED:
+            return NEED
+        alt = next((x.url for x in res if not _is_encyclopedia(x.url) and not self.is_copy_result(x) and x.url not in self.failed
+                    and _norm(x.title) == _norm(name) and "(page " not in x.title), None)
+        if alt is None:
+            return None
+        if alt not in self.read and alt not in self.wants:
+            self.note("other_source", page=name, site=_host(alt))
+        return self.page(alt, purpose)
+
+    def _copy_fallback(self, url: str):
+        p = self.copy_pages.get(url)
+        if p is not None:
+            self.note("copy_only", name=self.label_of(url), site=p.copy[0] if p.copy else _host(p.url))
+        return p
+
+    def label_of(self, url: str) -> str:
+        p = self.read.get(url)
+        if p is not None:
+            return p.name or p.title
+        return self.link_names.get(url, url)
+
+    def find_article(self, name: str):
+        """The encyclopedia article of a named entity: a link seen earlier, else a search (NEED),
+        else None once searching has failed."""
+        url = self.name_url.get(_norm(name))
+        if url:
+            return url
+        res = self.search(name, "entity")
+        if res is NEED:
+            return NEED
+        hit = next((x.url for x in res if _is_encyclopedia(x.url) and _norm(x.title) == _norm(name)), None)
+        if hit is None and self.opt.reformulate:
+            alt = f"\"{name}\""
+            res2 = self.search(alt, "entity", again=True)
+            if res2 is NEED:
+                return NEED
+            hit = next((x.url for x in res2 if _is_encyclopedia(x.url) and _norm(x.title) == _norm(name)), None)
+        if hit is None:
+            self.note("give_up_search", name=name)
+            return None
+        self.name_url[_norm(name)] = hit
+        return hit
+
+    # ------------------------------------------------------------------ reading entities
+
+    def article(self, url: str | None, name: str = ""):
+        if not url:
+            return None
+        return self.page(url, (self.why[0], name or self.label_of(url), self.why[1]))
+
+    def back_targets(self, url: str, name: str, hop: dict):
+        """Entities linking to the entity at `url` through `hop` (read from its page: the section
+        headed with the hop's `back` label, and the full list it links to when cut short)."""
+        if hop["kind"] == "lookup" or not hop.get("back"):
+            return []
+        page = self.article(url, name)
+        if page is NEED:
+            return NEED
+        if page is None:
+            return []
+        return self._section_items(page, hop["back"], name, current=hop.get("current", False))
+
+    def targets(self, url: str, hop: dict, name: str = ""):
+        """Entities the entity at `url` reaches through `hop`: its infobox rows (a to-one link, a
+        lookup) or its list section; `current` keeps only links still in force."""
+        page = self.article(url, name)
+        if page is NEED:
+            return NEED
+        if page is None:
+            return None
+        label = hop["label"]
+        if hop["kind"] == "lookup" or (hop["to_one"] and not hop["reverse"]):
+            out = []
+            for cell in page.infobox_rows(label):
+                m = _LINK.search(cell)
+                tail = cell[m.end():] if m else ""
+                if hop.get("current") and re.search(r"[–至]", tail):
+                    continue  # an ended link ('(June 1, 2001 – May 2, 2005)')
+                if m:
+                    out.append(_Item(m.group(1), m.group(2), _tag_span(tail)))
+                elif cell.strip():
+                    out.append(_Item(cell.strip(), None, Span()))
+            if hop["to_one"] and len(out) > 1 and not hop.get("current"):
+                out = out[:1]
+            return out
+        return self._section_items(page, label, page.name or name, current=hop.get("current", False))
+
+    def _section_items(self, page: Page, label: str, name: str, current: bool):
+        sec = page.section(label)
+        if sec is None:
+            return []
+        items = [_Item(i.name, i.url, i.span) for i in sec.items]
+        if sec.more_url:
+            reader = self.full_lists.get(sec.more_url)
+            if reader is None:
+                reader = self.full_lists[sec.more_url] = ListReader(sec.more_url, f"{name}: {label}")
+                self.note("full_list", name=name, count=sec.more_count or "?")
+            rows = reader.step(self)
+            if rows is NEED:
+                return NEED
+            items = []
+            for n, u, cells in rows:
+                vals = list(cells.values())
+                start = read_date(vals[0]) if vals else None
+                end = read_date(vals[1]) if len(vals) > 1 else None
+                span = Span(start.year, end.year if end else None, end is None) if start else Span()
+                items.append(_Item(n, u, span))
+        if current:
+            items = [i for i in items if i.span.start is None or i.span.open]
+        return items
+
+    def attribute(self, url: str | None, label: str, name: str = ""):
+        """An attribute's cell on an entity's article (None when the page does not state it)."""
+        page = self.article(url, name)
+        if page is NEED:
+            return NEED
+        if page is None:
+            return None
+        cells = page.infobox_rows(label)
+        if not cells:
+            return None
+        cell = cells[0]
+        return cell
+
+    # ------------------------------------------------------------------ conditions
+
+    def test(self, cond: dict, c: Candidate):
+        """Whether a candidate meets one condition: True, False, or NEED; with what was read, for the telling."""
+        path = cond["path"]
+        self.why = ("check", cond["text"])
+        if not path:
+            cell = c.listed.get(_header_for(c.listed, cond.get("label", "")))
+            where = c.source
+            if cell is not None and cond.get("negated") and self._match(cond, cell):
+                cell = None  # a list's value would exclude the row: confirm it on the row's own page first
+            if cell is None:
+                cell = self.attribute(c.url, cond["label"], c.name)
+                if cell is NEED:
+                    return NEED, None
+                where = self.voice.own_page()
+            return self._match(cond, cell), (cell, where)
+        ents = [(c.name, c.url)]
+        for i, hop in enumerate(path):
+            nxt = []
+            need = False
+            self.why = ("check", cond["text"]) if i == 0 else ("hop", cond["text"])
+            for name, url in ents:
+                if url is None:
+                    continue
+                got = self.targets(url, hop, name)
+                if got is NEED:
+                    need = True
+                    continue
+                if got is None:
+                    continue
+                nxt += [(x.name, x.url) for x in got]
+            if need:
+                return NEED, None
+            ents = nxt
+        if cond["test"] == "entity":
+            ok = any(_norm(n) == _norm(cond["value"]) for n, _ in ents)
+            shown = "; ".join(dict.fromkeys(n for n, _ in ents)) or "—"
+            return ok, (shown, self.voice.own_page() if len(path) == 1 else self.where(c.url))
+        need = False
+        seen_vals = []
+        self.why = ("hop", cond["text"])
+        for name, url in ents:
+            cell = self.attribute(url, cond["label"], name)
+            if cell is NEED:
+                need = True
+                continue
+            seen_vals.append((cell, name, url))
+            if cell is not None and self._match(cond, cell):
+                return True, (f"{_strip_links(cell)}", self.where(url))
+        if need:
+            return NEED, None
+        shown = "; ".join(_strip_links(v) for v, _, _ in seen_vals if v) or "—"
+        return False, (shown, self.where(seen_vals[0][2]) if seen_vals else self.where(c.url))
+
+    def _match(self, cond: dict, cell) -> bool:
+        if cell is None:
+            return False
+        text = _strip_links(cell)
+        if cond["test"] == "eq":
+            return _norm(text) == _norm(cond["value"])
+        lo, hi = cond["value"]
+        if cond.get("kind") == "date":
+            d = read_date(text)
+            if d is None:
+                return False
+            return (lo is None or d >= dt.date.fromisoformat(lo)) and (hi is None or d <= dt.date.fromisoformat(hi))
+        v = read_number(text)
+        if v is None:
+            return False
+        return (lo is None or v >= float(lo) - 1e-9) and (hi is None or v <= float(hi) + 1e-9)
+
+    def where(self, url: str | None) -> str:
+        if not url:
+            return "the list"
+        p = self.read.get(url)
+        if p is not None and p.title:
+            return f"{p.title} ({_host(url)})" if not _is_encyclopedia(url) else p.title
+        return self.label_of(url)
+
+    def decide(self, c: Candidate):
+        """Keep, reject, or NEED: every condition the candidate's list does not already settle."""
+        conds = {x["letter"]: x for x in self.q.get("conditions", [])}
+        combo = self.q.get("combo") or ""
+        letters = [k for k in conds if k not in c.implied]
+        vals: dict[str, object] = {}
+        told: dict[str, tuple] = {}
+        for k in letters:
+            v, seen = self.test(conds[k], c)
+            vals[k] = v
+            if seen is not None:
+                told[k] = seen
+        for k in c.implied:
+            vals[k] = True
+        verdict = _combo("A&B", {"A": _combo(combo, vals), "B": vals.get("S", True)})
+        if verdict is NEED:
+            return NEED
+        ok = verdict is True
+        # the telling: the condition that decided it
+        if ok:
+            k = next((k for k in letters if vals.get(k) is True and k in told and not conds[k].get("negated")), None)
+            if k:
+                self.decisions.append(("keep", dict(name=c.name, cond=conds[k]["text"], label=self._cond_label(conds[k]),
+                                                    value=told[k][0], where=told[k][1])))
+            return True
+        k = next((k for k in letters if k in told and ((vals[k] is False and not conds[k].get("negated"))
+                                                       or (vals[k] is True and conds[k].get("negated")))), None)
+        if k:
+            move = "reject_excluded" if conds[k].get("negated") else "reject"
+            self.decisions.append((move, dict(name=c.name, cond=conds[k]["text"], label=self._cond_label(conds[k]),
+                                              value=_strip_links(str(told[k][0])), where=told[k][1], listing=told[k][1] == c.source)))
+        return False
+
+    def _cond_label(self, cond: dict) -> str:
+        if cond["test"] == "entity":
+            hop = cond["path"][-1]
+            lab = hop["label"]
+        else:
+            lab = cond.get("label") or ""
+        return lab if self.zh else lab.lower()
+
+    # ------------------------------------------------------------------ cells
+
+    def cell(self, col: dict, c: Candidate):
+        base = col["base"]
+        if base == "rank":
+            return c.cells.get(col["name"], "")
+        if base == "link":
+            if col["attribute"] == "date":
+                return c.date.isoformat() if c.date else "unknown"
+            if c.span is None or c.span.start is None:
+                return "unknown"
+            if col["attribute"] == "start":
+                return str(c.span.start)
+            return "present" if c.span.open or c.span.end is None else str(c.span.end)
+        if base == "other" and c.other is not None:
+            name, url = c.other
+        elif base == "row" and c.anchor is not None:
+            name, url = c.anchor.name, c.anchor.url
+        else:
+            name, url = c.name, c.url
+        self.why = ("row", col["name"])
+        for hop in col["path"]:
+            got = self.targets(url, hop, name)
+            self.why = ("linked", col["name"])
+            if got is NEED:
+                return NEED
+            if not got:
+                return "unknown"
+            name, url = got[0].name, got[0].url
+        if col.get("agg"):
+            items = self.targets(url, col["via"], name)
+            self.why = ("linked", col["name"])
+            if items is NEED:
+                return NEED
+            items = items or []
+            if col["agg"] == "count":
+                return str(len(items))
+            if col["agg"] == "latest":
+                years = [i.span.start for i in items if i.span.start is not None]
+                return str(max(years)) if years else "unknown"
+            return "; ".join(sorted(i.name for i in items)) if items else "unknown"
+        if col["attribute"] is None:
+            return name
+        listed = c.listed.get(_header_for(c.listed, col.get("label", ""))) if not col["path"] and base != "other" else None
+        cell = listed if listed is not None else self.attribute(url, col["label"], name)
+        if cell is NEED:
+            return NEED
+        if cell is None:
+            return "unknown"
+        return _format(cell, col["kind"])
+
+    # ------------------------------------------------------------------ planning
+
+    def plan(self) -> Source:
+        """Where the candidates come from: the smallest list the question's conditions point to."""
+        q = self.q
+        conds = {c["letter"]: c for c in q.get("conditions", [])}
+        combo = q.get("combo") or ""
+        musts = _musts(combo) | ({"S"} if "S" in conds else set())
+        if q["shape"] == "timeline" and q.get("anchor"):
+            return Named(q["anchor"])
+        home = _expand(q["home"]) if q.get("home") else None
+        part = q.get("part") or {}
+
+        def source(k: str, max_hops: int = 3) -> tuple[int, Source] | None:
+            """A source of candidates that every row meeting condition k is on, and its rank (lower first)."""
+            c = conds[k]
+            path = _expand(c["path"])
+            if home and _same_path(path, home):
+                if c["test"] == "entity":
+                    return 2, PartList(q["plural"], c["value"], frozenset({k}))
+                return 5, PartsOf(q["plural"], PartIndex(part["plural"], c), frozenset({k}))
+            if c["test"] != "entity":
+                return None
+            if home and _same_path(path[:len(home)], home) and all(h.get("back") for h in path[len(home):]):
+                return 3, PartsOf(q["plural"], BackList(c["value"], path[len(home):], frozenset()), frozenset())
+            if path and len(path) <= max_hops and all(h.get("back") for h in path):
+                # a named entity's own list first (narrow), then the country's list, then longer walks back
+                return {1: 0, 2: 1}.get(len(path), 4), BackList(c["value"], path, frozenset({k}))
+            return None
+
+        options = [x for x in (source(k) for k in sorted(musts)) if x is not None]
+        if options:
+            return min(options, key=lambda x: x[0])[1]
+        alts = _alternatives(combo)
+        if alts:
+            srcs = [source(k) for k in alts]
+            if all(srcs):
+                return Union([x[1] for x in srcs])
+        if home:  # nothing narrower: every part's lists, of its current and its former members
+            return PartsOf(q["plural"], PartIndex(part["plural"], None), frozenset(), former=True)
+        return Union([])
+
+    # ------------------------------------------------------------------ the turn
+
+    def advance(self) -> bool:
+        """Work through what can be decided with the pages read; True when the answer is ready."""
+        q = self.q
+        if self.source is None:
+            self.source = self.plan()
+        if self.candidates is None:
+            self.why = ("entity", "")
+            got = self.source.step(self)
+            if got is NEED:
+                return False
+            self.candidates = got
+            self.note("list_done", n=len(got))
+        shape = q["shape"]
+        pending = False
+        for c in self.candidates:
+            if c.state == "open":
+                ok = self._step(c, lambda c=c: self.decide(c))
+                if ok is NEED:
+                    pending = True
+                    continue
+                c.state = "kept" if ok else "rejected"
+                self.rejected += not ok
+            if c.state != "kept" or shape == "ranked":
+                continue
+            if shape in ("timeline", "events"):  # rows are the kept entity's links
+                if c.links is None:
+                    got = self._step(c, lambda c=c: self._link_rows(c))
+                    if got is NEED:
+                        pending = True
+                        continue
+                    c.links = got
+                rows = c.links
+            else:
+                rows = [c]
+            for row in rows:
+                pending |= self._step(row, lambda row=row: self._fill(row)) is not True
+        if shape == "ranked" and not pending:
+            top = self._ranked([c for c in self.candidates if c.state == "kept"])
+            if top is NEED:
+                return False
+            for row in top:
+                pending |= self._step(row, lambda row=row: self._fill(row)) is not True
+            self.rows = top
+        if pending:
+            return False
+        if shape != "ranked":
+            self.rows = [r for c in self.candidates if c.state == "kept" for r in (c.links if c.links is not None else [c])]
+        return True
+
+    def _step(self, holder: Candidate, fn):
+        """Run one step of a candidate (deciding it, listing its links, filling a row) unless what
+        it waited for last time is still not in: then only ask for that again (a candidate is not
+        worked through again until one of its pages has come)."""
+        if holder.waiting and not any(self._arrived(w) for w in holder.waiting):
+            for url, purpose in holder.waiting:
+                if url is None:
+                    self.search_wants.setdefault(purpose, "entity")
+                else:
+                    self.wants.setdefault(url, purpose)
+            return NEED
+        self.asking = []
+        got = fn()
+        holder.waiting = list(self.asking) if got is NEED or got is False else None
+        return got
+
+    def _arrived(self, w: tuple) -> bool:
+        url, purpose = w
+        if url is None:
+            key = _norm(purpose)
+            return key in self.results or self.search_tries[key] > self.opt.max_retries
+        return url in self.read or url in self.failed
+
+    def _fill(self, row: Candidate) -> bool:
+        """Every cell of a row that the pages read so far can give; False while some need pages."""
+        done = True
+        for col in self.q["columns"]:
+            if col["name"] in row.cells:
+                continue
+            v = self.cell(col, row)
+            if v is NEED:
+                done = False
+                continue
+            row.cells[col["name"]] = v
+        return done
+
+    def _ranked(self, kept: list[Candidate]):
+        rk = self.q["rank"]
+        need = False
+        for c in kept:
+            if c.rank_value is not None:
+                continue
+            cell = c.listed.get(_header_for(c.listed, rk.get("label", "")))
+            if cell is None:
+                cell = self.attribute(c.url, rk["label"], c.name)
+            if cell is NEED:
+                need = True
+                continue
+            v = read_number(_strip_links(cell)) if cell else None
+            c.rank_value = v if v is not None else float("nan")
+        if need:
+            return NEED
+        valued = [c for c in kept if c.rank_value == c.rank_value]
+        valued.sort(key=lambda c: (-c.rank_value if rk["descending"] else c.rank_value, c.name))
+        top = valued[: rk["n"]]
+        rank_col = next((x["name"] for x in self.q["columns"] if x["base"] == "rank"), None)
+        for c in top:
+            better = sum(1 for x in valued if (x.rank_value > c.rank_value if rk["descending"] else x.rank_value < c.rank_value))
+            if rank_col:
+                c.cells[rank_col] = str(better + 1)
+        if self.ranked is None:
+            self.ranked = top
+            self.note("ranked_done", attr=rk.get("label", rk["attribute"]).lower() if not self.zh else rk.get("label", ""),
+                      n=len(valued), k=len(top))
+        return top
+
+    def _link_rows(self, a: Candidate):
+        """The rows of one kept entity in a timeline (its tenures) or an events table (its dated links)."""
+        hop = self.q["links"]
+        period = self.q.get("period")
+        lo = dt.date.fromisoformat(period[0]) if period and period[0] else None
+        hi = dt.date.fromisoformat(period[1]) if period and period[1] else None
+        rows: list[Candidate] = []
+        self.why = ("row", "")
+        if self.q["shape"] == "events":
+            page = self.article(a.url, a.name)
+            if page is NEED:
+                return NEED
+            for d in page.timeline if page is not None else []:
+                if _norm(d.label) != _norm(hop["label"]) or d.name is None:
+                    continue
+                if (lo and d.date < lo) or (hi and d.date > hi):
+                    continue
+                rows.append(Candidate(a.name, a.url, {}, a.source, "kept", other=(d.name, d.url), date=d.date, anchor=a))
+            return rows
+        items = self.targets(a.url, hop, a.name)
+        if items is NEED:
+            return NEED
+        for i in items or []:
+            if (lo or hi) and (i.span.start is None or (lo and i.span.start < lo.year) or (hi and i.span.start > hi.year)):
+                continue
+            rows.append(Candidate(a.name, a.url, {}, a.source, "kept", other=(i.name, i.url), span=i.span, anchor=a))
+        return rows
+
+    # ------------------------------------------------------------------ the turn's calls and text
+
+    def turn(self) -> tuple[str, list[ToolCall]]:
+        self.turn_no += 1
+        self.wants = {}
+        self.search_wants = {}
+        parts: list[str] = []
+        if not self.plan_said:
+            self.plan_said = True
+            parts.append(self._plan_text())
+        ready = self.advance()
+        for move, url, slots in self.trouble:  # a failed page is retried only if something still needs it
+            self.note(move if url in self.wants else "moot", **slots)
+        self.trouble = []
+        parts += self._told()
+        if ready:
+            return self._final_text(parts), []
+        calls: list[ToolCall] = []
+        intents: list[str] = []
+        # searches this turn: one call, several queries
+        qs = [q for q in self.search_wants if self.search_tries[_norm(q)] <= self.opt.max_retries][:SEARCH_QUERIES_MAX]
+        opens = [u for u in self.wants if u in self.seen and u not in self.read][: self.k - (1 if qs else 0)]
+        if qs:
+            purpose = self.search_wants[qs[0]]
+            if purpose == "again":
+                intents.append(self.voice.say("search_again", q=qs[0]))
+            elif purpose == "entity" and len(qs) == 1:
+                intents.append(self.voice.say("search_entity", name=qs[0]))
+            else:
+                intents.append(self.voice.say("search_list", q=qs[0] if len(qs) == 1 else "\", \"".join(qs)))
+            calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(query=qs[0], queries=qs[1:])))
+            for x in qs:
+                self.search_tries[_norm(x)] += 1
+        elif opens and self._want_verify_search():
+            names = self._verify_names(opens)
+            if names:
+                intents.append(self.voice.say("search_verify", names=self.voice.names(names)))
+                calls.append(ToolCall("web_search", _args(query=names[0]) if len(names) == 1 else _args(query=names[0], queries=names[1:])))
+                opens = opens[: self.k - 1]
+        # a second source about an entity whose article it has read, to compare: a slot of its own
+        art = next((a for a in self.second if a in self.read), None)
+        if art is not None and self.k - len(calls) > 0:
+            other = self.second.pop(art)
+            self.second_of[other] = art
+            opens = [other] + [u for u in opens if u != other][: self.k - len(calls) - 1]
+            self.wants.setdefault(other, ("copy", self.label_of(art), ""))
+            intents.append(self.voice.say("copy_check", site=_host(other), name=self.label_of(art)))
+        if opens:
+            intents += self._open_text(opens)
+        for u in opens:
+            self.tries[u] += 1
+            calls.append(ToolCall("web_extractor", _args(url=u)))
+        if not calls:  # nothing left to fetch and not ready: pages that cannot be had; answer with what is known
+            self._give_up()
+            return self._final_text(parts), []
+        for c in calls:
+            self.calls_made[c.name] += 1
+        text = self.voice.join(parts + intents)
+        return text, calls
+
+    def _want_verify_search(self) -> bool:
+        total = sum(self.calls_made.values())
+        return total > 0 and self.calls_made["web_search"] / total < self.opt.search_share and self.k > 1
+
+    def _verify_names(self, opens: list[str]) -> list[str]:
+        out = []
+        for u in opens:
+            if self.wants.get(u, ("",))[0] not in ("check", "row"):
+                continue
+            n = self.label_of(u)
+            if n and n != u and _norm(n) not in self.searched_names and _is_encyclopedia(u):
+                out.append(n)
+                self.searched_names.add(_norm(n))
+                self.verifying[_norm(n)] = u
+        return out[:4]
+
+    def _open_text(self, opens: list[str]) -> list[str]:
+        groups: dict[tuple[str, str], list[str]] = {}
+        for u in opens:
+            kind, name, what = self.wants.get(u, ("copy", "", ""))
+            if kind == "copy":
+                continue
+            groups.setdefault((kind, what if kind in ("hop", "linked", "walk") else ""), []).append(name)
+        out = []
+        v = self.voice
+        for (kind, what), names in groups.items():
+            ns = v.names(list(dict.fromkeys(names)))
+            if kind == "list":
+                out.append(v.say("open_list", titles=ns))
+            elif kind == "check" and self._checking():
+                out.append(v.say("open_candidates", names=ns, what=self._checking()))
+            elif kind in ("hop", "linked"):
+                out.append(v.say("open_linked", names=ns, col=f"“{what}”" if self.zh else f"\"{what}\""))
+            elif kind == "entity":
+                out.append(v.say("open_entity", names=ns))
+            elif kind == "walk":
+                out.append(v.say("open_walk", names=ns, label=what))
+            else:
+                out.append(v.say("open_rows", names=ns))
+        return out
+
+    def _checking(self) -> str:
+        implied = self.source.implied if self.source is not None else frozenset()
+        texts = [c["text"] for c in self.q.get("conditions", []) if c["letter"] not in implied and not c.get("scope")]
+        if not texts:
+            return ""
+        sep = "、" if self.zh else " and "
+        return sep.join(f"“{t}”" if self.zh else f"\"{t}\"" for t in texts[:2])
+
+    def _plan_text(self) -> str:
+        q, v = self.q, self.voice
+        if self.brief.kind == "multihop":
+            return v.say("plan_chain", n=len(q["hops"]), start=q["start"])
+        cols = [c["name"] for c in q.get("columns", [])]
+        colnames = v.names(cols, limit=6)
+        texts = {c["letter"]: c["text"] for c in q.get("conditions", []) if not c.get("scope")}
+        conds = list(texts.values())
+        scope = next((c["text"] for c in q.get("conditions", []) if c.get("scope")), "")
+        cond_text = _combo_text(q.get("combo") or "", texts, self.zh)
+        cond_text = (f"{cond_text}, {scope}" if cond_text and scope else cond_text or scope) if not self.zh else \
+            ("，".join(x for x in (scope, cond_text) if x))
+        cond_text = cond_text or ("全部" if self.zh else "in the records")
+        one = q["type"].replace("_", " ")
+        shape = q["shape"]
+        if shape == "ranked":
+            rk = q["rank"]
+            dirw = ("最高" if rk["descending"] else "最低") if self.zh else ("highest" if rk["descending"] else "lowest")
+            sc = f" {' '.join(conds + ([scope] if scope else []))}" if not self.zh else "".join(conds + ([scope] if scope else []))
+            return v.say("plan_ranked", n=rk["n"], plural=q["plural"], scope=sc, attr=(rk.get("label") or rk["attribute"]).lower()
+                         if not self.zh else rk.get("label", ""), dir=dirw, cols=colnames)
+        if shape in ("timeline", "events"):
+            label = q["links"]["label"] if self.zh else q["links"]["label"].lower()
+            period = q.get("period")
+            ptxt = ""
+            if period:
+                a, b = period
+                ptxt = (f" from {a[:4]}" if a else "") + (f" to {b[:4]}" if b else "") if not self.zh else \
+                    (f"（{a[:4] if a else ''}—{b[:4] if b else ''}）")
+            target = q.get("anchor") or (f"{q['plural']} {cond_text}" if not self.zh else f"{cond_text}的{q['plural']}")
+            if shape == "timeline":
+                return v.say("plan_timeline", label=label, target=target, period=ptxt, cols=colnames)
+            return v.say("plan_events", label=label, period=ptxt.strip() or ("in the period" if not self.zh else ""),
+                         scope=(f" involving {q['plural']} {cond_text}" if not self.zh else f"涉及{cond_text}的{q['plural']}"), cols=colnames)
+        return v.say("plan_table", one=one, plural=q["plural"], conds=cond_text, ncols=len(cols), cols=colnames)
+
+    def _told(self) -> list[str]:
+        """This turn's observations and decisions, a few in full and the rest summed up."""
+        out = list(self.notes)
+        self.notes = []
+        v = self.voice
+        rejected_listing = [d for m, d in self.decisions if m in ("reject", "reject_excluded") and d.get("listing")]
+        others = [(m, d) for m, d in self.decisions if not ((m in ("reject", "reject_excluded")) and d.get("listing"))]
+        self.decisions = []
+        if len(rejected_listing) > 2:
+            lab = rejected_listing[0]["label"]
+            out.append(v.say("reject_many", n=len(rejected_listing), label=lab,
+                             examples=v.names([d["name"] for d in rejected_listing[:3]], limit=3)))
+        else:
+            others = [(("reject" if not d.get("excluded") else "reject_excluded"), d) for d in rejected_listing] + others
+        told = 0
+        for move, d in others:
+            if move == "conflict":
+                out.append(v.say("conflict", **d))
+                continue
+            if told >= NOTES_MAX:
+                continue
+            told += 1
+            slots = {k: d[k] for k in ("name", "cond", "label", "value", "where") if k in d}
+            out.append(v.say(move, **slots))
+        if self.candidates is not None and self.brief.kind == "table":
+            done = sum(1 for c in self.candidates if c.state != "open")
+            total = len(self.candidates)
+            if 0 < done < total and self.rng.random() < 0.35:
+                kept = sum(1 for c in self.candidates if c.state == "kept")
+                out.append(v.say("progress", done=done, total=total, kept=kept, left=total - done))
+        return out
+
+    def _give_up(self) -> None:
+        for c in self.candidates or []:
+            if c.state == "open":
+                c.state = "lost"
+
+    def _final_text(self, parts: list[str]) -> str:
+        v = self.voice
+        n = len(self.rows)
+        if self.turn_out:
+            parts.append(v.say("out_of_turns", n=n, s="s" if n != 1 else ""))
+        elif self.brief.kind == "multihop":
+            parts.append(v.say("final_chain"))
+        else:
+            parts.append(v.say("final_table", n=n, dropped=self.rejected))
+        self.final = self.answer()
+        return v.join(parts)
+
+    def verified_rows(self) -> list[Candidate]:
+        """Out of turns: the rows whose every cell is known."""
+        names = [c["name"] for c in self.q.get("columns", [])]
+        if self.rows:
+            pool = self.rows
+        else:
+            kept = [c for c in (self.ranked or self.candidates or []) if c.state == "kept"]
+            pool = [r for c in kept for r in (c.links if c.links is not None else [c])]
+        return [c for c in pool if all(n in c.cells for n in names)]
+
+    def answer(self) -> str:
+        cols = [c["name"] for c in self.q["columns"]]
+        rows = [[c.cells.get(name, "unknown") for name in cols] for c in self.rows]
+        return markdown_table(cols, rows)
+
+    # ------------------------------------------------------------------ absorbing results
+
+    def absorb(self, calls: list[ToolCall], results: list[dict]) -> None:
+        for c, res in zip(calls, results):
+            args = json.loads(c.arguments)
+            text = res["content"]
+            cid = res["tool_call_id"]
+            if c.name == "web_search":
+                self._absorb_search(args, text, cid)
+            else:
+                self._absorb_page(args["url"], text, cid)
+
+    def _absorb_search(self, args: dict, text: str, cid: str) -> None:
+        qs = [args["query"], *args.get("queries", [])]
+        blocks = read_search(text)
+        if len(blocks) == 1 and blocks[0].error:
+            self.note("search_failed", why=blocks[0].error.split(".")[0])
+            self.summaries[cid] = "search failed"
+            return
+        summary = []
+        for q, b in zip(qs, blocks):
+            if not b.results:
+                self.note("no_results", q=q)
+                continue
+            self.results[_norm(q)] = b.results
+            art = self.verifying.get(_norm(q))
+            if art is not None:  # a second source about the candidate, now and then, to compare with its article
+                alike = [x for x in b.results if x.url != art and _norm(x.title).startswith(_norm(q))
+                         and not _is_encyclopedia(x.url) and "(page " not in x.title]
+                alike.sort(key=lambda x: not self.is_copy_result(x))
+                if alike and art not in self.second and self.rng.random() < self.opt.cross_check:
+                    self.second[art] = alike[0].url
+                    self.seen.add(alike[0].url)
+            for x in b.results:
+                if self.is_copy_result(x):
+                    orig = _copied_from(x.url)
+                    m = _COPY_TITLE.search(x.title)
+                    self.note("copy_seen", site=m.group(0)[3:] if m else _host(x.url), kind="copy", date=x.date)
+                    if orig:
+                        self.copies[orig] = x.url
+                        self.seen.add(x.url)
+                    continue
+                self.seen.add(x.url)
+                self.link_names.setdefault(x.url, x.title)
+                if _is_encyclopedia(x.url) and "(" not in x.title:
+                    self.name_url.setdefault(_norm(x.title), x.url)
+            summary.append(f"\"{q}\": " + "; ".join(x.title for x in b.results[:3]))
+        self.summaries[cid] = " | ".join(summary) or "no results"
+
+    def _compare(self, art: str, other: Page) -> None:
+        """Weigh a second source against an entity's article: where they disagree, say so and keep
+        the article's value (the encyclopedia, and fresher than a copy's last update); where they
+        agree, now and then say that too."""
+        page = self.read.get(art)
+        if page is None:
+            return
+        mine = {_norm(lab): cell for lab, cell in page.infobox}
+        site_b = other.copy[0] if other.copy else (other.site or _host(other.url))
+        same, diffs = None, []
+        for lab, cell in other.infobox + other.fields:
+            a = mine.get(_norm(lab))
+            if a is None:
+                continue
+            if _same_value(a, cell):
+                same = same or (lab, cell)
+            else:
+                diffs.append((lab, a, cell))
+        dated = next(((lab, b) for lab, a, b in diffs if read_date(_strip_links(a))), None)
+        if dated and page.title != page.name and not other.copy:
+            # the article is one of namesakes ('Ana Ellison (person, 1973)'): other dates mean another entity
+            self.note("namesake", site=site_b, name=page.name, label=dated[0] if self.zh else dated[0].lower(),
+                      value=_strip_links(dated[1]))
+            return
+        if diffs:
+            lab, a, cell = diffs[0]
+            why = self.voice.why("encyclopedia") if not other.copy else self.voice.why("fresher")
+            self.conflicts += 1
+            self.decisions.append(("conflict", dict(name=page.name or page.title, label=lab if self.zh else lab.lower(),
+                                                    site_a=_host(art), a=_strip_links(a), site_b=site_b, b=_strip_links(cell),
+                                                    chosen=_strip_links(a), chosen_site=_host(art), why=why)))
+            return
+        if same is not None and self.rng.random() < 0.5:
+            self.note("agree", site=site_b, name=page.name or page.title, label=same[0] if self.zh else same[0].lower(),
+                      value=_strip_links(same[1]))
+
+    def _absorb_page(self, url: str, text: str, cid: str) -> None:
+        page = read_page(url, text)
+        art = self.second_of.get(url)
+        orig = next((o for o, cu in self.copies.items() if cu == url), None)
+        if art is not None or orig is not None:
+            if page.state == "ok":
+                if orig is not None:
+                    self.copy_pages[orig] = page
+                if art is not None:
+                    self._compare(art, page)
+            self.summaries[cid] = _summary(page) if page.state == "ok" else f"{page.state}: {url}"
+            return
+        name = self.label_of(url)
+        last = self.tries[url] > self.opt.max_retries  # no more tries after this one
+        if page.state == "truncated":
+            self.fallback.setdefault(url, page)  # what it did show, if the whole page never comes
+        elif page.state == "archived":
+            self.fallback[url] = page
+        elif page.state == "missing":
+            self.failed.add(url)
+        if page.state != "ok":
+            self.summaries[cid] = f"{page.state}: {name}"
+            if last or page.state == "missing":
+                self.failed.add(url)
+                kept = self.fallback.get(url)
+                if kept is not None and kept.state == "archived":
+                    self.note("archived_kept", page=name, date=kept.archived)
+                elif kept is not None:
+                    self.note("partial_kept", page=name)
+                else:
+                    self.note("gave_up", page=name, n=self.tries[url])
+            elif page.state == "error":  # told next turn, once it is known whether the page is still needed
+                self.trouble.append(("failed", url, dict(page=name, why=page.error.split(".")[0].replace("Error: ", "").replace("Error ", ""))))
+            elif page.state == "truncated":
+                self.trouble.append(("cut", url, dict(page=name)))
+            elif page.state == "archived":
+                self.trouble.append(("archived", url, dict(page=name, date=page.archived.isoformat() if page.archived else "?")))
+            return
+        self.read[url] = page
+        for t, u in page.links:
+            self.seen.add(u)
+            if t and u not in self.link_names:
+                self.link_names[u] = t
+            if _is_encyclopedia(u) and t:
+                self.name_url.setdefault(_norm(t), u)
+        for _, u, _ in page.lists:
+            self.seen.add(u)
+        self.seen.update(page.page_urls.values())
+        for u in (page.next_url, page.prev_url):
+            if u:
+                self.seen.add(u)
+        if page.name:
+            self.link_names[url] = page.name
+        self.summaries[cid] = _summary(page)
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    name: str
+    url: str | None
+    span: Span
+
+
+def _copied_from(url: str) -> str | None:
+    """The page a republished copy took its text from: copy sites put the original's address
+    in their own path (`https://copysite/www.site.com/page`)."""
+    p = urlsplit(url)
+    path = p.path.lstrip("/")
+    host = path.split("/", 1)[0]
+    if "." not in host or "/" not in path:
+        return None
+    return "https://" + path + (f"?{p.query}" if p.query else "")
+
+
+def _tag_span(tail: str) -> Span:
+    """The dates after an infobox link: ' (since June 25, 2016)', ' (June 1, 2001 – May 2, 2005)'."""
+    if not tail.strip():
+        return Span()
+    d = [read_date(x) for x in re.split(r"[–至]", tail)]
+    if len(d) == 2 and d[0] and d[1]:
+        return Span(d[0].year, d[1].year)
+    if d and d[0]:
+        return Span(d[0].year, None, "since" in tail or "起" in tail)
+    _, span = read_span(tail.strip())
+    return span
+
+
+def _summary(page: Page) -> str:
+    """A short note of what a page said, kept when old tool results are summarised."""
+    if page.kind == "directory":
+        return f"{page.title}: {len(page.rows)} rows"
+    facts = "; ".join(f"{lab}: {_strip_links(cell)}" for lab, cell in page.infobox[:4])
+    return f"{page.title}: {facts}" if facts else page.title
+
+
+def _same_value(a: str, b: str) -> bool:
+    """Two cells say the same: equal dates, numbers within rounding (1.23 million), or equal text."""
+    a, b = _strip_links(a), _strip_links(b)
+    da, db = read_date(a), read_date(b)
+    if da or db:
+        return da == db
+    na, nb = read_number(a), read_number(b)
+    if na is not None and nb is not None:
+        return abs(na - nb) <= 0.01 * max(abs(na), abs(nb)) + 1e-9
+    return _norm(a) == _norm(b)
+
+
+def _header_for(listed: dict[str, str], label: str) -> str | None:
+    if not listed or not label:
+        return None
+    want = _norm(label)
+    return next((h for h in listed if _norm(h) == want), None)
+
+
+def _format(cell: str, kind: str) -> str:
+    text = _strip_links(cell)
+    if kind == "date":
+        d = read_date(text)
+        return d.isoformat() if d else text
+    if kind == "number":
+        v = read_number(text)
+        return plain_number(v) if v is not None else text
+    if kind == "url":
+        m = re.search(r"https?://\S+", text)
+        return m.group(0) if m else text
+    return text
+
+
+def _expand(path: list[dict]) -> list[dict]:
+    """A path with every lookup replaced by the links it follows (a city's country: region, country)."""
+    out = []
+    for h in path:
+        out += h["through"] if h["kind"] == "lookup" and h.get("through") else [h]
+    return out
+
+
+def _same_path(a: list[dict], b: list[dict]) -> bool:
+    return len(a) == len(b) and all(x["via"] == y["via"] and x["kind"] == y["kind"] and x["reverse"] == y["reverse"]
+                                    for x, y in zip(a, b))
+
+
+def _musts(combo: str) -> set[str]:
+    """Letters every row must satisfy (positively) under a combination."""
+    return {"A": {"A"}, "A&B": {"A", "B"}, "A|B": set(), "A&!B": {"A"}, "A&B&C": {"A", "B", "C"},
+            "(A|B)&C": {"C"}, "A&B&!C": {"A", "B"}, "": set()}.get(combo, set())
+
+
+def _alternatives(combo: str) -> list[str]:
+    return {"A|B": ["A", "B"], "(A|B)&C": ["A", "B"]}.get(combo, [])
+
+
+def _combo(combo: str, v: dict):
+    """Three-valued evaluation (True, False, NEED) of a combination of conditions."""
+
+    def and_(*xs):
+        if any(x is False for x in xs):
+            return False
+        if any(x is NEED for x in xs):
+            return NEED
+        return True
+
+    def or_(*xs):
+        if any(x is True for x in xs):
+            return True
+        if any(x is NEED for x in xs):
+            return NEED
+        return False
+
+    def not_(x):
+        return NEED if x is NEED else (not x)
+
+    a, b, c = v.get("A", True), v.get("B", True), v.get("C", True)
+    if combo in ("", "A"):
+        return a
+    if combo == "A&B":
+        return and_(a, b)
+    if combo == "A|B":
+        return or_(a, b)
+    if combo == "A&!B":
+        return and_(a, not_(b))
+    if combo == "A&B&C":
+        return and_(a, b, c)
+    if combo == "(A|B)&C":
+        return and_(or_(a, b), c)
+    if combo == "A&B&!C":
+        return and_(a, b, not_(c))
+    raise ValueError(combo)
+
+
+def _combo_text(combo: str, t: dict[str, str], zh: bool) -> str:
+    """The conditions as the question combines them ('A, but not B')."""
+    a, b, c = t.get("A", ""), t.get("B", ""), t.get("C", "")
+    if zh:
+        forms = {"A": a, "A&B": f"{a}且{b}", "A|B": f"{a}或{b}", "A&!B": f"{a}，但不包括{b}", "A&B&C": f"{a}、{b}且{c}",
+                 "(A|B)&C": f"{c}，且{a}或{b}", "A&B&!C": f"{a}且{b}，但不包括{c}"}
+    else:
+        forms = {"A": a, "A&B": f"{a} and {b}", "A|B": f"{a}, or {b}", "A&!B": f"{a}, but not {b}", "A&B&C": f"{a}, {b} and {c}",
+                 "(A|B)&C": f"{c}, and either {a} or {b}", "A&B&!C": f"{a} and {b}, but not {c}"}
+    return forms.get(combo, "")
 
 
 def _args(**kw) -> str:
     return json.dumps(kw, ensure_ascii=False)
 
 
-class OraclePlan:
-    """The oracle's state for one episode."""
+# --------------------------------------------------------------------------- multi-hop chains
 
-    def __init__(self, ep: Episode, titles: dict[str, str]):
-        self.ep = ep
-        rec = ep.task.record
-        ev = rec["evidence"]
-        pages = ev["pages"]
-        listings = [pages[i] for i in ev["listings"]]
-        cells = [pages[i] for row in ev["cells"] for i in _cell_pages(row)]  # a cell may need several pages
-        support = [pages[i] for i in ev.get("support", [])]  # every ranked value, for a rank
-        self.pending = list(dict.fromkeys(listings + cells + support))  # pages to read, in reading order
-        self.listings = set(listings)
-        self.follow: dict[str, int] = {}  # list pages reached through "next" links -> links followed
-        self.titles = titles
-        self.seen: set[str] = set()  # URLs met in results or as links: openable without a search
-        self.read: set[str] = set()
-        self.tries: dict[str, int] = {}
-        self.searched: dict[str, int] = {}
-        self.notes: list[str] = []  # observations to mention in the next turn's reasoning
-        self.kind = rec["kind"]
-        self.first = rec.get("discovery_query") or rec["constraint_values"][0]
-        self.m = MESSAGES.get(rec.get("language", "en"), MESSAGES["en"])
-        self.discovered = False
-        self.discovery_tries = 0
 
-    # ------------------------------------------------------------------ reading results
+class ChainResearch(Research):
+    """A multi-hop question: find the start's page, follow each hop from page to page, answer."""
 
-    def observe_search(self, text: str) -> None:
-        for u in _RESULT_URL.findall(text):
-            if perturb.original_of(u, self.ep.env.seed) is not None:
-                site = u.split("/")[2]
-                self.notes.append(self.m["copy"].format(site=site))
-            else:
-                self.seen.add(u.split("#", 1)[0])
-
-    def observe_page(self, url: str, text: str) -> bool:
-        """Whether the page was read intact; links on it become openable."""
-        if text.startswith("Error"):
-            self.notes.append(self.m["failed"].format(page=self.titles.get(url, url), why=text.split(".", 1)[0]))
+    def advance(self) -> bool:
+        q = self.q
+        url = self.find_article(q["start"])
+        if url is NEED:
             return False
-        if text.endswith(perturb.TRUNCATION_NOTE):
-            self.notes.append(self.m["cut"].format(page=self.titles.get(url, url)))
+        name = q["start"]
+        if url is None:
+            return self._answer("unknown")
+        for i, hop in enumerate(q["hops"]):
+            got = self.targets(url, hop, name)
+            if got is NEED:
+                return False
+            if not got:
+                return self._answer("unknown")
+            if hop.get("hop") == "sole" and len(got) != 1:
+                pass
+            nxt = got[0]
+            if (i, nxt.name) not in self._followed:
+                self._followed.add((i, nxt.name))
+                self.note("follow", from_name=name, label=hop["label"] if self.zh else hop["label"].lower(), to_name=nxt.name)
+            name, url = nxt.name, nxt.url
+            if url is None and i < len(q["hops"]) - 1:
+                found = self.find_article(name)
+                if found is NEED:
+                    return False
+                url = found
+        ans = q["answer"]
+        if ans["attribute"] is None:
+            return self._answer(name)
+        cell = self.attribute(url, ans["label"], name)
+        if cell is NEED:
             return False
-        if text.startswith("> Archived copy"):
-            self.notes.append(self.m["archived"].format(page=self.titles.get(url, url)))
-            return False
-        self.seen.update(_LINK.findall(text))
-        if url in self.listings:
-            nxt = _NEXT.search(text)
-            depth = self.follow.get(url, 0) + 1
-            if nxt and nxt.group(1) not in self.pending and depth <= MAX_FOLLOW and len(self.follow) < MAX_FOLLOWED:
-                i = self.pending.index(url)
-                self.pending.insert(i + 1, nxt.group(1))
-                self.listings.add(nxt.group(1))
-                self.follow[nxt.group(1)] = depth
-                self.notes.append(self.m["continues"].format(page=self.titles.get(url, url)))
+        return self._answer(_format(cell, ans["kind"]) if cell else "unknown")
+
+    @property
+    def _followed(self) -> set:
+        if not hasattr(self, "_fl_set"):
+            self._fl_set: set = set()
+        return self._fl_set
+
+    def _answer(self, value: str) -> bool:
+        self._value = value
+        self.note("answer_found", name=value, attr="", value=value)
         return True
 
-    # ------------------------------------------------------------------ acting
-
-    def todo(self) -> list[str]:
-        return [u for u in self.pending if u not in self.read and self.tries.get(u, 0) < MAX_RETRIES]
-
-    def turn(self, parallel: int) -> tuple[str, list[ToolCall], list[str] | str | None]:
-        """The next turn: reasoning text, calls, and the URLs the calls open (a string for a search)."""
-        ep = self.ep
-        m = self.m
-        zh = m is MESSAGES["zh"]
-        notes, self.notes = ("" if zh else " ").join(self.notes), []
-        lead = (notes if zh else f"{notes} ") if notes else ""
-        if not self.discovered and self.discovery_tries < 3:
-            self.discovery_tries += 1
-            if self.discovery_tries == 1:
-                what = m["what_table"] if self.kind == "table" else m["what_chain"]
-                why = _pick(ep.key + "s", m["why"])
-                return (m["start"].format(what=what, why=why, q=self.first),
-                        [ToolCall("web_search", _args(query=self.first))], "discovery")
-            q = self.first if self.discovery_tries == 2 else m["list_of"].format(q=self.first)
-            return lead + m["again"].format(q=q), [ToolCall("web_search", _args(query=q))], "discovery"
-        todo = self.todo()
-        if not todo:
-            return self.final(lead), [], []
-        opens = [u for u in todo if u in self.seen][:parallel]
-        lists_left = any(u in self.listings for u in todo)  # rows come from the lists: read those first
-        unseen = [u for u in todo[: 2 * parallel] if u not in self.seen and (u in self.listings or not lists_left)][:parallel]
-        calls, parts = [], []
-        for u in opens:
-            self.tries[u] = self.tries.get(u, 0) + 1
-        lists = [u for u in opens if u in self.listings]
-        others = [u for u in opens if u not in self.listings]
-        if lists:
-            names = m["join"].join(self.titles.get(u, u) for u in lists)
-            parts.append(m["open_lists"].format(s="s" if len(lists) > 1 else "", names=names))
-        if others:
-            names = m["join"].join(self.titles.get(u, u) for u in others)
-            verb = _pick(f"{ep.key}{ep.turns}", m["verbs"])
-            parts.append(m["next" if lists else "Next"].format(verb=verb, names=names))
-        calls += [ToolCall("web_extractor", _args(url=u)) for u in opens]
-        if unseen:
-            qs = []
-            for u in unseen:
-                n = self.searched.get(u, 0)
-                self.searched[u] = n + 1
-                title = _PAGE_SUFFIX.sub("", self.titles.get(u, u))  # people search for the list, not its page
-                qs.append(title if n == 0 else f"{title} {u.split('/')[2].removeprefix('www.').split('.')[0]}")
-                if n >= 2:
-                    self.seen.add(u)  # after three searches a careful person uses the address found earlier
-            names = m["join"].join(m["quote"].format(q=q) for q in qs)
-            if any(self.searched[u] > 1 for u in unseen):
-                parts.append(m["rephrase"].format(names=names))
-            else:
-                parts.append(m["no_link"].format(names=names, them=m["them"] if len(qs) > 1 else m["it"]))
-            calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(query=qs[0], queries=qs[1:])))
-        left = len(todo) - len(opens)
-        text = m["sep"].join(parts)
-        text = lead + text[0].upper() + text[1:] + (m["left"].format(n=left, s="s" if left != 1 else "") if left else m["end"])
-        return text, calls, opens
-
-    def partial(self) -> tuple[str, str]:
-        """Out of turns: submit only the rows whose every page was read intact."""
-        rec = self.ep.task.record
-        pages = rec["evidence"]["pages"]
-        lists_ok = all(pages[i] in self.read for i in rec["evidence"]["listings"])
-        rows = [r for r, cells in zip(self.ep.task.rows, rec["evidence"]["cells"])
-                if lists_ok and all(pages[i] in self.read for i in _cell_pages(cells))]
-        return (self.m["out_of_turns"].format(n=len(rows), s="s" if len(rows) != 1 else ""),
-                markdown_table(self.ep.task.header, rows))
-
-    def final(self, lead: str) -> str:
-        n = len(self.ep.task.rows)
-        if self.kind == "table":
-            return lead + self.m["final_table"].format(n=n, s="s" if n != 1 else "")
-        return lead + self.m["final_chain"]
+    def answer(self) -> str:
+        return markdown_table(list(self.q["columns"]), [[self.q["start"], getattr(self, "_value", "unknown")]])
 
 
-def run_oracle(episodes: list[Episode], titles: dict[str, str], parallel: int) -> None:
-    """Drive every episode to its end (episodes are independent; they run one after another)."""
+def run_oracle(episodes: list[Episode], options) -> None:
+    """Drive every episode to its end with the honest oracle (episodes are independent)."""
     for ep in episodes:
-        plan = OraclePlan(ep, titles)
+        brief = Brief.of(ep.task.record)
+        r = (ChainResearch if brief.kind == "multihop" else Research)(ep, brief, options.parallel_calls, ep.env.seed, options.oracle)
+        limit = ep.max_turns or ep.env.options.max_turns
         while not ep.done:
-            text, calls, opened = plan.turn(parallel)
-            if calls and ep.env.options.max_turns - ep.turns <= 1:
-                text, answer = plan.partial()
-                ep.act(text, [ToolCall("final_answer", _args(answer=answer))])
+            if ep.turns >= limit - 1:  # the last turn: submit what is verified
+                r.turn_out = True
+                r.rows = r.verified_rows()
+                text = r._final_text(r._told())
+                ep.act(text, [ToolCall("final_answer", _args(answer=r.final))])
                 break
+            text, calls = r.turn()
             if not calls:
-                ep.act(text, [ToolCall("final_answer", _args(answer=ep.task.gold_markdown()))])
+                ep.act(text, [ToolCall("final_answer", _args(answer=r.final))])
                 break
             results = ep.act(text, calls)
-            opened = opened if isinstance(opened, list) else []
-            for i, (c, r) in enumerate(zip(calls, results)):
-                txt = r["content"]
-                if c.name == "web_extractor":
-                    u = opened[i]  # the page calls come first, one per opened URL
-                    if plan.observe_page(u, txt):
-                        plan.read.add(u)
-                elif txt.startswith("Error"):
-                    plan.notes.append(plan.m["search_failed"].format(why=txt.split(".", 1)[0]))
-                elif txt.startswith("No results found") and "\n[1]" not in txt:
-                    plan.notes.append(plan.m["no_results"])
-                else:
-                    plan.discovered = True
-                    plan.observe_search(txt)
+            r.absorb(calls, results)
+            ep.summaries.update(r.summaries)
+            r.summaries = {}
 
 
-def page_titles(engine, episodes: list[Episode]) -> dict[str, str]:
-    """Titles of every evidence page of the episodes' tasks (one query)."""
-    urls = sorted({u for ep in episodes for u in ep.task.record["evidence"]["pages"]})
-    if not urls:
-        return {}
-    import polars as pl
-
-    want = pl.DataFrame({"url": urls})  # noqa: F841 (read by DuckDB's replacement scan)
-    return dict(engine.pages.execute("SELECT p.url, p.title FROM pages p JOIN want USING (url)").fetchall())

@@ -30,8 +30,8 @@ from ..errors import RolloutError
 from ..plumbing import read_json, read_jsonl, sha256_file, swap_into_place, write_atomic
 from ..world.options import RolloutOptions
 from ..world.store import open_world
-from .env import Environment, load_tasks, resolve_seed
-from .oracle import page_titles, run_oracle
+from .env import Environment, load_tasks, load_token_counter, resolve_seed
+from .oracle import run_oracle
 
 ROLLOUT_DIR = "rollout"
 PARTIAL_DIR = ".rollout.partial"
@@ -121,8 +121,9 @@ def _fingerprint(opt: RolloutOptions, policy: str, seed: int, tasks_sha: str, mo
 
 def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *, policy: str | None = None,
                 parser: str | None = None, model: str | None = None, seed: int | None = None, force: bool = False,
-                llm=None, on_progress: Callable[[int, int], None] | None = None) -> RolloutReport:
-    """Roll out every task of a rendered world with its tasks (see the module docstring)."""
+                llm=None, on_progress: Callable[[int, int], None] | None = None, tokenizer: str | None = None) -> RolloutReport:
+    """Roll out every task of a rendered world with its tasks (see the module docstring).
+    `tokenizer`: a tokenizer.json or model folder to count tokens with (default: the options')."""
     from ..tasks.stage import TASKS_FILE, tasks_dir
 
     t0 = time.perf_counter()
@@ -131,7 +132,7 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
     opt = options or info.world.spec.stages.rollout
     if policy is not None and policy not in POLICIES:
         raise RolloutError(f"unknown policy {policy!r}; choose from {', '.join(POLICIES)}")
-    updates = {k: v for k, v in (("policy", policy), ("seed", seed)) if v is not None}
+    updates = {k: v for k, v in (("policy", policy), ("seed", seed), ("tokenizer", tokenizer)) if v is not None}
     if parser is not None or model is not None:
         agent = opt.agent.model_copy(update={k: v for k, v in (("parser", parser), ("model", model)) if v is not None})
         updates["agent"] = agent
@@ -165,7 +166,8 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
     done_tasks = sum(len(c) for i, c in enumerate(chunks) if i not in todo)
     if on_progress:
         on_progress(done_tasks, len(tasks))
-    env = Environment.for_world(world_path, opt, seed=seed)
+    counter = load_token_counter(opt.tokenizer) if opt.tokenizer else None  # a bad path fails before any work
+    env = Environment.for_world(world_path, opt, seed=seed, **({"count_tokens": counter} if counter else {}))
     own_llm = None
     try:
         if opt.policy == "vllm" and todo:
@@ -204,7 +206,7 @@ def _chunk(env: Environment, agent, opt: RolloutOptions, chunk: list, path: Path
     """Roll out one chunk of tasks and write its trajectories to `path`; returns its task count."""
     episodes = [env.episode(t, s) for t in chunk for s in range(opt.samples)]
     if agent is None:
-        run_oracle(episodes, page_titles(env.engine, episodes), opt.parallel_calls)
+        run_oracle(episodes, opt)
     else:
         agent.run(episodes)
     lines = []
@@ -227,7 +229,9 @@ def _oracle_chunk(job: tuple[int, list, str], world_path: str, options_json: str
     if _WORKER.get("key") != key:
         if "env" in _WORKER:
             _WORKER.pop("env").close()
-        _WORKER.update(key=key, env=Environment.for_world(world_path, RolloutOptions.model_validate_json(options_json), seed=seed))
+        opt = RolloutOptions.model_validate_json(options_json)
+        extra = {"count_tokens": load_token_counter(opt.tokenizer)} if opt.tokenizer else {}
+        _WORKER.update(key=key, env=Environment.for_world(world_path, opt, seed=seed, **extra))
     return _chunk(_WORKER["env"], None, RolloutOptions.model_validate_json(options_json), chunk, Path(path))
 
 

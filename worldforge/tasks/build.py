@@ -18,8 +18,8 @@ import polars as pl
 
 from ..plumbing import quote_ident as _q
 from ..web.pages import slug
+from ..world.arrays import Step, iso
 from ..world.options import TasksOptions
-from .arrays import Step, iso
 from .reach import WebIndex
 from .schema import DATE, LIST, LIST_SEPARATOR, NUMBER, STRING, URL, Column, TaskSchema
 from .table import Candidate, TableSampler, cell_text

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..web.text import format_date, format_number
-from .arrays import Step, iso
+from ..world.arrays import Step, iso
 from .schema import DATE, NUMBER, STRING, URL, TaskSchema, walk
 from .table import cell_text
 
@@ -59,6 +59,7 @@ class Hop:
     noun: str  # with {subject}
     fact: str
     kind: str  # forward | current | sole | reverse | lookup
+    step: Step | None = None  # the link the hop follows, oriented as it goes
 
 
 @dataclass
@@ -318,7 +319,7 @@ class MultiHopSampler:
         hops_out = []
         for e in path:
             hk = g.kinds[int(g.kind[e])]
-            hops_out.append(Hop(self.eid(int(g.src[e])), self.eid(int(g.dst[e])), hk.noun, g.fact(e), hk.kind))
+            hops_out.append(Hop(self.eid(int(g.src[e])), self.eid(int(g.dst[e])), hk.noun, g.fact(e), hk.kind, hk.step))
         nodes = [start] + [int(g.dst[e]) for e in path]
         return MultiHopTask(start=start_id, hops=hops_out, answer_entity=end_id, answer_attr=attr, answer=answer,
                             answer_kind=kind, aliases=list(dict.fromkeys(aliases)), question=question, columns=cols,

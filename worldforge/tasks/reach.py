@@ -32,8 +32,8 @@ import polars as pl
 
 from ..web.pages import slug
 from ..web.search import SearchEngine
-from .arrays import Step, WorldArrays
-from .parts import Parts
+from ..world.arrays import Step, WorldArrays, lookup_target
+from ..world.parts import Parts
 
 UNREACHED = -2
 
@@ -75,7 +75,11 @@ class WebIndex:
         seg = parts_["p"]
         self.dir_type = np.array([plural_type.get(x, "") for x in seg.list.get(3, null_on_oob=True).to_list()], dtype=object)
         self.dir_by = np.array(seg.list.get(4, null_on_oob=True).fill_null("").to_list(), dtype=object)
-        by_rel = {(t, slug(d.by)): d.by in arrays.relations for t, et in arrays.types.items() for d in et.pages.directories}
+        # pages grouped by an entity (a relation's target, an entity-valued lookup, a part) name it first
+        by_rel = {(t, slug(d.by)): d.by in arrays.relations or lookup_target(arrays.world, t, d.by) is not None
+                  for t, et in arrays.types.items() for d in et.pages.directories}
+        self.part_lists = self._part_list_keys()
+        by_rel.update(dict.fromkeys(self.part_lists, True))
         entity_group = np.array([by_rel.get((t, b), False) for t, b in zip(self.dir_type, self.dir_by)], dtype=bool)
         got = con.execute(f"SELECT d, pos, {self._node_sql('e')} FROM (SELECT d, unnest(entity_ids) AS e, "
                           "generate_subscripts(entity_ids, 1) - 1 AS pos FROM (SELECT row_number() OVER (ORDER BY url) - 1 AS d, "
@@ -100,6 +104,22 @@ class WebIndex:
         self._facts = np.sort(con.execute(f"SELECT hash(url || '|' || fact_id) AS h FROM page_facts WHERE {where}").fetchnumpy()["h"])
         self._stated: dict[str, bool] = {}
         self._walk()
+
+    def _part_list_keys(self) -> set[tuple[str, str]]:
+        """(type, grouping slug) of the lists a part's article links, one per type with a to-one
+        chain to the part type (`web.pages.part_directory_pages`; a pack's own directory by that
+        one link where it has one)."""
+        root = self.parts.root
+        if root is None:
+            return set()
+        out = set()
+        for t, home in self.parts.home.items():
+            if t == root or not home:
+                continue
+            own = len(home) == 1 and any(d.by == home[0].name for d in self.a.types[t].pages.directories)
+            out.add((t, slug(home[0].name) if own else slug("by-" + root)))
+            out.add((t, slug("former-by-" + root)))
+        return out
 
     # ------------------------------------------------------------------ nodes
 
@@ -190,6 +210,11 @@ class WebIndex:
             long = facts_in[grp - off] > self.cap
             edges_src.append(grp[long])
             edges_dst.append(sel[long] + n)
+        # a part's article links its lists ("Companies in Braeria")
+        listed = np.array([(t, b) in self.part_lists for t, b in zip(self.dir_type[first], self.dir_by[first])], dtype=bool)
+        if listed.any():
+            edges_src.append(self.dir_group[first[listed]])
+            edges_dst.append(first[listed] + n)
         src = np.concatenate(edges_src)
         dst = np.concatenate(edges_dst)
         ok = dst >= 0

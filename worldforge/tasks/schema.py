@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..plumbing import quote_ident as _q
-from ..web.pages import humanise
+from ..web.pages import humanise, predicate_meta
 from ..web.pages import plural as plural_word
-from ..world.pack import CategoricalAttr, DateAttr, DerivedAttr, LookupAttr, NumericAttr
-from .arrays import Step, WorldArrays, lookup_target
+from ..world.arrays import Step, WorldArrays, lookup_target, world_hops
+from ..world.pack import CategoricalAttr, DateAttr, DerivedAttr, NumericAttr
 
 # Value kinds of a column or a constrained attribute, and WideSearch's pipeline for each.
 STRING, NUMBER, DATE, URL, LIST = "string", "number", "date", "url", "list"
@@ -163,20 +163,7 @@ class TaskSchema:
         self.types = arrays.types
         self.relations = arrays.relations
         self.con = arrays.con
-        self.steps: dict[str, list[Step]] = {t: [] for t in self.types}  # forward hops: relations and lookups
-        self.in_steps: dict[str, list[Step]] = {t: [] for t in self.types}  # relations read from their target
-        for r, rs in self.relations.items():
-            to_one = rs.cardinality in ("1:1", "N:1") and not rs.history
-            self.steps[rs.source].append(Step("rel", r, rs.source, rs.target, current=rs.since is not None, to_one=to_one))
-            one_source = rs.cardinality in ("1:1", "1:N") and not rs.history
-            self.in_steps[rs.target].append(Step("rel", r, rs.target, rs.source, current=rs.since is not None,
-                                                 to_one=one_source, reverse=True))
-        for t, et in self.types.items():
-            for a, s in et.attributes.items():
-                if isinstance(s, LookupAttr):
-                    target = lookup_target(self.world, t, a)
-                    if target:
-                        self.steps[t].append(Step("lookup", a, t, target))
+        self.steps, self.in_steps = world_hops(self.world)  # forward hops; relations read from their target
         self._kinds: dict[tuple[str, str], str | None] = {}
         # The language column names and qualifiers are worded in (the tasks stage sets it):
         # Chinese reads the packs' zh labels and nouns and puts qualifiers before the noun.
@@ -185,6 +172,14 @@ class TaskSchema:
     @property
     def zh(self) -> bool:
         return self.language == "zh"
+
+    @property
+    def page_meta(self) -> dict:
+        """How the web labels every predicate in the task's language (`web.pages.predicate_meta`)."""
+        key = ("_page_meta", self.language)
+        if getattr(self, "_meta_key", None) != key:
+            self._meta_key, self._meta = key, predicate_meta(self.world, self.language)
+        return self._meta
 
     # ------------------------------------------------------------------ attributes
 

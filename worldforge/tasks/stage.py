@@ -43,13 +43,14 @@ from ..errors import DamagedStateError, TasksError
 from ..plumbing import read_jsonl, swap_into_place
 from ..web.search import SearchEngine
 from ..web.store import require_rendered
+from ..world.arrays import Step, WorldArrays
 from ..world.options import ROW_BUCKETS, TasksOptions
+from ..world.parts import HELD_OUT, entity_parts, hold_out
 from ..world.sampling import child_rng
 from ..world.store import open_world
-from .arrays import Step, WorldArrays
 from .build import Builder, TableTask, column_pool
 from .multihop import HopGraph, MultiHopSampler, MultiHopTask
-from .parts import HELD_OUT, entity_parts, hold_out
+from .question import chain_question, table_question
 from .reach import WebIndex
 from .schema import NUMBER, STRING, TaskSchema, eval_entry
 from .scoring import GOLD_DIR, TASKS_FILE, norm_column
@@ -126,7 +127,8 @@ def _evidence(web: WebIndex, evidence: list, listings: list[int], support: list[
     return {"pages": pages, "cells": cells, "listings": [idx[p] for p in listings], "support": sorted(idx[p] for p in support)}
 
 
-def _table_record(world: str, task: TableTask, question: tuple, opt: TasksOptions, web: WebIndex, part: str | None) -> dict:
+def _table_record(world: str, task: TableTask, question: tuple, opt: TasksOptions, web: WebIndex, part: str | None,
+                  reading: dict) -> dict:
     q, texts, values, discovery = question
     cand = task.cand
     names = [c.name for c in task.columns]
@@ -149,7 +151,7 @@ def _table_record(world: str, task: TableTask, question: tuple, opt: TasksOption
         "kind": "table", "shape": cand.shape, "split": cand.split, "part": part, "entity_type": cand.t,
         "columns": names, "sql": task.sql, "combo": cand.combo, "constraints": constraints,
         "constraint_values": values, "discovery_query": discovery,
-        "column_roles": [_role(c, i in task.keys) for i, c in enumerate(task.columns)],
+        "column_roles": [_role(c, i in task.keys) for i, c in enumerate(task.columns)], "question": reading,
         "difficulty": {"rows": len(task.gold_rows), "columns": len(names), "keys": len(task.keys), "hops": hops,
                        "constraints": len(cand.atoms), "operators": ops, "container_columns": task.container,
                        "min_pages": len(evidence["pages"])},
@@ -169,7 +171,8 @@ def _role(c, key: bool) -> str:
     return "value" if not c.path else "linked"
 
 
-def _multihop_record(world: str, task: MultiHopTask, evidence: dict, opt: TasksOptions, split: str, part: str | None) -> dict:
+def _multihop_record(world: str, task: MultiHopTask, evidence: dict, opt: TasksOptions, split: str, part: str | None,
+                     reading: dict) -> dict:
     key, ans = task.columns
     # A name answer is part of the key: keys align through the world's aliases (as WideSearch's
     # LLM aligns them), so "MIT" answers "Massachusetts Institute of Technology". Numbers and
@@ -185,7 +188,7 @@ def _multihop_record(world: str, task: MultiHopTask, evidence: dict, opt: TasksO
         "answer_type": WorldArrays.type_of(task.answer_entity), "columns": task.columns, "sql": task.sql,
         "answer": task.answer, "answer_aliases": task.aliases, "answer_kind": task.answer_kind,
         "path": [{"from": h.source, "to": h.target, "kind": h.kind, "fact": h.fact} for h in task.hops],
-        "constraint_values": [task.gold_rows[0][0]],
+        "constraint_values": [task.gold_rows[0][0]], "question": reading,
         "difficulty": {"rows": 1, "columns": 2, "keys": len(unique), "hops": len(task.hops), "constraints": 0,
                        "operators": [], "container_columns": 0, "min_pages": len(evidence["pages"])},
         "evidence": evidence,
@@ -269,7 +272,7 @@ class _Generator:
         self.arrays = WorldArrays(con, info.world)
         self.schema = TaskSchema(self.arrays)
         self.schema.language = opt.language
-        self.parts = entity_parts(self.schema, opt.part_type)
+        self.parts = entity_parts(self.arrays, opt.part_type)
         self.plan = hold_out(self.parts, self.arrays, opt.holdout, seed)
         self.web = WebIndex(engine, self.arrays, self.parts, info.world.spec.stages.render.max_list_items)
         a, p = self.arrays, self.parts
@@ -469,7 +472,8 @@ class _Generator:
                 question = self.wording.describe(task)
             rows_parts = np.unique(self.parts.of[cand.t][cand.rows.codes]) if self.parts.root else np.array([-1])
             part = self.part_name(int(rows_parts[0])) if len(rows_parts) == 1 else None
-            rec = _table_record(self.world, task, question, opt, self.web, part)
+            rec = _table_record(self.world, task, question, opt, self.web, part,
+                                table_question(self.schema, task, question[1], self.as_of, self.parts.home.get(cand.t)))
             records.append(rec)
             golds[rec["instance_id"]] = ([c.name for c in task.columns], task.gold_rows)
             if split != "train":
@@ -586,7 +590,7 @@ class _Generator:
             ev = _evidence(w, [proof], listings, [])
             part = self.part_name(int(self.parts.of[WorldArrays.type_of(task.start)][self.arrays.code(task.start)])) \
                 if self.parts.root else None
-            rec = _multihop_record(self.world, task, ev, opt, split, part)
+            rec = _multihop_record(self.world, task, ev, opt, split, part, chain_question(self.schema, task, self.as_of))
             records.append(rec)
             golds[rec["instance_id"]] = (task.columns, task.gold_rows)
             if split != "train":

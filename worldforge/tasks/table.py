@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..web.text import format_number
+from ..world.arrays import Step, WorldArrays
 from ..world.options import TasksOptions
-from .arrays import Step, WorldArrays
 from .schema import DATE, NUMBER, Atom, TaskSchema
 
 # How 1..3 constraints combine. Letters name the atoms; '!' negates.

@@ -138,6 +138,10 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
         "prev": ("[← Previous page]({url})",), "next": ("[Next page →]({url})",), "nav_sep": (" · ",),
         "headline_link": ("{subject} and {object}: {label}",), "headline_attr": ("{subject}: {label}",),
         "list_title": ("{subject}: {label}",),
+        "part_title": ("{plural} in {group}",), "all_title": ("List of {plural}",),
+        "former_title": ("Former {plural} of {group}",), "index_line": ("{plural}, A–Z",),
+        "lists": ("Lists",), "list_entry": ("- [{title}]({url}) ({count} entries)",),
+        "pages_nav": ("Pages: {links}",),
     },
     "zh": {
         "attr": (
@@ -227,6 +231,10 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
         "prev": ("[← 上一页]({url})",), "next": ("[下一页 →]({url})",), "nav_sep": (" · ",),
         "headline_link": ("{subject}与{object}：{label}",), "headline_attr": ("{subject}：{label}",),
         "list_title": ("{subject}：{label}",),
+        "part_title": ("{group}的{plural}",), "all_title": ("{plural}列表",),
+        "former_title": ("曾属{group}的{plural}",), "index_line": ("{plural}（按名称排列）",),
+        "lists": ("列表",), "list_entry": ("- [{title}]({url})（{count}项）",),
+        "pages_nav": ("页码：{links}",),
     },
 }
 

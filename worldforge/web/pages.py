@@ -39,6 +39,8 @@ from .grammar import word
 from .text import Fact, pick
 
 KINDS = ("article", "profile", "news", "directory")
+PART_PAGE_SIZE = 20  # rows per page of a per-part list ("Companies in Braeria")
+NAV_LINKS = 10  # page links a paginated list shows besides previous/next (its neighbourhood, first and last)
 
 
 @dataclass(slots=True)
@@ -54,6 +56,28 @@ class Page:
     layout: dict = field(default_factory=dict)  # kind-specific: headline event, directory rows and paging
     numbers: tuple[int, ...] = ()  # page furniture a page may show besides its facts (page 2 of 5, 8 of 40 shown)
     archive: tuple[dt.date, list[Fact]] | None = None  # articles: an earlier capture date and the facts as they stood then
+
+
+@dataclass(slots=True)
+class PartLists:
+    """The world's parts (the entities of its top container type: countries) and, per type with a
+    to-one chain to them, each entity's part: the web lists every such type per part."""
+
+    root: str
+    of: dict[str, list[str | None]]  # per listed type: each entity's part id, aligned with `WorldView.ids[t]`
+    counts: dict[str, list[tuple[str, int]]]  # per part id: (type, entities listed), in type order
+    declared: dict[str, str]  # types a pack's own directory already lists per part: type -> its `by`
+    former: dict[str, list[str | None]]  # per listed type: the part an entity was in when its chain ended (dissolved, moved)
+    former_counts: dict[str, list[tuple[str, int]]]
+
+    @property
+    def by(self) -> str:
+        """The grouping word of a per-part list's URL ('by-country'): never a pack directory's own."""
+        return "by-" + self.root
+
+    @property
+    def former_by(self) -> str:
+        return "former-by-" + self.root
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +118,48 @@ def slug(text: str) -> str:
     """URL words: ASCII-folded ('Müller' -> 'muller'); text with no Latin letters gets a stable hash."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-") or f"{zlib.crc32(text.encode()):08x}"
+
+
+def type_plural(world: ResolvedWorld, t: str, lang: str) -> str:
+    """A type's plural noun as pages write it ('companies', '公司')."""
+    ps = world.types[t].pages
+    if lang != "en" and ps.text("plural", lang) != ps.plural:
+        return ps.text("plural", lang)
+    return ps.plural or plural(t.replace("_", " "))
+
+
+def predicate_meta(world: ResolvedWorld, lang: str) -> dict[tuple[str, str], PredicateMeta]:
+    """How pages label and phrase every (subject type, predicate), in the world's language: a
+    pack's own text in that language, else (labels, units) its English, and (phrasings) the
+    grammar's generic ones. The tasks stage reads the same labels into its questions."""
+
+    def own(item, field: str) -> tuple[str, ...]:  # phrasings are never borrowed from another language
+        if lang == "en":
+            return tuple(getattr(item, field))
+        lt = item.i18n.get(lang)
+        return tuple(getattr(lt, field) or ()) if lt is not None else ()
+
+    meta: dict[tuple[str, str], PredicateMeta] = {}
+    for t, et in world.types.items():
+        meta[(t, "name")] = PredicateMeta("Name" if lang == "en" else "名称", ())
+        for a, s in et.attributes.items():
+            desc = s.description if s.description and len(s.description) <= 32 else ""
+            label = s.text("label", lang) or humanise(desc or a)
+            unit = getattr(s, "unit", None)
+            if unit is not None and hasattr(s, "text"):
+                unit = s.text("unit", lang) or unit
+            meta[(t, a)] = PredicateMeta(label, own(s, "phrases"), unit,
+                                         headlines=own(s, "headlines") if isinstance(s, DateAttr) else ())
+    for r, rs in world.relations.items():
+        inverse = rs.text("inverse_label", lang) or (f"{humanise(type_plural(world, rs.source, lang))} ({r.replace('_', ' ')})"
+                                                      if lang == "en" else type_plural(world, rs.source, lang))
+        meta[(rs.source, r)] = PredicateMeta(
+            rs.text("label", lang) or humanise(r), own(rs, "phrases"), relation=True,
+            inverse_label=inverse,
+            headlines=own(rs, "headlines"), to_one=rs.cardinality in ("1:1", "N:1") and not rs.history,
+            temporal=bool(rs.history or rs.date or rs.since), event=rs.date is not None,
+        )
+    return meta
 
 
 def _site_root(seed: int, word: str) -> str:
@@ -149,46 +215,15 @@ class WorldView:
         for eid, alias in self.con.sql("SELECT entity_id, alias FROM aliases ORDER BY entity_id, alias").fetchall():
             self.aliases.setdefault(eid, []).append(alias)
         self._summary_ready = False
-        self.meta = self._predicate_meta()
+        self._part_lists: PartLists | None = None
+        self._parts_done = False
+        self.meta = predicate_meta(self.world, self.lang)
         self.article_url, self.profile_url = self._entity_urls()
 
     def close(self) -> None:
         self.con.close()
 
     # ------------------------------------------------------------------ metadata
-
-    def _predicate_meta(self) -> dict[tuple[str, str], PredicateMeta]:
-        """Labels, units and phrasings in the world's language: a pack's own text in that
-        language, else (labels, units) its English, and (phrasings) the grammar's generic ones."""
-        lang = self.lang
-
-        def own(item, field: str) -> tuple[str, ...]:  # phrasings are never borrowed from another language
-            if lang == "en":
-                return tuple(getattr(item, field))
-            lt = item.i18n.get(lang)
-            return tuple(getattr(lt, field) or ()) if lt is not None else ()
-
-        meta: dict[tuple[str, str], PredicateMeta] = {}
-        for t, et in self.world.types.items():
-            meta[(t, "name")] = PredicateMeta("Name" if lang == "en" else "名称", ())
-            for a, s in et.attributes.items():
-                desc = s.description if s.description and len(s.description) <= 32 else ""
-                label = s.text("label", lang) or humanise(desc or a)
-                unit = getattr(s, "unit", None)
-                if unit is not None and hasattr(s, "text"):
-                    unit = s.text("unit", lang) or unit
-                meta[(t, a)] = PredicateMeta(label, own(s, "phrases"), unit,
-                                             headlines=own(s, "headlines") if isinstance(s, DateAttr) else ())
-        for r, rs in self.relations.items():
-            inverse = rs.text("inverse_label", lang) or (f"{humanise(self.plural(rs.source))} ({r.replace('_', ' ')})"
-                                                          if lang == "en" else self.plural(rs.source))
-            meta[(rs.source, r)] = PredicateMeta(
-                rs.text("label", lang) or humanise(r), own(rs, "phrases"), relation=True,
-                inverse_label=inverse,
-                headlines=own(rs, "headlines"), to_one=rs.cardinality in ("1:1", "N:1") and not rs.history,
-                temporal=bool(rs.history or rs.date or rs.since), event=rs.date is not None,
-            )
-        return meta
 
     def noun(self, t: str) -> str:
         """The type as a common noun in the world's language ('football player', '球员')."""
@@ -256,16 +291,74 @@ class WorldView:
                     profile[i] = f"https://{dom}/{slug(t)}/{slug(self.names[i])}-{i[-6:]}"
         return article, profile
 
+    def part_lists(self) -> PartLists | None:
+        """Each entity's part, by the same chains as the tasks stage's world-level splits (so "in
+        Braeria" in a question and "Companies in Braeria" on the web mean the same set); computed
+        once per view; None when the world has no parts."""
+        if not self._parts_done:
+            self._parts_done = True
+            import numpy as np
+
+            from ..world.arrays import WorldArrays
+            from ..world.parts import entity_parts, former_parts
+
+            a = WorldArrays(self.con, self.world)
+            parts = entity_parts(a, self.world.spec.stages.tasks.part_type)
+            was = former_parts(a, parts)
+            if parts.root is not None:
+                root_ids = a.ids[parts.root]
+                of: dict[str, list[str | None]] = {}
+                counts: dict[str, list[tuple[str, int]]] = {}
+                declared: dict[str, str] = {}
+                former: dict[str, list[str | None]] = {}
+                former_counts: dict[str, list[tuple[str, int]]] = {}
+                for t in self.world.types:
+                    home = parts.home.get(t)
+                    if t == parts.root or not home or not len(parts.of[t]):
+                        continue
+                    if len(home) == 1 and any(d.by == home[0].name for d in self.world.types[t].pages.directories):
+                        declared[t] = home[0].name  # "Airports in X" by the airport's own country link: that list serves
+                    codes = parts.of[t]
+                    ids = np.where(codes >= 0, root_ids[np.maximum(codes, 0)], None)
+                    of[t] = ids.tolist()
+                    n = np.bincount(codes[codes >= 0], minlength=len(root_ids))
+                    for c in np.flatnonzero(n):
+                        counts.setdefault(str(root_ids[c]), []).append((t, int(n[c])))
+                    prev = was.get(t)
+                    if prev is not None and (prev >= 0).any():
+                        former[t] = np.where(prev >= 0, root_ids[np.maximum(prev, 0)], None).tolist()
+                        n = np.bincount(prev[prev >= 0], minlength=len(root_ids))
+                        for c in np.flatnonzero(n):
+                            former_counts.setdefault(str(root_ids[c]), []).append((t, int(n[c])))
+                self._part_lists = PartLists(parts.root, of, counts, declared, former, former_counts)
+        return self._part_lists
+
+    def part_list_columns(self, t: str) -> list[str]:
+        """The columns of a per-part list, as list pages of people and firms show them: the type's
+        first directory's (else its first two plain attributes), with the dates its life starts
+        and ends (born and died, founded and dissolved)."""
+        et = self.world.types[t]
+        if et.pages.directories:
+            cols = list(et.pages.directories[0].columns)
+        else:
+            cols = [a for a, s in et.attributes.items() if isinstance(s, (CategoricalAttr, NumericAttr, DateAttr))][:2]
+        if et.lifecycle is not None:
+            cols += [a for a in (et.lifecycle.start, et.lifecycle.end) if a and a not in cols]
+        return cols
+
+    def part_list_title(self, t: str, group_name: str, former: bool = False) -> str:
+        if former:
+            return word(self.lang, "former_title", plural=self.plural(t), group=group_name)
+        plural_ = humanise(self.plural(t)) if self.lang == "en" else self.plural(t)
+        return word(self.lang, "part_title", plural=plural_, group=group_name)
+
     def directory_url(self, t: str, by: str, group_name: str, key: str | None) -> str:
         """First page of a directory; entity groups carry the target id's tail, so equal names differ."""
         tail = f"-{key[-6:]}" if key else ""
         return f"https://{self.sites.directory.domain}/{slug(self.plural(t))}/{slug(by)}/{slug(group_name)}{tail}"
 
     def plural(self, t: str) -> str:
-        ps = self.world.types[t].pages
-        if self.lang != "en" and ps.text("plural", self.lang) != ps.plural:
-            return ps.text("plural", self.lang)
-        return ps.plural or plural(t.replace("_", " "))
+        return type_plural(self.world, t, self.lang)
 
     def label(self, subject_type: str, predicate: str) -> PredicateMeta:
         return self.meta[(subject_type, predicate)]
@@ -369,6 +462,9 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
         yield from entity_pages(view, t, view.ids[t], own, incoming, neigh, seen_urls)
         for d in et.pages.directories:
             yield from _directory_pages(view, t, d, own)
+        yield from part_directory_pages(view, t, own)
+        yield from part_directory_pages(view, t, own, former=True)
+        yield from part_index_pages(view, t, own)
 
 
 def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fact]], incoming: dict[str, list[Fact]],
@@ -397,10 +493,12 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
                         more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
             targets = list(dict.fromkeys([f.value for f in out_facts] + [f.subject for f in in_facts]))[:10]
             related = [f for x in targets for f in neigh.get(x, []) if f.value != eid][:30]
+            lists = _part_lists_of(view, t, eid)
+            furniture = {n for *_, n in lists} | ({opts.max_list_items, *(n for n, _ in more.values())} if more else set())
             yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, view.article_title.get(eid, name), None, eid,
                        _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts + related,
-                       {"more": more, "related": [f.fact_id for f in related]},
-                       tuple(sorted({opts.max_list_items, *(n for n, _ in more.values())})) if more else (),
+                       {"more": more, "related": [f.fact_id for f in related], "lists": lists},
+                       tuple(sorted(furniture)),
                        _archive(view, t, eid, attr_facts + out_facts, in_facts, context))
         if ps.profile is not None:
             prof = [f for f in out_facts if view.meta[(t, f.predicate)].to_one
@@ -414,6 +512,35 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
             if f.predicate not in news or (f.value_type != "date" and f.valid_from is None):
                 continue
             yield _news_page(view, t, eid, f, facts, context, seen_urls, neigh)
+
+
+def _part_lists_of(view: WorldView, t: str, eid: str) -> list[tuple[str, str, int]]:
+    """A part's article links its per-part lists: (title, first page URL, entities listed)."""
+    pl_ = view.part_lists() if _may_be_part_type(view, t) else None
+    if pl_ is None or pl_.root != t:
+        return []
+    name = view.names[eid]
+    out = [(part_index_title(view, t), view.directory_url(t, "all", "list", None), len(view.ids[t]))]
+    former = dict(pl_.former_counts.get(eid, []))
+    for u, n in pl_.counts.get(eid, []):
+        d = next((d for d in view.world.types[u].pages.directories if d.by == pl_.declared[u]), None) if u in pl_.declared else None
+        title = d.text("title", view.lang).replace("{group}", name) if d is not None else view.part_list_title(u, name)
+        out.append((title, view.directory_url(u, d.by if d is not None else pl_.by, name, eid), n))
+        if u in former and u not in pl_.declared:
+            out.append((view.part_list_title(u, name, former=True), view.directory_url(u, pl_.former_by, name, eid), former.pop(u)))
+    out += [(view.part_list_title(u, name, former=True), view.directory_url(u, pl_.former_by, name, eid), n)
+            for u, n in former.items() if u not in pl_.declared]
+    return out
+
+
+def _may_be_part_type(view: WorldView, t: str) -> bool:
+    """Whether t can be the part type (`world.parts`: the configured one, else a type at the top
+    of a `parent` tree), so parts are computed only where they can matter."""
+    pt = view.world.spec.stages.tasks.part_type
+    if pt is not None:
+        return t == pt
+    types = view.world.types
+    return types[t].parent is None and any(et.parent and et.parent.type == t for et in types.values())
 
 
 def _entities(eid: str, out_facts: list[Fact], in_facts: list[Fact]) -> tuple[str, ...]:
@@ -448,8 +575,8 @@ def _overflow_pages(view: WorldView, eid: str, all_in: list[Fact], more: dict) -
                        tuple(dict.fromkeys([eid, *(f.subject for f in chunk)])), list(chunk),
                        {"rows": [(f.subject, f, []) for f in chunk], "columns": [], "by": pred, "type": src,
                         "group": view.names[eid], "page": p + 1, "pages": n_pages, "prev": urls[p - 1] if p else None,
-                        "next": urls[p + 1] if p + 1 < n_pages else None, "first": p * size + 1},
-                       (p + 1, n_pages))
+                        "next": urls[p + 1] if p + 1 < n_pages else None, "first": p * size + 1, "urls": urls},
+                       tuple(sorted({p + 1, n_pages, *page_links(p + 1, n_pages)})))
 
 
 def _archive(view: WorldView, t: str, eid: str, own: list[Fact], incoming: list[Fact],
@@ -565,6 +692,88 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
                 {"event": event.fact_id, "speaker": speaker})
 
 
+def part_directory_pages(view: WorldView, t: str, own: dict[str, list[Fact]], former: bool = False) -> Iterator[Page]:
+    """The per-part lists of a type ("Companies in Braeria"): every entity of the type whose chain
+    of to-one links leads to the part, by name, `PART_PAGE_SIZE` rows a page, with the columns of
+    the type's first directory. A question scoped to a part ("companies in Braeria") has a list to
+    start from, as "List of companies of X" pages do on the real web. `former`: the entities that
+    were in the part when their chain ended (a dissolved company), in lists of their own."""
+    pl_ = view.part_lists()
+    members = (pl_.former if former else pl_.of) if pl_ is not None else {}
+    if pl_ is None or t not in members or t in pl_.declared:
+        return
+    groups: dict[str, list[str]] = {}
+    for eid, part in zip(view.ids[t], members[t]):
+        if part is not None:
+            groups.setdefault(part, []).append(eid)
+    columns = view.part_list_columns(t)
+    site = view.sites.directory
+    size = PART_PAGE_SIZE
+    for key in sorted(groups, key=lambda k: (view.names[k], k)):
+        rows = sorted(groups[key], key=lambda e: (view.names[e], e))
+        group_name = view.names[key]
+        title = view.part_list_title(t, group_name, former)
+        n_pages = -(-len(rows) // size)
+        base = view.directory_url(t, pl_.former_by if former else pl_.by, group_name, key)
+        urls = [base if i == 0 else f"{base}?page={i + 1}" for i in range(n_pages)]
+        for p in range(n_pages):
+            chunk = rows[p * size:(p + 1) * size]
+            facts: list[Fact] = []
+            table = []
+            for eid in chunk:
+                cols = [c for c in own.get(eid, []) if c.predicate in columns]
+                facts.extend(cols)
+                table.append((eid, None, cols))
+            yield Page(urls[p], "directory", site.name, title if n_pages == 1 else title + word(view.lang, "page_tag", p=p + 1, n=n_pages),
+                       None, None, tuple(dict.fromkeys([key, *chunk])), facts,
+                       {"rows": table, "columns": columns, "by": None, "part": pl_.root, "type": t, "group": group_name,
+                        "page": p + 1, "pages": n_pages, "prev": urls[p - 1] if p else None,
+                        "next": urls[p + 1] if p + 1 < n_pages else None, "first": p * size + 1, "urls": urls},
+                       tuple(sorted({p + 1, n_pages, *page_links(p + 1, n_pages)})))
+
+
+def part_index_pages(view: WorldView, t: str, own: dict[str, list[Fact]]) -> Iterator[Page]:
+    """The list of every part ("List of countries"), by name, with the part type's directory
+    columns: where a question about countries by their capital or government starts."""
+    pl_ = view.part_lists()
+    if pl_ is None or t != pl_.root:
+        return
+    rows = sorted(view.ids[t], key=lambda e: (view.names[e], e))
+    columns = view.part_list_columns(t)
+    size = PART_PAGE_SIZE
+    title = part_index_title(view, t)
+    n_pages = max(1, -(-len(rows) // size))
+    base = view.directory_url(t, "all", "list", None)
+    urls = [base if i == 0 else f"{base}?page={i + 1}" for i in range(n_pages)]
+    for p in range(n_pages):
+        chunk = rows[p * size:(p + 1) * size]
+        facts: list[Fact] = []
+        table = []
+        for eid in chunk:
+            cols = [c for c in own.get(eid, []) if c.predicate in columns]
+            facts.extend(cols)
+            table.append((eid, None, cols))
+        yield Page(urls[p], "directory", view.sites.directory.name, title if n_pages == 1 else title + word(view.lang, "page_tag", p=p + 1, n=n_pages),
+                   None, None, tuple(chunk), facts,
+                   {"rows": table, "columns": columns, "by": None, "part": t, "index": True, "type": t, "group": title,
+                    "page": p + 1, "pages": n_pages, "prev": urls[p - 1] if p else None,
+                    "next": urls[p + 1] if p + 1 < n_pages else None, "first": p * size + 1, "urls": urls},
+                   tuple(sorted({p + 1, n_pages, *page_links(p + 1, n_pages)})))
+
+
+def part_index_title(view: WorldView, t: str) -> str:
+    return word(view.lang, "all_title", plural=view.plural(t))
+
+
+def page_links(page: int, pages: int) -> list[int]:
+    """The page numbers a paginated list links to from page `page`: all of them when few, else the
+    first, the last and the `NAV_LINKS` nearest."""
+    if pages <= NAV_LINKS + 1:
+        return list(range(1, pages + 1))
+    lo = max(1, min(page - NAV_LINKS // 2, pages - NAV_LINKS + 1))
+    return sorted({1, pages, *range(lo, lo + NAV_LINKS)})
+
+
 def _directory_pages(view: WorldView, t: str, d, own: dict[str, list[Fact]]) -> Iterator[Page]:
     """Group a type's entities by a relation target or attribute value; page_size rows per page."""
     groups: dict[str, list[tuple[str, Fact]]] = {}
@@ -600,5 +809,5 @@ def _directory_pages(view: WorldView, t: str, d, own: dict[str, list[Fact]]) -> 
                        None, None, tuple(ids), facts,
                        {"rows": table, "columns": list(d.columns), "by": d.by, "type": t, "group": group_name,
                         "page": p + 1, "pages": n_pages, "prev": urls[p - 1] if p else None,
-                        "next": urls[p + 1] if p + 1 < n_pages else None, "first": p * d.page_size + 1},
-                       (p + 1, n_pages))
+                        "next": urls[p + 1] if p + 1 < n_pages else None, "first": p * d.page_size + 1, "urls": urls},
+                       tuple(sorted({p + 1, n_pages, *page_links(p + 1, n_pages)})))

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .pages import Page, WorldView, _directory_pages, entity_pages
+from .pages import Page, WorldView, _directory_pages, entity_pages, part_directory_pages, part_index_pages
 from .text import Fact
 
 MIN_ENTITIES, MAX_ENTITIES = 1024, 16384  # entities per shard: a type is cut into about 16 shards within these bounds
@@ -28,7 +28,8 @@ MIN_ENTITIES, MAX_ENTITIES = 1024, 16384  # entities per shard: a type is cut in
 
 @dataclass(frozen=True)
 class Shard:
-    """One type's entities ids[lo:hi] (part "entities"), or its directory pages (part "directories")."""
+    """One type's entities ids[lo:hi] (part "entities"), or its directory pages (part "directories":
+    the pack's directories, then its lists per part of the world)."""
 
     type: str
     part: str
@@ -44,12 +45,14 @@ def plan_shards(view: WorldView, per_shard: int | None = None) -> list[Shard]:
     not too small; they are not too big either, so pages of a shard stay a few hundred MB at
     most and a type's shards spread over the workers."""
     out = []
+    parts = view.part_lists()
+    listed = {t for t in parts.of if t not in parts.declared} | {parts.root} if parts is not None else set()
     for t, et in view.world.types.items():
         n = len(view.ids[t])
         size = per_shard or max(MIN_ENTITIES, min(MAX_ENTITIES, -(-n // 16)))
         for lo in range(0, n, size):
             out.append(Shard(t, "entities", lo, min(n, lo + size)))
-        if et.pages.directories:
+        if et.pages.directories or t in listed:
             out.append(Shard(t, "directories"))
     return out
 
@@ -122,10 +125,14 @@ def shard_pages(view: WorldView, shard: Shard, seen: set[str]) -> Iterator[Page]
     et = view.world.types[t]
     ps = et.pages
     if shard.part == "directories":
+        ids = view.ids[t]
         for d in ps.directories:
-            ids = view.ids[t]
             own = _own_facts(view, t, ids[0], ids[-1], sorted({d.by, *d.columns})) if ids else {}
             yield from _directory_pages(view, t, d, own)
+        own = _own_facts(view, t, ids[0], ids[-1], sorted(view.part_list_columns(t))) if ids else {}
+        yield from part_directory_pages(view, t, own)
+        yield from part_directory_pages(view, t, own, former=True)
+        yield from part_index_pages(view, t, own)
         return
     ids = view.ids[t][shard.lo:shard.hi]
     if not ids:

@@ -36,7 +36,7 @@ from ..plumbing import folder_digests, package_versions, swap_into_place, write_
 from ..world.options import RenderOptions
 from ..world.store import open_world
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
-from .pages import KINDS, Page, WorldView, news_predicates, plan_pages
+from .pages import KINDS, PART_PAGE_SIZE, Page, WorldView, news_predicates, plan_pages
 from .search import build_index
 from .shards import LoggedSet, NewsURLs, Shard, plan_shards, shard_pages
 from .store import PAGES_DB, PARTIAL_DIR, REPORT_FILE, is_rendered, web_dir
@@ -104,6 +104,11 @@ def count_pages(view: WorldView) -> int:
                 total += con.execute(
                     "SELECT coalesce(sum((n + 19) // 20), 0) FROM (SELECT count(*) AS n FROM facts WHERE predicate = ? "
                     "AND value_type = 'entity' GROUP BY value) WHERE n > ?", [r, view.options.max_list_items]).fetchall()[0][0]
+    parts = view.part_lists()
+    if parts is not None:  # the per-part lists
+        for counts in (parts.counts, parts.former_counts):
+            total += sum(-(-n // PART_PAGE_SIZE) for listed in counts.values() for t, n in listed if t not in parts.declared)
+        total += max(1, -(-len(view.ids[parts.root]) // PART_PAGE_SIZE))  # the list of every part
     return int(total)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 
 from . import grammar as g
-from .pages import Page, PredicateMeta, WorldView, humanise
+from .pages import Page, PredicateMeta, WorldView, humanise, page_links
 from .text import Fact, pick
 
 
@@ -257,11 +257,10 @@ class TemplateWriter:
             if pred in more:
                 total, url = more[pred]
                 lines += [g.choose(b["more_list"], key + pred).format(count=f"{total:,}", shown=len(fs), url=url), ""]
-            if pick(page.url + pred, 3) == 0:
-                lines += [f"- {self._link(f.subject)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "") for f in fs]
-            else:  # each link told from the other side, in sentences
+            if pick(page.url + pred, 3) != 0:  # each link told from the other side, in sentences, then listed
                 clauses = [self._clause(src_t, f, st, key + "|in" + f.fact_id, v.names[f.subject]) for f in fs]
-                lines.append(self.sp.join(g.join_clauses(clauses[i:i + 2], key + f"|inj{i}", self.lang) for i in range(0, len(clauses), 2)))
+                lines += [self.sp.join(g.join_clauses(clauses[i:i + 2], key + f"|inj{i}", self.lang) for i in range(0, len(clauses), 2)), ""]
+            lines += [f"- {self._link(f.subject)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "") for f in fs]
             lines.append("")
         if related:
             lines += [f"## {g.choose(b['related'], key + '|rel')}", ""]
@@ -273,6 +272,10 @@ class TemplateWriter:
             lines += [f"## {g.choose(b['timeline'], key + '|tl')}", ""]
             for f in dated:
                 lines.append(self._bullet(t, f, st))
+            lines.append("")
+        if page.layout.get("lists"):  # a part's lists of its entities, type by type
+            lines += [f"## {self.w('lists')}", ""]
+            lines += [self.w("list_entry", title=title, url=url, count=f"{n:,}") for title, url, n in page.layout["lists"]]
             lines.append("")
         related = list(dict.fromkeys([f.value for f in outs] + [f.subject for f in ins]))[:5]
         if related:
@@ -416,11 +419,13 @@ class TemplateWriter:
         t = lay["type"]
         st = self._style(page.site, "directory")
         cols = lay["columns"]
-        rel = v.meta[(t, lay["by"])]
-        dated = rel.relation and rel.temporal
+        rel = v.meta[(t, lay["by"])] if lay["by"] else None  # None: a part's list (by country)
+        dated = rel is not None and rel.relation and rel.temporal
         lines = [f"# {page.title}", ""]
         plural = humanise(v.plural(t)) if self.lang == "en" else v.plural(t)
-        lines.append(f"*{page.site}* · " + self.w("by_line", plural=plural, label=rel.label.lower()) +
+        label = rel.label.lower() if rel is not None else self._noun(lay["part"])
+        by_line = self.w("index_line", plural=plural) if lay.get("index") else self.w("by_line", plural=plural, label=label)
+        lines.append(f"*{page.site}* · " + by_line +
                      (" · " + self.w("page_of", p=lay["page"], n=lay["pages"]) if lay["pages"] > 1 else ""))
         lines.append("")
         head = [self._type_label(t)] + ([self.w("from"), self.w("to")] if dated else []) + [v.meta[(t, c)].label for c in cols]
@@ -441,6 +446,9 @@ class TemplateWriter:
             nav.append(self.w("next", url=lay["next"]))
         if nav:
             lines += [self.w("nav_sep").join(nav), ""]
+        if lay["pages"] > 2 and lay.get("urls"):  # numbered page links, as list sites show them
+            links = [str(k) if k == lay["page"] else f"[{k}]({lay['urls'][k - 1]})" for k in page_links(lay["page"], lay["pages"])]
+            lines += [self.w("pages_nav", links=" ".join(links)), ""]
         return "\n".join(lines)
 
 

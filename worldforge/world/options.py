@@ -130,6 +130,17 @@ class AgentSpec(Model):
     force_tool_call: bool = False  # constrain every turn to one well-formed hermes tool call (weak models)
 
 
+class OracleSpec(Model):
+    """How the oracle researches, with defaults near what strong agents do on WideSearch: a few calls
+    a turn, some searching besides opening links, retries of failed pages, and now and then a look
+    at a second source to compare."""
+
+    search_share: float = Field(0.2, ge=0.0, le=0.9)  # share of its calls it aims to spend on searches
+    reformulate: bool = True  # rephrase a search that found nothing useful (else give up on it)
+    cross_check: float = Field(0.5, ge=0.0, le=1.0)  # chance it also opens a copy site's version of a page, to compare
+    max_retries: int = Field(2, ge=0, le=20)  # tries of a failing page or search beyond the first
+
+
 class RolloutOptions(Model):
     """`stages.rollout` of a world spec; command-line options override these."""
 
@@ -139,9 +150,12 @@ class RolloutOptions(Model):
     min_reward: float | None = Field(None, ge=0.0, le=1.0)  # rejection sampling: keep trajectories at or above
     reward_metric: Literal["item_f1", "row_f1", "success"] = "item_f1"
     scorer: Literal["widesearch", "lenient"] = "widesearch"  # scoring mode of the reward (worldforge.tasks.scoring)
-    max_turns: int = Field(80, ge=1, le=1000)  # assistant turns before an episode is cut off
+    max_turns: int = Field(120, ge=1, le=1000)  # assistant turns before an episode is cut off
     max_observation_chars: int = Field(24000, ge=200)  # longer tool results are cut, with a note
-    parallel_calls: int = Field(8, ge=1, le=32)  # pages an oracle turn opens at once (plus one search)
+    parallel_calls: int = Field(4, ge=1, le=32)  # tool calls an oracle turn makes at most
+    context_tokens: int | None = Field(32000, ge=1000)  # context budget: older tool results are summarised past it (None: never)
+    tokenizer: str | None = None  # tokenizer.json or a model folder to count tokens with (default: 4 characters a token)
+    oracle: OracleSpec = OracleSpec()
     perturbations: dict[str, dict[str, float]] = DEFAULT_PERTURBATIONS  # kind -> tool -> rate per call
     chunk_tasks: int = Field(64, ge=1)  # tasks per resumable chunk
     agent: AgentSpec = AgentSpec()

@@ -1,4 +1,4 @@
-"""Parts of the world, for world-level splits.
+"""Parts of the world: for world-level splits, and for the web's per-country lists.
 
 A world is cut into *parts*: the entities of its top-level container type (countries, by
 default the type at the top of the packs' `parent` tree) with everything that belongs to
@@ -10,7 +10,9 @@ a task to a part ("people who are nationals of Braeria").
 
 Whole parts are held out: validation and test tasks are posed inside held-out parts only,
 and training tasks may not read any page a held-out task reads (see `stage.py`), so no test
-evidence page is read in a training trajectory.
+evidence page is read in a training trajectory (the tasks stage). The render stage lists each
+type's entities per part ("Companies in Braeria"), so a question scoped to a part has a list to
+start from.
 """
 
 from __future__ import annotations
@@ -20,8 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..plumbing import stable_hash
-from .arrays import Step, WorldArrays
-from .schema import TaskSchema
+from .arrays import Step, WorldArrays, world_hops
 
 HELD_OUT = ("test", "validation")
 
@@ -48,30 +49,31 @@ class Parts:
         return out
 
 
-def _tops(schema: TaskSchema) -> list[str]:
+def _tops(a: WorldArrays) -> list[str]:
     """Types at the top of a `parent` tree: others are parts of them, they are part of nothing."""
-    types = schema.types
+    types = a.types
     parents = {et.parent.type for et in types.values() if et.parent}
     return sorted(t for t in parents if types[t].parent is None)
 
 
-def entity_parts(schema: TaskSchema, part_type: str | None) -> Parts:
+def entity_parts(a: WorldArrays, part_type: str | None) -> Parts:
     """Parts by the given type, else by the top of a `parent` tree that the most entities
     chain to (countries rather than companies: people, clubs and universities chain to a
     country, only products to a company)."""
-    roots = [part_type] if part_type is not None else _tops(schema)
+    hops = world_hops(a.world)
+    roots = [part_type] if part_type is not None else _tops(a)
     best = Parts(None)
     best_n = -1
     for root in roots:  # coverage by to-one chains decides; only the winner votes for the rest
-        parts = _parts_by(schema, root, vote=False)
+        parts = _parts_by(a, hops, root, vote=False)
         n = sum(int((p >= 0).sum()) for p in parts.of.values()) if parts.root else -1
         if n > best_n:
             best, best_n = parts, n
-    return _parts_by(schema, best.root) if best.root is not None else best
+    return _parts_by(a, hops, best.root) if best.root is not None else best
 
 
-def _parts_by(schema: TaskSchema, root: str, vote: bool = True) -> Parts:
-    a = schema.a
+def _parts_by(a: WorldArrays, hops: tuple[dict, dict], root: str, vote: bool = True) -> Parts:
+    steps, in_steps = hops
     if a.n(root) < 2:
         return Parts(None)
     parts = Parts(root)
@@ -80,10 +82,10 @@ def _parts_by(schema: TaskSchema, root: str, vote: bool = True) -> Parts:
     # shortest to-one chains first: a type joins once a hop leads to a type that has parts
     while True:
         best: dict[str, tuple[int, int, int, Step]] = {}
-        for t in schema.types:
+        for t in a.types:
             if t in parts.of:
                 continue
-            for i, st in enumerate(schema.steps[t]):
+            for i, st in enumerate(steps[t]):
                 if not st.to_one or st.target not in parts.home or parts.home[st.target] is None:
                     continue
                 key = (len(parts.home[st.target]) + 1, 0 if st.kind == "lookup" else 1, i)
@@ -100,11 +102,11 @@ def _parts_by(schema: TaskSchema, root: str, vote: bool = True) -> Parts:
             parts.home[t] = (st, *parts.home[st.target])
     # the rest: the most common part among linked entities (authors, laureates)
     for _ in range(2 if vote else 0):
-        for t in schema.types:
+        for t in a.types:
             if t in parts.of:
                 continue
             votes_src, votes_part = [], []
-            for st in schema.steps[t] + schema.in_steps[t]:
+            for st in steps[t] + in_steps[t]:
                 if st.kind != "rel" or st.target not in parts.of:
                     continue
                 lk = a.links(st)
@@ -126,10 +128,41 @@ def _parts_by(schema: TaskSchema, root: str, vote: bool = True) -> Parts:
                 p[s_[first]] = p_[first]
             parts.of[t] = p
             parts.home[t] = None
-    for t in schema.types:
+    for t in a.types:
         parts.of.setdefault(t, np.full(a.n(t), -1, dtype=np.int64))
         parts.home.setdefault(t, None)
     return parts
+
+
+def former_parts(a: WorldArrays, parts: Parts) -> dict[str, np.ndarray]:
+    """Per type, the part each entity *was* in when its chain to a part has ended (a dissolved
+    company's last headquarters; its products through it): the last link of an ended succession
+    stands in for the current one. -1 where the entity has a current part or never had one."""
+    out: dict[str, np.ndarray] = {}
+    if parts.root is None:
+        return out
+    order = sorted((t for t, h in parts.home.items() if h), key=lambda t: len(parts.home[t]))
+    for t in order:
+        st = parts.home[t][0]
+        target = st.target
+        if st.current:
+            lk = a.links(Step(st.kind, st.name, st.source, st.target, current=False, to_one=st.to_one, reverse=st.reverse))
+            dst = np.full(a.n(t), -1, dtype=np.int64)
+            if len(lk.src):
+                last = np.lexsort((lk.valid_from.astype(np.int64), lk.src))  # per source, its latest link last
+                src_sorted = lk.src[last]
+                ends = np.r_[src_sorted[1:] != src_sorted[:-1], True]
+                dst[src_sorted[ends]] = lk.dst[last][ends]
+        else:
+            dst, _ = a.to_one(st)
+        p = np.full(a.n(t), -1, dtype=np.int64)
+        ok = (dst >= 0) & (parts.of[t] < 0)
+        cur = parts.of.get(target, np.full(a.n(target), -1, dtype=np.int64))
+        was = out.get(target, np.full(a.n(target), -1, dtype=np.int64))
+        got = np.where(cur[np.maximum(dst, 0)] >= 0, cur[np.maximum(dst, 0)], was[np.maximum(dst, 0)])
+        p[ok] = got[ok]
+        out[t] = p
+    return out
 
 
 def hold_out(parts: Parts, a: WorldArrays, shares: dict[str, float], seed: int) -> dict[str, list[int]]:

@@ -17,8 +17,8 @@ import numpy as np
 import polars as pl
 
 from ..plumbing import quote_ident as _q
-from ..world.pack import LookupAttr
-from ..world.spec import ResolvedWorld, attribute_dtype
+from .pack import LookupAttr
+from .spec import ResolvedWorld, attribute_dtype
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,27 @@ def lookup_target(world: ResolvedWorld, t: str, a: str) -> str | None:
     if spec.attribute == "id":
         return target
     return lookup_target(world, target, spec.attribute)
+
+
+def world_hops(world: ResolvedWorld) -> tuple[dict[str, list[Step]], dict[str, list[Step]]]:
+    """Per type, the hops out of it (`steps`: relations from their source and entity-valued
+    lookups) and the relations read from their target (`in_steps`). Relations with a `since:`
+    date follow the current link only; tenure relations are never to-one."""
+    steps: dict[str, list[Step]] = {t: [] for t in world.types}
+    in_steps: dict[str, list[Step]] = {t: [] for t in world.types}
+    for r, rs in world.relations.items():
+        to_one = rs.cardinality in ("1:1", "N:1") and not rs.history
+        steps[rs.source].append(Step("rel", r, rs.source, rs.target, current=rs.since is not None, to_one=to_one))
+        one_source = rs.cardinality in ("1:1", "1:N") and not rs.history
+        in_steps[rs.target].append(Step("rel", r, rs.target, rs.source, current=rs.since is not None,
+                                        to_one=one_source, reverse=True))
+    for t, et in world.types.items():
+        for a, s in et.attributes.items():
+            if isinstance(s, LookupAttr):
+                target = lookup_target(world, t, a)
+                if target:
+                    steps[t].append(Step("lookup", a, t, target))
+    return steps, in_steps
 
 
 _KEY = "('0x' || right({col}, 16))::UBIGINT"  # an id `<type>_<16 hex>` as a 64-bit number (id order)

@@ -1,0 +1,137 @@
+"""The honest oracle on a world: how well it does, how honestly, how varied, how long, how fast.
+
+    python benchmarks/oracle.py                      # the demo world (built into build/ if missing)
+    python benchmarks/oracle.py --world build/other  # any rendered world with tasks
+    python benchmarks/oracle.py --tokenizer path/to/tokenizer.json
+
+Runs the oracle on every task twice, without perturbations and with the world's (default)
+perturbations, timing the policy alone (the environment's tool calls included), and prints each
+target of the honest-oracle issue beside the measured value:
+
+- mean reward without perturbations (>= 0.97) and with the default ones (< 1.0);
+- page opens of candidates that end up rejected, on tasks with NOT or OR (>= 15 %);
+- opens of URLs no earlier observation showed (0);
+- distinct reasoning skeletons over the trajectories (>= 1,000 over 300);
+- trajectories under 32k tokens at the default context budget (>= 95 %);
+- trajectories per second (>= 20).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _world(path: Path) -> Path:
+    if not (path / "tasks" / "tasks.jsonl").is_file():
+        print(f"building {path} with `worldforge run worlds/demo.yaml` ...", flush=True)
+        subprocess.run([sys.executable, "-m", "worldforge", "run", str(ROOT / "worlds" / "demo.yaml"), "--build-dir",
+                        str(path.parent), "--out", str(path.parent / "exports")], check=True)
+    return path
+
+
+def _run(world: Path, perturbed: bool, count):
+    from worldforge.rollout.env import Environment, load_tasks
+    from worldforge.rollout.oracle import run_oracle
+    from worldforge.world.store import open_world
+
+    opt = open_world(world).world.spec.stages.rollout
+    if not perturbed:
+        opt = opt.model_copy(update={"perturbations": {}})
+    env = Environment.for_world(world, opt, **({"count_tokens": count} if count else {}))
+    eps = [env.episode(t) for t in load_tasks(world)]
+    t0 = time.perf_counter()
+    run_oracle(eps, opt)
+    seconds = time.perf_counter() - t0
+    return env, eps, seconds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--world", type=Path, default=ROOT / "build" / "demo")
+    ap.add_argument("--tokenizer", default=None, help="tokenizer.json or a model folder (default: 4 characters a token)")
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from worldforge.rollout.env import TOOLS, approx_tokens, load_token_counter
+    from worldforge.rollout.measure import negating, reasoning_skeletons, rejected_opens, trajectory_tokens, unseen_opens
+
+    world = _world(args.world)
+    count = load_token_counter(args.tokenizer) if args.tokenizer else None
+    rows = []
+    results = {}
+    for perturbed in (False, True):
+        env, eps, seconds = _run(world, perturbed, count)
+        trajs = [ep.trajectory("oracle") for ep in eps]
+        results[perturbed] = (env, eps, trajs, seconds)
+    env, eps, trajs, seconds = results[False]
+    penv, peps, ptrajs, pseconds = results[True]
+    subjects = dict(env.engine.pages.execute(
+        "SELECT url, subject FROM pages WHERE kind = 'article' AND subject IS NOT NULL").fetchall())
+    names = {}
+    for t, n in env.engine.pages.execute("SELECT url, title FROM pages WHERE kind = 'article'").fetchall():
+        names[t] = n
+
+    def type_of(url: str):
+        s = subjects.get(url)
+        if s is None:
+            return None
+        t = s.rsplit("_", 1)[0]
+        title = names.get(url, "")
+        return t, title.split(" (")[0] if title.endswith(")") and " (" in title else title
+
+    records = {ep.task.id: ep.task.record for ep in eps}
+    rej = tot = 0
+    for t in trajs:
+        if negating(records[t["instance_id"]]):
+            r, n = rejected_opens(t, records[t["instance_id"]], type_of)
+            rej += r
+            tot += n
+    unseen = sum(len(unseen_opens(t, env.execute)) for t in trajs) + sum(len(unseen_opens(t, penv.execute)) for t in ptrajs)
+    skel = reasoning_skeletons(ptrajs)
+    counter = count or approx_tokens
+    lengths = sorted(trajectory_tokens(t, TOOLS, counter) for t in ptrajs)
+    under = sum(n < 32000 for n in lengths) / len(lengths)
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    clean, pert = mean([t["reward"] for t in trajs]), mean([t["reward"] for t in ptrajs])
+    speed = len(ptrajs) / pseconds
+    unit = "tokens" if count else "tokens (4 chars a token)"
+    rows = [
+        ("mean reward, no perturbations", f"{clean:.3f}", ">= 0.97", clean >= 0.97),
+        ("mean reward, default perturbations", f"{pert:.3f}", "< 1.0", pert < 1.0),
+        ("trajectories below reward 1.0 (perturbed)", f"{sum(t['reward'] < 1 for t in ptrajs)} of {len(ptrajs)}", "> 0", pert < 1.0),
+        ("opens of rejected candidates, NOT/OR tasks", f"{rej:,} of {tot:,} ({rej / max(1, tot):.1%})", ">= 15 %", rej / max(1, tot) >= 0.15),
+        ("opens of URLs never shown before", f"{unseen}", "0", unseen == 0),
+        ("distinct reasoning skeletons", f"{len(skel):,} over {len(ptrajs)} trajectories ({sum(skel.values()):,} sentences)",
+         ">= 1,000 / 300", len(skel) >= 1000 * len(ptrajs) / 300),
+        (f"trajectories under 32k {unit}", f"{under:.1%} (median {statistics.median(lengths):,.0f}, max {lengths[-1]:,})",
+         ">= 95 %", under >= 0.95),
+        ("oracle speed (perturbed run)", f"{speed:.1f} trajectories/s ({pseconds:.1f} s)", ">= 20/s", speed >= 20),
+        ("oracle speed (clean run)", f"{len(trajs) / seconds:.1f} trajectories/s ({seconds:.1f} s)", "", True),
+    ]
+    by = defaultdict(list)
+    for t in ptrajs:
+        r = records[t["instance_id"]]
+        by[r["kind"] if r["kind"] == "multihop" else r["shape"]].append(t["reward"])
+    calls = Counter(s["tool"] for t in ptrajs for s in t["steps"])
+    print(f"world {world}: {len(eps)} tasks")
+    w = max(len(r[0]) for r in rows)
+    print(f"{'measure':<{w}}  {'value':<52} {'target':<14} ok")
+    for name, value, target, ok in rows:
+        print(f"{name:<{w}}  {value:<52} {target:<14} {'yes' if ok else 'NO'}")
+    print()
+    print("reward by task shape (perturbed): " + ", ".join(f"{k} {mean(v):.3f} ({len(v)})" for k, v in sorted(by.items())))
+    print(f"calls (perturbed): {dict(calls)}; turns mean {mean([t['turns'] for t in ptrajs]):.1f}, "
+          f"max {max(t['turns'] for t in ptrajs)}; searches {calls['web_search'] / max(1, sum(calls.values())):.0%} of calls")
+    env.close()
+    penv.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,428 @@
+"""Reading what the tools return, as an agent reads it: search results and pages as Markdown.
+
+The honest oracle (`oracle.py`) knows nothing but the question and these observations, so
+everything it uses comes through here: the numbered results of a search, and a page's parts
+as the simulated web's site styles lay them out (a title, an encyclopedia article's lead,
+infobox, list sections with their tenure spans, timeline and lists of lists; a directory's
+table, paging and numbered page links; a profile's fields), plus the signs of trouble a reader
+notices (an error, a page cut off, an archived snapshot and its date, a copy site's header and
+its update date, a 404).
+
+Values are read as they are written on pages: dates in any of the sites' styles (English and
+Chinese), numbers with their grouping, tenure spans ("since 2016", "2018–2021", "2019年起").
+Nothing here knows the world: a page that says something wrong is read as saying it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from . import perturb
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+_MONTH_NUM = {m: i + 1 for i, m in enumerate(MONTHS)} | {m[:3]: i + 1 for i, m in enumerate(MONTHS)}
+_MONTH_RE = "|".join(sorted(_MONTH_NUM, key=len, reverse=True))
+_DATE_RE = re.compile(
+    rf"(?P<iso>(?<!\d)(\d{{4}})-(\d{{2}})-(\d{{2}})(?!\d))"
+    rf"|(?P<zh>(\d{{4}})年(\d{{1,2}})月(\d{{1,2}})日)"
+    rf"|(?P<mdy>\b({_MONTH_RE})\.? (\d{{1,2}}),? (\d{{4}})\b)"
+    rf"|(?P<dmy>\b(\d{{1,2}}) ({_MONTH_RE})\.?,? (\d{{4}})\b)", re.IGNORECASE)
+_NUMBER_RE = re.compile(r"(?<![\w.])[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.,])[-−]?\d+(?:\.\d+)?")
+_YEAR_RE = re.compile(r"(?<!\d)(\d{4})(?!\d)")
+_LINK_RE = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
+_RESULT_RE = re.compile(r"^\[(\d+)\] (\S+)\nTitle: (.*)\nSnippet: (.*)\nDate: (.*)$", re.M)
+_SEARCH_HEAD_RE = re.compile(r'^Search results for "(.*)" \((\d+)-(\d+) of about (\d+)\):', re.M)
+_NO_RESULTS_RE = re.compile(r'^No results found for "(.*?)"', re.M)
+# A tenure or event span after a list item: "(since 2016)", "(2018–2021)", "(2023)", "（2019年起）".
+_SPAN_RE = re.compile(r"[（(](?:since (\d{4})|(\d{4})年起|(\d{4})[–-](\d{4})|(\d{4}))[）)]\s*$")
+_ARCHIVE_RE = re.compile(r"^> Archived copy captured on (.+?)\. ")
+_COPY_HEAD_RE = re.compile(r"^\*(.+?)\* · (.+?) · last updated (.+)$")
+_PAGE_OF_RE = re.compile(r"page (\d+) of (\d+)|第(\d+)页，共(\d+)页")
+_RULE_RE = re.compile(r"^\|?[-:| ]+\|?$")
+_SCALE = {"million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8}
+_SCALED_RE = re.compile(r"^\s*[-−]?[\d,]+(?:\.\d+)?\s*(million|billion|万|亿)")
+
+
+# --------------------------------------------------------------------------- values
+
+
+def read_date(text: str) -> dt.date | None:
+    """The first full date written in `text`, in any of the sites' styles."""
+    for m in _DATE_RE.finditer(text):
+        g = m.groups()
+        try:
+            if m.group("iso"):
+                return dt.date(int(g[1]), int(g[2]), int(g[3]))
+            if m.group("zh"):
+                return dt.date(int(g[5]), int(g[6]), int(g[7]))
+            if m.group("mdy"):
+                return dt.date(int(g[11]), _MONTH_NUM[g[9].lower()], int(g[10]))
+            return dt.date(int(g[15]), _MONTH_NUM[g[14].lower()], int(g[13]))
+        except (ValueError, KeyError):
+            continue
+    return None
+
+
+def read_number(text: str, scaled: bool = False) -> float | None:
+    """The first number written in `text` ('1,717,743 km²' -> 1717743.0). Tables write exact values
+    with their unit ('10.5 million USD', '1.2 million passengers a year': 10.5, 1.2); prose on news
+    and fan sites rounds big numbers, and `scaled` reads '1.23 million people' as 1230000.0."""
+    m = _NUMBER_RE.search(text)
+    if m is None:
+        return None
+    v = float(m.group(0).replace(",", "").replace("−", "-"))
+    s = _SCALED_RE.match(text[m.start():]) if scaled else None
+    if s is not None:
+        v *= _SCALE[s.group(1)]
+    return v
+
+
+def read_year(text: str) -> int | None:
+    m = _YEAR_RE.search(text)
+    return int(m.group(1)) if m else None
+
+
+def plain_number(v: float) -> str:
+    """A number as a table cell: '1995', '10.5' (no grouping, no trailing zeros)."""
+    if float(v).is_integer():
+        return str(int(v))
+    return f"{v:.6f}".rstrip("0").rstrip(".")
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """When a listed link held, in years: `start` (None: undated), `end` (None: still open, or an
+    event), `open` (written 'since …')."""
+
+    start: int | None = None
+    end: int | None = None
+    open: bool = False
+
+
+def read_span(text: str) -> tuple[str, Span]:
+    """A list item's text without its trailing span, and the span."""
+    m = _SPAN_RE.search(text)
+    if m is None:
+        return text.strip(), Span()
+    a, b, c, d, e = m.groups()
+    head = text[:m.start()].strip()
+    if a or b:
+        return head, Span(int(a or b), None, True)
+    if c:
+        return head, Span(int(c), int(d))
+    return head, Span(int(e), int(e))
+
+
+# --------------------------------------------------------------------------- search results
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    rank: int
+    url: str
+    title: str
+    snippet: str
+    date: str
+
+
+@dataclass(slots=True)
+class Results:
+    """One query's block of a `web_search` result."""
+
+    query: str
+    results: list[Result]
+    total: int = 0
+    error: str | None = None  # the tool's error text (the whole call failed)
+
+
+def read_search(text: str) -> list[Results]:
+    """The blocks of a web_search result (one per query); a failed call gives one block with its error."""
+    if text.startswith("Error"):
+        return [Results("", [], 0, text.split("\n", 1)[0])]
+    out = []
+    for block in re.split(r"\n\n(?=Search results for |No results found for )", text):
+        head = _SEARCH_HEAD_RE.match(block)
+        if head:
+            res = [Result(int(m[0]), m[1], m[2], m[3], m[4]) for m in _RESULT_RE.findall(block)]
+            out.append(Results(head.group(1), res, int(head.group(4))))
+        else:
+            nr = _NO_RESULTS_RE.match(block)
+            out.append(Results(nr.group(1) if nr else "", [], 0))
+    return out
+
+
+# --------------------------------------------------------------------------- pages
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """A bulleted link of a list section, with its span."""
+
+    name: str
+    url: str
+    span: Span
+
+
+@dataclass(slots=True)
+class Section:
+    heading: str
+    items: list[Item] = field(default_factory=list)
+    text: str = ""  # the prose paragraphs
+    more_url: str | None = None  # "the full list of N is on a separate page"
+    more_count: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Dated:
+    """A timeline line: the date, what happened (a label), the link it names, and when it ended."""
+
+    date: dt.date
+    label: str
+    name: str | None
+    url: str | None
+    until: dt.date | None
+
+
+@dataclass(slots=True)
+class Page:
+    """A page as a reader takes it in."""
+
+    url: str
+    state: str  # ok | error | truncated | archived | missing
+    title: str = ""
+    kind: str = "other"  # article | directory | profile | news | other
+    site: str = ""  # a directory's or profile's site name, as its by-line gives it
+    copy: tuple[str, str, dt.date | None] | None = None  # a copy site's (name, source type, last updated)
+    archived: dt.date | None = None  # an archived snapshot's capture date
+    error: str = ""
+    name: str = ""
+    aliases: tuple[str, ...] = ()
+    infobox: list[tuple[str, str]] = field(default_factory=list)
+    sections: dict[str, Section] = field(default_factory=dict)
+    timeline: list[Dated] = field(default_factory=list)
+    lists: list[tuple[str, str, int]] = field(default_factory=list)  # a part's lists: (title, url, entries)
+    headers: list[str] = field(default_factory=list)  # a directory's table
+    rows: list[tuple[str, str, list[str]]] = field(default_factory=list)  # (name, url, the other cells)
+    page: int = 1
+    pages: int = 1
+    next_url: str | None = None
+    prev_url: str | None = None
+    page_urls: dict[int, str] = field(default_factory=dict)
+    fields: list[tuple[str, str]] = field(default_factory=list)  # a profile's "- **Label:** value" lines
+    links: list[tuple[str, str]] = field(default_factory=list)  # every (text, url) on the page
+    text: str = ""
+
+    def infobox_rows(self, label: str) -> list[str]:
+        """Cells of the infobox rows for `label` (a row may carry several labels when they share a
+        value: 'Founded and independence'; a repeated label reads 'Headquarters (2)')."""
+        want = label.strip().lower()
+        out = []
+        for lab, cell in self.infobox or self.fields:  # an article's infobox, or a profile's key facts
+            low = lab.lower()
+            if low == want or re.sub(r" \(\d+\)$", "", low) == want or want in _split_labels(low):
+                out.append(cell)
+        return out
+
+    def section(self, heading: str) -> Section | None:
+        return self.sections.get(heading.strip().lower())
+
+
+@lru_cache(maxsize=4096)
+def _split_labels(low: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in re.split(r", | and |、|和", low) if x.strip())
+
+
+def links_in(text: str) -> list[tuple[str, str]]:
+    return _LINK_RE.findall(text)
+
+
+_PAGE_CACHE: dict[tuple[str, int], Page] = {}
+_CACHE_MAX = 20000
+
+
+def read_page(url: str, text: str) -> Page:
+    """A web_extractor result as a reader takes it in (cached: the same URL and text read alike)."""
+    key = (url, hash(text))
+    hit = _PAGE_CACHE.get(key)
+    if hit is not None and hit.text == text:
+        return hit
+    page = _read_page(url, text)
+    if len(_PAGE_CACHE) >= _CACHE_MAX:
+        _PAGE_CACHE.clear()
+    _PAGE_CACHE[key] = page
+    return page
+
+
+def _read_page(url: str, text: str) -> Page:
+    if text.startswith("Error"):
+        return Page(url, "error", error=text.split("\n", 1)[0], text=text)
+    if text.startswith("# 404 Not Found"):
+        return Page(url, "missing", title="404 Not Found", text=text)
+    state = "ok"
+    body = text
+    archived = None
+    if body.endswith(perturb.TRUNCATION_NOTE):
+        state = "truncated"
+        body = body[: -len(perturb.TRUNCATION_NOTE)].rstrip()
+    m = _ARCHIVE_RE.match(body)
+    if m:
+        archived = read_date(m.group(1))
+        state = "archived" if state == "ok" else state
+        body = body.split("\n\n", 1)[1] if "\n\n" in body else ""
+    copy = None
+    first, _, rest = body.partition("\n\n")
+    m = _COPY_HEAD_RE.match(first)
+    if m and "·" not in m.group(1):
+        copy = (m.group(1), m.group(2), read_date(m.group(3)))
+        body = rest
+    page = Page(url, state, copy=copy, archived=archived, text=text)
+    page.links = links_in(body)
+    _parse_body(page, body)
+    return page
+
+
+def _cells(line: str) -> list[str]:
+    parts = line.strip().strip("|").split(" | ")
+    return [p.strip() for p in parts]
+
+
+def _parse_body(page: Page, body: str) -> None:
+    lines = body.split("\n")
+    i = 0
+    n = len(lines)
+    if i < n and lines[i].startswith("# "):
+        page.title = lines[i][2:].strip()
+        i += 1
+    heading: str | None = None
+    sec: Section | None = None
+    table: list[list[str]] = []
+
+    def flush_table() -> None:
+        nonlocal table
+        if not table:
+            return
+        head, rows = table[0], table[1:]
+        if heading is None and len(head) == 2 and head[1] == "" and not page.infobox:  # the infobox: | Type | |
+            page.kind = "article"
+            page.infobox = [(r[0], r[1] if len(r) > 1 else "") for r in rows if r]
+        elif heading is None and not page.rows:
+            page.kind = "directory"
+            page.headers = head
+            for r in rows:
+                lk = _LINK_RE.match(r[0])
+                if lk:
+                    page.rows.append((lk.group(1), lk.group(2), r[1:]))
+        table = []
+
+    while i < n:
+        line = lines[i]
+        i += 1
+        if line.startswith("|"):
+            if not _RULE_RE.match(line):  # the |---|---| rule under a header
+                table.append(_cells(line))
+            continue
+        flush_table()
+        if line.startswith("## "):
+            heading = line[3:].strip()
+            sec = page.sections.setdefault(heading.lower(), Section(heading))
+            continue
+        if not line.strip():
+            continue
+        if heading is None:
+            _lead_line(page, line)
+            continue
+        if line.startswith("- **") and "** – " in line:  # a timeline line
+            d = read_date(line[4:line.index("** – ")])
+            what = line[line.index("** – ") + 5:]
+            until = None
+            lk = _LINK_RE.search(what)
+            label = what
+            if lk:
+                label = what[:lk.start()].rstrip(": ：")
+                tail = what[lk.end():]
+                until = read_date(tail) if tail else None
+            if d is not None:
+                page.timeline.append(Dated(d, label.strip(), lk.group(1) if lk else None, lk.group(2) if lk else None, until))
+            continue
+        if line.startswith("- "):
+            lk = _LINK_RE.match(line[2:])
+            if lk and sec is not None:
+                rest = line[2 + lk.end():]
+                if re.search(r"\((\d[\d,]*) entries\)$|（(\d[\d,]*)项）$", rest):  # a part's list of lists
+                    page.lists.append((lk.group(1), lk.group(2), int(read_number(rest) or 0)))
+                    continue
+                _, span = read_span(rest)
+                sec.items.append(Item(lk.group(1), lk.group(2), span))
+            elif line.startswith("- **") and sec is not None:  # a profile field
+                _field(page, line)
+            continue
+        if sec is not None:
+            if not sec.items and sec.more_url is None and not sec.text:
+                for text, u in links_in(line):
+                    if u != page.url and not any(ch.isupper() for ch in text[:1]) and not _is_name_link(text):
+                        sec.more_url = u
+                        nums = [read_number(x) for x in re.findall(r"\d[\d,]*", line)]
+                        sec.more_count = int(max((x for x in nums if x is not None), default=0)) or None
+                        break
+            sec.text += (" " if sec.text else "") + line.strip()
+    flush_table()
+    if page.kind == "other" and page.fields:
+        page.kind = "profile"
+
+
+def _is_name_link(text: str) -> bool:
+    """Link text that names an entity (a capitalised or CJK name) rather than pointing at a list."""
+    return bool(text) and (text[0].isupper() or "\u4e00" <= text[0] <= "\u9fff") and text not in ("单独页面", "完整列表")
+
+
+def _lead_line(page: Page, line: str) -> None:
+    if line.startswith("**") and page.kind in ("other", "article") and not page.name:
+        end = line.find("**", 2)
+        if end > 2:
+            page.name = line[2:end]
+            rest = line[end + 2:]
+            m = re.match(r"\s*[（(](?:also known as |又名)(.*?)[）)]", rest)
+            if m:
+                page.aliases = tuple(a.strip("* ") for a in re.split(r"\*, \*|\*、\*", m.group(1)))
+        return
+    if line.startswith("*") and " · " in line:  # a directory's or profile's by-line
+        site = line[1:line.index("*", 1)]
+        page.site = site
+        m = _PAGE_OF_RE.search(line)
+        if m:
+            page.page, page.pages = int(m.group(1) or m.group(3)), int(m.group(2) or m.group(4))
+        return
+    if line.startswith("- **"):
+        _field(page, line)
+        return
+    nav = _LINK_RE.findall(line)
+    if nav and ("→" in line or "←" in line or line.startswith(("Pages:", "页码："))):
+        for text, u in nav:
+            if "→" in text:
+                page.next_url = u
+            elif "←" in text:
+                page.prev_url = u
+            elif text.isdigit():
+                page.page_urls[int(text)] = u
+        return
+
+
+def _field(page: Page, line: str) -> None:
+    m = re.match(r"- \*\*(.+?)[:：]\*\*\s*(.*)$", line)
+    if m:
+        page.fields.append((m.group(1), m.group(2)))
+
+
+def page_links(page: Page) -> dict[int, str]:
+    """A paginated list's pages this page links to, by number (its own page included)."""
+    out = dict(page.page_urls)
+    out[page.page] = page.url
+    if page.next_url:
+        out.setdefault(page.page + 1, page.next_url)
+    if page.prev_url and page.page > 1:
+        out.setdefault(page.page - 1, page.prev_url)
+    return out

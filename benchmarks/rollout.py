@@ -50,7 +50,7 @@ def timed_run(spec: Path, build: Path, out: Path) -> tuple[float, dict[str, floa
 def measure(world: Path, tmp: Path) -> dict:
     from worldforge.export import export_dataset
     from worldforge.rollout import Environment, load_tasks, read_trajectories
-    from worldforge.rollout.oracle import page_titles, run_oracle
+    from worldforge.rollout.oracle import run_oracle
 
     trajs = read_trajectories(world)
     env = Environment.for_world(world)
@@ -69,7 +69,7 @@ def measure(world: Path, tmp: Path) -> dict:
         tasks = load_tasks(world)
         t0 = time.perf_counter()
         eps = [env.episode(t) for t in tasks]
-        run_oracle(eps, page_titles(env.engine, eps), env.options.parallel_calls)
+        run_oracle(eps, env.options)
         t_oracle = time.perf_counter() - t0
     finally:
         env.close()

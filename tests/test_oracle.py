@@ -89,3 +89,18 @@ def test_trajectories_fit_the_context_budget(demo_rollouts):
     for t in long:  # what was summarised is recorded: [turn, message index, tokens before, after]
         for turn, i, before, after in t["context"]["events"]:
             assert t["messages"][i]["role"] == "tool" and after < before and 1 <= turn <= t["turns"]
+
+
+def test_voice_banks_agree_across_languages():
+    """Every move the oracle can make is phrased in English and Chinese, with the same slots."""
+    import string
+
+    from worldforge.rollout.voice import EN, ZH
+
+    assert set(EN) == set(ZH)
+    fields = lambda t: {f for _, f, _, _ in string.Formatter().parse(t) if f}  # noqa: E731
+    for move in EN:
+        en = set().union(*(fields(t) for t in EN[move]))
+        for t in ZH[move]:
+            assert fields(t) <= en, (move, t)
+        assert len(EN[move]) >= 2 or move in ("copy_only",), move

@@ -214,3 +214,32 @@ def test_rollout_resumes_to_identical_trajectories(small_run, tmp_path):
         run_rollout(w, policy="random", force=True)
     rep = run_rollout(w, force=True, seed=77)
     assert (rollout_dir(w) / "trajectories.jsonl").read_bytes() != ref and rep.seed == 77
+
+
+def test_rejection_sampling_reports_what_it_dropped_and_tokens_count_with_a_tokenizer(small_run, tiny_model, tmp_path):
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from worldforge.cli import app
+
+    _, world, _ = small_run
+    w = tmp_path / "w"
+    shutil.copytree(world, w, ignore=shutil.ignore_patterns("rollout"))
+    opt = RolloutOptions(perturbations=HEAVY, samples=2, min_reward=1.0, tokenizer=str(tiny_model))
+    rep = run_rollout(w, opt, force=True)
+    rj = rep.stats["rejection"]
+    kept = [json.loads(x) for x in (rollout_dir(w) / "trajectories.jsonl").read_text().splitlines()]
+    assert rj["dropped"] == rep.rejected > 0 and rj["kept"] == len(kept) == rep.trajectories
+    assert all(t["reward"] >= 1.0 for t in kept) and sum(rj["dropped_rewards"].values()) == rj["dropped"]
+    assert set(rj["tasks_without_a_kept_trajectory"]) == {t.id for t in load_tasks(w)} - {t["instance_id"] for t in kept}
+    # tokens in the tokenizer's count (a tiny byte-level BPE: more tokens than 4 characters each), said so in the report
+    assert rep.stats["token_counter"] == str(tiny_model)
+    from worldforge.rollout.env import load_token_counter
+    count = load_token_counter(tiny_model)
+    t = kept[0]
+    assert t["tokens"]["prompt"] == sum(count(m["content"]) for m in t["messages"][:2]) != sum(len(m["content"]) // 4 for m in t["messages"][:2])
+    # a bad tokenizer path: one clear line, exit 1, nothing written
+    res = CliRunner().invoke(app, ["rollout", str(w), "--force", "--tokenizer", str(tmp_path / "nope")])
+    assert res.exit_code == 1 and "no tokenizer at" in res.output and "Traceback" not in res.output
+    assert (rollout_dir(w) / "trajectories.jsonl").read_text().splitlines() == [json.dumps(k, ensure_ascii=False) for k in kept]

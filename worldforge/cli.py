@@ -603,6 +603,16 @@ def _rollout_table(r) -> Table:
             ("tool calls/s", f"{r.steps / r.seconds:,.0f}" if r.seconds else "-"),
             ("perturbations", ", ".join(f"{k} {v:,}" for k, v in s["perturbations"].items()) or "-"),
             ("failed or malformed calls", f"{s['errors']:,}"), ("episode ends", ", ".join(f"{k} {v:,}" for k, v in s["ends"].items()))]
+    c = s.get("context") or {}
+    if c:
+        rows.append((f"context tokens as exported (p50 / p95; budget {c['budget'] or 'none'})", f"{c['final_p50']:,} / {c['final_p95']:,}"))
+        rows.append(("trajectories with results summarised", f"{c['summarised_trajectories']:,} ({c['summarised_results']:,} results)"))
+    if s.get("token_counter"):
+        rows.append(("tokens counted with", s["token_counter"]))
+    if "rejection" in s:
+        rj = s["rejection"]
+        rows.append((f"rejection sampling (reward >= {rj['min_reward']})",
+                     f"kept {rj['kept']:,}, dropped {rj['dropped']:,}; {len(rj['tasks_without_a_kept_trajectory']):,} tasks left without one"))
     if "agent" in s:
         a = s["agent"]
         rows += [("LLM requests", f"{a['requests']:,}"), ("lockstep rounds", f"{a['rounds']:,}"),

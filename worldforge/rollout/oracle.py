@@ -42,6 +42,7 @@ from .voice import Voice
 
 SEARCH_QUERIES_MAX = 5  # queries one web_search call carries at most
 NOTES_MAX = 6  # decisions a message tells in full; the rest are summed up
+CROSS_CHECKS_MAX = 4  # second sources an episode opens to compare, at most
 
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 _COPY_TITLE = re.compile(r" \| [^|]+$")
@@ -135,6 +136,17 @@ class ListReader:
         return [(n, u, dict(zip(p.headers[1:], cells))) for k in sorted(self.pages) for p in [self.pages[k]]
                 for n, u, cells in p.rows]
 
+    def _search_pages(self, r: Research):
+        """Other pages of the list from a search for its title (results name them 'page N of M')."""
+        res = r.search(self.title, "list")
+        if res is NEED:
+            return NEED
+        for x in res:
+            if _norm(_PAGE_TAG.sub("", x.title)) == _norm(self.title) and not r.is_copy_result(x):
+                m = re.search(r"(?:page (\d+) of|第(\d+)页)", x.title)
+                self.known.setdefault(int(m.group(1) or m.group(2)) if m else 1, x.url)
+        return None
+
     @property
     def total(self) -> int | None:
         return max((p.pages for p in self.pages.values()), default=None)
@@ -153,8 +165,13 @@ class ListReader:
             if not missing:
                 return self.rows()
             urls = [(n, self.known[n]) for n in missing if n in self.known]
-            if not urls:  # no link to the rest yet: the last page read links further on
-                return self.rows()
+            if not urls:  # pages no page read links to (a page cut off before its links): search for the list
+                found = self._search_pages(r)
+                if found is NEED:
+                    return NEED
+                urls = [(n, self.known[n]) for n in missing if n in self.known]
+                if not urls:
+                    return self.rows()
             need = progressed = False
             for n, u in urls:
                 page = r.page(u, ("list", self.title, ""))
@@ -417,6 +434,7 @@ class Research:
         self.copy_pages: dict[str, Page] = {}  # original URL -> the copy as read
         self.tries: Counter = Counter()
         self.failed: set[str] = set()
+        self.purpose_of: dict[str, str] = {}  # what a page was last opened for (list, check, row, ...)
         self.results: dict[str, list] = {}  # query -> results
         self.search_tries: Counter = Counter()
         self.searched_names: set[str] = set()
@@ -1028,6 +1046,7 @@ class Research:
             intents += self._open_text(opens)
         for u in opens:
             self.tries[u] += 1
+            self.purpose_of[u] = self.wants.get(u, ("",))[0]
             calls.append(ToolCall("web_extractor", _args(url=u)))
         if not calls:  # nothing left to fetch and not ready: pages that cannot be had; answer with what is known
             self._give_up()
@@ -1202,23 +1221,28 @@ class Research:
         qs = [args["query"], *args.get("queries", [])]
         blocks = read_search(text)
         if len(blocks) == 1 and blocks[0].error:
-            self.note("search_failed", why=blocks[0].error.split(".")[0])
+            self.note("search_failed", why=blocks[0].error.split(".")[0].replace("Error: ", "").replace("Error ", ""))
             self.summaries[cid] = "search failed"
             return
         summary = []
+        compared = False  # at most one second source per search
         for q, b in zip(qs, blocks):
             if not b.results:
                 self.note("no_results", q=q)
                 continue
             self.results[_norm(q)] = b.results
             art = self.verifying.get(_norm(q))
-            if art is not None:  # a second source about the candidate, now and then, to compare with its article
+            if art is not None and len(self.second) + len(self.second_of) < CROSS_CHECKS_MAX and not compared:
+                # now and then a second source about the candidate, to compare with its article: a copy site
+                # that republished it most of all (the one likeliest to disagree), else its profile or own site
                 alike = [x for x in b.results if x.url != art and _norm(x.title).startswith(_norm(q))
                          and not _is_encyclopedia(x.url) and "(page " not in x.title]
                 alike.sort(key=lambda x: not self.is_copy_result(x))
-                if alike and art not in self.second and self.rng.random() < self.opt.cross_check:
+                chance = self.opt.cross_check if alike and self.is_copy_result(alike[0]) else self.opt.cross_check / 3
+                if alike and art not in self.second and self.rng.random() < chance:
                     self.second[art] = alike[0].url
                     self.seen.add(alike[0].url)
+                    compared = True
             for x in b.results:
                 if self.is_copy_result(x):
                     orig = _copied_from(x.url)
@@ -1284,7 +1308,8 @@ class Research:
             self.summaries[cid] = _summary(page) if page.state == "ok" else f"{page.state}: {url}"
             return
         name = self.label_of(url)
-        last = self.tries[url] > self.opt.max_retries  # no more tries after this one
+        # no more tries after this one (a list page, which every row depends on, gets two more)
+        last = self.tries[url] > self.opt.max_retries + (2 if self.purpose_of.get(url) == "list" else 0)
         if page.state == "truncated":
             self.fallback.setdefault(url, page)  # what it did show, if the whole page never comes
         elif page.state == "archived":

@@ -111,7 +111,19 @@ def summarise(trajs: list[dict]) -> dict:
         "calls_by_tool": dict(sorted(Counter(s["tool"] for t in trajs for s in t["steps"]).items())),
         "tokens": dict(sorted(tok.items())), "perturbations": dict(sorted(pert.items())),
         "errors": sum(t["errors"] for t in trajs), "ends": dict(sorted(Counter(t["end"] for t in trajs).items())),
+        "context": _context_stats(trajs),
     }
+
+
+def _context_stats(trajs: list[dict]) -> dict:
+    """The context budget over trajectories: sizes as they end, and how many had results summarised."""
+    finals = sorted(t.get("context", {}).get("final", 0) for t in trajs)
+    if not finals:
+        return {}
+    pick = lambda q: finals[min(len(finals) - 1, int(q * len(finals)))]  # noqa: E731
+    return {"budget": (trajs[0].get("context") or {}).get("budget"), "final_p50": pick(0.5), "final_p95": pick(0.95),
+            "final_max": finals[-1], "summarised_trajectories": sum(1 for t in trajs if t.get("context", {}).get("summarised")),
+            "summarised_results": sum(t.get("context", {}).get("summarised", 0) for t in trajs)}
 
 
 def _fingerprint(opt: RolloutOptions, policy: str, seed: int, tasks_sha: str, model: str | None) -> str:
@@ -237,15 +249,22 @@ def _oracle_chunk(job: tuple[int, list, str], world_path: str, options_json: str
 
 def _finish(world_path: Path, partial: Path, n_chunks: int, opt: RolloutOptions, seed: int, n_tasks: int,
             seconds: float, agent_stats: dict) -> RolloutReport:
-    kept, rejected = [], 0
+    kept, dropped = [], []
     for i in range(n_chunks):
         for line in (partial / "chunks" / f"{i:05d}.jsonl").read_text().splitlines():
             t = json.loads(line)
-            if t.pop("kept"):
-                kept.append(t)
-            else:
-                rejected += 1
+            (kept if t.pop("kept") else dropped).append(t)
+    rejected = len(dropped)
     stats = summarise(kept)
+    stats["token_counter"] = opt.tokenizer or ("the model's tokenizer" if opt.policy == "vllm" else "estimate: 4 characters a token")
+    if opt.min_reward is not None:  # what rejection sampling dropped, and which tasks it left without a trajectory
+        have = {t["instance_id"] for t in kept}
+        stats["rejection"] = {
+            "min_reward": opt.min_reward, "samples": opt.samples, "kept": len(kept), "dropped": rejected,
+            "dropped_rewards": dict(sorted(Counter(_reward_bin(t["reward"]) for t in dropped).items())),
+            "dropped_ends": dict(sorted(Counter(t["end"] for t in dropped).items())),
+            "tasks_without_a_kept_trajectory": sorted({t["instance_id"] for t in dropped} - have),
+        }
     if agent_stats:
         stats["agent"] = agent_stats
     report = RolloutReport(opt.policy, seed, n_tasks, len(kept), rejected, round(seconds, 3),

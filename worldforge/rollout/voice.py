@@ -33,11 +33,11 @@ EN: dict[str, tuple[str, ...]] = {
     "plan_timeline": (
         "The question wants every tenure ({label}) of {target}{period}, with start and end years and {cols}.",
         "I need the full history of {label} for {target}{period}: one row per tenure, plus {cols}.",
-        "This is a timeline: each {label} tenure of {target}{period}, with when it began and ended.",
-        "So: list every {label} period of {target}{period}, with years, and fill in {cols}.",
+        "This is a timeline: each \"{label}\" tenure of {target}{period}, with when it began and ended.",
+        "So: list every tenure under \"{label}\" for {target}{period}, with years, and fill in {cols}.",
     ),
     "plan_events": (
-        "The question asks for every {label} dated {period}{scope}, with the exact date and {cols}.",
+        "The question asks for every {label} dated {period}{scope}, each with its exact date; columns: {cols}.",
         "I need all {label} events {period}{scope}: the date of each, and {cols}.",
         "This is an event list: {label}{scope}, {period}, one row per event with its date.",
     ),
@@ -218,7 +218,7 @@ EN: dict[str, tuple[str, ...]] = {
     "follow": (
         "{from_name} → {label}: {to_name}.",
         "Following {label} from {from_name} leads to {to_name}.",
-        "{from_name}'s {label} is {to_name}; next, that page.",
+        "{from_name}, under {label}: {to_name}; next, that page.",
         "On {from_name}'s page, {label} points to {to_name}.",
     ),
     "answer_found": (
@@ -486,4 +486,4 @@ class Voice:
 _STARTERS = frozenset("""The That This So Searching Opening Reading Checking Looking Let First Trying Quick Nothing No Zero After
 Still Found Page All Handy Only Collecting Following Dropping Excluding Confirmed Not Recorded Loading Got Incomplete An One
 There Conflict For Progress What's Remaining With Done Every Starting Best A Either Because Two Everything To Cross-checking
-Final Ranking Searching Excluding Opening Candidates Zero""".split())
+Final Ranking Searching Excluding Opening Candidates Zero Cross-check Careful Since Conflict""".split())

@@ -229,7 +229,7 @@ class PartList(Source):
                     return NEED
                 hit = next((x for x in res if self._title_ok(x.title, r.brief.language) and not r.is_copy_result(x)), None)
                 if hit is None:
-                    if r.can_search_again(q):
+                    if r.opt.reformulate:
                         alt = (f"{self.place} {self.plural} 列表" if r.zh else f"list of {self.plural} in {self.place}")
                         res2 = r.search(alt, "list", again=True)
                         if res2 is NEED:
@@ -444,13 +444,11 @@ class Research:
         self.notes: list[str] = []
         self.trouble: list[tuple[str, str, dict]] = []  # pages that failed last turn: (move, url, slots)
         self.decisions: list[tuple[str, dict]] = []
-        self.conflicts_told: set[tuple[str, str]] = set()
         self.summaries: dict[str, str] = {}
         self.calls_made = Counter()
-        self.turn_no = 0
         self.source: Source | None = None
         self.candidates: list[Candidate] | None = None
-        self.rows: list[Candidate] = []  # timeline/events: the link rows
+        self.rows: list[Candidate] = []  # the answer's rows, once every candidate is decided
         self.ranked: list[Candidate] | None = None
         self.rejected = 0
         self.plan_said = False
@@ -485,9 +483,6 @@ class Research:
         self.search_wants.setdefault(q, purpose if not again else "again")
         self.asking.append((None, q))
         return NEED
-
-    def can_search_again(self, q: str) -> bool:
-        return self.opt.reformulate
 
     def page(self, url: str, purpose: tuple):
         """A page as read (None: it could not be had), or NEED (wanted this turn)."""
@@ -998,7 +993,6 @@ class Research:
     # ------------------------------------------------------------------ the turn's calls and text
 
     def turn(self) -> tuple[str, list[ToolCall]]:
-        self.turn_no += 1
         self.wants = {}
         self.search_wants = {}
         parts: list[str] = []
@@ -1221,7 +1215,7 @@ class Research:
         qs = [args["query"], *args.get("queries", [])]
         blocks = read_search(text)
         if len(blocks) == 1 and blocks[0].error:
-            self.note("search_failed", why=blocks[0].error.split(".")[0].replace("Error: ", "").replace("Error ", ""))
+            self.note("search_failed", why=self.voice.error(blocks[0].error))
             self.summaries[cid] = "search failed"
             return
         summary = []
@@ -1328,7 +1322,7 @@ class Research:
                 else:
                     self.note("gave_up", page=name, n=self.tries[url])
             elif page.state == "error":  # told next turn, once it is known whether the page is still needed
-                self.trouble.append(("failed", url, dict(page=name, why=page.error.split(".")[0].replace("Error: ", "").replace("Error ", ""))))
+                self.trouble.append(("failed", url, dict(page=name, why=self.voice.error(page.error))))
             elif page.state == "truncated":
                 self.trouble.append(("cut", url, dict(page=name)))
             elif page.state == "archived":
@@ -1507,6 +1501,11 @@ def _args(**kw) -> str:
 class ChainResearch(Research):
     """A multi-hop question: find the start's page, follow each hop from page to page, answer."""
 
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.followed: set[tuple[int, str]] = set()
+        self.value = "unknown"
+
     def advance(self) -> bool:
         q = self.q
         url = self.find_article(q["start"])
@@ -1514,18 +1513,16 @@ class ChainResearch(Research):
             return False
         name = q["start"]
         if url is None:
-            return self._answer("unknown")
+            return self._answer(None, name)
         for i, hop in enumerate(q["hops"]):
             got = self.targets(url, hop, name)
             if got is NEED:
                 return False
             if not got:
-                return self._answer("unknown")
-            if hop.get("hop") == "sole" and len(got) != 1:
-                pass
+                return self._answer(None, name)
             nxt = got[0]
-            if (i, nxt.name) not in self._followed:
-                self._followed.add((i, nxt.name))
+            if (i, nxt.name) not in self.followed:
+                self.followed.add((i, nxt.name))
                 self.note("follow", from_name=name, label=hop["label"] if self.zh else hop["label"].lower(), to_name=nxt.name)
             name, url = nxt.name, nxt.url
             if url is None and i < len(q["hops"]) - 1:
@@ -1535,25 +1532,23 @@ class ChainResearch(Research):
                 url = found
         ans = q["answer"]
         if ans["attribute"] is None:
-            return self._answer(name)
+            return self._answer(name, name)
         cell = self.attribute(url, ans["label"], name)
         if cell is NEED:
             return False
-        return self._answer(_format(cell, ans["kind"]) if cell else "unknown")
+        return self._answer(_format(cell, ans["kind"]) if cell else None, name)
 
-    @property
-    def _followed(self) -> set:
-        if not hasattr(self, "_fl_set"):
-            self._fl_set: set = set()
-        return self._fl_set
-
-    def _answer(self, value: str) -> bool:
-        self._value = value
-        self.note("answer_found", name=value, attr="", value=value)
+    def _answer(self, value: str | None, at: str) -> bool:
+        """The chain's end: its answer, or where it broke off ('unknown')."""
+        if value is None:
+            self.note("chain_broken", name=at)
+        else:
+            self.value = value
+            self.note("answer_found", value=value)
         return True
 
     def answer(self) -> str:
-        return markdown_table(list(self.q["columns"]), [[self.q["start"], getattr(self, "_value", "unknown")]])
+        return markdown_table(list(self.q["columns"]), [[self.q["start"], self.value]])
 
 
 def run_oracle(episodes: list[Episode], options) -> None:

@@ -221,8 +221,12 @@ EN: dict[str, tuple[str, ...]] = {
         "{from_name}, under {label}: {to_name}; next, that page.",
         "On {from_name}'s page, {label} points to {to_name}.",
     ),
+    "chain_broken": (
+        "The chain breaks off at {name}: the page does not give the next link, so I can't name the answer.",
+        "I can't follow the chain past {name}; the answer stays unknown.",
+    ),
     "answer_found": (
-        "The chain ends at {name}{attr}.",
+        "The chain ends at {value}.",
         "That gives the answer: {value}.",
         "So the answer is {value}.",
         "Final hop done — {value}.",
@@ -327,7 +331,7 @@ EN: dict[str, tuple[str, ...]] = {
         "I'm out of turns, so I'll submit the {n} row{s} I could verify.",
         "No more turns left; submitting the {n} verified row{s} I have.",
     ),
-    "lead": ("", "", "", "", "Next, ", "Now, ", "OK — ", "Right. ", "Good. ", "Moving on: ", "Then: "),
+    "lead": ("", "", "", "", "Next, ", "Now, ", "OK — ", "Right, ", "Good, ", "Moving on: ", "Then: ", "Alright, "),
 }
 
 ZH: dict[str, tuple[str, ...]] = {
@@ -403,7 +407,8 @@ ZH: dict[str, tuple[str, ...]] = {
     "unreadable": ("{name}的页面多次加载失败，无法核实，不予收录。",),
     "fill": ("{name}：{col}为{value}。", "{name}的{col}是{value}。"),
     "follow": ("{from_name} → {label}：{to_name}。", "从{from_name}沿{label}找到{to_name}。", "{from_name}的{label}是{to_name}，接着看这一页。"),
-    "answer_found": ("链条的终点是{name}{attr}。", "答案是{value}。", "最后一跳完成——{value}。"),
+    "chain_broken": ("链条在{name}处断了：页面上没有下一步的链接，无法给出答案。",),
+    "answer_found": ("链条的终点是{value}。", "答案是{value}。", "最后一跳完成——{value}。"),
     "failed": ("打开{page}失败（{why}），我再试一次。", "{page}没有加载出来（{why}），重试。"),
     "moot": ("{page}没有正常加载，不过其他页面已经给出了需要的信息。",),
     "gave_up": ("{page}已失败{n}次，我不再尝试，用其他信息继续。", "尝试{n}次后{page}仍无法加载，只好放弃这个页面。"),
@@ -428,6 +433,8 @@ ZH: dict[str, tuple[str, ...]] = {
     "lead": ("", "", "", "接下来，", "好的，", "然后，"),
 }
 
+ERRORS_ZH = (("429", "请求过多，被限流"), ("503", "服务暂时不可用"), ("502", "网关错误"), ("500", "服务器内部错误"),
+             ("timed out", "请求超时"))
 OWN_PAGE = {"en": ("its article", "its own page", "the encyclopedia entry", "its infobox"),
             "zh": ("它的条目", "它自己的页面", "百科条目", "信息框")}
 WHY = {"en": {"encyclopedia": "encyclopedia entry", "official": "official page", "fresher": "more recent source"},
@@ -473,6 +480,16 @@ class Voice:
         if len(names) > limit:
             return ", ".join(names[:limit]) + f" and {len(names) - limit} more"
         return ", ".join(names[:-1]) + " and " + names[-1]
+
+    def error(self, text: str) -> str:
+        """A tool's error, short, in the message's language ('429: Too Many Requests', '请求过多')."""
+        head = text.split(". ")[0].replace("Error: ", "").replace("Error ", "").split(" while fetching")[0]
+        if self.lang != "zh":
+            return head
+        for key, zh in ERRORS_ZH:
+            if key in head:
+                return zh
+        return "出错"
 
     def own_page(self) -> str:
         return self.rng.choice(OWN_PAGE[self.lang])

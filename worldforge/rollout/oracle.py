@@ -684,7 +684,9 @@ class Research:
         if need:
             return NEED, None
         shown = "; ".join(_strip_links(v) for v, _, _ in seen_vals if v) or "—"
-        return False, (shown, self.where(seen_vals[0][2]) if seen_vals else self.where(c.url))
+        names = [n for _, n, _ in seen_vals]
+        where = (self.where(seen_vals[0][2]) if len(names) == 1 else self.voice.names(names, limit=3)) if names else self.where(c.url)
+        return False, (shown, where)
 
     def _match(self, cond: dict, cell) -> bool:
         if cell is None:
@@ -1072,16 +1074,18 @@ class Research:
             kind, name, what = self.wants.get(u, ("copy", "", ""))
             if kind == "copy":
                 continue
-            groups.setdefault((kind, what if kind in ("hop", "linked", "walk") else ""), []).append(name)
+            groups.setdefault((kind, what if kind in ("hop", "linked", "walk", "check") else ""), []).append(name)
         out = []
         v = self.voice
         for (kind, what), names in groups.items():
             ns = v.names(list(dict.fromkeys(names)))
             if kind == "list":
                 out.append(v.say("open_list", titles=ns))
-            elif kind == "check" and self._checking():
-                out.append(v.say("open_candidates", names=ns, what=self._checking()))
-            elif kind in ("hop", "linked"):
+            elif kind == "check" and (self._checking() or what):
+                out.append(v.say("open_candidates", names=ns, what=self._checking() or (f"“{what}”" if self.zh else f"\"{what}\"")))
+            elif kind == "hop":
+                out.append(v.say("open_hop", names=ns, cond=f"“{what}”" if self.zh else f"\"{what}\""))
+            elif kind == "linked":
                 out.append(v.say("open_linked", names=ns, col=f"“{what}”" if self.zh else f"\"{what}\""))
             elif kind == "entity":
                 out.append(v.say("open_entity", names=ns))

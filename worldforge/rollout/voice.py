@@ -174,6 +174,12 @@ EN: dict[str, tuple[str, ...]] = {
         "{names} next; their \"{label}\" sections give the next level of candidates.",
         "The candidates hang off {names} (their \"{label}\" lists), so those pages come next.",
     ),
+    "open_hop": (
+        "To check {cond} I need the linked pages: {names}.",
+        "{names}: needed to check {cond}.",
+        "For {cond}, opening {names}.",
+        "Whether {cond} holds depends on {names}; opening them.",
+    ),
     "open_linked": (
         "For {col} I need the linked pages: {names}.",
         "The {col} column means following links to {names}.",
@@ -191,7 +197,7 @@ EN: dict[str, tuple[str, ...]] = {
         "{name} is out: {where} gives {label} {value}, so it fails \"{cond}\".",
         "Dropping {name} — {label} is {value} ({where}), not \"{cond}\".",
         "{name} doesn't fit \"{cond}\": {label} {value}, per {where}.",
-        "Excluding {name}: its {label} is {value} according to {where}.",
+        "Excluding {name}: {where} gives {label} {value}.",
         "{name} fails the condition ({label}: {value}), so it goes.",
         "Not {name}: {where} lists {label} {value}, which rules it out.",
     ),
@@ -301,7 +307,7 @@ EN: dict[str, tuple[str, ...]] = {
     # progress
     "progress": (
         "Checked {done} of {total} candidates so far; {kept} qualify.",
-        "{kept} rows confirmed out of {done} checked; {left} candidates left.",
+        "{done} checked, {kept} confirmed, {left} candidates left.",
         "Progress: {done}/{total} checked, {kept} in the table.",
         "{left} candidates still to check; {kept} kept so far.",
     ),
@@ -396,6 +402,7 @@ ZH: dict[str, tuple[str, ...]] = {
     "open_rows": ("读取{names}的信息以填表。", "打开{names}，补全各列。", "现在看{names}的详细信息。"),
     "open_entity": ("打开{names}。", "先看{names}的条目。"),
     "open_walk": ("打开{names}：每个页面都有我需要的“{label}”列表。", "接下来是{names}，它们的“{label}”部分列出了下一层候选。"),
+    "open_hop": ("要核对{cond}，需要打开相关页面：{names}。", "为了核对{cond}，打开{names}。"),
     "open_linked": ("{col}需要打开相关页面：{names}。", "为了{col}，打开{names}。"),
     "keep": ("{name}：{label}为{value}（{where}），符合“{cond}”。", "{name}符合条件：{where}显示{label}为{value}。",
              "确认{name}——据{where}，{label}为{value}。"),
@@ -503,4 +510,4 @@ class Voice:
 _STARTERS = frozenset("""The That This So Searching Opening Reading Checking Looking Let First Trying Quick Nothing No Zero After
 Still Found Page All Handy Only Collecting Following Dropping Excluding Confirmed Not Recorded Loading Got Incomplete An One
 There Conflict For Progress What's Remaining With Done Every Starting Best A Either Because Two Everything To Cross-checking
-Final Ranking Searching Excluding Opening Candidates Zero Cross-check Careful Since Conflict""".split())
+Final Ranking Searching Excluding Opening Candidates Zero Cross-check Careful Since Conflict There's That's What's""".split())

@@ -438,6 +438,8 @@ class _Generator:
                 b = bucket_of(rows) if rows >= 1 else None
                 if not lo <= rows <= hi:
                     reason = "rows-outside-window"
+                elif sampler.candidate_count(cand) > opt.max_candidates:
+                    reason = "too-many-candidates"
                 elif target and not relaxed and kept_b[b] >= target.get(b, 0):
                     reason = "size-quota-full"
                 else:

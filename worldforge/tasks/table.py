@@ -275,6 +275,23 @@ class TableSampler:
         scope = [self.s.atom_sql(v, t, base) for k, v in atoms.items() if k == "S"]
         return " AND ".join(([f"({out})"] if out else []) + scope)
 
+    def candidate_count(self, cand: Candidate) -> int:
+        """How many entities an agent has to check for this table: the smallest list the question
+        points to. A condition every row meets that names an entity ('headquartered in Zenhaven')
+        or scopes the type to a part ('in Braeria') gives a list of its own; otherwise every entity
+        of the type is a candidate. (Timelines about one named entity: that one.)"""
+        if cand.anchor is not None:
+            return 1
+        must = {"A": "A", "A&B": "AB", "A|B": "", "A&!B": "A", "A&B&C": "ABC", "(A|B)&C": "C", "A&B&!C": "AB", "": ""}
+        letters = set(must.get(cand.combo, "")) | ({"S"} if "S" in cand.atoms else set())
+        sizes = [int(self.atom_mask(cand.t, cand.atoms[k]).sum()) for k in sorted(letters)
+                 if k in cand.atoms and (cand.atoms[k].test == "entity" or cand.atoms[k].scope)]
+        if cand.combo in ("A|B", "(A|B)&C") and all(cand.atoms[k].test == "entity" for k in "AB"):
+            sizes.append(int((self.atom_mask(cand.t, cand.atoms["A"]) | self.atom_mask(cand.t, cand.atoms["B"])).sum()))
+        if cand.shape == "ranked" and cand.scope_count:
+            sizes.append(cand.scope_count)
+        return min(sizes) if sizes else self.a.n(cand.t)
+
     # ------------------------------------------------------------------ constraints around an anchor
 
     def _values_of(self, t: str, a: str) -> np.ndarray:

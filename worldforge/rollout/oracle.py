@@ -31,13 +31,13 @@ import json
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..plumbing import stable_hash
 from .env import Episode, ToolCall, markdown_table
-from .reading import Page, Span, page_links, plain_number, read_date, read_number, read_page, read_search, read_span
+from .reading import Page, Span, plain_number, read_date, read_number, read_page, read_search, read_span
+from .sources import NEED, BackList, Candidate, ListReader, Named, PartIndex, PartList, PartsOf, Source, Union, header_for, host, is_encyclopedia, norm, strip_links
 from .voice import Voice
 
 SEARCH_QUERIES_MAX = 5  # queries one web_search call carries at most
@@ -46,34 +46,6 @@ CROSS_CHECKS_MAX = 4  # second sources an episode opens to compare, at most
 
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 _COPY_TITLE = re.compile(r" \| [^|]+$")
-
-
-class _Need:
-    """A value that needs pages not read yet (they are added to the turn's wants)."""
-
-    def __repr__(self) -> str:
-        return "NEED"
-
-
-NEED = _Need()
-
-
-@lru_cache(maxsize=65536)
-def _norm(s: str) -> str:
-    return " ".join(str(s).split()).casefold()
-
-
-def _host(url: str) -> str:
-    return urlsplit(url).netloc
-
-
-def _is_encyclopedia(url: str) -> bool:
-    """An encyclopedia article: `<x>pedia.org/wiki/...` (the web's reference site)."""
-    return "/wiki/" in url
-
-
-def _strip_links(text: str) -> str:
-    return _LINK.sub(lambda m: m.group(1), text).strip()
 
 
 @dataclass
@@ -89,327 +61,6 @@ class Brief:
     @classmethod
     def of(cls, record: dict) -> Brief:
         return cls(record["instance_id"], record["query"], record.get("language", "en"), record["kind"], record["question"])
-
-
-@dataclass
-class Candidate:
-    """A possible row: an entity found on a list, or (timeline, events) a link of an anchor."""
-
-    name: str
-    url: str | None
-    listed: dict[str, str] = field(default_factory=dict)  # header -> cell, as the list showed it
-    source: str = ""  # the list it came from
-    state: str = "open"  # open | kept | rejected | lost
-    implied: frozenset = frozenset()  # condition letters the list it came from already settles
-    other: tuple[str, str | None] | None = None  # link rows: the other end (name, url)
-    span: Span | None = None  # timeline rows: the tenure's years
-    date: dt.date | None = None  # event rows: the event's date
-    anchor: Candidate | None = None  # link rows: the entity whose page listed the link
-    cells: dict[str, str] = field(default_factory=dict)
-    rank_value: float | None = None
-    links: list[Candidate] | None = None  # timeline/events: the kept entity's link rows
-    waiting: list | None = None  # the pages (and searches) its next step waits for
-
-
-# --------------------------------------------------------------------------- candidate sources
-
-
-class ListReader:
-    """A paginated list (a directory or a full list): every page, several at a time where the
-    pages' numbered links allow."""
-
-    def __init__(self, url: str, title: str = ""):
-        self.first = url
-        self.title = title
-        self.pages: dict[int, Page] = {}
-        self.known: dict[int, str] = {}
-        self.lost: set[int] = set()
-
-    def _add(self, page: Page) -> None:
-        self.pages.setdefault(page.page, page)
-        for n, u in page_links(page).items():
-            self.known.setdefault(n, u)
-        if not self.title:
-            self.title = _PAGE_TAG.sub("", page.title)
-
-    def rows(self) -> list[tuple[str, str, dict[str, str]]]:
-        return [(n, u, dict(zip(p.headers[1:], cells))) for k in sorted(self.pages) for p in [self.pages[k]]
-                for n, u, cells in p.rows]
-
-    def _search_pages(self, r: Research):
-        """Other pages of the list from a search for its title (results name them 'page N of M')."""
-        res = r.search(self.title, "list")
-        if res is NEED:
-            return NEED
-        for x in res:
-            if _norm(_PAGE_TAG.sub("", x.title)) == _norm(self.title) and not r.is_copy_result(x):
-                m = re.search(r"(?:page (\d+) of|第(\d+)页)", x.title)
-                self.known.setdefault(int(m.group(1) or m.group(2)) if m else 1, x.url)
-        return None
-
-    @property
-    def total(self) -> int | None:
-        return max((p.pages for p in self.pages.values()), default=None)
-
-    def step(self, r: Research):
-        """Every row of the list, or NEED while pages are still to be read."""
-        if not self.pages:
-            page = r.page(self.first, ("list", self.title or self.first, ""))
-            if page is NEED:
-                return NEED
-            if page is None:
-                return []
-            self._add(page)
-        while True:
-            missing = [n for n in range(1, (self.total or 1) + 1) if n not in self.pages and n not in self.lost]
-            if not missing:
-                return self.rows()
-            urls = [(n, self.known[n]) for n in missing if n in self.known]
-            if not urls:  # pages no page read links to (a page cut off before its links): search for the list
-                found = self._search_pages(r)
-                if found is NEED:
-                    return NEED
-                urls = [(n, self.known[n]) for n in missing if n in self.known]
-                if not urls:
-                    return self.rows()
-            need = progressed = False
-            for n, u in urls:
-                page = r.page(u, ("list", self.title, ""))
-                if page is NEED:
-                    need = True
-                elif page is None:
-                    self.lost.add(n)
-                else:
-                    self._add(page)
-                    progressed = True
-            if need:
-                return NEED
-            if not progressed:
-                return self.rows()
-
-
-_PAGE_TAG = re.compile(r"\s*[（(](?:page \d+ of \d+|第\d+页，共\d+页)[）)]$")
-
-
-class Source:
-    """Where candidates come from; `step` returns them once complete (NEED until then)."""
-
-    implied: frozenset = frozenset()
-
-    def step(self, r: Research):
-        raise NotImplementedError
-
-
-class PartList(Source):
-    """A directory of a type in a country ("Companies in Braeria"): found by searching for it, or
-    through the country's article, whose "Lists" section links it."""
-
-    def __init__(self, plural: str, place: str, implied: frozenset, former: bool = False):
-        self.plural = plural
-        self.place = place
-        self.implied = implied
-        self.former = former  # the list of those that were in the country (dissolved, moved), found through its page
-        self.reader: ListReader | None = None
-        self.via_article = former
-
-    def _title_ok(self, title: str, lang: str) -> bool:
-        t = _norm(title)
-        if self.former:
-            return t.startswith(_norm(f"曾属{self.place}的{self.plural}" if lang == "zh" else f"former {self.plural} of {self.place}"))
-        if lang == "zh":
-            return t.startswith(_norm(f"{self.place}的{self.plural}"))
-        return t.startswith(_norm(f"{self.plural} in {self.place}"))
-
-    def step(self, r: Research):
-        if self.reader is None:
-            q = f"{self.place}的{self.plural}" if r.zh else f"{self.plural} in {self.place}"
-            if not self.via_article:
-                res = r.search(q, "list")
-                if res is NEED:
-                    return NEED
-                hit = next((x for x in res if self._title_ok(x.title, r.brief.language) and not r.is_copy_result(x)), None)
-                if hit is None:
-                    if r.opt.reformulate:
-                        alt = (f"{self.place} {self.plural} 列表" if r.zh else f"list of {self.plural} in {self.place}")
-                        res2 = r.search(alt, "list", again=True)
-                        if res2 is NEED:
-                            return NEED
-                        hit = next((x for x in res2 if self._title_ok(x.title, r.brief.language) and not r.is_copy_result(x)), None)
-                    if hit is None:
-                        self.via_article = True
-                if hit is not None:
-                    self.reader = ListReader(hit.url, _PAGE_TAG.sub("", hit.title))
-            if self.via_article:
-                url = r.find_article(self.place)
-                if url is NEED:
-                    return NEED
-                if url is None:
-                    return []
-                page = r.page(url, ("entity", self.place, ""))
-                if page is NEED:
-                    return NEED
-                if page is None:
-                    return []
-                hit = next(((t, u) for t, u, _ in page.lists if self._title_ok(t, r.brief.language)), None)
-                if hit is None:
-                    return []
-                self.reader = ListReader(hit[1], hit[0])
-        rows = self.reader.step(r)
-        if rows is NEED:
-            return NEED
-        if not rows and self.reader.lost and not self.via_article and not self.former:  # the list would not load: through the country's page
-            self.via_article, self.reader = True, None
-            return self.step(r)
-        if self.reader.total:
-            r.note("found_list", title=self.reader.title, pages=self.reader.total, s="s" if self.reader.total != 1 else "")
-        return [Candidate(n, u, cells, self.reader.title, implied=self.implied) for n, u, cells in rows]
-
-
-class BackList(Source):
-    """The entities that link to a named entity through a chain of hops (the chain of a condition,
-    walked backwards): the named entity's page lists the first level, each of those the next."""
-
-    def __init__(self, name: str, hops: list[dict], implied: frozenset):
-        self.name = name
-        self.hops = hops  # from the row to the named entity, in row order
-        self.implied = implied
-        self.level_urls: list[tuple[str, str]] | None = None  # (name, url) at the current level
-        self.level = len(hops)
-        self.readers: dict[str, ListReader] = {}
-
-    def step(self, r: Research):
-        if self.level_urls is None:
-            url = r.find_article(self.name)
-            if url is NEED:
-                return NEED
-            if url is None:
-                return []
-            self.level_urls = [(self.name, url)]
-        while self.level > 0:
-            hop = self.hops[self.level - 1]
-            nxt: list[tuple[str, str]] = []
-            need = False
-            r.why = ("walk", hop["back"] or "")
-            for name, url in self.level_urls:
-                items = r.back_targets(url, name, hop)
-                if items is NEED:
-                    need = True
-                    continue
-                nxt += [(i.name, i.url) for i in items if i.url]
-            if need:
-                return NEED
-            self.level_urls = list(dict.fromkeys(nxt))
-            self.level -= 1
-        return [Candidate(n, u, {}, self.name, implied=self.implied) for n, u in self.level_urls]
-
-
-class Union(Source):
-    def __init__(self, sources: list[Source]):
-        self.sources = sources
-        self.implied = frozenset()
-
-    def step(self, r: Research):
-        out: list[Candidate] = []
-        need = False
-        for s in self.sources:
-            got = s.step(r)
-            if got is NEED:
-                need = True
-            else:
-                out += got
-        if need:
-            return NEED
-        seen: dict[str, Candidate] = {}
-        for c in out:  # an 'or' is settled by checking each candidate, not by the list it came from
-            c.implied = frozenset()
-            seen.setdefault(c.url or c.name, c)
-        return list(seen.values())
-
-
-class PartsOf(Source):
-    """Rows of a type in several parts: first the parts (countries whose capital is X, countries
-    with a federal government), then each part's list of the type."""
-
-    def __init__(self, plural: str, parts: Source, implied: frozenset, former: bool = False):
-        self.plural = plural
-        self.parts = parts
-        self.implied = implied
-        self.former = former  # also each part's list of former members (every entity of the type, ever)
-        self.lists: list[PartList] | None = None
-
-    def step(self, r: Research):
-        if self.lists is None:
-            got = self.parts.step(r)
-            if got is NEED:
-                return NEED
-            self.lists = [PartList(self.plural, c.name, self.implied) for c in got]
-            if self.former:
-                self.lists += [PartList(self.plural, c.name, self.implied, former=True) for c in got]
-                for c in got:  # the part's article, whose list of lists names the former members' list
-                    if c.url:
-                        r.name_url.setdefault(_norm(c.name), c.url)
-        out: list[Candidate] = []
-        need = False
-        for pl in self.lists:
-            got = pl.step(r)
-            if got is NEED:
-                need = True
-            else:
-                out += got
-        if need:
-            return NEED
-        return list({(c.url or c.name): c for c in out}.values())
-
-
-class PartIndex(Source):
-    """Every part ("List of countries"), optionally only those meeting a condition on their own
-    attribute, read from the list's columns where it shows it, else from each part's article."""
-
-    def __init__(self, plural: str, cond: dict | None):
-        self.plural = plural
-        self.cond = cond
-        self.reader: ListReader | None = None
-
-    def step(self, r: Research):
-        if self.reader is None:
-            q = f"{self.plural}列表" if r.zh else f"list of {self.plural}"
-            res = r.search(q, "list")
-            if res is NEED:
-                return NEED
-            hit = next((x for x in res if _norm(_PAGE_TAG.sub("", x.title)) == _norm(q) and not r.is_copy_result(x)), None)
-            if hit is None:
-                return []
-            self.reader = ListReader(hit.url, _PAGE_TAG.sub("", hit.title))
-        rows = self.reader.step(r)
-        if rows is NEED:
-            return NEED
-        parts = [Candidate(n, u, cells, self.reader.title) for n, u, cells in rows]
-        if self.cond is None:
-            return parts
-        out, need = [], False
-        for c in parts:
-            cell = c.listed.get(_header_for(c.listed, self.cond.get("label", "")))
-            if cell is None:
-                r.why = ("check", self.cond["text"])
-                cell = r.attribute(c.url, self.cond["label"], c.name)
-            if cell is NEED:
-                need = True
-            elif r._match(self.cond, cell):
-                out.append(c)
-        return NEED if need else out
-
-
-class Named(Source):
-    """One named entity (a timeline question about one company's chief executives)."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def step(self, r: Research):
-        url = r.find_article(self.name)
-        if url is NEED:
-            return NEED
-        return [Candidate(self.name, url, {}, self.name)] if url else []
 
 
 # --------------------------------------------------------------------------- the research
@@ -471,11 +122,11 @@ class Research:
             self.notes.append(text)
 
     def is_copy_result(self, res) -> bool:
-        return bool(_COPY_TITLE.search(res.title)) and not _is_encyclopedia(res.url)
+        return bool(_COPY_TITLE.search(res.title)) and not is_encyclopedia(res.url)
 
     def search(self, q: str, purpose: str, again: bool = False):
         """The results of a search (NEED until it has run successfully)."""
-        key = _norm(q)
+        key = norm(q)
         if key in self.results:
             return self.results[key]
         if self.search_tries[key] > self.opt.max_retries:
@@ -500,7 +151,7 @@ class Research:
         """When an article never loads: another site's page about the same entity (a profile or an
         official site, from search results), whose key facts carry the same labels. NEED while it is
         being found or read; None when there is none."""
-        if not _is_encyclopedia(url):
+        if not is_encyclopedia(url):
             return None
         name = self.link_names.get(url) or ""
         if not name:
@@ -508,18 +159,18 @@ class Research:
         res = self.search(name, "entity")
         if res is NEED:
             return NEED
-        alt = next((x.url for x in res if not _is_encyclopedia(x.url) and not self.is_copy_result(x) and x.url not in self.failed
-                    and _norm(x.title) == _norm(name) and "(page " not in x.title), None)
+        alt = next((x.url for x in res if not is_encyclopedia(x.url) and not self.is_copy_result(x) and x.url not in self.failed
+                    and norm(x.title) == norm(name) and "(page " not in x.title), None)
         if alt is None:
             return None
         if alt not in self.read and alt not in self.wants:
-            self.note("other_source", page=name, site=_host(alt))
+            self.note("other_source", page=name, site=host(alt))
         return self.page(alt, purpose)
 
     def _copy_fallback(self, url: str):
         p = self.copy_pages.get(url)
         if p is not None:
-            self.note("copy_only", name=self.label_of(url), site=p.copy[0] if p.copy else _host(p.url))
+            self.note("copy_only", name=self.label_of(url), site=p.copy[0] if p.copy else host(p.url))
         return p
 
     def label_of(self, url: str) -> str:
@@ -531,23 +182,23 @@ class Research:
     def find_article(self, name: str):
         """The encyclopedia article of a named entity: a link seen earlier, else a search (NEED),
         else None once searching has failed."""
-        url = self.name_url.get(_norm(name))
+        url = self.name_url.get(norm(name))
         if url:
             return url
         res = self.search(name, "entity")
         if res is NEED:
             return NEED
-        hit = next((x.url for x in res if _is_encyclopedia(x.url) and _norm(x.title) == _norm(name)), None)
+        hit = next((x.url for x in res if is_encyclopedia(x.url) and norm(x.title) == norm(name)), None)
         if hit is None and self.opt.reformulate:
             alt = f"\"{name}\""
             res2 = self.search(alt, "entity", again=True)
             if res2 is NEED:
                 return NEED
-            hit = next((x.url for x in res2 if _is_encyclopedia(x.url) and _norm(x.title) == _norm(name)), None)
+            hit = next((x.url for x in res2 if is_encyclopedia(x.url) and norm(x.title) == norm(name)), None)
         if hit is None:
             self.note("give_up_search", name=name)
             return None
-        self.name_url[_norm(name)] = hit
+        self.name_url[norm(name)] = hit
         return hit
 
     # ------------------------------------------------------------------ reading entities
@@ -638,7 +289,7 @@ class Research:
         path = cond["path"]
         self.why = ("check", cond["text"])
         if not path:
-            cell = c.listed.get(_header_for(c.listed, cond.get("label", "")))
+            cell = c.listed.get(header_for(c.listed, cond.get("label", "")))
             where = c.source
             if cell is not None and cond.get("negated") and self._match(cond, cell):
                 cell = None  # a list's value would exclude the row: confirm it on the row's own page first
@@ -667,7 +318,7 @@ class Research:
                 return NEED, None
             ents = nxt
         if cond["test"] == "entity":
-            ok = any(_norm(n) == _norm(cond["value"]) for n, _ in ents)
+            ok = any(norm(n) == norm(cond["value"]) for n, _ in ents)
             shown = "; ".join(dict.fromkeys(n for n, _ in ents)) or "—"
             return ok, (shown, self.voice.own_page() if len(path) == 1 else self.where(c.url))
         need = False
@@ -680,10 +331,10 @@ class Research:
                 continue
             seen_vals.append((cell, name, url))
             if cell is not None and self._match(cond, cell):
-                return True, (f"{_strip_links(cell)}", self.where(url))
+                return True, (f"{strip_links(cell)}", self.where(url))
         if need:
             return NEED, None
-        shown = "; ".join(_strip_links(v) for v, _, _ in seen_vals if v) or "—"
+        shown = "; ".join(strip_links(v) for v, _, _ in seen_vals if v) or "—"
         names = [n for _, n, _ in seen_vals]
         where = (self.where(seen_vals[0][2]) if len(names) == 1 else self.voice.names(names, limit=3)) if names else self.where(c.url)
         return False, (shown, where)
@@ -691,9 +342,9 @@ class Research:
     def _match(self, cond: dict, cell) -> bool:
         if cell is None:
             return False
-        text = _strip_links(cell)
+        text = strip_links(cell)
         if cond["test"] == "eq":
-            return _norm(text) == _norm(cond["value"])
+            return norm(text) == norm(cond["value"])
         lo, hi = cond["value"]
         if cond.get("kind") == "date":
             d = read_date(text)
@@ -710,7 +361,7 @@ class Research:
             return "the list"
         p = self.read.get(url)
         if p is not None and p.title:
-            return f"{p.title} ({_host(url)})" if not _is_encyclopedia(url) else p.title
+            return f"{p.title} ({host(url)})" if not is_encyclopedia(url) else p.title
         return self.label_of(url)
 
     def decide(self, c: Candidate):
@@ -743,7 +394,7 @@ class Research:
         if k:
             move = "reject_excluded" if conds[k].get("negated") else "reject"
             self.decisions.append((move, dict(name=c.name, cond=conds[k]["text"], label=self._cond_label(conds[k]),
-                                              value=_strip_links(str(told[k][0])), where=told[k][1], listing=told[k][1] == c.source)))
+                                              value=strip_links(str(told[k][0])), where=told[k][1], listing=told[k][1] == c.source)))
         return False
 
     def _cond_label(self, cond: dict) -> str:
@@ -797,7 +448,7 @@ class Research:
             return "; ".join(sorted(i.name for i in items)) if items else "unknown"
         if col["attribute"] is None:
             return name
-        listed = c.listed.get(_header_for(c.listed, col.get("label", ""))) if not col["path"] and base != "other" else None
+        listed = c.listed.get(header_for(c.listed, col.get("label", ""))) if not col["path"] and base != "other" else None
         cell = listed if listed is not None else self.attribute(url, col["label"], name)
         if cell is NEED:
             return NEED
@@ -917,7 +568,7 @@ class Research:
     def _arrived(self, w: tuple) -> bool:
         url, purpose = w
         if url is None:
-            key = _norm(purpose)
+            key = norm(purpose)
             return key in self.results or self.search_tries[key] > self.opt.max_retries
         return url in self.read or url in self.failed
 
@@ -940,13 +591,13 @@ class Research:
         for c in kept:
             if c.rank_value is not None:
                 continue
-            cell = c.listed.get(_header_for(c.listed, rk.get("label", "")))
+            cell = c.listed.get(header_for(c.listed, rk.get("label", "")))
             if cell is None:
                 cell = self.attribute(c.url, rk["label"], c.name)
             if cell is NEED:
                 need = True
                 continue
-            v = read_number(_strip_links(cell)) if cell else None
+            v = read_number(strip_links(cell)) if cell else None
             c.rank_value = v if v is not None else float("nan")
         if need:
             return NEED
@@ -977,7 +628,7 @@ class Research:
             if page is NEED:
                 return NEED
             for d in page.timeline if page is not None else []:
-                if _norm(d.label) != _norm(hop["label"]) or d.name is None:
+                if norm(d.label) != norm(hop["label"]) or d.name is None:
                     continue
                 if (lo and d.date < lo) or (hi and d.date > hi):
                     continue
@@ -1011,7 +662,7 @@ class Research:
         calls: list[ToolCall] = []
         intents: list[str] = []
         # searches this turn: one call, several queries
-        qs = [q for q in self.search_wants if self.search_tries[_norm(q)] <= self.opt.max_retries][:SEARCH_QUERIES_MAX]
+        qs = [q for q in self.search_wants if self.search_tries[norm(q)] <= self.opt.max_retries][:SEARCH_QUERIES_MAX]
         opens = [u for u in self.wants if u in self.seen and u not in self.read][: self.k - (1 if qs else 0)]
         if qs:
             purpose = self.search_wants[qs[0]]
@@ -1023,7 +674,7 @@ class Research:
                 intents.append(self.voice.say("search_list", q=qs[0] if len(qs) == 1 else "\", \"".join(qs)))
             calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(query=qs[0], queries=qs[1:])))
             for x in qs:
-                self.search_tries[_norm(x)] += 1
+                self.search_tries[norm(x)] += 1
         elif opens and self._want_verify_search():
             names = self._verify_names(opens)
             if names:
@@ -1037,7 +688,7 @@ class Research:
             self.second_of[other] = art
             opens = [other] + [u for u in opens if u != other][: self.k - len(calls) - 1]
             self.wants.setdefault(other, ("copy", self.label_of(art), ""))
-            intents.append(self.voice.say("copy_check", site=_host(other), name=self.label_of(art)))
+            intents.append(self.voice.say("copy_check", site=host(other), name=self.label_of(art)))
         if opens:
             intents += self._open_text(opens)
         for u in opens:
@@ -1062,10 +713,10 @@ class Research:
             if self.wants.get(u, ("",))[0] not in ("check", "row"):
                 continue
             n = self.label_of(u)
-            if n and n != u and _norm(n) not in self.searched_names and _is_encyclopedia(u):
+            if n and n != u and norm(n) not in self.searched_names and is_encyclopedia(u):
                 out.append(n)
-                self.searched_names.add(_norm(n))
-                self.verifying[_norm(n)] = u
+                self.searched_names.add(norm(n))
+                self.verifying[norm(n)] = u
         return out[:4]
 
     def _open_text(self, opens: list[str]) -> list[str]:
@@ -1228,13 +879,13 @@ class Research:
             if not b.results:
                 self.note("no_results", q=q)
                 continue
-            self.results[_norm(q)] = b.results
-            art = self.verifying.get(_norm(q))
+            self.results[norm(q)] = b.results
+            art = self.verifying.get(norm(q))
             if art is not None and len(self.second) + len(self.second_of) < CROSS_CHECKS_MAX and not compared:
                 # now and then a second source about the candidate, to compare with its article: a copy site
                 # that republished it most of all (the one likeliest to disagree), else its profile or own site
-                alike = [x for x in b.results if x.url != art and _norm(x.title).startswith(_norm(q))
-                         and not _is_encyclopedia(x.url) and "(page " not in x.title]
+                alike = [x for x in b.results if x.url != art and norm(x.title).startswith(norm(q))
+                         and not is_encyclopedia(x.url) and "(page " not in x.title]
                 alike.sort(key=lambda x: not self.is_copy_result(x))
                 chance = self.opt.cross_check if alike and self.is_copy_result(alike[0]) else self.opt.cross_check / 3
                 if alike and art not in self.second and self.rng.random() < chance:
@@ -1245,15 +896,15 @@ class Research:
                 if self.is_copy_result(x):
                     orig = _copied_from(x.url)
                     m = _COPY_TITLE.search(x.title)
-                    self.note("copy_seen", site=m.group(0)[3:] if m else _host(x.url), kind="copy", date=x.date)
+                    self.note("copy_seen", site=m.group(0)[3:] if m else host(x.url), kind="copy", date=x.date)
                     if orig:
                         self.copies[orig] = x.url
                         self.seen.add(x.url)
                     continue
                 self.seen.add(x.url)
                 self.link_names.setdefault(x.url, x.title)
-                if _is_encyclopedia(x.url) and "(" not in x.title:
-                    self.name_url.setdefault(_norm(x.title), x.url)
+                if is_encyclopedia(x.url) and "(" not in x.title:
+                    self.name_url.setdefault(norm(x.title), x.url)
             summary.append(f"\"{q}\": " + "; ".join(x.title for x in b.results[:3]))
         self.summaries[cid] = " | ".join(summary) or "no results"
 
@@ -1264,34 +915,34 @@ class Research:
         page = self.read.get(art)
         if page is None:
             return
-        mine = {_norm(lab): cell for lab, cell in page.infobox}
-        site_b = other.copy[0] if other.copy else (other.site or _host(other.url))
+        mine = {norm(lab): cell for lab, cell in page.infobox}
+        site_b = other.copy[0] if other.copy else (other.site or host(other.url))
         same, diffs = None, []
         for lab, cell in other.infobox + other.fields:
-            a = mine.get(_norm(lab))
+            a = mine.get(norm(lab))
             if a is None:
                 continue
             if _same_value(a, cell):
                 same = same or (lab, cell)
             else:
                 diffs.append((lab, a, cell))
-        dated = next(((lab, b) for lab, a, b in diffs if read_date(_strip_links(a))), None)
+        dated = next(((lab, b) for lab, a, b in diffs if read_date(strip_links(a))), None)
         if dated and page.title != page.name and not other.copy:
             # the article is one of namesakes ('Ana Ellison (person, 1973)'): other dates mean another entity
             self.note("namesake", site=site_b, name=page.name, label=dated[0] if self.zh else dated[0].lower(),
-                      value=_strip_links(dated[1]))
+                      value=strip_links(dated[1]))
             return
         if diffs:
             lab, a, cell = diffs[0]
             why = self.voice.why("encyclopedia") if not other.copy else self.voice.why("fresher")
             self.conflicts += 1
             self.decisions.append(("conflict", dict(name=page.name or page.title, label=lab if self.zh else lab.lower(),
-                                                    site_a=_host(art), a=_strip_links(a), site_b=site_b, b=_strip_links(cell),
-                                                    chosen=_strip_links(a), chosen_site=_host(art), why=why)))
+                                                    site_a=host(art), a=strip_links(a), site_b=site_b, b=strip_links(cell),
+                                                    chosen=strip_links(a), chosen_site=host(art), why=why)))
             return
         if same is not None and self.rng.random() < 0.5:
             self.note("agree", site=site_b, name=page.name or page.title, label=same[0] if self.zh else same[0].lower(),
-                      value=_strip_links(same[1]))
+                      value=strip_links(same[1]))
 
     def _absorb_page(self, url: str, text: str, cid: str) -> None:
         page = read_page(url, text)
@@ -1337,8 +988,8 @@ class Research:
             self.seen.add(u)
             if t and u not in self.link_names:
                 self.link_names[u] = t
-            if _is_encyclopedia(u) and t:
-                self.name_url.setdefault(_norm(t), u)
+            if is_encyclopedia(u) and t:
+                self.name_url.setdefault(norm(t), u)
         for _, u, _ in page.lists:
             self.seen.add(u)
         self.seen.update(page.page_urls.values())
@@ -1385,31 +1036,24 @@ def _summary(page: Page) -> str:
     """A short note of what a page said, kept when old tool results are summarised."""
     if page.kind == "directory":
         return f"{page.title}: {len(page.rows)} rows"
-    facts = "; ".join(f"{lab}: {_strip_links(cell)}" for lab, cell in page.infobox[:4])
+    facts = "; ".join(f"{lab}: {strip_links(cell)}" for lab, cell in page.infobox[:4])
     return f"{page.title}: {facts}" if facts else page.title
 
 
 def _same_value(a: str, b: str) -> bool:
     """Two cells say the same: equal dates, numbers within rounding (1.23 million), or equal text."""
-    a, b = _strip_links(a), _strip_links(b)
+    a, b = strip_links(a), strip_links(b)
     da, db = read_date(a), read_date(b)
     if da or db:
         return da == db
     na, nb = read_number(a), read_number(b)
     if na is not None and nb is not None:
         return abs(na - nb) <= 0.01 * max(abs(na), abs(nb)) + 1e-9
-    return _norm(a) == _norm(b)
-
-
-def _header_for(listed: dict[str, str], label: str) -> str | None:
-    if not listed or not label:
-        return None
-    want = _norm(label)
-    return next((h for h in listed if _norm(h) == want), None)
+    return norm(a) == norm(b)
 
 
 def _format(cell: str, kind: str) -> str:
-    text = _strip_links(cell)
+    text = strip_links(cell)
     if kind == "date":
         d = read_date(text)
         return d.isoformat() if d else text

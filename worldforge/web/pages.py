@@ -707,29 +707,11 @@ def part_directory_pages(view: WorldView, t: str, own: dict[str, list[Fact]], fo
         if part is not None:
             groups.setdefault(part, []).append(eid)
     columns = view.part_list_columns(t)
-    site = view.sites.directory
-    size = PART_PAGE_SIZE
     for key in sorted(groups, key=lambda k: (view.names[k], k)):
-        rows = sorted(groups[key], key=lambda e: (view.names[e], e))
         group_name = view.names[key]
-        title = view.part_list_title(t, group_name, former)
-        n_pages = -(-len(rows) // size)
         base = view.directory_url(t, pl_.former_by if former else pl_.by, group_name, key)
-        urls = [base if i == 0 else f"{base}?page={i + 1}" for i in range(n_pages)]
-        for p in range(n_pages):
-            chunk = rows[p * size:(p + 1) * size]
-            facts: list[Fact] = []
-            table = []
-            for eid in chunk:
-                cols = [c for c in own.get(eid, []) if c.predicate in columns]
-                facts.extend(cols)
-                table.append((eid, None, cols))
-            yield Page(urls[p], "directory", site.name, title if n_pages == 1 else title + word(view.lang, "page_tag", p=p + 1, n=n_pages),
-                       None, None, tuple(dict.fromkeys([key, *chunk])), facts,
-                       {"rows": table, "columns": columns, "by": None, "part": pl_.root, "type": t, "group": group_name,
-                        "page": p + 1, "pages": n_pages, "prev": urls[p - 1] if p else None,
-                        "next": urls[p + 1] if p + 1 < n_pages else None, "first": p * size + 1, "urls": urls},
-                       tuple(sorted({p + 1, n_pages, *page_links(p + 1, n_pages)})))
+        yield from _list_pages(view, t, groups[key], own, columns, view.part_list_title(t, group_name, former), base,
+                               {"part": pl_.root, "group": group_name}, first=key)
 
 
 def part_index_pages(view: WorldView, t: str, own: dict[str, list[Fact]]) -> Iterator[Page]:
@@ -738,12 +720,23 @@ def part_index_pages(view: WorldView, t: str, own: dict[str, list[Fact]]) -> Ite
     pl_ = view.part_lists()
     if pl_ is None or t != pl_.root:
         return
-    rows = sorted(view.ids[t], key=lambda e: (view.names[e], e))
-    columns = view.part_list_columns(t)
-    size = PART_PAGE_SIZE
     title = part_index_title(view, t)
+    yield from _list_pages(view, t, view.ids[t], own, view.part_list_columns(t), title,
+                           view.directory_url(t, "all", "list", None), {"part": t, "index": True, "group": title})
+
+
+def part_index_title(view: WorldView, t: str) -> str:
+    return word(view.lang, "all_title", plural=view.plural(t))
+
+
+def _list_pages(view: WorldView, t: str, members: list[str], own: dict[str, list[Fact]], columns: list[str], title: str,
+                base: str, layout: dict, first: str | None = None) -> Iterator[Page]:
+    """A list of entities by name, `PART_PAGE_SIZE` a page, with their `columns` (from `own`, their
+    facts), numbered page links and previous/next; `first`: the entity the list is about, named
+    first among the page's entities (a country for its list of companies)."""
+    rows = sorted(members, key=lambda e: (view.names[e], e))
+    size = PART_PAGE_SIZE
     n_pages = max(1, -(-len(rows) // size))
-    base = view.directory_url(t, "all", "list", None)
     urls = [base if i == 0 else f"{base}?page={i + 1}" for i in range(n_pages)]
     for p in range(n_pages):
         chunk = rows[p * size:(p + 1) * size]
@@ -754,15 +747,11 @@ def part_index_pages(view: WorldView, t: str, own: dict[str, list[Fact]]) -> Ite
             facts.extend(cols)
             table.append((eid, None, cols))
         yield Page(urls[p], "directory", view.sites.directory.name, title if n_pages == 1 else title + word(view.lang, "page_tag", p=p + 1, n=n_pages),
-                   None, None, tuple(chunk), facts,
-                   {"rows": table, "columns": columns, "by": None, "part": t, "index": True, "type": t, "group": title,
+                   None, None, tuple(dict.fromkeys([first, *chunk] if first else chunk)), facts,
+                   {"rows": table, "columns": columns, "by": None, "type": t, **layout,
                     "page": p + 1, "pages": n_pages, "prev": urls[p - 1] if p else None,
                     "next": urls[p + 1] if p + 1 < n_pages else None, "first": p * size + 1, "urls": urls},
                    tuple(sorted({p + 1, n_pages, *page_links(p + 1, n_pages)})))
-
-
-def part_index_title(view: WorldView, t: str) -> str:
-    return word(view.lang, "all_title", plural=view.plural(t))
 
 
 def page_links(page: int, pages: int) -> list[int]:

@@ -103,8 +103,8 @@ def main() -> None:
     speed = len(ptrajs) / pseconds
     unit = "tokens" if count else "tokens (4 chars a token)"
     rows = [
-        ("mean reward, no perturbations", f"{clean:.3f}", ">= 0.97", clean >= 0.97),
-        ("mean reward, default perturbations", f"{pert:.3f}", "< 1.0", pert < 1.0),
+        ("mean reward, no perturbations", f"{clean:.4f}", ">= 0.97", clean >= 0.97),
+        ("mean reward, default perturbations", f"{pert:.4f}", "< 1.0", pert < 1.0),
         ("trajectories below reward 1.0 (perturbed)", f"{sum(t['reward'] < 1 for t in ptrajs)} of {len(ptrajs)}", "> 0", pert < 1.0),
         ("opens of rejected candidates, NOT/OR tasks", f"{rej:,} of {tot:,} ({rej / max(1, tot):.1%})", ">= 15 %", rej / max(1, tot) >= 0.15),
         ("opens of URLs never shown before", f"{unseen}", "0", unseen == 0),

@@ -111,6 +111,10 @@ def plain_text(markdown: pl.Expr) -> pl.Expr:
             .str.strip_chars())
 
 
+INDEX_BATCH = 20_000  # pages read and indexed at a time
+DUCKDB_MEMORY = "2GB"  # what a bulk query over a world's pages may hold in memory before spilling to disk
+
+
 def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int], None] | None = None,
                 language: str = "en") -> int:
     """Index every page of `pages_db` into `index_dir` (replaced if present), tokenized for
@@ -120,25 +124,30 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
     import duckdb
     import tantivy
 
-    with duckdb.connect(str(pages_db), read_only=True) as con:
-        df = con.sql("SELECT url, title, kind, date, markdown FROM pages ORDER BY url").pl()
-    df = df.with_columns(plain_text(pl.col("markdown")).alias("body"),
-                         pl.col("date").dt.strftime("%Y-%m-%d").fill_null("").alias("date"))
     if index_dir.exists():
         shutil.rmtree(index_dir)
     index_dir.mkdir(parents=True)
     index = tantivy.Index(_schema(language), path=str(index_dir))
     _register(index, language)
     writer = index.writer(heap_size=256_000_000, num_threads=1)
-    n = df.height
-    step = max(1, n // 100)
-    for i, (url, title, kind, date, body, markdown) in enumerate(
-            df.select("url", "title", "kind", "date", "body", "markdown").iter_rows()):
-        writer.add_document(tantivy.Document(url=url, title=title, kind=kind, date=date, body=body,
-                                             markdown=markdown.encode(), kind_id=KIND_IDS.get(kind, len(KIND_IDS)),
-                                             rank=i))
-        if on_progress and i % step == 0:
-            on_progress(i, n)
+    with duckdb.connect(str(pages_db), read_only=True) as con:
+        con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
+        n = con.execute("SELECT count(*) FROM pages").fetchall()[0][0]
+        step = max(1, n // 100)
+        i = 0
+        # pages in batches, never all at once: a world of a million entities has gigabytes of them
+        rel = con.sql("SELECT url, title, kind, date, markdown FROM pages ORDER BY url")
+        batches = rel.to_arrow_reader(INDEX_BATCH) if hasattr(rel, "to_arrow_reader") else rel.fetch_arrow_reader(INDEX_BATCH)
+        for batch in batches:
+            df = pl.from_arrow(batch).with_columns(plain_text(pl.col("markdown")).alias("body"),
+                                                   pl.col("date").dt.strftime("%Y-%m-%d").fill_null("").alias("date"))
+            for url, title, kind, date, body, markdown in df.select("url", "title", "kind", "date", "body", "markdown").iter_rows():
+                writer.add_document(tantivy.Document(url=url, title=title, kind=kind, date=date, body=body,
+                                                     markdown=markdown.encode(), kind_id=KIND_IDS.get(kind, len(KIND_IDS)),
+                                                     rank=i))
+                if on_progress and i % step == 0:
+                    on_progress(i, n)
+                i += 1
     writer.commit()
     writer.wait_merging_threads()
     marker = {"index_format": INDEX_FORMAT, "pages": n}

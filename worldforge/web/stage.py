@@ -37,7 +37,7 @@ from ..world.options import RenderOptions
 from ..world.store import open_world
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
 from .pages import KINDS, PART_PAGE_SIZE, Page, WorldView, news_predicates, plan_pages
-from .search import build_index
+from .search import DUCKDB_MEMORY, build_index
 from .shards import LoggedSet, NewsURLs, Shard, plan_shards, shard_pages
 from .store import PAGES_DB, PARTIAL_DIR, REPORT_FILE, is_rendered, web_dir
 from .template import TemplateWriter
@@ -341,6 +341,7 @@ def _collect(partial: Path, report: RenderReport) -> None:
     shards = partial / "shards"
     con = duckdb.connect(str(db))
     try:
+        con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")  # the sort spills to disk rather than filling memory
         # File lists, not glob patterns pasted into SQL: a path with quotes or brackets stays a path.
         def files(kind: str) -> list[str]:
             return [str(f) for f in sorted(shards.glob(f"*.{kind}.parquet"))]

@@ -108,6 +108,7 @@ class Research:
         self.second: dict[str, str] = {}  # article -> a second source about the same entity, to compare
         self.second_of: dict[str, str] = {}  # a second source opened -> the article it is compared with
         self.conflicts = 0
+        self.listing_said: set[str] = set()  # conditions it has said a list's column settles
         self.asking: list[tuple] = []  # pages and searches the evaluation under way asked for
         self.why: tuple[str, str] = ("entity", "")  # what pages wanted now are for (check, hop, row, linked, entity)
         self.link_names: dict[str, str] = {}  # URL -> the name its links or results gave it
@@ -293,6 +294,9 @@ class Research:
             where = c.source
             if cell is not None and cond.get("negated") and self._match(cond, cell):
                 cell = None  # a list's value would exclude the row: confirm it on the row's own page first
+            if cell is not None and cond["letter"] not in self.listing_said:
+                self.listing_said.add(cond["letter"])
+                self.note("from_listing", col=cond.get("label", "") if self.zh else cond.get("label", "").lower())
             if cell is None:
                 cell = self.attribute(c.url, cond["label"], c.name)
                 if cell is NEED:
@@ -365,7 +369,11 @@ class Research:
         return self.label_of(url)
 
     def decide(self, c: Candidate):
-        """Keep, reject, or NEED: every condition the candidate's list does not already settle."""
+        """Keep, reject, or NEED: every condition the candidate's list does not already settle.
+        A candidate whose page never loads (and no other source stands in) is left out, and said so."""
+        if c.url in self.failed and self.page(c.url, ("check", c.name, "")) is None:
+            self.note("unreadable", name=c.name)
+            return None
         conds = {x["letter"]: x for x in self.q.get("conditions", [])}
         combo = self.q.get("combo") or ""
         letters = [k for k in conds if k not in c.implied]
@@ -520,8 +528,8 @@ class Research:
                 if ok is NEED:
                     pending = True
                     continue
-                c.state = "kept" if ok else "rejected"
-                self.rejected += not ok
+                c.state = "lost" if ok is None else "kept" if ok else "rejected"
+                self.rejected += ok is False
             if c.state != "kept" or shape == "ranked":
                 continue
             if shape in ("timeline", "events"):  # rows are the kept entity's links
@@ -652,6 +660,9 @@ class Research:
         if not self.plan_said:
             self.plan_said = True
             parts.append(self._plan_text())
+            if self.brief.kind == "table":
+                self.source = self.plan()
+                parts.append(self._strategy_text(self.source))
         ready = self.advance()
         for move, url, slots in self.trouble:  # a failed page is retried only if something still needs it
             self.note(move if url in self.wants else "moot", **slots)
@@ -666,7 +677,9 @@ class Research:
         opens = [u for u in self.wants if u in self.seen and u not in self.read][: self.k - (1 if qs else 0)]
         if qs:
             purpose = self.search_wants[qs[0]]
-            if purpose == "again":
+            if self.search_tries[norm(qs[0])]:  # the same search again, after an error or nothing found
+                intents.append(self.voice.say("search_retry", q=qs[0]))
+            elif purpose == "again":
                 intents.append(self.voice.say("search_again", q=qs[0]))
             elif purpose == "entity" and len(qs) == 1:
                 intents.append(self.voice.say("search_entity", name=qs[0]))
@@ -789,6 +802,21 @@ class Research:
             return v.say("plan_events", label=label, period=ptxt.strip() or ("in the period" if not self.zh else ""),
                          scope=(f" involving {q['plural']} {cond_text}" if not self.zh else f"涉及{cond_text}的{q['plural']}"), cols=colnames)
         return v.say("plan_table", one=one, plural=q["plural"], conds=cond_text, ncols=len(cols), cols=colnames)
+
+    def _strategy_text(self, src: Source) -> str:
+        """Where the candidates will come from, said once at the start."""
+        v, q = self.voice, self.q
+        if isinstance(src, PartList) and src.place:
+            return v.say("strategy_part", plural=q["plural"], place=src.place)
+        if isinstance(src, BackList):
+            return v.say("strategy_back", name=src.name, plural=q["plural"])
+        if isinstance(src, Union):
+            return v.say("strategy_union")
+        if isinstance(src, Named):
+            return v.say("strategy_anchor", name=src.name)
+        if isinstance(src, PartsOf):
+            return v.say("strategy_parts", plural=q["plural"])
+        return ""
 
     def _told(self) -> list[str]:
         """This turn's observations and decisions, a few in full and the rest summed up."""

@@ -88,6 +88,7 @@ class ListReader:
         self.pages: dict[int, Page] = {}
         self.known: dict[int, str] = {}
         self.lost: set[int] = set()
+        self.told: set[int] = set()  # page counts it has said it read
 
     def _add(self, page: Page) -> None:
         self.pages.setdefault(page.page, page)
@@ -147,6 +148,10 @@ class ListReader:
                     self._add(page)
                     progressed = True
             if need:
+                done, total = len(self.pages), self.total or 1
+                if 1 < done < total and done not in self.told:
+                    self.told.add(done)
+                    r.note("paging", done=done, pages=total, left=total - done, s="s" if total - done != 1 else "")
                 return NEED
             if not progressed:
                 return self.rows()

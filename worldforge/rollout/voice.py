@@ -64,6 +64,11 @@ EN: dict[str, tuple[str, ...]] = {
         "Because of the 'or', I need the candidates of each alternative, then the union.",
         "Two ways in: I'll collect both lists and check every name on them.",
     ),
+    "strategy_parts": (
+        "First the countries that qualify, then each one's list of {plural}.",
+        "I'll find the countries concerned and read their lists of {plural}.",
+        "The {plural} are listed per country, so I'll go country by country.",
+    ),
     "strategy_anchor": (
         "I'll open {name}'s page and read its history.",
         "{name}'s article should list every tenure with its years.",
@@ -90,6 +95,12 @@ EN: dict[str, tuple[str, ...]] = {
         "No matching page in those results. Another angle: \"{q}\".",
         "The results miss it; I'll search \"{q}\".",
         "Let me reformulate the query as \"{q}\".",
+    ),
+    "search_retry": (
+        "Running the search for \"{q}\" again.",
+        "Once more: \"{q}\".",
+        "Sending \"{q}\" again.",
+        "Trying \"{q}\" a second time.",
     ),
     "search_verify": (
         "Quick searches to confirm I have the right pages: {names}.",
@@ -216,11 +227,6 @@ EN: dict[str, tuple[str, ...]] = {
         "{name} keeps failing to load; without its page I won't include it.",
     ),
     # values
-    "fill": (
-        "{name}: {col} = {value}.",
-        "{col} for {name} is {value}.",
-        "Recorded {name}'s {col}: {value}.",
-    ),
     "follow": (
         "{from_name} → {label}: {to_name}.",
         "Following {label} from {from_name} leads to {to_name}.",
@@ -380,6 +386,7 @@ ZH: dict[str, tuple[str, ...]] = {
         "两个条件满足其一即可，所以我会分别收集两边的候选再合并。",
         "因为是“或”，我需要两种情况各自的候选，再取并集。",
     ),
+    "strategy_parts": ("先找出符合条件的国家，再逐一查看它们的{plural}列表。", "{plural}按国家列出，我逐个国家查看。"),
     "strategy_anchor": (
         "我打开{name}的页面，读它的历史记录。",
         "{name}的条目应该列出了每段任期及年份。",
@@ -387,6 +394,7 @@ ZH: dict[str, tuple[str, ...]] = {
     "search_list": ("搜索“{q}”。", "我来搜索“{q}”。", "先搜一下“{q}”。", "用“{q}”搜索应该能找到。"),
     "search_entity": ("我需要{name}的页面，先搜索一下。", "查找{name}。", "搜索{name}以找到它的条目。"),
     "search_again": ("这次搜索没找到需要的页面，改搜“{q}”。", "结果里没有，我换个说法：“{q}”。", "换个角度搜索“{q}”。"),
+    "search_retry": ("再搜索一次“{q}”。", "重新发送搜索“{q}”。"),
     "search_verify": ("顺便搜索{names}，确认找的是正确的条目。", "我也搜一下{names}，核对一下。"),
     "search_failed": ("搜索失败（{why}），我再试一次。", "搜索出错（{why}），重试。"),
     "no_results": ("搜索“{q}”没有结果。", "“{q}”的搜索结果为空。"),
@@ -412,7 +420,6 @@ ZH: dict[str, tuple[str, ...]] = {
                         "{name}的{label}为{value}（{where}），属于问题排除的范围。"),
     "reject_many": ("根据列表，有{n}项因{label}不符被排除，例如{examples}。", "列表中的{label}一栏排除了{n}个候选，如{examples}。"),
     "unreadable": ("{name}的页面多次加载失败，无法核实，不予收录。",),
-    "fill": ("{name}：{col}为{value}。", "{name}的{col}是{value}。"),
     "follow": ("{from_name} → {label}：{to_name}。", "从{from_name}沿{label}找到{to_name}。", "{from_name}的{label}是{to_name}，接着看这一页。"),
     "chain_broken": ("链条在{name}处断了：页面上没有下一步的链接，无法给出答案。",),
     "answer_found": ("链条的终点是{value}。", "答案是{value}。", "最后一跳完成——{value}。"),

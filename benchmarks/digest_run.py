@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-CLOCK_KEYS = {"seconds", "elapsed", "wall_seconds", "started_at", "finished_at", "timings"}
+CLOCK_KEYS = {"seconds", "elapsed", "wall_seconds", "started_at", "finished_at", "timings", "phases"}
 VOLATILE_FILES = (".duckdb", "report.json", "render.json", "world.json")
 
 

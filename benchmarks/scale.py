@@ -37,7 +37,10 @@ FARM_SEEDS = (0, 1, 2, 4, 5, 8, 10, 11, 12, 13, 16, 17)
 
 CHILD = r"""
 import json, resource, sys, threading, time
+from pathlib import Path
 tree_peak = [0]
+stage = ["start"]
+stage_peak = {}  # per stage: (driver RSS, whole process tree RSS), the largest sampled
 def sample():  # the whole process tree's RSS (driver, Ray's processes and workers), every half second
     try:
         import psutil
@@ -52,6 +55,8 @@ def sample():  # the whole process tree's RSS (driver, Ray's processes and worke
             except psutil.Error:
                 pass
         tree_peak[0] = max(tree_peak[0], total)
+        d, t = stage_peak.get(stage[0], (0, 0))
+        stage_peak[stage[0]] = (max(d, me.memory_info().rss), max(t, total))
         time.sleep(0.5)
 threading.Thread(target=sample, daemon=True).start()
 from worldforge.cluster import use_cluster
@@ -60,11 +65,12 @@ spec, build, out, workers = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[
 t0 = time.perf_counter()
 with use_cluster(ray=workers > 0, num_cpus=workers or None):
     t1 = time.perf_counter()
-    r = run_pipeline(spec, build, out, force=True)
+    r = run_pipeline(spec, build, out, force=True, on_stage=lambda name: stage.__setitem__(0, name))
 wall = time.perf_counter() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+phases = json.loads((Path(r.world) / "web" / "render.json").read_text())["report"].get("phases", {})
 print(json.dumps({"wall": wall, "cluster_start": t1 - t0, "peak": peak, "tree_peak": tree_peak[0], "world": str(r.world), "dataset": str(r.dataset),
-                  "stages": {s.stage: [s.seconds, s.summary] for s in r.stages}}))
+                  "stages": {s.stage: [s.seconds, s.summary] for s in r.stages}, "stage_peak": stage_peak, "render_phases": phases}))
 """
 
 FARM_CHILD = r"""
@@ -129,6 +135,16 @@ def _uptime() -> str:
         return "uptime unavailable"
 
 
+def _memory_and_phases(label: str, r: dict) -> None:
+    """Where the render stage's time went, and each stage's peak memory (driver, whole tree)."""
+    if r.get("render_phases"):
+        print(f"{label}: render phases " + ", ".join(f"{k} {v:.1f}s" for k, v in r["render_phases"].items()))
+    peaks = r.get("stage_peak", {})
+    if peaks:
+        print(f"{label}: peak RSS per stage (driver / all processes, GiB) "
+              + ", ".join(f"{st} {d / 2**30:.2f}/{t / 2**30:.2f}" for st, (d, t) in peaks.items() if st != "start"))
+
+
 def bench_world(entities: int, workers: int, work: Path, only: str | None = None) -> None:
     spec = scaled_spec(entities, work)
     runs = {}
@@ -146,6 +162,7 @@ def bench_world(entities: int, workers: int, work: Path, only: str | None = None
             print(f"{st:<9} {sec:>8.1f}s  {summary}")
         print(f"{'total':<9} {ra['wall']:>8.1f}s  driver peak RSS {ra['peak'] / 2**30:.2f} GiB, "
               f"all processes {ra['tree_peak'] / 2**30:.2f} GiB")
+        _memory_and_phases(a, ra)
         return
     (a, ra), (b, rb) = runs.items()
     same = _digests(ra["world"], ra["dataset"]) == _digests(rb["world"], rb["dataset"])
@@ -161,6 +178,7 @@ def bench_world(entities: int, workers: int, work: Path, only: str | None = None
     for label, r in runs.items():
         print(f"{label}: render {pages / r['stages']['render'][0]:,.0f} pages/s, tasks {tasks / r['stages']['tasks'][0]:,.1f} tasks/s, "
               f"driver peak RSS {r['peak'] / 2**30:.2f} GiB, all processes {r['tree_peak'] / 2**30:.2f} GiB")
+        _memory_and_phases(label, r)
     print(f"outputs identical with and without Ray: {'yes' if same else 'NO'}")
 
 

@@ -410,6 +410,8 @@ def render(
     if report.resumed_shards:
         t.add_row("shards resumed", f"{report.resumed_shards} of {report.shards}")
     t.add_row("seconds", f"{report.seconds:.1f}")
+    if report.phases:
+        t.add_row("  by phase", ", ".join(f"{k} {v:.1f}" for k, v in report.phases.items()))
     console.print(t)
     if report.variety:
         console.print(_variety_table(report.variety))

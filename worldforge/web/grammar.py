@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from decimal import Decimal
+from zlib import crc32
 
 from .text import MONTHS, pick
 
@@ -312,22 +313,32 @@ def site_style(site: str, kind: str, lang: str = "en") -> dict:
 
 # --------------------------------------------------------------------------- sentence helpers
 
-_AN_RE = re.compile(r"\b([Aa]) (?=([A-Za-z]+))")
+# Candidates only: 'a'/'A' and a space before a vowel or an h ('a appliance', 'a hour');
+# `fix_articles` checks the word boundary before it and the whole next word.
+_AN_RE = re.compile(r"[Aa] (?=[AEIOUaeiouHh])")
+_WORD_CHAR = re.compile(r"\w")
 _AN_EXCEPT = ("uni", "eu", "one", "use", "usu", "uk", "ure")
+_AN_SILENT_H = ("hour", "honest", "honour", "heir")
 
 
 def fix_articles(text: str) -> str:
     """'a appliance' -> 'an appliance' (not 'an university'); links and names are left alone."""
-
-    def sub(m: re.Match) -> str:
-        word = m.group(2).lower()
-        if word[0] in "aeiou" and not word.startswith(_AN_EXCEPT):
-            return m.group(1) + "n "
-        if word.startswith(("hour", "honest", "honour", "heir")):
-            return m.group(1) + "n "
-        return m.group(0)
-
-    return _AN_RE.sub(sub, text)
+    out, last, n = [], 0, len(text)
+    for m in _AN_RE.finditer(text):
+        i = m.start()
+        if i and _WORD_CHAR.match(text, i - 1):  # inside a word ('Maria eats')
+            continue
+        k = i + 2
+        while k < n and ("a" <= text[k] <= "z" or "A" <= text[k] <= "Z"):
+            k += 1
+        word = text[i + 2:k].lower()
+        if (word[0] in "aeiou" and not word.startswith(_AN_EXCEPT)) or word.startswith(_AN_SILENT_H):
+            out += (text[last:i + 1], "n")
+            last = i + 1
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
 
 
 def cap(s: str) -> str:
@@ -335,16 +346,26 @@ def cap(s: str) -> str:
 
 
 def choose(options: tuple[str, ...], key: str) -> str:
-    return options[pick(key, len(options))]
+    n = len(options)
+    return options[crc32(key.encode()) % n] if n > 1 else options[0]  # text.pick, inlined (hot)
 
 
 _LOWER_START = re.compile(r"^(It|Its|The|On|In|For|Records|As|From|Between|Since|Starting|After|Later|Then|Early|By|A|An|"
                           r"Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve)(?=[ ,:])")
 
 
+_LOWER_FIRST = frozenset(_LOWER_START.pattern[2:_LOWER_START.pattern.index(")")].split("|"))
+
+
 def lower_start(clause: str) -> str:
     """A clause placed mid-sentence: a leading function word in lower case (names stay as they are)."""
-    return _LOWER_START.sub(lambda m: m.group(1).lower(), clause)
+    i = 0
+    n = len(clause)
+    while i < n and clause[i] not in " ,:":
+        i += 1
+    if i < n and clause[:i] in _LOWER_FIRST:  # the word is followed by a space, comma or colon
+        return clause[:i].lower() + clause[i:]
+    return clause
 
 
 def join_clauses(clauses: list[str], key: str, lang: str = "en") -> str:

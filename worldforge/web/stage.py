@@ -67,6 +67,7 @@ class RenderReport:
     resumed_shards: int = 0
     shards: int = 0
     seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase: pages (plan + write shards), store, report, index
     llm: dict = field(default_factory=dict)
     variety: dict = field(default_factory=dict)  # sentence skeletons and words per page kind (web/report.py)
     content: str = ""  # a digest of every page's URL and text and of page_facts (DuckDB files differ byte-wise run to run)
@@ -182,14 +183,19 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
         if own_llm is not None:
             close_llm(own_llm)
 
+    t1 = time.perf_counter()
     progress("store", 0, 1)
     _collect(partial, report)
     progress("store", 1, 1)
     from .report import web_report
 
+    t2 = time.perf_counter()
     report.variety = web_report(partial / PAGES_DB, names)
+    t3 = time.perf_counter()
     build_index(partial / PAGES_DB, partial / "index", on_progress=lambda d, n: progress("index", d, n),
                 language=info.world.spec.language)
+    report.phases = {"pages": round(t1 - t0, 3), "store": round(t2 - t1, 3), "report": round(t3 - t2, 3),
+                     "index": round(time.perf_counter() - t3, 3)}
     report.llm = stats.as_dict() if backend == "vllm" else {}
     report.seconds = round(time.perf_counter() - t0, 3)
     manifest = {"status": "complete", "world": info.manifest.get("name"), "seed": info.manifest.get("seed"),

@@ -26,6 +26,8 @@ class TemplateWriter:
         self.lang = lang or view.lang
         self.b = g.bank(self.lang)
         self.sp = g.SENTENCE_SEP.get(self.lang, " ")
+        self._options: dict[tuple, tuple] = {}  # phrasings per (type, predicate, shape): see _clause
+        self._refs: dict[str, tuple[str, ...]] = {}  # back-references per type ('the company')
 
     def write(self, page: Page) -> str:
         text = getattr(self, "_" + page.kind)(page)
@@ -72,8 +74,11 @@ class TemplateWriter:
 
     def _ref(self, t: str, key: str) -> str:
         """A back-reference to the page's subject after its first mention."""
-        opts = self.b["ref_thing"] if t not in ("person", "player", "researcher") else self.b["ref_being"]
-        return g.choose(opts, key).format(noun=self._noun(t))
+        refs = self._refs.get(t)
+        if refs is None:
+            opts = self.b["ref_thing"] if t not in ("person", "player", "researcher") else self.b["ref_being"]
+            refs = self._refs[t] = tuple(o.format(noun=self._noun(t)) for o in opts)
+        return g.choose(refs, key)
 
     # ------------------------------------------------------------------ clauses
 
@@ -82,31 +87,28 @@ class TemplateWriter:
         (news), so a tenure's end is never stated."""
         v = self.view
         m: PredicateMeta = v.meta[(t, f.predicate)]
-        b = self.b
         if m.relation:
             if at is not None and f.valid_to is not None and f.valid_to > at:
                 f = f._replace(valid_to=None)  # its end lies in the page's future
-            obj = self._link(f.value) if pick(key + "|lk", 3) == 0 else v.names[f.value]
-            start = g.format_date(f.valid_from, st["date"]) if f.valid_from else ""
-            end = g.format_date(f.valid_to, st["date"]) if f.valid_to else self.w("present")
-            own = [p for p in m.phrases if "{end}" not in p or f.valid_to is not None]
-            generic_key = "event_link" if m.event else "dated_link" if f.valid_from else "link"
-            mine = tuple(p.rstrip(".。") for p in own)
-            opts = mine if mine and own_only else mine * 2 + b[generic_key] if mine else b[generic_key]  # the pack's own first
-            tpl = g.choose(opts, key)
+            tpl = g.choose(self._relation_options(t, f.predicate, f.valid_to is not None, f.valid_from is not None, own_only), key)
+            if subject == "it":
+                tpl = tpl.replace("{subject}'s", "its")
+            # Only the fields the chosen phrasing uses are formatted (each choice is its own hash).
+            obj = (self._link(f.value) if pick(key + "|lk", 3) == 0 else v.names[f.value]) if "{object}" in tpl else ""
+            start = g.format_date(f.valid_from, st["date"]) if f.valid_from and "{start}" in tpl else ""
+            end = (g.format_date(f.valid_to, st["date"]) if f.valid_to else self.w("present")) if "{end}" in tpl else ""
             when = ""
-            if f.valid_from:
+            if f.valid_from and "{when" in tpl:
+                b = self.b
                 a, z = str(f.valid_from.year), str(f.valid_to.year) if f.valid_to else ""
                 spans = (b["span_event"] if m.event else b["span_open_news"] if at is not None and not f.valid_to
                          else b["span_closed"] if f.valid_to and z != a else b["span_open"] if not f.valid_to else b["span_event"])
                 when = g.choose(spans, key + "|sp").format(a=a, b=z)
-            if subject == "it":
-                tpl = tpl.replace("{subject}'s", "its")
             s = tpl.format(subject=subject, object=obj, label=m.label.lower(), start=start, end=end, when=when,
                            when_cap=g.cap(when.strip("()（）")))
             if f.valid_from:
-                need = [str(f.valid_from.year)] + ([str(f.valid_to.year)] if f.valid_to and not m.event else [])
-                if any(y not in s for y in need):
+                y0 = str(f.valid_from.year)
+                if y0 not in s or (f.valid_to and not m.event and str(f.valid_to.year) not in s):
                     s += (self.w("tag_span", span=self._year_span(f, m)) if at is None or m.event or f.valid_to
                           else self.w("tag_from", a=f.valid_from.year))
                 elif at is None and not m.event and f.valid_to is None and not any(
@@ -114,24 +116,51 @@ class TemplateWriter:
                     s += self.w("tag_to_present") if pick(key + "|on", 2) else self.w("tag_since", a=f.valid_from.year)
             return s
         value = self._value(t, f, st, link=False)
-        own = list(m.phrases)
-        own_vals = {}
-        if m.unit and f.value_type in ("int", "float") and self.lang == "en":
-            # 'employs {value}' with unit 'employees' would say 'employs 5 employees': the bare number there.
-            stem = m.unit.lower()[:6]
-            if len(stem) >= 4:
-                own = [p.replace("{value}", "{bare}") if stem[:-1] in p.lower().replace("{value}", "") else p for p in own]
-                own_vals["bare"] = g.format_number(f.value, f.value_type, None, rounded=st["round"], lang=self.lang)
-        if f.value_type == "date":
-            opts = tuple(p.rstrip(".。") for p in own) + tuple(self._date_variants(own))
-            if not opts:
-                opts = b["date_attr"] if self.lang == "en" else b["attr"][:3]
-        else:
-            opts = tuple(p.rstrip(".。") for p in own) + (b["attr"] if f.value_type != "bool" else b["bool_attr"])
+        opts, bare = self._attribute_options(t, f.predicate, f.value_type)
         tpl = g.choose(opts, key)
         if subject == "it":  # 'it's ownership' -> 'its ownership'
             tpl = tpl.replace("{subject}'s", "its")
-        return tpl.format(subject=subject, value=value, label=m.label.lower(), **own_vals)
+        if bare and "{bare}" in tpl:
+            return tpl.format(subject=subject, value=value, label=m.label.lower(),
+                              bare=g.format_number(f.value, f.value_type, None, rounded=st["round"], lang=self.lang))
+        return tpl.format(subject=subject, value=value, label=m.label.lower())
+
+    def _relation_options(self, t: str, pred: str, ended: bool, dated: bool, own_only: bool) -> tuple[str, ...]:
+        """The phrasings a link may take: the pack's own first (twice as likely), then generic ones."""
+        ck = (t, pred, ended, dated, own_only)
+        opts = self._options.get(ck)
+        if opts is None:
+            m = self.view.meta[(t, pred)]
+            own = [p for p in m.phrases if "{end}" not in p or ended]
+            generic_key = "event_link" if m.event else "dated_link" if dated else "link"
+            mine = tuple(p.rstrip(".。") for p in own)
+            b = self.b
+            opts = self._options[ck] = mine if mine and own_only else mine * 2 + b[generic_key] if mine else b[generic_key]
+        return opts
+
+    def _attribute_options(self, t: str, pred: str, value_type: str) -> tuple[tuple[str, ...], bool]:
+        """The phrasings an attribute may take, and whether any uses the bare number ({bare})."""
+        ck = (t, pred, value_type)
+        hit = self._options.get(ck)
+        if hit is None:
+            m = self.view.meta[(t, pred)]
+            b = self.b
+            own = list(m.phrases)
+            bare = False
+            if m.unit and value_type in ("int", "float") and self.lang == "en":
+                # 'employs {value}' with unit 'employees' would say 'employs 5 employees': the bare number there.
+                stem = m.unit.lower()[:6]
+                if len(stem) >= 4:
+                    own = [p.replace("{value}", "{bare}") if stem[:-1] in p.lower().replace("{value}", "") else p for p in own]
+                    bare = True
+            if value_type == "date":
+                opts = tuple(p.rstrip(".。") for p in own) + tuple(self._date_variants(own))
+                if not opts:
+                    opts = b["date_attr"] if self.lang == "en" else b["attr"][:3]
+            else:
+                opts = tuple(p.rstrip(".。") for p in own) + (b["attr"] if value_type != "bool" else b["bool_attr"])
+            hit = self._options[ck] = (opts, bare)
+        return hit
 
     @staticmethod
     def _date_variants(phrases: list[str]) -> list[str]:

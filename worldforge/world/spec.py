@@ -8,6 +8,7 @@ the world's dates filled in).
 from __future__ import annotations
 
 import datetime as dt
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -102,11 +103,12 @@ class ResolvedWorld(Model):
     packs: dict[str, DomainPack]
     pack_files: dict[str, str]
 
-    @property
+    # Computed once (the model is frozen): page writing asks for them per page.
+    @cached_property
     def types(self) -> dict[str, EntityType]:
         return {t: et for p in self.packs.values() for t, et in p.types.items()}
 
-    @property
+    @cached_property
     def relations(self) -> dict[str, RelationSpec]:
         """Declared relations plus the parent relations implied by `parent:`."""
         out: dict[str, RelationSpec] = {}

@@ -402,11 +402,16 @@ class WorldView:
         inc = [r for r, rs in self.relations.items() if rs.target == t]
         lo = lo if lo is not None else ""
         hi = hi if hi is not None else "\U0010ffff"
+        # Of the entities linking in, only those an article lists: `_cap` keeps the latest
+        # max_list_items per predicate (by valid_from, undated first, then fact id), and a
+        # city with thousands of residents would otherwise fetch every resident's facts.
         return self._grouped(  # entities ids lo..hi of type t (all of them by default)
             "WITH n AS (SELECT value AS id FROM facts WHERE subject_type = ? AND value_type = 'entity' AND subject BETWEEN ? AND ? "
-            "UNION SELECT subject FROM facts WHERE value_type = 'entity' AND list_contains(?, predicate) AND value BETWEEN ? AND ?) "
+            "UNION SELECT subject FROM (SELECT subject, row_number() OVER (PARTITION BY value, predicate "
+            "ORDER BY valid_from DESC NULLS LAST, fact_id DESC) AS r FROM facts WHERE value_type = 'entity' "
+            "AND list_contains(?, predicate) AND value BETWEEN ? AND ?) WHERE r <= ?) "
             "SELECT s.* FROM wf_summary s SEMI JOIN n ON s.subject = n.id ORDER BY s.subject, s.predicate, s.fact_id",
-            "subject", [t, lo, hi, inc, lo, hi])
+            "subject", [t, lo, hi, inc, lo, hi, self.options.max_list_items])
 
     def facts_of_type(self, t: str) -> tuple[dict[str, list[Fact]], dict[str, list[Fact]]]:
         """(attribute and outgoing facts by subject, incoming relation facts by target) for type t."""

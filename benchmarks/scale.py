@@ -138,7 +138,8 @@ def _uptime() -> str:
 def _memory_and_phases(label: str, r: dict) -> None:
     """Where the render stage's time went, and each stage's peak memory (driver, whole tree)."""
     if r.get("render_phases"):
-        print(f"{label}: render phases " + ", ".join(f"{k} {v:.1f}s" for k, v in r["render_phases"].items()))
+        ph = r["render_phases"]
+        print(f"{label}: render phases " + ", ".join(f"{k} {ph[k]:.1f}s" for k in ("pages", "store", "report", "index") if k in ph))
     peaks = r.get("stage_peak", {})
     if peaks:
         print(f"{label}: peak RSS per stage (driver / all processes, GiB) "

@@ -91,3 +91,29 @@ def test_extractor(engine, company):
     with pytest.raises(SearchInputError):
         engine.call("web_browse", {})
     assert {t["function"]["name"] for t in TOOLS} == {"web_search", "web_extractor"}
+
+
+def test_index_from_pages_in_any_order(engine, demo_web, company, tmp_path):
+    """The index is read from pages as stored (in URL order, as the render stage stores them);
+    a table in another order is sorted first, so ranks and results do not depend on storage."""
+    import shutil
+
+    from worldforge.web.search import build_index
+
+    name, city = company
+    web = demo_web[0] / "web"
+    copy = tmp_path / "world"
+    shutil.copytree(demo_web[0], copy)
+    with duckdb.connect(str(copy / "web" / "pages.duckdb")) as con:
+        con.execute("CREATE TABLE shuffled AS SELECT * FROM pages ORDER BY hash(url)")
+        con.execute("DROP TABLE pages")
+        con.execute("ALTER TABLE shuffled RENAME TO pages")
+    assert build_index(copy / "web" / "pages.duckdb", copy / "web" / "index") == build_index(
+        web / "pages.duckdb", tmp_path / "index")
+    other = SearchEngine.for_world(copy)
+    try:
+        for q in (name, f"{city} football club", "software company founded", f"companies headquartered in {city}"):
+            assert other.web_search(q) == engine.web_search(q)
+            assert other.web_search(q, offset=10) == engine.web_search(q, offset=10)
+    finally:
+        other.close()

@@ -115,6 +115,65 @@ INDEX_BATCH = 20_000  # pages read and indexed at a time
 DUCKDB_MEMORY = "2GB"  # what a bulk query over a world's pages may hold in memory before spilling to disk
 
 
+def _prepared_batches(con):
+    """The pages in URL order, INDEX_BATCH at a time, with their plain text: read and prepared
+    on a second thread (DuckDB and polars let go of the GIL) while the caller adds the previous
+    batch to the index. Pages are never all in memory: a world of a million entities has
+    gigabytes of them. The render stage stores pages in URL order, so they are read as stored
+    and checked; a table in any other order is sorted."""
+    import queue
+    import threading
+
+    out: queue.Queue = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for ordered in ("", " ORDER BY url"):
+                last, restart = None, False
+                rel = con.sql("SELECT url, title, kind, date, markdown FROM pages" + ordered)
+                reader = rel.to_arrow_reader(INDEX_BATCH) if hasattr(rel, "to_arrow_reader") else rel.fetch_arrow_reader(INDEX_BATCH)
+                for batch in reader:
+                    df = pl.from_arrow(batch)
+                    if not ordered:  # as stored: in URL order, or read again sorted before any row is used
+                        urls = df["url"]
+                        if (last is not None and len(urls) and urls[0] <= last) or not urls.is_sorted() or urls.n_unique() < len(urls):
+                            if last is not None:
+                                raise DamagedStateError("pages.duckdb holds its pages out of URL order; render the world "
+                                                        "again (worldforge render --force)")
+                            restart = True  # the connection takes a new query once this result is let go
+                            reader.close()
+                            del reader, rel
+                            break
+                        last = urls[-1] if len(urls) else last
+                    df = df.with_columns(plain_text(pl.col("markdown")).alias("body"),
+                                         pl.col("date").dt.strftime("%Y-%m-%d").fill_null("").alias("date"))
+                    while not stop.is_set():
+                        try:
+                            out.put(df, timeout=0.5)
+                            break
+                        except queue.Full:
+                            continue
+                    if stop.is_set():
+                        return
+                if not restart:
+                    break
+            out.put(None)
+        except BaseException as e:  # handed to the consumer, which raises it
+            out.put(e)
+
+    th = threading.Thread(target=produce, daemon=True, name="worldforge-index-reader")
+    th.start()
+    try:
+        while (item := out.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        th.join()
+
+
 def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int], None] | None = None,
                 language: str = "en") -> int:
     """Index every page of `pages_db` into `index_dir` (replaced if present), tokenized for
@@ -135,12 +194,7 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
         n = con.execute("SELECT count(*) FROM pages").fetchall()[0][0]
         step = max(1, n // 100)
         i = 0
-        # pages in batches, never all at once: a world of a million entities has gigabytes of them
-        rel = con.sql("SELECT url, title, kind, date, markdown FROM pages ORDER BY url")
-        batches = rel.to_arrow_reader(INDEX_BATCH) if hasattr(rel, "to_arrow_reader") else rel.fetch_arrow_reader(INDEX_BATCH)
-        for batch in batches:
-            df = pl.from_arrow(batch).with_columns(plain_text(pl.col("markdown")).alias("body"),
-                                                   pl.col("date").dt.strftime("%Y-%m-%d").fill_null("").alias("date"))
+        for df in _prepared_batches(con):
             for url, title, kind, date, body, markdown in df.select("url", "title", "kind", "date", "body", "markdown").iter_rows():
                 writer.add_document(tantivy.Document(url=url, title=title, kind=kind, date=date, body=body,
                                                      markdown=markdown.encode(), kind_id=KIND_IDS.get(kind, len(KIND_IDS)),

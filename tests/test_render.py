@@ -261,3 +261,31 @@ def test_fact_sheet_check_edge_cases():
     listed = Fact("c1/listed", "c1", "listed", "false", "bool", None, None)
     assert FactSheetCheck([listed], names).problems("Marcas Labs is now public") == ["missing c1/listed"]
     assert FactSheetCheck([listed], names).problems("Marcas Labs. Listed: no") == []
+
+
+def test_neighbour_facts_are_fetched_only_for_listed_neighbours(demo_world):
+    """A shard fetches summary facts only of the entities its articles can list (the latest
+    max_list_items per incoming predicate), not of every entity that links in: the pages are
+    the same as with every neighbour's facts, with a cap small enough to cut many lists."""
+    from worldforge.web.pages import entity_pages
+    from worldforge.web.shards import _incoming, _own_facts
+
+    info = open_world(demo_world.path)
+    view = WorldView(info, info.world.spec.stages.render.model_copy(update={"max_list_items": 2}))
+    every = ("WITH n AS (SELECT value AS id FROM facts WHERE subject_type = ? AND value_type = 'entity' AND subject BETWEEN ? AND ? "
+             "UNION SELECT subject FROM facts WHERE value_type = 'entity' AND list_contains(?, predicate) AND value BETWEEN ? AND ?) "
+             "SELECT s.* FROM wf_summary s SEMI JOIN n ON s.subject = n.id ORDER BY s.subject, s.predicate, s.fact_id")
+    try:
+        fewer = 0
+        for t in ("city", "country", "company", "person", "club"):
+            ids = view.ids[t]
+            own, inc = _own_facts(view, t, ids[0], ids[-1]), _incoming(view, t, ids[0], ids[-1])
+            listed = view.neighbour_facts(t, ids[0], ids[-1])
+            rels = [r for r, rs in view.relations.items() if rs.target == t]
+            full = view._grouped(every, "subject", [t, ids[0], ids[-1], rels, ids[0], ids[-1]])
+            assert set(listed) <= set(full)
+            fewer += len(full) - len(listed)
+            assert list(entity_pages(view, t, ids, own, inc, listed, set())) == list(entity_pages(view, t, ids, own, inc, full, set()))
+        assert fewer > 100  # the cap cut real lists
+    finally:
+        view.close()

@@ -425,7 +425,7 @@ def _stored_variety(world_dir: Path) -> dict:
     from .web.store import require_rendered
     from .world.store import open_world
 
-    info = open_world(world_dir)
+    open_world(world_dir)  # a clear error for a folder that holds no world
     web = require_rendered(world_dir)
     import json
 
@@ -435,14 +435,7 @@ def _stored_variety(world_dir: Path) -> dict:
         stored = None
     if stored:
         return stored
-    con = info.connect()
-    try:
-        names = {}
-        for t in info.world.types:
-            names.update(dict(con.execute(f'SELECT id, name FROM "{t}"').fetchall()))
-    finally:
-        con.close()
-    return web_report(web / "pages.duckdb", names)
+    return web_report(web / "pages.duckdb")
 
 
 def _variety_table(v: dict) -> Table:

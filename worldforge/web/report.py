@@ -30,14 +30,13 @@ def words(markdown: str) -> int:
 MAX_PAGES = 20_000
 
 
-def web_report(pages_db: str | Path, names: dict[str, str] | None = None, max_pages: int = MAX_PAGES) -> dict:
+def web_report(pages_db: str | Path, max_pages: int = MAX_PAGES) -> dict:
     """The variety and length measures of a rendered web (pages.duckdb): every page up to
     `max_pages`, else a fixed sample of that many pages (by URL hash)."""
     import duckdb
 
     con = duckdb.connect(str(pages_db), read_only=True)
     try:
-        names = names or {}
         total = con.execute("SELECT count(*) FROM pages").fetchone()[0]
         rows = con.execute("SELECT url, kind, site, entity_ids, markdown FROM pages ORDER BY hash(url), url LIMIT ?",
                            [max_pages]).fetchall()

@@ -177,7 +177,6 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
             _llm_shards(view, writer, template, partial, options.batch_size, report, stats, bar)
         if report.shards == 0:  # a world without pages still gets (empty) tables
             _render_shard(writer, template, [], partial / "shards" / "00000")
-        names = dict(view.names)
     finally:
         view.close()
         if own_llm is not None:
@@ -190,7 +189,7 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     from .report import web_report
 
     t2 = time.perf_counter()
-    report.variety = web_report(partial / PAGES_DB, names)
+    report.variety = web_report(partial / PAGES_DB)
     t3 = time.perf_counter()
     build_index(partial / PAGES_DB, partial / "index", on_progress=lambda d, n: progress("index", d, n),
                 language=info.world.spec.language)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,12 +42,15 @@ class Local:
 
 
 class RayCluster:
-    """Shards run as Ray tasks, at most `window` in flight; results come back in item order."""
+    """Shards run as Ray tasks, `window` of them running at a time; results come back in item
+    order. A finished shard behind a slower one waits in a buffer (at most `buffer` results)
+    while the next shards start, so one long shard does not leave the other workers idle."""
 
     def __init__(self, workers: int, name: str):
         self.workers = max(1, workers)
         self.name = name
         self.window = 2 * self.workers
+        self.buffer = 16 * self.workers
         self._remote: dict[Callable, object] = {}
 
     def _task(self, fn: Callable):
@@ -61,14 +65,27 @@ class RayCluster:
 
         task = self._task(fn)
         refs = [ray.put(s) for s in shared]
-        pending: list = []
+        todo = iter(items)
+        pending: deque = deque()  # submitted, not yet yielded, in item order
+        running: set = set()  # submitted, not known to be finished
+        more = True
         try:
-            for item in items:
-                pending.append(task.remote(item, *refs))
-                if len(pending) >= self.window:
-                    yield ray.get(pending.pop(0))
-            while pending:
-                yield ray.get(pending.pop(0))
+            while True:
+                while more and len(running) < self.window and len(pending) < self.buffer:
+                    item = next(todo, _END)
+                    if item is _END:
+                        more = False
+                        break
+                    ref = task.remote(item, *refs)
+                    pending.append(ref)
+                    running.add(ref)
+                if not pending:
+                    return
+                if pending[0] in running:  # wait for any shard to finish, then look again
+                    done, _ = ray.wait(list(running), num_returns=1)
+                    running.difference_update(done)
+                    continue
+                yield ray.get(pending.popleft())
         except ray.exceptions.RayTaskError as exc:
             # the worker's own exception (a WorldforgeError keeps its message and exit code)
             cause = exc.as_instanceof_cause()
@@ -76,6 +93,9 @@ class RayCluster:
         finally:
             for ref in pending:
                 ray.cancel(ref, force=True)
+
+
+_END = object()
 
 
 _current: Local | RayCluster = Local()

@@ -65,7 +65,9 @@ spec, build, out, workers = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[
 t0 = time.perf_counter()
 with use_cluster(ray=workers > 0, num_cpus=workers or None):
     t1 = time.perf_counter()
-    r = run_pipeline(spec, build, out, force=True, on_stage=lambda name: stage.__setitem__(0, name))
+    # stages, and the render's later phases (progress names "store", "index") on their own
+    r = run_pipeline(spec, build, out, force=True, on_stage=lambda name: stage.__setitem__(0, name),
+                     on_progress=lambda name, done, total: stage.__setitem__(0, "render " + name) if name in ("store", "index") else None)
 wall = time.perf_counter() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 phases = json.loads((Path(r.world) / "web" / "render.json").read_text())["report"].get("phases", {})
@@ -136,7 +138,8 @@ def _uptime() -> str:
 
 
 def _memory_and_phases(label: str, r: dict) -> None:
-    """Where the render stage's time went, and each stage's peak memory (driver, whole tree)."""
+    """Where the render stage's time went, and each stage's peak memory (driver, whole tree);
+    "render" is its pages phase, "render store" its store and report phases, "render index" the index."""
     if r.get("render_phases"):
         ph = r["render_phases"]
         print(f"{label}: render phases " + ", ".join(f"{k} {ph[k]:.1f}s" for k in ("pages", "store", "report", "index") if k in ph))

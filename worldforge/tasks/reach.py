@@ -338,9 +338,11 @@ def _sorted(h: np.ndarray) -> np.ndarray:
     from concurrent.futures import ThreadPoolExecutor
 
     top = h >= np.uint64(1 << 63)
+    halves = [h[~top], h[top]]
+    del h, top  # the caller's array goes too: at most two copies of the hashes at a time
     with ThreadPoolExecutor(2) as ex:
-        lo, hi = ex.map(np.sort, (h[~top], h[top]))
-    return np.concatenate([lo, hi])
+        list(ex.map(np.ndarray.sort, halves))  # in place
+    return np.concatenate(halves)
 
 
 def _plural(arrays: WorldArrays, t: str) -> str:

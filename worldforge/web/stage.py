@@ -3,8 +3,8 @@ provenance, and build the search index.
 
 Layout inside the world folder:
 
-    web/pages.duckdb   pages(url, kind, site, title, date, subject, entity_ids, markdown, source, attempts),
-                       page_facts(url, fact_id), rejected(url, kind, title, attempts, problems)
+    web/pages.duckdb   pages(url, kind, site, title, date, subject, entity_ids, markdown, source, attempts) in URL order,
+                       page_facts(url, fact_id) in page plan order, rejected(url, kind, title, attempts, problems)
     web/index/         the tantivy index (see worldforge.search)
     web/render.json    the render report; its presence with status "complete" marks the stage done
 
@@ -352,7 +352,9 @@ def _collect(partial: Path, report: RenderReport) -> None:
             return [str(f) for f in sorted(shards.glob(f"*.{kind}.parquet"))]
 
         con.execute("CREATE TABLE pages AS SELECT * FROM read_parquet(?) ORDER BY url", [files("pages")])
-        con.execute("CREATE TABLE page_facts AS SELECT * FROM read_parquet(?) ORDER BY url, fact_id", [files("facts")])
+        # Provenance is read in bulk (tasks hash every pair), never by position: kept in shard
+        # order, which is the page plan's, rather than sorting tens of millions of rows.
+        con.execute("CREATE TABLE page_facts AS SELECT * FROM read_parquet(?)", [files("facts")])
         con.execute("CREATE TABLE rejected AS SELECT * FROM read_parquet(?) ORDER BY url", [files("rejected")])
         # Archived captures of articles (the entity's earlier state), served as stale copies; not indexed.
         con.execute("CREATE TABLE archives AS SELECT * FROM read_parquet(?) ORDER BY url", [files("archives")])

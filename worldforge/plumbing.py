@@ -263,3 +263,18 @@ def check_output_dir(path: Path, what: str, min_free: int = MIN_FREE_BYTES) -> N
     if free < min_free:
         raise OutputLocationError(f"{what}: only {free / 2**20:,.0f} MiB free on the disk holding {probe}; "
                                   f"free some space or choose another location for {path}")
+
+
+def release_memory() -> None:
+    """Hand freed memory back to the system after a bulk phase. glibc keeps what a process's
+    threads (DuckDB's, polars', tantivy's) freed in per-thread arenas, so a driver that read
+    gigabytes once would keep them as resident memory through every later stage."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
+        pass

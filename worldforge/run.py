@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .plumbing import BuildLock, check_output_dir, digest_problems, folder_digests, read_json, sha256_file, write_atomic
+from .plumbing import BuildLock, check_output_dir, digest_problems, folder_digests, read_json, release_memory, sha256_file, write_atomic
 from .world.spec import ResolvedWorld
 from .world.store import is_complete, world_dir
 from .world.validate import load_world
@@ -245,6 +245,7 @@ def _run_stages(world, path: Path, build_dir, out_root, force: bool, recorded: d
             continue
         t0 = time.perf_counter()
         summary = fn()
+        release_memory()  # what a stage read in bulk does not stay resident through the next ones
         outputs = folder_digests(path, OUTPUTS[name])
         data = _data(name, path, outputs)
         # A later stage reruns when this one's data came out different. A new plan replaces the

@@ -30,8 +30,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from ..plumbing import release_memory
 from ..web.pages import slug
-from ..web.search import SearchEngine
+from ..web.search import DUCKDB_MEMORY, SearchEngine
 from ..world.arrays import Step, WorldArrays, lookup_target
 from ..world.parts import Parts
 
@@ -49,6 +50,9 @@ class WebIndex:
         self.searches = 0
         con = engine.pages
         con.execute("SET enable_progress_bar = false")  # bulk queries here run for seconds on large worlds
+        # DuckDB keeps what it read cached up to its memory limit (most of the machine's memory
+        # by default): the bulk reads of a 1M world's pages would hold gigabytes for nothing.
+        con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
         types = list(arrays.types)
         self.offset: dict[str, int] = {}
         n = 0
@@ -101,9 +105,10 @@ class WebIndex:
         # (page, fact) pairs as 64-bit hashes; only articles and directory pages are ever asked about
         sites = sorted({u.split("/")[2] for u in (self.article[0] if n else "", self.dir_url[0] if nd else "") if u})
         where = " OR ".join(f"starts_with(url, 'https://{h}/')" for h in sites) or "TRUE"
-        self._facts = _sorted(con.execute(f"SELECT hash(url, fact_id) AS h FROM page_facts WHERE {where}").fetchnumpy()["h"])
+        self._facts = _sorted_halves(con, f"SELECT hash(url, fact_id) AS h FROM page_facts WHERE {where}")
         self._stated: dict[tuple[str, str], bool] = {}
         self._walk()
+        release_memory()  # the bulk reads above
 
     def _part_list_keys(self) -> set[tuple[str, str]]:
         """(type, grouping slug) of the lists a part's article links, one per type with a to-one
@@ -325,24 +330,36 @@ class WebIndex:
         if miss:
             h = self.engine.pages.execute("SELECT hash(u, f) AS h FROM (SELECT unnest($1) AS u, unnest($2) AS f)",
                                           [[u for u, _ in miss], [f for _, f in miss]]).fetchnumpy()["h"]
-            pos = np.minimum(np.searchsorted(self._facts, h), len(self._facts) - 1)
-            cache.update(zip(miss, (self._facts[pos] == h).tolist()))
+            found = np.zeros(len(h), dtype=bool)
+            top = h >= _TOP_BIT
+            for half, sel in zip(self._facts, (~top, top)):
+                if len(half) and sel.any():
+                    x = h[sel]
+                    found[sel] = half[np.minimum(np.searchsorted(half, x), len(half) - 1)] == x
+            cache.update(zip(miss, found.tolist()))
         return np.fromiter((cache[k] for k in keys), dtype=bool, count=len(keys))
 
 
-def _sorted(h: np.ndarray) -> np.ndarray:
-    """A large array of 64-bit hashes sorted, in two halves by the top bit on two threads
-    (numpy's sort lets go of the GIL)."""
-    if len(h) < 1 << 20:
-        return np.sort(h)
+_TOP_BIT = np.uint64(1 << 63)
+
+
+def _sorted_halves(con, sql: str) -> tuple[np.ndarray, np.ndarray]:
+    """A query's 64-bit hashes as two sorted arrays, below and from 2**63: fetched and sorted
+    one half at a time (a 1M world has tens of millions; two threads sort the halves, numpy
+    lets go of the GIL), and never joined, so at most one half is ever copied."""
     from concurrent.futures import ThreadPoolExecutor
 
-    top = h >= np.uint64(1 << 63)
-    halves = [h[~top], h[top]]
-    del h, top  # the caller's array goes too: at most two copies of the hashes at a time
-    with ThreadPoolExecutor(2) as ex:
-        list(ex.map(np.ndarray.sort, halves))  # in place
-    return np.concatenate(halves)
+    halves = []
+    with ThreadPoolExecutor(1) as ex:
+        sorting = None
+        for cond in ("h < $1", "h >= $1"):
+            half = con.execute(f"SELECT h FROM ({sql}) WHERE {cond}", [int(_TOP_BIT)]).fetchnumpy()["h"].astype(np.uint64, copy=False)
+            if sorting is not None:
+                sorting.result()
+            sorting = ex.submit(half.sort)  # in place, while the next half is fetched
+            halves.append(half)
+        sorting.result()
+    return halves[0], halves[1]
 
 
 def _plural(arrays: WorldArrays, t: str) -> str:

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from ..cluster import Local, current
 from ..errors import RenderError
-from ..plumbing import folder_digests, package_versions, swap_into_place, write_atomic
+from ..plumbing import folder_digests, package_versions, release_memory, swap_into_place, write_atomic
 from ..world.options import RenderOptions
 from ..world.store import open_world
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
@@ -181,6 +181,8 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
         view.close()
         if own_llm is not None:
             close_llm(own_llm)
+    del view, template, writer  # every entity's names and URLs: not needed by the merge and the index
+    release_memory()
 
     t1 = time.perf_counter()
     progress("store", 0, 1)
@@ -188,6 +190,7 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     progress("store", 1, 1)
     from .report import web_report
 
+    release_memory()  # the merge's buffers, before the index holds its own
     t2 = time.perf_counter()
     report.variety = web_report(partial / PAGES_DB)
     t3 = time.perf_counter()

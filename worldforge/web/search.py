@@ -112,7 +112,7 @@ def plain_text(markdown: pl.Expr) -> pl.Expr:
 
 
 INDEX_BATCH = 20_000  # pages read and indexed at a time
-DUCKDB_MEMORY = "1GB"  # what a bulk query over a world's pages may hold in memory before spilling to disk
+DUCKDB_MEMORY = "2GB"  # what a bulk query over a world's pages may hold in memory before spilling to disk
 
 
 def _prepared_batches(con):

@@ -8,11 +8,10 @@ the world's dates filled in).
 from __future__ import annotations
 
 import datetime as dt
-from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from .options import Stages
 from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, DomainPack, EntityType, FakerAttr, LookupAttr, Model, NumericAttr, RelationSpec
@@ -103,14 +102,29 @@ class ResolvedWorld(Model):
     packs: dict[str, DomainPack]
     pack_files: dict[str, str]
 
-    # Computed once (the model is frozen): page writing asks for them per page.
-    @cached_property
-    def types(self) -> dict[str, EntityType]:
-        return {t: et for p in self.packs.values() for t, et in p.types.items()}
+    # `types` and `relations` are computed once per `packs` (page writing asks for them per
+    # page). Keyed by the packs object itself: a copy with other packs (`model_copy(update=...)`,
+    # as `with_lookup_units` makes) computes its own.
+    _derived: dict = PrivateAttr(default_factory=dict)
 
-    @cached_property
+    def _memo(self, name: str, make):
+        hit = self._derived.get(name)
+        if hit is not None and hit[0] is self.packs:
+            return hit[1]
+        value = make()
+        self._derived[name] = (self.packs, value)
+        return value
+
+    @property
+    def types(self) -> dict[str, EntityType]:
+        return self._memo("types", lambda: {t: et for p in self.packs.values() for t, et in p.types.items()})
+
+    @property
     def relations(self) -> dict[str, RelationSpec]:
         """Declared relations plus the parent relations implied by `parent:`."""
+        return self._memo("relations", self._relations)
+
+    def _relations(self) -> dict[str, RelationSpec]:
         out: dict[str, RelationSpec] = {}
         for t, et in self.types.items():
             if et.parent:

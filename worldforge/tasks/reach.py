@@ -97,8 +97,7 @@ class WebIndex:
         self.member_ent = node[~grp]
         self.n_nodes = n + nd
         # each directory's pages in page order: a base's pages are dir_order[base_start[b]:base_start[b + 1]]
-        base_id = (parts_["base"].rank("dense") - 1).to_numpy().astype(np.int64)  # np.unique's inverse, in bulk
-        self.dir_base_id = base_id
+        self.dir_base_id = base_id = (parts_["base"].rank("dense") - 1).to_numpy().astype(np.int64)  # np.unique's inverse
         self.dir_order = np.lexsort((self.dir_page, self.dir_base_id))
         self.base_start = np.searchsorted(self.dir_base_id[self.dir_order], np.arange(int(base_id.max(initial=-1)) + 2))
         self._build_links(con, nd)
@@ -344,9 +343,9 @@ _TOP_BIT = np.uint64(1 << 63)
 
 
 def _sorted_halves(con, sql: str) -> tuple[np.ndarray, np.ndarray]:
-    """A query's 64-bit hashes as two sorted arrays, below and from 2**63: fetched and sorted
-    one half at a time (a 1M world has tens of millions; two threads sort the halves, numpy
-    lets go of the GIL), and never joined, so at most one half is ever copied."""
+    """A query's 64-bit hashes as two sorted arrays, below and from 2**63 (a 1M world has tens
+    of millions): the first half is sorted in place on a second thread (numpy lets go of the
+    GIL) while the second is fetched, and the halves are never joined into a third copy."""
     from concurrent.futures import ThreadPoolExecutor
 
     halves = []

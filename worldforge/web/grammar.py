@@ -350,21 +350,17 @@ def choose(options: tuple[str, ...], key: str) -> str:
     return options[crc32(key.encode()) % n] if n > 1 else options[0]  # text.pick, inlined (hot)
 
 
-_LOWER_START = re.compile(r"^(It|Its|The|On|In|For|Records|As|From|Between|Since|Starting|After|Later|Then|Early|By|A|An|"
-                          r"Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Eleven|Twelve)(?=[ ,:])")
-
-
-_LOWER_FIRST = frozenset(_LOWER_START.pattern[2:_LOWER_START.pattern.index(")")].split("|"))
+# Function words that open a clause; placed mid-sentence they go to lower case.
+_LOWER_FIRST = frozenset("It Its The On In For Records As From Between Since Starting After Later Then Early By A An "
+                         "Two Three Four Five Six Seven Eight Nine Ten Eleven Twelve".split())
+_FIRST_WORD = re.compile(r"[^ ,:]*(?=[ ,:])")  # a clause's first word, followed by a space, comma or colon
 
 
 def lower_start(clause: str) -> str:
     """A clause placed mid-sentence: a leading function word in lower case (names stay as they are)."""
-    i = 0
-    n = len(clause)
-    while i < n and clause[i] not in " ,:":
-        i += 1
-    if i < n and clause[:i] in _LOWER_FIRST:  # the word is followed by a space, comma or colon
-        return clause[:i].lower() + clause[i:]
+    m = _FIRST_WORD.match(clause)
+    if m is not None and m.group() in _LOWER_FIRST:
+        return m.group().lower() + clause[m.end():]
     return clause
 
 

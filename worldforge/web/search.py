@@ -137,7 +137,7 @@ def _prepared_batches(con):
                     df = pl.from_arrow(batch)
                     if not ordered:  # as stored: in URL order, or read again sorted before any row is used
                         urls = df["url"]
-                        if (last is not None and len(urls) and urls[0] <= last) or not urls.is_sorted() or urls.n_unique() < len(urls):
+                        if (last is not None and len(urls) and urls[0] < last) or not urls.is_sorted():
                             if last is not None:
                                 raise DamagedStateError("pages.duckdb holds its pages out of URL order; render the world "
                                                         "again (worldforge render --force)")

@@ -204,6 +204,10 @@ def test_render_options_and_page_declarations_are_checked(tmp_path):
         load_world(bad)
     text = "\n".join(str(p) for p in e.value.problems)
     assert "stages.render.backend" in text and "stages.render.retries" in text
+    # a context budget past any model's (it would overflow the exports' 64-bit column) is refused
+    bad = write_spec(tmp_path, name="bad", stages={"rollout": {"context_tokens": 10**30}})
+    with pytest.raises(SpecError, match=r"stages\.rollout\.context_tokens: Input should be less than or equal to 10000000"):
+        load_world(bad)
     spec = write_spec(tmp_path)
     import shutil
 

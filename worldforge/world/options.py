@@ -156,7 +156,7 @@ class RolloutOptions(Model):
     max_turns: int = Field(120, ge=1, le=1000)  # assistant turns before an episode is cut off
     max_observation_chars: int = Field(24000, ge=200)  # longer tool results are cut, with a note
     parallel_calls: int = Field(4, ge=1, le=32)  # tool calls an oracle turn makes at most
-    context_tokens: int | None = Field(32000, ge=1000)  # context budget: older tool results are summarised past it (None: never)
+    context_tokens: int | None = Field(32000, ge=1000, le=10_000_000)  # context budget, summarised past it (None: never; at most 10M: a 64-bit export column)
     tokenizer: str | None = None  # tokenizer.json or a model folder to count tokens with (default: 4 characters a token)
     oracle: OracleSpec = OracleSpec()
     perturbations: dict[str, dict[str, float]] = DEFAULT_PERTURBATIONS  # kind -> tool -> rate per call

@@ -8,14 +8,17 @@ the two tools an agent calls, in the Qwen-AgentWorld format.
 - `web_extractor` takes a URL and returns the page's Markdown; an unknown URL gets a
   realistic not-found page, a malformed one a `SearchInputError`.
 
-The same call always returns the same text: the index is built single-threaded from pages
-sorted by URL, and ties are broken by URL.
+The same call always returns the same text, however the index was built (threads, segments,
+the order pages were stored in): the hits at a cut are fetched with their whole tie group,
+and ties are broken by a stable hash of the URL.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -30,7 +33,7 @@ from .store import require_rendered
 
 RESULTS_PER_PAGE = 10
 SNIPPET_CHARS = 220
-INDEX_FORMAT = 3  # bump when the schema changes
+INDEX_FORMAT = 4  # bump when the schema changes
 FORMAT_FILE = "worldforge-index.json"
 MIX_POOL = 200  # top hits re-ranked for a mix of page kinds
 _KIND_DECAY = 0.6
@@ -92,7 +95,7 @@ def _schema(language: str = "en"):
     sb.add_text_field("date", stored=True, tokenizer_name="raw")
     sb.add_bytes_field("markdown", stored=True)  # the page as web_extractor returns it: one lookup by URL term
     # Read per hit without fetching stored documents: the page kind (for mixing kinds) and the
-    # page's rank in URL order (a stable tie-break).
+    # page's tie-break rank (`url_rank`).
     sb.add_integer_field("kind_id", fast=True)
     sb.add_integer_field("rank", fast=True)
     return sb.build()
@@ -116,11 +119,11 @@ DUCKDB_MEMORY = "2GB"  # what a bulk query over a world's pages may hold in memo
 
 
 def _prepared_batches(con):
-    """The pages in URL order, INDEX_BATCH at a time, with their plain text: read and prepared
-    on a second thread (DuckDB and polars let go of the GIL) while the caller adds the previous
+    """The pages as stored, INDEX_BATCH at a time, with their plain text: read and prepared on
+    a second thread (DuckDB and polars let go of the GIL) while the caller adds the previous
     batch to the index. Pages are never all in memory: a world of a million entities has
-    gigabytes of them. The render stage stores pages in URL order, so they are read as stored
-    and checked; a table in any other order is sorted."""
+    gigabytes of them. Search results never depend on the order pages are stored or indexed
+    in (see `SearchEngine._top`), so they are read as stored, without a sort."""
     import queue
     import threading
 
@@ -129,35 +132,20 @@ def _prepared_batches(con):
 
     def produce() -> None:
         try:
-            for ordered in ("", " ORDER BY url"):
-                last, restart = None, False
-                rel = con.sql("SELECT url, title, kind, date, markdown FROM pages" + ordered)
-                reader = rel.to_arrow_reader(INDEX_BATCH) if hasattr(rel, "to_arrow_reader") else rel.fetch_arrow_reader(INDEX_BATCH)
-                for batch in reader:
-                    df = pl.from_arrow(batch)
-                    if not ordered:  # as stored: in URL order, or read again sorted before any row is used
-                        urls = df["url"]
-                        if (last is not None and len(urls) and urls[0] < last) or not urls.is_sorted():
-                            if last is not None:
-                                raise DamagedStateError("pages.duckdb holds its pages out of URL order; render the world "
-                                                        "again (worldforge render --force)")
-                            restart = True  # the connection takes a new query once this result is let go
-                            reader.close()
-                            del reader, rel
-                            break
-                        last = urls[-1] if len(urls) else last
-                    df = df.with_columns(plain_text(pl.col("markdown")).alias("body"),
-                                         pl.col("date").dt.strftime("%Y-%m-%d").fill_null("").alias("date"))
-                    while not stop.is_set():
-                        try:
-                            out.put(df, timeout=0.5)
-                            break
-                        except queue.Full:
-                            continue
-                    if stop.is_set():
-                        return
-                if not restart:
-                    break
+            rel = con.sql("SELECT url, title, kind, date, markdown FROM pages")
+            reader = rel.to_arrow_reader(INDEX_BATCH) if hasattr(rel, "to_arrow_reader") else rel.fetch_arrow_reader(INDEX_BATCH)
+            for batch in reader:
+                df = pl.from_arrow(batch)
+                df = df.with_columns(plain_text(pl.col("markdown")).alias("body"),
+                                     pl.col("date").dt.strftime("%Y-%m-%d").fill_null("").alias("date"))
+                while not stop.is_set():
+                    try:
+                        out.put(df, timeout=0.5)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
             out.put(None)
         except BaseException as e:  # handed to the consumer, which raises it
             out.put(e)
@@ -174,10 +162,20 @@ def _prepared_batches(con):
         th.join()
 
 
+def url_rank(url: str) -> int:
+    """A page's place among pages of equal score: a stable 63-bit hash of its URL, the same
+    whatever order pages are stored, indexed or merged in."""
+    return int.from_bytes(hashlib.blake2b(url.encode(), digest_size=8).digest(), "big") >> 1
+
+
+INDEX_THREADS = 2  # tantivy indexing threads (results do not depend on them)
+
+
 def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int], None] | None = None,
-                language: str = "en") -> int:
+                language: str = "en", threads: int | None = None, heap_mb: int = 256) -> int:
     """Index every page of `pages_db` into `index_dir` (replaced if present), tokenized for
-    the world's language. Returns the page count."""
+    the world's language, on `threads` indexing threads (INDEX_THREADS at most the CPUs by
+    default) sharing `heap_mb` MB of buffers. Returns the page count."""
     if language not in TEXT_TOKENIZERS:
         raise ValueError(f"no search tokenizer for language {language!r}; known: {', '.join(TEXT_TOKENIZERS)}")
     import duckdb
@@ -188,7 +186,7 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
     index_dir.mkdir(parents=True)
     index = tantivy.Index(_schema(language), path=str(index_dir))
     _register(index, language)
-    writer = index.writer(heap_size=256_000_000, num_threads=1)
+    writer = index.writer(heap_size=heap_mb * 1_000_000, num_threads=threads or max(1, min(INDEX_THREADS, os.cpu_count() or 1)))
     with duckdb.connect(str(pages_db), read_only=True) as con:
         con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
         n = con.execute("SELECT count(*) FROM pages").fetchall()[0][0]
@@ -198,7 +196,7 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
             for url, title, kind, date, body, markdown in df.select("url", "title", "kind", "date", "body", "markdown").iter_rows():
                 writer.add_document(tantivy.Document(url=url, title=title, kind=kind, date=date, body=body,
                                                      markdown=markdown.encode(), kind_id=KIND_IDS.get(kind, len(KIND_IDS)),
-                                                     rank=i))
+                                                     rank=url_rank(url)))
                 if on_progress and i % step == 0:
                     on_progress(i, n)
                 i += 1
@@ -230,6 +228,7 @@ MAX_URL_CHARS = 2048
 _URL_BAD_CHAR = re.compile(r"[\s\x00-\x1f\x7f]")  # whitespace and control characters
 PAGE_CACHE = 4096  # pages kept by URL (pages never change, so a cached page is the page)
 SEARCH_CACHE = 8192  # result pages kept by (query, offset)
+MAX_TIE_FETCH = 20_000  # hits fetched at most to take a tie group at a cut whole
 
 
 def _words(text: str) -> list[str]:
@@ -421,14 +420,13 @@ class SearchEngine:
                                                          field_boosts={"title": 2.0})
         # The first MIX_POOL BM25 hits are re-ranked to mix page kinds; later hits keep BM25
         # order. The pool does not depend on the offset, so result pages never overlap or skip.
-        res = self.searcher.search(parsed, MIX_POOL, count=True)
-        ranked = _mix_kinds(self._candidates(res.hits), offset + limit)[offset:offset + limit]
-        if offset + limit > MIX_POOL and res.count > MIX_POOL:
+        pool, count = self._top(parsed, MIX_POOL, count=True)
+        ranked = _mix_kinds(pool, offset + limit)[offset:offset + limit]
+        if offset + limit > MIX_POOL and count > MIX_POOL:
             start = max(offset, MIX_POOL)
-            more = self.searcher.search(parsed, offset + limit - start, count=False, offset=start)
-            ranked += self._candidates(more.hits)
+            ranked += self._top(parsed, offset + limit)[0][start:]
         if not ranked:
-            return [], res.count
+            return [], count
         gen = tantivy.SnippetGenerator.create(self.searcher, parsed, self.schema, "body")
         # tantivy measures snippets in bytes: a Chinese character is three of them. Snippets
         # are cut on characters either way (fragments start and end at tokens).
@@ -445,10 +443,25 @@ class SearchEngine:
                 frag = cut_snippet(frag, chars)
             out.append({"url": url, "title": d.get_first("title"), "snippet": " ".join(frag.split()),
                         "date": _display_date(d.get_first("date")), "kind": kind, "score": score})
-        return out, res.count
+        return out, count
+
+    def _top(self, parsed, n: int, count: bool = False) -> tuple[list[tuple], int]:
+        """The n best hits as `_candidates`, and the total hit count (when `count`). tantivy
+        breaks ties by where a page sits in the index, which depends on how the index was
+        built (threads, segments, merges): a tie group at the cut is fetched whole, then ties
+        are broken by `rank`, so the same pages come back from any build of the same pages.
+        A tie group is fetched up to MAX_TIE_FETCH hits."""
+        limit, total = n + 1, 0
+        while True:
+            res = self.searcher.search(parsed, limit, count=count and not total)
+            total = total or (res.count if count else 0)
+            hits = res.hits
+            if len(hits) < limit or hits[-1][0] < hits[n - 1][0] or limit >= MAX_TIE_FETCH:
+                return self._candidates(hits)[:n], total
+            limit = min(MAX_TIE_FETCH, limit * 2)
 
     def _candidates(self, hits: list) -> list[tuple]:
-        """(score, rank, kind id, address) per hit, best first, ties in URL order."""
+        """(score, rank, kind id, address) per hit, best first, ties by `rank`."""
         if not hits:
             return []
         addrs = [a for _, a in hits]

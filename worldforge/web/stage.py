@@ -3,8 +3,8 @@ provenance, and build the search index.
 
 Layout inside the world folder:
 
-    web/pages.duckdb   pages(url, kind, site, title, date, subject, entity_ids, markdown, source, attempts) in URL order,
-                       page_facts(url, fact_id) in page plan order, rejected(url, kind, title, attempts, problems)
+    web/pages.duckdb   pages(url, kind, site, title, date, subject, entity_ids, markdown, source, attempts) and
+                       page_facts(url, fact_id), both in page plan order, rejected(url, kind, title, attempts, problems)
     web/index/         the tantivy index (see worldforge.search)
     web/render.json    the render report; its presence with status "complete" marks the stage done
 
@@ -354,7 +354,10 @@ def _collect(partial: Path, report: RenderReport) -> None:
         def files(kind: str) -> list[str]:
             return [str(f) for f in sorted(shards.glob(f"*.{kind}.parquet"))]
 
-        con.execute("CREATE TABLE pages AS SELECT * FROM read_parquet(?) ORDER BY url", [files("pages")])
+        # Pages in shard order, which is the page plan's (the same with or without Ray): a sort
+        # of gigabytes of pages by URL would spill to disk, and nothing reads them by position
+        # (the index breaks ties by a hash of the URL; lookups by URL go through pages_url).
+        con.execute("CREATE TABLE pages AS SELECT * FROM read_parquet(?)", [files("pages")])
         # Provenance is read in bulk (tasks hash every pair), never by position: kept in shard
         # order, which is the page plan's, rather than sorting tens of millions of rows.
         con.execute("CREATE TABLE page_facts AS SELECT * FROM read_parquet(?)", [files("facts")])

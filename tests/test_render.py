@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import shutil
 
 import duckdb
 import pytest
@@ -198,10 +199,23 @@ def test_same_world_same_pages_and_resume_after_interrupt(demo_web, tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         render_world(other, on_progress=interrupt)
-    assert not (other / "web").exists() and (other / ".web.partial" / "shards").is_dir()
+    shards = other / ".web.partial" / "shards"
+    assert not (other / "web").exists() and shards.is_dir()
+    indexes = sorted(shards.glob("*.index"))
+    assert len(indexes) >= 2 and len(list(shards.glob("*.json"))) == 2  # each finished shard indexed itself
+    shutil.rmtree(indexes[0])  # a shard without its index is not finished: written again
     report = render_world(other)
-    assert report.resumed_shards == 2 and report.shards >= 4
+    assert report.resumed_shards == 1 and report.shards >= 4
     assert digest(other) == digest(path)
+    from worldforge.web import SearchEngine
+
+    a, b = SearchEngine.for_world(path), SearchEngine.for_world(other)
+    try:
+        for q in ("companies", "born", "football club founded"):
+            assert a.web_search(q) == b.web_search(q) and a.web_search(q, offset=250) == b.web_search(q, offset=250)
+    finally:
+        a.close()
+        b.close()
     with pytest.raises(RenderError, match="--force"):
         render_world(other)
     assert render_world(other, force=True).resumed_shards == 0

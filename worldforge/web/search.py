@@ -135,9 +135,7 @@ def _prepared_batches(con):
             rel = con.sql("SELECT url, title, kind, date, markdown FROM pages")
             reader = rel.to_arrow_reader(INDEX_BATCH) if hasattr(rel, "to_arrow_reader") else rel.fetch_arrow_reader(INDEX_BATCH)
             for batch in reader:
-                df = pl.from_arrow(batch)
-                df = df.with_columns(plain_text(pl.col("markdown")).alias("body"),
-                                     pl.col("date").dt.strftime("%Y-%m-%d").fill_null("").alias("date"))
+                df = _prepare(pl.from_arrow(batch))
                 while not stop.is_set():
                     try:
                         out.put(df, timeout=0.5)
@@ -171,14 +169,9 @@ def url_rank(url: str) -> int:
 INDEX_THREADS = 2  # tantivy indexing threads (results do not depend on them)
 
 
-def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int], None] | None = None,
-                language: str = "en", threads: int | None = None, heap_mb: int = 256) -> int:
-    """Index every page of `pages_db` into `index_dir` (replaced if present), tokenized for
-    the world's language, on `threads` indexing threads (INDEX_THREADS at most the CPUs by
-    default) sharing `heap_mb` MB of buffers. Returns the page count."""
+def _new_index(index_dir: Path, language: str):
     if language not in TEXT_TOKENIZERS:
         raise ValueError(f"no search tokenizer for language {language!r}; known: {', '.join(TEXT_TOKENIZERS)}")
-    import duckdb
     import tantivy
 
     if index_dir.exists():
@@ -186,29 +179,122 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
     index_dir.mkdir(parents=True)
     index = tantivy.Index(_schema(language), path=str(index_dir))
     _register(index, language)
+    return index
+
+
+def _prepare(df: pl.DataFrame) -> pl.DataFrame:
+    """Pages (url, title, kind, date, markdown) with their indexed text (`body`) and ISO dates."""
+    return df.with_columns(plain_text(pl.col("markdown")).alias("body"),
+                           pl.col("date").dt.strftime("%Y-%m-%d").fill_null("").alias("date"))
+
+
+def _add_pages(writer, df: pl.DataFrame) -> None:
+    import tantivy
+
+    for url, title, kind, date, body, markdown in df.select("url", "title", "kind", "date", "body", "markdown").iter_rows():
+        writer.add_document(tantivy.Document(url=url, title=title, kind=kind, date=date, body=body,
+                                             markdown=markdown.encode(), kind_id=KIND_IDS.get(kind, len(KIND_IDS)),
+                                             rank=url_rank(url)))
+
+
+def _mark(index_dir: Path, pages: int, language: str) -> None:
+    marker = {"index_format": INDEX_FORMAT, "pages": pages}
+    if language != "en":  # an English index's marker stays as it always was
+        marker["language"] = language
+    (index_dir / FORMAT_FILE).write_text(json.dumps(marker))
+
+
+def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int], None] | None = None,
+                language: str = "en", threads: int | None = None, heap_mb: int = 256) -> int:
+    """Index every page of `pages_db` into `index_dir` (replaced if present), tokenized for
+    the world's language, on `threads` indexing threads (INDEX_THREADS at most the CPUs by
+    default) sharing `heap_mb` MB of buffers. Returns the page count. (The render stage
+    indexes each shard where it is written, then joins the shards: `index_shard`,
+    `join_indexes`.)"""
+    import duckdb
+
+    index = _new_index(index_dir, language)
     writer = index.writer(heap_size=heap_mb * 1_000_000, num_threads=threads or max(1, min(INDEX_THREADS, os.cpu_count() or 1)))
     with duckdb.connect(str(pages_db), read_only=True) as con:
         con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
         n = con.execute("SELECT count(*) FROM pages").fetchall()[0][0]
-        step = max(1, n // 100)
-        i = 0
+        done = 0
         for df in _prepared_batches(con):
-            for url, title, kind, date, body, markdown in df.select("url", "title", "kind", "date", "body", "markdown").iter_rows():
-                writer.add_document(tantivy.Document(url=url, title=title, kind=kind, date=date, body=body,
-                                                     markdown=markdown.encode(), kind_id=KIND_IDS.get(kind, len(KIND_IDS)),
-                                                     rank=url_rank(url)))
-                if on_progress and i % step == 0:
-                    on_progress(i, n)
-                i += 1
+            _add_pages(writer, df)
+            done += len(df)
+            if on_progress:
+                on_progress(done, n)
     writer.commit()
     writer.wait_merging_threads()
-    marker = {"index_format": INDEX_FORMAT, "pages": n}
-    if language != "en":  # an English index's marker stays as it always was
-        marker["language"] = language
-    (index_dir / FORMAT_FILE).write_text(json.dumps(marker))
+    _mark(index_dir, n, language)
     if on_progress:
         on_progress(n, n)
     return n
+
+
+SHARD_HEAP_MB = 64  # a shard's indexing buffers (a shard's pages are a few hundred MB at most)
+
+
+def index_shard(pages, index_dir: Path, language: str = "en") -> int:
+    """Index one shard's pages (an Arrow table or polars frame with url, title, kind, date,
+    markdown) into its own index at `index_dir`, on one thread: the render stage does this where
+    the shard is written (a Ray worker under --ray), and `join_indexes` makes one index of them."""
+    df = pages if isinstance(pages, pl.DataFrame) else pl.from_arrow(pages)
+    index = _new_index(index_dir, language)
+    writer = index.writer(heap_size=SHARD_HEAP_MB * 1_000_000, num_threads=1)
+    for lo in range(0, len(df), INDEX_BATCH):
+        _add_pages(writer, _prepare(df.slice(lo, INDEX_BATCH).select("url", "title", "kind", "date", "markdown")))
+    writer.commit()
+    writer.wait_merging_threads()
+    _mark(index_dir, len(df), language)
+    return len(df)
+
+
+def join_indexes(parts: list[Path], index_dir: Path, language: str = "en") -> int:
+    """One index of the shard indexes `parts` (built by `index_shard` with one schema): their
+    segment files are moved into `index_dir` and listed in one meta.json, then tantivy's merge
+    policy merges them into a few large segments (searches touch every segment). Scores are the
+    same as one index built from all the pages (BM25 statistics are summed over segments), and
+    results do not depend on segment order (see `SearchEngine._top`). Returns the page count."""
+    import tantivy
+
+    if index_dir.exists():
+        shutil.rmtree(index_dir)
+    index_dir.mkdir(parents=True)
+    segments, files, opstamp, first, pages = [], [], 0, None, 0
+    for part in parts:
+        meta = read_json(part / "meta.json", "render the world again (worldforge render --force)")
+        marker = read_json(part / FORMAT_FILE, "render the world again (worldforge render --force)")
+        if marker.get("index_format") != INDEX_FORMAT or marker.get("language", "en") != language:
+            raise DamagedStateError(f"the shard index {part} was built by another worldforge version or for another "
+                                    "language; render the world again (worldforge render --force)")
+        if first is None:
+            first = meta
+        elif meta["schema"] != first["schema"] or meta.get("index_settings") != first.get("index_settings"):
+            raise DamagedStateError(f"the shard index {part} has another schema; render the world again "
+                                    "(worldforge render --force)")
+        for seg in meta["segments"]:
+            stem = seg["segment_id"].replace("-", "")
+            for f in sorted(part.glob(stem + ".*")):
+                os.replace(f, index_dir / f.name)
+                files.append(f.name)
+            segments.append(seg)
+        opstamp = max(opstamp, int(meta.get("opstamp", 0)))
+        pages += int(marker.get("pages", 0))
+    if first is None:  # no shards: an empty index
+        _new_index(index_dir, language).writer(heap_size=SHARD_HEAP_MB * 1_000_000, num_threads=1).commit()
+    else:
+        (index_dir / "meta.json").write_text(json.dumps(dict(first, segments=segments, opstamp=opstamp)))
+        # the files tantivy may delete once merged away
+        (index_dir / ".managed.json").write_text(json.dumps(sorted(files + ["meta.json"])))
+        index = tantivy.Index.open(str(index_dir))
+        _register(index, language)
+        writer = index.writer(heap_size=SHARD_HEAP_MB * 1_000_000, num_threads=1)
+        writer.commit()  # a commit lets the merge policy merge the shards' segments
+        writer.wait_merging_threads()
+        del writer, index
+    _mark(index_dir, pages, language)
+    return pages
 
 
 STOP_WORDS = frozenset(

@@ -9,10 +9,12 @@ Layout inside the world folder:
     web/render.json    the render report; its presence with status "complete" marks the stage done
 
 Work goes to `.web.partial/` in shards, each a set of Parquet files renamed into place when
-finished: with the template writer, a run of one type's entities (or its directories), planned
+finished and the shard's own search index: with the template writer, a run of one type's entities (or its directories), planned
 and written where the shard runs (in this process, or a Ray task under `--ray`; see
 `shards.py`); with vLLM, `batch_size` pages planned here. The plan is deterministic, so an
-interrupted render resumes at the missing shards; the finished folder replaces `web/` at the end.
+interrupted render resumes at the missing shards. At the end the shards' pages are merged into
+`pages.duckdb` and their indexes joined into one (`search.join_indexes`), and the finished
+folder replaces `web/`.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from ..world.options import RenderOptions
 from ..world.store import open_world
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
 from .pages import KINDS, PART_PAGE_SIZE, Page, WorldView, news_predicates, plan_pages
-from .search import DUCKDB_MEMORY, build_index
+from .search import DUCKDB_MEMORY, FORMAT_FILE, index_shard, join_indexes
 from .shards import LoggedSet, NewsURLs, Shard, plan_shards, shard_pages
 from .store import PAGES_DB, PARTIAL_DIR, REPORT_FILE, is_rendered, web_dir
 from .template import TemplateWriter
@@ -194,8 +196,12 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     t2 = time.perf_counter()
     report.variety = web_report(partial / PAGES_DB)
     t3 = time.perf_counter()
-    build_index(partial / PAGES_DB, partial / "index", on_progress=lambda d, n: progress("index", d, n),
-                language=info.world.spec.language)
+    progress("index", 0, 1)
+    parts = sorted((partial / "shards").glob("*.index"))
+    if join_indexes(parts, partial / "index", language=info.world.spec.language) != report.pages:
+        raise RenderError(f"the shard indexes in {partial / 'shards'} do not hold every page; render the world again "
+                          "with --force")
+    progress("index", 1, 1)
     report.phases = {"pages": round(t1 - t0, 3), "store": round(t2 - t1, 3), "report": round(t3 - t2, 3),
                      "index": round(time.perf_counter() - t3, 3)}
     report.llm = stats.as_dict() if backend == "vllm" else {}
@@ -228,7 +234,7 @@ def _llm_shards(view, writer, template, partial: Path, size: int, report: Render
         stats_file = shard.with_suffix(".json")
         key = {"first_url": batch[0].url, "last_url": batch[-1].url, "pages": len(batch)}
         previous = json.loads(stats_file.read_text()) if stats_file.is_file() else None
-        if previous is not None and previous.get("key") == key:  # finished by an earlier, interrupted run
+        if previous is not None and previous.get("key") == key and _indexed(shard):  # finished by an earlier, interrupted run
             report.resumed_shards += 1
             stats.merge(previous)
         else:
@@ -250,7 +256,7 @@ def _template_shards(view: WorldView, template: TemplateWriter, partial: Path, r
     for k, (sh, path) in enumerate(zip(shards, paths)):
         f = path.with_suffix(".json")
         old = json.loads(f.read_text()) if f.is_file() else None
-        if old is not None and old.get("key") == sh.key():  # finished by an earlier, interrupted run
+        if old is not None and old.get("key") == sh.key() and _indexed(path):  # finished by an earlier, interrupted run
             previous[k] = old
     todo = [(sh, str(path)) for k, (sh, path) in enumerate(zip(shards, paths)) if k not in previous]
     ex = current()
@@ -298,6 +304,10 @@ def _template_shard(job: tuple[Shard, str], world_path: str, options_json: str) 
     return _plan_and_write(_WORKER["view"], _WORKER["template"], shard, Path(path))
 
 
+def _indexed(shard: Path) -> bool:
+    return (shard.with_suffix(".index") / FORMAT_FILE).is_file()
+
+
 def _render_shard(writer, template: TemplateWriter, batch: list[Page], shard: Path) -> dict:
     if isinstance(writer, VLLMWriter):
         writer.stats = WriterStats()  # this shard's accounting only; the stage sums the shards
@@ -331,6 +341,8 @@ def _render_shard(writer, template: TemplateWriter, batch: list[Page], shard: Pa
     _write_parquet(facts, shard.with_suffix(".facts.parquet"))
     _write_parquet(rejected, shard.with_suffix(".rejected.parquet"))
     _write_parquet(pages, shard.with_suffix(".pages.parquet"))
+    # The shard's own search index, built here (in the Ray worker under --ray): the stage joins them.
+    index_shard(pages, shard.with_suffix(".index"), template.lang)
     outcome = {}
     for w in written:
         outcome[w.source] = outcome.get(w.source, 0) + 1
@@ -354,9 +366,9 @@ def _collect(partial: Path, report: RenderReport) -> None:
         def files(kind: str) -> list[str]:
             return [str(f) for f in sorted(shards.glob(f"*.{kind}.parquet"))]
 
-        # Pages in shard order, which is the page plan's (the same with or without Ray): a sort
-        # of gigabytes of pages by URL would spill to disk, and nothing reads them by position
-        # (the index breaks ties by a hash of the URL; lookups by URL go through pages_url).
+        # Pages in shard order, which is the page plan's (the same with or without Ray): nothing
+        # reads them by position (the index breaks ties by a hash of the URL), and neither a sort
+        # nor an index on URL (half a minute each for a million entities' pages) pays for itself.
         con.execute("CREATE TABLE pages AS SELECT * FROM read_parquet(?)", [files("pages")])
         # Provenance is read in bulk (tasks hash every pair), never by position: kept in shard
         # order, which is the page plan's, rather than sorting tens of millions of rows.
@@ -368,7 +380,6 @@ def _collect(partial: Path, report: RenderReport) -> None:
         if dup:
             raise RenderError(f"two pages share a URL, e.g. {dup[0][0]}; give the pack's profile.url template a unique "
                               f"attribute, or report a bug")
-        con.execute("CREATE UNIQUE INDEX pages_url ON pages (url)")
         report.content = "{}:{:016x}:{:016x}".format(*con.execute(
             "SELECT (SELECT count(*) FROM pages), (SELECT coalesce(bit_xor(hash(url, markdown)), 0) FROM pages), "
             "(SELECT coalesce(bit_xor(hash(url, fact_id)), 0) FROM page_facts)").fetchone())

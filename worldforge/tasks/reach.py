@@ -39,6 +39,9 @@ from ..world.parts import Parts
 UNREACHED = -2
 
 
+PROBE_MEMORY = "256MB"  # DuckDB's memory for the pages connection once the bulk reads are done
+
+
 class WebIndex:
     """The link graph, entry points and fact provenance of one rendered world."""
 
@@ -107,6 +110,9 @@ class WebIndex:
         self._facts = _sorted_halves(con, f"SELECT hash(url, fact_id) AS h FROM page_facts WHERE {where}")
         self._stated: dict[tuple[str, str], bool] = {}
         self._walk()
+        # The bulk reads are done; later queries are probes of a few rows. Lowering the limit
+        # evicts what DuckDB cached of the pages (over a gigabyte for a 1M world).
+        con.execute(f"SET memory_limit = '{PROBE_MEMORY}'")
         release_memory()  # the bulk reads above
 
     def _part_list_keys(self) -> set[tuple[str, str]]:

@@ -303,3 +303,35 @@ def test_neighbour_facts_are_fetched_only_for_listed_neighbours(demo_world):
         assert fewer > 100  # the cap cut real lists
     finally:
         view.close()
+
+
+def _interrupt_at(n: int):
+    """A progress callback that interrupts the render at its n-th finished shard."""
+    calls = {"n": 0}
+
+    def interrupt(stage, done, total):
+        if stage == "render" and done > 0:
+            calls["n"] += 1
+            if calls["n"] == n:
+                raise KeyboardInterrupt
+
+    return interrupt
+
+
+def test_damaged_shard_index_is_named_on_resume(demo_world, tmp_path):
+    """A finished shard whose index files were cut off or deleted (a full disk, a stray rm)
+    stops the resumed render with a message naming what to delete, and no web/ folder."""
+    from worldforge.errors import DamagedStateError
+
+    for damage in ("cut", "rm"):
+        other = _copy_world(demo_world, tmp_path / damage)
+        with pytest.raises(KeyboardInterrupt):
+            render_world(other, on_progress=_interrupt_at(2))
+        victim = sorted(sorted((other / ".web.partial" / "shards").glob("*.index"))[0].glob("*.store"))[0]
+        if damage == "cut":
+            victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
+        else:
+            victim.unlink()
+        with pytest.raises(DamagedStateError, match=r"damaged .*delete .*\.web\.partial"):
+            render_world(other)
+        assert not (other / "web").exists()

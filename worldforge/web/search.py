@@ -263,16 +263,16 @@ def join_indexes(parts: list[Path], index_dir: Path, language: str = "en") -> in
     index_dir.mkdir(parents=True)
     segments, files, opstamp, first, pages = [], [], 0, None, 0
     for part in parts:
-        meta = read_json(part / "meta.json", "render the world again (worldforge render --force)")
-        marker = read_json(part / FORMAT_FILE, "render the world again (worldforge render --force)")
+        fix = f"delete {part.parent.parent} (the unfinished render's work) and render again"
+        meta = read_json(part / "meta.json", fix)
+        marker = read_json(part / FORMAT_FILE, fix)
         if marker.get("index_format") != INDEX_FORMAT or marker.get("language", "en") != language:
             raise DamagedStateError(f"the shard index {part} was built by another worldforge version or for another "
-                                    "language; render the world again (worldforge render --force)")
+                                    f"language; {fix}")
         if first is None:
             first = meta
-        elif meta["schema"] != first["schema"] or meta.get("index_settings") != first.get("index_settings"):
-            raise DamagedStateError(f"the shard index {part} has another schema; render the world again "
-                                    "(worldforge render --force)")
+        elif meta.get("schema") != first.get("schema") or meta.get("index_settings") != first.get("index_settings"):
+            raise DamagedStateError(f"the shard index {part} has another schema; {fix}")
         for seg in meta["segments"]:
             stem = seg["segment_id"].replace("-", "")
             for f in sorted(part.glob(stem + ".*")):
@@ -287,12 +287,17 @@ def join_indexes(parts: list[Path], index_dir: Path, language: str = "en") -> in
         (index_dir / "meta.json").write_text(json.dumps(dict(first, segments=segments, opstamp=opstamp)))
         # the files tantivy may delete once merged away
         (index_dir / ".managed.json").write_text(json.dumps(sorted(files + ["meta.json"])))
-        index = tantivy.Index.open(str(index_dir))
-        _register(index, language)
-        writer = index.writer(heap_size=SHARD_HEAP_MB * 1_000_000, num_threads=1)
-        writer.commit()  # a commit lets the merge policy merge the shards' segments
-        writer.wait_merging_threads()
-        del writer, index
+        try:
+            index = tantivy.Index.open(str(index_dir))
+            _register(index, language)
+            writer = index.writer(heap_size=SHARD_HEAP_MB * 1_000_000, num_threads=1)
+            writer.commit()  # a commit lets the merge policy merge the shards' segments
+            writer.wait_merging_threads()
+            del writer, index
+        except (ValueError, OSError) as exc:  # a shard's segment files missing or cut off
+            raise DamagedStateError(f"the shard indexes in {parts[0].parent} are damaged "
+                                    f"({str(exc).splitlines()[0][:160]}); delete {parts[0].parent.parent} "
+                                    "(the unfinished render's work) and render again") from None
     _mark(index_dir, pages, language)
     return pages
 

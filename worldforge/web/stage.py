@@ -9,9 +9,9 @@ Layout inside the world folder:
     web/render.json    the render report; its presence with status "complete" marks the stage done
 
 Work goes to `.web.partial/` in shards, each a set of Parquet files renamed into place when
-finished and the shard's own search index: with the template writer, a run of one type's entities (or its directories), planned
-and written where the shard runs (in this process, or a Ray task under `--ray`; see
-`shards.py`); with vLLM, `batch_size` pages planned here. The plan is deterministic, so an
+finished, and the shard's own search index: with the template writer, a run of one type's
+entities (or its directories), planned, written and indexed where the shard runs (in this
+process, or a Ray task under `--ray`; see `shards.py`); with vLLM, `batch_size` pages planned here. The plan is deterministic, so an
 interrupted render resumes at the missing shards. At the end the shards' pages are merged into
 `pages.duckdb` and their indexes joined into one (`search.join_indexes`), and the finished
 folder replaces `web/`.
@@ -199,8 +199,8 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     progress("index", 0, 1)
     parts = sorted((partial / "shards").glob("*.index"))
     if join_indexes(parts, partial / "index", language=info.world.spec.language) != report.pages:
-        raise RenderError(f"the shard indexes in {partial / 'shards'} do not hold every page; render the world again "
-                          "with --force")
+        raise RenderError(f"the shard indexes in {partial / 'shards'} do not hold every page; delete {partial} "
+                          "(the unfinished render's work) and render again")
     progress("index", 1, 1)
     report.phases = {"pages": round(t1 - t0, 3), "store": round(t2 - t1, 3), "report": round(t3 - t2, 3),
                      "index": round(time.perf_counter() - t3, 3)}
@@ -368,7 +368,7 @@ def _collect(partial: Path, report: RenderReport) -> None:
 
         # Pages in shard order, which is the page plan's (the same with or without Ray): nothing
         # reads them by position (the index breaks ties by a hash of the URL), and neither a sort
-        # nor an index on URL (half a minute each for a million entities' pages) pays for itself.
+        # nor an index on URL (tens of seconds each for a million entities' pages) pays for itself.
         con.execute("CREATE TABLE pages AS SELECT * FROM read_parquet(?)", [files("pages")])
         # Provenance is read in bulk (tasks hash every pair), never by position: kept in shard
         # order, which is the page plan's, rather than sorting tens of millions of rows.

@@ -335,3 +335,28 @@ def test_damaged_shard_index_is_named_on_resume(demo_world, tmp_path):
         with pytest.raises(DamagedStateError, match=r"damaged .*delete .*\.web\.partial"):
             render_world(other)
         assert not (other / "web").exists()
+
+
+def test_render_interrupted_after_the_index_join_resumes(demo_world, demo_web, tmp_path):
+    """The join links the shards' segment files rather than moving them, so a render stopped
+    after (or during) the join resumes from its shards and joins them again, to the same index."""
+    from worldforge.web import SearchEngine
+
+    other = _copy_world(demo_world, tmp_path / "w")
+
+    def stop_after_join(stage, done, total):
+        if stage == "index" and done == total:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        render_world(other, on_progress=stop_after_join)
+    assert (other / ".web.partial" / "index" / "meta.json").is_file() and not (other / "web").exists()
+    report = render_world(other)
+    assert report.resumed_shards == report.shards >= 4
+    a, b = SearchEngine.for_world(demo_web[0]), SearchEngine.for_world(other)
+    try:
+        for q in ("companies", "born in", "university founded"):
+            assert a.web_search(q) == b.web_search(q) and a.web_search(q, offset=300) == b.web_search(q, offset=300)
+    finally:
+        a.close()
+        b.close()

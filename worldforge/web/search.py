@@ -250,9 +250,17 @@ def index_shard(pages, index_dir: Path, language: str = "en") -> int:
     return len(df)
 
 
+def _link_or_copy(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # a file system without hard links
+        shutil.copyfile(src, dst)
+
+
 def join_indexes(parts: list[Path], index_dir: Path, language: str = "en") -> int:
     """One index of the shard indexes `parts` (built by `index_shard` with one schema): their
-    segment files are moved into `index_dir` and listed in one meta.json, then tantivy's merge
+    segment files are linked into `index_dir` (the shards keep theirs, so an interrupted join
+    starts over) and listed in one meta.json, then tantivy's merge
     policy merges them into a few large segments (searches touch every segment). Scores are the
     same as one index built from all the pages (BM25 statistics are summed over segments), and
     results do not depend on segment order (see `SearchEngine._top`). Returns the page count."""
@@ -276,7 +284,7 @@ def join_indexes(parts: list[Path], index_dir: Path, language: str = "en") -> in
         for seg in meta["segments"]:
             stem = seg["segment_id"].replace("-", "")
             for f in sorted(part.glob(stem + ".*")):
-                os.replace(f, index_dir / f.name)
+                _link_or_copy(f, index_dir / f.name)
                 files.append(f.name)
             segments.append(seg)
         opstamp = max(opstamp, int(meta.get("opstamp", 0)))

@@ -207,15 +207,7 @@ def test_same_world_same_pages_and_resume_after_interrupt(demo_web, tmp_path):
     report = render_world(other)
     assert report.resumed_shards == 1 and report.shards >= 4
     assert digest(other) == digest(path)
-    from worldforge.web import SearchEngine
-
-    a, b = SearchEngine.for_world(path), SearchEngine.for_world(other)
-    try:
-        for q in ("companies", "born", "football club founded"):
-            assert a.web_search(q) == b.web_search(q) and a.web_search(q, offset=250) == b.web_search(q, offset=250)
-    finally:
-        a.close()
-        b.close()
+    _same_search(path, other)
     with pytest.raises(RenderError, match="--force"):
         render_world(other)
     assert render_world(other, force=True).resumed_shards == 0
@@ -305,6 +297,19 @@ def test_neighbour_facts_are_fetched_only_for_listed_neighbours(demo_world):
         view.close()
 
 
+def _same_search(world_a, world_b) -> None:
+    """Both worlds' engines give the same result pages, first and deep (past the re-ranked pool)."""
+    from worldforge.web import SearchEngine
+
+    a, b = SearchEngine.for_world(world_a), SearchEngine.for_world(world_b)
+    try:
+        for q in ("companies", "born in", "football club founded"):
+            assert a.web_search(q) == b.web_search(q) and a.web_search(q, offset=250) == b.web_search(q, offset=250)
+    finally:
+        a.close()
+        b.close()
+
+
 def _interrupt_at(n: int):
     """A progress callback that interrupts the render at its n-th finished shard."""
     calls = {"n": 0}
@@ -340,8 +345,6 @@ def test_damaged_shard_index_is_named_on_resume(demo_world, tmp_path):
 def test_render_interrupted_after_the_index_join_resumes(demo_world, demo_web, tmp_path):
     """The join links the shards' segment files rather than moving them, so a render stopped
     after (or during) the join resumes from its shards and joins them again, to the same index."""
-    from worldforge.web import SearchEngine
-
     other = _copy_world(demo_world, tmp_path / "w")
 
     def stop_after_join(stage, done, total):
@@ -353,10 +356,4 @@ def test_render_interrupted_after_the_index_join_resumes(demo_world, demo_web, t
     assert (other / ".web.partial" / "index" / "meta.json").is_file() and not (other / "web").exists()
     report = render_world(other)
     assert report.resumed_shards == report.shards >= 4
-    a, b = SearchEngine.for_world(demo_web[0]), SearchEngine.for_world(other)
-    try:
-        for q in ("companies", "born in", "university founded"):
-            assert a.web_search(q) == b.web_search(q) and a.web_search(q, offset=300) == b.web_search(q, offset=300)
-    finally:
-        a.close()
-        b.close()
+    _same_search(demo_web[0], other)

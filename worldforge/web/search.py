@@ -519,11 +519,11 @@ class SearchEngine:
                                                          field_boosts={"title": 2.0})
         # The first MIX_POOL BM25 hits are re-ranked to mix page kinds; later hits keep BM25
         # order. The pool does not depend on the offset, so result pages never overlap or skip.
-        pool, count = self._top(parsed, MIX_POOL, count=True)
-        ranked = _mix_kinds(pool, offset + limit)[offset:offset + limit]
-        if offset + limit > MIX_POOL and count > MIX_POOL:
-            start = max(offset, MIX_POOL)
-            ranked += self._top(parsed, offset + limit)[0][start:]
+        # One fetch serves both: the first MIX_POOL of the best offset + limit are the pool.
+        top, count = self._top(parsed, max(MIX_POOL, offset + limit), count=True)
+        ranked = _mix_kinds(top[:MIX_POOL], offset + limit)[offset:offset + limit]
+        if offset + limit > MIX_POOL:
+            ranked += top[max(offset, MIX_POOL):offset + limit]
         if not ranked:
             return [], count
         gen = tantivy.SnippetGenerator.create(self.searcher, parsed, self.schema, "body")

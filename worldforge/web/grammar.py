@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from decimal import Decimal
+from functools import lru_cache
 from zlib import crc32
 
 from .text import MONTHS, pick
@@ -262,6 +263,7 @@ DATE_STYLES = ("mdy", "dmy", "mdy_abbr", "dmy_abbr")
 DATE_STYLES_BY_LANG = {"en": DATE_STYLES, "zh": ("ymd_zh", "ymd_zh_pad")}
 
 
+@lru_cache(maxsize=1 << 16)  # a site writes the same dates again and again
 def format_date(d: dt.date, style: str) -> str:
     """A full date in one of the prose styles ('June 30, 2025', '2025年6月30日'); 'iso' for tables only."""
     if style == "iso":
@@ -314,9 +316,8 @@ def site_style(site: str, kind: str, lang: str = "en") -> dict:
 # --------------------------------------------------------------------------- sentence helpers
 
 # Candidates only: 'a'/'A' and a space before a vowel or an h ('a appliance', 'a hour');
-# `fix_articles` checks the word boundary before it and the whole next word.
-_AN_RE = re.compile(r"[Aa] (?=[AEIOUaeiouHh])")
-_WORD_CHAR = re.compile(r"\w")
+# not inside a word. `fix_articles` checks the whole next word.
+_AN_RE = re.compile(r"[Aa] (?<!\w[Aa] )(?=[AEIOUaeiouHh])")
 _AN_EXCEPT = ("uni", "eu", "one", "use", "usu", "uk", "ure")
 _AN_SILENT_H = ("hour", "honest", "honour", "heir")
 
@@ -324,10 +325,8 @@ _AN_SILENT_H = ("hour", "honest", "honour", "heir")
 def fix_articles(text: str) -> str:
     """'a appliance' -> 'an appliance' (not 'an university'); links and names are left alone."""
     out, last, n = [], 0, len(text)
-    for m in _AN_RE.finditer(text):
+    for m in _AN_RE.finditer(text):  # not inside a word ('Maria eats')
         i = m.start()
-        if i and _WORD_CHAR.match(text, i - 1):  # inside a word ('Maria eats')
-            continue
         k = i + 2
         while k < n and ("a" <= text[k] <= "z" or "A" <= text[k] <= "Z"):
             k += 1

@@ -201,11 +201,16 @@ class WorldView:
         self.lang = self.world.spec.language
         self.sites = Sites(self.world.spec.seed)
         self.relations = self.world.relations
+        # Plain dicts of what page planning asks per fact (the spec's properties cost microseconds a call).
+        self.types = self.world.types
+        self.timeless = {t: frozenset(a for a, s in et.attributes.items() if isinstance(s, (CategoricalAttr, CodeAttr, LookupAttr)))
+                         for t, et in self.types.items()}
+        self.person_like = {t: any("birth" in a for a in et.attributes) for t, et in self.types.items()}
         self.con = info.connect()
         self.names: dict[str, str] = {}
         self.type_of: dict[str, str] = {}
         self.ids: dict[str, list[str]] = {}
-        for t in self.world.types:
+        for t in self.types:
             df = self.con.sql(f"SELECT id, name FROM {_q(t)} ORDER BY id").pl()
             ids = df["id"].to_list()
             self.ids[t] = ids
@@ -229,13 +234,13 @@ class WorldView:
         """The type as a common noun in the world's language ('football player', '球员')."""
         if self.lang == "en":
             return t.replace("_", " ")
-        return self.world.types[t].pages.text("plural", self.lang) or t.replace("_", " ")
+        return self.types[t].pages.text("plural", self.lang) or t.replace("_", " ")
 
     def description(self, t: str) -> str:
         """What an entity of type t is, for an article's first sentence ('a professional football
         player', '一名职业足球运动员'): the pack's `pages.description` in the language, else
         (English) the type's description, else the noun."""
-        et = self.world.types[t]
+        et = self.types[t]
         d = et.pages.text("description", self.lang)
         if d:
             return d.rstrip(".。")
@@ -250,7 +255,7 @@ class WorldView:
         article, profile = {}, {}
         self.article_title: dict[str, str] = {}
         taken_titles: set[str] = set()
-        for t, et in self.world.types.items():
+        for t, et in self.types.items():
             ids = self.ids[t]
             own = Counter(self.names[i] for i in ids)
             era: dict[str, str] = {}
@@ -312,11 +317,11 @@ class WorldView:
                 declared: dict[str, str] = {}
                 former: dict[str, list[str | None]] = {}
                 former_counts: dict[str, list[tuple[str, int]]] = {}
-                for t in self.world.types:
+                for t in self.types:
                     home = parts.home.get(t)
                     if t == parts.root or not home or not len(parts.of[t]):
                         continue
-                    if len(home) == 1 and any(d.by == home[0].name for d in self.world.types[t].pages.directories):
+                    if len(home) == 1 and any(d.by == home[0].name for d in self.types[t].pages.directories):
                         declared[t] = home[0].name  # "Airports in X" by the airport's own country link: that list serves
                     codes = parts.of[t]
                     ids = np.where(codes >= 0, root_ids[np.maximum(codes, 0)], None)
@@ -337,7 +342,7 @@ class WorldView:
         """The columns of a per-part list, as list pages of people and firms show them: the type's
         first directory's (else its first two plain attributes), with the dates its life starts
         and ends (born and died, founded and dissolved)."""
-        et = self.world.types[t]
+        et = self.types[t]
         if et.pages.directories:
             cols = list(et.pages.directories[0].columns)
         else:
@@ -369,28 +374,26 @@ class WorldView:
     # ------------------------------------------------------------------ fact sheets
 
     def _grouped(self, sql: str, key: str, params: list | None = None) -> dict[str, list[Fact]]:
+        """The query's facts (columns in `Fact` order) by `key`, keys and rows in query order."""
         df = self.con.sql(sql, params=params).pl() if params else self.con.sql(sql).pl()
         if df.is_empty():
             return {}
-        g = df.group_by(key, maintain_order=True).agg(pl.all())
-        cols = ["fact_id", "subject", "predicate", "value", "value_type", "valid_from", "valid_to"]
-        out: dict[str, list[Fact]] = {}
-        for row in g.iter_rows():
-            k, rest = row[0], row[1:]
-            named = dict(zip(g.columns[1:], rest))
-            if key == "subject":
-                named["subject"] = [k] * len(named["fact_id"])
-            else:
-                named["value"] = [k] * len(named["fact_id"])
-            out[k] = list(map(Fact._make, zip(*(named[c] for c in cols))))
-        return out
+        facts = list(map(Fact._make, zip(*(df[c].to_list() for c in Fact._fields))))
+        k = df[key]
+        starts = (k != k.shift(1)).fill_null(True).arg_true()
+        keys = k.gather(starts).to_list()
+        if len(set(keys)) == len(keys):  # each key's rows in one run (the queries sort by key)
+            bounds = starts.to_list() + [len(facts)]
+            return {x: facts[a:b] for x, a, b in zip(keys, bounds, bounds[1:])}
+        rows = df.select(pl.col(key), pl.int_range(pl.len()).alias("_i")).group_by(key, maintain_order=True).agg("_i")
+        return {x: [facts[i] for i in ii] for x, ii in rows.iter_rows()}
 
     def neighbour_facts(self, t: str, lo: str | None = None, hi: str | None = None, per_entity: int = 5) -> dict[str, list[Fact]]:
         """A few facts about each entity linked to type t either way (the places, makers, clubs it
         links to; the people and firms that link to it): dates, undated links and attributes that
         do not change (categories, codes, lookups); at most `per_entity` each."""
         if not self._summary_ready:
-            timeless = sorted({a for et in self.world.types.values() for a, spec in et.attributes.items()
+            timeless = sorted({a for et in self.types.values() for a, spec in et.attributes.items()
                                if isinstance(spec, (CategoricalAttr, CodeAttr, LookupAttr))})
             # Once per view: every entity's few summary facts, in a temporary table.
             self.con.execute(
@@ -452,7 +455,7 @@ def _cap(facts: list[Fact], n: int) -> list[Fact]:
 def news_predicates(view: WorldView, t: str) -> set[str]:
     """Predicates of type t whose facts get a news item: event attributes and dated relations,
     narrowed by the pack's `pages.news`."""
-    et = view.world.types[t]
+    et = view.types[t]
     events = {a for a, s in et.attributes.items() if isinstance(s, DateAttr) and s.event}
     dated = {r for r, rs in view.relations.items() if rs.source == t and (rs.history or rs.date or rs.since)}
     return events | dated if et.pages.news is None else (events | dated) & set(et.pages.news)
@@ -461,7 +464,7 @@ def news_predicates(view: WorldView, t: str) -> set[str]:
 def plan_pages(view: WorldView) -> Iterator[Page]:
     """Every page of the world, in a fixed order (`shards.py` cuts the same plan into shards)."""
     seen_urls: set[str] = set()
-    for t, et in view.world.types.items():
+    for t, et in view.types.items():
         own, incoming = view.facts_of_type(t)
         neigh = view.neighbour_facts(t)
         yield from entity_pages(view, t, view.ids[t], own, incoming, neigh, seen_urls)
@@ -477,7 +480,7 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
     """The articles, profiles, news items and full lists of entities `ids` of type t, given their
     own facts, incoming links and neighbours' summary facts."""
     opts = view.options
-    et = view.world.types[t]
+    et = view.types[t]
     ps = et.pages
     news = news_predicates(view, t)
     context = [a for a, s in et.attributes.items() if view.dtype(t, a) == "string" and not isinstance(s, NumericAttr)][:2]
@@ -494,7 +497,7 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
                 for pred, n in Counter(f.predicate for f in all_in).items():
                     if n > opts.max_list_items:
                         src = view.relations[pred].source
-                        listed = any(d.by == pred for d in view.world.types[src].pages.directories)
+                        listed = any(d.by == pred for d in view.types[src].pages.directories)
                         more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
             targets = list(dict.fromkeys([f.value for f in out_facts] + [f.subject for f in in_facts]))[:10]
             related = [f for x in targets for f in neigh.get(x, []) if f.value != eid][:30]
@@ -528,7 +531,7 @@ def _part_lists_of(view: WorldView, t: str, eid: str) -> list[tuple[str, str, in
     out = [(part_index_title(view, t), view.directory_url(t, "all", "list", None), len(view.ids[t]))]
     former = dict(pl_.former_counts.get(eid, []))
     for u, n in pl_.counts.get(eid, []):
-        d = next((d for d in view.world.types[u].pages.directories if d.by == pl_.declared[u]), None) if u in pl_.declared else None
+        d = next((d for d in view.types[u].pages.directories if d.by == pl_.declared[u]), None) if u in pl_.declared else None
         title = d.text("title", view.lang).replace("{group}", name) if d is not None else view.part_list_title(u, name)
         out.append((title, view.directory_url(u, d.by if d is not None else pl_.by, name, eid), n))
         if u in former and u not in pl_.declared:
@@ -544,7 +547,7 @@ def _may_be_part_type(view: WorldView, t: str) -> bool:
     pt = view.world.spec.stages.tasks.part_type
     if pt is not None:
         return t == pt
-    types = view.world.types
+    types = view.types
     return types[t].parent is None and any(et.parent and et.parent.type == t for et in types.values())
 
 
@@ -613,7 +616,7 @@ def _archive(view: WorldView, t: str, eid: str, own: list[Fact], incoming: list[
 
 def _person_like(view: WorldView, t: str) -> bool:
     """Types whose entities can speak in a news quote: those with a birth date."""
-    return any("birth" in a for a in view.world.types[t].attributes)
+    return view.person_like[t]
 
 
 def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: list[str]) -> list[Fact]:
@@ -639,8 +642,7 @@ def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: 
 
 
 def _timeless(view: WorldView, t: str, attr: str, context: list[str]) -> bool:
-    s = view.world.types[t].attributes.get(attr)
-    return isinstance(s, (CategoricalAttr, CodeAttr, LookupAttr))
+    return attr in view.timeless[t]
 
 
 def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact], context: list[str], seen: set[str],

@@ -235,19 +235,34 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
 SHARD_HEAP_MB = 64  # a shard's indexing buffers (a shard's pages are a few hundred MB at most)
 
 
+class ShardIndex:
+    """One shard's own search index at `index_dir`, built on one thread from pages added a batch
+    at a time (Arrow tables or polars frames with url, title, kind, date, markdown) and finished
+    by `close`: the render stage builds one where each shard is written (a Ray worker under
+    --ray), and `join_indexes` makes one index of them."""
+
+    def __init__(self, index_dir: Path, language: str = "en"):
+        self.index_dir, self.language, self.pages = index_dir, language, 0
+        self.writer = _new_index(index_dir, language).writer(heap_size=SHARD_HEAP_MB * 1_000_000, num_threads=1)
+
+    def add(self, pages) -> None:
+        df = pages if isinstance(pages, pl.DataFrame) else pl.from_arrow(pages)
+        for lo in range(0, len(df), INDEX_BATCH):
+            _add_pages(self.writer, _prepare(df.slice(lo, INDEX_BATCH).select("url", "title", "kind", "date", "markdown")))
+        self.pages += len(df)
+
+    def close(self) -> int:
+        self.writer.commit()
+        self.writer.wait_merging_threads()
+        _mark(self.index_dir, self.pages, self.language)
+        return self.pages
+
+
 def index_shard(pages, index_dir: Path, language: str = "en") -> int:
-    """Index one shard's pages (an Arrow table or polars frame with url, title, kind, date,
-    markdown) into its own index at `index_dir`, on one thread: the render stage does this where
-    the shard is written (a Ray worker under --ray), and `join_indexes` makes one index of them."""
-    df = pages if isinstance(pages, pl.DataFrame) else pl.from_arrow(pages)
-    index = _new_index(index_dir, language)
-    writer = index.writer(heap_size=SHARD_HEAP_MB * 1_000_000, num_threads=1)
-    for lo in range(0, len(df), INDEX_BATCH):
-        _add_pages(writer, _prepare(df.slice(lo, INDEX_BATCH).select("url", "title", "kind", "date", "markdown")))
-    writer.commit()
-    writer.wait_merging_threads()
-    _mark(index_dir, len(df), language)
-    return len(df)
+    """Index one shard's pages (an Arrow table or polars frame) into its own index (`ShardIndex`)."""
+    index = ShardIndex(index_dir, language)
+    index.add(pages)
+    return index.close()
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:

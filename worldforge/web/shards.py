@@ -47,7 +47,7 @@ def plan_shards(view: WorldView, per_shard: int | None = None) -> list[Shard]:
     out = []
     parts = view.part_lists()
     listed = {t for t in parts.of if t not in parts.declared} | {parts.root} if parts is not None else set()
-    for t, et in view.world.types.items():
+    for t, et in view.types.items():
         n = len(view.ids[t])
         size = per_shard or max(MIN_ENTITIES, min(MAX_ENTITIES, -(-n // 16)))
         for lo in range(0, n, size):
@@ -122,7 +122,7 @@ def _incoming(view: WorldView, t: str, lo_id: str, hi_id: str) -> dict[str, list
 def shard_pages(view: WorldView, shard: Shard, seen: set[str]) -> Iterator[Page]:
     """The pages of one shard, as `pages.plan_pages` yields them (`seen`: news URLs taken)."""
     t = shard.type
-    et = view.world.types[t]
+    et = view.types[t]
     ps = et.pages
     if shard.part == "directories":
         ids = view.ids[t]

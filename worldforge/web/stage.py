@@ -24,7 +24,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -39,7 +39,7 @@ from ..world.options import RenderOptions
 from ..world.store import open_world
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
 from .pages import KINDS, PART_PAGE_SIZE, Page, WorldView, news_predicates, plan_pages
-from .search import DUCKDB_MEMORY, FORMAT_FILE, index_shard, join_indexes
+from .search import DUCKDB_MEMORY, FORMAT_FILE, ShardIndex, join_indexes
 from .shards import LoggedSet, NewsURLs, Shard, plan_shards, shard_pages
 from .store import PAGES_DB, PARTIAL_DIR, REPORT_FILE, is_rendered, web_dir
 from .template import TemplateWriter
@@ -126,12 +126,6 @@ def _fingerprint(info, options: RenderOptions, backend: str, model: str | None) 
 def _batches(pages: Iterator[Page], size: int) -> Iterator[list[Page]]:
     while batch := list(islice(pages, size)):
         yield batch
-
-
-def _write_parquet(table: pa.Table, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
 
 
 def render_world(world_path: str | Path, options: RenderOptions | None = None, *, backend: str | None = None,
@@ -283,9 +277,8 @@ def _template_shards(view: WorldView, template: TemplateWriter, partial: Path, r
 
 
 def _plan_and_write(view: WorldView, template: TemplateWriter, shard: Shard, path: Path, taken=()) -> dict:
-    seen = LoggedSet(taken)
-    pages = list(shard_pages(view, shard, seen))
-    return _render_shard(template, template, pages, path) | {"news": seen.log, "pages": len(pages)}
+    seen = LoggedSet(taken)  # filled as the pages are planned, while they are written
+    return _render_shard(template, template, shard_pages(view, shard, seen), path) | {"news": seen.log}
 
 
 _WORKER: dict = {}  # in a Ray worker: the open world view and template writer of the last world it rendered
@@ -308,16 +301,64 @@ def _indexed(shard: Path) -> bool:
     return (shard.with_suffix(".index") / FORMAT_FILE).is_file()
 
 
-def _render_shard(writer, template: TemplateWriter, batch: list[Page], shard: Path) -> dict:
+SHARD_CHUNK = 4096  # pages written and indexed at a time: a shard's pages are never all in memory at once
+
+
+class _ParquetSink:
+    """Row groups appended to `path` (via a temporary file, renamed into place by `close`)."""
+
+    def __init__(self, path: Path, schema: pa.Schema):
+        self.path, self.tmp = path, path.with_name(path.name + ".tmp")
+        self.writer = pq.ParquetWriter(self.tmp, schema, compression="zstd")
+
+    def write(self, table: pa.Table) -> None:
+        if table.num_rows:
+            self.writer.write_table(table)
+
+    def close(self) -> None:
+        self.writer.close()
+        os.replace(self.tmp, self.path)
+
+
+def _render_shard(writer, template: TemplateWriter, pages: Iterable[Page], shard: Path) -> dict:
+    """Write one shard's pages (a list, or a generator that plans them as they are written)
+    SHARD_CHUNK at a time into its Parquet files and its own search index (built here, in the
+    Ray worker under --ray; the stage joins them). Returns the shard's counts and writer stats."""
+    sinks = {"pages": _ParquetSink(shard.with_suffix(".pages.parquet"), _PAGE_SCHEMA),
+             "facts": _ParquetSink(shard.with_suffix(".facts.parquet"), _FACT_SCHEMA),
+             "rejected": _ParquetSink(shard.with_suffix(".rejected.parquet"), _REJECT_SCHEMA),
+             "archives": _ParquetSink(shard.with_suffix(".archives.parquet"), _ARCHIVE_SCHEMA)}
+    index = ShardIndex(shard.with_suffix(".index"), template.lang)
+    delta: dict = {}
+    outcome: dict[str, int] = {}
+    total = 0
     if isinstance(writer, VLLMWriter):
         writer.stats = WriterStats()  # this shard's accounting only; the stage sums the shards
-        written = writer.write_batch(batch)
-        delta = writer.stats.as_dict()
-    else:
-        from .llm import WrittenPage
+    for batch in _batches(iter(pages), SHARD_CHUNK):
+        total += len(batch)
+        if isinstance(writer, VLLMWriter):
+            written = writer.write_batch(batch)
+        else:
+            from .llm import WrittenPage
 
-        written = [WrittenPage(template.write(p), "template", 0) for p in batch]
-        delta = {}
+            written = [WrittenPage(template.write(p), "template", 0) for p in batch]
+        tables = _shard_tables(template, batch, written)
+        for name, sink in sinks.items():
+            sink.write(tables[name])
+        index.add(tables["pages"])
+        for w in written:
+            outcome[w.source] = outcome.get(w.source, 0) + 1
+            if w.source == "vllm" and w.attempts > 1:
+                outcome["retried"] = outcome.get("retried", 0) + 1
+    if isinstance(writer, VLLMWriter):
+        delta = writer.stats.as_dict()
+    for sink in sinks.values():
+        sink.close()
+    index.close()
+    return delta | {"outcome": outcome, "pages": total}
+
+
+def _shard_tables(template: TemplateWriter, batch: list[Page], written: list) -> dict[str, pa.Table]:
     kept = [(p, w) for p, w in zip(batch, written) if w.markdown is not None]
     dropped = [(p, w) for p, w in zip(batch, written) if w.markdown is None]
     pages = pa.table({
@@ -337,18 +378,7 @@ def _render_shard(writer, template: TemplateWriter, batch: list[Page], shard: Pa
         "markdown": [template.write(Page(p.url, p.kind, p.site, p.title, a[0], p.subject, p.entity_ids, a[1], {"more": {}}))
                      for p, a in archived],
     }, schema=_ARCHIVE_SCHEMA)
-    _write_parquet(archives, shard.with_suffix(".archives.parquet"))
-    _write_parquet(facts, shard.with_suffix(".facts.parquet"))
-    _write_parquet(rejected, shard.with_suffix(".rejected.parquet"))
-    _write_parquet(pages, shard.with_suffix(".pages.parquet"))
-    # The shard's own search index, built here (in the Ray worker under --ray): the stage joins them.
-    index_shard(pages, shard.with_suffix(".index"), template.lang)
-    outcome = {}
-    for w in written:
-        outcome[w.source] = outcome.get(w.source, 0) + 1
-        if w.source == "vllm" and w.attempts > 1:
-            outcome["retried"] = outcome.get("retried", 0) + 1
-    return delta | {"outcome": outcome}
+    return {"pages": pages, "facts": facts, "rejected": rejected, "archives": archives}
 
 
 def _collect(partial: Path, report: RenderReport) -> None:

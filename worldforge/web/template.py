@@ -28,17 +28,23 @@ class TemplateWriter:
         self.sp = g.SENTENCE_SEP.get(self.lang, " ")
         self._options: dict[tuple, tuple] = {}  # phrasings per (type, predicate, shape): see _clause
         self._refs: dict[str, tuple[str, ...]] = {}  # back-references per type ('the company')
+        self._words = {k: v[0] for k, v in self.b.items()}  # the one form of each small word (`w`)
+        self._styles: dict[tuple[str, str], dict] = {}
 
     def write(self, page: Page) -> str:
         text = getattr(self, "_" + page.kind)(page)
         return g.fix_articles(text) if self.lang == "en" else text
 
     def w(self, key: str, **fields) -> str:
-        """A small word or frame in the page's language."""
-        return g.word(self.lang, key, **fields)
+        """A small word or frame in the page's language (`grammar.word`)."""
+        w = self._words[key]
+        return w.format(**fields) if fields else w
 
     def _style(self, site: str, kind: str) -> dict:
-        return g.site_style(site, kind, self.lang)
+        st = self._styles.get((site, kind))
+        if st is None:
+            st = self._styles[(site, kind)] = g.site_style(site, kind, self.lang)
+        return st
 
     # ------------------------------------------------------------------ values
 

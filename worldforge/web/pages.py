@@ -378,7 +378,8 @@ class WorldView:
         df = self.con.sql(sql, params=params).pl() if params else self.con.sql(sql).pl()
         if df.is_empty():
             return {}
-        facts = list(map(Fact._make, zip(*(df[c].to_list() for c in Fact._fields))))
+        facts = list(map(Fact._make, zip(*(_shared_strings(df[c]) if c in _REPEATED else df[c].to_list()
+                                            for c in Fact._fields))))
         k = df[key]
         starts = (k != k.shift(1)).fill_null(True).arg_true()
         keys = k.gather(starts).to_list()
@@ -430,6 +431,19 @@ class WorldView:
                 f"WHERE value_type = 'entity' AND predicate IN ({preds}) ORDER BY value, predicate, valid_from NULLS FIRST, subject",
                 "value")
         return own, incoming
+
+
+_REPEATED = frozenset(("subject", "predicate", "value", "value_type"))  # columns whose values repeat across facts
+
+
+def _shared_strings(col: pl.Series) -> list:
+    """A string column as a list in which equal values are one Python string: a shard's fact
+    sheets hold millions of facts whose subject, predicate and kind repeat, and a string per
+    row would hold them as many times over."""
+    if col.null_count():
+        return col.to_list()
+    values = col.unique().sort().to_list()  # in the order of the dense rank
+    return list(map(values.__getitem__, (col.rank("dense") - 1).to_list()))
 
 
 # --------------------------------------------------------------------------- planning

@@ -178,17 +178,20 @@ def test_provenance_urls_dates_and_pagination(demo_web):
         assert first in rows and "Next page" in dict((q[0], q[6]) for q in dirs)[first]
 
 
+def _digest(p):
+    """Every stored page, provenance row and archive of a rendered world."""
+    with duckdb.connect(str(p / "web" / "pages.duckdb"), read_only=True) as con:
+        return [con.sql(f"SELECT count(*), md5(string_agg(CAST(x AS VARCHAR), '|' ORDER BY x.url{', x.fact_id' if t == 'page_facts' else ''})) "
+                        f"FROM {t} x").fetchall() for t in ("pages", "page_facts", "archives")]
+
+
 def test_same_world_same_pages_and_resume_after_interrupt(demo_web, tmp_path):
     """Rendering is deterministic, and an interrupted render resumes from its finished
     shards to the same bytes."""
     path, _ = demo_web
     other = _copy_world(open_world(path), tmp_path / "demo")
 
-    def digest(p):
-        with duckdb.connect(str(p / "web" / "pages.duckdb"), read_only=True) as con:
-            return [con.sql(f"SELECT count(*), md5(string_agg(CAST(x AS VARCHAR), '|' ORDER BY x.url{', x.fact_id' if t == 'page_facts' else ''})) "
-                            f"FROM {t} x").fetchall() for t in ("pages", "page_facts")]
-
+    digest = _digest
     calls = {"n": 0}
 
     def interrupt(stage, done, total):
@@ -356,4 +359,24 @@ def test_render_interrupted_after_the_index_join_resumes(demo_world, demo_web, t
     assert (other / ".web.partial" / "index" / "meta.json").is_file() and not (other / "web").exists()
     report = render_world(other)
     assert report.resumed_shards == report.shards >= 4
+    _same_search(demo_web[0], other)
+
+
+def test_shards_written_in_small_chunks_give_the_same_pages(demo_world, demo_web, tmp_path, monkeypatch):
+    """A shard is planned, written and indexed SHARD_CHUNK pages at a time (its pages are never
+    all in memory): the chunk size changes neither the pages, their provenance and archives,
+    nor the search index."""
+    import pyarrow.parquet as pq
+
+    from worldforge.web import stage
+
+    monkeypatch.setattr(stage, "SHARD_CHUNK", 97)
+    other = _copy_world(demo_world, tmp_path / "w")
+    with pytest.raises(KeyboardInterrupt):  # stopped after a few shards, to look at their files
+        render_world(other, on_progress=_interrupt_at(3))
+    parts = sorted((other / ".web.partial" / "shards").glob("*.pages.parquet"))
+    assert any(pq.ParquetFile(f).metadata.num_row_groups > 1 for f in parts)  # written chunk by chunk
+    assert not list((other / ".web.partial" / "shards").glob("*.tmp"))
+    render_world(other)
+    assert _digest(other) == _digest(demo_web[0])
     _same_search(demo_web[0], other)

@@ -108,6 +108,31 @@ def test_shards_run_in_ray_workers_and_errors_come_back(cluster):
         list(current().map(_fail_on_4, range(8)))
 
 
+def test_a_worker_holds_one_jobs_state_at_a_time():
+    """`worker_state` makes a job's state once, reuses it for the job's later shards, and closes
+    it when the worker moves on to another job (a render's world view is not carried into the
+    rollout)."""
+    from worldforge.cluster import worker_state
+
+    made, closed = [], []
+
+    def make(name):
+        def m():
+            made.append(name)
+            return {"name": name}
+        return m
+
+    close = closed.append
+    a = worker_state(("render", "w1"), make("a"), close)
+    assert worker_state(("render", "w1"), make("a2"), close) is a and made == ["a"] and not closed
+    b = worker_state(("rollout", "w1"), make("b"), close)
+    assert made == ["a", "b"] and closed == [a] and b == {"name": "b"}
+    worker_state(("render", "w1"), make("c"), None)
+    assert closed == [a, b] and made == ["a", "b", "c"]
+    worker_state(("render", "w2"), make("d"), close)  # the state made without a close function is just dropped
+    assert closed == [a, b] and made[-1] == "d"
+
+
 def _pid(_):
     import os
     import time

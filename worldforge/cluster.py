@@ -30,6 +30,30 @@ class ClusterError(WorldforgeError):
     """Ray is missing, or the cluster cannot be reached."""
 
 
+_HELD: dict = {}  # in a Ray worker: the state of the job it last worked for (see `worker_state`)
+
+
+def worker_state(key, make: Callable, close: Callable | None = None):
+    """In a Ray worker: what a job's shards share (an open world view, an environment), made
+    by `make()` for the first shard of the job `key` and reused by its later ones. A worker
+    holds one job's state at a time: moving on to another job (rolling out the world it has
+    just rendered, another world of a farm) closes the previous state (`close(state)`) and
+    hands its memory back before making the new one, so no worker carries a finished stage's
+    world view into the next."""
+    if _HELD.get("key") != key:
+        if "state" in _HELD:
+            old, done = _HELD.pop("state"), _HELD.pop("close")
+            _HELD.clear()
+            if done is not None:
+                done(old)
+            del old
+            from .plumbing import release_memory
+
+            release_memory()
+        _HELD.update(key=key, state=make(), close=close)
+    return _HELD["state"]
+
+
 class Local:
     """Shards run one after another in this process."""
 

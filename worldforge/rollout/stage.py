@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cluster import Local, current
+from ..cluster import Local, current, worker_state
 from ..errors import RolloutError
 from ..plumbing import read_json, read_jsonl, sha256_file, swap_into_place, write_atomic
 from ..world.options import RolloutOptions
@@ -230,21 +230,20 @@ def _chunk(env: Environment, agent, opt: RolloutOptions, chunk: list, path: Path
     return len(chunk)
 
 
-_WORKER: dict = {}  # in a Ray worker: the environment of the last world it rolled out
-
-
 def _oracle_chunk(job: tuple[int, list, str], world_path: str, options_json: str, seed: int) -> int:
-    """A Ray task: the oracle on one chunk, exactly as the in-process rollout runs it."""
+    """A Ray task: the oracle on one chunk, exactly as the in-process rollout runs it, in the
+    environment the worker keeps for the rollout's later chunks (`cluster.worker_state`)."""
     _, chunk, path = job
     index = Path(world_path) / "web" / "render.json"
-    key = (world_path, index.stat().st_mtime_ns if index.exists() else 0, options_json, seed)
-    if _WORKER.get("key") != key:
-        if "env" in _WORKER:
-            _WORKER.pop("env").close()
-        opt = RolloutOptions.model_validate_json(options_json)
+    key = ("rollout", world_path, index.stat().st_mtime_ns if index.exists() else 0, options_json, seed)
+    opt = RolloutOptions.model_validate_json(options_json)
+
+    def make() -> Environment:
         extra = {"count_tokens": load_token_counter(opt.tokenizer)} if opt.tokenizer else {}
-        _WORKER.update(key=key, env=Environment.for_world(world_path, opt, seed=seed, **extra))
-    return _chunk(_WORKER["env"], None, RolloutOptions.model_validate_json(options_json), chunk, Path(path))
+        return Environment.for_world(world_path, opt, seed=seed, **extra)
+
+    env = worker_state(key, make, lambda e: e.close())
+    return _chunk(env, None, opt, chunk, Path(path))
 
 
 def _finish(world_path: Path, partial: Path, n_chunks: int, opt: RolloutOptions, seed: int, n_tasks: int,

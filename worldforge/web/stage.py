@@ -32,7 +32,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..cluster import Local, current
+from ..cluster import Local, current, worker_state
 from ..errors import RenderError
 from ..plumbing import folder_digests, package_versions, release_memory, swap_into_place, write_atomic
 from ..world.options import RenderOptions
@@ -281,20 +281,18 @@ def _plan_and_write(view: WorldView, template: TemplateWriter, shard: Shard, pat
     return _render_shard(template, template, shard_pages(view, shard, seen), path) | {"news": seen.log}
 
 
-_WORKER: dict = {}  # in a Ray worker: the open world view and template writer of the last world it rendered
-
-
 def _template_shard(job: tuple[Shard, str], world_path: str, options_json: str) -> dict:
-    """A Ray task: plan and write one shard (as the in-process render does)."""
+    """A Ray task: plan and write one shard (as the in-process render does), with the world view
+    and writer the worker keeps for the render's later shards (`cluster.worker_state`)."""
     shard, path = job
     db = Path(world_path) / "world.duckdb"
-    key = (world_path, db.stat().st_mtime_ns, db.stat().st_size, options_json)
-    if _WORKER.get("key") != key:
-        if "view" in _WORKER:
-            _WORKER.pop("view").close()
-        view = WorldView(open_world(world_path), RenderOptions.model_validate_json(options_json))
-        _WORKER.update(key=key, view=view, template=TemplateWriter(view))
-    return _plan_and_write(_WORKER["view"], _WORKER["template"], shard, Path(path))
+    key = ("render", world_path, db.stat().st_mtime_ns, db.stat().st_size, options_json)
+
+    def make() -> TemplateWriter:
+        return TemplateWriter(WorldView(open_world(world_path), RenderOptions.model_validate_json(options_json)))
+
+    template = worker_state(key, make, lambda t: t.view.close())
+    return _plan_and_write(template.view, template, shard, Path(path))
 
 
 def _indexed(shard: Path) -> bool:

@@ -374,11 +374,11 @@ def join_clauses(clauses: list[str], key: str, lang: str = "en") -> str:
         return cap(clauses[0]) + STOP.get(lang, ".")
     if len(clauses) == 2:
         tpl = choose(b["join2"], key)
-        return cap(tpl.format(A=clauses[0], B=clauses[1], B_cap=cap(clauses[1])))
+        return cap(tpl.format(A=clauses[0], B=clauses[1], B_cap=cap(clauses[1]) if "{B_cap}" in tpl else ""))
     if len(clauses) > 3:  # longer runs: a sentence of three, then the rest
         return join_clauses(clauses[:3], key, lang) + SENTENCE_SEP.get(lang, " ") + join_clauses(clauses[3:], key + "+", lang)
     tpl = choose(b["join3"], key)
-    return cap(tpl.format(A=clauses[0], B=clauses[1], C=clauses[2], B_cap=cap(clauses[1])))
+    return cap(tpl.format(A=clauses[0], B=clauses[1], C=clauses[2], B_cap=cap(clauses[1]) if "{B_cap}" in tpl else ""))
 
 
 def group_clauses(clauses: list[str], key: str, lang: str = "en") -> list[str]:

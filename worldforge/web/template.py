@@ -111,7 +111,7 @@ class TemplateWriter:
                          else b["span_closed"] if f.valid_to and z != a else b["span_open"] if not f.valid_to else b["span_event"])
                 when = g.choose(spans, key + "|sp").format(a=a, b=z)
             s = tpl.format(subject=subject, object=obj, label=m.label.lower(), start=start, end=end, when=when,
-                           when_cap=g.cap(when.strip("()（）")))
+                           when_cap=g.cap(when.strip("()（）")) if "{when_cap}" in tpl else "")
             if f.valid_from:
                 y0 = str(f.valid_from.year)
                 if y0 not in s or (f.valid_to and not m.event and str(f.valid_to.year) not in s):

@@ -278,3 +278,9 @@ def release_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
         pass
+    try:  # Arrow's own allocator (mimalloc or jemalloc) keeps freed buffers for reuse until asked
+        import pyarrow
+
+        pyarrow.default_memory_pool().release_unused()
+    except ImportError:
+        pass

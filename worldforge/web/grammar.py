@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from decimal import Decimal
-from functools import lru_cache
 from zlib import crc32
 
 from .text import MONTHS, pick
@@ -263,7 +262,6 @@ DATE_STYLES = ("mdy", "dmy", "mdy_abbr", "dmy_abbr")
 DATE_STYLES_BY_LANG = {"en": DATE_STYLES, "zh": ("ymd_zh", "ymd_zh_pad")}
 
 
-@lru_cache(maxsize=1 << 16)  # a site writes the same dates again and again
 def format_date(d: dt.date, style: str) -> str:
     """A full date in one of the prose styles ('June 30, 2025', '2025年6月30日'); 'iso' for tables only."""
     if style == "iso":

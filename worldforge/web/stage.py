@@ -39,7 +39,7 @@ from ..world.options import RenderOptions
 from ..world.store import open_world
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
 from .pages import KINDS, PART_PAGE_SIZE, Page, WorldView, news_predicates, plan_pages
-from .search import DUCKDB_MEMORY, FORMAT_FILE, ShardIndex, join_indexes
+from .search import FORMAT_FILE, ShardIndex, join_indexes
 from .shards import LoggedSet, NewsURLs, Shard, plan_shards, shard_pages
 from .store import PAGES_DB, PARTIAL_DIR, REPORT_FILE, is_rendered, web_dir
 from .template import TemplateWriter
@@ -299,6 +299,9 @@ def _indexed(shard: Path) -> bool:
     return (shard.with_suffix(".index") / FORMAT_FILE).is_file()
 
 
+# What the merge into pages.duckdb may hold: it streams Parquet into DuckDB's own format, and a
+# larger budget only holds more (1M entities' pages: no faster with 2 GB, and a gigabyte more resident).
+STORE_MEMORY = "1GB"
 SHARD_CHUNK = 4096  # pages written and indexed at a time: a shard's pages are never all in memory at once
 
 
@@ -389,7 +392,7 @@ def _collect(partial: Path, report: RenderReport) -> None:
     shards = partial / "shards"
     con = duckdb.connect(str(db))
     try:
-        con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")  # the sort spills to disk rather than filling memory
+        con.execute(f"SET memory_limit = '{STORE_MEMORY}'")  # the sorts spill to disk rather than filling memory
         # File lists, not glob patterns pasted into SQL: a path with quotes or brackets stays a path.
         def files(kind: str) -> list[str]:
             return [str(f) for f in sorted(shards.glob(f"*.{kind}.parquet"))]

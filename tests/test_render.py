@@ -300,6 +300,29 @@ def test_neighbour_facts_are_fetched_only_for_listed_neighbours(demo_world):
         view.close()
 
 
+def test_fact_sheets_group_by_key_in_query_order(demo_world):
+    """`WorldView._grouped`: each key's facts in query order, keys in order of first appearance,
+    whether or not the query sorts by the key; equal strings are shared, values unchanged."""
+    from worldforge.web.text import Fact
+
+    info = open_world(demo_world.path)
+    view = WorldView(info, info.world.spec.stages.render)
+    cols = "fact_id, subject, predicate, value, value_type, valid_from, valid_to"
+    try:
+        for order in ("subject, fact_id", "fact_id", "valid_from NULLS FIRST, fact_id DESC"):
+            sql = f"SELECT {cols} FROM facts WHERE subject_type = 'company' ORDER BY {order}"
+            want: dict[str, list] = {}
+            for row in view.con.execute(sql).fetchall():
+                want.setdefault(row[1], []).append(Fact(*row))
+            got = view._grouped(sql, "subject")
+            assert list(got) == list(want) and got == want
+        one = view._grouped(f"SELECT {cols} FROM facts WHERE subject_type = 'company' ORDER BY subject", "subject")
+        preds = [f.predicate for fs in one.values() for f in fs]
+        assert len({id(p) for p in preds}) == len(set(preds))  # one string per distinct predicate
+    finally:
+        view.close()
+
+
 def _same_search(world_a, world_b) -> None:
     """Both worlds' engines give the same result pages, first and deep (past the re-ranked pool)."""
     from worldforge.web import SearchEngine

@@ -395,6 +395,19 @@ def test_shards_written_in_small_chunks_give_the_same_pages(demo_world, demo_web
 
     monkeypatch.setattr(stage, "SHARD_CHUNK", 97)
     other = _copy_world(demo_world, tmp_path / "w")
+    write, calls = TemplateWriter.write, {"n": 0}
+
+    def stop_mid_shard(self, page):  # interrupted inside a shard, after some of its chunks
+        calls["n"] += 1
+        if calls["n"] == 500:
+            raise KeyboardInterrupt
+        return write(self, page)
+
+    monkeypatch.setattr(TemplateWriter, "write", stop_mid_shard)
+    with pytest.raises(KeyboardInterrupt):
+        render_world(other)
+    assert not list((other / ".web.partial" / "shards").glob("*.tmp"))  # nothing half-written left behind
+    monkeypatch.setattr(TemplateWriter, "write", write)
     with pytest.raises(KeyboardInterrupt):  # stopped after a few shards, to look at their files
         render_world(other, on_progress=_interrupt_at(3))
     parts = sorted((other / ".web.partial" / "shards").glob("*.pages.parquet"))

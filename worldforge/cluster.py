@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import WorldforgeError
+from .plumbing import release_memory
 
 
 class ClusterError(WorldforgeError):
@@ -47,8 +48,6 @@ def worker_state(key, make: Callable, close: Callable | None = None):
             if done is not None:
                 done(old)
             del old
-            from .plumbing import release_memory
-
             release_memory()
         _HELD.update(key=key, state=make(), close=close)
     return _HELD["state"]

@@ -205,6 +205,7 @@ class WorldView:
         self.types = self.world.types
         self.timeless = {t: frozenset(a for a, s in et.attributes.items() if isinstance(s, (CategoricalAttr, CodeAttr, LookupAttr)))
                          for t, et in self.types.items()}
+        # Types whose entities can speak in a news quote: those with a birth date.
         self.person_like = {t: any("birth" in a for a in et.attributes) for t, et in self.types.items()}
         self.con = info.connect()
         self.names: dict[str, str] = {}
@@ -394,8 +395,7 @@ class WorldView:
         links to; the people and firms that link to it): dates, undated links and attributes that
         do not change (categories, codes, lookups); at most `per_entity` each."""
         if not self._summary_ready:
-            timeless = sorted({a for et in self.types.values() for a, spec in et.attributes.items()
-                               if isinstance(spec, (CategoricalAttr, CodeAttr, LookupAttr))})
+            timeless = sorted(set().union(*self.timeless.values()))
             # Once per view: every entity's few summary facts, in a temporary table.
             self.con.execute(
                 "CREATE OR REPLACE TEMP TABLE wf_summary AS SELECT fact_id, subject, predicate, value, value_type, "
@@ -628,11 +628,6 @@ def _archive(view: WorldView, t: str, eid: str, own: list[Fact], incoming: list[
     return captured, then
 
 
-def _person_like(view: WorldView, t: str) -> bool:
-    """Types whose entities can speak in a news quote: those with a birth date."""
-    return view.person_like[t]
-
-
 def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: list[str]) -> list[Fact]:
     """The facts about an entity that a page dated `day` may state: dates up to that day, links
     that held on that day (their end, if any, lies in the page's future and is not stated), and
@@ -650,13 +645,9 @@ def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: 
         elif f.value_type == "date":
             if dt.date.fromisoformat(f.value) <= day:
                 out.append(f)
-        elif f.predicate != "name" and (recent or _timeless(view, t, f.predicate, context)):
+        elif f.predicate != "name" and (recent or f.predicate in view.timeless[t]):
             out.append(f)
     return out
-
-
-def _timeless(view: WorldView, t: str, attr: str, context: list[str]) -> bool:
-    return attr in view.timeless[t]
 
 
 def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact], context: list[str], seen: set[str],
@@ -701,11 +692,11 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
         ctx += [f for f in facts_at(view, view.type_of[x], neigh.get(x, []), published, []) if f.value not in seen_ids][:4]
     ids = dict.fromkeys([eid] + ([event.value] if event.value_type == "entity" else []))
     speaker = None
-    if _person_like(view, t):
+    if view.person_like[t]:
         speaker = eid
     else:
         for f in [event, *ctx]:
-            if f.value_type == "entity" and _person_like(view, view.type_of[f.value]):
+            if f.value_type == "entity" and view.person_like[view.type_of[f.value]]:
                 speaker = f.value
                 break
     ids.update(dict.fromkeys(f.value for f in ctx if f.value_type == "entity"))

@@ -209,7 +209,7 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
     """Index every page of `pages_db` into `index_dir` (replaced if present), tokenized for
     the world's language, on `threads` indexing threads (INDEX_THREADS at most the CPUs by
     default) sharing `heap_mb` MB of buffers. Returns the page count. (The render stage
-    indexes each shard where it is written, then joins the shards: `index_shard`,
+    indexes each shard where it is written, then joins the shards: `ShardIndex`,
     `join_indexes`.)"""
     import duckdb
 
@@ -258,13 +258,6 @@ class ShardIndex:
         return self.pages
 
 
-def index_shard(pages, index_dir: Path, language: str = "en") -> int:
-    """Index one shard's pages (an Arrow table or polars frame) into its own index (`ShardIndex`)."""
-    index = ShardIndex(index_dir, language)
-    index.add(pages)
-    return index.close()
-
-
 def _link_or_copy(src: Path, dst: Path) -> None:
     try:
         os.link(src, dst)
@@ -273,7 +266,7 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 
 def join_indexes(parts: list[Path], index_dir: Path, language: str = "en") -> int:
-    """One index of the shard indexes `parts` (built by `index_shard` with one schema): their
+    """One index of the shard indexes `parts` (each built by a `ShardIndex`, with one schema): their
     segment files are linked into `index_dir` (the shards keep theirs, so an interrupted join
     starts over) and listed in one meta.json, then tantivy's merge
     policy merges them into a few large segments (searches touch every segment). Scores are the

@@ -337,20 +337,17 @@ def _render_shard(writer, template: TemplateWriter, pages: Iterable[Page], shard
              "rejected": _ParquetSink(shard.with_suffix(".rejected.parquet"), _REJECT_SCHEMA),
              "archives": _ParquetSink(shard.with_suffix(".archives.parquet"), _ARCHIVE_SCHEMA)}
     index = ShardIndex(shard.with_suffix(".index"), template.lang)
-    delta: dict = {}
+    from .llm import WrittenPage
+
     outcome: dict[str, int] = {}
     total = 0
-    if isinstance(writer, VLLMWriter):
+    llm = isinstance(writer, VLLMWriter)
+    if llm:
         writer.stats = WriterStats()  # this shard's accounting only; the stage sums the shards
     try:
         for batch in _batches(iter(pages), SHARD_CHUNK):
             total += len(batch)
-            if isinstance(writer, VLLMWriter):
-                written = writer.write_batch(batch)
-            else:
-                from .llm import WrittenPage
-
-                written = [WrittenPage(template.write(p), "template", 0) for p in batch]
+            written = writer.write_batch(batch) if llm else [WrittenPage(template.write(p), "template", 0) for p in batch]
             tables = _shard_tables(template, batch, written)
             for name, sink in sinks.items():
                 sink.write(tables[name])
@@ -366,12 +363,10 @@ def _render_shard(writer, template: TemplateWriter, pages: Iterable[Page], shard
             except Exception:  # noqa: BLE001 - the original error is the one to report
                 pass
         raise
-    if isinstance(writer, VLLMWriter):
-        delta = writer.stats.as_dict()
     for sink in sinks.values():
         sink.close()
     index.close()
-    return delta | {"outcome": outcome, "pages": total}
+    return (writer.stats.as_dict() if llm else {}) | {"outcome": outcome, "pages": total}
 
 
 def _shard_tables(template: TemplateWriter, batch: list[Page], written: list) -> dict[str, pa.Table]:

@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from tests.conftest import write_spec
+from worldforge.web.store import open_pages
 from worldforge.world.planner import generate_world
 from worldforge.world.validate import load_world
 
@@ -73,7 +74,7 @@ def test_namesakes_get_their_own_pages_and_titles(demo_web):
     with duckdb.connect(str(path / "world.duckdb"), read_only=True) as con:
         shared = {n for (n,) in con.execute("SELECT name FROM person GROUP BY name HAVING count(*) > 1").fetchall()}
     assert shared
-    with duckdb.connect(str(path / "web" / "pages.duckdb"), read_only=True) as con:
+    with open_pages(path / "web") as con:
         rows = con.execute("SELECT url, title FROM pages WHERE kind = 'article'").fetchall()
     urls = [u for u, _ in rows]
     assert len(urls) == len(set(urls))

@@ -14,6 +14,7 @@ from worldforge.errors import BackendUnavailableError, NotRenderedError, RenderE
 from worldforge.web import grammar, render_world
 from worldforge.web.llm import load_llm, page_check, strip_reasoning
 from worldforge.web.pages import WorldView, plan_pages
+from worldforge.web.store import open_pages
 from worldforge.web.template import TemplateWriter
 from worldforge.web.text import Fact, FactSheetCheck, format_date, format_number
 from worldforge.world.options import RenderOptions
@@ -23,7 +24,7 @@ from .conftest import copy_world as _copy_world
 
 
 def _pages(path):
-    with duckdb.connect(str(path / "web" / "pages.duckdb"), read_only=True) as con:
+    with open_pages(path / "web") as con:
         pages = con.sql("SELECT url, kind, title, date, subject, entity_ids, markdown, source FROM pages ORDER BY url").fetchall()
         facts = {}
         for url, fid in con.sql("SELECT url, fact_id FROM page_facts ORDER BY url, fact_id").fetchall():
@@ -180,7 +181,7 @@ def test_provenance_urls_dates_and_pagination(demo_web):
 
 def _digest(p):
     """Every stored page, provenance row and archive of a rendered world."""
-    with duckdb.connect(str(p / "web" / "pages.duckdb"), read_only=True) as con:
+    with open_pages(p / "web") as con:
         return [con.sql(f"SELECT count(*), md5(string_agg(CAST(x AS VARCHAR), '|' ORDER BY x.url{', x.fact_id' if t == 'page_facts' else ''})) "
                         f"FROM {t} x").fetchall() for t in ("pages", "page_facts", "archives")]
 

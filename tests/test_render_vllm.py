@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 
-import duckdb
 import pytest
 
 pytest.importorskip("vllm")
@@ -18,6 +17,7 @@ from worldforge.cli import app  # noqa: E402
 from worldforge.web import render_world  # noqa: E402
 from worldforge.web.llm import SYSTEM_PROMPT, VLLMWriter  # noqa: E402
 from worldforge.web.pages import WorldView, plan_pages  # noqa: E402
+from worldforge.web.store import open_pages
 from worldforge.web.template import TemplateWriter  # noqa: E402
 from worldforge.world.planner import plan_world  # noqa: E402
 from worldforge.world.store import open_world  # noqa: E402
@@ -39,7 +39,7 @@ def geo_world(tmp_path_factory):
 
 
 def _table(path, sql):
-    with duckdb.connect(str(path / "web" / "pages.duckdb"), read_only=True) as con:
+    with open_pages(path / "web") as con:
         return con.sql(sql).fetchall()
 
 

@@ -203,12 +203,30 @@ def test_run_rebuilds_damaged_stages_and_only_what_depends_on_them(small_run, tm
     assert res.exit_code == 1 and "world.duckdb is damaged" in res.output and "violated" not in res.output
 
 
-def test_damaged_pages_database_is_reported(small_run, tmp_path):
+@pytest.mark.parametrize("damage", ["database cut", "page file cut", "provenance file deleted", "page folder deleted"])
+def test_damaged_pages_are_reported(small_run, tmp_path, damage):
+    """The pages database and every page file the render wrote are checked on open: a cut-off or
+    missing one names itself and how to rebuild."""
     _, _, world = _copy_run(small_run, tmp_path)
-    pages = world / "web" / "pages.duckdb"
-    os.truncate(pages, pages.stat().st_size - 4096)
+    web = world / "web"
+    page_file = sorted((web / "pages").glob("*.pages.parquet"))[-1]
+    facts_file = sorted((web / "pages").glob("*.facts.parquet"))[0]
+    if damage == "database cut":
+        victim = web / "pages.duckdb"
+        os.truncate(victim, victim.stat().st_size - 4096)
+    elif damage == "page file cut":
+        victim = page_file
+        os.truncate(victim, victim.stat().st_size // 2)
+    elif damage == "provenance file deleted":
+        victim = facts_file
+        victim.unlink()
+    else:
+        victim = web / "pages"
+        shutil.rmtree(victim)
+    name = victim.name if damage != "page folder deleted" else sorted(p for p in json.loads(
+        (web / "render.json").read_text())["files"] if p.startswith("pages/"))[0].split("/")[1]
     res = runner.invoke(app, ["search", str(world), "company"])
-    assert res.exit_code == 1 and "pages.duckdb is damaged" in res.output and "--force" in res.output
+    assert res.exit_code == 1 and f"{name} is damaged" in res.output and "--force" in res.output, res.output
 
 
 @pytest.mark.parametrize("rel, needle", [

@@ -7,19 +7,19 @@ import datetime as dt
 import re
 from collections import Counter
 
-import duckdb
 import pytest
 
 from worldforge.rollout import perturb
 from worldforge.web import grammar
 from worldforge.web.grammar import prose_sentences
+from worldforge.web.store import open_pages
 from worldforge.world.store import open_world
 
 
 @pytest.fixture(scope="module")
 def web(demo_web):
     path, report = demo_web
-    con = duckdb.connect(str(path / "web" / "pages.duckdb"), read_only=True)
+    con = open_pages(path / "web")
     pages = con.execute("SELECT url, kind, date, subject, markdown FROM pages ORDER BY url").fetchall()
     facts = con.execute("SELECT url, fact_id FROM page_facts").fetchall()
     archives = con.execute("SELECT url, captured, markdown FROM archives ORDER BY url").fetchall()

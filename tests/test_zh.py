@@ -12,6 +12,7 @@ import yaml
 from tests.conftest import REPO, SMALL_COUNTS, write_spec
 from worldforge.errors import SpecError
 from worldforge.web.search import SNIPPET_CHARS_ZH, cut_snippet
+from worldforge.web.store import open_pages
 from worldforge.world.planner import generate_world, plan_world
 from worldforge.world.sampling import pinyin_names
 from worldforge.world.validate import load_world
@@ -426,10 +427,9 @@ _ZH_PAGE_NUMBERS = r"第(\d+)页，共(\d+)页|共([\d,]+)项|列出(\d+)项|全
 
 @pytest.fixture(scope="module")
 def zh_pages(zh_web):
-    import duckdb
 
     path, _ = zh_web
-    with duckdb.connect(str(path / "web" / "pages.duckdb"), read_only=True) as con:
+    with open_pages(path / "web") as con:
         pages = con.sql("SELECT url, kind, date, markdown FROM pages ORDER BY url").fetchall()
         facts: dict[str, list[str]] = {}
         for url, fid in con.sql("SELECT url, fact_id FROM page_facts").fetchall():

@@ -435,7 +435,7 @@ def _stored_variety(world_dir: Path) -> dict:
         stored = None
     if stored:
         return stored
-    return web_report(web / "pages.duckdb")
+    return web_report(web)
 
 
 def _variety_table(v: dict) -> Table:

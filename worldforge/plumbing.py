@@ -38,6 +38,14 @@ def swap_into_place(partial: Path, final: Path) -> None:
         shutil.rmtree(old)
 
 
+def link_or_copy(src: Path, dst: Path) -> None:
+    """A hard link of `src` at `dst` (no bytes copied), or a copy on a file system without links."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
 def stable_hash(*names: object) -> int:
     """A 64-bit hash of names that is the same on every machine and Python run."""
     h = hashlib.blake2b("\x1f".join(map(str, names)).encode(), digest_size=8)

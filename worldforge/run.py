@@ -33,7 +33,7 @@ from .world.store import is_complete, world_dir
 from .world.validate import load_world
 
 RUN_FILE = "run.json"
-RUN_FORMAT = 2
+RUN_FORMAT = 3  # 3: the pages stay Parquet files in web/pages/ (a run.json of 2 rebuilds from the plan)
 STAGES = ("plan", "render", "tasks", "rollout", "export")
 OUTPUTS = {"plan": ["world.duckdb", "world.json"], "render": ["web"], "tasks": ["tasks"], "rollout": ["rollout"]}
 

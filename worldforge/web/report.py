@@ -18,6 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from .grammar import _SKEL_CAPS, _SKEL_DATE, _SKEL_LINK, _SKEL_NUM, prose_sentences
+from .store import open_pages
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\d[\d,.]*")
 _LINK_URL = re.compile(r"\]\([^)]*\)")
@@ -30,12 +31,10 @@ def words(markdown: str) -> int:
 MAX_PAGES = 20_000
 
 
-def web_report(pages_db: str | Path, max_pages: int = MAX_PAGES) -> dict:
-    """The variety and length measures of a rendered web (pages.duckdb): every page up to
-    `max_pages`, else a fixed sample of that many pages (by URL hash)."""
-    import duckdb
-
-    con = duckdb.connect(str(pages_db), read_only=True)
+def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
+    """The variety and length measures of a rendered web folder: every page up to `max_pages`,
+    else a fixed sample of that many pages (by URL hash)."""
+    con = open_pages(Path(web))
     try:
         total = con.execute("SELECT count(*) FROM pages").fetchone()[0]
         rows = con.execute("SELECT url, kind, site, entity_ids, markdown FROM pages ORDER BY hash(url), url LIMIT ?",

@@ -28,8 +28,8 @@ from urllib.parse import quote, unquote, urlsplit
 import polars as pl
 
 from ..errors import DamagedStateError, NotRenderedError, SearchInputError
-from ..plumbing import connect_duckdb, read_json
-from .store import require_rendered
+from ..plumbing import link_or_copy, read_json
+from .store import open_pages, require_rendered
 
 RESULTS_PER_PAGE = 10
 SNIPPET_CHARS = 220
@@ -204,18 +204,18 @@ def _mark(index_dir: Path, pages: int, language: str) -> None:
     (index_dir / FORMAT_FILE).write_text(json.dumps(marker))
 
 
-def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int], None] | None = None,
+def build_index(pages, index_dir: Path, on_progress: Callable[[int, int], None] | None = None,
                 language: str = "en", threads: int | None = None, heap_mb: int = 256) -> int:
-    """Index every page of `pages_db` into `index_dir` (replaced if present), tokenized for
-    the world's language, on `threads` indexing threads (INDEX_THREADS at most the CPUs by
-    default) sharing `heap_mb` MB of buffers. Returns the page count. (The render stage
-    indexes each shard where it is written, then joins the shards: `ShardIndex`,
-    `join_indexes`.)"""
-    import duckdb
-
+    """Index every page of `pages` (a rendered web folder, or a DuckDB connection with a `pages`
+    table or view) into `index_dir` (replaced if present), tokenized for the world's language,
+    on `threads` indexing threads (INDEX_THREADS at most the CPUs by default) sharing `heap_mb`
+    MB of buffers. Returns the page count. (The render stage indexes each shard where it is
+    written, then joins the shards: `ShardIndex`, `join_indexes`.)"""
     index = _new_index(index_dir, language)
     writer = index.writer(heap_size=heap_mb * 1_000_000, num_threads=threads or max(1, min(INDEX_THREADS, os.cpu_count() or 1)))
-    with duckdb.connect(str(pages_db), read_only=True) as con:
+    own = isinstance(pages, (str, Path))
+    con = open_pages(Path(pages)) if own else pages
+    try:
         con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
         n = con.execute("SELECT count(*) FROM pages").fetchall()[0][0]
         done = 0
@@ -224,6 +224,9 @@ def build_index(pages_db: Path, index_dir: Path, on_progress: Callable[[int, int
             done += len(df)
             if on_progress:
                 on_progress(done, n)
+    finally:
+        if own:
+            con.close()
     writer.commit()
     writer.wait_merging_threads()
     _mark(index_dir, n, language)
@@ -258,13 +261,6 @@ class ShardIndex:
         return self.pages
 
 
-def _link_or_copy(src: Path, dst: Path) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:  # a file system without hard links
-        shutil.copyfile(src, dst)
-
-
 def join_indexes(parts: list[Path], index_dir: Path, language: str = "en") -> int:
     """One index of the shard indexes `parts` (each built by a `ShardIndex`, with one schema): their
     segment files are linked into `index_dir` (the shards keep theirs, so an interrupted join
@@ -292,7 +288,7 @@ def join_indexes(parts: list[Path], index_dir: Path, language: str = "en") -> in
         for seg in meta["segments"]:
             stem = seg["segment_id"].replace("-", "")
             for f in sorted(part.glob(stem + ".*")):
-                _link_or_copy(f, index_dir / f.name)
+                link_or_copy(f, index_dir / f.name)
                 files.append(f.name)
             segments.append(seg)
         opstamp = max(opstamp, int(meta.get("opstamp", 0)))
@@ -484,7 +480,7 @@ class SearchEngine:
         except (ValueError, OSError) as exc:
             raise DamagedStateError(f"the search index in {web / 'index'} is damaged ({str(exc).splitlines()[0][:160]}); "
                                     f"{fix}") from None
-        self.pages = connect_duckdb(web / "pages.duckdb", fix)
+        self.pages = open_pages(web, fix)
         self._has_archives = bool(self.pages.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'archives'").fetchone()[0])
         self._pages: dict[str, dict | None] = {}

@@ -3,18 +3,21 @@ provenance, and build the search index.
 
 Layout inside the world folder:
 
-    web/pages.duckdb   pages(url, kind, site, title, date, subject, entity_ids, markdown, source, attempts) and
-                       page_facts(url, fact_id), both in page plan order, rejected(url, kind, title, attempts, problems)
+    web/pages/         NNNNN.pages.parquet: pages(url, kind, site, title, date, subject, entity_ids, markdown,
+                       source, attempts) and NNNNN.facts.parquet: page_facts(url, fact_id), one pair per shard,
+                       in page plan order; read as the views `pages` and `page_facts` (`store.open_pages`)
+    web/pages.duckdb   rejected(url, kind, title, attempts, problems) and archives(url, captured, markdown)
     web/index/         the tantivy index (see worldforge.search)
     web/render.json    the render report; its presence with status "complete" marks the stage done
 
 Work goes to `.web.partial/` in shards, each a set of Parquet files renamed into place when
 finished, and the shard's own search index: with the template writer, a run of one type's
 entities (or its directories), planned, written and indexed where the shard runs (in this
-process, or a Ray task under `--ray`; see `shards.py`); with vLLM, `batch_size` pages planned here. The plan is deterministic, so an
-interrupted render resumes at the missing shards. At the end the shards' pages are merged into
-`pages.duckdb` and their indexes joined into one (`search.join_indexes`), and the finished
-folder replaces `web/`.
+process, or a Ray task under `--ray`; see `shards.py`); with vLLM, `batch_size` pages planned
+here. The plan is deterministic, so an interrupted render resumes at the missing shards. At the
+end the shards' page files are linked into `pages/` (never copied), the small tables are copied
+into `pages.duckdb`, the shards' indexes are joined into one (`search.join_indexes`), and the
+finished folder replaces `web/`.
 """
 
 from __future__ import annotations
@@ -34,14 +37,14 @@ import pyarrow.parquet as pq
 
 from ..cluster import Local, current, worker_state
 from ..errors import RenderError
-from ..plumbing import folder_digests, package_versions, release_memory, swap_into_place, write_atomic
+from ..plumbing import folder_digests, link_or_copy, package_versions, release_memory, swap_into_place, write_atomic
 from ..world.options import RenderOptions
 from ..world.store import open_world
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
 from .pages import KINDS, PART_PAGE_SIZE, Page, WorldView, news_predicates, plan_pages
 from .search import FORMAT_FILE, ShardIndex, join_indexes
 from .shards import LoggedSet, NewsURLs, Shard, plan_shards, shard_pages
-from .store import PAGES_DB, PARTIAL_DIR, REPORT_FILE, is_rendered, web_dir
+from .store import PAGES_DB, PAGES_DIR, PARTIAL_DIR, REPORT_FILE, is_rendered, open_pages, web_dir
 from .template import TemplateWriter
 
 _PAGE_SCHEMA = pa.schema([("url", pa.string()), ("kind", pa.string()), ("site", pa.string()), ("title", pa.string()),
@@ -188,7 +191,7 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
 
     release_memory()  # the merge's buffers, before the index holds its own
     t2 = time.perf_counter()
-    report.variety = web_report(partial / PAGES_DB)
+    report.variety = web_report(partial)
     t3 = time.perf_counter()
     progress("index", 0, 1)
     parts = sorted((partial / "shards").glob("*.index"))
@@ -201,7 +204,7 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     report.llm = stats.as_dict() if backend == "vllm" else {}
     report.seconds = round(time.perf_counter() - t0, 3)
     manifest = {"status": "complete", "world": info.manifest.get("name"), "seed": info.manifest.get("seed"),
-                "files": folder_digests(partial, [PAGES_DB]),
+                "files": folder_digests(partial, [PAGES_DB, PAGES_DIR]),
                 "fingerprint": fp, "options": json.loads(options.model_dump_json()), "report": report.as_dict(),
                 "versions": package_versions(), "rendered_at_as_of": str(info.world.spec.as_of)}
     write_atomic(partial / REPORT_FILE, json.dumps(manifest, indent=2, sort_keys=True, default=str))
@@ -299,8 +302,8 @@ def _indexed(shard: Path) -> bool:
     return (shard.with_suffix(".index") / FORMAT_FILE).is_file()
 
 
-# What the merge into pages.duckdb may hold. It streams Parquet into DuckDB's own format: with
-# 2 GB it copies 3M pages about a quarter faster (36 s against 47 s) but holds a gigabyte more.
+# What the store's queries may hold (the sorts of the small tables, the URL check over every page)
+# before spilling to disk.
 STORE_MEMORY = "1GB"
 SHARD_CHUNK = 4096  # pages written and indexed at a time: a shard's pages are never all in memory at once
 
@@ -393,13 +396,24 @@ def _shard_tables(template: TemplateWriter, batch: list[Page], written: list) ->
 
 
 def _collect(partial: Path, report: RenderReport) -> None:
-    """Merge the shards into pages.duckdb and fill the report's page counts."""
+    """Put the shards' pages in place and fill the report's page counts. The pages and their
+    provenance stay the Parquet files the shards wrote: they are linked into `pages/` (not
+    copied; the shards keep theirs, so an interrupted store starts over) and read through
+    views (`store.open_pages`). Only the small tables are copied into pages.duckdb, sorted by
+    URL for lookups: the rejected pages and the archived captures."""
     import duckdb
 
+    shards = partial / "shards"
+    folder = partial / PAGES_DIR
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir()
+    for kind in ("pages", "facts"):
+        for f in sorted(shards.glob(f"*.{kind}.parquet")):
+            link_or_copy(f, folder / f.name)
     db = partial / PAGES_DB
     if db.exists():
         db.unlink()
-    shards = partial / "shards"
     con = duckdb.connect(str(db))
     try:
         con.execute(f"SET memory_limit = '{STORE_MEMORY}'")  # the sorts spill to disk rather than filling memory
@@ -407,16 +421,15 @@ def _collect(partial: Path, report: RenderReport) -> None:
         def files(kind: str) -> list[str]:
             return [str(f) for f in sorted(shards.glob(f"*.{kind}.parquet"))]
 
-        # Pages in shard order, which is the page plan's (the same with or without Ray): nothing
-        # reads them by position (the index breaks ties by a hash of the URL), and neither a sort
-        # nor an index on URL (tens of seconds each for a million entities' pages) pays for itself.
-        con.execute("CREATE TABLE pages AS SELECT * FROM read_parquet(?)", [files("pages")])
-        # Provenance is read in bulk (tasks hash every pair), never by position: kept in shard
-        # order, which is the page plan's, rather than sorting tens of millions of rows.
-        con.execute("CREATE TABLE page_facts AS SELECT * FROM read_parquet(?)", [files("facts")])
         con.execute("CREATE TABLE rejected AS SELECT * FROM read_parquet(?) ORDER BY url", [files("rejected")])
         # Archived captures of articles (the entity's earlier state), served as stale copies; not indexed.
         con.execute("CREATE TABLE archives AS SELECT * FROM read_parquet(?) ORDER BY url", [files("archives")])
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    con = open_pages(partial, f"delete {partial} (the unfinished render's work) and render again")
+    try:
+        con.execute(f"SET memory_limit = '{STORE_MEMORY}'")
         dup = con.execute("SELECT url, count(*) FROM pages GROUP BY url HAVING count(*) > 1 ORDER BY url LIMIT 3").fetchall()
         if dup:
             raise RenderError(f"two pages share a URL, e.g. {dup[0][0]}; give the pack's profile.url template a unique "
@@ -434,6 +447,5 @@ def _collect(partial: Path, report: RenderReport) -> None:
         report.accepted_after_retry = con.execute("SELECT count(*) FROM pages WHERE source = 'vllm' AND attempts > 1").fetchall()[0][0]
         report.retried = con.execute("SELECT (SELECT count(*) FROM pages WHERE attempts > 1) "
                                      "+ (SELECT count(*) FROM rejected WHERE attempts > 1)").fetchall()[0][0]
-        con.execute("CHECKPOINT")
     finally:
         con.close()

@@ -1,5 +1,6 @@
 """The web folder of a world, `<world>/web/`: where the render stage puts its pages, index and
-report, and how later stages find out whether a world is rendered."""
+report, how later stages find out whether a world is rendered, and how they open its pages
+(`open_pages`)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,45 @@ import json
 from pathlib import Path
 
 from ..errors import DamagedStateError, NotRenderedError
-from ..plumbing import read_json, truncation
+from ..plumbing import connect_duckdb, read_json, truncation
 from ..world.store import open_world
 
 WEB_DIR = "web"
 PARTIAL_DIR = ".web.partial"
 PAGES_DB = "pages.duckdb"
+PAGES_DIR = "pages"  # the pages and their provenance, as the render's shards wrote them (Parquet)
 REPORT_FILE = "render.json"
+
+
+def page_files(web: Path, kind: str) -> list[Path]:
+    """The Parquet files of `kind` ("pages" or "facts") in `<web>/pages/`, in page plan order."""
+    return sorted((Path(web) / PAGES_DIR).glob(f"*.{kind}.parquet"))
+
+
+def parquet_list(files: list[Path]) -> str:
+    """A SQL list literal of file paths (views cannot take prepared parameters)."""
+    return "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
+
+
+def open_pages(web: Path, fix: str | None = None):
+    """A read-only DuckDB connection to a rendered web's pages: `pages.duckdb` (the `rejected`
+    pages and the `archives` of earlier captures) with the views `pages` and `page_facts` over
+    the Parquet files in `<web>/pages/` (read where they are: the render does not copy them)."""
+    web = Path(web)
+    fix = fix or rerender(web.parent)
+    pages, facts = page_files(web, "pages"), page_files(web, "facts")
+    if not pages or len(pages) != len(facts):
+        raise NotRenderedError(f"{web} holds no page files in {web / PAGES_DIR} (written by another worldforge "
+                               f"version, or deleted); {fix}")
+    con = connect_duckdb(web / PAGES_DB, fix)
+    try:
+        con.execute(f"CREATE TEMP VIEW pages AS SELECT * FROM read_parquet({parquet_list(pages)})")
+        con.execute(f"CREATE TEMP VIEW page_facts AS SELECT * FROM read_parquet({parquet_list(facts)})")
+    except Exception as exc:  # noqa: BLE001 - a damaged Parquet footer, whatever DuckDB calls it
+        con.close()
+        raise DamagedStateError(f"the page files in {web / PAGES_DIR} are damaged ({str(exc).splitlines()[0][:160]}); "
+                                f"{fix}") from None
+    return con
 
 
 def web_dir(world_path: Path) -> Path:
@@ -34,7 +67,8 @@ def rerender(world_path: Path) -> str:
 
 def require_rendered(world_path: str | Path) -> Path:
     """The web folder of a rendered world, or a clear error saying what to run. The page
-    database must be the one the render wrote (its size and digest are in render.json)."""
+    database and page files must be the ones the render wrote (none missing or shorter than
+    render.json records)."""
     path = Path(world_path)
     open_world(path)  # a missing or unplanned world gets the planner's message
     if not is_rendered(path):
@@ -44,9 +78,10 @@ def require_rendered(world_path: str | Path) -> Path:
         raise NotRenderedError(f"{path} has no rendered pages yet; run `worldforge render {path}`{hint}")
     web = web_dir(path)
     recorded = read_json(web / REPORT_FILE, rerender(path)).get("files", {})
-    cut = truncation(web / PAGES_DB, recorded.get(PAGES_DB, {}))
-    if cut:
-        raise DamagedStateError(f"{web / PAGES_DB} is damaged ({cut}); {rerender(path)}")
+    for name in [PAGES_DB] + [n for n in recorded if n.startswith(PAGES_DIR + "/")]:
+        cut = truncation(web / name, recorded.get(name, {}))
+        if cut:
+            raise DamagedStateError(f"{web / name} is damaged ({cut}); {rerender(path)}")
     return web
 
 

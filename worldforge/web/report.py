@@ -29,6 +29,7 @@ def words(markdown: str) -> int:
 
 
 MAX_PAGES = 20_000
+REPORT_MEMORY = "1GB"  # what the sample's query may hold before spilling to disk
 
 
 def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
@@ -36,8 +37,12 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
     else a fixed sample of that many pages (by URL hash)."""
     con = open_pages(Path(web))
     try:
+        con.execute(f"SET memory_limit = '{REPORT_MEMORY}'")
         total = con.execute("SELECT count(*) FROM pages").fetchone()[0]
-        rows = con.execute("SELECT url, kind, site, entity_ids, markdown FROM pages ORDER BY hash(url), url LIMIT ?",
+        # The sample's URLs first, then their pages: a top-N that carried every page's Markdown
+        # held gigabytes at a million entities (URLs are unique: the render checks).
+        rows = con.execute("SELECT url, kind, site, entity_ids, markdown FROM pages WHERE url IN "
+                           "(SELECT url FROM pages ORDER BY hash(url), url LIMIT ?) ORDER BY hash(url), url",
                            [max_pages]).fetchall()
     finally:
         con.close()

@@ -417,6 +417,7 @@ def _collect(partial: Path, report: RenderReport) -> None:
     con = duckdb.connect(str(db))
     try:
         con.execute(f"SET memory_limit = '{STORE_MEMORY}'")  # the sorts spill to disk rather than filling memory
+        con.execute("SET enable_progress_bar = false")
         # File lists, not glob patterns pasted into SQL: a path with quotes or brackets stays a path.
         def files(kind: str) -> list[str]:
             return [str(f) for f in sorted(shards.glob(f"*.{kind}.parquet"))]

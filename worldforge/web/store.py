@@ -40,6 +40,7 @@ def open_pages(web: Path, fix: str | None = None):
                                f"version, or deleted); {fix}")
     con = connect_duckdb(web / PAGES_DB, fix)
     try:
+        con.execute("SET enable_progress_bar = false")  # bulk reads run for seconds at scale; callers show progress
         con.execute(f"CREATE TEMP VIEW pages AS SELECT * FROM read_parquet({parquet_list(pages)})")
         con.execute(f"CREATE TEMP VIEW page_facts AS SELECT * FROM read_parquet({parquet_list(facts)})")
     except Exception as exc:  # noqa: BLE001 - a damaged Parquet footer, whatever DuckDB calls it

@@ -184,21 +184,30 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     release_memory()
 
     t1 = time.perf_counter()
-    progress("store", 0, 1)
-    _collect(partial, report)
-    progress("store", 1, 1)
-    from .report import web_report
-
-    release_memory()  # the merge's buffers, before the index holds its own
-    t2 = time.perf_counter()
-    report.variety = web_report(partial)
-    t3 = time.perf_counter()
-    progress("index", 0, 1)
+    # The shard indexes are joined on a thread beside the store and the report: tantivy's merge
+    # keeps one core busy without the GIL, and those need the other.
     parts = sorted((partial / "shards").glob("*.index"))
-    if join_indexes(parts, partial / "index", language=info.world.spec.language) != report.pages:
+    joined = _Background(join_indexes, parts, partial / "index", language=info.world.spec.language)
+    try:
+        progress("store", 0, 1)
+        _collect(partial, report)
+        progress("store", 1, 1)
+        from .report import web_report
+
+        release_memory()  # the store's buffers
+        t2 = time.perf_counter()
+        report.variety = web_report(partial)
+        t3 = time.perf_counter()
+        progress("index", 0, 1)
+        indexed = joined.result()
+    except Exception:
+        joined.wait()  # no merge left writing into the folder a retry starts over in
+        raise
+    if indexed != report.pages:
         raise RenderError(f"the shard indexes in {partial / 'shards'} do not hold every page; delete {partial} "
                           "(the unfinished render's work) and render again")
     progress("index", 1, 1)
+    # index: the join's time beyond the store and the report, which ran beside it
     report.phases = {"pages": round(t1 - t0, 3), "store": round(t2 - t1, 3), "report": round(t3 - t2, 3),
                      "index": round(time.perf_counter() - t3, 3)}
     report.llm = stats.as_dict() if backend == "vllm" else {}
@@ -214,6 +223,35 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     shutil.rmtree(final / "shards")
     (final / "fingerprint").unlink()
     return report
+
+
+class _Background:
+    """`fn(*args, **kwargs)` on a daemon thread; `result()` waits and returns it or raises its
+    error. A daemon: an interrupt of the caller does not wait for it."""
+
+    def __init__(self, fn, *args, **kwargs):
+        import threading
+
+        self._out: list = []
+
+        def run() -> None:
+            try:
+                self._out.append((True, fn(*args, **kwargs)))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller of result()
+                self._out.append((False, exc))
+
+        self._thread = threading.Thread(target=run, daemon=True, name="worldforge-background")
+        self._thread.start()
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self):
+        self._thread.join()
+        ok, value = self._out[0]
+        if not ok:
+            raise value
+        return value
 
 
 class _Progress:

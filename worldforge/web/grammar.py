@@ -313,18 +313,25 @@ def site_style(site: str, kind: str, lang: str = "en") -> dict:
 
 # --------------------------------------------------------------------------- sentence helpers
 
-# Candidates only: 'a'/'A' and a space before a vowel or an h ('a appliance', 'a hour');
-# not inside a word. `fix_articles` checks the whole next word.
-_AN_RE = re.compile(r"[Aa] (?<!\w[Aa] )(?=[AEIOUaeiouHh])")
+# Candidates only: 'a ' or 'A ' before a vowel or an h ('a appliance', 'a hour'). Two
+# patterns that start with a literal scan a page twice as fast as one with a character class;
+# `fix_articles` then drops those inside a word ('Maria eats') and checks the whole next word.
+_AN_LOWER = re.compile(r"a (?=[AEIOUaeiouHh])")
+_AN_UPPER = re.compile(r"A (?=[AEIOUaeiouHh])")
 _AN_EXCEPT = ("uni", "eu", "one", "use", "usu", "uk", "ure")
 _AN_SILENT_H = ("hour", "honest", "honour", "heir")
 
 
 def fix_articles(text: str) -> str:
     """'a appliance' -> 'an appliance' (not 'an university'); links and names are left alone."""
+    hits = [m.start() for m in _AN_LOWER.finditer(text)]
+    if "A " in text:
+        hits += [m.start() for m in _AN_UPPER.finditer(text)]
+        hits.sort()
     out, last, n = [], 0, len(text)
-    for m in _AN_RE.finditer(text):  # not inside a word ('Maria eats')
-        i = m.start()
+    for i in hits:
+        if i and (text[i - 1].isalnum() or text[i - 1] == "_"):  # inside a word (what regex \w is)
+            continue
         k = i + 2
         while k < n and ("a" <= text[k] <= "z" or "A" <= text[k] <= "Z"):
             k += 1

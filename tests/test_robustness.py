@@ -203,10 +203,11 @@ def test_run_rebuilds_damaged_stages_and_only_what_depends_on_them(small_run, tm
     assert res.exit_code == 1 and "world.duckdb is damaged" in res.output and "violated" not in res.output
 
 
-@pytest.mark.parametrize("damage", ["database cut", "page file cut", "provenance file deleted", "page folder deleted"])
+@pytest.mark.parametrize("damage", ["database cut", "page file cut", "provenance file deleted", "page folder deleted",
+                                    "page file footer damaged"])
 def test_damaged_pages_are_reported(small_run, tmp_path, damage):
-    """The pages database and every page file the render wrote are checked on open: a cut-off or
-    missing one names itself and how to rebuild."""
+    """The pages database and every page file the render wrote are checked on open: a cut-off,
+    missing or unreadable one names itself and how to rebuild."""
     _, _, world = _copy_run(small_run, tmp_path)
     web = world / "web"
     page_file = sorted((web / "pages").glob("*.pages.parquet"))[-1]
@@ -217,6 +218,9 @@ def test_damaged_pages_are_reported(small_run, tmp_path, damage):
     elif damage == "page file cut":
         victim = page_file
         os.truncate(victim, victim.stat().st_size // 2)
+    elif damage == "page file footer damaged":  # same size: only reading it finds out
+        victim = page_file
+        _flip(victim, victim.stat().st_size - 300, victim.stat().st_size - 8, 1)
     elif damage == "provenance file deleted":
         victim = facts_file
         victim.unlink()
@@ -227,6 +231,28 @@ def test_damaged_pages_are_reported(small_run, tmp_path, damage):
         (web / "render.json").read_text())["files"] if p.startswith("pages/"))[0].split("/")[1]
     res = runner.invoke(app, ["search", str(world), "company"])
     assert res.exit_code == 1 and f"{name} is damaged" in res.output and "--force" in res.output, res.output
+
+
+def _flip(path: Path, start: int, stop: int, step: int) -> None:
+    data = bytearray(path.read_bytes())
+    for i in range(start, stop, step):
+        data[i] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+def test_page_file_damaged_inside_is_reported(small_run, tmp_path):
+    """A page file whose footer reads but whose data does not (same size, bytes changed inside)
+    stops the stage that reads it with one line naming the file, not a traceback; `run` finds
+    it by its recorded digest and renders again."""
+    spec, build, world = _copy_run(small_run, tmp_path)
+    victim = max((world / "web" / "pages").glob("*.pages.parquet"), key=lambda f: f.stat().st_size)
+    size = victim.stat().st_size
+    _flip(victim, size // 20, size * 6 // 10, 97)
+    res = runner.invoke(app, ["tasks", str(world), "--force"])
+    assert res.exit_code == 1 and "is damaged" in res.output and victim.name in res.output, res.output
+    assert "Traceback" not in res.output
+    res = _run(spec, build, tmp_path / "out", "--dry-run")
+    assert res.exit_code == 0 and "render   will run: damaged outputs: web/pages/" in res.output, res.output
 
 
 @pytest.mark.parametrize("rel, needle", [

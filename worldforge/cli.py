@@ -59,6 +59,13 @@ def _user_errors():
         err_console.print(f"[bold red]error:[/] a database could not be read or written ({escape(str(exc).splitlines()[0])}); "
                           "if it is damaged, rebuild the stage that wrote it with --force", soft_wrap=True)
         raise typer.Exit(1) from None
+    except duckdb.InvalidInputException as exc:  # a page file damaged inside (a footer is checked on open)
+        if "Failed to read file" not in str(exc):
+            raise
+        err_console.print(f"[bold red]error:[/] a file is damaged ({escape(str(exc).splitlines()[0])}); rebuild the stage "
+                          "that wrote it with --force, or `worldforge run SPEC`, which finds damaged outputs by their digests",
+                          soft_wrap=True)
+        raise typer.Exit(1) from None
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
         err_console.print(f"[bold red]error:[/] {escape(exc.strerror or str(exc))}{escape(where)}; check the folder's "

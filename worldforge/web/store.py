@@ -38,6 +38,13 @@ def open_pages(web: Path, fix: str | None = None):
     if not pages or len(pages) != len(facts):
         raise NotRenderedError(f"{web} holds no page files in {web / PAGES_DIR} (written by another worldforge "
                                f"version, or deleted); {fix}")
+    import pyarrow.parquet as pq
+
+    for f in pages + facts:  # each file's footer (its schema and row groups): a few KB, read in well under a ms
+        try:
+            pq.read_metadata(f)
+        except Exception as exc:  # noqa: BLE001 - pyarrow's errors for a damaged file vary (OSError, ArrowInvalid)
+            raise DamagedStateError(f"{f} is damaged ({str(exc).splitlines()[0][:160]}); {fix}") from None
     con = connect_duckdb(web / PAGES_DB, fix)
     try:
         con.execute("SET enable_progress_bar = false")  # bulk reads run for seconds at scale; callers show progress

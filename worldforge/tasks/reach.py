@@ -33,6 +33,7 @@ import polars as pl
 from ..plumbing import release_memory
 from ..web.pages import slug
 from ..web.search import DUCKDB_MEMORY, SearchEngine
+from ..web.store import page_files
 from ..world.arrays import Step, WorldArrays, lookup_target
 from ..world.parts import Parts
 
@@ -107,7 +108,7 @@ class WebIndex:
         # (page, fact) pairs as 64-bit hashes; only articles and directory pages are ever asked about
         sites = sorted({u.split("/")[2] for u in (self.article[0] if n else "", self.dir_url[0] if nd else "") if u})
         where = " OR ".join(f"starts_with(url, 'https://{h}/')" for h in sites) or "TRUE"
-        self._facts = _sorted_halves(con, f"SELECT hash(url, fact_id) AS h FROM page_facts WHERE {where}")
+        self._facts = _sorted_hashes(con, page_files(engine.web, "facts"), where)
         self._stated: dict[tuple[str, str], bool] = {}
         self._walk()
         # The bulk reads are done; later queries are probes of a few rows. Lowering the limit
@@ -336,35 +337,38 @@ class WebIndex:
             h = self.engine.pages.execute("SELECT hash(u, f) AS h FROM (SELECT unnest($1) AS u, unnest($2) AS f)",
                                           [[u for u, _ in miss], [f for _, f in miss]]).fetchnumpy()["h"]
             found = np.zeros(len(h), dtype=bool)
-            top = h >= _TOP_BIT
-            for half, sel in zip(self._facts, (~top, top)):
-                if len(half) and sel.any():
-                    x = h[sel]
-                    found[sel] = half[np.minimum(np.searchsorted(half, x), len(half) - 1)] == x
+            for part in self._facts:  # a pair is stated if either part holds it
+                if len(part):
+                    found |= part[np.minimum(np.searchsorted(part, h), len(part) - 1)] == h
             cache.update(zip(miss, found.tolist()))
         return np.fromiter((cache[k] for k in keys), dtype=bool, count=len(keys))
 
 
-_TOP_BIT = np.uint64(1 << 63)
-
-
-def _sorted_halves(con, sql: str) -> tuple[np.ndarray, np.ndarray]:
-    """A query's 64-bit hashes as two sorted arrays, below and from 2**63 (a 1M world has tens
-    of millions): the first half is sorted in place on a second thread (numpy lets go of the
-    GIL) while the second is fetched, and the halves are never joined into a third copy."""
+def _sorted_hashes(con, files: list, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """The 64-bit hashes of the (url, fact_id) rows of provenance `files` that match `where`, as
+    two sorted arrays, one per half of the files by row count (a 1M world has tens of millions
+    of rows): each row is read and hashed once, and the first half is sorted in place on a
+    second thread (numpy lets go of the GIL) while the second is fetched and sorted. The halves
+    are never joined into a third copy."""
     from concurrent.futures import ThreadPoolExecutor
 
-    halves = []
+    import pyarrow.parquet as pq
+
+    rows = np.cumsum([pq.read_metadata(f).num_rows for f in files]) if files else np.zeros(0, dtype=np.int64)
+    cut = int(np.searchsorted(rows, rows[-1] / 2)) + 1 if len(rows) else 0
+    def fetch(part: list) -> np.ndarray:
+        if not part:
+            return np.zeros(0, dtype=np.uint64)
+        return con.execute(f"SELECT hash(url, fact_id) AS h FROM read_parquet(?) WHERE {where}",
+                           [[str(f) for f in part]]).fetchnumpy()["h"].astype(np.uint64, copy=False)
+
     with ThreadPoolExecutor(1) as ex:
-        sorting = None
-        for cond in ("h < $1", "h >= $1"):
-            half = con.execute(f"SELECT h FROM ({sql}) WHERE {cond}", [int(_TOP_BIT)]).fetchnumpy()["h"].astype(np.uint64, copy=False)
-            if sorting is not None:
-                sorting.result()
-            sorting = ex.submit(half.sort)  # in place, while the next half is fetched
-            halves.append(half)
+        first = fetch(files[:cut])
+        sorting = ex.submit(first.sort)  # in place, while the second half is fetched
+        second = fetch(files[cut:])
+        second.sort()  # on this thread, beside the first half's sort
         sorting.result()
-    return halves[0], halves[1]
+    return first, second
 
 
 def _plural(arrays: WorldArrays, t: str) -> str:

@@ -481,6 +481,7 @@ class SearchEngine:
         except (ValueError, OSError) as exc:
             raise DamagedStateError(f"the search index in {web / 'index'} is damaged ({str(exc).splitlines()[0][:160]}); "
                                     f"{fix}") from None
+        self.web = web
         self.pages = open_pages(web, fix)
         self._has_archives = bool(self.pages.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'archives'").fetchone()[0])

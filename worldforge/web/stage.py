@@ -442,13 +442,16 @@ def _collect(partial: Path, report: RenderReport) -> None:
     import duckdb
 
     shards = partial / "shards"
+
+    def files(kind: str) -> list[Path]:  # the shards' files of one table, in shard order
+        return sorted(shards.glob(f"*.{kind}.parquet"))
+
     folder = partial / PAGES_DIR
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir()
-    for kind in ("pages", "facts"):
-        for f in sorted(shards.glob(f"*.{kind}.parquet")):
-            link_or_copy(f, folder / f.name)
+    for f in files("pages") + files("facts"):
+        link_or_copy(f, folder / f.name)
     db = partial / PAGES_DB
     if db.exists():
         db.unlink()
@@ -457,12 +460,9 @@ def _collect(partial: Path, report: RenderReport) -> None:
         con.execute(f"SET memory_limit = '{STORE_MEMORY}'")  # the sorts spill to disk rather than filling memory
         con.execute("SET enable_progress_bar = false")
         # File lists, not glob patterns pasted into SQL: a path with quotes or brackets stays a path.
-        def files(kind: str) -> list[str]:
-            return [str(f) for f in sorted(shards.glob(f"*.{kind}.parquet"))]
-
-        con.execute("CREATE TABLE rejected AS SELECT * FROM read_parquet(?) ORDER BY url", [files("rejected")])
+        con.execute("CREATE TABLE rejected AS SELECT * FROM read_parquet(?) ORDER BY url", [list(map(str, files("rejected")))])
         # Archived captures of articles (the entity's earlier state), served as stale copies; not indexed.
-        con.execute("CREATE TABLE archives AS SELECT * FROM read_parquet(?) ORDER BY url", [files("archives")])
+        con.execute("CREATE TABLE archives AS SELECT * FROM read_parquet(?) ORDER BY url", [list(map(str, files("archives")))])
         con.execute("CHECKPOINT")
     finally:
         con.close()

@@ -50,7 +50,7 @@ def open_pages(web: Path, fix: str | None = None):
         con.execute("SET enable_progress_bar = false")  # bulk reads run for seconds at scale; callers show progress
         con.execute(f"CREATE TEMP VIEW pages AS SELECT * FROM read_parquet({parquet_list(pages)})")
         con.execute(f"CREATE TEMP VIEW page_facts AS SELECT * FROM read_parquet({parquet_list(facts)})")
-    except Exception as exc:  # noqa: BLE001 - a damaged Parquet footer, whatever DuckDB calls it
+    except Exception as exc:  # noqa: BLE001 - a file pyarrow read but DuckDB cannot, whatever DuckDB calls it
         con.close()
         raise DamagedStateError(f"the page files in {web / PAGES_DIR} are damaged ({str(exc).splitlines()[0][:160]}); "
                                 f"{fix}") from None

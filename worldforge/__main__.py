@@ -12,6 +12,9 @@ def main() -> None:
 
         sys.stderr.write(INTERRUPTED + "\n")
         sys.exit(130)
+    from .plumbing import batch_gc
+
+    batch_gc()
     cli_main()
 
 

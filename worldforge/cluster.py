@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import WorldforgeError
-from .plumbing import release_memory
+from .plumbing import batch_gc, release_memory
 
 
 class ClusterError(WorldforgeError):
@@ -42,6 +42,8 @@ def worker_state(key, make: Callable, close: Callable | None = None):
     hands its memory back before making the new one, so no worker carries a finished stage's
     world view into the next."""
     if _HELD.get("key") != key:
+        if not _HELD:  # this worker's first job
+            batch_gc()
         if "state" in _HELD:
             old, done = _HELD.pop("state"), _HELD.pop("close")
             _HELD.clear()

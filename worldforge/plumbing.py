@@ -292,3 +292,20 @@ def release_memory() -> None:
         pyarrow.default_memory_pool().release_unused()
     except ImportError:
         pass
+
+
+# The young generation's threshold for batch work: Python's default (700 allocations) runs a
+# collection every few hundred page clauses or search results, and each one walks the objects
+# that just survived the last, which took 5 % of the render and 7 % of the rollout. The
+# pipeline's objects are rarely cyclic, so collections a hundred times rarer free the same.
+BATCH_GC_THRESHOLD = 50_000
+
+
+def batch_gc() -> None:
+    """Collect garbage for a batch job (the command line, a Ray worker): young-generation
+    collections `BATCH_GC_THRESHOLD` allocations apart. Only the process's entry points call it;
+    importing worldforge as a library leaves the host's settings alone."""
+    import gc
+
+    _, g1, g2 = gc.get_threshold()
+    gc.set_threshold(BATCH_GC_THRESHOLD, g1, g2)

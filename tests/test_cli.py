@@ -91,3 +91,19 @@ def test_render_search_open(tmp_path):
     assert r.exit_code == 1 and "malformed URL" in r.output
     r = runner.invoke(app, ["search", str(world), "  "])
     assert r.exit_code == 1 and "empty query" in r.output
+
+
+def test_batch_gc_is_set_by_the_entry_point_only():
+    """The command line (and a Ray worker's first job) collect garbage less often for batch work;
+    importing worldforge as a library leaves the host process's settings alone."""
+    import subprocess
+    import sys
+
+    from worldforge.plumbing import BATCH_GC_THRESHOLD
+
+    probe = ("import gc, sys; before = gc.get_threshold(); import worldforge.cli, worldforge.cluster, "
+             "worldforge.web.stage; assert gc.get_threshold() == before, gc.get_threshold(); "
+             "from worldforge import __main__ as m; sys.argv = ['worldforge', '--help']\n"
+             "try:\n    m.main()\nexcept SystemExit:\n    pass\nprint(gc.get_threshold()[0], before[1:] == gc.get_threshold()[1:])")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert out[-2:] == [str(BATCH_GC_THRESHOLD), "True"]

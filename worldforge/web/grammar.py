@@ -354,6 +354,19 @@ def choose(options: tuple[str, ...], key: str) -> str:
     return options[crc32(key.encode()) % n] if n > 1 else options[0]  # text.pick, inlined (hot)
 
 
+# Keys as running checksums: the crc32 of `key + suffix` is `crc32(suffix, crc32(key))`, so a
+# writer hashes a page's URL once and each slot's suffix after it, instead of every full key
+# (the same choices as `choose(options, key + suffix)`, without building or hashing the key).
+def key_hash(key: str) -> int:
+    """The running checksum of a key (`text.pick`'s crc32)."""
+    return crc32(key.encode())
+
+
+def sub_hash(h: int, suffix: str) -> int:
+    """The checksum of `key + suffix`, given the checksum `h` of `key`."""
+    return crc32(suffix.encode(), h)
+
+
 # Function words that open a clause; placed mid-sentence they go to lower case.
 _LOWER_FIRST = frozenset("It Its The On In For Records As From Between Since Starting After Later Then Early By A An "
                          "Two Three Four Five Six Seven Eight Nine Ten Eleven Twelve".split())
@@ -370,19 +383,27 @@ def lower_start(clause: str) -> str:
 
 def join_clauses(clauses: list[str], key: str, lang: str = "en") -> str:
     """One to three clauses as one or two sentences with connectives."""
-    b = bank(lang)
+    return join_clauses_h(clauses, crc32(key.encode()), lang)
+
+
+def join_clauses_h(clauses: list[str], h: int, lang: str = "en") -> str:
+    """`join_clauses` with the key given as its checksum (`key_hash`)."""
     if lang == "en":
         clauses = clauses[:1] + [lower_start(c) for c in clauses[1:]]
-    if not clauses:
+    n = len(clauses)
+    if n == 0:
         return ""
-    if len(clauses) == 1:
+    if n == 1:
         return cap(clauses[0]) + STOP.get(lang, ".")
-    if len(clauses) == 2:
-        tpl = choose(b["join2"], key)
+    if n == 2:
+        opts = BANKS.get(lang, BANKS["en"])["join2"]
+        tpl = opts[h % len(opts)]
         return cap(tpl.format(A=clauses[0], B=clauses[1], B_cap=cap(clauses[1]) if "{B_cap}" in tpl else ""))
-    if len(clauses) > 3:  # longer runs: a sentence of three, then the rest
-        return join_clauses(clauses[:3], key, lang) + SENTENCE_SEP.get(lang, " ") + join_clauses(clauses[3:], key + "+", lang)
-    tpl = choose(b["join3"], key)
+    if n > 3:  # longer runs: a sentence of three, then the rest
+        return (join_clauses_h(clauses[:3], h, lang) + SENTENCE_SEP.get(lang, " ")
+                + join_clauses_h(clauses[3:], crc32(b"+", h), lang))
+    opts = BANKS.get(lang, BANKS["en"])["join3"]
+    tpl = opts[h % len(opts)]
     return cap(tpl.format(A=clauses[0], B=clauses[1], C=clauses[2], B_cap=cap(clauses[1]) if "{B_cap}" in tpl else ""))
 
 

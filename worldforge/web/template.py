@@ -10,6 +10,7 @@ the page URL and the fact, so the same world always gives the same bytes.
 from __future__ import annotations
 
 import datetime as dt
+from zlib import crc32
 
 from . import grammar as g
 from .pages import Page, PredicateMeta, WorldView, humanise, page_links
@@ -30,6 +31,10 @@ class TemplateWriter:
         self._refs: dict[str, tuple[str, ...]] = {}  # back-references per type ('the company')
         self._words = {k: v[0] for k, v in self.b.items()}  # the one form of each small word (`w`)
         self._styles: dict[tuple[str, str], dict] = {}
+        self._labels: dict[tuple[str, str], str] = {}  # lower-case labels per (type, predicate)
+        # Formatted dates per style, keyed by the date or its ISO text: a world's dates are at most
+        # a few hundred years of days, and a page formats each of its dates several times.
+        self._dates: dict[str, dict] = {}
 
     def write(self, page: Page) -> str:
         text = getattr(self, "_" + page.kind)(page)
@@ -48,10 +53,27 @@ class TemplateWriter:
 
     # ------------------------------------------------------------------ values
 
+    def _date(self, d: dt.date | str, style: str) -> str:
+        """`grammar.format_date` of a date (or its ISO text), remembered per style."""
+        known = self._dates.get(style)
+        if known is None:
+            known = self._dates[style] = {}
+        s = known.get(d)
+        if s is None:
+            s = known[d] = g.format_date(dt.date.fromisoformat(d) if isinstance(d, str) else d, style)
+        return s
+
+    def _label(self, t: str, pred: str) -> str:
+        """A predicate's label in lower case, as clauses use it."""
+        s = self._labels.get((t, pred))
+        if s is None:
+            s = self._labels[(t, pred)] = self.view.meta[(t, pred)].label.lower()
+        return s
+
     def _value(self, t: str, f: Fact, st: dict, link: bool = True, table: bool = False) -> str:
         vt = f.value_type
         if vt == "date":
-            return g.format_date(dt.date.fromisoformat(f.value), st["table_date"] if table else st["date"])
+            return self._date(f.value, st["table_date"] if table else st["date"])
         if vt in ("int", "float"):
             return g.format_number(f.value, vt, self.view.meta[(t, f.predicate)].unit, rounded=st["round"] and not table,
                                    lang=self.lang)
@@ -80,37 +102,48 @@ class TemplateWriter:
 
     def _ref(self, t: str, key: str) -> str:
         """A back-reference to the page's subject after its first mention."""
+        return self._ref_h(t, crc32(key.encode()))
+
+    def _ref_h(self, t: str, h: int) -> str:
+        """`_ref` with the key given as its checksum (`grammar.key_hash`)."""
         refs = self._refs.get(t)
         if refs is None:
             opts = self.b["ref_thing"] if t not in ("person", "player", "researcher") else self.b["ref_being"]
             refs = self._refs[t] = tuple(o.format(noun=self._noun(t)) for o in opts)
-        return g.choose(refs, key)
+        return refs[h % len(refs)]
 
     # ------------------------------------------------------------------ clauses
 
     def _clause(self, t: str, f: Fact, st: dict, key: str, subject: str, at: dt.date | None = None, own_only: bool = False) -> str:
         """One phrasing of a fact as a clause (no final period). `at`: written on that date
         (news), so a tenure's end is never stated."""
+        return self._clause_h(t, f, st, crc32(key.encode()), subject, at, own_only)
+
+    def _clause_h(self, t: str, f: Fact, st: dict, h: int, subject: str, at: dt.date | None = None,
+                  own_only: bool = False) -> str:
+        """`_clause` with the key given as its checksum `h` (`grammar.key_hash`); the slots it
+        hashes besides the phrasing are suffixes of the key ('|lk', '|sp', '|on')."""
         v = self.view
         m: PredicateMeta = v.meta[(t, f.predicate)]
         if m.relation:
             if at is not None and f.valid_to is not None and f.valid_to > at:
                 f = f._replace(valid_to=None)  # its end lies in the page's future
-            tpl = g.choose(self._relation_options(t, f.predicate, f.valid_to is not None, f.valid_from is not None, own_only), key)
+            opts = self._relation_options(t, f.predicate, f.valid_to is not None, f.valid_from is not None, own_only)
+            tpl = opts[h % len(opts)]
             if subject == "it":
                 tpl = tpl.replace("{subject}'s", "its")
             # Only the fields the chosen phrasing uses are formatted (each choice is its own hash).
-            obj = (self._link(f.value) if pick(key + "|lk", 3) == 0 else v.names[f.value]) if "{object}" in tpl else ""
-            start = g.format_date(f.valid_from, st["date"]) if f.valid_from and "{start}" in tpl else ""
-            end = (g.format_date(f.valid_to, st["date"]) if f.valid_to else self.w("present")) if "{end}" in tpl else ""
+            obj = (self._link(f.value) if crc32(b"|lk", h) % 3 == 0 else v.names[f.value]) if "{object}" in tpl else ""
+            start = self._date(f.valid_from, st["date"]) if f.valid_from and "{start}" in tpl else ""
+            end = (self._date(f.valid_to, st["date"]) if f.valid_to else self.w("present")) if "{end}" in tpl else ""
             when = ""
             if f.valid_from and "{when" in tpl:
                 b = self.b
                 a, z = str(f.valid_from.year), str(f.valid_to.year) if f.valid_to else ""
                 spans = (b["span_event"] if m.event else b["span_open_news"] if at is not None and not f.valid_to
                          else b["span_closed"] if f.valid_to and z != a else b["span_open"] if not f.valid_to else b["span_event"])
-                when = g.choose(spans, key + "|sp").format(a=a, b=z)
-            s = tpl.format(subject=subject, object=obj, label=m.label.lower(), start=start, end=end, when=when,
+                when = spans[crc32(b"|sp", h) % len(spans)].format(a=a, b=z)
+            s = tpl.format(subject=subject, object=obj, label=self._label(t, f.predicate), start=start, end=end, when=when,
                            when_cap=g.cap(when.strip("()（）")) if "{when_cap}" in tpl else "")
             if f.valid_from:
                 y0 = str(f.valid_from.year)
@@ -119,17 +152,17 @@ class TemplateWriter:
                           else self.w("tag_from", a=f.valid_from.year))
                 elif at is None and not m.event and f.valid_to is None and not any(
                         w in s for w in ("present", "since", "至今", "年起")):  # an open tenure says so
-                    s += self.w("tag_to_present") if pick(key + "|on", 2) else self.w("tag_since", a=f.valid_from.year)
+                    s += self.w("tag_to_present") if crc32(b"|on", h) % 2 else self.w("tag_since", a=f.valid_from.year)
             return s
         value = self._value(t, f, st, link=False)
         opts, bare = self._attribute_options(t, f.predicate, f.value_type)
-        tpl = g.choose(opts, key)
+        tpl = opts[h % len(opts)]
         if subject == "it":  # 'it's ownership' -> 'its ownership'
             tpl = tpl.replace("{subject}'s", "its")
         if bare and "{bare}" in tpl:
-            return tpl.format(subject=subject, value=value, label=m.label.lower(),
+            return tpl.format(subject=subject, value=value, label=self._label(t, f.predicate),
                               bare=g.format_number(f.value, f.value_type, None, rounded=st["round"], lang=self.lang))
-        return tpl.format(subject=subject, value=value, label=m.label.lower())
+        return tpl.format(subject=subject, value=value, label=self._label(t, f.predicate))
 
     def _relation_options(self, t: str, pred: str, ended: bool, dated: bool, own_only: bool) -> tuple[str, ...]:
         """The phrasings a link may take: the pack's own first (twice as likely), then generic ones."""
@@ -183,17 +216,22 @@ class TemplateWriter:
     def _sentences(self, t: str, facts: list[Fact], st: dict, key: str, name: str, at: dt.date | None = None) -> list[str]:
         """Facts as sentences of two or three clauses (never one left alone at the end): the first
         clause of each sentence names the subject, later ones mostly refer back to it."""
-        out, i = [], 0
-        while i < len(facts):
-            r = len(facts) - i
-            n = r if r <= 3 else 2 if r == 4 else 2 + pick(f"{key}|g{i}", 2)
+        return self._sentences_h(t, facts, st, crc32(key.encode()), name, at)
+
+    def _sentences_h(self, t: str, facts: list[Fact], st: dict, h: int, name: str, at: dt.date | None = None) -> list[str]:
+        """`_sentences` with the key given as its checksum: a fact's clause is keyed by
+        `key|fact_id`, its reference by that and '|r', '|ref'; groups by '|g{i}', joins by '|j{i}'."""
+        out, i, total, lang = [], 0, len(facts), self.lang
+        while i < total:
+            r = total - i
+            n = r if r <= 3 else 2 if r == 4 else 2 + crc32(b"|g%d" % i, h) % 2
             group = []
             for j in range(i, i + n):
                 f = facts[j]
-                k = f"{key}|{f.fact_id}"
-                subject = name if j == i or pick(k + "|r", 4) == 0 else self._ref(t, k + "|ref")
-                group.append(self._clause(t, f, st, k, subject, at))
-            out.append(g.join_clauses(group, f"{key}|j{i}", self.lang))
+                k = crc32(("|" + f.fact_id).encode(), h)
+                subject = name if j == i or crc32(b"|r", k) % 4 == 0 else self._ref_h(t, crc32(b"|ref", k))
+                group.append(self._clause_h(t, f, st, k, subject, at))
+            out.append(g.join_clauses_h(group, crc32(b"|j%d" % i, h), lang))
             i += n
         return out
 
@@ -233,11 +271,11 @@ class TemplateWriter:
 
     def _when_tag(self, f: Fact, m: PredicateMeta, style: str) -> str:
         """' (date)' for an event, ' (from – to)' for an ended link, ' (since date)' for an open one."""
-        d = g.format_date(f.valid_from, style)
+        d = self._date(f.valid_from, style)
         if m.event:
             return self.w("tag_date", d=d)
         if f.valid_to:  # a link that ended: both dates, never 'since'
-            return self.w("tag_range", d=d, e=g.format_date(f.valid_to, style))
+            return self.w("tag_range", d=d, e=self._date(f.valid_to, style))
         return self.w("tag_since_date", d=d)
 
     def _article(self, page: Page) -> str:
@@ -246,10 +284,19 @@ class TemplateWriter:
         t = v.type_of[eid]
         name = v.names[eid]
         st = self._style(page.site, "article")
-        key = page.url
+        hp = crc32(page.url.encode())  # every slot of the page is keyed by its URL and a suffix
         b = self.b
-        attrs = [f for f in page.facts if f.subject == eid and not v.meta[(t, f.predicate)].relation]
-        outs = [f for f in page.facts if f.subject == eid and v.meta[(t, f.predicate)].relation]
+        lang = self.lang
+        meta = v.meta
+        attrs, outs, to_one, to_many = [], [], [], []
+        for f in page.facts:
+            if f.subject == eid:
+                m = meta[(t, f.predicate)]
+                if not m.relation:
+                    attrs.append(f)
+                else:
+                    outs.append(f)
+                    (to_one if m.to_one else to_many).append(f)
         related_ids = set(page.layout.get("related", ()))
         related = [f for f in page.facts if f.fact_id in related_ids]
         ins = [f for f in page.facts if f.subject != eid and f.fact_id not in related_ids]
@@ -260,51 +307,55 @@ class TemplateWriter:
         lead = self.w("lead", name=lead, desc=v.description(t))
         plain = [f for f in attrs if f.predicate != "name" and f.value_type != "date"]
         dated_attrs = [f for f in attrs if f.value_type == "date"]
-        to_one = [f for f in outs if v.meta[(t, f.predicate)].to_one]
         featured = (plain[:2] + to_one[:1])
-        lead_s = self._sentences(t, featured, st, key + "|lead", name)
+        lead_s = self._sentences_h(t, featured, st, crc32(b"|lead", hp), name)
         lines += [self.sp.join([lead, *lead_s]), ""]
         lines += self._infobox(t, attrs, outs, st)
         lines.append("")
         rest = plain + to_one
         if rest:
-            lines += [f"## {g.choose(b['overview'], key + '|ov')}", "", self.sp.join(self._sentences(t, rest, st, key + "|ovs", name)), ""]
+            lines += [f"## {_opt(b['overview'], crc32(b'|ov', hp))}", "",
+                      self.sp.join(self._sentences_h(t, rest, st, crc32(b"|ovs", hp), name)), ""]
         # History: dated facts about the entity itself, in date order, as a narrative.
         dated = sorted((f for f in dated_attrs + outs if f.value_type == "date" or f.valid_from),
                        key=lambda f: (f.valid_from or dt.date.fromisoformat(f.value), f.fact_id))
         if len(dated) >= 2:
-            lines += [f"## {g.choose(b['history'], key + '|hi')}", "", self._history(t, dated, st, key, name), ""]
+            lines += [f"## {_opt(b['history'], crc32(b'|hi', hp))}", "", self._history(t, dated, st, hp, name), ""]
         # A section per to-many relation, then per incoming relation.
-        for pred, fs in _by_predicate(f for f in outs if not v.meta[(t, f.predicate)].to_one):
-            m = v.meta[(t, pred)]
+        for pred, fs in _by_predicate(to_many):
+            m = meta[(t, pred)]
             lines += [f"## {m.label}", ""]
-            if len(fs) > 1 and pick(key + pred + "|p", 2):
-                clauses = [self._clause(t, f, st, key + "|out" + f.fact_id, name if i % 2 == 0 else self._ref(t, key + f.fact_id))
+            if len(fs) > 1 and crc32((pred + "|p").encode(), hp) % 2:
+                clauses = [self._clause_h(t, f, st, crc32(("|out" + f.fact_id).encode(), hp),
+                                          name if i % 2 == 0 else self._ref_h(t, crc32(f.fact_id.encode(), hp)))
                            for i, f in enumerate(fs)]
-                lines += [self.sp.join(g.join_clauses(clauses[i:i + 2], key + f"|oj{i}", self.lang) for i in range(0, len(clauses), 2)), ""]
+                lines += [self.sp.join(g.join_clauses_h(clauses[i:i + 2], crc32(b"|oj%d" % i, hp), lang)
+                                       for i in range(0, len(clauses), 2)), ""]
             lines += [f"- {self._link(f.value)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "") for f in fs]
             lines.append("")
         more = page.layout.get("more", {})
         for pred, fs in _by_predicate(ins):
             src_t = v.relations[pred].source
-            m = v.meta[(src_t, pred)]
+            m = meta[(src_t, pred)]
             lines += [f"## {m.inverse_label}", ""]
+            hpred = crc32(pred.encode(), hp)
             if pred in more:
                 total, url = more[pred]
-                lines += [g.choose(b["more_list"], key + pred).format(count=f"{total:,}", shown=len(fs), url=url), ""]
-            if pick(page.url + pred, 3) != 0:  # each link told from the other side, in sentences, then listed
-                clauses = [self._clause(src_t, f, st, key + "|in" + f.fact_id, v.names[f.subject]) for f in fs]
-                lines += [self.sp.join(g.join_clauses(clauses[i:i + 2], key + f"|inj{i}", self.lang) for i in range(0, len(clauses), 2)), ""]
+                lines += [_opt(b["more_list"], hpred).format(count=f"{total:,}", shown=len(fs), url=url), ""]
+            if hpred % 3 != 0:  # each link told from the other side, in sentences, then listed
+                clauses = [self._clause_h(src_t, f, st, crc32(("|in" + f.fact_id).encode(), hp), v.names[f.subject]) for f in fs]
+                lines += [self.sp.join(g.join_clauses_h(clauses[i:i + 2], crc32(b"|inj%d" % i, hp), lang)
+                                       for i in range(0, len(clauses), 2)), ""]
             lines += [f"- {self._link(f.subject)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "") for f in fs]
             lines.append("")
         if related:
-            lines += [f"## {g.choose(b['related'], key + '|rel')}", ""]
+            lines += [f"## {_opt(b['related'], crc32(b'|rel', hp))}", ""]
             para = []
             for x, fs in _by_subject(related):
-                para += self._sentences(v.type_of[x], fs, st, key + "|rl" + x, v.names[x])
+                para += self._sentences_h(v.type_of[x], fs, st, crc32(("|rl" + x).encode(), hp), v.names[x])
             lines += [self.sp.join(para), ""]
         if dated:
-            lines += [f"## {g.choose(b['timeline'], key + '|tl')}", ""]
+            lines += [f"## {_opt(b['timeline'], crc32(b'|tl', hp))}", ""]
             for f in dated:
                 lines.append(self._bullet(t, f, st))
             lines.append("")
@@ -314,7 +365,7 @@ class TemplateWriter:
             lines.append("")
         related = list(dict.fromkeys([f.value for f in outs] + [f.subject for f in ins]))[:5]
         if related:
-            lines += [f"## {g.choose(b['see_also'], key + '|sa')}", ""]
+            lines += [f"## {_opt(b['see_also'], crc32(b'|sa', hp))}", ""]
             lines += [f"- {self._link(r)}" + self.w("noun_tag", noun=self._noun(v.type_of[r])) for r in related]
             lines.append("")
         return "\n".join(lines)
@@ -323,28 +374,29 @@ class TemplateWriter:
         """A timeline line: the date, then what happened, without restating the date."""
         m = self.view.meta[(t, f.predicate)]
         if f.value_type == "date":
-            return f"- **{g.format_date(dt.date.fromisoformat(f.value), st['date'])}** – {m.label}"
-        tail = self.w("until", d=g.format_date(f.valid_to, st['date'])) if f.valid_to and not m.event else ""
+            return f"- **{self._date(f.value, st['date'])}** – {m.label}"
+        tail = self.w("until", d=self._date(f.valid_to, st['date'])) if f.valid_to and not m.event else ""
         colon = "：" if self.lang == "zh" else ": "
-        return f"- **{g.format_date(f.valid_from, st['date'])}** – {m.label}{colon}{self._link(f.value)}{tail}"
+        return f"- **{self._date(f.valid_from, st['date'])}** – {m.label}{colon}{self._link(f.value)}{tail}"
 
-    def _history(self, t: str, dated: list[Fact], st: dict, key: str, name: str) -> str:
+    def _history(self, t: str, dated: list[Fact], st: dict, hk: int, name: str) -> str:
+        """The dated facts as a narrative; `hk` is the checksum of the page's key (its URL)."""
         b = self.b
         out = []
         prev: int | None = None
         for i, f in enumerate(dated):
             when = f.valid_from or dt.date.fromisoformat(f.value)
-            k = f"{key}|h|{f.fact_id}"
-            subject = name if i == 0 or pick(k + "|r", 3) == 0 else self._ref(t, k + "|ref")
-            clause = self._clause(t, f, st, k, subject)
+            k = crc32(("|h|" + f.fact_id).encode(), hk)
+            subject = name if i == 0 or crc32(b"|r", k) % 3 == 0 else self._ref_h(t, crc32(b"|ref", k))
+            clause = self._clause_h(t, f, st, k, subject)
             if prev is None:
-                lead = g.choose(b["first"], k).format(year=when.year)
+                lead = _opt(b["first"], k).format(year=when.year)
             elif when.year == prev:
-                lead = g.choose(b["then_same_year"], k)
-            elif 1 < when.year - prev <= 12 and pick(k + "|gap", 2):
-                lead = g.choose(b["then_gap"], k).format(n=g.number_words(when.year - prev, self.lang))
+                lead = _opt(b["then_same_year"], k)
+            elif 1 < when.year - prev <= 12 and crc32(b"|gap", k) % 2:
+                lead = _opt(b["then_gap"], k).format(n=g.number_words(when.year - prev, self.lang))
             else:
-                lead = g.choose(b["then_far"], k).format(year=when.year)
+                lead = _opt(b["then_far"], k).format(year=when.year)
             out.append(lead + (g.lower_start(clause) if self.lang == "en" else clause))
             prev = when.year
         # Two events per sentence, joined with a connective chosen per pair.
@@ -354,7 +406,7 @@ class TemplateWriter:
         for i in range(0, len(out), 2):
             pair = out[i:i + 2]
             if len(pair) == 2:
-                j = g.choose(joins, f"{key}|hj{i}")
+                j = _opt(joins, crc32(b"|hj%d" % i, hk))
                 second = g.cap(pair[1]) if j in (". ", "。") or self.lang != "en" else g.lower_start(pair[1])
                 sents.append(g.cap(pair[0]) + j + second + stop)
             else:
@@ -411,10 +463,10 @@ class TemplateWriter:
         key = page.url
         event = page.facts[0]
         m = v.meta[(t, event.predicate)]
-        lines = [f"# {page.title}", "", f"*{page.site}* · {g.format_date(page.date, st['date'])}", ""]
+        lines = [f"# {page.title}", "", f"*{page.site}* · {self._date(page.date, st['date'])}", ""]
         when = event.valid_from or dt.date.fromisoformat(event.value)
         lead = self._clause(t, event, st, key + "|lead", name, at=page.date, own_only=True)  # a headline event in the pack's words
-        d = g.format_date(when, st["date"])
+        d = self._date(when, st["date"])
         if d not in lead and (m.relation or event.value_type != "date"):
             lead += self.w("effective", d=d)
         ctx = page.facts[1:]
@@ -469,8 +521,8 @@ class TemplateWriter:
             by_pred = {c.predicate: c for c in cfacts}
             cells = [self._link(eid)]
             if dated:
-                cells += [g.format_date(f.valid_from, st["table_date"]) if f.valid_from else "",
-                          g.format_date(f.valid_to, st["table_date"]) if f.valid_to else self.w("now")]
+                cells += [self._date(f.valid_from, st["table_date"]) if f.valid_from else "",
+                          self._date(f.valid_to, st["table_date"]) if f.valid_to else self.w("now")]
             cells += [self._value(t, by_pred[c], st, table=True) if c in by_pred else "–" for c in cols]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
@@ -485,6 +537,11 @@ class TemplateWriter:
             links = [str(k) if k == lay["page"] else f"[{k}]({lay['urls'][k - 1]})" for k in page_links(lay["page"], lay["pages"])]
             lines += [self.w("pages_nav", links=" ".join(links)), ""]
         return "\n".join(lines)
+
+
+def _opt(options: tuple[str, ...], h: int) -> str:
+    """`grammar.choose` with the key given as its checksum."""
+    return options[h % len(options)]
 
 
 def _by_predicate(facts) -> list[tuple[str, list[Fact]]]:

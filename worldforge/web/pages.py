@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import sys
 import unicodedata
 import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import repeat
 from urllib.parse import quote
 
 import polars as pl
@@ -120,6 +123,32 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-") or f"{zlib.crc32(text.encode()):08x}"
 
 
+def slugs(texts: pl.Series) -> list[str]:
+    """`slug` of every text in a column: ASCII texts in one pass of polars (for them the fold is
+    the identity), the rest (and texts that slug to nothing) by `slug` itself."""
+    folded = texts.str.to_lowercase().str.replace_all(r"[^a-z0-9]+", "-").str.strip_chars("-")
+    out = folded.to_list()
+    for k in (~texts.str.contains(r"^[\x00-\x7f]*$") | (folded == "")).arg_true().to_list():
+        out[k] = slug(texts[k])
+    return out
+
+
+# What `quote(..., safe="_-.,~")` does to each ASCII character it does not keep.
+_QUOTED_ASCII = {chr(c): f"%{c:02X}" for c in range(128)
+                 if not (chr(c).isascii() and (chr(c).isalnum() or chr(c) in "_.-~,"))}
+
+
+def wiki_paths(titles: list[str]) -> list[str]:
+    """An article URL's path from its title, as `urllib.parse.quote(title.replace(' ', '_'),
+    safe='_-.,~')` spells it: ASCII titles in one polars pass (each character it does not
+    keep becomes its %XX), the others quoted one by one."""
+    col = pl.Series(titles, dtype=pl.String).str.replace_all(" ", "_", literal=True)
+    out = col.str.replace_many(list(_QUOTED_ASCII), list(_QUOTED_ASCII.values())).to_list()
+    for k in (~col.str.contains(r"^[\x00-\x7f]*$")).arg_true().to_list():
+        out[k] = quote(titles[k].replace(" ", "_"), safe="_-.,~")
+    return out
+
+
 def type_plural(world: ResolvedWorld, t: str, lang: str) -> str:
     """A type's plural noun as pages write it ('companies', '公司')."""
     ps = world.types[t].pages
@@ -208,23 +237,57 @@ class WorldView:
         # Types whose entities can speak in a news quote: those with a birth date.
         self.person_like = {t: any("birth" in a for a in et.attributes) for t, et in self.types.items()}
         self.con = info.connect()
-        self.names: dict[str, str] = {}
-        self.type_of: dict[str, str] = {}
-        self.ids: dict[str, list[str]] = {}
-        for t in self.types:
-            df = self.con.sql(f"SELECT id, name FROM {_q(t)} ORDER BY id").pl()
-            ids = df["id"].to_list()
-            self.ids[t] = ids
-            self.names.update(zip(ids, df["name"].to_list()))
-            self.type_of.update(dict.fromkeys(ids, t))
-        self.aliases: dict[str, list[str]] = {}
-        for eid, alias in self.con.sql("SELECT entity_id, alias FROM aliases ORDER BY entity_id, alias").fetchall():
-            self.aliases.setdefault(eid, []).append(alias)
+        self.ids: dict[str, list[str]] = {t: self.con.sql(f"SELECT id FROM {_q(t)} ORDER BY id").pl()["id"].to_list()
+                                          for t in self.types}
         self._summary_ready = False
         self._part_lists: PartLists | None = None
         self._parts_done = False
         self.meta = predicate_meta(self.world, self.lang)
-        self.article_url, self.profile_url = self._entity_urls()
+
+    # Every entity's name, type, aliases and page URLs: loaded together, the first time one is
+    # asked for (a Ray render's driver plans and merges shards without them; at a million
+    # entities they take seconds and a gigabyte).
+    @cached_property
+    def names(self) -> dict[str, str]:
+        return self._entities()["names"]
+
+    @cached_property
+    def type_of(self) -> dict[str, str]:
+        return self._entities()["type_of"]
+
+    @cached_property
+    def aliases(self) -> dict[str, list[str]]:
+        return self._entities()["aliases"]
+
+    @cached_property
+    def article_url(self) -> dict[str, str]:
+        return self._entities()["article_url"]
+
+    @cached_property
+    def profile_url(self) -> dict[str, str]:
+        return self._entities()["profile_url"]
+
+    @cached_property
+    def article_title(self) -> dict[str, str]:
+        """Article titles that are not the entity's name (namesakes: 'Name (person, 1961)')."""
+        return self._entities()["article_title"]
+
+    def _entities(self) -> dict:
+        """Loads the entity dicts above into the instance (where the properties find them next)."""
+        d = self.__dict__
+        if "_entities_loaded" not in d:
+            names: dict[str, str] = {}
+            type_of: dict[str, str] = {}
+            frames: dict[str, pl.DataFrame] = {}
+            for t, ids in self.ids.items():
+                df = frames[t] = self.con.sql(f"SELECT id, name FROM {_q(t)} ORDER BY id").pl()
+                names.update(zip(ids, df["name"].to_list()))
+                type_of.update(dict.fromkeys(ids, t))
+            al = self.con.sql("SELECT entity_id, list(alias ORDER BY alias) AS aliases FROM aliases GROUP BY entity_id").pl()
+            d.update(names=names, type_of=type_of, aliases=dict(zip(al["entity_id"].to_list(), al["aliases"].to_list())))
+            d["article_url"], d["profile_url"], d["article_title"] = self._entity_urls(frames)
+            d["_entities_loaded"] = True
+        return d
 
     def close(self) -> None:
         self.con.close()
@@ -250,52 +313,58 @@ class WorldView:
             return desc[0].lower() + desc[1:]
         return "一个" + self.noun(t)
 
-    def _entity_urls(self) -> tuple[dict[str, str], dict[str, str]]:
+    def _entity_urls(self, frames: dict[str, pl.DataFrame]) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+        """Every entity's article and profile URL, a type's column at a time (`slugs`, `wiki_paths`;
+        `frames`: each type's ids and names, by id); namesakes' article titles ('Name (person,
+        1961)') are told apart in id order."""
         enc = self.sites.encyclopedia.domain
-        clash = Counter(self.names.values())
-        article, profile = {}, {}
-        self.article_title: dict[str, str] = {}
+        names = self.__dict__["names"]
+        everyone = pl.concat([f.select("name") for f in frames.values()]) if frames else pl.DataFrame({"name": []})
+        clashing = set(everyone.filter(pl.len().over("name") > 1)["name"].unique().to_list())  # names of two or more entities
+        article, profile, article_title = {}, {}, {}
         taken_titles: set[str] = set()
         for t, et in self.types.items():
+            df = frames[t]
             ids = self.ids[t]
-            own = Counter(self.names[i] for i in ids)
-            era: dict[str, str] = {}
-            if any(c > 1 for c in own.values()) and et.lifecycle is not None:  # namesakes: told apart by era
-                era = {i: str(y) for i, y in self.con.execute(
-                    f"SELECT id, year({_q(et.lifecycle.start)}) FROM {_q(t)} WHERE {_q(et.lifecycle.start)} IS NOT NULL").fetchall()}
-            for i in ids:
-                n = self.names[i]
-                if own[n] > 1:  # 'Name (person, 1961)', like an encyclopedia's namesake titles
-                    sep = "，" if self.lang == "zh" else ", "
+            namesake = df.select(pl.len().over("name") > 1).to_series()
+            titles = df.select(pl.when(pl.col("name").is_in(list(clashing)))
+                               .then(pl.col("name") + f" ({t.replace('_', ' ')})").otherwise(pl.col("name"))).to_series().to_list()
+            if namesake.any():  # 'Name (person, 1961)', like an encyclopedia's namesake titles
+                era: dict[str, str] = {}
+                if et.lifecycle is not None:  # told apart by era
+                    era = {i: str(y) for i, y in self.con.execute(
+                        f"SELECT id, year({_q(et.lifecycle.start)}) FROM {_q(t)} WHERE {_q(et.lifecycle.start)} IS NOT NULL").fetchall()}
+                sep = "，" if self.lang == "zh" else ", "
+                for k in namesake.arg_true().to_list():
+                    i, n = ids[k], names[ids[k]]
                     title = f"{n} ({self.noun(t)}{sep}{era.get(i, i[-4:])})"
                     if title in taken_titles:
                         title = f"{n} ({self.noun(t)}{sep}{i[-6:]})"
-                    self.article_title[i] = title
+                    article_title[i] = title
                     taken_titles.add(title)
-                else:
-                    title = n if clash[n] == 1 else f"{n} ({t.replace('_', ' ')})"
-                article[i] = f"https://{enc}/wiki/{quote(title.replace(' ', '_'), safe='_-.,~')}"
+                    titles[k] = title
+            article.update(zip(ids, [f"https://{enc}/wiki/{p}" for p in wiki_paths(titles)]))
             ps = et.pages.profile
             if ps is None:
                 continue
+            name_slugs = slugs(df["name"])
             if ps.url:
                 cols = sorted({f for f in re.findall(r"{(\w+)}", ps.url) if f not in ("slug", "site")})
                 rows = self.con.sql(f"SELECT id{''.join(', ' + _q(c) for c in cols)} FROM {_q(t)} ORDER BY id").fetchall()
                 site = self.sites.profile(ps.site).domain
                 taken: set[str] = set()
-                for row in rows:
+                for row, name_slug in zip(rows, name_slugs):
                     vals = {c: ("" if v is None else str(v)) for c, v in zip(cols, row[1:])}
-                    url = ps.url.format(slug=slug(self.names[row[0]]), site=site, **vals)
+                    url = ps.url.format(slug=name_slug, site=site, **vals)
                     # A missing or shared value would give two entities one URL: those get the profile site's.
                     if any(v == "" for v in vals.values()) or url in taken or not url.startswith(("http://", "https://")):
-                        url = f"https://{site}/{slug(t)}/{slug(self.names[row[0]])}-{row[0][-6:]}"
+                        url = f"https://{site}/{slug(t)}/{name_slug}-{row[0][-6:]}"
                     taken.add(url)
                     profile[row[0]] = url
             else:
-                dom = self.sites.profile(ps.site).domain
-                for i in ids:
-                    profile[i] = f"https://{dom}/{slug(t)}/{slug(self.names[i])}-{i[-6:]}"
-        return article, profile
+                base = f"https://{self.sites.profile(ps.site).domain}/{slug(t)}/"
+                profile.update(zip(ids, [f"{base}{s}-{i[-6:]}" for s, i in zip(name_slugs, ids)]))
+        return article, profile, article_title
 
     def part_lists(self) -> PartLists | None:
         """Each entity's part, by the same chains as the tasks stage's world-level splits (so "in
@@ -379,8 +448,9 @@ class WorldView:
         df = self.con.sql(sql, params=params).pl() if params else self.con.sql(sql).pl()
         if df.is_empty():
             return {}
-        facts = list(map(Fact._make, zip(*(_shared_strings(df[c]) if c in _REPEATED else df[c].to_list()
-                                            for c in Fact._fields))))
+        # tuple.__new__ makes each Fact from its row without a Python-level call (Fact._make is one)
+        facts = list(map(tuple.__new__, repeat(Fact), zip(*(_shared_strings(df[c]) if c in _REPEATED else df[c].to_list()
+                                                              for c in Fact._fields))))
         k = df[key]
         starts = (k != k.shift(1)).fill_null(True).arg_true()
         keys = k.gather(starts).to_list()
@@ -439,11 +509,11 @@ _REPEATED = frozenset(("subject", "predicate", "value", "value_type"))  # column
 def _shared_strings(col: pl.Series) -> list:
     """A string column as a list in which equal values are one Python string: a shard's fact
     sheets hold millions of facts whose subject, predicate and kind repeat, and a string per
-    row would hold them as many times over."""
+    row would hold them as many times over. (Interning: a dict lookup a row, two to three times
+    faster than mapping a dense rank to the distinct values.)"""
     if col.null_count():
         return col.to_list()
-    values = col.unique().sort().to_list()  # in the order of the dense rank
-    return list(map(values.__getitem__, (col.rank("dense") - 1).to_list()))
+    return list(map(sys.intern, col.to_list()))
 
 
 # --------------------------------------------------------------------------- planning

@@ -108,6 +108,35 @@ def test_shards_run_in_ray_workers_and_errors_come_back(cluster):
         list(current().map(_fail_on_4, range(8)))
 
 
+def test_workers_run_duckdb_and_polars_on_one_thread(cluster, tmp_path):
+    """A Ray task holds one CPU: the job's runtime env caps its DuckDB connections and polars'
+    pool at one thread (the driver keeps its own), and a stage's connection takes the cap."""
+    import duckdb
+
+    from worldforge.cluster import current
+
+    db = tmp_path / "x.duckdb"
+    duckdb.connect(str(db)).close()
+    got = list(current().map(_threads, [str(db)] * 2))
+    assert got == [("1", 1, 1)] * 2
+
+
+def _threads(path):
+    import os
+    from pathlib import Path
+
+    import polars as pl
+
+    from worldforge.plumbing import WORKER_THREADS_ENV, connect_duckdb
+
+    con = connect_duckdb(Path(path), "unused")
+    try:
+        n = con.execute("SELECT current_setting('threads')").fetchone()[0]
+    finally:
+        con.close()
+    return os.environ.get(WORKER_THREADS_ENV), int(n), pl.thread_pool_size()
+
+
 def test_a_worker_holds_one_jobs_state_at_a_time():
     """`worker_state` makes a job's state once, reuses it for the job's later shards, and closes
     it when the worker moves on to another job (a render's world view is not carried into the

@@ -85,15 +85,15 @@ class NewsURLs:
     def check(self, log: list[tuple[str, str]]) -> bool:
         """Whether a shard planned alone chose every news URL as the serial plan would have,
         given the earlier shards' URLs; if so its URLs are added."""
-        seen = set(self.taken)
+        taken, mine = self.taken, set()  # the shard's own URLs apart: no copy of every earlier one
         for base, url in log:
             u, k = base, 2
-            while u in seen:
+            while u in taken or u in mine:
                 u, k = f"{base}-{k}", k + 1
             if u != url:
                 return False
-            seen.add(u)
-        self.taken = seen
+            mine.add(u)
+        taken |= mine
         return True
 
 

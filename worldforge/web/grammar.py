@@ -355,16 +355,10 @@ def choose(options: tuple[str, ...], key: str) -> str:
 
 
 # Keys as running checksums: the crc32 of `key + suffix` is `crc32(suffix, crc32(key))`, so a
-# writer hashes a page's URL once and each slot's suffix after it, instead of every full key
-# (the same choices as `choose(options, key + suffix)`, without building or hashing the key).
-def key_hash(key: str) -> int:
-    """The running checksum of a key (`text.pick`'s crc32)."""
-    return crc32(key.encode())
-
-
-def sub_hash(h: int, suffix: str) -> int:
-    """The checksum of `key + suffix`, given the checksum `h` of `key`."""
-    return crc32(suffix.encode(), h)
+# writer hashes a page's URL once and each slot's suffix after it, instead of every full key.
+def choose_h(options: tuple[str, ...], h: int) -> str:
+    """`choose` with the key given as its checksum `h` (the same option as `choose(options, key)`)."""
+    return options[h % len(options)]
 
 
 # Function words that open a clause; placed mid-sentence they go to lower case.
@@ -387,7 +381,7 @@ def join_clauses(clauses: list[str], key: str, lang: str = "en") -> str:
 
 
 def join_clauses_h(clauses: list[str], h: int, lang: str = "en") -> str:
-    """`join_clauses` with the key given as its checksum (`key_hash`)."""
+    """`join_clauses` with the key given as its checksum (`choose_h`)."""
     if lang == "en":
         clauses = clauses[:1] + [lower_start(c) for c in clauses[1:]]
     n = len(clauses)
@@ -396,14 +390,12 @@ def join_clauses_h(clauses: list[str], h: int, lang: str = "en") -> str:
     if n == 1:
         return cap(clauses[0]) + STOP.get(lang, ".")
     if n == 2:
-        opts = BANKS.get(lang, BANKS["en"])["join2"]
-        tpl = opts[h % len(opts)]
+        tpl = choose_h(BANKS.get(lang, BANKS["en"])["join2"], h)
         return cap(tpl.format(A=clauses[0], B=clauses[1], B_cap=cap(clauses[1]) if "{B_cap}" in tpl else ""))
     if n > 3:  # longer runs: a sentence of three, then the rest
         return (join_clauses_h(clauses[:3], h, lang) + SENTENCE_SEP.get(lang, " ")
                 + join_clauses_h(clauses[3:], crc32(b"+", h), lang))
-    opts = BANKS.get(lang, BANKS["en"])["join3"]
-    tpl = opts[h % len(opts)]
+    tpl = choose_h(BANKS.get(lang, BANKS["en"])["join3"], h)
     return cap(tpl.format(A=clauses[0], B=clauses[1], C=clauses[2], B_cap=cap(clauses[1]) if "{B_cap}" in tpl else ""))
 
 

@@ -105,12 +105,12 @@ class TemplateWriter:
         return self._ref_h(t, crc32(key.encode()))
 
     def _ref_h(self, t: str, h: int) -> str:
-        """`_ref` with the key given as its checksum (`grammar.key_hash`)."""
+        """`_ref` with the key given as its checksum (`grammar.choose_h`)."""
         refs = self._refs.get(t)
         if refs is None:
             opts = self.b["ref_thing"] if t not in ("person", "player", "researcher") else self.b["ref_being"]
             refs = self._refs[t] = tuple(o.format(noun=self._noun(t)) for o in opts)
-        return refs[h % len(refs)]
+        return g.choose_h(refs, h)
 
     # ------------------------------------------------------------------ clauses
 
@@ -121,15 +121,14 @@ class TemplateWriter:
 
     def _clause_h(self, t: str, f: Fact, st: dict, h: int, subject: str, at: dt.date | None = None,
                   own_only: bool = False) -> str:
-        """`_clause` with the key given as its checksum `h` (`grammar.key_hash`); the slots it
+        """`_clause` with the key given as its checksum `h` (`grammar.choose_h`); the slots it
         hashes besides the phrasing are suffixes of the key ('|lk', '|sp', '|on')."""
         v = self.view
         m: PredicateMeta = v.meta[(t, f.predicate)]
         if m.relation:
             if at is not None and f.valid_to is not None and f.valid_to > at:
                 f = f._replace(valid_to=None)  # its end lies in the page's future
-            opts = self._relation_options(t, f.predicate, f.valid_to is not None, f.valid_from is not None, own_only)
-            tpl = opts[h % len(opts)]
+            tpl = g.choose_h(self._relation_options(t, f.predicate, f.valid_to is not None, f.valid_from is not None, own_only), h)
             if subject == "it":
                 tpl = tpl.replace("{subject}'s", "its")
             # Only the fields the chosen phrasing uses are formatted (each choice is its own hash).
@@ -142,7 +141,7 @@ class TemplateWriter:
                 a, z = str(f.valid_from.year), str(f.valid_to.year) if f.valid_to else ""
                 spans = (b["span_event"] if m.event else b["span_open_news"] if at is not None and not f.valid_to
                          else b["span_closed"] if f.valid_to and z != a else b["span_open"] if not f.valid_to else b["span_event"])
-                when = spans[crc32(b"|sp", h) % len(spans)].format(a=a, b=z)
+                when = g.choose_h(spans, crc32(b"|sp", h)).format(a=a, b=z)
             s = tpl.format(subject=subject, object=obj, label=self._label(t, f.predicate), start=start, end=end, when=when,
                            when_cap=g.cap(when.strip("()（）")) if "{when_cap}" in tpl else "")
             if f.valid_from:
@@ -156,7 +155,7 @@ class TemplateWriter:
             return s
         value = self._value(t, f, st, link=False)
         opts, bare = self._attribute_options(t, f.predicate, f.value_type)
-        tpl = opts[h % len(opts)]
+        tpl = g.choose_h(opts, h)
         if subject == "it":  # 'it's ownership' -> 'its ownership'
             tpl = tpl.replace("{subject}'s", "its")
         if bare and "{bare}" in tpl:
@@ -314,13 +313,13 @@ class TemplateWriter:
         lines.append("")
         rest = plain + to_one
         if rest:
-            lines += [f"## {_opt(b['overview'], crc32(b'|ov', hp))}", "",
+            lines += [f"## {g.choose_h(b['overview'], crc32(b'|ov', hp))}", "",
                       self.sp.join(self._sentences_h(t, rest, st, crc32(b"|ovs", hp), name)), ""]
         # History: dated facts about the entity itself, in date order, as a narrative.
         dated = sorted((f for f in dated_attrs + outs if f.value_type == "date" or f.valid_from),
                        key=lambda f: (f.valid_from or dt.date.fromisoformat(f.value), f.fact_id))
         if len(dated) >= 2:
-            lines += [f"## {_opt(b['history'], crc32(b'|hi', hp))}", "", self._history(t, dated, st, hp, name), ""]
+            lines += [f"## {g.choose_h(b['history'], crc32(b'|hi', hp))}", "", self._history(t, dated, st, hp, name), ""]
         # A section per to-many relation, then per incoming relation.
         for pred, fs in _by_predicate(to_many):
             m = meta[(t, pred)]
@@ -341,7 +340,7 @@ class TemplateWriter:
             hpred = crc32(pred.encode(), hp)
             if pred in more:
                 total, url = more[pred]
-                lines += [_opt(b["more_list"], hpred).format(count=f"{total:,}", shown=len(fs), url=url), ""]
+                lines += [g.choose_h(b["more_list"], hpred).format(count=f"{total:,}", shown=len(fs), url=url), ""]
             if hpred % 3 != 0:  # each link told from the other side, in sentences, then listed
                 clauses = [self._clause_h(src_t, f, st, crc32(("|in" + f.fact_id).encode(), hp), v.names[f.subject]) for f in fs]
                 lines += [self.sp.join(g.join_clauses_h(clauses[i:i + 2], crc32(b"|inj%d" % i, hp), lang)
@@ -349,13 +348,13 @@ class TemplateWriter:
             lines += [f"- {self._link(f.subject)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "") for f in fs]
             lines.append("")
         if related:
-            lines += [f"## {_opt(b['related'], crc32(b'|rel', hp))}", ""]
+            lines += [f"## {g.choose_h(b['related'], crc32(b'|rel', hp))}", ""]
             para = []
             for x, fs in _by_subject(related):
                 para += self._sentences_h(v.type_of[x], fs, st, crc32(("|rl" + x).encode(), hp), v.names[x])
             lines += [self.sp.join(para), ""]
         if dated:
-            lines += [f"## {_opt(b['timeline'], crc32(b'|tl', hp))}", ""]
+            lines += [f"## {g.choose_h(b['timeline'], crc32(b'|tl', hp))}", ""]
             for f in dated:
                 lines.append(self._bullet(t, f, st))
             lines.append("")
@@ -365,7 +364,7 @@ class TemplateWriter:
             lines.append("")
         related = list(dict.fromkeys([f.value for f in outs] + [f.subject for f in ins]))[:5]
         if related:
-            lines += [f"## {_opt(b['see_also'], crc32(b'|sa', hp))}", ""]
+            lines += [f"## {g.choose_h(b['see_also'], crc32(b'|sa', hp))}", ""]
             lines += [f"- {self._link(r)}" + self.w("noun_tag", noun=self._noun(v.type_of[r])) for r in related]
             lines.append("")
         return "\n".join(lines)
@@ -390,13 +389,13 @@ class TemplateWriter:
             subject = name if i == 0 or crc32(b"|r", k) % 3 == 0 else self._ref_h(t, crc32(b"|ref", k))
             clause = self._clause_h(t, f, st, k, subject)
             if prev is None:
-                lead = _opt(b["first"], k).format(year=when.year)
+                lead = g.choose_h(b["first"], k).format(year=when.year)
             elif when.year == prev:
-                lead = _opt(b["then_same_year"], k)
+                lead = g.choose_h(b["then_same_year"], k)
             elif 1 < when.year - prev <= 12 and crc32(b"|gap", k) % 2:
-                lead = _opt(b["then_gap"], k).format(n=g.number_words(when.year - prev, self.lang))
+                lead = g.choose_h(b["then_gap"], k).format(n=g.number_words(when.year - prev, self.lang))
             else:
-                lead = _opt(b["then_far"], k).format(year=when.year)
+                lead = g.choose_h(b["then_far"], k).format(year=when.year)
             out.append(lead + (g.lower_start(clause) if self.lang == "en" else clause))
             prev = when.year
         # Two events per sentence, joined with a connective chosen per pair.
@@ -406,7 +405,7 @@ class TemplateWriter:
         for i in range(0, len(out), 2):
             pair = out[i:i + 2]
             if len(pair) == 2:
-                j = _opt(joins, crc32(b"|hj%d" % i, hk))
+                j = g.choose_h(joins, crc32(b"|hj%d" % i, hk))
                 second = g.cap(pair[1]) if j in (". ", "。") or self.lang != "en" else g.lower_start(pair[1])
                 sents.append(g.cap(pair[0]) + j + second + stop)
             else:
@@ -537,11 +536,6 @@ class TemplateWriter:
             links = [str(k) if k == lay["page"] else f"[{k}]({lay['urls'][k - 1]})" for k in page_links(lay["page"], lay["pages"])]
             lines += [self.w("pages_nav", links=" ".join(links)), ""]
         return "\n".join(lines)
-
-
-def _opt(options: tuple[str, ...], h: int) -> str:
-    """`grammar.choose` with the key given as its checksum."""
-    return options[h % len(options)]
 
 
 def _by_predicate(facts) -> list[tuple[str, list[Fact]]]:

@@ -134,8 +134,7 @@ def slugs(texts: pl.Series) -> list[str]:
 
 
 # What `quote(..., safe="_-.,~")` does to each ASCII character it does not keep.
-_QUOTED_ASCII = {chr(c): f"%{c:02X}" for c in range(128)
-                 if not (chr(c).isascii() and (chr(c).isalnum() or chr(c) in "_.-~,"))}
+_QUOTED_ASCII = {chr(c): f"%{c:02X}" for c in range(128) if not (chr(c).isalnum() or chr(c) in "_.-~,")}
 
 
 def wiki_paths(titles: list[str]) -> list[str]:

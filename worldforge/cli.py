@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .errors import INTERRUPTED, SpecError, WorldforgeError
+from .plumbing import load_native_libraries, raise_if_interrupted, watched_interrupts
 
 app = typer.Typer(
     name="worldforge",
@@ -34,43 +35,50 @@ def _user_errors():
     """Turn user-fixable errors into a red message and their exit code; never a traceback.
     Ctrl-C (Python's or DuckDB's "query interrupted") exits 130; a filesystem error (disk
     full, permission denied) is one line naming the file."""
+    load_native_libraries()  # with Ctrl-C held: an interrupt inside DuckDB's initialisation aborts the process
     import duckdb
 
-    try:
-        yield
-    except SpecError as exc:
-        # One line per problem (file: field: message (got value)), so batch logs stay greppable.
-        n = len(exc.problems)
-        err_console.print(f"[bold red]error:[/] {n} problem{'s' if n != 1 else ''} in the world spec; nothing was written",
-                          soft_wrap=True)
-        for p in exc.problems:
-            err_console.print(f"  [red]-[/] {escape(str(p))}", soft_wrap=True)
-        raise typer.Exit(exc.exit_code) from None
-    except WorldforgeError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(exc.exit_code) from None
-    except (KeyboardInterrupt, duckdb.InterruptException):
-        _interrupted()
-    except RuntimeError as exc:  # DuckDB's "Query interrupted" reaches Python as a RuntimeError in some calls
-        if "interrupted" not in str(exc).lower():
-            raise
-        _interrupted()
-    except duckdb.IOException as exc:
-        err_console.print(f"[bold red]error:[/] a database could not be read or written ({escape(str(exc).splitlines()[0])}); "
-                          "if it is damaged, rebuild the stage that wrote it with --force", soft_wrap=True)
-        raise typer.Exit(1) from None
-    except duckdb.InvalidInputException as exc:  # a page file damaged inside (a footer is checked on open)
-        if "Failed to read file" not in str(exc):
-            raise
-        err_console.print(f"[bold red]error:[/] a file is damaged ({escape(str(exc).splitlines()[0])}); rebuild the stage "
-                          "that wrote it with --force, or `worldforge run SPEC`, which finds damaged outputs by their digests",
-                          soft_wrap=True)
-        raise typer.Exit(1) from None
-    except OSError as exc:
-        where = f" ({exc.filename})" if exc.filename else ""
-        err_console.print(f"[bold red]error:[/] {escape(exc.strerror or str(exc))}{escape(where)}; check the folder's "
-                          "permissions and free space", soft_wrap=True)
-        raise typer.Exit(1) from None
+    with watched_interrupts() as interrupt_seen:
+        try:
+            try:
+                yield
+            except Exception:
+                if interrupt_seen():  # whatever a library made of the Ctrl-C (an error of its own), it is one
+                    raise KeyboardInterrupt from None
+                raise
+        except SpecError as exc:
+            # One line per problem (file: field: message (got value)), so batch logs stay greppable.
+            n = len(exc.problems)
+            err_console.print(f"[bold red]error:[/] {n} problem{'s' if n != 1 else ''} in the world spec; nothing was written",
+                              soft_wrap=True)
+            for p in exc.problems:
+                err_console.print(f"  [red]-[/] {escape(str(p))}", soft_wrap=True)
+            raise typer.Exit(exc.exit_code) from None
+        except WorldforgeError as exc:
+            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            raise typer.Exit(exc.exit_code) from None
+        except (KeyboardInterrupt, duckdb.InterruptException):
+            _interrupted()
+        except RuntimeError as exc:  # DuckDB's "Query interrupted" reaches Python as a RuntimeError in some calls
+            if "interrupted" not in str(exc).lower():
+                raise
+            _interrupted()
+        except duckdb.IOException as exc:
+            err_console.print(f"[bold red]error:[/] a database could not be read or written ({escape(str(exc).splitlines()[0])}); "
+                              "if it is damaged, rebuild the stage that wrote it with --force", soft_wrap=True)
+            raise typer.Exit(1) from None
+        except duckdb.InvalidInputException as exc:  # a page file damaged inside (a footer is checked on open)
+            if "Failed to read file" not in str(exc):
+                raise
+            err_console.print(f"[bold red]error:[/] a file is damaged ({escape(str(exc).splitlines()[0])}); rebuild the stage "
+                              "that wrote it with --force, or `worldforge run SPEC`, which finds damaged outputs by their digests",
+                              soft_wrap=True)
+            raise typer.Exit(1) from None
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            err_console.print(f"[bold red]error:[/] {escape(exc.strerror or str(exc))}{escape(where)}; check the folder's "
+                              "permissions and free space", soft_wrap=True)
+            raise typer.Exit(1) from None
 
 
 def _interrupted():
@@ -187,6 +195,7 @@ def plan(
             first = [True]
 
             def step(desc: str) -> None:
+                raise_if_interrupted()  # a Ctrl-C a library swallowed
                 if not first[0]:
                     progress.advance(task)
                 first[0] = False
@@ -587,6 +596,7 @@ def _progress_bars(label: str):
     bars: dict[str, int] = {}
 
     def on_progress(stage: str, done: int, total: int) -> None:
+        raise_if_interrupted()  # a Ctrl-C a library swallowed
         if stage not in bars:
             bars[stage] = progress.add_task(stage, total=total or None)
         progress.update(bars[stage], completed=done, total=total or None)
@@ -749,6 +759,7 @@ def farm(
     t0 = time.perf_counter()
 
     def on_world(res: dict) -> None:
+        raise_if_interrupted()  # a Ctrl-C a library swallowed
         what = ", ".join(res["ran"]) or "up to date"
         err_console.print(f"  world {escape(res['name'])} ({res['split']}): {escape(what)}, {res['seconds']:.1f} s")
 

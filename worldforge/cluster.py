@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import WorldforgeError
-from .plumbing import WORKER_THREADS_ENV, batch_gc, release_memory
+from .plumbing import WORKER_THREADS_ENV, batch_gc, held_interrupts, release_memory
 
 
 class ClusterError(WorldforgeError):
@@ -162,7 +162,8 @@ def use_cluster(ray: bool = False, address: str | None = None, num_cpus: int | N
         yield _current
         return
     try:
-        import ray as ray_mod
+        with held_interrupts():  # a native library's initialisation does not take Ctrl-C cleanly
+            import ray as ray_mod
     except ImportError:
         raise ClusterError("--ray needs Ray: pip install 'worldforge[ray]'") from None
     started = False

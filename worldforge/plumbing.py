@@ -12,6 +12,10 @@ import hashlib
 import json
 import os
 import shutil
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -321,3 +325,88 @@ def batch_gc() -> None:
 
     _, g1, g2 = gc.get_threshold()
     gc.set_threshold(BATCH_GC_THRESHOLD, g1, g2)
+
+
+# --------------------------------------------------------------------------- Ctrl-C
+
+
+@contextmanager
+def held_interrupts() -> Iterator[None]:
+    """Hold Ctrl-C while native libraries initialise, then deliver it to the handler in place
+    (Python's raises KeyboardInterrupt).
+
+    An interrupt inside a native module's initialisation is not a clean KeyboardInterrupt:
+    DuckDB's bindings abort the process ("Critical nanobind error") or turn it into an
+    ImportError with a traceback. Only the main thread receives signals; elsewhere this is a
+    no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        signal.raise_signal(signal.SIGINT)
+
+
+_WATCHES: list[list[int]] = []  # the interrupts each open `watched_interrupts` block has seen, innermost last
+
+
+@contextmanager
+def watched_interrupts() -> Iterator[Callable[[], bool]]:
+    """Ctrl-C raises KeyboardInterrupt as usual and is remembered, for two cases a library hides:
+    - it turns the interrupt into an error of its own (DuckDB reports a KeyboardInterrupt raised
+      in a Python callback as an "Invalid Input Error"): the block's caller asks `seen()`;
+    - it swallows it (C code that clears any error while it probes for an optional module): the
+      work's progress callbacks call `raise_if_interrupted`, which raises it again.
+    Only the main thread receives signals; elsewhere nothing is watched."""
+    seen: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+
+    def on_sigint(signum, frame):
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    _WATCHES.append(seen)
+    try:
+        yield lambda: bool(seen)
+    finally:
+        del _WATCHES[next(i for i, w in enumerate(_WATCHES) if w is seen)]  # by identity: blocks nest
+        signal.signal(signal.SIGINT, previous)
+
+
+def raise_if_interrupted() -> None:
+    """Raise KeyboardInterrupt if the innermost `watched_interrupts` block saw a Ctrl-C that
+    the work did not stop for (a progress callback is a point where work is known to go on)."""
+    if _WATCHES and _WATCHES[-1]:
+        raise KeyboardInterrupt
+
+
+def load_native_libraries() -> None:
+    """Import the native libraries every stage uses, with Ctrl-C held (`held_interrupts`)."""
+    with held_interrupts():
+        import duckdb  # noqa: F401
+        import numpy  # noqa: F401
+        import polars  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+
+
+def forget_handled_interrupt() -> None:
+    """Clear CPython's "unhandled Ctrl-C" mark before a clean exit 130.
+
+    CPython 3.11 sets the mark when a KeyboardInterrupt passes through `exec` of a string
+    (dataclasses and namedtuple build their methods that way while modules import) and never
+    clears it once the interrupt is caught, so the process that exits 130 is then killed by
+    SIGINT at the very end (status -2). Interpreters without the variable have nothing to clear."""
+    try:
+        import ctypes
+
+        ctypes.c_int.in_dll(ctypes.pythonapi, "_Py_UnhandledKeyboardInterrupt").value = 0
+    except (ImportError, ValueError, AttributeError, OSError):
+        pass

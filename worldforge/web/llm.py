@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BackendUnavailableError
-from ..plumbing import stable_hash
+from ..plumbing import held_interrupts, stable_hash
 from ..world.options import RenderOptions
 from .pages import Page, WorldView
 from .template import TemplateWriter
@@ -285,7 +285,8 @@ def load_llm(options: RenderOptions, model: str | None = None):
     """Start a vLLM engine for the page writer. `model` is a local folder or a hub id."""
     model, path, looks_local = check_model(options, model)
     try:
-        import vllm  # noqa: F401
+        with held_interrupts():  # torch's initialisation does not take Ctrl-C cleanly
+            import vllm  # noqa: F401
     except ImportError:
         raise BackendUnavailableError(
             "the vllm backend needs vLLM, which is not installed: pip install 'worldforge[vllm]' on a GPU machine, "

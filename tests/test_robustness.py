@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from worldforge.cli import app
 from worldforge.errors import OutputLocationError, PlanError, SearchInputError
-from worldforge.plumbing import BuildLock, check_output_dir, file_digest, held_interrupts
+from worldforge.plumbing import BuildLock, check_output_dir, file_digest, held_interrupts, watched_interrupts
 from worldforge.rollout import Environment, ToolCall, load_tasks
 from worldforge.web.search import MAX_OFFSET, SearchEngine
 
@@ -336,7 +336,17 @@ def test_paths_with_quotes_and_brackets(tmp_path):
     assert (odd / "e'x[2]" / "odd" / "v1" / "manifest.json").is_file()
 
 
-def test_ctrl_c_exits_130_with_the_message_at_any_point(tmp_path):
+@pytest.fixture
+def interruptible():
+    """Ctrl-C handled as Python does by default for the test's duration. A job started in the
+    background by a non-interactive shell (`cmd &`, as CI may be) has SIGINT ignored, and so
+    would the commands the test starts: an ignored signal stays ignored across exec."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_exits_130_with_the_message_at_any_point(tmp_path, interruptible):
     spec = write_spec(tmp_path, name="sig", stages=RUN_STAGES)
     # Dense while the libraries load (the first second or so): an interrupt inside a native
     # module's initialisation or inside an `exec` (dataclasses) is the hard case.
@@ -355,7 +365,7 @@ def test_ctrl_c_exits_130_with_the_message_at_any_point(tmp_path):
         assert "interrupted; nothing was marked complete" in err
 
 
-def test_held_interrupts_raise_once_the_block_ends():
+def test_held_interrupts_raise_once_the_block_ends(interruptible):
     handler = signal.getsignal(signal.SIGINT)
     reached = False
     with pytest.raises(KeyboardInterrupt):
@@ -368,7 +378,20 @@ def test_held_interrupts_raise_once_the_block_ends():
         pass
 
 
-def test_an_interrupt_a_library_reports_as_its_own_error_exits_130(tmp_path, monkeypatch):
+def test_a_process_that_ignores_ctrl_c_keeps_ignoring_it():
+    # A shell's background job starts with SIGINT ignored: the command line does not take it back.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with held_interrupts(), watched_interrupts() as seen:
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+        assert not seen() and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_an_interrupt_a_library_reports_as_its_own_error_exits_130(tmp_path, monkeypatch, interruptible):
     # DuckDB reports a KeyboardInterrupt raised while it reads a Python stream as an "Invalid Input
     # Error"; the planner turns DuckDB errors into a PlanError. Ctrl-C must still read as Ctrl-C.
     import duckdb
@@ -397,7 +420,7 @@ def test_an_interrupt_a_library_reports_as_its_own_error_exits_130(tmp_path, mon
     assert "derived SQL" not in res.output and signal.getsignal(signal.SIGINT) is handler
 
 
-def test_an_interrupt_a_library_swallows_stops_the_command_at_its_next_step(tmp_path, monkeypatch):
+def test_an_interrupt_a_library_swallows_stops_the_command_at_its_next_step(tmp_path, monkeypatch, interruptible):
     import worldforge.world.planner as planner
 
     steps = []

@@ -330,6 +330,12 @@ def batch_gc() -> None:
 # --------------------------------------------------------------------------- Ctrl-C
 
 
+def _takes_interrupts() -> bool:
+    """Whether this thread handles Ctrl-C: only the main thread receives signals, and a process
+    started with SIGINT ignored (a shell's background job) keeps ignoring it, as Python does."""
+    return threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+
+
 @contextmanager
 def held_interrupts() -> Iterator[None]:
     """Hold Ctrl-C while native libraries initialise, then deliver it to the handler in place
@@ -338,8 +344,8 @@ def held_interrupts() -> Iterator[None]:
     An interrupt inside a native module's initialisation is not a clean KeyboardInterrupt:
     DuckDB's bindings abort the process ("Critical nanobind error") or turn it into an
     ImportError with a traceback. Only the main thread receives signals; elsewhere this is a
-    no-op."""
-    if threading.current_thread() is not threading.main_thread():
+    no-op, and so where Ctrl-C is ignored (`_takes_interrupts`)."""
+    if not _takes_interrupts():
         yield
         return
     caught: list[int] = []
@@ -362,9 +368,10 @@ def watched_interrupts() -> Iterator[Callable[[], bool]]:
       in a Python callback as an "Invalid Input Error"): the block's caller asks `seen()`;
     - it swallows it (C code that clears any error while it probes for an optional module): the
       work's progress callbacks call `raise_if_interrupted`, which raises it again.
-    Only the main thread receives signals; elsewhere nothing is watched."""
+    Only the main thread receives signals; elsewhere, or where Ctrl-C is ignored
+    (`_takes_interrupts`), nothing is watched."""
     seen: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
+    if not _takes_interrupts():
         yield lambda: False
         return
 

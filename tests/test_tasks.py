@@ -212,6 +212,46 @@ def test_world_level_split_shares_no_page(demo_tasks):
         assert not any(u.split("?", 1)[0] in bases for u in train)
 
 
+def test_provenance_is_read_for_every_article_and_directory_site(demo_web):
+    """A table may be proven from any article or directory page: the fact index holds the facts
+    the render's provenance gives every such page, on each of the world's sites (the
+    encyclopedia and the list site), and no pair the provenance does not hold."""
+    import polars as pl
+
+    from worldforge.tasks.reach import WebIndex
+    from worldforge.web.store import page_files
+    from worldforge.world.arrays import WorldArrays
+    from worldforge.world.parts import entity_parts
+    from worldforge.world.store import open_world
+
+    world, _ = demo_web
+    info = open_world(world)
+    con = info.connect()
+    engine = SearchEngine(world / "web")
+    try:
+        arrays = WorldArrays(con, info.world)
+        web = WebIndex(engine, arrays, entity_parts(arrays, None), info.world.spec.stages.render.max_list_items)
+        kinds = pl.from_records(engine.pages.execute("SELECT url, kind FROM pages").fetchall(), schema=["url", "kind"],
+                                orient="row")
+        facts = pl.scan_parquet([str(f) for f in page_files(world / "web", "facts")], glob=False).collect().join(kinds, on="url")
+        facts = facts.with_columns(pl.col("url").str.split("/").list.get(2).alias("site"))
+        asked = facts.filter(pl.col("kind").is_in(["article", "directory"]))
+        sites = asked.group_by("kind").agg(pl.col("site").unique())
+        assert {k: len(v) for k, v in sites.iter_rows()} == {"article": 1, "directory": 2}  # the list site and the wiki
+        sample = asked.group_by("site", maintain_order=True).head(400).sort("url", "fact_id")
+        assert sample["site"].n_unique() == 2
+        assert web.stated(sample["url"].to_list(), sample["fact_id"].to_list()).all()
+        # the same pages with facts they do not state: the sample's facts in reverse order
+        urls, ids = sample["url"].to_list(), sample["fact_id"].to_list()
+        held = set(zip(asked["url"].to_list(), asked["fact_id"].to_list()))
+        wrong = [(u, f) for u, f in zip(urls, ids[::-1]) if (u, f) not in held]
+        assert len(wrong) > 100
+        assert not web.stated([u for u, _ in wrong], [f for _, f in wrong]).any()
+    finally:
+        engine.close()
+        con.close()
+
+
 def _cell(v) -> str:
     if v is None:
         return ""

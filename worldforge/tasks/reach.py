@@ -57,6 +57,13 @@ class WebIndex:
         # DuckDB keeps what it read cached up to its memory limit (most of the machine's memory
         # by default): the bulk reads of a 1M world's pages would hold gigabytes for nothing.
         con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
+        # The (page, fact) hashes are read on a thread of their own from the start (polars lets go
+        # of the GIL): the link graph below is mostly numpy on this thread meanwhile. Only
+        # articles and directory pages are ever asked about: the facts on their sites (every
+        # one: a world's directories are on its encyclopedia and on its list site).
+        sites = con.execute("SELECT DISTINCT split_part(url, '/', 3) AS h FROM pages WHERE kind IN ('article', 'directory') "
+                            "ORDER BY h").fetchall()
+        self._facts_job = _FactHashes(page_files(engine.web, "facts"), [h for (h,) in sites])
         types = list(arrays.types)
         self.offset: dict[str, int] = {}
         n = 0
@@ -65,15 +72,16 @@ class WebIndex:
             n += arrays.n(t)
         self.n_entities = n
         self._types = types
+        self._node_ref: pl.DataFrame | None = None
         # articles, one per entity (the article's URL is the entity's node)
-        got = con.execute(f"SELECT url, {self._node_sql('subject')} FROM pages WHERE kind = 'article' AND subject IS NOT NULL",
-                          [types]).fetchnumpy()
-        nodes = self._nodes_of(got["ti"], got["k"])
+        got = con.sql(f"SELECT url, {self._node_sql('subject')} FROM pages WHERE kind = 'article' AND subject IS NOT NULL",
+                      params=[types]).pl()
+        nodes = self._nodes_of(got)
         self.article = np.full(n, "", dtype=object)
-        self.article[nodes[nodes >= 0]] = np.asarray(got["url"], dtype=object)[nodes >= 0]
+        self.article[nodes[nodes >= 0]] = got["url"].to_numpy().astype(object)[nodes >= 0]
         # directory pages: base, page number, listed type, grouping predicate, group entity, rows
         plural_type = {slug(_plural(arrays, t)): t for t in types}
-        dirs = con.sql("SELECT url, entity_ids FROM pages WHERE kind = 'directory' ORDER BY url").pl()
+        dirs = con.sql("SELECT url FROM pages WHERE kind = 'directory' ORDER BY url").pl()
         parts_ = dirs.select(pl.col("url").str.split("/").alias("p"), pl.col("url").str.split("?").list.first().alias("base"),
                              pl.col("url").str.extract(r"\?page=(\d+)$").cast(pl.Int64).fill_null(1).alias("page"))
         self.dir_url = dirs["url"].to_numpy().astype(object)
@@ -89,11 +97,11 @@ class WebIndex:
         self.part_lists = self._part_list_keys()
         by_rel.update(dict.fromkeys(self.part_lists, True))
         entity_group = np.array([by_rel.get((t, b), False) for t, b in zip(self.dir_type, self.dir_by)], dtype=bool)
-        got = con.execute(f"SELECT d, pos, {self._node_sql('e')} FROM (SELECT d, unnest(entity_ids) AS e, "
-                          "generate_subscripts(entity_ids, 1) - 1 AS pos FROM (SELECT row_number() OVER (ORDER BY url) - 1 AS d, "
-                          "entity_ids FROM pages WHERE kind = 'directory'))", [types]).fetchnumpy()
-        d_arr, pos = np.asarray(got["d"], dtype=np.int64), np.asarray(got["pos"], dtype=np.int64)
-        node = self._nodes_of(got["ti"], got["k"])
+        got = con.sql(f"SELECT d, pos, {self._node_sql('e')} FROM (SELECT d, unnest(entity_ids) AS e, "
+                      "generate_subscripts(entity_ids, 1) - 1 AS pos FROM (SELECT row_number() OVER (ORDER BY url) - 1 AS d, "
+                      "entity_ids FROM pages WHERE kind = 'directory'))", params=[types]).pl()
+        d_arr, pos = got["d"].to_numpy().astype(np.int64), got["pos"].to_numpy().astype(np.int64)
+        node = self._nodes_of(got)
         grp = entity_group[d_arr] & (pos == 0)  # an entity group's page names its group first
         self.dir_group = np.full(nd, -1, dtype=np.int64)  # group entity (global index), -1 for attribute groups
         self.dir_group[d_arr[grp]] = node[grp]
@@ -105,10 +113,6 @@ class WebIndex:
         self.dir_order = np.lexsort((self.dir_page, self.dir_base_id))
         self.base_start = np.searchsorted(self.dir_base_id[self.dir_order], np.arange(int(base_id.max(initial=-1)) + 2))
         self._build_links(con, nd)
-        # (page, fact) pairs as 64-bit hashes; only articles and directory pages are ever asked about
-        sites = sorted({u.split("/")[2] for u in (self.article[0] if n else "", self.dir_url[0] if nd else "") if u})
-        where = " OR ".join(f"starts_with(url, 'https://{h}/')" for h in sites) or "TRUE"
-        self._facts = _sorted_hashes(con, page_files(engine.web, "facts"), where)
         self._stated: dict[tuple[str, str], bool] = {}
         self._walk()
         # The bulk reads are done; later queries are probes of a few rows. Lowering the limit
@@ -140,17 +144,18 @@ class WebIndex:
         return (f"list_position($1::VARCHAR[], left({col}, length({col}) - 17)) AS ti, "
                 f"TRY_CAST('0x' || right({col}, 16) AS UBIGINT) AS k")
 
-    def _nodes_of(self, ti, keys) -> np.ndarray:
-        """Entity nodes from `_node_sql`'s columns (-1 where none)."""
-        ti = np.ma.filled(np.ma.asarray(ti), 0).astype(np.int64)
-        keys = np.ma.filled(np.ma.asarray(keys), 0).astype(np.uint64)
-        out = np.full(len(ti), -1, dtype=np.int64)
-        for i, t in enumerate(self._types, start=1):
-            m = ti == i
-            if m.any():
-                c = self.a.key_codes(t, keys[m])
-                out[m] = np.where(c >= 0, self.offset[t] + c, -1)
-        return out
+    def _nodes_of(self, got: pl.DataFrame, ti: str = "ti", k: str = "k") -> np.ndarray:
+        """Entity nodes from `_node_sql`'s columns of a query result (-1 where none): one hash
+        join over every type (a binary search per link costs seconds on a 1M world's tens of
+        millions of links)."""
+        if self._node_ref is None:
+            a = self.a
+            self._node_ref = pl.DataFrame({
+                "ti": np.concatenate([np.full(a.n(t), i, dtype=np.int32) for i, t in enumerate(self._types, start=1)]),
+                "k": np.concatenate([a.keys[t] for t in self._types]),
+                "node": np.arange(self.n_entities, dtype=np.int64)})
+        q = got.select(pl.col(ti).cast(pl.Int32).alias("ti"), pl.col(k).cast(pl.UInt64).alias("k"))
+        return q.join(self._node_ref, on=["ti", "k"], how="left", maintain_order="left")["node"].fill_null(-1).to_numpy()
 
     def entity_nodes(self, t: str, codes: np.ndarray) -> np.ndarray:
         return self.offset[t] + np.asarray(codes, dtype=np.int64)
@@ -190,10 +195,10 @@ class WebIndex:
 
     def _build_links(self, con, nd: int) -> None:
         n = self.n_entities
-        got = con.execute(f"SELECT {self._node_sql('s')}, {self._node_sql('e').replace(' AS ti', ' AS ti2').replace(' AS k', ' AS k2')} "
-                          "FROM (SELECT subject AS s, unnest(entity_ids) AS e FROM pages WHERE kind = 'article' AND subject IS NOT NULL)",
-                          [self._types]).fetchnumpy()
-        src, dst = self._nodes_of(got["ti"], got["k"]), self._nodes_of(got["ti2"], got["k2"])
+        got = con.sql(f"SELECT {self._node_sql('s')}, {self._node_sql('e').replace(' AS ti', ' AS ti2').replace(' AS k', ' AS k2')} "
+                      "FROM (SELECT subject AS s, unnest(entity_ids) AS e FROM pages WHERE kind = 'article' AND subject IS NOT NULL)",
+                      params=[self._types]).pl()
+        src, dst = self._nodes_of(got), self._nodes_of(got, "ti2", "k2")
         keep = (src != dst) & (src >= 0) & (dst >= 0)
         edges_src, edges_dst = [src[keep]], [dst[keep]]
         # directory pages -> their rows; page k -> page k+1
@@ -309,12 +314,10 @@ class WebIndex:
             cur = np.unique(nxt[nxt >= 0])
         if not seen:
             return np.zeros(0, dtype=np.int64)
-        out, done = [], set()
-        for level in reversed(seen):  # entry points first
-            fresh = [int(x) for x in level if int(x) not in done]
-            done.update(fresh)
-            out.extend(fresh)
-        return np.asarray(out, dtype=np.int64)
+        # entry points first; a node on several levels counts at the first (shallowest) one
+        levels = np.concatenate(seen[::-1]).astype(np.int64, copy=False)
+        _, first = np.unique(levels, return_index=True)
+        return levels[np.sort(first)]
 
     def page_no(self, node: int) -> int:
         return int(self.dir_page[node - self.n_entities]) if node >= self.n_entities else 0
@@ -327,40 +330,76 @@ class WebIndex:
         return run[: int(self.dir_page[d])] + self.n_entities
 
     def stated(self, urls, facts) -> np.ndarray:
-        """Whether each page states each fact (per `page_facts`), in one query."""
+        """Whether each page states each fact (per `page_facts`), by their hashes."""
         if not len(urls):
             return np.zeros(0, dtype=bool)
         keys = list(zip(urls, facts))
         cache = self._stated
         miss = [k for k in dict.fromkeys(keys) if k not in cache]
         if miss:
-            h = self.engine.pages.execute("SELECT hash(u, f) AS h FROM (SELECT unnest($1) AS u, unnest($2) AS f)",
-                                          [[u for u, _ in miss], [f for _, f in miss]]).fetchnumpy()["h"]
+            h = _fact_hashes(pl.DataFrame(miss, schema={"url": pl.String, "fact_id": pl.String}, orient="row").lazy())
             found = np.zeros(len(h), dtype=bool)
-            for part in self._facts:  # a pair is stated if either part holds it
+            for part in self._facts_job.result():  # a pair is stated if either part holds it
                 if len(part):
                     found |= part[np.minimum(np.searchsorted(part, h), len(part) - 1)] == h
             cache.update(zip(miss, found.tolist()))
         return np.fromiter((cache[k] for k in keys), dtype=bool, count=len(keys))
 
 
-def _sorted_hashes(con, files: list, where: str) -> tuple[np.ndarray, np.ndarray]:
-    """The 64-bit hashes of the (url, fact_id) rows of provenance `files` that match `where`, as
-    two sorted arrays, one per half of the files by row count (a 1M world has tens of millions
-    of rows): each row is read and hashed once, and the first half is sorted in place on a
-    second thread (numpy lets go of the GIL) while the second is fetched and sorted. The halves
-    are never joined into a third copy."""
+FACT_HASH_SEED = 20261126  # polars' hash of a (url, fact_id) pair, the same in bulk and per probe
+
+
+def _fact_hashes(pairs: pl.LazyFrame) -> np.ndarray:
+    """The 64-bit hash of each (url, fact_id) row."""
+    return pairs.select(pl.struct("url", "fact_id").hash(seed=FACT_HASH_SEED).alias("h")).collect(
+        engine="streaming")["h"].to_numpy()
+
+
+class _FactHashes:
+    """`_sorted_hashes` of a rendered web's provenance, read on a background thread (polars lets
+    go of the GIL); `result()` waits for them and raises what the read raised. The thread is a
+    daemon: Ctrl-C or an error does not wait for the read to finish."""
+
+    def __init__(self, files: list, sites: list[str]) -> None:
+        import threading
+
+        self._out: tuple[np.ndarray, np.ndarray] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._read, args=(files, sites), name="fact-hashes", daemon=True)
+        self._thread.start()
+
+    def _read(self, files: list, sites: list[str]) -> None:
+        try:
+            self._out = _sorted_hashes(files, sites)
+        except BaseException as e:  # handed to the thread that asks for the result
+            self._error = e
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._out is not None
+        return self._out
+
+
+def _sorted_hashes(files: list, sites: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The hashes of the (url, fact_id) rows of provenance `files` whose page is on one of
+    `sites` (hosts), as two sorted arrays, one per half of the files by row count (a 1M world has
+    tens of millions of rows): each row is read and hashed once, streaming, and the first half
+    is sorted on a second thread (numpy lets go of the GIL) while the second is read and sorted.
+    The halves are never joined into a third copy."""
     from concurrent.futures import ThreadPoolExecutor
 
     import pyarrow.parquet as pq
 
     rows = np.cumsum([pq.read_metadata(f).num_rows for f in files]) if files else np.zeros(0, dtype=np.int64)
     cut = int(np.searchsorted(rows, rows[-1] / 2)) + 1 if len(rows) else 0
+    on_site = pl.any_horizontal([pl.col("url").str.starts_with(f"https://{h}/") for h in sites]) if sites else pl.lit(False)
+
     def fetch(part: list) -> np.ndarray:
         if not part:
             return np.zeros(0, dtype=np.uint64)
-        return con.execute(f"SELECT hash(url, fact_id) AS h FROM read_parquet(?) WHERE {where}",
-                           [[str(f) for f in part]]).fetchnumpy()["h"].astype(np.uint64, copy=False)
+        return _fact_hashes(pl.scan_parquet([str(f) for f in part], glob=False).filter(on_site))  # paths may hold [ ] * ?
 
     with ThreadPoolExecutor(1) as ex:
         first = fetch(files[:cut])

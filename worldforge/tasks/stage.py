@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 
 from ..errors import DamagedStateError, TasksError
 from ..plumbing import read_jsonl, swap_into_place
@@ -302,8 +303,8 @@ class _Generator:
         # ambiguous, and a gold table keyed by it could not be scored.
         self.ambiguous: set[str] = set()
         for t in a.types:
-            vals, counts = np.unique(a.names(t).astype(str), return_counts=True)
-            self.ambiguous.update(vals[counts > 1].tolist())
+            names = pl.Series(a.names(t), dtype=pl.String).drop_nulls()
+            self.ambiguous.update(names.filter(names.is_duplicated()).unique().to_list())
 
     def part_name(self, part: int) -> str | None:
         if self.parts.root is None or part < 0:

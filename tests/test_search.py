@@ -132,6 +132,18 @@ def test_results_do_not_depend_on_how_the_index_was_built(engine, demo_web, comp
     assert cut_in_tie >= 2  # the test reaches the case it is about
 
 
+def test_archived_captures_are_found_by_url(engine):
+    """`archive` gives each captured article's capture (as a query by URL reads it) and None for
+    an article without one, a page that is no article, or a URL of no page."""
+    rows = engine.pages.execute("SELECT url, captured, markdown FROM archives ORDER BY url").fetchall()
+    assert len(rows) > 100
+    assert all(engine.archive(u) == (c, md) for u, c, md in rows)
+    captured = {u for u, _, _ in rows}
+    others = [u for (u,) in engine.pages.execute("SELECT url FROM pages ORDER BY url").fetchall() if u not in captured]
+    assert len(others) > 1000 and all(engine.archive(u) is None for u in others[::7])
+    assert engine.archive("https://nowhere.example/wiki/None") is None
+
+
 def test_plain_text_matches_its_rule_by_rule_definition():
     """The index's text is made in fewer regex passes than its rules (the whitespace rule only
     matches what it changes): on random Markdown made of the characters that matter, it equals

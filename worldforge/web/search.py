@@ -485,6 +485,7 @@ class SearchEngine:
         self.pages = open_pages(web, fix)
         self._has_archives = bool(self.pages.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'archives'").fetchone()[0])
+        self._archive_rows: dict[str, int] | None = None  # URL -> row of its capture, read at the first `archive`
         self._pages: dict[str, dict | None] = {}
         self._searches: dict[tuple, tuple[list[dict], int]] = {}
         self.cache_hits = self.cache_misses = 0  # searches served from / missing the cache
@@ -602,7 +603,16 @@ class SearchEngine:
         then), or None: only articles whose entity changed since have one."""
         if not self._has_archives:
             return None
-        row = self.pages.execute("SELECT captured, markdown FROM archives WHERE url = ?", [url]).fetchone()
+        if self._archive_rows is None:
+            # Which URLs have a capture, and its row: a query by URL scans the whole table (a 1M
+            # world has 250k captures; every URL starts alike, so no block can be skipped), one
+            # by row reads a single block, and most articles have no capture at all.
+            got = self.pages.execute("SELECT url, rowid FROM archives ORDER BY rowid DESC").fetchnumpy()
+            self._archive_rows = dict(zip(got["url"].tolist(), got["rowid"].tolist()))  # a URL's first capture wins
+        i = self._archive_rows.get(url) if isinstance(url, str) else None
+        if i is None:
+            return None
+        row = self.pages.execute("SELECT captured, markdown FROM archives WHERE rowid = ?", [i]).fetchone()
         return (row[0], row[1]) if row else None
 
     def page(self, url: str) -> dict | None:

@@ -289,6 +289,34 @@ def check_output_dir(path: Path, what: str, min_free: int = MIN_FREE_BYTES) -> N
                                   f"free some space or choose another location for {path}")
 
 
+class Background:
+    """`fn(*args, **kwargs)` on a daemon thread; `result()` waits and returns it or raises its
+    error. A daemon: an interrupt of the caller does not wait for it. For work that lets go of
+    the GIL (tantivy's merge, polars, DuckDB) beside the caller's own."""
+
+    def __init__(self, fn: Callable, *args, **kwargs):
+        self._out: list = []
+
+        def run() -> None:
+            try:
+                self._out.append((True, fn(*args, **kwargs)))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller of result()
+                self._out.append((False, exc))
+
+        self._thread = threading.Thread(target=run, daemon=True, name="worldforge-background")
+        self._thread.start()
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self):
+        self._thread.join()
+        ok, value = self._out[0]
+        if not ok:
+            raise value
+        return value
+
+
 def release_memory() -> None:
     """Hand freed memory back to the system after a bulk phase. glibc keeps what a process's
     threads (DuckDB's, polars', tantivy's) freed in per-thread arenas, so a driver that read

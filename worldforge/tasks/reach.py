@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from ..plumbing import release_memory
+from ..plumbing import Background, release_memory
 from ..web.pages import slug
 from ..web.search import DUCKDB_MEMORY, SearchEngine
 from ..web.store import page_files
@@ -63,7 +63,7 @@ class WebIndex:
         # one: a world's directories are on its encyclopedia and on its list site).
         sites = con.execute("SELECT DISTINCT split_part(url, '/', 3) AS h FROM pages WHERE kind IN ('article', 'directory') "
                             "ORDER BY h").fetchall()
-        self._facts_job = _FactHashes(page_files(engine.web, "facts"), [h for (h,) in sites])
+        self._facts_job = Background(_sorted_hashes, page_files(engine.web, "facts"), [h for (h,) in sites])
         types = list(arrays.types)
         self.offset: dict[str, int] = {}
         n = 0
@@ -353,33 +353,6 @@ def _fact_hashes(pairs: pl.LazyFrame) -> np.ndarray:
     """The 64-bit hash of each (url, fact_id) row."""
     return pairs.select(pl.struct("url", "fact_id").hash(seed=FACT_HASH_SEED).alias("h")).collect(
         engine="streaming")["h"].to_numpy()
-
-
-class _FactHashes:
-    """`_sorted_hashes` of a rendered web's provenance, read on a background thread (polars lets
-    go of the GIL); `result()` waits for them and raises what the read raised. The thread is a
-    daemon: Ctrl-C or an error does not wait for the read to finish."""
-
-    def __init__(self, files: list, sites: list[str]) -> None:
-        import threading
-
-        self._out: tuple[np.ndarray, np.ndarray] | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._read, args=(files, sites), name="fact-hashes", daemon=True)
-        self._thread.start()
-
-    def _read(self, files: list, sites: list[str]) -> None:
-        try:
-            self._out = _sorted_hashes(files, sites)
-        except BaseException as e:  # handed to the thread that asks for the result
-            self._error = e
-
-    def result(self) -> tuple[np.ndarray, np.ndarray]:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._out is not None
-        return self._out
 
 
 def _sorted_hashes(files: list, sites: list[str]) -> tuple[np.ndarray, np.ndarray]:

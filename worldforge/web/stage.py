@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 
 from ..cluster import Local, current, worker_state
 from ..errors import RenderError
-from ..plumbing import folder_digests, link_or_copy, package_versions, release_memory, swap_into_place, write_atomic
+from ..plumbing import Background, folder_digests, link_or_copy, package_versions, release_memory, swap_into_place, write_atomic
 from ..world.options import RenderOptions
 from ..world.store import open_world
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
@@ -187,7 +187,7 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     # The shard indexes are joined on a thread beside the store and the report: tantivy's merge
     # keeps one core busy without the GIL, and those need the other.
     parts = sorted((partial / "shards").glob("*.index"))
-    joined = _Background(join_indexes, parts, partial / "index", language=info.world.spec.language)
+    joined = Background(join_indexes, parts, partial / "index", language=info.world.spec.language)
     try:
         progress("store", 0, 1)
         _collect(partial, report)
@@ -223,35 +223,6 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
     shutil.rmtree(final / "shards")
     (final / "fingerprint").unlink()
     return report
-
-
-class _Background:
-    """`fn(*args, **kwargs)` on a daemon thread; `result()` waits and returns it or raises its
-    error. A daemon: an interrupt of the caller does not wait for it."""
-
-    def __init__(self, fn, *args, **kwargs):
-        import threading
-
-        self._out: list = []
-
-        def run() -> None:
-            try:
-                self._out.append((True, fn(*args, **kwargs)))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller of result()
-                self._out.append((False, exc))
-
-        self._thread = threading.Thread(target=run, daemon=True, name="worldforge-background")
-        self._thread.start()
-
-    def wait(self) -> None:
-        self._thread.join()
-
-    def result(self):
-        self._thread.join()
-        ok, value = self._out[0]
-        if not ok:
-            raise value
-        return value
 
 
 class _Progress:

@@ -43,6 +43,12 @@ UNREACHED = -2
 PROBE_MEMORY = "256MB"  # DuckDB's memory for the pages connection once the bulk reads are done
 
 
+def _flat(lists: pl.Series, lens: np.ndarray) -> pl.Series:
+    """The elements of a list column, in order: `lens[i]` of them for row i (`explode` would make
+    a null of an empty or null list)."""
+    return lists.filter(pl.Series(lens > 0)).explode()
+
+
 class WebIndex:
     """The link graph, entry points and fact provenance of one rendered world."""
 
@@ -73,15 +79,15 @@ class WebIndex:
         self.n_entities = n
         self._types = types
         self._node_ref: pl.DataFrame | None = None
-        # articles, one per entity (the article's URL is the entity's node)
-        got = con.sql(f"SELECT url, {self._node_sql('subject')} FROM pages WHERE kind = 'article' AND subject IS NOT NULL",
-                      params=[types]).pl()
-        nodes = self._nodes_of(got)
+        # articles, one per entity (the article's URL is the entity's node), with the entities
+        # each links (read here once, for the link graph)
+        arts = con.sql("SELECT url, subject, entity_ids FROM pages WHERE kind = 'article' AND subject IS NOT NULL").pl()
+        nodes = self._id_nodes(arts["subject"])
         self.article = np.full(n, "", dtype=object)
-        self.article[nodes[nodes >= 0]] = got["url"].to_numpy().astype(object)[nodes >= 0]
+        self.article[nodes[nodes >= 0]] = arts["url"].to_numpy().astype(object)[nodes >= 0]
         # directory pages: base, page number, listed type, grouping predicate, group entity, rows
         plural_type = {slug(_plural(arrays, t)): t for t in types}
-        dirs = con.sql("SELECT url FROM pages WHERE kind = 'directory' ORDER BY url").pl()
+        dirs = con.sql("SELECT url, entity_ids FROM pages WHERE kind = 'directory' ORDER BY url").pl()
         parts_ = dirs.select(pl.col("url").str.split("/").alias("p"), pl.col("url").str.split("?").list.first().alias("base"),
                              pl.col("url").str.extract(r"\?page=(\d+)$").cast(pl.Int64).fill_null(1).alias("page"))
         self.dir_url = dirs["url"].to_numpy().astype(object)
@@ -97,11 +103,12 @@ class WebIndex:
         self.part_lists = self._part_list_keys()
         by_rel.update(dict.fromkeys(self.part_lists, True))
         entity_group = np.array([by_rel.get((t, b), False) for t, b in zip(self.dir_type, self.dir_by)], dtype=bool)
-        got = con.sql(f"SELECT d, pos, {self._node_sql('e')} FROM (SELECT d, unnest(entity_ids) AS e, "
-                      "generate_subscripts(entity_ids, 1) - 1 AS pos FROM (SELECT row_number() OVER (ORDER BY url) - 1 AS d, "
-                      "entity_ids FROM pages WHERE kind = 'directory'))", params=[types]).pl()
-        d_arr, pos = got["d"].to_numpy().astype(np.int64), got["pos"].to_numpy().astype(np.int64)
-        node = self._nodes_of(got)
+        # each directory page's rows: (page, position in its list, entity node)
+        lens = dirs["entity_ids"].list.len().fill_null(0).to_numpy().astype(np.int64)
+        d_arr = np.repeat(np.arange(nd, dtype=np.int64), lens)
+        pos = np.arange(len(d_arr), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+        node = self._id_nodes(_flat(dirs["entity_ids"], lens))
+        del dirs
         grp = entity_group[d_arr] & (pos == 0)  # an entity group's page names its group first
         self.dir_group = np.full(nd, -1, dtype=np.int64)  # group entity (global index), -1 for attribute groups
         self.dir_group[d_arr[grp]] = node[grp]
@@ -112,7 +119,8 @@ class WebIndex:
         self.dir_base_id = base_id = (parts_["base"].rank("dense") - 1).to_numpy().astype(np.int64)  # np.unique's inverse
         self.dir_order = np.lexsort((self.dir_page, self.dir_base_id))
         self.base_start = np.searchsorted(self.dir_base_id[self.dir_order], np.arange(int(base_id.max(initial=-1)) + 2))
-        self._build_links(con, nd)
+        self._build_links(arts, nodes, nd)
+        del arts
         self._stated: dict[tuple[str, str], bool] = {}
         self._walk()
         # The bulk reads are done; later queries are probes of a few rows. Lowering the limit
@@ -138,23 +146,24 @@ class WebIndex:
 
     # ------------------------------------------------------------------ nodes
 
-    @staticmethod
-    def _node_sql(col: str) -> str:
-        """SQL for an id column as (type index `ti` into the list parameter $1, 64-bit key `k`)."""
-        return (f"list_position($1::VARCHAR[], left({col}, length({col}) - 17)) AS ti, "
-                f"TRY_CAST('0x' || right({col}, 16) AS UBIGINT) AS k")
-
-    def _nodes_of(self, got: pl.DataFrame, ti: str = "ti", k: str = "k") -> np.ndarray:
-        """Entity nodes from `_node_sql`'s columns of a query result (-1 where none): one hash
-        join over every type (a binary search per link costs seconds on a 1M world's tens of
-        millions of links)."""
+    def _id_nodes(self, ids: pl.Series) -> np.ndarray:
+        """Entity nodes of entity ids (`<type>_<16 hex>`; -1 where none): the type's index and
+        the 64-bit key, parsed in polars, then one hash join over every type (a binary search
+        per link costs seconds on a 1M world's millions of links, and parsing them in SQL as
+        much again)."""
         if self._node_ref is None:
             a = self.a
             self._node_ref = pl.DataFrame({
-                "ti": np.concatenate([np.full(a.n(t), i, dtype=np.int32) for i, t in enumerate(self._types, start=1)]),
+                "ti": np.concatenate([np.full(a.n(t), i, dtype=np.int32) for i, t in enumerate(self._types)]),
                 "k": np.concatenate([a.keys[t] for t in self._types]),
                 "node": np.arange(self.n_entities, dtype=np.int64)})
-        q = got.select(pl.col(ti).cast(pl.Int32).alias("ti"), pl.col(k).cast(pl.UInt64).alias("k"))
+        type_index = pl.DataFrame({"t": self._types, "ti": np.arange(len(self._types), dtype=np.int32)})
+        q = pl.DataFrame({"id": ids.cast(pl.String)}).select(
+            pl.col("id").str.head(-17).alias("t"),
+            pl.col("id").str.tail(16).str.to_integer(base=16, dtype=pl.UInt64, strict=False).alias("k"),
+            (pl.col("id").str.slice(-17, 1) == "_").alias("ok"))
+        q = q.join(type_index, on="t", how="left", maintain_order="left")
+        q = q.with_columns(pl.when(pl.col("ok")).then(pl.col("ti")).alias("ti")).select("ti", "k")
         return q.join(self._node_ref, on=["ti", "k"], how="left", maintain_order="left")["node"].fill_null(-1).to_numpy()
 
     def entity_nodes(self, t: str, codes: np.ndarray) -> np.ndarray:
@@ -193,12 +202,14 @@ class WebIndex:
 
     # ------------------------------------------------------------------ links
 
-    def _build_links(self, con, nd: int) -> None:
+    def _build_links(self, arts: pl.DataFrame, subject_nodes: np.ndarray, nd: int) -> None:
+        """The link graph: an article to the entities it names (`arts`: the articles' subject and
+        entity_ids, `subject_nodes` their nodes), a directory page to its rows and its next page,
+        an article to the directory holding a list it cuts, a part's article to its lists."""
         n = self.n_entities
-        got = con.sql(f"SELECT {self._node_sql('s')}, {self._node_sql('e').replace(' AS ti', ' AS ti2').replace(' AS k', ' AS k2')} "
-                      "FROM (SELECT subject AS s, unnest(entity_ids) AS e FROM pages WHERE kind = 'article' AND subject IS NOT NULL)",
-                      params=[self._types]).pl()
-        src, dst = self._nodes_of(got), self._nodes_of(got, "ti2", "k2")
+        lens = arts["entity_ids"].list.len().fill_null(0).to_numpy().astype(np.int64)
+        src = np.repeat(subject_nodes, lens)
+        dst = self._id_nodes(_flat(arts["entity_ids"], lens))
         keep = (src != dst) & (src >= 0) & (dst >= 0)
         edges_src, edges_dst = [src[keep]], [dst[keep]]
         # directory pages -> their rows; page k -> page k+1

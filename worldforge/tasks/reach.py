@@ -43,10 +43,11 @@ UNREACHED = -2
 PROBE_MEMORY = "256MB"  # DuckDB's memory for the pages connection once the bulk reads are done
 
 
-def _flat(lists: pl.Series, lens: np.ndarray) -> pl.Series:
-    """The elements of a list column, in order: `lens[i]` of them for row i (`explode` would make
-    a null of an empty or null list)."""
-    return lists.filter(pl.Series(lens > 0)).explode()
+def _flat(lists: pl.Series) -> tuple[np.ndarray, pl.Series]:
+    """A list column's lengths (0 for a null list) and its elements in order (`explode` alone
+    would make a null of an empty or null list)."""
+    lens = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
+    return lens, lists.filter(pl.Series(lens > 0)).explode()
 
 
 class WebIndex:
@@ -63,13 +64,6 @@ class WebIndex:
         # DuckDB keeps what it read cached up to its memory limit (most of the machine's memory
         # by default): the bulk reads of a 1M world's pages would hold gigabytes for nothing.
         con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
-        # The (page, fact) hashes are read on a thread of their own from the start (polars lets go
-        # of the GIL): the link graph below is mostly numpy on this thread meanwhile. Only
-        # articles and directory pages are ever asked about: the facts on their sites (every
-        # one: a world's directories are on its encyclopedia and on its list site).
-        sites = con.execute("SELECT DISTINCT split_part(url, '/', 3) AS h FROM pages WHERE kind IN ('article', 'directory') "
-                            "ORDER BY h").fetchall()
-        self._facts_job = Background(_sorted_hashes, page_files(engine.web, "facts"), [h for (h,) in sites])
         types = list(arrays.types)
         self.offset: dict[str, int] = {}
         n = 0
@@ -80,14 +74,20 @@ class WebIndex:
         self._types = types
         self._node_ref: pl.DataFrame | None = None
         # articles, one per entity (the article's URL is the entity's node), with the entities
-        # each links (read here once, for the link graph)
-        arts = con.sql("SELECT url, subject, entity_ids FROM pages WHERE kind = 'article' AND subject IS NOT NULL").pl()
+        # each links (read here once, for the link graph); and the directory pages
+        arts = con.sql("SELECT url, subject, entity_ids FROM pages WHERE kind = 'article'").pl()
+        dirs = con.sql("SELECT url, entity_ids FROM pages WHERE kind = 'directory' ORDER BY url").pl()
+        # The (page, fact) hashes are read on a thread of their own (polars lets go of the GIL):
+        # the link graph below is mostly numpy on this thread meanwhile. Only articles and
+        # directory pages are ever asked about: the facts on their sites (every one: a world's
+        # directories are on its encyclopedia and on its list site).
+        sites = pl.concat([arts["url"], dirs["url"]]).str.split("/").list.get(2, null_on_oob=True).drop_nulls().unique().sort()
+        self._facts_job = Background(_sorted_hashes, page_files(engine.web, "facts"), sites.to_list())
         nodes = self._id_nodes(arts["subject"])
         self.article = np.full(n, "", dtype=object)
         self.article[nodes[nodes >= 0]] = arts["url"].to_numpy().astype(object)[nodes >= 0]
         # directory pages: base, page number, listed type, grouping predicate, group entity, rows
         plural_type = {slug(_plural(arrays, t)): t for t in types}
-        dirs = con.sql("SELECT url, entity_ids FROM pages WHERE kind = 'directory' ORDER BY url").pl()
         parts_ = dirs.select(pl.col("url").str.split("/").alias("p"), pl.col("url").str.split("?").list.first().alias("base"),
                              pl.col("url").str.extract(r"\?page=(\d+)$").cast(pl.Int64).fill_null(1).alias("page"))
         self.dir_url = dirs["url"].to_numpy().astype(object)
@@ -104,10 +104,10 @@ class WebIndex:
         by_rel.update(dict.fromkeys(self.part_lists, True))
         entity_group = np.array([by_rel.get((t, b), False) for t, b in zip(self.dir_type, self.dir_by)], dtype=bool)
         # each directory page's rows: (page, position in its list, entity node)
-        lens = dirs["entity_ids"].list.len().fill_null(0).to_numpy().astype(np.int64)
+        lens, members = _flat(dirs["entity_ids"])
         d_arr = np.repeat(np.arange(nd, dtype=np.int64), lens)
         pos = np.arange(len(d_arr), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
-        node = self._id_nodes(_flat(dirs["entity_ids"], lens))
+        node = self._id_nodes(members)
         del dirs
         grp = entity_group[d_arr] & (pos == 0)  # an entity group's page names its group first
         self.dir_group = np.full(nd, -1, dtype=np.int64)  # group entity (global index), -1 for attribute groups
@@ -207,9 +207,9 @@ class WebIndex:
         entity_ids, `subject_nodes` their nodes), a directory page to its rows and its next page,
         an article to the directory holding a list it cuts, a part's article to its lists."""
         n = self.n_entities
-        lens = arts["entity_ids"].list.len().fill_null(0).to_numpy().astype(np.int64)
-        src = np.repeat(subject_nodes, lens)
-        dst = self._id_nodes(_flat(arts["entity_ids"], lens))
+        lens, named = _flat(arts["entity_ids"])
+        src = np.repeat(subject_nodes, lens)  # an article without a subject has node -1: its links are dropped
+        dst = self._id_nodes(named)
         keep = (src != dst) & (src >= 0) & (dst >= 0)
         edges_src, edges_dst = [src[keep]], [dst[keep]]
         # directory pages -> their rows; page k -> page k+1

@@ -12,7 +12,7 @@ target of the honest-oracle issue beside the measured value:
 - page opens of candidates that end up rejected, on tasks with NOT or OR (>= 15 %);
 - opens of URLs no earlier observation showed (0);
 - distinct reasoning skeletons over the trajectories (>= 1,000 over 300);
-- trajectories under 32k tokens at the default context budget (>= 95 %);
+- samples (context segments, what the model saw) under 32k tokens at the default budget (>= 95 %);
 - trajectories per second (>= 20).
 """
 
@@ -60,7 +60,8 @@ def main() -> None:
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from worldforge.rollout.env import TOOLS, approx_tokens, load_token_counter
-    from worldforge.rollout.measure import negating, reasoning_skeletons, rejected_opens, trajectory_tokens, unseen_opens
+    from worldforge.rollout.context import samples
+    from worldforge.rollout.measure import negating, reasoning_skeletons, rejected_opens, sample_tokens, unseen_opens
 
     world = _world(args.world)
     count = load_token_counter(args.tokenizer) if args.tokenizer else None
@@ -96,7 +97,7 @@ def main() -> None:
     unseen = sum(len(unseen_opens(t, env.execute)) for t in trajs) + sum(len(unseen_opens(t, penv.execute)) for t in ptrajs)
     skel = reasoning_skeletons(ptrajs)
     counter = count or approx_tokens
-    lengths = sorted(trajectory_tokens(t, TOOLS, counter) for t in ptrajs)
+    lengths = sorted(sample_tokens(x.messages, TOOLS, counter) for t in ptrajs for x in samples(t))
     under = sum(n < 32000 for n in lengths) / len(lengths)
     mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
     clean, pert = mean([t["reward"] for t in trajs]), mean([t["reward"] for t in ptrajs])
@@ -110,7 +111,8 @@ def main() -> None:
         ("opens of URLs never shown before", f"{unseen}", "0", unseen == 0),
         ("distinct reasoning skeletons", f"{len(skel):,} over {len(ptrajs)} trajectories ({sum(skel.values()):,} sentences)",
          ">= 1,000 / 300", len(skel) >= 1000 * len(ptrajs) / 300),
-        (f"trajectories under 32k {unit}", f"{under:.1%} (median {statistics.median(lengths):,.0f}, max {lengths[-1]:,})",
+        (f"samples (context segments) under 32k {unit}", f"{under:.1%} of {len(lengths):,} (median {statistics.median(lengths):,.0f}, "
+         f"max {lengths[-1]:,})",
          ">= 95 %", under >= 0.95),
         ("oracle speed (perturbed run)", f"{speed:.1f} trajectories/s ({pseconds:.1f} s)", ">= 20/s", speed >= 20),
         ("oracle speed (clean run)", f"{len(trajs) / seconds:.1f} trajectories/s ({seconds:.1f} s)", "", True),

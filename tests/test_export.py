@@ -65,9 +65,9 @@ def test_every_sft_row_renders_through_a_chat_template(small_run, tiny_model):
             base = tok.apply_chat_template(r["messages"][:1], tools=json.loads(r["tools"]), tokenize=False)
             assert text.count("<tool_call>") == calls + base.count("<tool_call>")  # each call, plus the system turn's
             assert text.count("<tool_response>") == sum(m["role"] == "tool" for m in r["messages"])
-            assert '"name": "web_extractor"' in text
+            assert '"name": "web_extractor"' in text or r["segment"] > 0
             n += 1
-    assert n == 22
+    assert n >= 22 and len({r["trajectory_id"] for rows in _rows(dataset, "sft").values() for r in rows}) == 22
 
 
 def test_replay_every_tool_result(small_run):
@@ -79,16 +79,16 @@ def test_replay_every_tool_result(small_run):
     try:
         for rows in _rows(dataset, "sft").values():
             for r in rows:
-                # results summarised to save context are replayed too, against the summary's record
-                summarised = {r["messages"][e[1]]["tool_call_id"] for e in r["context"]["events"]}
+                # every result of a sample is the page as the tools return it: nothing is summarised
                 results = {m["tool_call_id"]: m["content"] for m in r["messages"] if m["role"] == "tool"}
                 calls = [c for m in r["messages"] if m["role"] == "assistant" for c in m["tool_calls"] or []]
-                assert [s["call"] for s in r["steps"]] == list(range(len(calls)))
-                for i, (c, step) in enumerate(zip(calls, r["steps"])):
+                assert len(r["steps"]) == len(calls)
+                assert [s["call"] for s in r["steps"]] == list(range(r["steps"][0]["call"], r["steps"][0]["call"] + len(calls)))
+                for c, step in zip(calls, r["steps"]):
                     if c["function"]["name"] == "final_answer":
                         continue
-                    text, kind = env.execute(r["id"], i, c["function"]["name"], json.loads(c["function"]["arguments"]))
-                    assert (c["id"] in summarised or text == results[c["id"]]) and kind == step["perturbation"]
+                    text, kind = env.execute(r["trajectory_id"], step["call"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+                    assert text == results[c["id"]] and kind == step["perturbation"]
                     checked += 1
                     perturbed += kind is not None
     finally:
@@ -121,9 +121,9 @@ def test_splits_never_leak_and_card_and_manifest_are_true(small_run):
 
     meta = yaml.safe_load(front)
     assert {c["config_name"] for c in meta["configs"]} == {"sft", "rl"}
-    n_traj = sum(len(v) for v in sft.values())
+    n_traj = len({r["trajectory_id"] for v in sft.values() for r in v})
     assert f"| trajectories | {n_traj:,} |" in card
-    calls = sum(r["tool_calls"] for v in sft.values() for r in v)
+    calls = sum(r["tool_calls"] for v in sft.values() for r in v if r["segment"] == 0)
     assert f"| tool calls | {calls:,} |" in card
     pert = {}
     for v in sft.values():

@@ -617,8 +617,10 @@ def _rollout_table(r) -> Table:
             ("failed or malformed calls", f"{s['errors']:,}"), ("episode ends", ", ".join(f"{k} {v:,}" for k, v in s["ends"].items()))]
     c = s.get("context") or {}
     if c:
-        rows.append((f"context tokens as exported (p50 / p95; budget {c['budget'] or 'none'})", f"{c['final_p50']:,} / {c['final_p95']:,}"))
-        rows.append(("trajectories with results summarised", f"{c['summarised_trajectories']:,} ({c['summarised_results']:,} results)"))
+        rows.append((f"segment tokens (p50 / p95 / max; budget {c['budget'] or 'none'})",
+                     f"{c['segment_p50']:,} / {c['segment_p95']:,} / {c['segment_max']:,}"))
+        rows.append(("trajectories that wrote a research state", f"{c['compacted_trajectories']:,} ({c['compactions']:,} states, "
+                     f"{c['segments']:,} segments)"))
     if s.get("token_counter"):
         rows.append(("tokens counted with", s["token_counter"]))
     if "rejection" in s:
@@ -691,6 +693,11 @@ def export(
     for fmt, v in r.rows.items():
         t.add_row(fmt, *(f"{v.get(s, 0):,}" for s in ("train", "validation", "test")))
     console.print(t)
+    g = r.grounding or {}
+    if g.get("samples"):
+        console.print(f"grounding: {g['samples'] - g['failed']:,} of {g['samples']:,} SFT samples passed ({g['unseen_opens']} pages "
+                      f"opened unseen, {100 * g['visible_cell_share']:.1f} % of answer cells visible, {g['contradicted']} narration "
+                      f"counts contradicting the actions); failing samples are not exported")
     console.print(f"wrote {r.files:,} files ({r.bytes / 1e6:.1f} MB) to {r.path}" + (" (replaced the earlier export)" if r.replaced else ""))
 
 

@@ -38,7 +38,9 @@ from .cluster import current
 from .errors import ExportError
 from .kits import AGENT_NAME, length_table, settings, tools_kwargs, training_section, write_kits
 from .plumbing import check_output_dir, package_versions, read_json, sha256_file, stable_hash, swap_into_place
+from .rollout.context import samples
 from .rollout.env import SYSTEM_PROMPT, TOOLS, load_tasks
+from .rollout.grounding import GroundingReport, check_trajectory
 from .rollout.stage import read_report, read_trajectories
 from .world.options import ExportOptions
 from .world.store import open_world
@@ -52,14 +54,15 @@ _MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_ca
                       ("tool_call_id", pa.string())])
 _STEP = pa.struct([("call", pa.int32()), ("turn", pa.int32()), ("tool", pa.string()), ("perturbation", pa.string()),
                    ("error", pa.string())])
-# The context budget's record: the budget, the largest context before compacting and the size as
-# exported, and per summarised (or dropped) tool result [turn, message index, tokens before, after].
-_CONTEXT = pa.struct([("budget", pa.int64()), ("peak", pa.int64()), ("final", pa.int64()), ("summarised", pa.int32()),
-                      ("events", pa.list_(pa.list_(pa.int64())))])
+# The context budget's record of a trajectory: the budget, the largest context the policy saw, how
+# many times it wrote its research state (compactions), and each segment's size in tokens.
+_CONTEXT = pa.struct([("budget", pa.int64()), ("peak", pa.int64()), ("compactions", pa.int32()),
+                      ("sizes", pa.list_(pa.int64()))])
 _SCORE = pa.struct([(k, pa.float64()) for k in ("success", "row_precision", "row_recall", "row_f1", "item_precision",
                                                  "item_recall", "item_f1")])
 SFT_SCHEMA = pa.schema([
-    ("id", pa.string()), ("instance_id", pa.string()), ("sample", pa.int32()), ("world", pa.string()),
+    ("id", pa.string()), ("trajectory_id", pa.string()), ("segment", pa.int32()), ("segments", pa.int32()),
+    ("instance_id", pa.string()), ("sample", pa.int32()), ("world", pa.string()),
     ("kind", pa.string()), ("policy", pa.string()), ("messages", pa.list_(_MESSAGE)), ("tools", pa.string()),
     ("reward", pa.float64()), ("score", _SCORE), ("end", pa.string()), ("turns", pa.int32()),
     ("tool_calls", pa.int32()), ("tokens", pa.struct([("prompt", pa.int64()), ("assistant", pa.int64()), ("tool", pa.int64())])),
@@ -90,6 +93,7 @@ class ExportReport:
     files: int
     bytes: int
     replaced: bool
+    grounding: dict = None  # the grounding check's counts over the SFT samples
 
 
 def export_path(out_root: str | Path, world: str, version: str) -> Path:
@@ -181,23 +185,43 @@ def seal_splits(tasks: list, trajs: list[dict], splits: dict[str, str]) -> int:
     return moved
 
 
-def _sft_row(t: dict, world: str) -> dict:
-    msgs = [{"role": m["role"], "content": m.get("content") or "", "tool_calls": m.get("tool_calls"),
-             "tool_call_id": m.get("tool_call_id")} for m in t["messages"]]
+def sft_rows(t: dict, world: str, record: dict, mode: str, report: GroundingReport, scorer: str = "widesearch") -> list[dict]:
+    """The SFT rows of one trajectory: one per sample (`rollout.context.samples`: a segment, or the
+    whole unsummarised trajectory with `context: full`), each exactly what the model saw, and only
+    the samples that pass the grounding check (`rollout.grounding`; `report` counts them all).
+    Every sample of a trajectory carries its final reward."""
+    out = []
+    tid = f"{t['instance_id']}#{t['sample']}"
     sc = t["score"]
-    return {"id": f"{t['instance_id']}#{t['sample']}", "instance_id": t["instance_id"], "sample": t["sample"],
-            "world": world, "kind": t["kind"], "policy": t["policy"], "messages": msgs,
-            "tools": json.dumps(TOOLS, ensure_ascii=False), "reward": t["reward"],
-            "score": {k: float(sc[k]) for k in _SCORE.names}, "end": t["end"], "turns": t["turns"],
-            "tool_calls": t["tool_calls"], "tokens": {k: t["tokens"].get(k, 0) for k in ("prompt", "assistant", "tool")},
-            "steps": t["steps"], "context": context_record(t)}
+    calls = _calls_per_message(t["messages"])
+    for sample, check in check_trajectory(t, record, mode, scorer):
+        sid = tid if sample.segment < 0 else f"{tid}/{sample.segment}"
+        report.add(sid, check)
+        if not check.ok:
+            continue
+        a, b = sample.turns
+        first, n = sum(calls[:a]), sum(calls[a:b])
+        msgs = [{"role": m["role"], "content": m.get("content") or "", "tool_calls": m.get("tool_calls"),
+                 "tool_call_id": m.get("tool_call_id")} for m in sample.messages]
+        out.append({"id": sid, "trajectory_id": tid, "segment": max(sample.segment, 0), "segments": sample.segments,
+                    "instance_id": t["instance_id"], "sample": t["sample"], "world": world, "kind": t["kind"],
+                    "policy": t["policy"], "messages": msgs, "tools": json.dumps(TOOLS, ensure_ascii=False), "reward": t["reward"],
+                    "score": {k: float(sc[k]) for k in _SCORE.names}, "end": t["end"], "turns": t["turns"],
+                    "tool_calls": t["tool_calls"], "tokens": {k: t["tokens"].get(k, 0) for k in ("prompt", "assistant", "tool")},
+                    "steps": t["steps"] if mode == "full" else t["steps"][first:first + n], "context": context_record(t)})
+    return out
+
+
+def _calls_per_message(msgs: list[dict]) -> list[int]:
+    """Tool calls each message makes (steps are recorded per call, in order)."""
+    return [len(m.get("tool_calls") or ()) for m in msgs]
 
 
 def context_record(t: dict) -> dict:
-    """A trajectory's context budget record (trajectories from before the budget have none)."""
+    """A trajectory's context budget record."""
     c = t.get("context") or {}
-    return {"budget": c.get("budget"), "peak": c.get("peak", 0), "final": c.get("final", 0),
-            "summarised": c.get("summarised", 0), "events": c.get("events", [])}
+    return {"budget": c.get("budget"), "peak": c.get("peak", 0), "compactions": c.get("compactions", 0),
+            "sizes": list(c.get("sizes") or [])}
 
 
 def ground_truth(task, aliases: dict[str, str], scoring: dict) -> dict:
@@ -249,26 +273,37 @@ def _write_rows(rows: list[dict], schema: pa.Schema, folder: Path, jsonl: Path, 
     folder.mkdir(parents=True, exist_ok=True)
     jsonl.parent.mkdir(parents=True, exist_ok=True)
     n = max(1, math.ceil(len(rows) / shard_rows))
+    table = pa.Table.from_pylist(rows, schema=schema)
     paths = []
     for i in range(n):
-        part = rows[i * shard_rows:(i + 1) * shard_rows]
         p = folder / f"{split}-{i:05d}-of-{n:05d}.parquet"
-        pq.write_table(pa.Table.from_pylist(part, schema=schema), p, compression="zstd")
+        pq.write_table(table.slice(i * shard_rows, shard_rows), p, compression="zstd")
         paths.append(p)
-    jsonl.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    import polars as pl
+
+    pl.from_arrow(table).write_ndjson(jsonl)  # the same rows as JSON lines (polars writes them in Rust)
     return paths
 
 
-def _write_split(job: tuple[str, str, list], world: str, system: str, shard_rows: int, partial: str) -> int:
-    """Write one format's rows of one split (Parquet shards and JSON lines); returns the row count."""
+def _write_split(job: tuple[str, str, list], world: str, system: str, shard_rows: int, partial: str,
+                 context: str = "segments", scorer: str = "widesearch") -> tuple[int, dict, list]:
+    """Write one format's rows of one split (Parquet shards and JSON lines); returns the row count,
+    the grounding report of its samples (SFT) and the trajectories all of whose samples passed."""
     fmt, s, items = job
+    report = GroundingReport()
+    whole = []
     if fmt == "sft":
-        rows, schema = [_sft_row(t, world) for t in items], SFT_SCHEMA
+        rows, schema = [], SFT_SCHEMA
+        for t, record in items:
+            failed = report.failed
+            rows += sft_rows(t, world, record, context, report, scorer)
+            if report.failed == failed:
+                whole.append(f"{t['instance_id']}#{t['sample']}")
     else:
         rows, schema = [_rl_row(t, world, s, i, system, truth) for i, (t, truth) in enumerate(items)], RL_SCHEMA
     if rows:
         _write_rows(rows, schema, Path(partial) / "data" / fmt, Path(partial) / "jsonl" / fmt / f"{s}.jsonl", s, shard_rows)
-    return len(rows)
+    return len(rows), report.as_dict(), whole
 
 
 def check_dest(dest: Path, fingerprint: str | None, force: bool) -> bool:
@@ -320,24 +355,33 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     partial.mkdir(parents=True)
     rows: dict[str, dict[str, int]] = {}
     used = [s for s in SPLITS if any(v == s for v in splits.values())]
-    totals = {"sft": len(trajs), "rl": len(tasks)}
+    totals = {"sft": sum(len(t.get("segments") or [1]) if opt.context == "segments" else 1 for t in trajs), "rl": len(tasks)}
     fmts = [f for f in ("sft", "rl") if f in opt.formats]
     for f in fmts:
         rows[f] = {}
 
+    records = {t.id: t.record for t in tasks}
+
     def jobs():  # one writer per format and split: Ray tasks under --ray, merged in this fixed order
         for fmt in fmts:
             for s in used:
-                items = ([t for t in trajs if splits[t["instance_id"]] == s] if fmt == "sft"
+                items = ([(t, records[t["instance_id"]]) for t in trajs if splits[t["instance_id"]] == s] if fmt == "sft"
                          else [(t, truths[t.id]) for t in tasks if splits[t.id] == s])
                 yield fmt, s, items
 
     order = [(f, s) for f in fmts for s in used]
-    for (fmt, s), n in zip(order, current().map(_write_split, jobs(), world, system, opt.shard_rows, str(partial))):
+    grounding = GroundingReport()
+    grounded: set[str] = set()  # trajectories every sample of which passed the check
+    scorer = rollout["options"].get("scorer", "widesearch")
+    for (fmt, s), (n, rep, whole) in zip(order, current().map(_write_split, jobs(), world, system, opt.shard_rows, str(partial),
+                                                            opt.context, scorer)):
         if n:  # a split whose trajectories were all rejected has no SFT rows
             rows[fmt][s] = n
+        if fmt == "sft":
+            grounding.merge(rep)
+            grounded.update(whole)
         if on_progress:
-            on_progress(fmt, sum(rows[fmt].values()), totals[fmt])
+            on_progress(fmt, sum(rows[fmt].values()) if fmt == "rl" else grounding.samples, totals[fmt])
     if "widesearch" in opt.formats:
         from .tasks.stage import WIDESEARCH_FIELDS, gold_csv
 
@@ -353,12 +397,16 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
             rows["widesearch"][s] = len(mine)
 
     stats = _statistics(trajs, tasks, splits, rollout["stats"])
+    for s_, v in stats["splits"].items():
+        v["samples"] = rows.get("sft", {}).get(s_, 0)
     tasks_report = read_json(world_path / "tasks" / "report.json", f"pose the tasks again with `worldforge tasks {world_path} --force`")
     stats["leak"] = {"split_by": "region" if region else ("task" if opt.split_by != "world" else "world"), "moved": moved,
                      "by_split": leak, "parts": {s: v.get("parts", []) for s, v in tasks_report.get("splits", {}).items()
                                                  if s != "train" and region}}
-    lengths = length_table(trajs, [[{"role": "system", "content": system}, {"role": "user", "content": t.query}] for t in tasks],
-                           opt.tokenizer)
+    stats["grounding"] = {"context": opt.context, **grounding.as_dict(), "trajectories": len(trajs),
+                          "whole_trajectories": len(grounded), "example": _segment_example(trajs, opt.context)}
+    lengths = length_table([x for t in trajs for x in samples(t, opt.context)],
+                           [[{"role": "system", "content": system}, {"role": "user", "content": t.query}] for t in tasks], opt.tokenizer)
     trainer = settings(lengths, rollout["options"])
     rl_files = {s: sorted(str(p.relative_to(partial)) for p in (partial / "data" / "rl").glob(f"{s}-*.parquet")) for s in used}
     write_kits(partial, world, opt.version, rl_files, trainer)
@@ -386,13 +434,14 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
         "tasks_sha256": sha256_file(world_path / "tasks" / "tasks.jsonl"),
         "training": stats["training"],
         "rows": rows, "splits": dict(sorted(Counter(splits.values()).items())), "leak": stats["leak"],
+        "grounding": {k: v for k, v in stats["grounding"].items() if k != "example"},
         "files": dict(sorted(hashes.items())),
     }
     (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     replaced = check_dest(dest, fingerprint, force)
     swap_into_place(partial, dest)
     size = sum(h["bytes"] for h in hashes.values())
-    return ExportReport(dest, fingerprint, rows, len(hashes) + 1, size, replaced)
+    return ExportReport(dest, fingerprint, rows, len(hashes) + 1, size, replaced, stats["grounding"])
 
 
 def _statistics(trajs: list[dict], tasks: list, splits: dict[str, str], trajectory_stats: dict) -> dict:
@@ -412,6 +461,65 @@ def _statistics(trajs: list[dict], tasks: list, splits: dict[str, str], trajecto
             "difficulty": {k: dict(sorted(Counter(t.record["difficulty"][k] for t in tasks).items()))
                            for k in ("hops", "constraints")},
             "entity_types": dict(sorted(Counter(t.record["entity_type"] for t in tasks).items()))}
+
+
+def _segment_example(trajs: list[dict], mode: str) -> dict | None:
+    """One compacted trajectory, for the card: its segments, their sizes, and the start of the
+    research state its first segment ends with."""
+    t = next((t for t in trajs if len(t.get("segments") or ()) > 1), None)
+    if t is None:
+        return None
+    segs = t["segments"]
+    msgs = t["messages"]
+    state = msgs[segs[0]["end"] - 1]["content"]
+    lines = state.splitlines()
+    excerpt = "\n".join(lines[:14]) + (f"\n... ({len(lines) - 14} more lines)" if len(lines) > 14 else "")
+    return {"trajectory": f"{t['instance_id']}#{t['sample']}", "segments": len(segs), "reward": t["reward"],
+            "turns": [sum(1 for m in msgs[x["start"]:x["end"]] if m["role"] == "assistant") for x in segs],
+            "sizes": (t.get("context") or {}).get("sizes", []), "state": excerpt, "mode": mode}
+
+
+def grounding_section(g: dict) -> list[str]:
+    """The card's section on samples, segments and the grounding check."""
+    mode = g["context"]
+    out = ["## Samples: what the model saw", ""]
+    if mode == "segments":
+        out += ["Long trajectories do not fit one context. When the visible context passes 4/5 of the budget (less the "
+                "state it started from), the agent writes its *research state* (the task, the candidates with their URLs "
+                "and what is decided about each, every value read with the page it was read on, the conditions still to "
+                "check, the pages still to open) and continues from `[system, user: task + state]`, as in ReSum "
+                "(arXiv 2509.13313) and SUPO (arXiv 2510.06727). A trajectory is thus a run of *segments*, maximal runs of "
+                "turns whose context only grows, and **each SFT row is one segment, exactly as the model saw it**: its "
+                "prefix (system, task, and the previous segment's state), its turns, and the state it ended with (or the "
+                "final answer). Rows of one trajectory share `trajectory_id`, are numbered by `segment` (of `segments`) and "
+                "carry the trajectory's final `reward` (ReSum-GRPO's advantage broadcasting: train every segment with the "
+                "trajectory's outcome). Train with loss on the assistant turns; the state each segment ends with is an "
+                "assistant turn, so the model learns to write it. `context: full` in `stages.export` exports each whole "
+                "trajectory instead, without its compactions, for long-context trainers.", ""]
+    else:
+        out += ["Each SFT row is a whole trajectory (`context: full`): every turn in order, without the research states "
+                "written when the rollout's context filled (the later turns had everything earlier in view).", ""]
+    ex = g.get("example")
+    if ex and mode == "segments":
+        out += [f"For example, `{ex['trajectory']}` has {ex['segments']} segments of {', '.join(map(str, ex['turns']))} "
+                f"assistant turns ({', '.join(f'{n:,}' for n in ex['sizes'])} tokens); its first segment ends with this "
+                "state, which the second starts from:", "", "```text", ex["state"], "```", ""]
+    share = 100 * g["visible_cell_share"]
+    out += ["Every sample passed a grounding check before it was written: every URL it opens, and every URL a state it "
+            "writes names, appears earlier in its visible context (system, task, state, tool results; never the "
+            "assistant's own text); every informative answer cell (3+ characters, compared after the scorer's date and "
+            "number normalisation) appears there, a rank through the values it orders; every count its narration states "
+            "(rows, candidates, dropped, pages read, tries) equals what the actions did. Samples that fail are not "
+            "exported.", "",
+            "| grounding | value |", "|---|---:|",
+            f"| samples checked | {g['samples']:,} |", f"| samples exported | {g['samples'] - g['failed']:,} |",
+            f"| samples dropped | {g['failed']:,} |",
+            f"| trajectories with every sample exported | {g['whole_trajectories']:,} of {g['trajectories']:,} |",
+            f"| pages opened | {g['opens']:,} |", f"| opened before anything showed them | {g['unseen_opens']:,} |",
+            f"| URLs in research states | {g['state_urls']:,} |", f"| of them never seen | {g['unseen_state_urls']:,} |",
+            f"| informative answer cells | {g['cells']:,} |", f"| visible in their sample | {share:.2f} % |",
+            f"| counts stated in the narration | {g['claims']:,} |", f"| contradicting the actions | {g['contradicted']:,} |", ""]
+    return out
 
 
 def _size_category(n: int) -> str:
@@ -446,11 +554,11 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
              "the conditions and fill a table, or answer a multi-hop question as a one-row table.", "",
              f"World: `{world}`, seed {spec.seed}, as of {spec.as_of}, packs {', '.join(spec.packs)}. "
              f"Trajectories by the `{rollout['policy']}` policy.", "",
-             "## Splits", "", "| split | tasks | table | multi-hop | gold rows | gold cells | trajectories |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "## Splits", "", "| split | tasks | table | multi-hop | gold rows | gold cells | trajectories | SFT samples |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for s, v in stats["splits"].items():
         lines.append(f"| {s} | {v['tasks']:,} | {v['table']:,} | {v['multihop']:,} | {v['gold_rows']:,} | "
-                     f"{v['gold_cells']:,} | {v['trajectories']:,} |")
+                     f"{v['gold_cells']:,} | {v['trajectories']:,} | {v.get('samples', 0):,} |")
     lk = stats["leak"]
     if lk["split_by"] == "region":
         held = "; ".join(f"{s}: {', '.join(p)}" for s, p in lk["parts"].items() if p)
@@ -465,6 +573,7 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
     leak_text = ", ".join(f"{s} {100 * v:.1f} %" for s, v in lk["by_split"].items()) or "no held-out split"
     lines += ["", f"Splits are by {lk['split_by']}: {split_rule}.", "",
               f"Leak: the share of held-out tasks' evidence pages that training trajectories open: {leak_text}.", "",
+              *grounding_section(stats["grounding"]),
               "## Trajectories", "", "| measure | value |", "|---|---:|",
               f"| trajectories | {tr['trajectories']:,} |", f"| mean reward ({rollout['options']['reward_metric']}) | {tr['reward_mean']:.4f} |",
               f"| success rate | {tr['success_rate']:.4f} |", f"| mean turns | {tr['turns_mean']:.2f} |",
@@ -484,10 +593,12 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
     lines += ["", "| constraints | tasks |", "|---:|---:|"]
     lines += [f"| {k} | {n:,} |" for k, n in stats["difficulty"]["constraints"].items()]
     lines += ["", "## Configs", "",
-              "- `sft`: one row per trajectory. `messages` is OpenAI chat format (`system`, `user`, `assistant` with "
-              "`tool_calls`, `tool` with `tool_call_id`); `tools` is the JSON list of function specs (`json.loads` it for "
-              "`tokenizer.apply_chat_template(messages, tools=tools)`); `reward` and `score` are WideSearch metrics; "
-              "`steps` records each tool call's perturbation and error.",
+              "- `sft`: one row per sample (a context segment, or a whole trajectory with `context: full`; see above). "
+              "`messages` is OpenAI chat format (`system`, `user`, `assistant` with `tool_calls`, `tool` with "
+              "`tool_call_id`); `tools` is the JSON list of function specs (`json.loads` it for "
+              "`tokenizer.apply_chat_template(messages, tools=tools)`); `reward` and `score` are the trajectory's WideSearch "
+              "metrics; `steps` records each of the sample's tool calls with its perturbation and error; `context` the "
+              "trajectory's budget, compactions and segment sizes.",
               "- `rl`: one row per task, verl-style: `prompt`, `ability`, `reward_model.ground_truth` (JSON: columns, "
               "gold rows, WideSearch `evaluation`) and `extra_info`.",
               "- `widesearch/<split>/`: WideSearch's own `tasks.jsonl` (instance_id, query, language, evaluation) and "

@@ -310,8 +310,9 @@ def _previous_releases(dest: Path) -> dict[str, dict]:
 
 def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: list[dict], previous: dict[str, dict],
            dest: Path, force: bool) -> FarmReport:
-    from .export import _ground_truths, _sft_row
+    from .export import _ground_truths, sft_rows
     from .rollout.env import SYSTEM_PROMPT, load_tasks
+    from .rollout.grounding import GroundingReport
     from .rollout.stage import read_report, read_trajectories
     from .tasks.stage import WIDESEARCH_FIELDS, gold_csv
     from .world.store import open_world
@@ -325,6 +326,7 @@ def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: l
     rl = {s: [] for s in SPLITS}
     ws = {s: [] for s in SPLITS}
     task_hashes, gold_hashes, worlds = [], [], []
+    grounding = GroundingReport()  # every world's SFT samples, checked as a single export checks them
     for plan, b in zip(plans, built):
         wp = Path(b["world"])
         info = open_world(wp)
@@ -355,7 +357,10 @@ def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: l
         s = plan.split
         system = SYSTEM_PROMPT.format(today=spec.as_of.strftime("%B %-d, %Y"))
         truths = _ground_truths(wp, keep, rollout["options"])
-        sft[s] += [_sft_row(t, spec.name) for t in trajs if t["instance_id"] in ids]
+        records = {t.id: t.record for t in keep}
+        scorer = rollout["options"].get("scorer", "widesearch")
+        sft[s] += [row for t in trajs if t["instance_id"] in ids
+                   for row in sft_rows(t, spec.name, records[t["instance_id"]], spec.stages.export.context, grounding, scorer)]
         rl[s] += [(t, spec.name, system, truths[t.id]) for t in keep]
         ws[s] += keep
         man = read_json(Path(b["dataset"]) / "manifest.json", f"run the farm again with --force ({b['dataset']})")
@@ -385,18 +390,19 @@ def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: l
         rows["widesearch"][s] = len(ws[s])
 
     entry = {"release": farm.release, "worlds": [w["name"] for w in worlds], "tasks": len(task_hashes),
-             "trajectories": sum(rows["sft"].values()), "dropped": dict(sorted(dropped.items())),
+             "trajectories": sum(w["trajectories"] for w in worlds), "samples": sum(rows["sft"].values()),
+             "dropped": dict(sorted(dropped.items())),
              "previous": sorted(previous)}
     # this release, then the changelog of the latest earlier one (which holds the ones before it)
     changelog = [entry] + max((m.get("changelog", []) for m in previous.values()), key=len, default=[])
-    card = farm_card(farm, farm_path.name, worlds, rows, changelog)
+    card = farm_card(farm, farm_path.name, worlds, rows, changelog, grounding.as_dict())
     (partial / "README.md").write_text(card)
     files = {str(p.relative_to(partial)): p for p in sorted(partial.rglob("*")) if p.is_file()}
     hashes = {k: {"sha256": sha256_file(p), "bytes": p.stat().st_size} for k, p in files.items()}
     fingerprint = hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()[:16]
     manifest = {"farm": farm.name, "release": farm.release, "format": 1, "fingerprint": fingerprint,
                 "farm_spec": farm.model_dump(mode="json"), "worlds": worlds, "previous": sorted(previous),
-                "rows": rows, "changelog": changelog,
+                "rows": rows, "changelog": changelog, "grounding": grounding.as_dict(),
                 "task_hashes": sorted(task_hashes), "gold_hashes": sorted(gold_hashes), "files": dict(sorted(hashes.items()))}
     (partial / FARM_MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     if (dest / FARM_MANIFEST).is_file() and not force:
@@ -423,7 +429,7 @@ def _write_merged(job: tuple[str, str, list], partial: str) -> int:
     return len(rows)
 
 
-def farm_card(farm: FarmSpec, farm_file: str, worlds: list[dict], rows: dict, changelog: list[dict]) -> str:
+def farm_card(farm: FarmSpec, farm_file: str, worlds: list[dict], rows: dict, changelog: list[dict], grounding: dict | None = None) -> str:
     """README.md of a release: worlds, splits, the dedupe rule and the changelog of every release."""
     from .world.options import ExportOptions
 
@@ -444,16 +450,25 @@ def farm_card(farm: FarmSpec, farm_file: str, worlds: list[dict], rows: dict, ch
         lines.append(f"| {w['name']} | {w['split']} | {', '.join(w['packs'])} | {w['seed']} | {w['locale']} | {w.get('language', 'en')} "
                      f"| {w['entities']:,} "
                      f"| {w['tasks']:,} | {w['kept']:,} | {w['trajectories']:,} |")
-    lines += ["", "## Splits", "", "| split | sft rows | rl rows (tasks) |", "|---|---:|---:|"]
+    lines += ["", "## Splits", "", "| split | sft rows (samples) | rl rows (tasks) |", "|---|---:|---:|"]
     for s in SPLITS:
         if s in rows["rl"]:
             lines.append(f"| {s} | {rows['sft'].get(s, 0):,} | {rows['rl'][s]:,} |")
     lines += ["", "Tasks are deduplicated by question and by gold set (normalised), across worlds and against every "
-              "earlier release of the farm, so a refresh never repeats a released task.", "", "## Changelog", ""]
+              "earlier release of the farm, so a refresh never repeats a released task.", ""]
+    if grounding and grounding.get("samples"):
+        g = grounding
+        lines += ["Each SFT row is one sample of a trajectory, exactly what the model saw (each world's `stages.export.context`: a "
+                  "context segment, or the whole trajectory); rows of one trajectory share `trajectory_id` and its final reward. "
+                  f"Every sample passed the grounding check: {g['samples'] - g['failed']:,} of {g['samples']:,} samples kept "
+                  f"({g['unseen_opens']} pages opened unseen, {100 * g['visible_cell_share']:.2f} % of {g['cells']:,} informative "
+                  f"answer cells visible, {g['contradicted']} narration counts contradicting the actions).", ""]
+    lines += ["## Changelog", ""]
     for e in changelog:
         drops = "; ".join(f"{n:,} {r}" for r, n in e["dropped"].items()) or "none"
         lines += [f"### {e['release']}", "", f"- worlds: {', '.join(e['worlds'])}",
-                  f"- {e['tasks']:,} tasks, {e['trajectories']:,} trajectories",
+                  f"- {e['tasks']:,} tasks, {e['trajectories']:,} trajectories"
+                  + (f" ({e['samples']:,} SFT samples)" if e.get("samples") else ""),
                   f"- deduplicated against: {', '.join(e['previous']) or 'no earlier release'}",
                   f"- dropped: {drops}", ""]
     lines += ["## Reproduce", "", "```bash", f"worldforge farm {farm_file}", "```", "",

@@ -69,16 +69,18 @@ def token_counter(tokenizer: str | None) -> tuple[Callable[[list[dict]], int], C
     return count, lambda m: count(m, True), f"counted with the `{tokenizer}` tokenizer and its chat template"
 
 
-def length_table(trajs: list[dict], prompts: list[list[dict]], tokenizer: str | None) -> dict:
-    """Lengths the trainer configs need: RL prompts, whole SFT conversations, the response part
-    of a trajectory (assistant and tool turns), tool results, calls per turn, turns."""
+def length_table(samples: list, prompts: list[list[dict]], tokenizer: str | None) -> dict:
+    """Lengths the trainer configs need: RL prompts, SFT samples (`rollout.context.Sample`: a
+    segment, or a whole trajectory), the response part of a sample (assistant and tool turns
+    after its prompt, the segment a trainer generates before it compacts), tool results, calls
+    per turn, assistant turns per sample."""
     conv, prompt, how = token_counter(tokenizer)
     prompt_tokens = [prompt(p) for p in prompts]
-    sft = [conv(t["messages"]) for t in trajs]
-    response = [max(0, s - prompt(t["messages"][:2])) for s, t in zip(sft, trajs)]
-    tool_chars = [len(m.get("content") or "") for t in trajs for m in t["messages"] if m["role"] == "tool"]
-    per_turn = [len(m.get("tool_calls") or []) for t in trajs for m in t["messages"] if m["role"] == "assistant"]
-    turns = [t["turns"] for t in trajs]
+    sft = [conv(x.messages) for x in samples]
+    response = [max(0, s - prompt(x.messages[:2])) for s, x in zip(sft, samples)]
+    tool_chars = [len(m.get("content") or "") for x in samples for m in x.messages if m["role"] == "tool"]
+    per_turn = [len(m.get("tool_calls") or []) for x in samples for m in x.messages if m["role"] == "assistant"]
+    turns = [sum(1 for m in x.messages if m["role"] == "assistant") for x in samples]
     row = lambda xs: {"p50": _pct(xs, 0.5), "p99": _pct(xs, 0.99), "max": max(xs, default=0)}  # noqa: E731
     return {"counted": how, "tokenizer": tokenizer, "rl_prompt_tokens": row(prompt_tokens), "sft_tokens": row(sft),
             "response_tokens": row(response), "tool_result_chars": row(tool_chars), "calls_per_turn": row(per_turn),

@@ -261,4 +261,9 @@ def _run_stages(world, path: Path, build_dir, out_root, force: bool, recorded: d
     r = export_dataset(path, out_root, st.export, force=force, on_progress=progress)
     report.dataset = r.path
     summary = ", ".join(f"{fmt} {sum(v.values()):,}" for fmt, v in r.rows.items()) + f" rows, {r.bytes / 1e6:.1f} MB"
+    g = r.grounding or {}
+    if g.get("samples"):
+        summary += (f"; grounding: {g['samples'] - g['failed']:,} of {g['samples']:,} samples grounded"
+                    f" ({g['unseen_opens']} unseen opens, {100 * g['visible_cell_share']:.1f} % of answer cells visible,"
+                    f" {g['contradicted']} narration contradictions)")
     report.stages.append(StageResult("export", "ran", time.perf_counter() - t0, summary))

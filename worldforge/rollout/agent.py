@@ -7,6 +7,9 @@ Parsed calls run in the environment; a call the parser cannot read gets an error
 back as its result; a reply with no call is the final answer. Episodes end at the turn
 limit, or when their prompt no longer fits the model. Per-request seeds depend only on
 the episode and turn, so a conversation's text does not depend on what else is batched.
+When a conversation's context fills, the environment asks for the research state
+(`context.py`): the model's next reply is that state, and the conversation goes on from the
+system prompt and the task with it (`Episode.visible`), as the exported samples show.
 """
 
 from __future__ import annotations
@@ -131,7 +134,7 @@ class VLLMAgent:
     def _round(self, active: list[Episode]) -> None:
         params = [self.sampling_params(ep) for ep in active]
         t0 = time.perf_counter()
-        ran, outs = chat_fitting(self._chat, [ep.messages for ep in active], params, self._fits)
+        ran, outs = chat_fitting(self._chat, [ep.visible() for ep in active], params, self._fits)
         for j in sorted(set(range(len(active))) - set(ran)):
             self.stats.too_long += 1
             active[j].stop("context-length")
@@ -143,6 +146,9 @@ class VLLMAgent:
             self.stats.count(out)
             try:
                 content, calls = self.parse(o.text)
+                if ep.compacting:  # asked for its research state: the reply is the state (calls in it are not run)
+                    ep.write_state(content or o.text.strip(), output_tokens=len(o.token_ids))
+                    continue
                 if calls:
                     ep.act(content, calls, output_tokens=len(o.token_ids))
                 else:
@@ -150,10 +156,13 @@ class VLLMAgent:
             except Exception:  # noqa: BLE001 - one bad output never ends the rollout
                 logging.getLogger(__name__).exception("episode %s: could not act on the model's output", ep.key)
                 self.stats.malformed_calls += 1
-                if not ep.done:  # answered as an unreadable call, like any other malformed output
+                if not ep.done and not ep.compacting:  # answered as an unreadable call, like any other malformed output
                     ep.act("", [ToolCall("", o.text[:2000])], output_tokens=len(o.token_ids))
             if not ep.done and len(out.prompt_token_ids or ()) + len(o.token_ids) >= self._max_len():
                 ep.stop("context-length")
+
+    def max_len(self) -> int:
+        return self._max_len()
 
     def _max_len(self) -> int:
         return self.llm.llm_engine.model_config.max_model_len

@@ -29,6 +29,7 @@ from ..web.search import TOOLS as WEB_TOOLS
 from ..web.search import SearchEngine, check_url, search_arguments
 from ..world.options import RolloutOptions
 from . import perturb
+from .context import MIN_TURNS, compact_threshold, compaction_prompt, resume_content
 
 _log = logging.getLogger(__name__)
 
@@ -99,8 +100,6 @@ class StepRecord:
                 "error": self.error}
 
 
-DROPPED = "[Earlier result dropped to save context]"
-CONTEXT_LOW_WATER = 0.75  # past the budget, the context is compacted down to this share of it
 MESSAGE_OVERHEAD = 4  # tokens a chat template adds around a message or a tool call (Qwen3-style)
 
 
@@ -217,10 +216,11 @@ class Environment:
             got = self._task_aliases[task.id] = task_aliases(ev, task.header, task.rows, self.aliases, self._by_name)
         return got
 
-    def episode(self, task: Task, sample: int = 0, max_turns: int | None = None) -> Episode:
+    def episode(self, task: Task, sample: int = 0, max_turns: int | None = None, manage_context: bool = True) -> Episode:
         """A new episode; `max_turns` overrides the options' turn limit (clients that send each
-        tool call as its own step, while their trainer bounds the turns, raise it)."""
-        return Episode(self, task, sample, max_turns=max_turns)
+        tool call as its own step, while their trainer bounds the turns, raise it);
+        `manage_context=False` leaves the transcript and its compaction to the client."""
+        return Episode(self, task, sample, max_turns=max_turns, manage_context=manage_context)
 
     # ------------------------------------------------------------------ tools
 
@@ -313,14 +313,16 @@ def resolve_seed(options: RolloutOptions, world_seed: int) -> int:
 
 @dataclass
 class Episode:
-    """One agent's attempt at one task. The policy calls `act` once per assistant turn."""
+    """One agent's attempt at one task. The policy calls `act` once per assistant turn; when the
+    episode asks for the research state (`compacting`), the policy answers with `write_state`
+    and goes on from `visible()` (see `context.py`)."""
 
     env: Environment
     task: Task
     sample: int = 0
-    messages: list[dict] = field(default_factory=list)
+    messages: list[dict] = field(default_factory=list)  # every message in order, compaction exchanges included
     steps: list[StepRecord] = field(default_factory=list)
-    turns: int = 0
+    turns: int = 0  # action turns (a state written at a compaction is not one)
     tool_calls: int = 0
     tokens: Counter = field(default_factory=Counter)  # assistant, tool, prompt
     done: bool = False
@@ -328,18 +330,25 @@ class Episode:
     answer: str | None = None
     score: dict | None = None
     max_turns: int | None = None  # None: the rollout options' max_turns
-    summaries: dict[str, str] = field(default_factory=dict)  # tool_call_id -> a policy's short note of that result
-    context: dict = field(default_factory=dict)  # the context budget's record: peak, final, summarised results
+    manage_context: bool = True  # False: the client keeps the transcript and compacts it (the server's episodes)
+    context: dict = field(default_factory=dict)  # the budget's record: peak, per-segment sizes, compactions
+    segments: list[dict] = field(default_factory=list)  # {"prefix": [system, user], "start", "end"}
+    claims: list[list] = field(default_factory=list)  # [message index, kind, value, ref]: counts a message states
+    compacting: bool = False  # the context passed the budget: the next assistant turn is the research state
 
     def __post_init__(self):
         self.key = f"{self.task.id}#{self.sample}"
+        self.language = self.task.record.get("language", "en")
         self.messages = [{"role": "system", "content": self.env.system_prompt},
                          {"role": "user", "content": self.task.query}]
         self.tokens.update(prompt=sum(self.env.count_tokens(m["content"]) for m in self.messages))
         self._sizes = [self._size(m) for m in self.messages]  # tokens each message takes in the context
-        self._summarised: set[int] = set()
-        self.context = {"budget": self.env.options.context_tokens, "peak": sum(self._sizes), "final": sum(self._sizes),
-                        "summarised": 0, "events": []}
+        self.segments = [{"prefix": self.messages[:2], "start": 2, "end": None}]
+        self._prefix_size = self._base_size = sum(self._sizes)
+        self._seg_turns = 0
+        budget = self.env.options.context_tokens
+        self.context = {"budget": budget, "compact_at": compact_threshold(budget), "peak": self._prefix_size,
+                        "compactions": 0, "sizes": []}
 
     def _size(self, m: dict) -> int:
         n = self.env.count_tokens(m.get("content") or "") + MESSAGE_OVERHEAD
@@ -347,47 +356,54 @@ class Episode:
             n += self.env.count_tokens(c["function"]["arguments"]) + self.env.count_tokens(c["function"]["name"]) + MESSAGE_OVERHEAD
         return n
 
-    def _fit_context(self, keep_from: int) -> None:
-        """Past the context budget, replace the oldest tool results (not the latest turn's) with a
-        short summary, as agent frameworks do; each replacement is recorded in `context.events`
-        as [turn, message index, tokens before, tokens after]."""
+    def visible(self) -> list[dict]:
+        """The context the policy sees now: the segment's prefix and its turns so far."""
+        seg = self.segments[-1]
+        return seg["prefix"] + self.messages[seg["start"]:]
+
+    def visible_tokens(self) -> int:
         self._sizes += [self._size(m) for m in self.messages[len(self._sizes):]]
-        self._sizes[keep_from - 1] = self._size(self.messages[keep_from - 1])  # the assistant turn, with its calls
-        total = sum(self._sizes)
-        self.context["peak"] = max(self.context["peak"], total)
-        budget = self.env.options.context_tokens
-        if budget is not None and total > budget:
-            budget = int(budget * CONTEXT_LOW_WATER)  # room for a few turns before the next compaction
-            for i in range(2, keep_from):
-                if total <= budget:
-                    break
-                m = self.messages[i]
-                if m["role"] != "tool" or i in self._summarised:
-                    continue
-                note = self.summaries.get(m["tool_call_id"]) or m["content"].split("\n", 1)[0][:160]
-                text = f"[Earlier result, summarised to save context] {note}"
-                before = self._sizes[i]
-                if self._size({"content": text}) >= before:
-                    continue  # already shorter than its summary
-                m["content"] = text
-                self._summarised.add(i)
-                after = self._size(m)
-                self._sizes[i] = after
-                total += after - before
-                self.context["summarised"] += 1
-                self.context["events"].append([self.turns, i, before, after])
-            for i in sorted(self._summarised):  # still over: the oldest summaries go too
-                if total <= budget:
-                    break
-                m = self.messages[i]
-                if m["content"] == DROPPED or self._sizes[i] <= self._size({"content": DROPPED}):
-                    continue
-                m["content"] = DROPPED
-                before, after = self._sizes[i], self._size(m)
-                self._sizes[i] = after
-                total += after - before
-                self.context["events"].append([self.turns, i, before, after])
-        self.context["final"] = total
+        return self._prefix_size + sum(self._sizes[self.segments[-1]["start"]:])
+
+    def _after_turn(self) -> None:
+        """Record the context's size; past the budget's compaction point, ask for the research state."""
+        self._seg_turns += 1
+        if not self.manage_context:  # the client holds the transcript (and compacts it itself)
+            return
+        used = self.visible_tokens()
+        self.context["peak"] = max(self.context["peak"], used)
+        limit = compact_threshold(self.context["budget"], self._prefix_size - self._base_size)
+        if not self.done and limit is not None and used > limit and self._seg_turns >= MIN_TURNS:
+            prompt = {"role": "user", "content": compaction_prompt(used, self.context["budget"], self.language)}
+            self.messages.append(prompt)
+            self.tokens["prompt"] += self.env.count_tokens(prompt["content"])
+            self.compacting = True
+
+    def write_state(self, state: str, *, output_tokens: int | None = None, claims: list | None = None) -> None:
+        """The policy's research state, asked for by `compacting`: it closes the segment, and the
+        next one starts from the system prompt and the task with this state."""
+        if self.done:
+            raise RolloutError(f"episode {self.key} is over ({self.end}); start a new one")
+        if not self.compacting:
+            raise RolloutError(f"episode {self.key} did not ask for a research state; act on the task instead")
+        self.messages.append({"role": "assistant", "content": state})
+        self._note_claims(claims)
+        self.tokens["assistant"] += output_tokens if output_tokens is not None else self.env.count_tokens(state)
+        self.context["sizes"].append(self.visible_tokens())
+        self.context["compactions"] += 1
+        self.segments[-1]["end"] = len(self.messages)
+        user = {"role": "user", "content": resume_content(self.task.query, state, self.language)}
+        prefix = [self.messages[0], user]
+        self.segments.append({"prefix": prefix, "start": len(self.messages), "end": None})
+        self._prefix_size = sum(self._size(m) for m in prefix)
+        self.tokens["prompt"] += self.env.count_tokens(user["content"])
+        self.compacting = False
+        self._seg_turns = 0
+        self.context["peak"] = max(self.context["peak"], self._prefix_size)
+
+    def _note_claims(self, claims: list | None) -> None:
+        for kind, value, ref in claims or ():
+            self.claims.append([len(self.messages) - 1, kind, value, ref])
 
     @property
     def reward(self) -> float:
@@ -396,18 +412,22 @@ class Episode:
     def call_id(self, call: int) -> str:
         return f"call_{stable_hash(self.key, call) & 0xFFFFFFFFFFFF:012x}"
 
-    def act(self, content: str, calls: list[ToolCall], *, output_tokens: int | None = None) -> list[dict]:
+    def act(self, content: str, calls: list[ToolCall], *, output_tokens: int | None = None,
+            claims: list | None = None) -> list[dict]:
         """Record one assistant turn and run its tool calls in order. Returns the tool messages
         appended. A `final_answer` call ends the episode with its reward; a malformed call gets
-        an error message back as its result."""
+        an error message back as its result. `claims`: the counts the turn's text states, as
+        (kind, value, ref), for the grounding check (`grounding.py`)."""
         if self.done:
             raise RolloutError(f"episode {self.key} is over ({self.end}); start a new one")
+        if self.compacting:
+            raise RolloutError(f"episode {self.key} asked for the research state; answer with write_state first")
         self.turns += 1
         msg: dict = {"role": "assistant", "content": content}
         if calls:
             msg["tool_calls"] = []
         self.messages.append(msg)
-        first = len(self.messages)  # this turn's results start here
+        self._note_claims(claims)
         self.tokens["assistant"] += output_tokens if output_tokens is not None else self.env.count_tokens(content)
         out = []
         final = None
@@ -450,11 +470,11 @@ class Episode:
                         rec.error = "tool-failure"
                         text = f"Error: {name} failed on these arguments ({type(exc).__name__}). Try other arguments."
             self._tool_message(cid, text, out)
-        self._fit_context(first)
         if final is not None:
             self.submit(final)
         elif self.turns >= (self.max_turns or self.env.options.max_turns):
             self.stop("turn-limit")
+        self._after_turn()
         return out
 
     def _tool_message(self, cid: str, text: str, out: list[dict]) -> None:
@@ -463,15 +483,19 @@ class Episode:
         self.messages.append(tm)
         out.append(tm)
 
-    def reply(self, content: str, *, output_tokens: int | None = None) -> dict:
+    def reply(self, content: str, *, output_tokens: int | None = None, claims: list | None = None) -> dict:
         """An assistant turn with no tool call: its text is the final answer."""
         if self.done:
             raise RolloutError(f"episode {self.key} is over ({self.end}); start a new one")
+        if self.compacting:
+            raise RolloutError(f"episode {self.key} asked for the research state; answer with write_state first")
         self.turns += 1
         self.messages.append({"role": "assistant", "content": content})
+        self._note_claims(claims)
         self.tokens["assistant"] += output_tokens if output_tokens is not None else self.env.count_tokens(content)
-        self._fit_context(len(self.messages))
-        return self.submit(content)
+        score = self.submit(content)
+        self._after_turn()
+        return score
 
     def submit(self, answer: str) -> dict:
         """End the episode with an answer (a final_answer call, or a plain-text answer)."""
@@ -490,6 +514,15 @@ class Episode:
         self.score = score_table(self.task.id, ev, self.task.header, self.task.rows, answer, self.env.task_aliases(self.task),
                                  mode=self.env.options.scorer, language=self.task.record.get("language", "en")).as_dict()
         self.done, self.end = True, reason
+        if self.compacting:  # ended while the state was asked for (a turn limit): the prompt was never answered
+            self.messages.pop()
+            self.compacting = False
+
+    def segment_records(self) -> list[dict]:
+        """The segments with their ends (the last one ends with the trajectory)."""
+        out = [dict(s) for s in self.segments]
+        out[-1]["end"] = len(self.messages)
+        return out
 
     def trajectory(self, policy: str) -> dict:
         """The episode as a trajectory record (what the rollout stage stores and export reads)."""
@@ -499,4 +532,7 @@ class Episode:
                 "answer": self.answer, "reward": self.reward, "score": self.score, "turns": self.turns,
                 "tool_calls": self.tool_calls, "tokens": dict(sorted(self.tokens.items())),
                 "perturbations": dict(sorted(counts.items())),
-                "errors": sum(1 for s in self.steps if s.error), "context": self.context}
+                "errors": sum(1 for s in self.steps if s.error),
+                "context": {**self.context, "sizes": [*self.context["sizes"], self.visible_tokens()] if self.manage_context
+                            else self.context["sizes"]},
+                "segments": self.segment_records(), "claims": self.claims}

@@ -4,12 +4,13 @@
   numbers folded (`web.grammar.skeleton`, the measure the web's variety report uses): a policy
   that fills twenty f-strings shows a few dozen skeletons however many trajectories it writes.
 - `unseen_opens`: pages opened whose address no earlier tool result showed (an agent can only
-  open what a search or a page showed it). Results are replayed through `Environment.execute`,
-  since a trajectory's old results may have been summarised to save context.
+  open what a search or a page showed it), over the whole trajectory, its results replayed
+  through `Environment.execute` (the grounding check, `grounding.py`, asks the same of each
+  sample, against what that sample shows).
 - `rejected_opens`: on tasks with NOT or OR, how many page opens were of candidates that did not
   make it into the answer (checking and dropping candidates is the skill those tasks train).
-- `trajectory_tokens`: the length of a trajectory as a training sample (its messages as they
-  end, tool schemas included), with a tokenizer or the 4-characters-a-token estimate.
+- `sample_tokens`: the length of a training sample (a context segment, `context.samples`), tool
+  schemas included, with a tokenizer or the 4-characters-a-token estimate.
 """
 
 from __future__ import annotations
@@ -92,13 +93,13 @@ def negating(record: dict) -> bool:
     return "!" in combo or "|" in combo
 
 
-def trajectory_tokens(t: dict, tools: list[dict], count: Callable[[str], int]) -> int:
-    """Tokens of a trajectory as a training sample: every message as it ends (summarised results
-    included), its tool calls, and the tool schemas, with the chat template's few tokens each."""
+def sample_tokens(messages: list[dict], tools: list[dict], count: Callable[[str], int]) -> int:
+    """Tokens of a training sample (`context.samples`): its messages, their tool calls and the
+    tool schemas, with the chat template's few tokens each."""
     from .env import MESSAGE_OVERHEAD
 
     n = count(json.dumps(tools, ensure_ascii=False))
-    for m in t["messages"]:
+    for m in messages:
         n += count(m.get("content") or "") + MESSAGE_OVERHEAD
         for c in m.get("tool_calls") or ():
             n += count(c["function"]["name"]) + count(c["function"]["arguments"]) + MESSAGE_OVERHEAD

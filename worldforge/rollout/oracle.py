@@ -17,7 +17,9 @@ stage's provenance. Like a person with a browser it:
 - recovers like a person: retries failed calls, rephrases searches that found nothing,
   reloads cut-off pages and archived snapshots, ignores copy sites unless it chooses to compare,
   and when two sources disagree prefers the encyclopedia and the fresher page and says so;
-- spends its context like an agent framework: old tool results are summarised past the budget.
+- spends its context like a long-horizon agent: when the context fills, it writes its research
+  state (candidates with their addresses, values read and where, what is left) and goes on from
+  that state alone, forgetting the pages it had read (`state.py`).
 
 Its answer is built from what it read, so when the web misleads it (a page that keeps failing,
 a copy site's figures, an archived snapshot it had to rely on) it gets the task wrong: rewards
@@ -37,7 +39,24 @@ from urllib.parse import urlsplit
 from ..plumbing import stable_hash
 from .env import Episode, ToolCall, markdown_table
 from .reading import Page, Span, plain_number, read_date, read_number, read_page, read_search, read_span
-from .sources import NEED, BackList, Candidate, ListReader, Named, PartIndex, PartList, PartsOf, Source, Union, header_for, host, is_encyclopedia, norm, strip_links
+from .sources import (
+    NEED,
+    BackList,
+    Candidate,
+    ListReader,
+    Named,
+    PartIndex,
+    PartList,
+    PartsOf,
+    Source,
+    Union,
+    header_for,
+    host,
+    is_encyclopedia,
+    norm,
+    readers_of,
+    strip_links,
+)
 from .voice import Voice
 
 SEARCH_QUERIES_MAX = 5  # queries one web_search call carries at most
@@ -93,15 +112,17 @@ class Research:
         self.wants: dict[str, tuple] = {}  # URL -> purpose, in the order the research needs them
         self.search_wants: dict[str, str] = {}  # query -> purpose
         self.notes: list[str] = []
+        self.note_claims: list[tuple] = []  # the counts the pending notes state
+        self.claims: list[tuple] = []  # the counts this turn's text states
+        self.forgotten: set[str] = set()  # addresses known before a compaction that its state did not carry
+        self.state_misses = 0  # times it needed one of those
         self.trouble: list[tuple[str, str, dict]] = []  # pages that failed last turn: (move, url, slots)
         self.decisions: list[tuple[str, dict]] = []
-        self.summaries: dict[str, str] = {}
         self.calls_made = Counter()
         self.source: Source | None = None
         self.candidates: list[Candidate] | None = None
         self.rows: list[Candidate] = []  # the answer's rows, once every candidate is decided
         self.ranked: list[Candidate] | None = None
-        self.rejected = 0
         self.plan_said = False
         self.final: str | None = None
         self.verifying: dict[str, str] = {}  # a name searched to confirm a candidate -> its article
@@ -114,13 +135,29 @@ class Research:
         self.link_names: dict[str, str] = {}  # URL -> the name its links or results gave it
         self.full_lists: dict[str, ListReader] = {}
         self.turn_out = False
+        self.read_from: str | None = None  # the page the value being read came from
+        self.memo: dict[tuple, tuple] = {}  # (page url, what) -> (label, what the page gave): the research's notes
 
     # ------------------------------------------------------------------ observation helpers
 
-    def note(self, move: str, **slots) -> None:
+    def take_claims(self) -> list[tuple]:
+        out, self.claims = self.claims, []
+        return out
+
+    def note(self, move: str, claims: list | None = None, **slots) -> None:
+        """Say a move next turn; `claims`: the counts it may state, as (kind, value, ref, slot),
+        kept where the phrasing drawn states that slot, and checked against the trajectory's
+        actions at export (`grounding.py`)."""
         text = self.voice.say(move, **slots)
         if text not in self.notes:
             self.notes.append(text)
+            self.note_claims += [(k, v, ref) for k, v, ref, slot in claims or () if slot in self.voice.fields]
+
+    def say(self, move: str, claims: list, **slots) -> str:
+        """A move said now, with the counts its phrasing states (see `note`)."""
+        text = self.voice.say(move, **slots)
+        self.claims += [(k, v, ref) for k, v, ref, slot in claims if slot in self.voice.fields]
+        return text
 
     def is_copy_result(self, res) -> bool:
         return bool(_COPY_TITLE.search(res.title)) and not is_encyclopedia(res.url)
@@ -143,6 +180,8 @@ class Research:
         if url in self.failed:
             return self.fallback.get(url) or self._other_source(url, purpose) or self._copy_fallback(url)
         if url not in self.seen:  # never open an address no observation showed: find it first
+            if url in self.forgotten:
+                self.state_misses += 1  # known before a compaction, left out of the state
             return None
         self.wants.setdefault(url, purpose)
         self.asking.append((url, purpose))
@@ -207,28 +246,60 @@ class Research:
     def article(self, url: str | None, name: str = ""):
         if not url:
             return None
-        return self.page(url, (self.why[0], name or self.label_of(url), self.why[1]))
+        got = self.page(url, (self.why[0], name or self.label_of(url), self.why[1]))
+        if got is not None and got is not NEED:
+            self.read_from = got.url if got.url in self.read else url  # where the value being read comes from
+        return got
+
+    def noted(self, url: str | None, key: tuple):
+        """What the page at `url` gave for `key` when it was read (its notes survive a compaction
+        where the state carries them), or MISSING."""
+        got = self.memo.get((url, key), MISSING)
+        if got is not MISSING:
+            self.read_from = url
+            return got[1]
+        return MISSING
+
+    def _note_value(self, url: str, key: tuple, label: str, value) -> None:
+        if value is not NEED:
+            self.memo[(url, key)] = (label, value)
 
     def back_targets(self, url: str, name: str, hop: dict):
         """Entities linking to the entity at `url` through `hop` (read from its page: the section
         headed with the hop's `back` label, and the full list it links to when cut short)."""
         if hop["kind"] == "lookup" or not hop.get("back"):
             return []
+        key = ("back", norm(hop["back"]), bool(hop.get("current")))
+        got = self.noted(url, key)
+        if got is not MISSING:
+            return got
         page = self.article(url, name)
         if page is NEED:
             return NEED
         if page is None:
             return []
-        return self._section_items(page, hop["back"], name, current=hop.get("current", False))
+        out = self._section_items(page, hop["back"], name, current=hop.get("current", False))
+        self._note_value(url, key, hop["back"], out)
+        return out
 
     def targets(self, url: str, hop: dict, name: str = ""):
         """Entities the entity at `url` reaches through `hop`: its infobox rows (a to-one link, a
         lookup) or its list section; `current` keeps only links still in force."""
+        box = hop["kind"] == "lookup" or (hop["to_one"] and not hop["reverse"])
+        key = ("to", norm(hop["label"]), bool(hop.get("current")), box, bool(hop["to_one"]))
+        got = self.noted(url, key)
+        if got is not MISSING:
+            return got
         page = self.article(url, name)
         if page is NEED:
             return NEED
         if page is None:
             return None
+        out = self._targets(page, hop, name)
+        self._note_value(url, key, hop["label"], out)
+        return out
+
+    def _targets(self, page: Page, hop: dict, name: str):
         label = hop["label"]
         if hop["kind"] == "lookup" or (hop["to_one"] and not hop["reverse"]):
             out = []
@@ -272,15 +343,18 @@ class Research:
 
     def attribute(self, url: str | None, label: str, name: str = ""):
         """An attribute's cell on an entity's article (None when the page does not state it)."""
+        key = ("attr", norm(label))
+        got = self.noted(url, key)
+        if got is not MISSING:
+            return got
         page = self.article(url, name)
         if page is NEED:
             return NEED
         if page is None:
             return None
         cells = page.infobox_rows(label)
-        if not cells:
-            return None
-        cell = cells[0]
+        cell = cells[0] if cells else None
+        self._note_value(url, key, label, cell)
         return cell
 
     # ------------------------------------------------------------------ conditions
@@ -519,7 +593,15 @@ class Research:
             if got is NEED:
                 return False
             self.candidates = got
-            self.note("list_done", n=len(got))
+            pages = sum(len(x.pages) for x in readers_of(self.source))
+            n = len(got)
+            counted = [("candidates", n, [c.name for c in got], "n")]
+            if pages:
+                self.note("list_done", claims=counted + [("list_pages_read", pages, [u for x in readers_of(self.source)
+                                                                                         for u in x.pages_read()], "pages")],
+                          n=n, s=_s(n), pages=pages, ps=_s(pages))
+            else:
+                self.note("candidates_found", claims=counted, n=n, s=_s(n))
         shape = q["shape"]
         pending = False
         for c in self.candidates:
@@ -529,7 +611,6 @@ class Research:
                     pending = True
                     continue
                 c.state = "lost" if ok is None else "kept" if ok else "rejected"
-                self.rejected += ok is False
             if c.state != "kept" or shape == "ranked":
                 continue
             if shape in ("timeline", "events"):  # rows are the kept entity's links
@@ -586,11 +667,14 @@ class Research:
         for col in self.q["columns"]:
             if col["name"] in row.cells:
                 continue
+            self.read_from = None
             v = self.cell(col, row)
             if v is NEED:
                 done = False
                 continue
             row.cells[col["name"]] = v
+            if self.read_from:
+                row.where[col["name"]] = (self.read_from, self.label_of(self.read_from))
         return done
 
     def _ranked(self, kept: list[Candidate]):
@@ -607,6 +691,7 @@ class Research:
                 continue
             v = read_number(strip_links(cell)) if cell else None
             c.rank_value = v if v is not None else float("nan")
+            c.rank_text = strip_links(cell) if cell else None
         if need:
             return NEED
         valued = [c for c in kept if c.rank_value == c.rank_value]
@@ -619,8 +704,9 @@ class Research:
                 c.cells[rank_col] = str(better + 1)
         if self.ranked is None:
             self.ranked = top
-            self.note("ranked_done", attr=rk.get("label", rk["attribute"]).lower() if not self.zh else rk.get("label", ""),
-                      n=len(valued), k=len(top))
+            # the values it orders, by name: a rank cell is grounded where these are visible
+            self.note("ranked_done", claims=[("ranked", len(valued), [[c.name, c.rank_text] for c in valued], "n")],
+                      attr=rk.get("label", rk["attribute"]).lower() if not self.zh else rk.get("label", ""), n=len(valued), k=len(top))
         return top
 
     def _link_rows(self, a: Candidate):
@@ -822,14 +908,16 @@ class Research:
         """This turn's observations and decisions, a few in full and the rest summed up."""
         out = list(self.notes)
         self.notes = []
+        self.claims += self.note_claims
+        self.note_claims = []
         v = self.voice
         rejected_listing = [d for m, d in self.decisions if m in ("reject", "reject_excluded") and d.get("listing")]
         others = [(m, d) for m, d in self.decisions if not ((m in ("reject", "reject_excluded")) and d.get("listing"))]
         self.decisions = []
         if len(rejected_listing) > 2:
             lab = rejected_listing[0]["label"]
-            out.append(v.say("reject_many", n=len(rejected_listing), label=lab,
-                             examples=v.names([d["name"] for d in rejected_listing[:3]], limit=3)))
+            out.append(self.say("reject_many", [("rejected", len(rejected_listing), [d["name"] for d in rejected_listing], "n")],
+                                n=len(rejected_listing), label=lab, examples=v.names([d["name"] for d in rejected_listing[:3]], limit=3)))
         else:
             others = [(("reject" if not d.get("excluded") else "reject_excluded"), d) for d in rejected_listing] + others
         told = 0
@@ -847,7 +935,8 @@ class Research:
             total = len(self.candidates)
             if 0 < done < total and self.rng.random() < 0.35:
                 kept = sum(1 for c in self.candidates if c.state == "kept")
-                out.append(v.say("progress", done=done, total=total, kept=kept, left=total - done))
+                out.append(self.say("progress", [("progress", done, {"total": total, "kept": kept, "left": total - done}, "total")],
+                                    done=done, total=total, kept=kept, left=total - done))
         return out
 
     def _give_up(self) -> None:
@@ -859,11 +948,13 @@ class Research:
         v = self.voice
         n = len(self.rows)
         if self.turn_out:
-            parts.append(v.say("out_of_turns", n=n, s="s" if n != 1 else ""))
+            parts.append(self.say("out_of_turns", [("rows", n, None, "n")], n=n, s=_s(n)))
         elif self.brief.kind == "multihop":
             parts.append(v.say("final_chain"))
         else:
-            parts.append(v.say("final_table", n=n, dropped=self.rejected))
+            dropped = [c.name for c in self.candidates or [] if c.state == "rejected"]
+            parts.append(self.say("final_table", [("rows", n, None, "n"), ("dropped", len(dropped), dropped, "dropped")],
+                                  n=n, s=_s(n), dropped=len(dropped), ds=_s(len(dropped))))
         self.final = self.answer()
         return v.join(parts)
 
@@ -899,9 +990,7 @@ class Research:
         blocks = read_search(text)
         if len(blocks) == 1 and blocks[0].error:
             self.note("search_failed", why=self.voice.error(blocks[0].error))
-            self.summaries[cid] = "search failed"
             return
-        summary = []
         compared = False  # at most one second source per search
         for q, b in zip(qs, blocks):
             if not b.results:
@@ -933,8 +1022,6 @@ class Research:
                 self.link_names.setdefault(x.url, x.title)
                 if is_encyclopedia(x.url) and "(" not in x.title:
                     self.name_url.setdefault(norm(x.title), x.url)
-            summary.append(f"\"{q}\": " + "; ".join(x.title for x in b.results[:3]))
-        self.summaries[cid] = " | ".join(summary) or "no results"
 
     def _compare(self, art: str, other: Page) -> None:
         """Weigh a second source against an entity's article: where they disagree, say so and keep
@@ -982,7 +1069,6 @@ class Research:
                     self.copy_pages[orig] = page
                 if art is not None:
                     self._compare(art, page)
-            self.summaries[cid] = _summary(page) if page.state == "ok" else f"{page.state}: {url}"
             return
         name = self.label_of(url)
         # no more tries after this one (a list page, which every row depends on, gets two more)
@@ -994,7 +1080,6 @@ class Research:
         elif page.state == "missing":
             self.failed.add(url)
         if page.state != "ok":
-            self.summaries[cid] = f"{page.state}: {name}"
             if last or page.state == "missing":
                 self.failed.add(url)
                 kept = self.fallback.get(url)
@@ -1003,7 +1088,7 @@ class Research:
                 elif kept is not None:
                     self.note("partial_kept", page=name)
                 else:
-                    self.note("gave_up", page=name, n=self.tries[url])
+                    self.note("gave_up", claims=[("tries", self.tries[url], url, "n")], page=name, n=self.tries[url])
             elif page.state == "error":  # told next turn, once it is known whether the page is still needed
                 self.trouble.append(("failed", url, dict(page=name, why=self.voice.error(page.error))))
             elif page.state == "truncated":
@@ -1026,7 +1111,9 @@ class Research:
                 self.seen.add(u)
         if page.name:
             self.link_names[url] = page.name
-        self.summaries[cid] = _summary(page)
+
+
+MISSING = object()  # nothing noted
 
 
 @dataclass(frozen=True, slots=True)
@@ -1058,14 +1145,6 @@ def _tag_span(tail: str) -> Span:
         return Span(d[0].year, None, "since" in tail or "起" in tail)
     _, span = read_span(tail.strip())
     return span
-
-
-def _summary(page: Page) -> str:
-    """A short note of what a page said, kept when old tool results are summarised."""
-    if page.kind == "directory":
-        return f"{page.title}: {len(page.rows)} rows"
-    facts = "; ".join(f"{lab}: {strip_links(cell)}" for lab, cell in page.infobox[:4])
-    return f"{page.title}: {facts}" if facts else page.title
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -1167,6 +1246,11 @@ def _combo_text(combo: str, t: dict[str, str], zh: bool) -> str:
     return forms.get(combo, "")
 
 
+def _s(n: int) -> str:
+    """The plural ending of an English count ('1 row', '2 rows')."""
+    return "" if n == 1 else "s"
+
+
 def _args(**kw) -> str:
     return json.dumps(kw, ensure_ascii=False)
 
@@ -1181,6 +1265,7 @@ class ChainResearch(Research):
         super().__init__(*args, **kw)
         self.followed: set[tuple[int, str]] = set()
         self.value = "unknown"
+        self.path: list[tuple[str, str | None]] = []  # the chain followed so far: (name, url)
 
     def advance(self) -> bool:
         q = self.q
@@ -1190,6 +1275,7 @@ class ChainResearch(Research):
         name = q["start"]
         if url is None:
             return self._answer(None, name)
+        self.path = [(name, url)]
         for i, hop in enumerate(q["hops"]):
             got = self.targets(url, hop, name)
             if got is NEED:
@@ -1201,6 +1287,7 @@ class ChainResearch(Research):
                 self.followed.add((i, nxt.name))
                 self.note("follow", from_name=name, label=hop["label"] if self.zh else hop["label"].lower(), to_name=nxt.name)
             name, url = nxt.name, nxt.url
+            self.path.append((name, url))
             if url is None and i < len(q["hops"]) - 1:
                 found = self.find_article(name)
                 if found is NEED:
@@ -1229,24 +1316,28 @@ class ChainResearch(Research):
 
 def run_oracle(episodes: list[Episode], options) -> None:
     """Drive every episode to its end with the honest oracle (episodes are independent)."""
+    from .state import forget, write_state
+
     for ep in episodes:
         brief = Brief.of(ep.task.record)
         r = (ChainResearch if brief.kind == "multihop" else Research)(ep, brief, options.parallel_calls, ep.env.seed, options.oracle)
         limit = ep.max_turns or ep.env.options.max_turns
         while not ep.done:
+            if ep.compacting:  # the context is full: write the research state and go on from it alone
+                text = write_state(r)
+                ep.write_state(text)
+                forget(r, text)
+                continue
             if ep.turns >= limit - 1:  # the last turn: submit what is verified
                 r.turn_out = True
                 r.rows = r.verified_rows()
                 text = r._final_text(r._told())
-                ep.act(text, [ToolCall("final_answer", _args(answer=r.final))])
+                ep.act(text, [ToolCall("final_answer", _args(answer=r.final))], claims=r.take_claims())
                 break
             text, calls = r.turn()
             if not calls:
-                ep.act(text, [ToolCall("final_answer", _args(answer=r.final))])
+                ep.act(text, [ToolCall("final_answer", _args(answer=r.final))], claims=r.take_claims())
                 break
-            results = ep.act(text, calls)
+            results = ep.act(text, calls, claims=r.take_claims())
             r.absorb(calls, results)
-            ep.summaries.update(r.summaries)
-            r.summaries = {}
-
-
+        ep.context["state_misses"] = r.state_misses

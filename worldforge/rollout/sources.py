@@ -70,7 +70,9 @@ class Candidate:
     date: dt.date | None = None  # event rows: the event's date
     anchor: Candidate | None = None  # link rows: the entity whose page listed the link
     cells: dict[str, str] = field(default_factory=dict)
+    where: dict[str, tuple[str, str]] = field(default_factory=dict)  # column -> the page its cell was read on: (url, name)
     rank_value: float | None = None
+    rank_text: str | None = None  # the ranking value as the page wrote it
     links: list[Candidate] | None = None  # timeline/events: the kept entity's link rows
     waiting: list | None = None  # the pages (and searches) its next step waits for
 
@@ -80,26 +82,38 @@ class Candidate:
 
 class ListReader:
     """A paginated list (a directory or a full list): every page, several at a time where the
-    pages' numbered links allow."""
+    pages' numbered links allow. It keeps what each page listed (not the page itself), which is
+    what a research state carries over a compaction."""
 
     def __init__(self, url: str, title: str = ""):
         self.first = url
         self.title = title
-        self.pages: dict[int, Page] = {}
+        self.pages: dict[int, tuple[list[str], list[tuple[str, str, list[str]]], int]] = {}  # page -> headers, rows, total
+        self.urls: dict[int, str] = {}  # page -> the address it was read at
         self.known: dict[int, str] = {}
         self.lost: set[int] = set()
         self.told: set[int] = set()  # page counts it has said it read
 
     def _add(self, page: Page) -> None:
-        self.pages.setdefault(page.page, page)
+        if page.page not in self.pages:
+            self.pages[page.page] = (list(page.headers), [(n, u, list(c)) for n, u, c in page.rows], page.pages)
+            self.urls[page.page] = page.url
         for n, u in page_links(page).items():
             self.known.setdefault(n, u)
         if not self.title:
             self.title = PAGE_TAG.sub("", page.title)
 
     def rows(self) -> list[tuple[str, str, dict[str, str]]]:
-        return [(n, u, dict(zip(p.headers[1:], cells))) for k in sorted(self.pages) for p in [self.pages[k]]
-                for n, u, cells in p.rows]
+        return [(n, u, dict(zip(headers[1:], cells))) for k in sorted(self.pages) for headers, rows, _ in [self.pages[k]]
+                for n, u, cells in rows]
+
+    def pages_read(self) -> list[str]:
+        """The addresses of the list's pages read so far, in page order."""
+        return [self.urls[k] for k in sorted(self.urls)]
+
+    def missing(self) -> list[tuple[int, str | None]]:
+        """Pages not read yet: (page number, its address when a page read links to it)."""
+        return [(n, self.known.get(n)) for n in range(1, (self.total or 1) + 1) if n not in self.pages and n not in self.lost]
 
     def _search_pages(self, r):
         """Other pages of the list from a search for its title (results name them 'page N of M')."""
@@ -114,7 +128,7 @@ class ListReader:
 
     @property
     def total(self) -> int | None:
-        return max((p.pages for p in self.pages.values()), default=None)
+        return max((p[2] for p in self.pages.values()), default=None)
 
     def step(self, r):
         """Every row of the list, or NEED while pages are still to be read."""
@@ -151,7 +165,8 @@ class ListReader:
                 done, total = len(self.pages), self.total or 1
                 if 1 < done < total and done not in self.told:
                     self.told.add(done)
-                    r.note("paging", done=done, pages=total, left=total - done, s="s" if total - done != 1 else "")
+                    r.note("paging", claims=[("list_pages_read", done, self.pages_read(), "done")], done=done, pages=total,
+                           left=total - done, s="s" if total - done != 1 else "")
                 return NEED
             if not progressed:
                 return self.rows()
@@ -241,7 +256,10 @@ class PartList(Source):
             self.via_article, self.reader = True, None
             return self.step(r)
         if self.reader.total:
-            r.note("found_list", title=self.reader.title, pages=self.reader.total, s="s" if self.reader.total != 1 else "")
+            total = self.reader.total  # a one-page list says no page count; a longer one says "page 1 of N"
+            r.note("found_list", claims=[("list_pages_total", total, self.reader.first, "pages")] if total > 1 else [],
+                   title=self.reader.title,
+                   pages=self.reader.total, s="s" if self.reader.total != 1 else "")
         return [Candidate(n, u, cells, self.reader.title, implied=self.implied) for n, u, cells in rows]
 
 
@@ -385,3 +403,16 @@ def header_for(listed: dict[str, str], label: str) -> str | None:
     return next((h for h in listed if norm(h) == want), None)
 
 
+
+
+def readers_of(src: Source | None) -> list[ListReader]:
+    """The list readers a source has used so far (its lists, its parts' lists), in order."""
+    if src is None:
+        return []
+    if isinstance(src, (PartList, PartIndex)):
+        return [src.reader] if src.reader is not None else []
+    if isinstance(src, PartsOf):
+        return readers_of(src.parts) + [x for lst in (src.lists or []) for x in readers_of(lst)]
+    if isinstance(src, Union):
+        return [x for s in src.sources for x in readers_of(s)]
+    return []

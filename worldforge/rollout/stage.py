@@ -116,14 +116,17 @@ def summarise(trajs: list[dict]) -> dict:
 
 
 def _context_stats(trajs: list[dict]) -> dict:
-    """The context budget over trajectories: sizes as they end, and how many had results summarised."""
-    finals = sorted(t.get("context", {}).get("final", 0) for t in trajs)
-    if not finals:
+    """The context budget over trajectories: how often the policy wrote its research state, and
+    the sizes of the segments (the samples the export writes), in tokens."""
+    sizes = sorted(x for t in trajs for x in (t.get("context") or {}).get("sizes", []))
+    if not sizes:
         return {}
-    pick = lambda q: finals[min(len(finals) - 1, int(q * len(finals)))]  # noqa: E731
-    return {"budget": (trajs[0].get("context") or {}).get("budget"), "final_p50": pick(0.5), "final_p95": pick(0.95),
-            "final_max": finals[-1], "summarised_trajectories": sum(1 for t in trajs if t.get("context", {}).get("summarised")),
-            "summarised_results": sum(t.get("context", {}).get("summarised", 0) for t in trajs)}
+    pick = lambda q: sizes[min(len(sizes) - 1, int(q * len(sizes)))]  # noqa: E731
+    budget = (trajs[0].get("context") or {}).get("budget")
+    return {"budget": budget, "segments": len(sizes), "segment_p50": pick(0.5), "segment_p95": pick(0.95), "segment_max": sizes[-1],
+            "segments_within_budget": round(sum(x <= budget for x in sizes) / len(sizes), 4) if budget else 1.0,
+            "compacted_trajectories": sum(1 for t in trajs if (t.get("context") or {}).get("compactions")),
+            "compactions": sum((t.get("context") or {}).get("compactions", 0) for t in trajs)}
 
 
 def _fingerprint(opt: RolloutOptions, policy: str, seed: int, tasks_sha: str, model: str | None) -> str:
@@ -193,6 +196,10 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
 
             agent = VLLMAgent(llm, opt.agent, seed)
             env.count_tokens = lambda text: len(agent.tokenizer.encode(text, add_special_tokens=False))
+            # the context is compacted before it outgrows the model: room for one reply past the budget
+            room = agent.max_len() - opt.agent.sampling.max_tokens
+            if opt.context_tokens is None or opt.context_tokens > room:
+                env.options = env.options.model_copy(update={"context_tokens": max(1000, room)})
         ex = current()
         if opt.policy == "oracle" and not isinstance(ex, Local):  # chunks as Ray tasks; each writes its own file
             jobs = ((i, chunks[i], str(partial / "chunks" / f"{i:05d}.jsonl")) for i in todo)

@@ -13,6 +13,7 @@ dropped, what is still missing.
 from __future__ import annotations
 
 import random
+import string
 
 EN: dict[str, tuple[str, ...]] = {
     # planning
@@ -144,10 +145,15 @@ EN: dict[str, tuple[str, ...]] = {
         "So far {done}/{pages} list pages.",
     ),
     "list_done": (
-        "The list is complete: {n} candidates.",
-        "All pages read, {n} names in total.",
-        "That gives me {n} candidates to check.",
-        "I now have the full list: {n} entries.",
+        "The list is complete: {n} candidate{s}.",
+        "All {pages} list page{ps} read, {n} name{s} in total.",
+        "That gives me {n} candidate{s} to check, from {pages} list page{ps}.",
+        "I now have the full list: {n} candidate{s} over {pages} page{ps}.",
+    ),
+    "candidates_found": (
+        "That gives me {n} candidate{s} to check.",
+        "That leaves {n} candidate{s} to look at.",
+        "{n} candidate{s} so far; each has to be checked.",
     ),
     "full_list": (
         "{name}'s page shows only part of the list and links to the full one ({count}); opening it.",
@@ -315,7 +321,7 @@ EN: dict[str, tuple[str, ...]] = {
         "Checked {done} of {total} candidates so far; {kept} qualify.",
         "{done} checked, {kept} confirmed, {left} candidates left.",
         "Progress: {done}/{total} checked, {kept} in the table.",
-        "{left} candidates still to check; {kept} kept so far.",
+        "{left} of {total} candidates still to check; {kept} kept so far.",
     ),
     "missing": (
         "Still missing: {what}.",
@@ -329,9 +335,9 @@ EN: dict[str, tuple[str, ...]] = {
     ),
     # ending
     "final_table": (
-        "All {n} rows are verified against their pages ({dropped} candidates dropped). Submitting the table.",
-        "Done: {n} rows, each checked on its own page; {dropped} candidates didn't qualify. Here is the table.",
-        "That completes the table with {n} rows (I excluded {dropped}). Submitting.",
+        "All {n} row{s} are verified against their pages ({dropped} candidate{ds} dropped). Submitting the table.",
+        "Done: {n} row{s}, each checked on the pages I read; {dropped} candidate{ds} did not qualify. Here is the table.",
+        "That completes the table with {n} row{s} (I excluded {dropped}). Submitting.",
         "Every row has been checked; {n} in total, {dropped} rejected along the way. Final answer below.",
     ),
     "final_chain": (
@@ -402,7 +408,8 @@ ZH: dict[str, tuple[str, ...]] = {
     "found_list": ("“{title}”就是我需要的列表，共{pages}页。", "找到了：“{title}”，共{pages}页。"),
     "open_list": ("打开{titles}。", "接着读{titles}。", "现在看{titles}。"),
     "paging": ("列表已读{done}/{pages}页，还剩{left}页。", "还有{left}页列表要读。"),
-    "list_done": ("列表已读完：共{n}个候选。", "全部页面读完，共{n}个名字。", "这样就有{n}个候选需要核对。"),
+    "list_done": ("列表已读完：共{n}个候选。", "全部{pages}页列表读完，共{n}个名字。", "这样就有{n}个候选需要核对，来自{pages}页列表。"),
+    "candidates_found": ("这样就有{n}个候选需要核对。", "目前共有{n}个候选，需要逐一核对。"),
     "full_list": ("{name}的页面只列出了一部分，并链接到完整列表（{count}项），我打开它。",
                   "{name}页面上的列表不全，我点开共{count}项的完整列表。"),
     "from_listing": ("列表里已经有每一项的{col}，可以直接据此筛选。", "列表带有{col}一栏，这个条件不用逐页打开就能判断。"),
@@ -438,7 +445,7 @@ ZH: dict[str, tuple[str, ...]] = {
     "conflict": ("关于{name}的{label}，来源不一致：{site_a}为{a}，{site_b}为{b}。我采用{chosen_site}的{chosen}，因为它是{why}。",
                  "{name}的{label}有冲突：{site_a}是{a}，{site_b}是{b}；{chosen_site}是{why}，所以取{chosen}。"),
     "copy_only": ("{name}只有{site}上的转载可用，我先用它的数字，但可能有误。",),
-    "progress": ("已核对{done}/{total}个候选，其中{kept}个符合。", "已确认{kept}行，还剩{left}个候选。"),
+    "progress": ("已核对{done}/{total}个候选，其中{kept}个符合。", "已确认{kept}行，{total}个候选中还剩{left}个。"),
     "missing": ("还缺：{what}。", "剩下的：{what}。"),
     "ranked_done": ("{n}个候选的{attr}都已拿到，排序后前{k}名很清楚。", "全部{n}个数值已收集，按{attr}排序得到{k}行。"),
     "final_table": ("{n}行都已在各自的页面上核实（排除了{dropped}个候选），提交表格。", "完成：共{n}行，每行都核对过；{dropped}个候选不符合。"),
@@ -463,9 +470,11 @@ class Voice:
         self.bank = ZH if self.lang == "zh" else EN
         self.rng = random.Random(seed)
         self.sep = "" if self.lang == "zh" else " "
+        self.fields: set[str] = set()
 
     def say(self, move: str, **slots) -> str:
         text = self.rng.choice(self.bank[move])
+        self.fields = {f for _, f, _, _ in string.Formatter().parse(text) if f}  # the slots this phrasing states
         return text.format(**slots)
 
     def lead(self) -> str:

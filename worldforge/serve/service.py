@@ -153,7 +153,7 @@ class EnvironmentService:
             raise ServiceError(429, f"{len(self.episodes):,} episodes are open, the limit; close finished ones "
                                     f"(DELETE /episodes/ID) or wait for idle ones to expire ({self.limits.ttl:g} s)")
         eid = f"ep_{next(self._serial):x}_{secrets.token_hex(6)}"
-        ep = self.env_for(seed).episode(task, sample, max_turns=max_turns)
+        ep = self.env_for(seed).episode(task, sample, max_turns=max_turns, manage_context=False)  # the client compacts
         self.episodes[eid] = OpenEpisode(eid, ep, seed, self.clock())
         self.created += 1
         return {"episode_id": eid, "task_id": task.id, "seed": seed, "sample": sample, "messages": ep.messages[:2],

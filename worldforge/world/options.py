@@ -156,7 +156,9 @@ class RolloutOptions(Model):
     max_turns: int = Field(120, ge=1, le=1000)  # assistant turns before an episode is cut off
     max_observation_chars: int = Field(24000, ge=200)  # longer tool results are cut, with a note
     parallel_calls: int = Field(4, ge=1, le=32)  # tool calls an oracle turn makes at most
-    context_tokens: int | None = Field(32000, ge=1000, le=10_000_000)  # context budget, summarised past it (None: never; at most 10M: a 64-bit export column)
+    # the context budget in tokens: past 4/5 of it (less the state a segment started from) the agent writes its
+    # research state and continues from it (rollout/context.py); None: never compact (at most 10M: a 64-bit export column)
+    context_tokens: int | None = Field(32000, ge=1000, le=10_000_000)
     tokenizer: str | None = None  # tokenizer.json or a model folder to count tokens with (default: 4 characters a token)
     oracle: OracleSpec = OracleSpec()
     perturbations: dict[str, dict[str, float]] = DEFAULT_PERTURBATIONS  # kind -> tool -> rate per call
@@ -190,6 +192,9 @@ class ExportOptions(Model):
     split_by: Literal["region", "task", "world"] = "region"  # region: the tasks stage's held-out parts
     splits: dict[Literal["train", "validation", "test"], float] = {"train": 0.8, "validation": 0.1, "test": 0.1}
     world_split: Literal["train", "validation", "test"] | None = None  # with split_by: world (default: from the name)
+    # SFT samples: one per context segment, exactly what the model saw (`segments`), or each whole
+    # trajectory without its compactions, for long-context trainers (`full`)
+    context: Literal["segments", "full"] = "segments"
     shard_rows: int = Field(5000, ge=1)  # rows per Parquet shard
     license: str = "cc-by-4.0"
     tokenizer: str | None = None  # a Hugging Face tokenizer (name or folder) to count the card's lengths with

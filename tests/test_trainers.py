@@ -207,3 +207,136 @@ def test_verl_tools_from_the_kit_replay_a_trajectory(server, small_run, tmp_path
         return checked
 
     assert asyncio.run(run()) > 3
+
+
+def run_oracle_through_verl(url: str, world, dataset, tiny_model, task_id: str, context_tokens: int | None = None):
+    """The honest oracle as the policy inside verl's own agent loop (`WorldforgeAgentLoop` with the
+    kit's tool config and agent-loop settings, verl's hermes parser and continuous-token builder,
+    tools over HTTP): the "model" reads the loop's messages and answers as the oracle would, its
+    research state when the loop asks for one. Returns (outputs, the RL row, the loop)."""
+    from types import SimpleNamespace
+
+    import transformers
+    from omegaconf import OmegaConf
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
+    from verl.workers.rollout.replica import TokenOutput
+
+    from worldforge.rollout.env import ToolCall
+    from worldforge.rollout.oracle import Brief, ChainResearch, Research, _args
+    from worldforge.rollout.state import forget, write_state
+    from worldforge.serve.verl_tools import WorldforgeAgentLoop
+
+    try:
+        from verl.tools.tool_registry import initialize_tools_from_config
+    except ImportError:
+        from verl.tools.utils.tool_registry import initialize_tools_from_config
+    kits = dataset / "kits" / "verl"
+    cfg = yaml.safe_load((kits / "tool_config.yaml").read_text())
+    for t in cfg["tools"]:
+        t["config"]["base_url"] = url
+    tools_yaml = dataset.parent / "verl-tools.yaml"
+    tools_yaml.write_text(yaml.safe_dump(cfg))
+    tools = initialize_tools_from_config(str(tools_yaml))
+    loop_cfg = yaml.safe_load((kits / "agent_loop.yaml").read_text())[0]
+    man = json.loads((dataset / "manifest.json").read_text())
+    s = man["training"]["settings"]
+    opt = RolloutOptions.model_validate(man["rollout"]["options"])
+    row = next(r for r in _rows(dataset, "rl") if r["extra_info"]["instance_id"] == task_id)
+    record = next(t.record for t in load_tasks(world) if t.id == task_id)
+    tok = transformers.AutoTokenizer.from_pretrained(str(tiny_model))
+    trainer = OmegaConf.create({"actor_rollout_ref": {"rollout": {
+        "multi_turn": {"max_user_turns": s["max_turns"], "max_assistant_turns": s["max_turns"],
+                       "max_parallel_calls": s["max_parallel_calls"], "max_tool_response_length": s["max_tool_response_length"],
+                       "tool_response_truncate_side": "right", "format": "hermes"},
+        "prompt_length": s["max_prompt_length"], "response_length": s["max_response_length"], "full_determinism": False}},
+        "data": {}})
+
+    class OracleModel:
+        """verl's server manager, answered by the oracle from the loop's messages."""
+
+        def __init__(self):
+            self.loop = None
+            self.research = None
+            self.calls: list = []
+            self.states = 0
+
+        async def generate(self, request_id, prompt_ids, sampling_params, **kw):
+            d = self.loop._worldforge_agent_data
+            msgs = d.messages
+            if self.research is None:
+                brief = Brief.of(record)
+                cls = ChainResearch if brief.kind == "multihop" else Research
+                self.research = cls(SimpleNamespace(key=f"{record['instance_id']}#0"), brief, opt.parallel_calls, 7, opt.oracle)
+            r = self.research
+            last = msgs[-1]
+            limit = sampling_params.get("max_tokens")
+            if last["role"] == "user" and last["content"].startswith("Context limit"):
+                self.absorb(msgs[:-1])
+                ids = tok.encode(write_state(r), add_special_tokens=False)[:limit]  # a model stops at max_tokens
+                forget(r, tok.decode(ids))  # and goes on from what it wrote
+                self.states += 1
+                return TokenOutput(token_ids=ids + tok.encode("<|im_end|>", add_special_tokens=False))
+            else:
+                self.absorb(msgs)
+                said, calls = r.turn()
+                if not calls:
+                    calls = [ToolCall("final_answer", _args(answer=r.final))]
+                self.calls = calls
+                text = said + "".join(f'\n<tool_call>\n{{"name": "{c.name}", "arguments": {c.arguments}}}\n</tool_call>' for c in calls)
+            return TokenOutput(token_ids=tok.encode(text + "<|im_end|>", add_special_tokens=False))
+
+        def absorb(self, msgs):
+            if not self.calls:
+                return
+            results = [m for m in msgs[-len(self.calls):] if m["role"] == "tool"]
+            if len(results) == len(self.calls):
+                self.research.absorb(self.calls, [{"content": m["content"], "tool_call_id": ""} for m in results])
+            self.calls = []
+
+    model = OracleModel()
+    kwargs = {k: {"create_kwargs": {**v["create_kwargs"], "sample": 0}} for k, v in row["extra_info"]["tools_kwargs"].items()}
+
+    async def go():  # verl's loop takes the running event loop when it is made
+        loop = WorldforgeAgentLoop(trainer_config=DictConfigWrap(trainer), server_manager=model, tokenizer=tok, processor=None,
+                                   dataset_cls=None, data_config=DictConfigWrap(OmegaConf.create({})), tools=ToolListWrap(tools),
+                                   context_tokens=context_tokens or loop_cfg["context_tokens"])
+        model.loop = loop
+        out = await loop.run({"temperature": 1.0}, raw_prompt=row["prompt"], tools_kwargs=kwargs, extra_info=row["extra_info"])
+        return out, loop
+
+    out, loop = asyncio.run(go())
+    return (out if isinstance(out, list) else [out]), row, loop, model
+
+
+def test_verl_agent_loop_compacts_a_wide_task_within_the_kit_budget(server, small_run, tiny_model, tmp_path):  # noqa: F811
+    """RL manages context as the SFT data does: the oracle inside verl's own agent loop, with the
+    kit's settings counted in the model's tokens, writes its research state whenever the context
+    fills, and every segment comes back as an output within the kit's prompt and response
+    lengths, each later one starting from the state the one before wrote; the last one submits
+    the answer, and verl's reward on it is the live one (replayed through verl before, such a
+    trajectory was cut before final_answer and scored 0)."""
+    pytest.importorskip("verl.experimental.agent_loop.tool_agent_loop")
+    import transformers
+
+    from worldforge.export import export_dataset
+
+    url, _ = server
+    _, world, _ = small_run
+    dataset = export_dataset(world, tmp_path, tokenizer=str(tiny_model)).path  # the kit sized in the model's tokens
+    s = json.loads((dataset / "manifest.json").read_text())["training"]["settings"]
+    task = max((t for t in load_tasks(world) if t.record["kind"] == "table"), key=lambda t: len(t.rows))
+    outs, row, _loop, model = run_oracle_through_verl(url, world, dataset, tiny_model, task.id)
+    assert len(outs) >= 3 and model.states == len(outs) - 1
+    tok = transformers.AutoTokenizer.from_pretrained(str(tiny_model))
+    for i, o in enumerate(outs):
+        assert len(o.prompt_ids) <= s["max_prompt_length"] and len(o.response_ids) == len(o.response_mask) <= s["max_response_length"]
+        response = tok.decode(o.response_ids, skip_special_tokens=True)
+        prompt = tok.decode(o.prompt_ids, skip_special_tokens=True)
+        if i < len(outs) - 1:  # every segment but the last ends with the state it was asked for
+            assert "Context limit:" in response and "## Research state" in response.split("Context limit:", 1)[1]
+        if i:  # and the next one starts from the task and that state
+            state = tok.decode(outs[i - 1].response_ids, skip_special_tokens=True).rsplit("## Research state", 1)[1]
+            assert row["prompt"][1]["content"] in prompt and state.strip()[:200] in prompt
+    got = compute_score(row["data_source"], tok.decode(outs[-1].response_ids, skip_special_tokens=True),
+                        row["reward_model"]["ground_truth"], row["extra_info"])
+    assert got["final_answer_called"] == 1.0 and got["score"] > 0.9

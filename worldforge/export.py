@@ -77,7 +77,7 @@ RL_SCHEMA = pa.schema([
     ("ability", pa.string()),
     ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", pa.string())])),
     ("extra_info", pa.struct([
-        ("index", pa.int64()), ("split", pa.string()), ("instance_id", pa.string()), ("world", pa.string()),
+        ("index", pa.int64()), ("split", pa.string()), ("instance_id", pa.string()), ("world", pa.string()), ("language", pa.string()),
         ("kind", pa.string()), ("entity_type", pa.string()), ("rows", pa.int32()), ("columns", pa.int32()),
         ("hops", pa.int32()), ("constraints", pa.int32()), ("min_pages", pa.int32()), ("tools", pa.string()),
         ("tools_kwargs", pa.struct([(t["function"]["name"], _KWARGS) for t in TOOLS])),
@@ -247,7 +247,8 @@ def _rl_row(task, world: str, split: str, index: int, system: str, truth: dict) 
         "prompt": [{"role": "system", "content": system}, {"role": "user", "content": r["query"]}],
         "ability": "web-search",
         "reward_model": {"style": "rule", "ground_truth": json.dumps(truth, ensure_ascii=False)},
-        "extra_info": {"index": index, "split": split, "instance_id": task.id, "world": world, "kind": r["kind"],
+        "extra_info": {"index": index, "split": split, "instance_id": task.id, "world": world, "language": r.get("language", "en"),
+                       "kind": r["kind"],
                        "entity_type": r["entity_type"], "rows": d["rows"], "columns": d["columns"], "hops": d["hops"],
                        "constraints": d["constraints"], "min_pages": d["min_pages"],
                        "tools": json.dumps(TOOLS, ensure_ascii=False), "tools_kwargs": tools_kwargs(task.id)},

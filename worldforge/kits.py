@@ -75,9 +75,10 @@ def length_table(samples: list, prompts: list[list[dict]], tokenizer: str | None
     after its prompt, the segment a trainer generates before it compacts), tool results, calls
     per turn, assistant turns per sample."""
     conv, prompt, how = token_counter(tokenizer)
-    prompt_tokens = [prompt(p) for p in prompts]
     sft = [conv(x.messages) for x in samples]
-    response = [max(0, s - prompt(x.messages[:2])) for s, x in zip(sft, samples)]
+    heads = [prompt(x.messages[:2]) for x in samples]  # a later segment's prompt holds the state it resumes from
+    prompt_tokens = [prompt(p) for p in prompts] + heads
+    response = [max(0, s - h) for s, h in zip(sft, heads)]
     tool_chars = [len(m.get("content") or "") for x in samples for m in x.messages if m["role"] == "tool"]
     per_turn = [len(m.get("tool_calls") or []) for x in samples for m in x.messages if m["role"] == "assistant"]
     turns = [sum(1 for m in x.messages if m["role"] == "assistant") for x in samples]
@@ -90,12 +91,14 @@ def length_table(samples: list, prompts: list[list[dict]], tokenizer: str | None
 def settings(lengths: dict, rollout: dict) -> dict:
     """Trainer settings sized from the lengths: nothing in the data is cut."""
     return {
-        "max_prompt_length": _round_up(lengths["rl_prompt_tokens"]["max"], 256),
+        # a quarter more than any prompt in the data: a later segment's prompt holds a state, which may run longer in training
+        "max_prompt_length": _round_up(int(lengths["rl_prompt_tokens"]["max"] * 1.25), 256),
         "max_response_length": _round_up(lengths["response_tokens"]["max"], 1024),
         "sft_max_length": _round_up(lengths["sft_tokens"]["max"], 1024),
         "max_parallel_calls": max(lengths["calls_per_turn"]["max"], rollout["parallel_calls"] + 1),
         "max_tool_response_length": _round_up(max(lengths["tool_result_chars"]["max"], rollout["max_observation_chars"] + 64), 1024),
         "max_turns": rollout["max_turns"],
+        "context_tokens": rollout.get("context_tokens") or _round_up(lengths["sft_tokens"]["max"], 1024),
     }
 
 
@@ -121,8 +124,9 @@ def write_kits(dest: Path, world: str, version: str, rl_files: dict[str, list[st
         "# verl multi-turn tools backed by `worldforge serve` (see kits/serve.sh); the schemas are the SFT rows' own.\n"
         + _yaml({"tools": tools}))
     (kits / "verl" / "agent_loop.yaml").write_text(
-        "# verl agent loop that ends a trajectory at its final_answer call; RL rows name it in agent_name.\n"
-        + _yaml([{"name": AGENT_NAME, "_target_": AGENT_LOOP}]))
+        "# verl agent loop that ends a trajectory at its final_answer call and compacts its context as the rollouts did\n"
+        "# (past 4/5 of context_tokens the model writes its research state; each segment is an output); RL rows name it.\n"
+        + _yaml([{"name": AGENT_NAME, "_target_": AGENT_LOOP, "context_tokens": s["context_tokens"]}]))
     train = "[" + ",".join(f"$DATA/{f}" for f in rl_files.get("train", [])) + "]"
     val = "[" + ",".join(f"$DATA/{f}" for f in rl_files.get("validation", rl_files.get("test", []))) + "]"
     overrides = [
@@ -132,6 +136,7 @@ def write_kits(dest: Path, world: str, version: str, rl_files: dict[str, list[st
         "data.return_raw_chat=True", "data.filter_overlong_prompts=True",
         "actor_rollout_ref.model.path=$MODEL",
         "actor_rollout_ref.rollout.name=vllm", "actor_rollout_ref.rollout.mode=async", "actor_rollout_ref.rollout.n=8",
+        "trainer.use_v1=True",  # the v1 trainer trains every segment of a compacted trajectory with its final reward
         "actor_rollout_ref.rollout.multi_turn.enable=True",
         "actor_rollout_ref.rollout.multi_turn.format=hermes",
         "actor_rollout_ref.rollout.multi_turn.tool_config_path=$KITS/verl/tool_config.yaml",
@@ -227,9 +232,9 @@ env.close()
 
 def training_section(lengths: dict, s: dict, world: str) -> list[str]:
     """The dataset card's "Training" section."""
-    rows = [("RL prompt (system, user, tool schemas)", "rl_prompt_tokens", "tokens"),
-            ("SFT row (whole conversation with tools)", "sft_tokens", "tokens"),
-            ("trajectory after the prompt (assistant and tool turns)", "response_tokens", "tokens"),
+    rows = [("prompt (system, task and any state resumed from, tool schemas)", "rl_prompt_tokens", "tokens"),
+            ("SFT row (one sample with tools)", "sft_tokens", "tokens"),
+            ("sample after its prompt (a segment's assistant and tool turns)", "response_tokens", "tokens"),
             ("one tool result", "tool_result_chars", "characters"),
             ("tool calls in one assistant turn", "calls_per_turn", "calls"),
             ("assistant turns", "turns", "turns")]
@@ -245,6 +250,8 @@ def training_section(lengths: dict, s: dict, world: str) -> list[str]:
             f"| parallel calls | {s['max_parallel_calls']} | verl `multi_turn.max_parallel_calls` (default 1) |",
             f"| tool response length | {s['max_tool_response_length']:,} characters | verl `multi_turn.max_tool_response_length` (default 256) |",
             f"| turns | {s['max_turns']} | verl `multi_turn.max_assistant_turns`, TRL `max_tool_calling_iterations` |",
+            f"| context budget | {s.get('context_tokens') or 0:,} | `kits/verl/agent_loop.yaml` `context_tokens`: past 4/5 of it the "
+            "agent writes its research state, and each segment is one verl output |",
             "", "Serve the environment (the world is rebuilt from `manifest.json` alone, checked against it, and served: "
             "episodes, `web_search`/`web_extractor`, Search-R1's `/retrieve`, MCP at `/mcp`):", "",
             "```bash", "pip install 'worldforge[serve]'",

@@ -16,22 +16,35 @@ it in the order the model wrote them (verl runs a turn's calls concurrently; the
 serialised per trajectory so perturbations replay exactly), and `final_answer` ends it. The
 RL reward itself is `worldforge.rewards.compute_score` on the decoded response, which equals
 the episode's reward.
+
+The loop manages context the way the rollouts that made the SFT data did (`rollout/context.py`):
+when the trajectory's context passes 4/5 of `context_tokens` (less the state it resumed from),
+it appends the compaction prompt, the model writes its research state, and the trajectory goes
+on from `[system, user: task + state]`. Each segment is returned as its own output (verl's v1
+trainer, the default, trains a list of outputs and broadcasts the final reward to every
+segment: ReSum-GRPO / SUPO), so a wide task fits `data.max_response_length` segment by segment.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import weakref
 import zlib
 from typing import Any
 from uuid import uuid4
 
-from verl.experimental.agent_loop.tool_agent_loop import AgentState, ToolAgentLoop
+from verl.experimental.agent_loop.agent_loop import AgentLoopOutput
+from verl.experimental.agent_loop.tool_agent_loop import AgentData, AgentState, ToolAgentLoop
 from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import ToolResponse
 
+from ..rollout.context import MIN_TURNS, compact_threshold, compaction_prompt, resume_content
+
 FINAL_ANSWER = "final_answer"
+_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
+STATE_MAX_TOKENS = 16384  # a research state is at most this long (and within the prompt room)
 
 
 class _Trajectory:
@@ -132,23 +145,103 @@ class WorldforgeTool(BaseTool):
 
 class WorldforgeAgentLoop(ToolAgentLoop):
     """verl's tool agent loop, ending the trajectory once a turn called `final_answer` (verl's
-    own loop goes on generating until the model stops calling tools)."""
+    own loop goes on generating until the model stops calling tools), and compacting its
+    context by a research state (see the module docstring). `context_tokens` comes from the
+    kit's agent_loop.yaml (the rollout's budget), else $WORLDFORGE_CONTEXT_TOKENS, and is capped
+    by what one segment may hold (prompt + response length)."""
+
+    def __init__(self, *args, context_tokens: int | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        budget = context_tokens or int(os.environ.get("WORLDFORGE_CONTEXT_TOKENS") or 0) or None
+        cap = self.prompt_length + self.response_length
+        self.context_tokens = min(budget, cap) if budget else cap
+        self._segments: list[AgentLoopOutput] = []
 
     async def _handle_pending_state(self, agent_data, sampling_params):
         self._worldforge_agent_data = agent_data
-        return await super()._handle_pending_state(agent_data, sampling_params)
+        self._sampling = sampling_params
+        if getattr(self, "_base", None) is None:  # [system, user: task] as the row gives them
+            self._base = [dict(m) for m in agent_data.messages[:2]]
+        state = await super()._handle_pending_state(agent_data, sampling_params)
+        self._segment_start = (len(agent_data.prompt_ids), agent_data.assistant_turns)
+        if self._base_tokens is None:
+            self._base_tokens = len(agent_data.prompt_ids)
+        return state
 
     async def _handle_processing_tools_state(self, agent_data):
         state = await super()._handle_processing_tools_state(agent_data)
         if any(c.name == FINAL_ANSWER for c in agent_data.tool_calls[: self.max_parallel_calls]):
             return AgentState.TERMINATED
+        if state is AgentState.GENERATING and self._full(agent_data):
+            return await self._compact(agent_data)
         return state
 
+    def _full(self, d: AgentData) -> bool:
+        """Past the compaction point, with at least MIN_TURNS turns in this segment and room in
+        its response for the state."""
+        prefix, turns = self._segment_start
+        limit = compact_threshold(self.context_tokens, prefix - self._base_tokens)
+        return (len(d.prompt_ids) > limit and d.assistant_turns - turns >= MIN_TURNS
+                and len(d.response_mask) + 256 < self.response_length)
+
+    async def _compact(self, d: AgentData) -> AgentState:
+        """Ask for the research state, close this segment as an output, go on from the state."""
+        schemas = getattr(d, "_active_tool_schemas", self.tool_schemas)
+        previous = list(d.messages)
+        d.messages.append({"role": "user", "content": compaction_prompt(len(d.prompt_ids), self.context_tokens, self._language)})
+        merged, d.response_mask, logprobs = await self.ct_merge_context_msg(
+            previous, d.messages, d.prompt_ids, d.response_mask, d.response_logprobs or None, tools=schemas)
+        d.prompt_ids = merged.token_ids
+        if d.response_logprobs:
+            d.response_logprobs = logprobs or []
+        # the state fits the rest of this segment's response, and the next segment's prompt (so verl never cuts it)
+        room = max(1, min(STATE_MAX_TOKENS, self.response_length - len(d.response_mask), self.prompt_length - self._base_tokens - 64))
+        out = await self.server_manager.generate(request_id=d.request_id, prompt_ids=d.prompt_ids,
+                                                 sampling_params={**self._sampling, "max_tokens": room})
+        # the state is not an action turn: verl's max_assistant_turns bounds actions, as the rollouts' max_turns does
+        merged, d.response_mask, logprobs = await self.ct_merge_assistant_token(
+            d.prompt_ids, out.token_ids, d.response_mask, d.response_logprobs if (d.response_logprobs or out.log_probs) else None,
+            assistant_logprobs=out.log_probs or None)
+        d.prompt_ids = merged.token_ids
+        if logprobs is not None:
+            d.response_logprobs = logprobs
+        text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
+        state = _THINK.sub("", text).split("<tool_call>")[0].strip()  # a state holds no calls
+        self._segments.append(self._output(d))
+        system, task = self._base
+        d.messages = [system, {**task, "content": resume_content(task["content"], state, self._language)}]
+        d.prompt_ids, d.response_mask, d.response_logprobs = [], [], []
+        d.routed_experts = None
+        d.extra_fields = {}
+        d.turn_scores, d.tool_rewards = [], []
+        return await self._handle_pending_state(d, self._sampling)
+
+    def _output(self, d: AgentData) -> AgentLoopOutput:
+        """A closed segment as verl's run() finalizes a trajectory (the same fields, so every
+        output of the list has the same keys)."""
+        n = len(d.response_mask)
+        response_ids = d.prompt_ids[-n:]
+        prompt_ids = d.prompt_ids[: len(d.prompt_ids) - n]
+        mm = {k: v for k, v in (("images", d.image_data), ("videos", d.video_data), ("audios", d.audio_data)) if v is not None}
+        out = AgentLoopOutput(
+            prompt_ids=prompt_ids, response_ids=response_ids[: self.response_length], response_mask=d.response_mask[: self.response_length],
+            multi_modal_data=mm, mm_processor_kwargs=d.mm_processor_kwargs, mm_processor_output=d.mm_processor_output,
+            response_logprobs=d.response_logprobs[: self.response_length] if d.response_logprobs else None,
+            num_turns=d.user_turns + d.assistant_turns + 1, metrics=d.metrics,
+            routed_experts=d.routed_experts[: len(prompt_ids) + self.response_length] if d.routed_experts is not None else None,
+            extra_fields=dict(d.extra_fields))
+        out.extra_fields.update({"turn_scores": list(d.turn_scores), "tool_rewards": list(d.tool_rewards)})
+        return out
+
     async def run(self, sampling_params, **kwargs):
+        self._segments, self._base, self._base_tokens = [], None, None
+        extra = kwargs.get("extra_info") or {}
+        self._language = extra.get("language") or "en"
         try:
-            return await super().run(sampling_params, **kwargs)
+            final = await super().run(sampling_params, **kwargs)
         finally:
             agent_data = getattr(self, "_worldforge_agent_data", None)
             tool = next((t for t in self.tools.values() if isinstance(t, WorldforgeTool)), None)
             if agent_data is not None and tool is not None:
                 await tool.finish(agent_data)
+        return [*self._segments, final] if self._segments else final

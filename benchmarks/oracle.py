@@ -59,8 +59,8 @@ def main() -> None:
     ap.add_argument("--tokenizer", default=None, help="tokenizer.json or a model folder (default: 4 characters a token)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from worldforge.rollout.env import TOOLS, approx_tokens, load_token_counter
     from worldforge.rollout.context import samples
+    from worldforge.rollout.env import TOOLS, approx_tokens, load_token_counter
     from worldforge.rollout.measure import negating, reasoning_skeletons, rejected_opens, sample_tokens, unseen_opens
 
     world = _world(args.world)

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from worldforge.rollout import Environment, load_tasks
-from worldforge.rollout.env import TOOLS, approx_tokens
 from worldforge.rollout.context import resume_content, samples
+from worldforge.rollout.env import TOOLS, approx_tokens
 from worldforge.rollout.grounding import GroundingReport, check_trajectory
 from worldforge.rollout.measure import negating, reasoning_skeletons, rejected_opens, sample_tokens, unseen_opens
 from worldforge.rollout.oracle import run_oracle

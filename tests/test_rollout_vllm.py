@@ -39,7 +39,7 @@ def test_vllm_policy_runs_in_lockstep_with_real_parsing(world, engine, tiny_mode
     assert rep.tasks == 22 and len(trajs) == 44 and rep.rejected == 0
     agent = rep.stats["agent"]
     # lockstep: one request per live episode per round; groups of 6 episodes, at most 3 rounds each
-    assert agent["requests"] == sum(t["turns"] for t in trajs)
+    assert agent["requests"] == sum(t["turns"] + t["context"]["compactions"] for t in trajs)  # a state written is a request too
     assert agent["rounds"] <= 3 * (8 * 2 // 6 + 1) * 3
     assert agent["prompt_tokens"] > 0 and agent["output_tokens"] > 0 and agent["cached_tokens"] > 0
     assert all(t["turns"] <= 3 for t in trajs) and {t["end"] for t in trajs} <= {"answer", "turn-limit", "context-length"}
@@ -61,9 +61,34 @@ def test_vllm_policy_runs_in_lockstep_with_real_parsing(world, engine, tiny_mode
     first = (world / "rollout" / "trajectories.jsonl").read_bytes()
     run_rollout(world, OPT.model_copy(update={"agent": AGENT.model_copy(update={"batch_size": 4})}), llm=engine, force=True)
     assert (world / "rollout" / "trajectories.jsonl").read_bytes() == first
-    # and the trajectories export and render like the oracle's
+    # and the trajectories export like the oracle's, through the grounding check: a random model opens
+    # addresses it invented (the forced-call grammar lets it write any URL), and those samples are not exported
     r = export_dataset(world, tmp_path / "exports")
-    assert sum(r.rows["sft"].values()) == 44
+    g = r.grounding
+    assert g["samples"] == 44 and sum(r.rows["sft"].values()) == 44 - g["failed"]
+    assert 0 < g["failed"] and g["unseen_opens"] >= g["failed"] - g["contradicted"] - (g["cells"] - g["visible_cells"])
+
+
+def test_vllm_policy_writes_its_research_state_when_the_context_fills(world, engine):
+    """With a small context budget the agent is asked for its state, and the model's next reply is
+    that state: the conversation then goes on from [system, task + state], which is what the
+    model is prompted with (the prompt tokens counted by the engine prove it)."""
+    from worldforge.rollout.context import resume_content
+
+    opt = OPT.model_copy(update={"max_turns": 6, "samples": 1, "context_tokens": 1000, "max_observation_chars": 1500})
+    run_rollout(world, opt, llm=engine)
+    trajs = read_trajectories(world)
+    compacted = [t for t in trajs if t["context"]["compactions"]]
+    assert compacted
+    for t in compacted:
+        msgs = t["messages"]
+        for prev, seg in zip(t["segments"], t["segments"][1:]):
+            ask, state = msgs[prev["end"] - 2], msgs[prev["end"] - 1]
+            assert ask["role"] == "user" and ask["content"].startswith("Context limit:") and state["role"] == "assistant"
+            assert seg["prefix"][1]["content"] == resume_content(msgs[1]["content"], state["content"])
+        assert t["context"]["compactions"] == len(t["segments"]) - 1
+    agent = read_report(world)["stats"]["agent"]  # one request per action turn and per state written
+    assert agent["requests"] == sum(t["turns"] + t["context"]["compactions"] for t in trajs)
 
 
 def test_rejection_sampling_keeps_only_rewarded_trajectories(world, engine):

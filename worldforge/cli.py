@@ -575,6 +575,7 @@ def _tasks_report(world_dir: Path) -> None:
 
     with _user_errors():
         mine = distribution(tasks_dir(world_dir), read_tasks(world_dir))
+        leak = _split_leak(world_dir)
     ref = reference()
     t = Table(title=f"tasks in {world_dir} beside WideSearch")
     t.add_column("measure")
@@ -582,9 +583,31 @@ def _tasks_report(world_dir: Path) -> None:
     t.add_column("these tasks")
     for row in comparison_rows(mine, ref):
         t.add_row(*row)
+    if leak is not None:
+        t.add_row("leak (held-out evidence pages opened in training)", "-", leak)
     wide = Console(width=max(console.width, 150))  # a wide table: wrapped cells would not read
     wide.print(t)
     wide.print(f"WideSearch figures: {ref['source']}", soft_wrap=True)
+
+
+def _split_leak(world_dir: Path) -> str | None:
+    """The held-out splits' leak over the world's rollout, as the export measures it (None: no
+    held-out split; said so when there are no trajectories yet)."""
+    from .export import held_out_pages, split_leak
+    from .rollout.env import load_tasks
+    from .rollout.stage import is_rolled_out, read_trajectories
+
+    tasks = load_tasks(world_dir)
+    splits = {t.id: t.record.get("split", "train") for t in tasks}
+    if set(splits.values()) <= {"train"}:
+        return None
+    held = held_out_pages(Path(world_dir), tasks, splits)
+    pages = ", ".join(f"{s} {len(v):,}" for s, v in held.items())
+    if not is_rolled_out(world_dir):
+        return f"no rollout yet (held-out evidence pages: {pages})"
+    by_split, dropped = split_leak(held, read_trajectories(world_dir), splits)
+    got = ", ".join(f"{s} {v['opened_in_training']:,} of {v['pages']:,}" for s, v in by_split.items())
+    return got + (f"; {len(dropped)} training task(s) the export drops for it" if dropped else "")
 
 
 def _progress_bars(label: str):

@@ -4,8 +4,8 @@
       README.md                     dataset card: YAML front matter (configs per format and
                                     split) and statistics computed from the data
       manifest.json                 resolved spec, seeds, package versions, sha256 of every file
-      data/sft/<split>-0000i-of-0000n.parquet   one row per trajectory: OpenAI chat `messages`
-                                    (tool_calls, tool messages), `tools`, reward, steps
+      data/sft/<split>-0000i-of-0000n.parquet   one row per sample (a context segment, or a whole
+                                    trajectory): OpenAI chat `messages`, `tools`, reward, steps
       data/rl/<split>-0000i-of-0000n.parquet    one row per task, verl-style: data_source,
                                     prompt, ability, reward_model{style, ground_truth}, extra_info
       jsonl/{sft,rl}/<split>.jsonl  the same rows as JSON lines
@@ -13,11 +13,14 @@
 
 A task is in one split only (every trajectory of a task goes with it). `split_by: region`
 (the default) keeps the tasks stage's world-level split: validation and test tasks were posed
-in held-out parts of the world, and a held-out task any of whose evidence pages a training
-trajectory opened moves to train, so no test evidence page is read in training (the card and
-the manifest report this leak figure). `split_by: task` cuts tasks at random; `split_by:
-world` puts a whole world in one split. The folder is built beside its destination and
-renamed into place; the same inputs give byte-identical files.
+in held-out parts of the world, with gold facts stated only on pages of those parts, and
+training tasks were posed so that their research reads none of those pages. The export
+measures it over the trajectories: the pages stating a held-out gold fact (`page_facts`) that a
+training trajectory opened (the card and the manifest report it); a training task whose
+trajectories opened any is dropped, and a held-out task never moves. `split_by: task` cuts
+tasks at random; `split_by: world` puts a whole world in one split. Every SFT sample passes
+the grounding check (`rollout/grounding.py`) or is not written. The folder is built beside
+its destination and renamed into place; the same inputs give byte-identical files.
 """
 
 from __future__ import annotations
@@ -94,6 +97,8 @@ class ExportReport:
     bytes: int
     replaced: bool
     grounding: dict = None  # the grounding check's counts over the SFT samples
+    splits: dict = None  # split -> tasks
+    leak: dict = None  # held-out evidence pages opened in training, training tasks dropped for it
 
 
 def export_path(out_root: str | Path, world: str, version: str) -> Path:
@@ -151,38 +156,41 @@ def opened_pages(trajectory: dict) -> set[str]:
     return out
 
 
-def split_leak(tasks: list, trajs: list[dict], splits: dict[str, str]) -> dict[str, float]:
-    """Per held-out split: the share of its tasks' evidence pages that training trajectories open."""
-    read = set()
-    for t in trajs:
-        if splits.get(t["instance_id"]) == "train":
-            read |= opened_pages(t)
-    out = {}
-    for s in ("validation", "test"):
-        pages = {u for t in tasks if splits[t.id] == s for u in t.record.get("evidence", {}).get("pages", [])}
-        if pages:
-            out[s] = round(len(pages & read) / len(pages), 6)
+def held_out_pages(world_path: Path, tasks: list, splits: dict[str, str]) -> dict[str, set[str]]:
+    """Per held-out split: the pages (URLs) that state a gold fact of one of its tasks, by the
+    render's provenance (`page_facts`; a name is how an entity is found, not a gold fact). A
+    training trajectory that opens one has read held-out evidence; shared pages that state no
+    held-out gold fact ("List of countries", a training country's lists) are not among them."""
+    import duckdb
+
+    from .web.store import page_files, parquet_list
+
+    facts = {s: sorted({f for t in tasks if splits[t.id] == s for f in t.record.get("evidence", {}).get("facts", [])
+                        if not f.endswith("/name")}) for s in ("validation", "test")}
+    out = {s: set() for s in facts if facts[s]}
+    files = page_files(world_path / "web", "facts")
+    if not out or not files:
+        return out
+    con = duckdb.connect()
+    try:
+        for s in out:
+            con.execute("CREATE OR REPLACE TEMP TABLE held AS SELECT unnest(?::VARCHAR[]) AS fact_id", [facts[s]])
+            out[s] = {r[0] for r in con.execute(f"SELECT DISTINCT url FROM read_parquet({parquet_list(files)}) SEMI JOIN held "
+                                                "USING (fact_id)").fetchall()}
+    finally:
+        con.close()
     return out
 
 
-def seal_splits(tasks: list, trajs: list[dict], splits: dict[str, str]) -> int:
-    """Move every held-out task whose evidence a training trajectory opened to train, until
-    none is left (a move adds that task's reads to training). Returns how many moved."""
-    by_task: dict[str, set[str]] = {}
-    for t in trajs:
-        by_task.setdefault(t["instance_id"], set()).update(opened_pages(t))
-    read = set().union(*(v for k, v in by_task.items() if splits.get(k) == "train")) if by_task else set()
-    moved = 0
-    changed = True
-    while changed:
-        changed = False
-        for t in tasks:
-            if splits[t.id] in ("validation", "test") and read & set(t.record.get("evidence", {}).get("pages", [])):
-                splits[t.id] = "train"
-                read |= by_task.get(t.id, set())
-                moved += 1
-                changed = True
-    return moved
+def split_leak(held: dict[str, set[str]], trajs: list[dict], splits: dict[str, str]) -> tuple[dict, list[str]]:
+    """Per held-out split, the held-out evidence pages (`held_out_pages`) training trajectories
+    opened, and the training tasks whose trajectories opened any (the export drops them: a
+    held-out task never moves to train)."""
+    protected = set().union(*held.values()) if held else set()
+    leaking = sorted({t["instance_id"] for t in trajs if splits.get(t["instance_id"]) == "train" and opened_pages(t) & protected})
+    read = set().union(*(opened_pages(t) for t in trajs if splits.get(t["instance_id"]) == "train")) if trajs else set()
+    by_split = {s: {"pages": len(pages), "opened_in_training": len(pages & read)} for s, pages in held.items()}
+    return by_split, leaking
 
 
 def sft_rows(t: dict, world: str, record: dict, mode: str, report: GroundingReport, scorer: str = "widesearch") -> list[dict]:
@@ -345,8 +353,12 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     seed = spec.seed
     splits = assign_splits([t.id for t in tasks], opt, world, seed, {t.id: t.record for t in tasks})
     region = opt.split_by == "region" and any(v != "train" for v in splits.values())
-    moved = seal_splits(tasks, trajs, splits) if region else 0
-    leak = split_leak(tasks, trajs, splits)
+    leak, leaking = split_leak(held_out_pages(world_path, tasks, splits), trajs, splits) if region else ({}, [])
+    if leaking:  # a training task whose research read held-out evidence is dropped, never the held-out task
+        drop = set(leaking)
+        tasks = [t for t in tasks if t.id not in drop]
+        trajs = [t for t in trajs if t["instance_id"] not in drop]
+        leak, _ = split_leak(held_out_pages(world_path, tasks, splits), trajs, splits)
     system = SYSTEM_PROMPT.format(today=spec.as_of.strftime("%B %-d, %Y"))
     truths = _ground_truths(world_path, tasks, rollout["options"]) if "rl" in opt.formats else {}
 
@@ -401,9 +413,10 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     for s_, v in stats["splits"].items():
         v["samples"] = rows.get("sft", {}).get(s_, 0)
     tasks_report = read_json(world_path / "tasks" / "report.json", f"pose the tasks again with `worldforge tasks {world_path} --force`")
-    stats["leak"] = {"split_by": "region" if region else ("task" if opt.split_by != "world" else "world"), "moved": moved,
-                     "by_split": leak, "parts": {s: v.get("parts", []) for s, v in tasks_report.get("splits", {}).items()
-                                                 if s != "train" and region}}
+    stats["leak"] = {"split_by": "region" if region else ("task" if opt.split_by != "world" else "world"),
+                     "dropped_training_tasks": leaking, "by_split": leak,
+                     "leaked_pages": sum(v["opened_in_training"] for v in leak.values()),
+                     "parts": {s: v.get("parts", []) for s, v in tasks_report.get("splits", {}).items() if s != "train" and region}}
     stats["grounding"] = {"context": opt.context, **grounding.as_dict(), "trajectories": len(trajs),
                           "whole_trajectories": len(grounded), "example": _segment_example(trajs, opt.context)}
     lengths = length_table([x for t in trajs for x in samples(t, opt.context)],
@@ -434,7 +447,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
                              "pack_yaml": {k: Path(info.world.pack_files[k]).read_text() for k in _pack_names(spec)}}),
         "tasks_sha256": sha256_file(world_path / "tasks" / "tasks.jsonl"),
         "training": stats["training"],
-        "rows": rows, "splits": dict(sorted(Counter(splits.values()).items())), "leak": stats["leak"],
+        "rows": rows, "splits": dict(sorted(Counter(splits[t.id] for t in tasks).items())), "leak": stats["leak"],
         "grounding": {k: v for k, v in stats["grounding"].items() if k != "example"},
         "files": dict(sorted(hashes.items())),
     }
@@ -442,7 +455,8 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     replaced = check_dest(dest, fingerprint, force)
     swap_into_place(partial, dest)
     size = sum(h["bytes"] for h in hashes.values())
-    return ExportReport(dest, fingerprint, rows, len(hashes) + 1, size, replaced, stats["grounding"])
+    return ExportReport(dest, fingerprint, rows, len(hashes) + 1, size, replaced, stats["grounding"],
+                        dict(sorted(Counter(splits[t.id] for t in tasks).items())), stats["leak"])
 
 
 def _statistics(trajs: list[dict], tasks: list, splits: dict[str, str], trajectory_stats: dict) -> dict:
@@ -564,16 +578,20 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
     if lk["split_by"] == "region":
         held = "; ".join(f"{s}: {', '.join(p)}" for s, p in lk["parts"].items() if p)
         split_rule = ("validation and test tasks are posed in parts of the world held out from training "
-                      f"({held}), and no training task reads a page a held-out task reads"
-                      + (f"; {lk['moved']} held-out task(s) whose pages a training trajectory opened moved to train"
-                         if lk["moved"] else ""))
+                      f"({held}); every gold fact of a held-out task is stated only on pages of those parts, and no "
+                      "training task's research reads a page of them"
+                      + (f"; {len(lk['dropped_training_tasks'])} training task(s) whose trajectories still opened held-out "
+                         "evidence were dropped" if lk["dropped_training_tasks"] else ""))
     elif lk["split_by"] == "task":
         split_rule = "each task is in exactly one split (all trajectories of a task go with it)"
     else:
         split_rule = "the whole world is in one split"
-    leak_text = ", ".join(f"{s} {100 * v:.1f} %" for s, v in lk["by_split"].items()) or "no held-out split"
+    leak_text = ", ".join(f"{s}: {v['opened_in_training']:,} of its {v['pages']:,} evidence pages" for s, v in lk["by_split"].items()) \
+        or "no held-out split"
     lines += ["", f"Splits are by {lk['split_by']}: {split_rule}.", "",
-              f"Leak: the share of held-out tasks' evidence pages that training trajectories open: {leak_text}.", "",
+              f"Leak: pages stating a gold fact of a held-out task (per the render's provenance, `page_facts`) that a "
+              f"training trajectory opened: {leak_text}. Shared pages that state no held-out gold fact (a list of "
+              "countries, a training country's lists) do not count.", "",
               *grounding_section(stats["grounding"]),
               "## Trajectories", "", "| measure | value |", "|---|---:|",
               f"| trajectories | {tr['trajectories']:,} |", f"| mean reward ({rollout['options']['reward_metric']}) | {tr['reward_mean']:.4f} |",

@@ -15,7 +15,9 @@ under `--ray`), then their tasks and trajectories are merged into one dataset:
 
 Splits are by world: a whole world goes to one split (its `split:`, else by a seeded hash of
 its name and the farm's `splits` fractions), so no evaluation world shares an entity or a page
-with a training one. Tasks are deduplicated in farm order by their question and by their gold
+with a training one. A world's own held-out parts (its export's `split_by: region`) are not
+kept in a farm: its held-out tasks go to the world's split with the rest, and the card and the
+manifest (`split_by: world`) say so. Tasks are deduplicated in farm order by their question and by their gold
 set (normalised: case, spacing, row order), within the release and against every earlier
 release of the farm (their manifests list the hashes): a refresh never repeats a released
 task. A release rebuilt later keeps the list of earlier releases it was first built against,
@@ -368,6 +370,7 @@ def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: l
                        "packs": list(spec.packs),
                        "entities": sum(info.manifest["counts"].values()), "facts": info.manifest["facts"],
                        "tasks": len(tasks), "kept": len(keep), "dropped": dict(sorted(w_drop.items())),
+                       "region_split": any(t.record.get("split", "train") != "train" for t in tasks),
                        "trajectories": sum(1 for t in trajs if t["instance_id"] in ids),
                        "spec_sha256": sha256_file(plan.spec_path), "dataset_fingerprint": man.get("fingerprint")})
 
@@ -402,7 +405,7 @@ def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: l
     fingerprint = hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()[:16]
     manifest = {"farm": farm.name, "release": farm.release, "format": 1, "fingerprint": fingerprint,
                 "farm_spec": farm.model_dump(mode="json"), "worlds": worlds, "previous": sorted(previous),
-                "rows": rows, "changelog": changelog, "grounding": grounding.as_dict(),
+                "rows": rows, "changelog": changelog, "grounding": grounding.as_dict(), "split_by": "world",
                 "task_hashes": sorted(task_hashes), "gold_hashes": sorted(gold_hashes), "files": dict(sorted(hashes.items()))}
     (partial / FARM_MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     if (dest / FARM_MANIFEST).is_file() and not force:
@@ -443,7 +446,10 @@ def farm_card(farm: FarmSpec, farm_file: str, worlds: list[dict], rows: dict, ch
              f"# worldforge farm: {farm.name} ({farm.release})", "",
              (farm.description + " " if farm.description else "")
              + f"{len(worlds)} fictional worlds merged into one dataset of WideSearch-style tasks and agent trajectories. "
-             "Splits are by world: every task and trajectory of a world is in that world's split.", "",
+             "Splits are by world: every task and trajectory of a world is in that world's split"
+             + (" (a world's own held-out parts, which its single-world export keeps as validation and test, are not kept "
+                "here: its held-out tasks are in the world's split with the rest)" if any(w.get("region_split") for w in worlds)
+                else "") + ".", "",
              "## Worlds", "", "| world | split | packs | seed | locale | language | entities | tasks | kept | trajectories |",
              "|---|---|---|---:|---|---|---:|---:|---:|---:|"]
     for w in worlds:

@@ -261,6 +261,12 @@ def _run_stages(world, path: Path, build_dir, out_root, force: bool, recorded: d
     r = export_dataset(path, out_root, st.export, force=force, on_progress=progress)
     report.dataset = r.path
     summary = ", ".join(f"{fmt} {sum(v.values()):,}" for fmt, v in r.rows.items()) + f" rows, {r.bytes / 1e6:.1f} MB"
+    if r.splits:
+        lk = r.leak or {}
+        summary += "; splits " + ", ".join(f"{k} {r.splits[k]:,}" for k in ("train", "validation", "test") if k in r.splits)
+        if lk.get("split_by") == "region":
+            summary += f" ({lk.get('leaked_pages', 0)} leaked held-out evidence pages"
+            summary += f", {len(lk['dropped_training_tasks'])} training tasks dropped)" if lk.get("dropped_training_tasks") else ")"
     g = r.grounding or {}
     if g.get("samples"):
         summary += (f"; grounding: {g['samples'] - g['failed']:,} of {g['samples']:,} samples grounded"

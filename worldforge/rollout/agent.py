@@ -85,7 +85,7 @@ class VLLMAgent:
 
         s = self.spec.sampling
         kw = {}
-        if self.spec.force_tool_call:
+        if self.spec.force_tool_call and not ep.compacting:  # a research state is free text
             from vllm.sampling_params import StructuredOutputsParams
 
             kw["structured_outputs"] = StructuredOutputsParams(regex=FORCED_CALL_REGEX)

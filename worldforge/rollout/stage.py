@@ -89,8 +89,19 @@ def _reward_bin(r: float) -> str:
     return f"[{int(r * 4) / 4:.2f}, {int(r * 4) / 4 + 0.25:.2f})"
 
 
+def digest(t: dict) -> dict:
+    """What `summarise` needs of a trajectory (a few hundred bytes of a record that may hold
+    megabytes of pages): the chunks keep these beside the trajectories, so the report is made
+    without reading them back."""
+    return {"instance_id": t["instance_id"], "kind": t["kind"], "reward": t["reward"],
+            "score": {k: t["score"][k] for k in ("success", "item_f1")}, "turns": t["turns"], "tool_calls": t["tool_calls"],
+            "calls_by_tool": dict(Counter(s["tool"] for s in t["steps"])), "tokens": t["tokens"],
+            "perturbations": t["perturbations"], "errors": t["errors"], "end": t["end"], "context": t.get("context") or {}}
+
+
 def summarise(trajs: list[dict]) -> dict:
-    """Counts and distributions of a list of trajectories (report and dataset card)."""
+    """Counts and distributions of a list of trajectories, or of their digests (report and
+    dataset card)."""
     n = len(trajs)
     rewards = [t["reward"] for t in trajs]
     hist = Counter(_reward_bin(r) for r in rewards)
@@ -108,7 +119,8 @@ def summarise(trajs: list[dict]) -> dict:
         "item_f1_mean": mean([t["score"]["item_f1"] for t in trajs]),
         "turns_mean": mean([t["turns"] for t in trajs]), "turns_max": max((t["turns"] for t in trajs), default=0),
         "tool_calls": sum(t["tool_calls"] for t in trajs), "tool_calls_mean": mean([t["tool_calls"] for t in trajs]),
-        "calls_by_tool": dict(sorted(Counter(s["tool"] for t in trajs for s in t["steps"]).items())),
+        "calls_by_tool": dict(sorted(sum((Counter(t["calls_by_tool"]) if "calls_by_tool" in t else
+                                          Counter(s["tool"] for s in t["steps"]) for t in trajs), Counter()).items())),
         "tokens": dict(sorted(tok.items())), "perturbations": dict(sorted(pert.items())),
         "errors": sum(t["errors"] for t in trajs), "ends": dict(sorted(Counter(t["end"] for t in trajs).items())),
         "context": _context_stats(trajs),
@@ -228,11 +240,12 @@ def _chunk(env: Environment, agent, opt: RolloutOptions, chunk: list, path: Path
         run_oracle(episodes, opt)
     else:
         agent.run(episodes)
-    lines = []
+    lines, digests = [], []
     for ep in episodes:
         tr = ep.trajectory(opt.policy)
-        tr["kept"] = opt.min_reward is None or ep.reward >= opt.min_reward
         lines.append(json.dumps(tr, ensure_ascii=False) + "\n")
+        digests.append(json.dumps({"kept": opt.min_reward is None or ep.reward >= opt.min_reward, **digest(tr)}) + "\n")
+    write_atomic(path.with_suffix(".digest"), "".join(digests))  # first: a chunk is done once its trajectories are
     write_atomic(path, "".join(lines))
     return len(chunk)
 
@@ -255,11 +268,19 @@ def _oracle_chunk(job: tuple[int, list, str], world_path: str, options_json: str
 
 def _finish(world_path: Path, partial: Path, n_chunks: int, opt: RolloutOptions, seed: int, n_tasks: int,
             seconds: float, agent_stats: dict) -> RolloutReport:
-    kept, dropped = [], []
+    kept, dropped, lines = [], [], []
     for i in range(n_chunks):
-        for line in (partial / "chunks" / f"{i:05d}.jsonl").read_text().splitlines():
-            t = json.loads(line)
-            (kept if t.pop("kept") else dropped).append(t)
+        chunk = partial / "chunks" / f"{i:05d}.jsonl"
+        digests = [json.loads(x) for x in chunk.with_suffix(".digest").read_text().splitlines()]
+        text = chunk.read_bytes().splitlines(keepends=True)
+        if len(text) != len(digests):
+            raise RolloutError(f"{chunk} does not match its digest; {_redo(world_path)}")
+        for d, line in zip(digests, text):
+            if d.pop("kept"):
+                kept.append(d)
+                lines.append(line)
+            else:
+                dropped.append(d)
     rejected = len(dropped)
     stats = summarise(kept)
     stats["token_counter"] = opt.tokenizer or ("the model's tokenizer" if opt.policy == "vllm" else "estimate: 4 characters a token")
@@ -279,7 +300,8 @@ def _finish(world_path: Path, partial: Path, n_chunks: int, opt: RolloutOptions,
     if final.exists():
         shutil.rmtree(final)
     final.mkdir()
-    (final / TRAJECTORIES).write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in kept))
+    with (final / TRAJECTORIES).open("wb") as f:  # the chunks' lines as they were written: not parsed again
+        f.writelines(lines)
     (final / REPORT_FILE).write_text(json.dumps({**report.as_dict(), "options": opt.model_dump(mode="json")},
                                                 indent=2, sort_keys=True) + "\n")
     swap_into_place(final, rollout_dir(world_path))

@@ -115,21 +115,28 @@ def _show(value) -> str:
     return str(value)
 
 
-def _notes(r, url: str | None) -> str:
+def _by_page(r) -> dict[str, list[tuple[str, object]]]:
+    """The research's notes grouped by the page they were read on: url -> [(label, value)]."""
+    out: dict[str, list[tuple[str, object]]] = {}
+    for (u, _), (label, v) in r.memo.items():
+        out.setdefault(u, []).append((label, v))
+    return out
+
+
+def _notes(notes: dict, url: str | None) -> str:
     """What the research noted from one page: 'Label: value' pairs."""
-    if not url:
-        return ""
-    return "; ".join(f"{label}: {_show(v)}" for (u, _), (label, v) in r.memo.items() if u == url)
+    return "; ".join(f"{label}: {_show(v)}" for label, v in notes.get(url, ())) if url else ""
 
 
-def _linked(r, urls: set[str]) -> set[str]:
+def _linked(notes: dict, urls: set[str]) -> set[str]:
     """Pages the notes of `urls` link to (a candidate's country, whose notes decide a condition)."""
     out: set[str] = set()
-    for (u, _), (_, v) in r.memo.items():
-        if u in urls and isinstance(v, list):
-            out |= {x.url for x in v if getattr(x, "url", None)}
-        elif u in urls and isinstance(v, str):
-            out |= {m.group(2) for m in _LINK.finditer(v)}
+    for u in urls:
+        for _, v in notes.get(u, ()):
+            if isinstance(v, list):
+                out |= {x.url for x in v if getattr(x, "url", None)}
+            elif isinstance(v, str):
+                out |= {m.group(2) for m in _LINK.finditer(v)}
     return out - urls
 
 
@@ -149,6 +156,7 @@ def _listed(c, labels: set[str]) -> dict[str, str]:
 
 def write_state(r) -> str:
     """The research state of `r` (an `oracle.Research`), as the message the model writes."""
+    r.notes_by_page = _by_page(r)
     t = _ZH if r.zh else _EN
     q = r.q
     lines = [f"## {t['head']}", ""]
@@ -261,7 +269,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str]) -> None:
         for c in by["open"]:
             shown = _listed(c, labels)
             extra = "; ".join(f"{h} {strip_links(v)}" for h, v in shown.items())
-            notes = _notes(r, c.url)
+            notes = _notes(r.notes_by_page, c.url)
             lines.append(f"- {_ref(c.name, c.url)}" + (f" ({t['listed']}: {extra})" if extra else "")
                          + (f": {notes}" if notes else ""))
         implied = r.source.implied if r.source is not None else frozenset()
@@ -291,7 +299,7 @@ def _pages(r) -> set[str]:
                 urls |= {u for _, u, _ in reader.rows()}
     urls.discard(None)
     for _ in range(3):
-        more = _linked(r, urls)
+        more = _linked(r.notes_by_page, urls)
         if not more:
             break
         urls |= more
@@ -304,7 +312,7 @@ def _tail(r, t: dict, lines: list[str]) -> None:
     other = [u for u in dict.fromkeys(u for (u, _) in r.memo) if u in pages and u not in shown]
     if other:
         lines += ["", f"{t['values']}:"]
-        lines += [f"- {_ref(r.label_of(u), u)}: {_notes(r, u)}" for u in other]
+        lines += [f"- {_ref(r.label_of(u), u)}: {_notes(r.notes_by_page, u)}" for u in other]
     r.memo = {k: v for k, v in r.memo.items() if k[0] in pages}  # the notes the state carries
     said = "\n".join(lines)
     wants = [(u, p) for u, p in r.wants.items() if u not in r.read and u not in said][:WANTS_MAX]

@@ -11,6 +11,7 @@ stage's provenance in one query per candidate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +21,7 @@ from ..plumbing import quote_ident as _q
 from ..web.pages import slug
 from ..world.arrays import Step, iso
 from ..world.options import TasksOptions
-from .reach import WebIndex
+from .reach import WebIndex, among, fact_hashes
 from .schema import DATE, LIST, LIST_SEPARATOR, NUMBER, STRING, URL, Column, TaskSchema
 from .table import Candidate, TableSampler, cell_text
 
@@ -41,6 +42,7 @@ class TableTask:
     support: list[int] = field(default_factory=list)
     container: int = 0  # columns about a container many rows share
     dropped: dict[str, int] = field(default_factory=dict)  # pool columns left out, by reason
+    facts: list[str] = field(default_factory=list)  # the gold facts: what the cells (and a rank's values) state
 
 
 # --------------------------------------------------------------------------- the pool
@@ -106,6 +108,16 @@ class Evaluated:
     pairs: list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # per chain step: (row index, page node candidates, fact ids)
     end_nodes: np.ndarray | None = None  # the entity whose name or attribute the column shows (containers)
     fixed_pages: list[list[int]] | None = None  # cells proven by a page chosen elsewhere (link rows)
+    facts: Callable[[], np.ndarray] | None = None  # facts its cells state besides the chain's (names, links, a row's
+    # links counted), made when asked for: only a held-out task and a kept column need them
+
+
+def _facts_of(ev: Evaluated) -> list[np.ndarray]:
+    """The facts a column's cells state: each step of its chains, and the ones it records besides."""
+    out = [f for _, _, f in ev.pairs if f is not None]
+    if ev.facts is not None:
+        out.append(ev.facts())
+    return out
 
 
 class Builder:
@@ -120,6 +132,7 @@ class Builder:
         self._pools: dict[tuple[str, str], list[Column]] = {}
         self._cells: dict[tuple[str, str, str], np.ndarray] = {}
         self._avoid = None  # during a build: page nodes -> whether the task must not read them
+        self._confined: np.ndarray | None = None  # during a held-out build: the facts its cells may state
 
     def cells(self, t: str, a: str, kind: str) -> np.ndarray:
         """Every entity's value of an attribute as gold cell text (None where missing), cached."""
@@ -253,7 +266,9 @@ class Builder:
             facts = np.array([f"{x}/{col.attr}" for x in ids], dtype=object)
             pairs.append((rows, self._candidates(cur_t, cur, ctx if not col.path and col.base == "row" else None), facts))
         elif not col.path:
-            return Evaluated(vals.astype(object), [], None, self._name_pages(col, ctx, codes))
+            ids = self.a.ids[t][codes]
+            return Evaluated(vals.astype(object), [], None, self._name_pages(col, ctx, codes),
+                             lambda: np.array([f"{x}/name" for x in ids], dtype=object))
         end_nodes = self.web.entity_nodes(end_t, end) if col.path else None
         return Evaluated(vals.astype(object), prefix + pairs, end_nodes)
 
@@ -301,7 +316,7 @@ class Builder:
             if np.isnat(vf).any():
                 return None
             vals = iso(vf)
-        return Evaluated(vals.astype(object), [], None, [[int(p)] for p in ctx["link"]])
+        return Evaluated(vals.astype(object), [], None, [[int(p)] for p in ctx["link"]], lambda: self._link_facts(cand))
 
     def _agg_column(self, col: Column, t: str, codes: np.ndarray, ctx: dict) -> Evaluated | None:
         st = col.via
@@ -349,7 +364,15 @@ class Builder:
             last = np.r_[own[1:] != own[:-1], True]
             for o, d in zip(own[last].tolist(), dirs[last].tolist()):
                 pages[o] += [int(x) for x in self.web.pages_up_to(d)]
-        return Evaluated(vals, [], None, pages)
+
+        def facts() -> np.ndarray:
+            src, dst = self.a.ids[t][codes][owner], self.a.ids[st.target][lk.dst[idx]]
+            if st.reverse:
+                src, dst = dst, src
+            days = iso(lk.valid_from[idx])
+            return np.array([f"{x}/{st.name}/{y}" + (f"@{d}" if d else "") for x, y, d in zip(src, dst, days)], dtype=object)
+
+        return Evaluated(vals, [], None, pages, facts)
 
     # ------------------------------------------------------------------ proofs
 
@@ -417,19 +440,42 @@ class Builder:
 
     # ------------------------------------------------------------------ the task
 
-    def build(self, cand: Candidate, blocked: np.ndarray | None, part_ok: np.ndarray | None) -> TableTask | str:
+    def build(self, cand: Candidate, blocked: np.ndarray | None, part_ok: np.ndarray | None,
+              confined: np.ndarray | None = None) -> TableTask | str:
         """Columns, gold and proofs for a candidate, or the reason it is dropped. `blocked`: per
-        page node, whether a training task may not read it; `part_ok`: whether a held-out task may."""
+        page node, whether a training task may not read it; `part_ok`: whether a held-out task may;
+        `confined`: the hashes of the facts a held-out task's cells may state (no page outside the
+        held-out parts states them, `WebIndex.confined_facts`)."""
         if blocked is not None:
             self._avoid = lambda nodes: blocked[nodes]
         elif part_ok is not None:
             self._avoid = lambda nodes: ~part_ok[nodes]
         else:
             self._avoid = None
+        self._confined = confined
         try:
             return self._build(cand, blocked, part_ok)
         finally:
             self._avoid = None
+            self._confined = None
+
+    def _inside(self, groups: list[list[np.ndarray]]) -> list[bool]:
+        """Per group of fact arrays (a column's, say): whether a held-out task may state them all,
+        that is whether every one is confined to the held-out parts (names aside: a name is how
+        an entity is found, not an answer a page gives away); always so for a training task.
+        One hash for every group."""
+        if self._confined is None:
+            return [True] * len(groups)
+        owner = np.concatenate([np.full(sum(len(f) for f in g), i, dtype=np.int64) for i, g in enumerate(groups)] or
+                               [np.zeros(0, dtype=np.int64)])
+        flat = [f for g in groups for f in g]
+        if not flat:
+            return [True] * len(groups)
+        facts = pl.Series(np.concatenate(flat).astype(str), dtype=pl.String)
+        ok = among(fact_hashes(facts), self._confined) | facts.str.ends_with("/name").to_numpy()
+        bad = np.zeros(len(groups), dtype=bool)
+        np.logical_or.at(bad, owner, ~ok)
+        return (~bad).tolist()
 
     def _build(self, cand: Candidate, blocked: np.ndarray | None, part_ok: np.ndarray | None) -> TableTask | str:
         rng = self.rng
@@ -459,11 +505,18 @@ class Builder:
         order = [int(i) for i in np.argsort(-keys_, kind="stable")]
         k = column_count(rng, self.opt)
         chosen: list[tuple[Column, list[list[int]], np.ndarray]] = []
+        facts: list[np.ndarray] = []  # what the chosen columns' cells state
         dropped: dict[str, int] = {}
         support: list[int] = []
         evs = [self.evaluate(c, ctx, cand) for c in forced]
         if any(ev is None for ev in evs):
             return "unreachable-fact"
+        # a held-out task's own facts first (the rows' links, a rank's values, the forced columns'): cheap to refuse
+        base = ([self._link_facts(cand)] if rows.step is not None else []) + \
+            ([np.array([f"{x}/{cand.rank_attr}" for x in self.a.ids[cand.t][cand.scope_codes]], dtype=object)]
+             if cand.shape == "ranked" else [])
+        if not all(self._inside([base] + [_facts_of(ev) for ev in evs])):
+            return "stated-outside-held-out"
         proofs = self.prove_many(evs, n)
         for c, ev, pages in zip(forced, evs, proofs):
             if pages is None:
@@ -471,6 +524,7 @@ class Builder:
             if n > 1 and len(set(ev.values)) == 1 and len(forced) > 1:
                 return "constant-column"
             chosen.append((c, pages, ev.values))
+            facts += _facts_of(ev)
         if cand.shape == "ranked":
             if cand.scope_count > self.opt.max_pages:
                 return "too-many-pages"
@@ -502,6 +556,11 @@ class Builder:
                     drop("duplicate")
                     continue
                 batch.append((c, ev))
+            inside = self._inside([_facts_of(ev) for _, ev in batch])
+            for ok in inside:
+                if not ok:
+                    drop("stated-outside-held-out")
+            batch = [x for x, ok in zip(batch, inside) if ok]
             for (c, ev), pages in zip(batch, self.prove_many([ev for _, ev in batch], n)):
                 if len(chosen) >= k:
                     break
@@ -526,6 +585,7 @@ class Builder:
                 containers += shared
                 seen_vals.add(vals)
                 chosen.append((c, pages, ev.values))
+                facts += _facts_of(ev)
         if len(chosen) < self.opt.columns.min or len(chosen) <= len(keys):
             return "too-few-columns"
         columns = [c for c, _, _ in chosen]
@@ -547,8 +607,10 @@ class Builder:
         ids = self._row_ids(cand)
         row_ids = [ids[r] for r in order]
         sql = self.sql(cand, columns)
+        facts += base  # a link row states its link; a rank is read off every candidate's value
+        gold_facts = sorted(set(np.concatenate(facts).tolist())) if facts else []
         return TableTask(cand, columns, keys, gold, row_ids, sql, evidence, [int(x) for x in listing_nodes],
-                         [int(x) for x in support], containers, dropped)
+                         [int(x) for x in support], containers, dropped, gold_facts)
 
     def _pool_for(self, cand: Candidate) -> list[Column]:
         rows = cand.rows

@@ -357,6 +357,44 @@ class WebIndex:
         return np.fromiter((cache[k] for k in keys), dtype=bool, count=len(keys))
 
 
+    def confined_facts(self, parts: np.ndarray) -> np.ndarray:
+        """Hashes (`fact_hashes`), sorted, of the facts about entities of `parts` that no page
+        outside those parts states: a held-out task's gold facts must be among them, so a page
+        that states one is a page of a held-out part, which no training task reads. A page's part
+        is its subject's (article, profile, news item) or its directory's (`node_part`)."""
+        parts = np.asarray(parts, dtype=np.int64)
+        a = self.a
+        ids = pl.concat([pl.Series(a.ids[t], dtype=pl.String) for t in self._types])
+        ent = pl.DataFrame({"id": ids, "part": np.concatenate([self.parts.of[t] for t in self._types])})
+        inside = ent.filter(pl.col("part").is_in(parts.tolist()))["id"]
+        part = self.part
+        dirs = pl.DataFrame({"url": self.dir_url.astype(str), "part": part[self.n_entities:]})
+        pages = (pl.scan_parquet([str(f) for f in page_files(self.engine.web, "pages")], glob=False)
+                 .select("url", pl.col("subject").alias("id")).join(ent.lazy(), on="id", how="left").select("url", "part"))
+        pages = pl.concat([pages.filter(pl.col("part").is_not_null()), dirs.lazy()])
+        facts = (pl.scan_parquet([str(f) for f in page_files(self.engine.web, "facts")], glob=False)
+                 .filter(pl.col("fact_id").str.split("/").list.first().is_in(inside.implode()))
+                 .join(pages, on="url", how="left")
+                 .group_by("fact_id").agg(pl.col("part").fill_null(-1).is_in(parts.tolist()).all().alias("ok"))
+                 .filter(pl.col("ok")).select("fact_id"))
+        out = facts.select(pl.col("fact_id").hash(seed=FACT_HASH_SEED).alias("h")).collect(engine="streaming")["h"].to_numpy()
+        return np.sort(out)  # a copy: polars may hand over a read-only view
+
+
+def fact_hashes(facts) -> np.ndarray:
+    """The 64-bit hash of each fact id (as `WebIndex.confined_facts` keeps them)."""
+    if not len(facts):
+        return np.zeros(0, dtype=np.uint64)
+    return pl.Series(list(facts), dtype=pl.String).hash(seed=FACT_HASH_SEED).to_numpy()
+
+
+def among(hashes: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Whether each hash is in a sorted table of hashes."""
+    if not len(table):
+        return np.zeros(len(hashes), dtype=bool)
+    return table[np.minimum(np.searchsorted(table, hashes), len(table) - 1)] == hashes
+
+
 FACT_HASH_SEED = 20261126  # polars' hash of a (url, fact_id) pair, the same in bulk and per probe
 
 

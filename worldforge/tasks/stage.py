@@ -52,7 +52,7 @@ from ..world.store import open_world
 from .build import Builder, TableTask, column_pool
 from .multihop import HopGraph, MultiHopSampler, MultiHopTask
 from .question import chain_question, table_question
-from .reach import WebIndex
+from .reach import WebIndex, among, fact_hashes
 from .schema import NUMBER, STRING, TaskSchema, eval_entry
 from .scoring import GOLD_DIR, TASKS_FILE, norm_column
 from .table import COMBOS, TableSampler, bucket_of, bucket_range
@@ -115,17 +115,19 @@ def quotas(shares: dict[str, float], n: int) -> dict[str, int]:
 # --------------------------------------------------------------------------- records
 
 
-def _evidence(web: WebIndex, evidence: list, listings: list[int], support: list[int]) -> dict:
+def _evidence(web: WebIndex, evidence: list, listings: list[int], support: list[int], facts: list[str]) -> dict:
     """Which page(s) state each gold cell (indexes into `pages`; a list where a cell needs
     several pages, the value's page last), which pages lead to the rows, which pages a cell
-    needs besides (every ranked value)."""
+    needs besides (every ranked value), and the gold facts (`page_facts` ids) the cells state:
+    a page that states one of a held-out task's gold facts is one no training trajectory may open."""
     nodes = sorted({p for row in evidence for cell in row for p in cell} | set(listings) | set(support))
     urls = web.url(np.asarray(nodes, dtype=np.int64)).tolist() if nodes else []
     order = sorted(range(len(nodes)), key=lambda i: urls[i])
     pages = [urls[i] for i in order]
     idx = {nodes[i]: j for j, i in enumerate(order)}
     cells = [[(idx[cell[0]] if len(cell) == 1 else [idx[p] for p in cell]) for cell in row] for row in evidence]
-    return {"pages": pages, "cells": cells, "listings": [idx[p] for p in listings], "support": sorted(idx[p] for p in support)}
+    return {"pages": pages, "cells": cells, "listings": [idx[p] for p in listings], "support": sorted(idx[p] for p in support),
+            "facts": sorted(facts)}
 
 
 def _table_record(world: str, task: TableTask, question: tuple, opt: TasksOptions, web: WebIndex, part: str | None,
@@ -146,7 +148,7 @@ def _table_record(world: str, task: TableTask, question: tuple, opt: TasksOption
     constraints = [{"letter": k, "text": txt, "negated": f"!{k}" in cand.combo} for k, txt in zip(lettered, texts)]
     if "S" in cand.atoms:
         constraints.append({"letter": "S", "text": texts[len(lettered)], "negated": False, "scope": True})
-    evidence = _evidence(web, task.evidence, task.listings, task.support)
+    evidence = _evidence(web, task.evidence, task.listings, task.support, task.facts)
     return {
         "instance_id": iid, "query": q, "language": opt.language, "evaluation": ev,
         "kind": "table", "shape": cand.shape, "split": cand.split, "part": part, "entity_type": cand.t,
@@ -242,6 +244,7 @@ def generate_tasks(world_path: str | Path, options: TasksOptions | None = None, 
         report.timings["setup"] = round(time.perf_counter() - t1, 3)
         gen.run(want, records, golds)
         report.searches = gen.web.searches
+        gen.check_split_sizes()
     finally:
         engine.close()
         con.close()
@@ -294,6 +297,9 @@ class _Generator:
         self.wording = wording(self.schema, child_rng(seed, "tasks", "wording"), self.as_of)
         self.blocked: np.ndarray | None = None
         self.held_nodes: list[np.ndarray] = []
+        # held-out parts, and the facts their tasks' cells may state: those no page outside them states
+        self.held_parts = np.asarray([i for s_ in HELD_OUT for i in self.plan.get(s_, [])], dtype=np.int64)
+        self.confined = self.web.confined_facts(self.held_parts) if len(self.held_parts) else None
         self.seen: set = set()
         self.dropped = {k: Counter() for k in KINDS}
         self.kept_b: Counter = Counter()  # table tasks kept per row bucket, over every split
@@ -341,20 +347,83 @@ class _Generator:
                 self.report.drawn[k] = self.drawn[k]
                 self.report.dropped[k] = dict(sorted(self.dropped[k].items()))
 
-    def _block(self) -> None:
-        """Pages training tasks may not read: every page a held-out task reads, and every page
-        of a directory a held-out task reads (an agent may page through it)."""
-        if not self.held_nodes:
+    def check_split_sizes(self) -> None:
+        """Each held-out split holds at least its share of the tasks (`stages.tasks.holdout`: 10 %
+        each by default) on a world of 3 parts or more; else the stage fails, saying why."""
+        total = sum(self.kept.values())
+        n_parts = self.arrays.n(self.parts.root) if self.parts.root else 0
+        if n_parts < 3 or not total:
             return
-        nodes = np.unique(np.concatenate(self.held_nodes))
+        for split in HELD_OUT:
+            share = self.opt.holdout.get(split, 0.0)
+            got = self.report.splits.get(split, {})
+            n = got.get("table", 0) + got.get("multihop", 0)
+            need = math.floor(share * total + 1e-9)
+            if share > 0 and n < need:
+                parts = ", ".join(x for x in got.get("parts", []) if x) or "none"
+                why = {k: v for kind in KINDS for k, v in self.dropped[kind].items()
+                       if k in ("stated-outside-held-out", "leaves-part", "empty-part", "rows-outside-window")}
+                raise TasksError(
+                    f"the {split} split holds {n} of {total} tasks, fewer than its {share:.0%} (stages.tasks.holdout.{split}): "
+                    f"its held-out part(s) ({parts}) could not pose enough tasks whose gold facts are stated only on their "
+                    f"own pages (drops: {', '.join(f'{k} {v}' for k, v in sorted(why.items())) or 'none'}); raise "
+                    f"stages.tasks.holdout.{split} so more of the world is held out, plan more entities per "
+                    f"{self.parts.root}, or pose fewer tasks")
+
+    def _block(self) -> None:
+        """Pages training tasks may not read: every page of a held-out part (its entities'
+        articles, its directories), where every held-out task's gold facts are stated
+        (`confined`), and every page of a directory a held-out task reads (an agent may page
+        through it)."""
         w = self.web
         blocked = np.zeros(w.n_nodes, dtype=bool)
-        blocked[nodes] = True
-        dirs = nodes[nodes >= w.n_entities] - w.n_entities
-        if len(dirs):
-            same = np.isin(w.dir_base_id, np.unique(w.dir_base_id[dirs]))
-            blocked[w.n_entities:] |= same
-        self.blocked = blocked
+        if self.held_parts is not None and len(self.held_parts):
+            blocked |= np.isin(w.part, self.held_parts)
+        if self.held_nodes:
+            nodes = np.unique(np.concatenate(self.held_nodes))
+            blocked[nodes] = True
+            dirs = nodes[nodes >= w.n_entities] - w.n_entities
+            if len(dirs):
+                blocked[w.n_entities:] |= np.isin(w.dir_base_id, np.unique(w.dir_base_id[dirs]))
+        self.blocked = blocked if blocked.any() else None
+
+    def _reads_held_out(self, cand) -> bool:
+        """Whether a training task's research would open a held-out part's page: a candidate of
+        a list the question points to, or a page its conditions lead to from one (a candidate's
+        club, that club's league). Its rows, cells and lists are checked by the builder."""
+        if self.blocked is None:
+            return False
+        s, a, w = self.sampler, self.arrays, self.web
+        t = cand.rows.t
+        # every list the question points to (an agent may start from any of them), or every entity
+        # of the type; for link rows also the anchors (each one's page lists its links)
+        lists = s.candidate_lists(t, cand.combo, cand.atoms)
+        if cand.anchor is not None:  # one named entity's history: its page
+            pool = np.unique(cand.rows.codes)
+        elif lists:
+            pool = np.flatnonzero(np.logical_or.reduce(lists))
+        else:  # no list to start from: an agent reads every part's list of the type
+            pool = np.arange(a.n(t))
+        if cand.scope_codes is not None:
+            pool = np.union1d(pool, np.asarray(cand.scope_codes, dtype=np.int64))
+        if cand.rows.step is not None:
+            pool = np.union1d(pool, cand.rows.codes)
+        if self.blocked[w.entity_nodes(t, pool)].any():
+            return True
+        for atom in cand.atoms.values():
+            if atom.scope or not atom.path:
+                continue
+            levels = atom.path[:-1] if atom.test == "entity" else atom.path  # an entity test reads names off the last page
+            cur_t, cur = t, pool
+            for st in levels:
+                lk = a.links(st)
+                starts, ends = lk.starts[cur], lk.starts[cur + 1]
+                lens = ends - starts
+                idx = np.repeat(starts - np.cumsum(np.r_[0, lens[:-1]]), lens) + np.arange(int(lens.sum()))
+                cur_t, cur = st.target, np.unique(lk.dst[idx])
+                if len(cur) and self.blocked[w.entity_nodes(cur_t, cur)].any():
+                    return True
+        return False
 
     def _progress(self, kind: str, total: int) -> None:
         if self.on_progress:
@@ -448,7 +517,11 @@ class _Generator:
                     if key in self.seen:
                         reason = "duplicate-gold-set"
             if reason is None:
-                task = self.builder.build(cand, self.blocked if split == "train" else None, part_ok)
+                if split == "train" and self._reads_held_out(cand):
+                    task = "reads-held-out"
+                else:
+                    task = self.builder.build(cand, self.blocked if split == "train" else None, part_ok,
+                                              self.confined if split != "train" else None)
                 if isinstance(task, str):
                     reason = task
                 elif self.ambiguous:
@@ -582,6 +655,8 @@ class _Generator:
                             reason = "reads-held-out"
                         elif part_ok is not None and not part_ok[flat].all():
                             reason = "leaves-part"
+                        elif split != "train" and not self._confined_chain(task):
+                            reason = "stated-outside-held-out"
             if reason is not None:
                 self.dropped["multihop"][reason] += 1
                 fails[t] += 1
@@ -590,7 +665,7 @@ class _Generator:
                 continue
             fails[t] = 0
             self.seen.add(key)
-            ev = _evidence(w, [proof], listings, [])
+            ev = _evidence(w, [proof], listings, [], self._chain_facts(task))
             part = self.part_name(int(self.parts.of[WorldArrays.type_of(task.start)][self.arrays.code(task.start)])) \
                 if self.parts.root else None
             rec = _multihop_record(self.world, task, ev, opt, split, part, chain_question(self.schema, task, self.as_of))
@@ -608,6 +683,14 @@ class _Generator:
     def _aliases(self, eid: str) -> list[str]:
         rows = self.arrays.con.execute("SELECT alias FROM aliases WHERE entity_id = ? ORDER BY alias", [eid]).fetchall()
         return [r[0] for r in rows]
+
+    def _confined_chain(self, task: MultiHopTask) -> bool:
+        facts = [f for f in self._chain_facts(task) if not f.endswith("/name")]
+        return self.confined is not None and bool(among(fact_hashes(facts), self.confined).all())
+
+    def _chain_facts(self, task: MultiHopTask) -> list[str]:
+        """The facts a chain's answer rests on: the start's name, each hop, the answer's attribute."""
+        return sorted({f"{task.start}/name", *(h.fact for h in task.hops), *task.facts})
 
     def _prove_chain(self, task: MultiHopTask) -> tuple[list[list[int]], list[int]] | str:
         """The start's article is reachable (the question names it; its listings lead to it

@@ -30,6 +30,8 @@ from ..world.arrays import Step, WorldArrays
 from ..world.options import TasksOptions
 from .schema import DATE, NUMBER, Atom, TaskSchema
 
+MAX_WALK = 3  # links an agent walks back from a named entity's page to list the entities that meet a condition
+
 # How 1..3 constraints combine. Letters name the atoms; '!' negates.
 COMBOS = {1: ["A"], 2: ["A&B", "A|B", "A&!B"], 3: ["A&B&C", "(A|B)&C", "A&B&!C"]}
 BUCKETS = ((1, 9, "<10"), (10, 19, "10-19"), (20, 49, "20-49"), (50, 99, "50-99"), (100, 10**9, ">=100"))
@@ -275,19 +277,41 @@ class TableSampler:
         scope = [self.s.atom_sql(v, t, base) for k, v in atoms.items() if k == "S"]
         return " AND ".join(([f"({out})"] if out else []) + scope)
 
+    def candidate_lists(self, t: str, combo: str, atoms: dict[str, Atom]) -> list[np.ndarray]:
+        """The lists an agent may take its candidates from (masks over t): every condition every
+        row meets that names an entity ('headquartered in Zenhaven') or scopes the type to a part
+        ('in Braeria'), and both sides of an 'or' of two such conditions. None: every entity of t
+        is a candidate."""
+        must = {"A": "A", "A&B": "AB", "A|B": "", "A&!B": "A", "A&B&C": "ABC", "(A|B)&C": "C", "A&B&!C": "AB", "": ""}
+        letters = set(must.get(combo, "")) | ({"S"} if "S" in atoms else set())
+        listed = lambda a: a.scope or (a.test == "entity" and self.walkable(a))  # noqa: E731
+        out = [self.atom_mask(t, atoms[k]) for k in sorted(letters) if k in atoms and listed(atoms[k])]
+        if combo in ("A|B", "(A|B)&C") and all(k in atoms and listed(atoms[k]) for k in "AB"):
+            out.append(self.atom_mask(t, atoms["A"]) | self.atom_mask(t, atoms["B"]))
+        return out
+
+    def walkable(self, atom: Atom) -> bool:
+        """Whether the entities meeting an entity condition can be listed by walking back from
+        the named entity's page: at most MAX_WALK links (a lookup counts the links it follows),
+        each with a list of the linking entities on the page it reaches."""
+        from .question import lookup_links
+
+        hops: list[Step] = []
+        for st in atom.path:
+            hops += lookup_links(self.s, st.source, st.name) if st.kind == "lookup" else [st]
+        if len(hops) > MAX_WALK:
+            return False
+        meta = self.s.page_meta
+        return all((meta[(self.s.relations[st.name].source, st.name)].label if st.reverse
+                    else meta[(self.s.relations[st.name].source, st.name)].inverse_label) for st in hops)
+
     def candidate_count(self, cand: Candidate) -> int:
         """How many entities an agent has to check for this table: the smallest list the question
-        points to. A condition every row meets that names an entity ('headquartered in Zenhaven')
-        or scopes the type to a part ('in Braeria') gives a list of its own; otherwise every entity
-        of the type is a candidate. (Timelines about one named entity: that one.)"""
+        points to (`candidate_lists`; otherwise every entity of the type). (Timelines about one
+        named entity: that one.)"""
         if cand.anchor is not None:
             return 1
-        must = {"A": "A", "A&B": "AB", "A|B": "", "A&!B": "A", "A&B&C": "ABC", "(A|B)&C": "C", "A&B&!C": "AB", "": ""}
-        letters = set(must.get(cand.combo, "")) | ({"S"} if "S" in cand.atoms else set())
-        sizes = [int(self.atom_mask(cand.t, cand.atoms[k]).sum()) for k in sorted(letters)
-                 if k in cand.atoms and (cand.atoms[k].test == "entity" or cand.atoms[k].scope)]
-        if cand.combo in ("A|B", "(A|B)&C") and all(cand.atoms[k].test == "entity" for k in "AB"):
-            sizes.append(int((self.atom_mask(cand.t, cand.atoms["A"]) | self.atom_mask(cand.t, cand.atoms["B"])).sum()))
+        sizes = [int(m.sum()) for m in self.candidate_lists(cand.t, cand.combo, cand.atoms)]
         if cand.shape == "ranked" and cand.scope_count:
             sizes.append(cand.scope_count)
         return min(sizes) if sizes else self.a.n(cand.t)
@@ -396,17 +420,30 @@ class TableSampler:
             return None
         return Atom(path, "entity", None, str(self.part_ids[p]), scope=True)
 
-    def fit_split(self, t: str, split: str, mask: np.ndarray, anchor: int, atoms: dict[str, Atom]) -> np.ndarray | None:
+    def fit_split(self, t: str, split: str, mask: np.ndarray, anchor: int, atoms: dict[str, Atom],
+                  combo: str | None = None) -> np.ndarray | None:
         """The rows a task of `split` may keep: all of `mask` when it lies in the split's parts,
-        else `mask` narrowed to the anchor's part by a scope constraint (added to `atoms`)."""
+        else `mask` narrowed to the anchor's part by a scope constraint (added to `atoms`). A
+        training task's candidates too (`combo` given: every list the question points to): an
+        agent opens the page of every candidate it checks, and a held-out part's pages are
+        off limits to training."""
         ok = self.allowed[split][t]
-        if not (mask & ~ok).any():
+
+        def inside(m: np.ndarray, got: dict[str, Atom]) -> bool:
+            if (m & ~ok).any():
+                return False
+            if split != "train" or combo is None:
+                return True
+            lists = self.candidate_lists(t, combo, got)
+            return bool(lists) and all(not (x & ~ok).any() for x in lists) if (~ok).any() else True
+
+        if inside(mask, atoms):
             return mask
         sc = self.scope_atom(t, anchor)
         if sc is None or not ok[anchor]:
             return None
         m = mask & self.atom_mask(t, sc)
-        if (m & ~ok).any() or not m.any() or np.array_equal(m, mask):
+        if not m.any() or not inside(m, {**atoms, "S": sc}):
             return None
         atoms["S"] = sc
         return m
@@ -455,7 +492,7 @@ class TableSampler:
         mask = self.evaluate(combo, {k: self.atom_mask(t, a) for k, a in atoms.items()})
         if mask is None:
             return "redundant-constraint"
-        mask = self.fit_split(t, split, mask, anchor, atoms)
+        mask = self.fit_split(t, split, mask, anchor, atoms, combo)
         if mask is None:
             return "leaves-part"
         codes = np.flatnonzero(mask)
@@ -481,7 +518,7 @@ class TableSampler:
             if atom is not None:
                 atoms["A"] = atom
                 mask = self.atom_mask(t, atom)
-        fitted = self.fit_split(t, split, mask, anchor, atoms)
+        fitted = self.fit_split(t, split, mask, anchor, atoms, "A" if "A" in atoms else "")
         if fitted is None:
             return "leaves-part"
         vals = self.a.values(t, attr)
@@ -561,7 +598,7 @@ class TableSampler:
             if atom is None:
                 return "no-constraint"
             atoms["A"] = atom
-            m = self.fit_split(anchor_t, split, self.atom_mask(anchor_t, atom), anchor, atoms)
+            m = self.fit_split(anchor_t, split, self.atom_mask(anchor_t, atom), anchor, atoms, "A")
             if m is None:
                 return "leaves-part"
             anchors = np.flatnonzero(m)
@@ -605,8 +642,11 @@ class TableSampler:
                 if (scope & ~m).any():
                     atoms["A"] = atom
                     scope &= m
-        if (scope & ~ok).any():  # narrow to the part of the drawn link ("in Braeria")
-            sc = self.scope_atom(rs.source, int(lk.src[pick]))
+        lists_ok = split != "train" or not (~self.allowed[split][rs.source]).any() or (
+            (lists := self.candidate_lists(rs.source, "A" if "A" in atoms else "", atoms))
+            and all(not (x & ~self.allowed[split][rs.source]).any() for x in lists))
+        if (scope & ~ok).any() or not lists_ok:  # narrow to the part of the drawn link ("in Braeria"): a training
+            sc = self.scope_atom(rs.source, int(lk.src[pick]))  # task's candidates stay out of held-out parts too
             if sc is None:
                 return "leaves-part"
             atoms["S"] = sc

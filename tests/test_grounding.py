@@ -1,0 +1,120 @@
+"""The grounding check catches each way a sample can teach acting on what the model never saw,
+and the export writes only grounded samples, per segment or per whole trajectory."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+
+import pytest
+
+from worldforge.rollout import Environment, load_tasks
+from worldforge.rollout.context import samples
+from worldforge.rollout.grounding import check_trajectory
+from worldforge.rollout.oracle import run_oracle
+from worldforge.world.options import RolloutOptions
+
+
+@pytest.fixture(scope="module")
+def compacted(small_run):
+    """A long table task rolled out with a small context budget: several segments."""
+    _, world, _ = small_run
+    tasks = load_tasks(world)
+    task = max((t for t in tasks if t.record["kind"] == "table"), key=lambda t: len(t.rows))
+    opt = RolloutOptions(perturbations={}, context_tokens=8000)
+    env = Environment.for_world(world, opt)
+    try:
+        ep = env.episode(task)
+        run_oracle([ep], opt)
+    finally:
+        env.close()
+    t = ep.trajectory("oracle")
+    assert len(t["segments"]) >= 3 and t["end"] == "answer"
+    return t, task.record
+
+
+def _check(t, record):
+    return [c for _, c in check_trajectory(t, record)]
+
+
+def test_a_compacted_trajectory_is_grounded_segment_by_segment(compacted):
+    t, record = compacted
+    checks = _check(t, record)
+    assert len(checks) == len(t["segments"]) and all(c.ok for c in checks), [c.problems()[:2] for c in checks]
+    assert sum(c.opens for c in checks) > 20 and checks[-1].cells > 10 and checks[-1].visible_cells == checks[-1].cells
+    # the later segments open pages only the state they start from names: the state carries them
+    later = samples(t)[1]
+    state = later.messages[1]["content"]
+    opened = [json.loads(c["function"]["arguments"])["url"] for m in later.messages if m["role"] == "assistant"
+              for c in m.get("tool_calls") or [] if c["function"]["name"] == "web_extractor"]
+    assert any(u in state and u not in "".join(m["content"] for m in later.messages[2:] if m["role"] == "tool")
+               for u in opened[:8]) or not opened
+
+
+def test_a_segment_without_its_state_opens_unseen_pages(compacted):
+    t, record = compacted
+    bad = copy.deepcopy(t)
+    bad["segments"][1]["prefix"][1]["content"] = t["messages"][1]["content"]  # the task alone: the state is lost
+    checks = _check(bad, record)
+    assert not checks[1].ok and checks[1].unseen_opens
+
+
+def test_summarised_results_leave_later_opens_ungrounded(compacted):
+    """The old way: tool results replaced in place by one-line summaries."""
+    t, record = compacted
+    bad = copy.deepcopy(t)
+    seg = bad["segments"][0]
+    for m in bad["messages"][seg["start"]:seg["end"] - 6]:
+        if m["role"] == "tool":
+            m["content"] = "[Earlier result, summarised to save context] " + m["content"].split("\n", 1)[0][:80]
+    assert _check(bad, record)[0].unseen_opens
+
+
+def test_an_answer_cell_never_seen_and_a_state_naming_an_unseen_page_fail(compacted):
+    t, record = compacted
+    bad = copy.deepcopy(t)
+    final = next(m for m in reversed(bad["messages"]) if m["role"] == "assistant")
+    call = final["tool_calls"][-1]["function"]
+    args = json.loads(call["arguments"])
+    lines = args["answer"].splitlines()
+    cells = lines[2].split(" | ")
+    cells[-1] = "Qzxv Wplmart"  # a value no page shows
+    lines[2] = " | ".join(cells) if cells[-1].endswith("|") else " | ".join(cells) + " |"
+    args["answer"] = "\n".join(lines)
+    call["arguments"] = json.dumps(args)
+    checks = _check(bad, record)
+    assert any("Qzxv Wplmart" in x for x in checks[-1].missing_cells)
+    state = bad["messages"][bad["segments"][0]["end"] - 1]
+    state["content"] += "\n- Somewhere — https://made-up.example.org/page"
+    assert _check(bad, record)[0].unseen_state_urls == ["https://made-up.example.org/page"]
+
+
+def test_narration_that_contradicts_the_actions_fails(compacted):
+    t, record = compacted
+    final_i, final = next((i, m) for i, m in reversed(list(enumerate(t["messages"]))) if m["role"] == "assistant")
+    rows = next(c for c in t["claims"] if c[0] == final_i and c[1] == "rows")
+    bad = copy.deepcopy(t)
+    bad["claims"] = [c if c is not rows else [c[0], c[1], c[2] + 3, c[3]] for c in t["claims"]]  # says 3 rows more
+    assert _check(bad, record)[-1].contradicted
+    bad = copy.deepcopy(t)
+    text = bad["messages"][final_i]["content"]
+    bad["messages"][final_i]["content"] = re.sub(rf"(?<!\d){rows[2]}(?!\d)", str(rows[2] + 1), text)  # the text says another count
+    assert _check(bad, record)[-1].contradicted
+
+
+def test_export_whole_trajectories_with_context_full(small_run, tmp_path):
+    from worldforge.export import export_dataset
+    from worldforge.world.options import ExportOptions
+
+    _, world, dataset = small_run
+    r = export_dataset(world, tmp_path, ExportOptions(context="full", formats=["sft"]))
+    rows = [json.loads(x) for p in (r.path / "jsonl" / "sft").glob("*.jsonl") for x in p.read_text().splitlines()]
+    trajs = {json.loads(x)["trajectory_id"] for p in (dataset / "jsonl" / "sft").glob("*.jsonl") for x in p.read_text().splitlines()}
+    assert len(rows) == len(trajs) == r.grounding["samples"] and r.grounding["failed"] == 0
+    assert all(r_["segment"] == 0 for r_ in rows)
+    said = [m["content"] for r_ in rows for m in r_["messages"] if m["role"] == "user"]
+    assert not any(s.startswith("Context limit:") for s in said)  # the compactions are left out
+    assert not any(m["content"].startswith("## Research state") for r_ in rows for m in r_["messages"] if m["role"] == "assistant")
+    card = (r.path / "README.md").read_text()
+    assert "Each SFT row is a whole trajectory (`context: full`)" in card

@@ -22,7 +22,7 @@ def compacted(small_run):
     _, world, _ = small_run
     tasks = load_tasks(world)
     task = max((t for t in tasks if t.record["kind"] == "table"), key=lambda t: len(t.rows))
-    opt = RolloutOptions(perturbations={}, context_tokens=8000)
+    opt = RolloutOptions(perturbations={}, context_tokens=12000)
     env = Environment.for_world(world, opt)
     try:
         ep = env.episode(task)
@@ -30,7 +30,7 @@ def compacted(small_run):
     finally:
         env.close()
     t = ep.trajectory("oracle")
-    assert len(t["segments"]) >= 3 and t["end"] == "answer"
+    assert len(t["segments"]) >= 3 and t["end"] == "answer" and t["reward"] >= 0.9
     return t, task.record
 
 

@@ -124,7 +124,7 @@ def test_held_out_splits_exist_and_no_training_trajectory_reads_their_evidence(s
     for s, v in man["splits"].items():
         assert re.search(rf"^\| {s} \| {v:,} \|", card, re.M), s
     assert "Leak: pages stating a gold fact of a held-out task" in card and "0 of its" in card
-    export = next(st for st in report.stages if st.name == "export")
+    export = next(st for st in report.stages if st.stage == "export")
     assert f"validation {sizes['validation']:,}, test {sizes['test']:,}" in export.summary and "0 leaked" in export.summary
 
 

@@ -420,7 +420,8 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     stats["grounding"] = {"context": opt.context, **grounding.as_dict(), "trajectories": len(trajs),
                           "whole_trajectories": len(grounded), "example": _segment_example(trajs, opt.context)}
     lengths = length_table([x for t in trajs for x in samples(t, opt.context)],
-                           [[{"role": "system", "content": system}, {"role": "user", "content": t.query}] for t in tasks], opt.tokenizer)
+                           [[{"role": "system", "content": system}, {"role": "user", "content": t.query}] for t in tasks], opt.tokenizer,
+                           whole=[x for t in trajs for x in samples(t, "full")] if opt.context == "segments" else None)
     trainer = settings(lengths, rollout["options"])
     rl_files = {s: sorted(str(p.relative_to(partial)) for p in (partial / "data" / "rl").glob(f"{s}-*.parquet")) for s in used}
     write_kits(partial, world, opt.version, rl_files, trainer)
@@ -510,7 +511,11 @@ def grounding_section(g: dict) -> list[str]:
                 "carry the trajectory's final `reward` (ReSum-GRPO's advantage broadcasting: train every segment with the "
                 "trajectory's outcome). Train with loss on the assistant turns; the state each segment ends with is an "
                 "assistant turn, so the model learns to write it. `context: full` in `stages.export` exports each whole "
-                "trajectory instead, without its compactions, for long-context trainers.", ""]
+                "trajectory instead, without its compactions, for long-context trainers. In RL the same happens in the "
+                "rollout: the verl kit's agent loop (`kits/verl/agent_loop.yaml`, `context_tokens`) asks for the state when "
+                "the context fills and returns each segment as an output, which verl's v1 trainer trains with the final "
+                "reward. (TRL's GRPOTrainer keeps one growing completion per rollout and has no hook to replace it, so its "
+                "kit does not compact: size `max_completion_length` for whole trajectories there.)", ""]
     else:
         out += ["Each SFT row is a whole trajectory (`context: full`): every turn in order, without the research states "
                 "written when the rollout's context filled (the later turns had everything earlier in view).", ""]

@@ -69,7 +69,7 @@ def token_counter(tokenizer: str | None) -> tuple[Callable[[list[dict]], int], C
     return count, lambda m: count(m, True), f"counted with the `{tokenizer}` tokenizer and its chat template"
 
 
-def length_table(samples: list, prompts: list[list[dict]], tokenizer: str | None) -> dict:
+def length_table(samples: list, prompts: list[list[dict]], tokenizer: str | None, whole: list | None = None) -> dict:
     """Lengths the trainer configs need: RL prompts, SFT samples (`rollout.context.Sample`: a
     segment, or a whole trajectory), the response part of a sample (assistant and tool turns
     after its prompt, the segment a trainer generates before it compacts), tool results, calls
@@ -82,9 +82,12 @@ def length_table(samples: list, prompts: list[list[dict]], tokenizer: str | None
     tool_chars = [len(m.get("content") or "") for x in samples for m in x.messages if m["role"] == "tool"]
     per_turn = [len(m.get("tool_calls") or []) for x in samples for m in x.messages if m["role"] == "assistant"]
     turns = [sum(1 for m in x.messages if m["role"] == "assistant") for x in samples]
+    # whole trajectories, for trainers that cannot compact (TRL's GRPOTrainer keeps one growing completion)
+    whole_response = [max(0, conv(x.messages) - prompt(x.messages[:2])) for x in whole or []]
     row = lambda xs: {"p50": _pct(xs, 0.5), "p99": _pct(xs, 0.99), "max": max(xs, default=0)}  # noqa: E731
     return {"counted": how, "tokenizer": tokenizer, "rl_prompt_tokens": row(prompt_tokens), "sft_tokens": row(sft),
-            "response_tokens": row(response), "tool_result_chars": row(tool_chars), "calls_per_turn": row(per_turn),
+            "response_tokens": row(response), "trajectory_response_tokens": row(whole_response or response),
+            "tool_result_chars": row(tool_chars), "calls_per_turn": row(per_turn),
             "turns": row(turns)}
 
 
@@ -94,6 +97,7 @@ def settings(lengths: dict, rollout: dict) -> dict:
         # a quarter more than any prompt in the data: a later segment's prompt holds a state, which may run longer in training
         "max_prompt_length": _round_up(int(lengths["rl_prompt_tokens"]["max"] * 1.25), 256),
         "max_response_length": _round_up(lengths["response_tokens"]["max"], 1024),
+        "max_completion_length": _round_up(lengths.get("trajectory_response_tokens", lengths["response_tokens"])["max"], 1024),
         "sft_max_length": _round_up(lengths["sft_tokens"]["max"], 1024),
         "max_parallel_calls": max(lengths["calls_per_turn"]["max"], rollout["parallel_calls"] + 1),
         "max_tool_response_length": _round_up(max(lengths["tool_result_chars"]["max"], rollout["max_observation_chars"] + 64), 1024),
@@ -198,7 +202,7 @@ DATA = Path(__file__).resolve().parents[2]
 train = load_dataset("parquet", data_files=str(DATA / "data/rl/train-*.parquet"))["train"]
 config = GRPOConfig(
     output_dir=sys.argv[2] if len(sys.argv) > 2 else "grpo-{world}-{version}",
-    max_completion_length={s['max_response_length']},  # assistant and tool turns of the longest trajectory
+    max_completion_length={s['max_completion_length']},  # the longest whole trajectory: TRL's tool loop keeps one growing completion
     max_tool_calling_iterations={s['max_turns']},
     num_generations=8,
 )
@@ -235,6 +239,7 @@ def training_section(lengths: dict, s: dict, world: str) -> list[str]:
     rows = [("prompt (system, task and any state resumed from, tool schemas)", "rl_prompt_tokens", "tokens"),
             ("SFT row (one sample with tools)", "sft_tokens", "tokens"),
             ("sample after its prompt (a segment's assistant and tool turns)", "response_tokens", "tokens"),
+            ("whole trajectory after its prompt (without compaction)", "trajectory_response_tokens", "tokens"),
             ("one tool result", "tool_result_chars", "characters"),
             ("tool calls in one assistant turn", "calls_per_turn", "calls"),
             ("assistant turns", "turns", "turns")]
@@ -245,7 +250,8 @@ def training_section(lengths: dict, s: dict, world: str) -> list[str]:
     out += ["", "Settings sized from them (nothing in the data is cut); `kits/` holds them ready to run:", "",
             "| setting | value | where |", "|---|---:|---|",
             f"| prompt length | {s['max_prompt_length']:,} | verl `data.max_prompt_length` (default 512 cuts the tool schemas) |",
-            f"| response length | {s['max_response_length']:,} | verl `data.max_response_length`, TRL GRPO `max_completion_length` |",
+            f"| response length | {s['max_response_length']:,} | verl `data.max_response_length` (one segment; the agent loop compacts) |",
+            f"| completion length | {s['max_completion_length']:,} | TRL GRPO `max_completion_length` (a whole trajectory: TRL does not compact) |",
             f"| SFT max length | {s['sft_max_length']:,} | TRL `SFTConfig.max_length` (default 1024) |",
             f"| parallel calls | {s['max_parallel_calls']} | verl `multi_turn.max_parallel_calls` (default 1) |",
             f"| tool response length | {s['max_tool_response_length']:,} characters | verl `multi_turn.max_tool_response_length` (default 256) |",

@@ -25,7 +25,7 @@ _EN = {
     "head": "Research state",
     "task": "Task",
     "columns": "columns",
-    "rows_of": "rows: every {plural}",
+    "rows_of": "rows: all {plural}",
     "chain": "Chain so far",
     "gathering": "Gathering the candidates",
     "list": "List \"{title}\": {read} of {total} page(s) read",

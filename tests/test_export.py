@@ -182,9 +182,11 @@ def test_rollout_cli_bad_input(small_run, tmp_path):
 
 
 def test_world_level_splits_leak_no_test_page_into_training(small_run, tmp_path):
-    """Split by region (the default): no page a test or validation task's evidence uses is
-    opened in a training trajectory, recomputed here from the exported rows; the card and the
-    manifest say so. Split by task, the same tasks leak."""
+    """Split by region (the default): no page that states a gold fact of a validation or test
+    task (per the render's provenance) is opened in a training trajectory, recomputed here from
+    the exported rows; the card and the manifest say so. Split by task, the same tasks leak."""
+    import duckdb
+
     from worldforge.tasks import read_tasks
     from worldforge.world.options import ExportOptions
 
@@ -199,15 +201,19 @@ def test_world_level_splits_leak_no_test_page_into_training(small_run, tmp_path)
                     opened.add(json.loads(c["function"]["arguments"])["url"])
     man = json.loads((dataset / "manifest.json").read_text())
     assert man["leak"]["split_by"] == "region" and man["splits"].get("test") and man["splits"].get("validation")
+    con = duckdb.connect()
     for s in ("validation", "test"):
         ids = [r["extra_info"]["instance_id"] for r in _rows(dataset, "rl")[s]]
         assert ids and all(tasks[i]["split"] == s for i in ids)  # posed in a held-out part of the world
-        pages = {u for i in ids for u in tasks[i]["evidence"]["pages"]}
-        assert not pages & opened
-        assert man["leak"]["by_split"][s] == 0.0
+        facts = sorted({f for i in ids for f in tasks[i]["evidence"]["facts"] if not f.endswith("/name")})
+        pages = {u for (u,) in con.execute(f"SELECT DISTINCT url FROM '{world}/web/pages/*.facts.parquet' "
+                                           "WHERE list_contains(?, fact_id)", [facts]).fetchall()}
+        assert pages and not pages & opened
+        assert man["leak"]["by_split"][s] == {"pages": len(pages), "opened_in_training": 0}
     card = (dataset / "README.md").read_text()
-    assert "Splits are by region" in card and "test 0.0 %" in card and "validation 0.0 %" in card
+    assert "Splits are by region" in card and "test: 0 of its" in card and "validation: 0 of its" in card
     assert all(p in card for parts in man["leak"]["parts"].values() for p in parts)
     by_task = export_dataset(world, tmp_path, ExportOptions(split_by="task", formats=["rl"]))
     leak = json.loads((by_task.path / "manifest.json").read_text())["leak"]
-    assert leak["split_by"] == "task" and leak["by_split"]["test"] > 0
+    assert leak["split_by"] == "task" and leak["by_split"]["test"]["opened_in_training"] > 0 and leak["dropped_training_tasks"] == []
+

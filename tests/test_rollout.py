@@ -206,7 +206,7 @@ def test_rollout_resumes_to_identical_trajectories(small_run, tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         run_rollout(w, on_progress=stop_after_two)
-    assert not (w / "rollout").exists() and len(list((w / ".rollout.partial" / "chunks").iterdir())) == 2
+    assert not (w / "rollout").exists() and len(list((w / ".rollout.partial" / "chunks").glob("*.jsonl"))) == 2
     resumed = []
     run_rollout(w, on_progress=lambda d, n: resumed.append(d))
     assert resumed[0] == 6  # two chunks of three tasks were already done

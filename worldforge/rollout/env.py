@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -285,7 +286,7 @@ class Environment:
         url = perturb.conflicting_url(src["url"], self.seed)
         name, _domain, kind = perturb.copy_site(url, self.seed)
         copy = {"url": url, "title": f"{src['title']} | {name}",
-                "snippet": perturb.conflicting(src["snippet"], src["url"], self.seed),
+                "snippet": perturb.conflicting(_whole_numbers(src["snippet"]), src["url"], self.seed),
                 "date": self._copy_date(src["url"]).strftime("%b %-d, %Y"), "kind": kind, "score": 0.0}
         pos = 1 + stable_hash(key, "pos") % min(4, len(results))
         return (results[:pos] + [copy] + results[pos:])[: len(results)]
@@ -305,6 +306,15 @@ class Environment:
         if len(text) <= n:
             return text
         return f"{text[:n]}\n\n[... {len(text) - n} more characters not shown]"
+
+
+_EDGE_NUMBER = re.compile(r"(?:^|(?<=\.\.\.))[\d,]+(?:\.\d+)?(?=\s)|(?<=\s)[\d,.]*\d(?=$|\.\.\.)")
+
+
+def _whole_numbers(snippet: str) -> str:
+    """A snippet without a number cut at its start or end (a snippet window may split '35,612'
+    into '35'): a copy alters whole numbers, and its snippet must agree with its page."""
+    return _EDGE_NUMBER.sub("", snippet).strip()
 
 
 def resolve_seed(options: RolloutOptions, world_seed: int) -> int:

@@ -122,6 +122,7 @@ class WebIndex:
         self._build_links(arts, nodes, nd)
         del arts
         self._stated: dict[tuple[str, str], bool] = {}
+        self._url_node: pl.DataFrame | None = None  # url -> node, for `nodes_stating`
         self._walk()
         # The bulk reads are done; later queries are probes of a few rows. Lowering the limit
         # evicts what DuckDB cached of the pages (over a gigabyte for a 1M world).
@@ -379,6 +380,21 @@ class WebIndex:
                  .filter(pl.col("ok")).select("fact_id"))
         out = facts.select(pl.col("fact_id").hash(seed=FACT_HASH_SEED).alias("h")).collect(engine="streaming")["h"].to_numpy()
         return np.sort(out)  # a copy: polars may hand over a read-only view
+
+
+    def nodes_stating(self, facts: list[str]) -> np.ndarray:
+        """The nodes (articles, directory pages) of the pages that state any of `facts`."""
+        files = page_files(self.engine.web, "facts")
+        if not facts or not files:
+            return np.zeros(0, dtype=np.int64)
+        urls = (pl.scan_parquet([str(f) for f in files], glob=False).filter(pl.col("fact_id").is_in(pl.Series(facts).implode()))
+                .select("url").unique().collect(engine="streaming")["url"])
+        if self._url_node is None:
+            art = np.flatnonzero(self.article != "")
+            self._url_node = pl.DataFrame({"url": np.concatenate([self.article[art].astype(str), self.dir_url.astype(str)]),
+                                           "node": np.concatenate([art, np.arange(len(self.dir_url)) + self.n_entities])})
+        got = pl.DataFrame({"url": urls}).join(self._url_node, on="url", how="inner")["node"]
+        return got.to_numpy().astype(np.int64)
 
 
 def fact_hashes(facts) -> np.ndarray:

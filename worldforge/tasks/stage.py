@@ -321,11 +321,12 @@ class _Generator:
         shares = {s: self.opt.holdout.get(s, 0.0) if self.plan.get(s) else 0.0 for s in HELD_OUT}
         shares["train"] = max(0.0, 1.0 - sum(shares.values()))
         per = {k: quotas(shares, want[k]) for k in KINDS}
+        self.quota = {s: sum(per[k].get(s, 0) for k in KINDS) for s in HELD_OUT}  # held-out tasks asked for
         self.report.splits = {s: {"parts": [self.part_name(i) for i in self.plan.get(s, [])], "table": 0, "multihop": 0}
                               for s in SPLITS if self.plan.get(s) or s == "train"}
         for split in (*HELD_OUT, "train"):
             if split == "train":
-                self._block()
+                self._block(records)
             part_ok = None
             if split != "train":
                 if not self.plan.get(split):
@@ -348,7 +349,7 @@ class _Generator:
                 self.report.dropped[k] = dict(sorted(self.dropped[k].items()))
 
     def check_split_sizes(self) -> None:
-        """Each held-out split holds at least its share of the tasks (`stages.tasks.holdout`: 10 %
+        """Each held-out split holds its share of the tasks asked for (`stages.tasks.holdout`: 10 %
         each by default) on a world of 3 parts or more; else the stage fails, saying why."""
         total = sum(self.kept.values())
         n_parts = self.arrays.n(self.parts.root) if self.parts.root else 0
@@ -358,27 +359,28 @@ class _Generator:
             share = self.opt.holdout.get(split, 0.0)
             got = self.report.splits.get(split, {})
             n = got.get("table", 0) + got.get("multihop", 0)
-            need = math.floor(share * total + 1e-9)
+            need = getattr(self, "quota", {}).get(split, 0)
             if share > 0 and n < need:
                 parts = ", ".join(x for x in got.get("parts", []) if x) or "none"
                 why = {k: v for kind in KINDS for k, v in self.dropped[kind].items()
                        if k in ("stated-outside-held-out", "leaves-part", "empty-part", "rows-outside-window")}
                 raise TasksError(
-                    f"the {split} split holds {n} of {total} tasks, fewer than its {share:.0%} (stages.tasks.holdout.{split}): "
+                    f"the {split} split holds {n} of {total} tasks, fewer than the {need} of its {share:.0%} "
+                    f"(stages.tasks.holdout.{split}): "
                     f"its held-out part(s) ({parts}) could not pose enough tasks whose gold facts are stated only on their "
                     f"own pages (drops: {', '.join(f'{k} {v}' for k, v in sorted(why.items())) or 'none'}); raise "
                     f"stages.tasks.holdout.{split} so more of the world is held out, plan more entities per "
                     f"{self.parts.root}, or pose fewer tasks")
 
-    def _block(self) -> None:
-        """Pages training tasks may not read: every page of a held-out part (its entities'
-        articles, its directories), where every held-out task's gold facts are stated
-        (`confined`), and every page of a directory a held-out task reads (an agent may page
-        through it)."""
+    def _block(self, records: list[dict]) -> None:
+        """Pages training tasks may not read: every page that states a gold fact of a held-out
+        task (per the render's provenance; they are all pages of held-out parts, `confined`),
+        and every page of a directory a held-out task reads (an agent may page through it)."""
         w = self.web
         blocked = np.zeros(w.n_nodes, dtype=bool)
-        if self.held_parts is not None and len(self.held_parts):
-            blocked |= np.isin(w.part, self.held_parts)
+        facts = sorted({f for r in records if r["split"] != "train" for f in r["evidence"]["facts"] if not f.endswith("/name")})
+        if facts:
+            blocked[w.nodes_stating(facts)] = True
         if self.held_nodes:
             nodes = np.unique(np.concatenate(self.held_nodes))
             blocked[nodes] = True
@@ -410,6 +412,10 @@ class _Generator:
             pool = np.union1d(pool, cand.rows.codes)
         if self.blocked[w.entity_nodes(t, pool)].any():
             return True
+        for x in cand.atoms.values():  # a named entity's page: where a walk back to the candidates starts
+            c = a.code(x.value) if x.test == "entity" and x.value else -1
+            if c >= 0 and self.blocked[w.offset[WorldArrays.type_of(x.value)] + c]:
+                return True
         for atom in cand.atoms.values():
             if atom.scope or not atom.path:
                 continue
@@ -477,7 +483,8 @@ class _Generator:
         fails: Counter = Counter()
         dead: set = set()
         kept = drawn = 0
-        limit = n * opt.max_attempts
+        # held-out tables are harder to pose (their facts must stay on their parts' pages): more draws
+        limit = n * opt.max_attempts * (1 if split == "train" else 3)
         wsum = sum(weights.values())
         ssum = sum(shapes.values())
         while kept < n and drawn < limit:
@@ -620,7 +627,7 @@ class _Generator:
         fails: Counter = Counter()
         dead: set = set()
         kept = drawn = 0
-        limit = n * opt.max_attempts
+        limit = n * opt.max_attempts * (1 if split == "train" else 3)
         while kept < n and drawn < limit:
             alive = [t for t in sampler.types if t not in dead]
             if not alive:

@@ -606,7 +606,7 @@ class Research:
         pending = False
         for c in self.candidates:
             if c.state == "open":
-                ok = self._step(c, lambda c=c: self.decide(c))
+                ok = self._step(c, self.decide, c)
                 if ok is NEED:
                     pending = True
                     continue
@@ -615,7 +615,7 @@ class Research:
                 continue
             if shape in ("timeline", "events"):  # rows are the kept entity's links
                 if c.links is None:
-                    got = self._step(c, lambda c=c: self._link_rows(c))
+                    got = self._step(c, self._link_rows, c)
                     if got is NEED:
                         pending = True
                         continue
@@ -624,13 +624,13 @@ class Research:
             else:
                 rows = [c]
             for row in rows:
-                pending |= self._step(row, lambda row=row: self._fill(row)) is not True
+                pending |= self._step(row, self._fill, row) is not True
         if shape == "ranked" and not pending:
             top = self._ranked([c for c in self.candidates if c.state == "kept"])
             if top is NEED:
                 return False
             for row in top:
-                pending |= self._step(row, lambda row=row: self._fill(row)) is not True
+                pending |= self._step(row, self._fill, row) is not True
             self.rows = top
         if pending:
             return False
@@ -638,19 +638,28 @@ class Research:
             self.rows = [r for c in self.candidates if c.state == "kept" for r in (c.links if c.links is not None else [c])]
         return True
 
-    def _step(self, holder: Candidate, fn):
+    def _step(self, holder: Candidate, fn, *args):
         """Run one step of a candidate (deciding it, listing its links, filling a row) unless what
         it waited for last time is still not in: then only ask for that again (a candidate is not
         worked through again until one of its pages has come)."""
-        if holder.waiting and not any(self._arrived(w) for w in holder.waiting):
-            for url, purpose in holder.waiting:
-                if url is None:
-                    self.search_wants.setdefault(purpose, "entity")
-                else:
-                    self.wants.setdefault(url, purpose)
-            return NEED
+        waiting = holder.waiting
+        if waiting:
+            read, failed = self.read, self.failed
+            for w in waiting:
+                if w[0] is None:
+                    if self._arrived(w):
+                        break
+                elif w[0] in read or w[0] in failed:
+                    break
+            else:
+                for url, purpose in waiting:
+                    if url is None:
+                        self.search_wants.setdefault(purpose, "entity")
+                    else:
+                        self.wants.setdefault(url, purpose)
+                return NEED
         self.asking = []
-        got = fn()
+        got = fn(*args)
         holder.waiting = list(self.asking) if got is NEED or got is False else None
         return got
 

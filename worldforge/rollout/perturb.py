@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from ..plumbing import stable_hash
@@ -127,6 +128,7 @@ def stale(markdown: str, captured: dt.date) -> str:
     return f"{ARCHIVE_NOTE.format(date=captured.strftime('%B %-d, %Y'))}\n\n{markdown}"
 
 
+@lru_cache(maxsize=64)
 def copy_sites(seed: int) -> tuple[tuple[str, str, str], ...]:
     """The world's copy sites: (name, domain, source type), named from the seed."""
     out = []

@@ -314,7 +314,7 @@ def _tail(r, t: dict, lines: list[str]) -> None:
         lines += ["", f"{t['values']}:"]
         lines += [f"- {_ref(r.label_of(u), u)}: {_notes(r.notes_by_page, u)}" for u in other]
     r.memo = {k: v for k, v in r.memo.items() if k[0] in pages}  # the notes the state carries
-    said = "\n".join(lines)
+    said = {u.rstrip(".,;:") for u in URL_RE.findall("\n".join(lines))}
     wants = [(u, p) for u, p in r.wants.items() if u not in r.read and u not in said][:WANTS_MAX]
     if wants:
         lines += ["", f"{t['wants']}:"]

@@ -120,7 +120,9 @@ def test_results_do_not_depend_on_how_the_index_was_built(engine, demo_web, comp
         assert n == build_index(web, tmp_path / "index")
         other = SearchEngine.for_world(copy)
         try:
-            assert (other.searcher.num_segments == 1) == (threads == 1)
+            # one thread writes one segment; three usually write several (how many depends on how the
+            # threads took the pages, so only the single-thread case is asserted)
+            assert threads != 1 or other.searcher.num_segments == 1
             for q in queries:
                 for offset in (0, 10, 190, 200, 500):
                     assert other.web_search(q, offset=offset) == engine.web_search(q, offset=offset), (threads, q, offset)

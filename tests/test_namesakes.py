@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from tests.conftest import write_spec
+from worldforge.tasks.scoring import norm_column
 from worldforge.web.store import open_pages
 from worldforge.world.planner import generate_world
 from worldforge.world.validate import load_world
@@ -96,7 +97,7 @@ def test_no_task_names_an_ambiguous_entity_or_keys_two_rows_alike(small_run):
         keys = r["evaluation"]["unique_columns"]
         with open(world / "tasks" / "gold" / f"{r['instance_id']}.csv", newline="") as f:
             rows = list(csv.DictReader(f))
-        cols = [c for c in rows[0] if c in keys] if rows else []
+        cols = [c for c in rows[0] if norm_column(c) in keys] if rows else []
         ks = [tuple(row[c] for c in cols) for row in rows]
         assert len(ks) == len(set(ks)), r["instance_id"]
     report = json.loads((world / "tasks" / "report.json").read_text())

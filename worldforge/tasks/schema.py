@@ -29,14 +29,15 @@ from ..world.pack import CategoricalAttr, DateAttr, DerivedAttr, NumericAttr
 STRING, NUMBER, DATE, URL, LIST = "string", "number", "date", "url", "list"
 LIST_SEPARATOR = "; "
 
-__all__ = ["Atom", "Column", "DATE", "LIST", "NUMBER", "STRING", "Step", "TaskSchema", "URL", "eval_entry", "lit",
+__all__ = ["Atom", "Column", "DATE", "LIST", "NUMBER", "STRING", "Step", "TaskSchema", "URL", "eval_entry", "list_criterion", "lit",
            "rel_fact_sql", "walk"]
 
 
-def eval_entry(kind: str, tolerance: float, *, exact: bool = False, items: str = "items") -> dict:
+def eval_entry(kind: str, tolerance: float, *, exact: bool = False, items: str = "items", language: str = "en") -> dict:
     """A column's WideSearch `eval_pipeline` entry. Lists are judged as WideSearch judges free
-    text, by `llm_judge` with a criterion, and carry `llm_free: set_match`: the deterministic
-    metric worldforge's scorer applies instead (the same set of items, in any order)."""
+    text, by `llm_judge` with a criterion in the task's language, and carry `llm_free:
+    set_match`: the deterministic metric worldforge's scorer applies instead (the same set of
+    items, in any order)."""
     if kind == NUMBER:
         return {"preprocess": ["extract_number"], "metric": ["number_near"], "criterion": 0.0 if exact else tolerance}
     if kind == DATE:
@@ -44,11 +45,17 @@ def eval_entry(kind: str, tolerance: float, *, exact: bool = False, items: str =
     if kind == URL:
         return {"preprocess": [], "metric": ["url_match"]}
     if kind == LIST:
-        return {"preprocess": [], "metric": ["llm_judge"], "llm_free": "set_match",
-                "criterion": f"Correct only if the response names exactly the same {items} as the reference, in any "
-                             "order (separators such as semicolons or commas do not matter); a missing or extra name "
-                             "makes it wrong."}
+        return {"preprocess": [], "metric": ["llm_judge"], "llm_free": "set_match", "criterion": list_criterion(items, language)}
     return {"preprocess": ["norm_str"], "metric": ["exact_match"]}
+
+
+def list_criterion(items: str, language: str = "en") -> str:
+    """The grading criterion of a list column, for WideSearch's LLM judge, in the task's language."""
+    if language == "zh":
+        return (f"仅当回答列出的{items}与参考答案完全相同（顺序不限，分号、逗号、顿号等分隔符不影响）时才算正确；"
+                f"少列或多列任何一项都算错误。")
+    return (f"Correct only if the response names exactly the same {items} as the reference, in any order (separators "
+            "such as semicolons or commas do not matter); a missing or extra name makes it wrong.")
 
 
 def rel_fact_sql(alias: str, relation: str) -> str:

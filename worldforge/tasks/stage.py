@@ -138,8 +138,11 @@ def _table_record(world: str, task: TableTask, question: tuple, opt: TasksOption
     pipeline = {}
     for c in task.columns:
         exact = c.kind == NUMBER and (c.base in ("rank", "link") or c.agg in ("count", "latest"))
-        pipeline[norm_column(c.name)] = eval_entry(c.kind, opt.number_tolerance, exact=exact, items=c.items or "items")
-    ev = {"unique_columns": [names[i] for i in task.keys], "required": [norm_column(n) for n in names],
+        pipeline[norm_column(c.name)] = eval_entry(c.kind, opt.number_tolerance, exact=exact,
+                                                   items=c.items or ("各项" if opt.language == "zh" else "items"),
+                                                   language=opt.language)
+    # Every name in `evaluation` as WideSearch's evaluator looks it up: normalised (norm_column).
+    ev = {"unique_columns": [norm_column(names[i]) for i in task.keys], "required": [norm_column(n) for n in names],
           "eval_pipeline": pipeline}
     ops = [op for op, sign in (("AND", "&"), ("OR", "|"), ("NOT", "!")) if sign in cand.combo]
     hops = max([c.hops for c in task.columns] + [len(a.path) for a in cand.atoms.values()] + [0])
@@ -180,7 +183,7 @@ def _multihop_record(world: str, task: MultiHopTask, evidence: dict, opt: TasksO
     # A name answer is part of the key: keys align through the world's aliases (as WideSearch's
     # LLM aligns them), so "MIT" answers "Massachusetts Institute of Technology". Numbers and
     # dates stay value cells, scored with their tolerance.
-    unique = [key, ans] if task.answer_kind == STRING else [key]
+    unique = [norm_column(key), norm_column(ans)] if task.answer_kind == STRING else [norm_column(key)]
     ev = {"unique_columns": unique, "required": [norm_column(key), norm_column(ans)],
           "eval_pipeline": {norm_column(key): eval_entry(STRING, opt.number_tolerance),
                             norm_column(ans): eval_entry(task.answer_kind, opt.number_tolerance)}}
@@ -745,6 +748,56 @@ def read_tasks(world_or_tasks: str | Path) -> list[dict]:
 
 
 WIDESEARCH_FIELDS = ("instance_id", "query", "language", "evaluation")
+HUB_FILE, HUB_GOLD_DIR = "widesearch.jsonl", "widesearch_gold"  # WideSearch's published dataset: its HF loader's layout
+
+
+def write_widesearch(folder: Path, records: list[dict], gold: Callable[[str], str], title: str) -> None:
+    """A WideSearch task folder in both of WideSearch's layouts, so its own entry script reads
+    it with a path change only:
+
+    - the local loader's (`WideSearchDataLoader(f"{folder}/tasks.jsonl", f"{folder}/gold")`):
+      `tasks.jsonl` with `evaluation` as an object, `gold/<instance_id>.csv`;
+    - the published dataset's (`WideSearchDataLoaderHF(repo_id=...)` once the folder is pushed
+      to the Hub as a dataset repo, or `datasets.load_dataset(folder)["full"]`): `README.md`
+      declaring the split `full`, `widesearch.jsonl` with `evaluation` as a JSON string,
+      `widesearch_gold/<instance_id>.csv`.
+
+    `gold(instance_id)` is the task's gold CSV text."""
+    (folder / GOLD_DIR).mkdir(parents=True)
+    (folder / HUB_GOLD_DIR).mkdir()
+    (folder / TASKS_FILE).write_text("".join(json.dumps({k: r[k] for k in WIDESEARCH_FIELDS}, ensure_ascii=False) + "\n"
+                                             for r in records))
+    (folder / HUB_FILE).write_text("".join(json.dumps({k: (json.dumps(r[k], ensure_ascii=False) if k == "evaluation" else r[k])
+                                                       for k in WIDESEARCH_FIELDS}, ensure_ascii=False) + "\n"
+                                           for r in records))
+    for r in records:
+        text = gold(r["instance_id"])
+        (folder / GOLD_DIR / f"{r['instance_id']}.csv").write_text(text)
+        (folder / HUB_GOLD_DIR / f"{r['instance_id']}.csv").write_text(text)
+    lists = sum(any("llm_judge" in (c.get("metric") or []) for c in r["evaluation"].get("eval_pipeline", {}).values())
+                for r in records)
+    (folder / "README.md").write_text(f"""---
+configs:
+- config_name: default
+  data_files:
+  - split: full
+    path: {HUB_FILE}
+---
+# {title}
+
+{len(records)} tasks in the layout of WideSearch (ByteDance-Seed/WideSearch), in both of its loaders' forms:
+
+- `{HUB_FILE}` + `{HUB_GOLD_DIR}/`: its published dataset (`evaluation` as a JSON string, split `full`). Push this
+  folder to the Hugging Face Hub as a dataset repo and point WideSearch's entry script at it:
+  `WideSearchDataLoaderHF(repo_id="you/this-dataset")`.
+- `{TASKS_FILE}` + `{GOLD_DIR}/`: its local loader, no Hub needed:
+  `WideSearchDataLoader("<this folder>/{TASKS_FILE}", "<this folder>/{GOLD_DIR}")`.
+
+{lists} of the tasks have list columns (`metric: ["llm_judge"]`): WideSearch's evaluator grades those cells with its
+LLM judge and the column's `criterion`. Without a judge model every such cell scores 0 there. `worldforge score`
+grades them with the column's `llm_free` metric, `set_match`: the same set of items in any order, separators
+(`;` `,` `、` line breaks) aside, each item compared after `norm_str`.
+""")
 REPOSE = "pose the tasks again with `worldforge tasks WORLD_DIR --force` (or `worldforge run SPEC`)"
 
 
@@ -764,7 +817,8 @@ def check_export_dest(dest: str | Path, force: bool) -> None:
 
 def export_widesearch(world_or_tasks: str | Path, dest: str | Path, force: bool = False) -> int:
     """Write WideSearch's own files: `tasks.jsonl` with instance_id, query, language and
-    evaluation, and `gold/<instance_id>.csv`. Returns the task count."""
+    evaluation, and `gold/<instance_id>.csv`, and the published-dataset layout beside them
+    (`write_widesearch`). Returns the task count."""
     p = Path(world_or_tasks)
     src = p if (p / TASKS_FILE).is_file() else tasks_dir(p)
     records = read_tasks(src)
@@ -775,10 +829,7 @@ def export_widesearch(world_or_tasks: str | Path, dest: str | Path, force: bool 
     partial = dest.with_name(f".{dest.name}.partial")
     if partial.exists():
         shutil.rmtree(partial)
-    (partial / GOLD_DIR).mkdir(parents=True)
-    (partial / TASKS_FILE).write_text("".join(json.dumps({k: r[k] for k in WIDESEARCH_FIELDS}, ensure_ascii=False) + "\n"
-                                              for r in records))
-    for r in records:
-        shutil.copyfile(src / GOLD_DIR / f"{r['instance_id']}.csv", partial / GOLD_DIR / f"{r['instance_id']}.csv")
+    write_widesearch(partial, records, lambda iid: (src / GOLD_DIR / f"{iid}.csv").read_text(),
+                     f"WideSearch tasks of {src.resolve().parent.name}")
     swap_into_place(partial, dest)
     return len(records)

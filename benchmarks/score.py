@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from worldforge.tasks.scoring import MODES, Evaluation, score_table  # noqa: E402
 
-EVAL = Evaluation(unique_columns=["Name"], required=["Name", "Industry", "Founded", "Employees", "Website"], eval_pipeline={
+EVAL = Evaluation(unique_columns=["name"], required=["name", "industry", "founded", "employees", "website"], eval_pipeline={
     "name": {"preprocess": ["norm_str"], "metric": ["exact_match"]},
     "industry": {"preprocess": ["norm_str"], "metric": ["exact_match"]},
     "founded": {"preprocess": ["norm_date"], "metric": ["date_near"]},

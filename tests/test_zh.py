@@ -291,7 +291,10 @@ def test_chinese_gold_table_scores_one_and_each_damage_scores_less(mode):
                ["兴荣软件有限公司", "2012年5月26号", "６５６人", "1.81万", "兰武镇"]]
     full_width_header = [c.replace("(", "（").replace(")", "）") for c in cols]
     s = score(full_width_header, chinese)
-    assert s.success == 1.0 and s.item_f1 == 1.0, s
+    if mode == "lenient":  # read the way a Chinese reader writes
+        assert s.success == 1.0 and s.item_f1 == 1.0, s
+    else:  # as WideSearch's evaluator reads them: 号 dates, 万/亿 numbers and full-width digits miss
+        assert s.success == 0.0 and s.item_f1 < 0.8, s
     # Each kind of damage costs something.
     damaged = {
         "a missing row": rows[:2],
@@ -314,8 +317,9 @@ def test_chinese_reading_is_only_for_chinese_tasks():
 
     ev, cols, rows = _zh_task()
     chinese = [[r[0], r[1], r[2], "350万" if i == 0 else r[3], r[4]] for i, r in enumerate(rows)]
-    assert score_table("t", ev, cols, rows, _md(cols, chinese), language="en").success == 0.0
-    assert score_table("t", ev, cols, rows, _md(cols, chinese), language="zh").success == 1.0
+    assert score_table("t", ev, cols, rows, _md(cols, chinese), mode="lenient", language="en").success == 0.0
+    assert score_table("t", ev, cols, rows, _md(cols, chinese), mode="lenient", language="zh").success == 1.0
+    assert score_table("t", ev, cols, rows, _md(cols, chinese), language="zh").success == 0.0  # WideSearch: 350万 is 350
     with pytest.raises(ValueError, match="unknown task language 'fr'"):
         score_table("t", ev, cols, rows, _md(cols, rows), language="fr")
     assert norm_zh("１２０，５００") == "120,500" and norm_zh("2025年6月30日") == "2025-06-30"

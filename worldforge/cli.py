@@ -815,32 +815,42 @@ def score(
                                "(default: the world holding TASKS, for WORLD_DIR/tasks)."),
     json_out: Path = typer.Option(None, "--json", help="Also write per-task scores and the average here."),
     lenient: bool = typer.Option(False, "--lenient", help="Score as worldforge did before matching WideSearch: the "
-                                 "last table, partial credit for missing or extra columns, aliases in any name "
-                                 "column, URLs without a scheme, ISO and 'Month D, YYYY' dates only."),
+                                 "last table, partial credit for missing or extra columns, keys de-duplicated after "
+                                 "normalising, aliases in any name column, any whitespace ignored, Chinese cells read "
+                                 "the Chinese way (README, \"Scoring\")."),
+    as_of: str = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Read a date without its month or year (a "
+                              "bare year) as of this day, as dateparser does as of today (default: today, as "
+                              "WideSearch's evaluator; the rollout reward uses the world's date)."),
 ) -> None:
-    """Score responses with WideSearch's metrics, no LLM: success, row and item precision/recall/F1;
-    by default as WideSearch's own evaluator scores them: the first markdown table of a response
-    (inside a markdown-tagged fence first); a table whose columns are not exactly the required
-    ones scores 0; keys align through the world's aliases (WideSearch asks an LLM), other cells
-    never do; dates are read as dateparser reads them (07/17/1869, July 1869); a URL needs its
-    http:// or https://. --lenient scores as worldforge did before (README, "Scoring")."""
+    """Score responses with WideSearch's metrics, no LLM: success, row and item precision/recall/F1.
+    By default exactly as WideSearch's own evaluator scores them (its pandas reading of the
+    table, its preprocess steps and metrics, dateparser for dates), with its two LLM calls
+    replaced: keys align through the world's aliases, list columns by `set_match`.
+    --lenient scores as worldforge did before (README, "Scoring", lists every difference)."""
+    import datetime as dt
     import json
 
     from .tasks.scoring import LENIENT, WIDESEARCH, score_files, world_aliases
 
     mode = LENIENT if lenient else WIDESEARCH
     with _user_errors():
+        try:
+            day = dt.date.fromisoformat(as_of) if as_of else None
+        except ValueError:
+            raise WorldforgeError(f"--as-of {as_of!r} is not a date; write it YYYY-MM-DD, e.g. 2025-06-30") from None
         if world is None and (tasks.parent / "world.json").is_file():
             world = tasks.parent  # WORLD_DIR/tasks: align keys through that world's aliases
         aliases = world_aliases(world) if world else None
-        scores, avg = score_files(tasks, responses, aliases, mode)
+        scores, avg = score_files(tasks, responses, aliases, mode, as_of=day)
     t = Table(title=f"scores ({len(scores)} tasks, {mode} mode)",
-              caption="parsed: no = no table; columns = a table whose columns are not the required ones")
+              caption="parsed: no = no table; columns = a table whose columns are not the required ones; error = "
+                      "a table WideSearch's evaluator cannot read (a row with too many cells, an unclosed quote); "
+                      "--json gives each task's note")
     cols = ("task", "parsed", "success", "row P", "row R", "row F1", "item P", "item R", "item F1", "rows gold/pred")
     for c in cols:
         t.add_column(c, justify="left" if c == "task" else "right")
     for s in scores:
-        parsed = ("yes" if s.columns_match else "columns") if s.parsed else "no"
+        parsed = "error" if s.note.startswith("evaluator error") else ("yes" if s.columns_match else "columns") if s.parsed else "no"
         t.add_row(s.instance_id, parsed, f"{s.success:.0f}", f"{s.row_precision:.3f}", f"{s.row_recall:.3f}",
                   f"{s.row_f1:.3f}", f"{s.item_precision:.3f}", f"{s.item_recall:.3f}", f"{s.item_f1:.3f}",
                   f"{s.gold_rows}/{s.predicted_rows}")
@@ -849,7 +859,8 @@ def score(
     console.print(t)
     if json_out:
         tmp = json_out.with_name(json_out.name + ".tmp")
-        tmp.write_text(json.dumps({"mode": mode, "average": avg, "tasks": [s.as_dict() for s in scores]}, indent=2))
+        tmp.write_text(json.dumps({"mode": mode, "as_of": (day or dt.date.today()).isoformat(), "average": avg,
+                                   "tasks": [s.as_dict() for s in scores]}, indent=2, ensure_ascii=False))
         tmp.replace(json_out)
 
 

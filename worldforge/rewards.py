@@ -7,17 +7,19 @@
 last `final_answer` call of the decoded response (hermes/Qwen `<tool_call>` JSON, bare JSON
 calls or Qwen3-Coder XML calls; never from a tool result or a reasoning block) and scores it
 with `tasks.scoring.score_table`, the code behind `worldforge score` and the live environment,
-in the scorer mode, reward metric and key aliases that the row's ground truth carries. The
+in the scorer mode, reward metric, key aliases and date ("as of", for dates without a year or
+month) that the row's ground truth carries, the reward clamped to [0, 1]. The
 export's reward is therefore the live one. A response with no `final_answer` call is scored
 on its last assistant text, as the environment scores an answer given without the tool.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 
-from .tasks.scoring import Evaluation, score_table
+from .tasks.scoring import Evaluation, reward_of, score_table
 
 DATA_SOURCE_PREFIX = "worldforge/"
 FINAL_ANSWER = "final_answer"
@@ -101,8 +103,9 @@ def compute_score(data_source: str, solution_str: str, ground_truth, extra_info:
     truth = _truth(ground_truth)
     answer, called = answer_of(solution_str)
     ev = Evaluation.model_validate(truth["evaluation"])
+    as_of = dt.date.fromisoformat(truth["as_of"]) if truth.get("as_of") else None
     score = score_table(truth["instance_id"], ev, truth["columns"], truth["rows"], answer, truth.get("aliases") or {},
-                        mode=truth.get("scorer", "widesearch"), language=truth.get("language", "en")).as_dict()
+                        mode=truth.get("scorer", "widesearch"), language=truth.get("language", "en"), as_of=as_of).as_dict()
     metric = truth.get("reward_metric", "item_f1")
-    return {"score": float(score[metric]), "success": float(score["success"]), "item_f1": float(score["item_f1"]),
+    return {"score": reward_of(score, metric), "success": float(score["success"]), "item_f1": float(score["item_f1"]),
             "row_f1": float(score["row_f1"]), "final_answer_called": float(called), "table_parsed": float(score["parsed"])}

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..errors import DamagedStateError, RolloutError, SearchInputError
 from ..plumbing import stable_hash
-from ..tasks.scoring import Evaluation, read_gold_csv, score_table
+from ..tasks.scoring import Evaluation, read_gold_csv, reward_of, score_table
 from ..web.search import TOOLS as WEB_TOOLS
 from ..web.search import SearchEngine, check_url, search_arguments
 from ..world.options import RolloutOptions
@@ -417,7 +417,7 @@ class Episode:
 
     @property
     def reward(self) -> float:
-        return 0.0 if self.score is None else float(self.score[self.env.options.reward_metric])
+        return 0.0 if self.score is None else reward_of(self.score, self.env.options.reward_metric)
 
     def call_id(self, call: int) -> str:
         return f"call_{stable_hash(self.key, call) & 0xFFFFFFFFFFFF:012x}"
@@ -522,7 +522,8 @@ class Episode:
     def _end(self, reason: str, answer: str) -> None:
         ev = Evaluation.model_validate(self.task.record["evaluation"])
         self.score = score_table(self.task.id, ev, self.task.header, self.task.rows, answer, self.env.task_aliases(self.task),
-                                 mode=self.env.options.scorer, language=self.task.record.get("language", "en")).as_dict()
+                                 mode=self.env.options.scorer, language=self.task.record.get("language", "en"),
+                                 as_of=self.env.as_of).as_dict()
         self.done, self.end = True, reason
         if self.compacting:  # ended while the state was asked for (a turn limit): the prompt was never answered
             self.messages.pop()

@@ -11,19 +11,19 @@ rows x columns for recall; success means the whole table is right.
 
 Two modes (`MODES`):
 
-- `widesearch` (the default, and the rollout reward): WideSearch's own evaluator as published
-  in ByteDance-Seed/WideSearch (`src/evaluation/`): the first markdown table of the response
-  (a ```markdown block first); a table whose column set is not exactly the required columns
-  scores 0 on every metric; keys are aligned after their column's preprocess (aliases of the
-  world for keys only, standing in for WideSearch's LLM key alignment); dates are read as
-  leniently as dateparser reads them ("July 1869" is July 1, "07/17/1869" month first);
-  `url_match` compares the hosts of http(s) URLs only; no aliases in other columns. Where that
-  evaluator contradicts its own metric definitions (rows de-duplicated before the keys are
-  normalised; pandas turning an integer column with one blank cell into floats) the definition
-  is followed; README's "Scoring" section lists every such difference.
+- `widesearch` (the default, and the rollout reward): WideSearch's own evaluator
+  (`tasks.widesearch`, a port of ByteDance-Seed/WideSearch's `src/evaluation/` that gives its
+  seven numbers), with its two LLM calls replaced: keys align through the world's aliases
+  (where upstream asks its LLM to map a response's names onto the gold ones), and a list
+  column is judged by its `llm_free` metric, `set_match` (where upstream asks its LLM judge).
+  Dates that need a "today" (a bare year) are read as of `as_of` when given.
 - `lenient`: the scorer as it was before the modes: the last table of the response, partial
-  credit when columns are missing or extra, aliases accepted in any name column, URLs without
-  a scheme, dates only in ISO and "Month D, YYYY" / "D Month YYYY" forms.
+  credit when columns are missing or extra, rows de-duplicated after their keys are
+  normalised, aliases accepted in any name column, URLs without a scheme, dates only in ISO
+  and "Month D, YYYY" / "D Month YYYY" forms, any whitespace ignored, and a Chinese task's
+  cells read the Chinese way (`norm_zh`: full-width forms, 万/亿 numbers, 年月日/号 dates).
+
+README's "Scoring" section lists every place where the two differ.
 """
 
 from __future__ import annotations
@@ -34,10 +34,11 @@ import io
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from . import widesearch as ws
 
 # --------------------------------------------------------------------------- task evaluation spec
 
@@ -122,106 +123,6 @@ def parse_date(v: str) -> dt.date | None:
     return None
 
 
-# WideSearch mode. Numbers as WideSearch's extract_number reads them: commas dropped, the first
-# number with its sign and a directly following %, or "NULL" when the cell holds none.
-_WS_NUM_RE = re.compile(r"[-+]?(?:\d*\.\d+|\d+\.?\d*)%?")
-
-
-def extract_number_ws(v: str) -> str:
-    m = _WS_NUM_RE.search(str(v).replace(",", "").replace("\u2212", "-"))
-    return m.group(0) if m else "NULL"
-
-
-# Dates as dateparser reads them with WideSearch's settings (PREFER_DAY_OF_MONTH=first, English,
-# month first): the whole cell must be a date; a missing day is the 1st; numeric dates are read
-# year-month-day when they start with a 4-digit year, else month/day/year, else day/month/year;
-# 2-digit years follow strptime's %y (69-99 -> 19xx). What dateparser resolves against today's
-# date (a bare year, a date without a year, "yesterday") is not a date here.
-_WS_MONTHS = {name: i + 1 for i, names in enumerate((
-    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
-    ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-    ("december", "dec"))) for name in names}
-_WS_WEEKDAYS = {"monday", "mon", "tuesday", "tue", "tues", "wednesday", "wed", "thursday", "thu", "thur", "thurs",
-                "friday", "fri", "saturday", "sat", "sunday", "sun"}
-_WS_FILLER = {"on", "the", "of", "at", "in", "about", "ad"}
-_WS_TIME_RE = re.compile(r"\b\d{1,2}(?::\d{2}){1,2}(?:\.\d+)?(?:\s*[ap]\.?m\b\.?)?(?:\s*(?:z|utc|gmt|[+-]\d{2}:?\d{2})\b)?"
-                         r"|\b\d{1,2}\s*[ap]\.?m\b\.?")
-_WS_CJK_RE = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?")
-
-
-def _year(tok: str) -> int:
-    y = int(tok)
-    return y if len(tok) > 2 else (1900 + y if y >= 69 else 2000 + y)
-
-
-def _date(y: int, m: int, d: int) -> dt.date | None:
-    try:
-        return dt.date(y, m, d) if y >= 1 else None
-    except ValueError:
-        return None
-
-
-_ISO_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-
-
-@lru_cache(maxsize=1 << 16)
-def parse_date_ws(v: str) -> dt.date | None:
-    m = _ISO_RE.fullmatch(v)
-    if m:  # the common case (every cell after norm_date): no need for the general reading
-        return _date(int(m[1]), int(m[2]), int(m[3])) or _date(int(m[1]), int(m[3]), int(m[2]))
-    s = _WS_CJK_RE.sub(lambda m: f"{m[1]}-{m[2]}" + (f"-{m[3]}" if m[3] else ""), str(v).strip().lower())
-    s = re.sub(r"(?<=\d)t(?=\d{1,2}:)", " ", s)
-    s = _WS_TIME_RE.sub(" ", s)
-    s = re.sub(r"(?<=\d)(?:st|nd|rd|th)\b", "", s)
-    if not s.strip() or re.search(r"[^0-9a-z\s.,/\-\u2013\u2014]", s):
-        return None
-    tokens = re.findall(r"\d+|[a-z]+", s)
-    month = None
-    nums: list[str] = []
-    for t in tokens:
-        if t.isdigit():
-            nums.append(t)
-        elif t in _WS_MONTHS and month is None:
-            month = _WS_MONTHS[t]
-        elif t not in _WS_WEEKDAYS and t not in _WS_FILLER:
-            return None
-    if any(len(n) > 4 for n in nums):
-        return None
-    if month is not None:
-        if len(nums) == 1:  # "July 1869", "July 69" -> the 1st; "July 17" has no year
-            n = nums[0]
-            return _date(_year(n), month, 1) if len(n) == 4 or (len(n) == 2 and int(n) > 31) else None
-        if len(nums) == 2:  # "July 17, 1869", "17 July 1869", "1869 July 17", "July 17, 69"
-            four = [n for n in nums if len(n) == 4]
-            if len(four) == 1:
-                day = next(n for n in nums if n is not four[0])
-            elif not four and all(len(n) <= 2 for n in nums):
-                four, day = [nums[1]], nums[0]
-            else:
-                return None
-            return _date(_year(four[0]), month, int(day)) if len(day) <= 2 else None
-        return None
-    if len(nums) == 3:
-        a, b, c = nums
-        if len(a) == 4 and len(b) <= 2 and len(c) <= 2:  # 1869-07-17 (1869-13-01 -> January 13)
-            return _date(int(a), int(b), int(c)) or _date(int(a), int(c), int(b))
-        if len(a) <= 2 and len(b) <= 2 and len(c) in (2, 4):  # 07/17/1869, else 17/07/1869
-            return _date(_year(c), int(a), int(b)) or _date(_year(c), int(b), int(a))
-        return None
-    if len(nums) == 2:  # 1869-07, 07/1869 -> the 1st
-        a, b = nums
-        if len(a) == 4 and len(b) <= 2:
-            return _date(int(a), int(b), 1)
-        if len(b) == 4 and len(a) <= 2:
-            return _date(int(b), int(a), 1)
-    return None
-
-
-def norm_date_ws(v: str) -> str:
-    d = parse_date_ws(str(v))
-    return d.isoformat() if d else str(v)
-
-
 # Chinese answers (`language: zh`): before any column's pipeline, response and gold cells and
 # headers alike are read as a Chinese reader writes them: full-width letters, digits and
 # punctuation as half-width ("１２０，５" -> "120,5", "（" -> "("), no spaces beside Chinese
@@ -256,7 +157,7 @@ def norm_zh(v: str) -> str:
 
 
 PREPROCESS: dict[str, dict[str, Callable[[str], str]]] = {
-    WIDESEARCH: {"norm_str": norm_str, "extract_number": extract_number_ws, "norm_date": norm_date_ws},
+    WIDESEARCH: dict(ws.PREPROCESS),
     LENIENT: {"norm_str": norm_str, "extract_number": extract_number, "norm_date": norm_date},
 }
 
@@ -310,49 +211,6 @@ def in_match(resp: str, gold: str, criterion=None) -> float:
     return float(bool(r) and bool(g) and (r in g or g in r))
 
 
-def _number_ws(s: str) -> float | None:
-    try:
-        return float(s.replace("%", "")) / 100 if "%" in s else float(s)
-    except ValueError:
-        return None
-
-
-def number_near_ws(resp: str, gold: str, criterion=None) -> float:
-    """|r - t| <= |t| * criterion on the (preprocessed) cells; two cells that hold no number
-    match only when they are equal (WideSearch's rule)."""
-    r, t = _number_ws(str(resp)), _number_ws(str(gold))
-    if r is None or t is None:
-        return float(r is None and t is None and str(resp) == str(gold))
-    return float(abs(r - t) <= abs(t) * _tolerance(criterion) + 1e-9)
-
-
-def date_near_ws(resp: str, gold: str, criterion=None) -> float:
-    """Within 31 days (WideSearch passes no criterion to date_near); two cells that are not
-    dates match only when they are equal."""
-    r, t = parse_date_ws(str(resp)), parse_date_ws(str(gold))
-    if r is None or t is None:
-        return float(r is None and t is None and str(resp).strip().lower() == str(gold).strip().lower())
-    return float(abs((r - t).days) <= 31)
-
-
-_WS_URL_HOST_RE = re.compile(r"https?://([^/?#\s|,;\"'<>\\]+)", re.IGNORECASE)
-
-
-def url_match_ws(resp: str, gold: str, criterion=None) -> float:
-    """The same set of host names (user and port included, case-insensitive) among the http(s)
-    URLs of each cell; a URL without a scheme is not a URL."""
-    def hosts(v: str) -> set[str]:
-        return {h.lower() for h in _WS_URL_HOST_RE.findall(str(v))}
-
-    return float(hosts(resp) == hosts(gold))
-
-
-def in_match_ws(resp: str, gold: str, criterion=None) -> float:
-    """The response cell is a substring of the gold cell (case-sensitive, as WideSearch)."""
-    r = str(resp)
-    return float(bool(r) and r in str(gold))
-
-
 _ITEM_SEP_RE = re.compile(r"\s*(?:[;,\n\uff0c\u3001\uff1b]|<br\s*/?>)\s*", re.IGNORECASE)
 
 
@@ -370,8 +228,7 @@ def set_match(resp: str, gold: str, criterion=None) -> float:
 
 
 METRICS: dict[str, dict[str, Callable[..., float]]] = {
-    WIDESEARCH: {"exact_match": exact_match, "number_near": number_near_ws, "date_near": date_near_ws,
-                 "url_match": url_match_ws, "in_match": in_match_ws, "set_match": set_match},
+    WIDESEARCH: {**ws.METRICS, "set_match": set_match},
     LENIENT: {"exact_match": exact_match, "number_near": number_near, "date_near": date_near,
               "url_match": url_match, "in_match": in_match, "set_match": set_match},
 }
@@ -466,6 +323,7 @@ class TaskScore:
     matched_rows: int
     correct_rows: int
     columns_match: bool = True  # the table's column set is the required one (WideSearch mode scores 0 otherwise)
+    note: str = ""  # why WideSearch mode scored 0 other than by the cells (no table, other columns, an evaluator error)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -484,30 +342,28 @@ def _apply(value: str, col: ColumnEval, mode: str = WIDESEARCH) -> str:
 
 def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str], gold_rows: list[list[str]],
                 response: str, aliases: dict[str, str] | None = None, mode: str = WIDESEARCH,
-                language: str = "en") -> TaskScore:
+                language: str = "en", as_of: dt.date | None = None) -> TaskScore:
     """Score one response against a gold table. `aliases` maps norm_str(alias) to
     norm_str(canonical name), so a key written with any known alias still aligns; in lenient
     mode a name cell written with one matches too. `mode` is one of `MODES` (module docstring);
-    `language` the task's (a Chinese task's cells are read through `norm_zh` first)."""
+    `language` the task's (in lenient mode a Chinese task's cells are read through `norm_zh`
+    first); `as_of` the date WideSearch mode completes a date without a year or month from
+    (None: today, as WideSearch does)."""
     _check_mode(mode)
     if language not in LANGUAGES:
         raise ValueError(f"unknown task language {language!r}; known: {', '.join(LANGUAGES)}")
+    if mode == WIDESEARCH:
+        return _score_ws(instance_id, evaluation, gold_header, gold_rows, response, aliases, as_of)
     if language == "zh":
         return _score_zh(instance_id, evaluation, gold_header, gold_rows, response, aliases, mode)
-    ws = mode == WIDESEARCH
     required = [norm_column(c) for c in evaluation.required]
     keys = [norm_column(c) for c in evaluation.unique_columns]
     pipeline = {norm_column(k): v for k, v in evaluation.eval_pipeline.items()}
     aliases = aliases or {}
     metrics = METRICS[mode]
-    key_cols = [pipeline.get(k, _DEFAULT_COLUMN) for k in keys]
 
     def key_of(rec: dict[str, str]) -> tuple:
-        if ws:  # the key as WideSearch joins it: after its column's preprocess
-            norm = (norm_str(_apply(rec[k], col, mode)) for k, col in zip(keys, key_cols))
-        else:
-            norm = (norm_str(rec[k]) for k in keys)
-        return tuple(aliases.get(n, n) for n in norm)
+        return tuple(aliases.get(n, n) for n in (norm_str(rec[k]) for k in keys))
 
     gold_by_key = _dedupe(_records(gold_header, gold_rows), keys, key_of)
     n_gold = len(gold_by_key)
@@ -515,10 +371,6 @@ def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str]
     if parsed is None:
         return TaskScore(instance_id, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, n_gold, 0, 0, 0)
     header, rows = parsed
-    if ws:  # WideSearch drops unnamed columns and scores 0 unless the column set is exactly the required one
-        names = [c for c in (norm_column(h) for h in header) if c]
-        if len(names) != len(set(names)) or set(names) != set(required):
-            return TaskScore(instance_id, True, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, n_gold, len(rows), 0, 0, False)
     pred_by_key = _dedupe(_records(header, rows), keys, key_of)
 
     n_cols = len(required)
@@ -538,13 +390,9 @@ def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str]
             else:
                 col = pipeline.get(c, _DEFAULT_COLUMN)
                 r, t = _apply(p[c], col, mode), _apply(g.get(c, ""), col, mode)
-                names = column_metrics(col)
-                if ws:  # every metric of the column must accept the cell (WideSearch's row rule), counted once
-                    s = min((metrics[m](r, t, col.criterion) for m in names), default=0.0)
-                else:
-                    if aliases and "norm_str" in col.preprocess:  # a name cell written with a known alias
-                        r, t = aliases.get(r, r), aliases.get(t, t)
-                    s = max((metrics[m](r, t, col.criterion) for m in names), default=0.0)
+                if aliases and "norm_str" in col.preprocess:  # a name cell written with a known alias
+                    r, t = aliases.get(r, r), aliases.get(t, t)
+                s = max((metrics[m](r, t, col.criterion) for m in column_metrics(col)), default=0.0)
             tp += s
             row_ok &= s >= 1.0
         correct += row_ok
@@ -555,6 +403,48 @@ def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str]
     ir = tp / (n_gold * n_cols) if n_gold and n_cols else 0.0
     success = float(n_gold > 0 and correct == n_gold == n_pred)
     return TaskScore(instance_id, True, success, rp, rr, _f1(rp, rr), ip, ir, _f1(ip, ir), n_gold, n_pred, matched, correct)
+
+
+def _aligner(aliases: dict[str, str] | None) -> ws.Aligner | None:
+    """WideSearch's LLM key alignment, by the world's aliases: a response key that is a known
+    alias of an entity a gold key names becomes that gold key. Anything else stays as written
+    (as with an LLM that maps nothing), so spelling, spacing and case are left to the
+    column's preprocess."""
+    if not aliases:
+        return None
+
+    def align(response: list[str], gold: list[str]) -> dict[str, str]:
+        named: dict[str, str] = {}
+        for g in gold:
+            n = ws.norm_str(g)
+            named.setdefault(aliases.get(n, n), g)
+        out = {}
+        for x in response:
+            name = aliases.get(ws.norm_str(x))
+            if name is not None and name in named:
+                out[x] = named[name]
+        return out
+
+    return align
+
+
+def _judge(pipeline: dict) -> Callable[[str], Callable | None]:
+    """WideSearch's LLM judge of a column, by the column's `llm_free` metric (None: no judge)."""
+    def judge(col: str):
+        stand_in = (pipeline.get(col) or {}).get("llm_free")
+        return METRICS[WIDESEARCH][stand_in] if stand_in in LLM_FREE else None
+
+    return judge
+
+
+def _score_ws(instance_id: str, evaluation: Evaluation, gold_header: list[str], gold_rows: list[list[str]], response: str,
+              aliases: dict[str, str] | None, as_of: dt.date | None) -> TaskScore:
+    ev = evaluation.model_dump()
+    gold = ws.gold_frame(gold_header, gold_rows, ev["required"])
+    o = ws.evaluate(ev, gold, response, align=_aligner(aliases), judge=_judge(ev.get("eval_pipeline") or {}), as_of=as_of)
+    correct = int(o.correct_rows) if float(o.correct_rows).is_integer() else o.correct_rows
+    return TaskScore(instance_id, o.parsed, o.success, o.row_precision, o.row_recall, o.row_f1, o.item_precision, o.item_recall,
+                     o.item_f1, o.gold_rows, o.predicted_rows, o.matched_rows, correct, o.columns_match, o.message)
 
 
 def _score_zh(instance_id: str, evaluation: Evaluation, gold_header: list[str], gold_rows: list[list[str]],
@@ -594,6 +484,13 @@ def _dedupe(records: list[dict[str, str]], keys: list[str], key_of: Callable[[di
     return out
 
 
+def reward_of(score: dict, metric: str) -> float:
+    """A score's reward metric, within [0, 1]. WideSearch's recall can pass 1 (a response row
+    repeated with its key in other capitals joins the same gold row twice), and so can F1; a
+    reward never does."""
+    return min(1.0, max(0.0, float(score[metric])))
+
+
 def average(scores: list[TaskScore]) -> dict[str, float]:
     """Mean of every metric over tasks (WideSearch's Avg@1)."""
     fields = ("success", "row_precision", "row_recall", "row_f1", "item_precision", "item_recall", "item_f1")
@@ -622,6 +519,24 @@ def world_aliases(world_path) -> dict[str, str]:
     for alias, name, n in rows:
         if n == 1:
             out[norm_str(alias)] = norm_str(name)
+    return out
+
+
+def alias_names(world_path) -> dict[str, str]:
+    """An entity's name -> one of its aliases as written (the first in order) that names it
+    alone: what an agent might write in its place (`tasks.damage`'s alias answers)."""
+    from ..world.store import open_world
+
+    info = open_world(world_path)
+    with info.connect() as con:
+        rows = con.sql(
+            "SELECT min(e.name), min(a.alias) FROM aliases a JOIN ("
+            + " UNION ALL ".join(f'SELECT id, name FROM "{t}"' for t in info.world.types)
+            + ") e ON e.id = a.entity_id GROUP BY a.alias HAVING count(DISTINCT e.name) = 1 ORDER BY 1, 2").fetchall()
+    out: dict[str, str] = {}
+    for name, alias in rows:
+        if alias != name:
+            out.setdefault(name, alias)
     return out
 
 
@@ -683,7 +598,7 @@ def _read_jsonl(path, what: str) -> list[dict]:
 
 
 def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None,
-                mode: str = WIDESEARCH) -> tuple[list[TaskScore], dict]:
+                mode: str = WIDESEARCH, as_of: dt.date | None = None) -> tuple[list[TaskScore], dict]:
     """Score a responses jsonl ({instance_id, response}) against a WideSearch task folder
     (`tasks.jsonl` with `evaluation`, and `gold/<instance_id>.csv`) in one of `MODES`. A task
     without a response scores as an answer with no table. Keys align through each task's
@@ -726,5 +641,9 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
         language = t.get("language") or "en"
         if language not in LANGUAGES:
             raise WorldforgeError(f"task {iid!r}: language {language!r} is not one this scorer reads ({', '.join(LANGUAGES)})")
-        scores.append(score_table(iid, ev, header, rows, responses.get(iid, ""), mine, mode, language))
+        try:
+            scores.append(score_table(iid, ev, header, rows, responses.get(iid, ""), mine, mode, language, as_of))
+        except ValueError as exc:  # a gold table without a required column
+            raise WorldforgeError(f"task {iid!r}: {exc}; the task's 'required' names must be its gold CSV's columns "
+                                  "as norm_column writes them (stripped, lowercase, no spaces)") from None
     return scores, average(scores)

@@ -9,7 +9,7 @@
       data/rl/<split>-0000i-of-0000n.parquet    one row per task, verl-style: data_source,
                                     prompt, ability, reward_model{style, ground_truth}, extra_info
       jsonl/{sft,rl}/<split>.jsonl  the same rows as JSON lines
-      widesearch/<split>/{tasks.jsonl, gold/<id>.csv}   WideSearch's own task files
+      widesearch/<split>/{tasks.jsonl, gold/, widesearch.jsonl, widesearch_gold/, README.md}   WideSearch's two layouts
 
 A task is in one split only (every trajectory of a task goes with it). `split_by: region`
 (the default) keeps the tasks stage's world-level split: validation and test tasks were posed
@@ -235,7 +235,8 @@ def context_record(t: dict) -> dict:
 def ground_truth(task, aliases: dict[str, str], scoring: dict) -> dict:
     """What `worldforge.rewards.compute_score` needs to score an answer exactly as the live
     environment does: the gold table, WideSearch's `evaluation`, the aliases its keys align
-    through (`task_aliases`), and the scorer mode and reward metric of the rollout."""
+    through (`task_aliases`), and the scorer mode, reward metric and date (the world's as_of,
+    for dates without a year or month) of the rollout."""
     r = task.record
     truth = {"instance_id": task.id, "kind": r["kind"], "columns": task.header, "rows": task.rows,
              "evaluation": r["evaluation"], "aliases": aliases, **scoring}
@@ -270,10 +271,12 @@ def _pack_names(spec) -> list[str]:
 
 def _ground_truths(world_path: Path, tasks: list, rollout_options: dict) -> dict[str, dict]:
     from .tasks.scoring import Evaluation, aliases_by_name, task_aliases, world_aliases
+    from .world.store import open_world
 
     aliases = world_aliases(world_path)
     by_name = aliases_by_name(aliases)
-    scoring = {"scorer": rollout_options.get("scorer", "widesearch"), "reward_metric": rollout_options["reward_metric"]}
+    scoring = {"scorer": rollout_options.get("scorer", "widesearch"), "reward_metric": rollout_options["reward_metric"],
+               "as_of": open_world(world_path).world.spec.as_of.isoformat()}
     return {t.id: ground_truth(t, task_aliases(Evaluation.model_validate(t.record["evaluation"]), t.header, t.rows, aliases,
                                                by_name), scoring) for t in tasks}
 
@@ -398,20 +401,18 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
         if on_progress:
             on_progress(fmt, sum(rows[fmt].values()) if fmt == "rl" else grounding.samples, totals[fmt])
     if "widesearch" in opt.formats:
-        from .tasks.stage import WIDESEARCH_FIELDS, gold_csv
+        from .tasks.stage import gold_csv, write_widesearch
 
         rows["widesearch"] = {}
         for s in used:
-            d = partial / "widesearch" / s
-            (d / "gold").mkdir(parents=True)
-            mine = [t for t in tasks if splits[t.id] == s]
-            (d / "tasks.jsonl").write_text("".join(json.dumps({k: t.record[k] for k in WIDESEARCH_FIELDS}, ensure_ascii=False)
-                                                   + "\n" for t in mine))
-            for t in mine:
-                (d / "gold" / f"{t.id}.csv").write_text(gold_csv(t.header, t.rows))
+            mine = {t.id: t for t in tasks if splits[t.id] == s}
+            write_widesearch(partial / "widesearch" / s, [t.record for t in mine.values()],
+                             lambda iid, m=mine: gold_csv(m[iid].header, m[iid].rows), f"{world} {opt.version}: {s} split")
             rows["widesearch"][s] = len(mine)
 
     stats = _statistics(trajs, tasks, splits, rollout["stats"])
+    stats["list_column_tasks"] = sum(any("llm_judge" in (c.get("metric") or []) for c in
+                                         t.record["evaluation"].get("eval_pipeline", {}).values()) for t in tasks)
     for s_, v in stats["splits"].items():
         v["samples"] = rows.get("sft", {}).get(s_, 0)
     tasks_report = read_json(world_path / "tasks" / "report.json", f"pose the tasks again with `worldforge tasks {world_path} --force`")
@@ -627,8 +628,12 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
               "trajectory's budget, compactions and segment sizes.",
               "- `rl`: one row per task, verl-style: `prompt`, `ability`, `reward_model.ground_truth` (JSON: columns, "
               "gold rows, WideSearch `evaluation`) and `extra_info`.",
-              "- `widesearch/<split>/`: WideSearch's own `tasks.jsonl` (instance_id, query, language, evaluation) and "
-              "`gold/<instance_id>.csv`.", "- `jsonl/`: the `sft` and `rl` rows as JSON lines.", "",
+              "- `widesearch/<split>/`: the tasks in WideSearch's own layouts, so its entry script "
+              "(`scripts/run_infer_and_eval_batching.py`) runs on them with a path change only: `tasks.jsonl` + "
+              "`gold/<instance_id>.csv` for its local loader (`WideSearchDataLoader`), `widesearch.jsonl` (`evaluation` "
+              "as a JSON string, split `full`) + `widesearch_gold/` for its Hub loader (`WideSearchDataLoaderHF(repo_id=...)` "
+              "once the folder is pushed as a dataset repo).", "- `jsonl/`: the `sft` and `rl` rows as JSON lines.", "",
+              *list_column_note(stats.get("list_column_tasks", 0), sum(v["tasks"] for v in stats["splits"].values())),
               "```python", "from datasets import load_dataset", "",
               "sft = load_dataset(\"parquet\", data_files={\"train\": \"data/sft/train-*.parquet\"})", "```", "",
               *training_section(stats["training"]["lengths"], stats["training"]["settings"], world),
@@ -640,12 +645,31 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
     return "\n".join(lines)
 
 
+def list_column_note(n: int, total: int | None) -> list[str]:
+    """What the card says about list columns (founders, members): WideSearch grades them with an LLM."""
+    if not n:
+        return []
+    of = f" of {total:,}" if total else ""
+    return [f"**List columns.** {n:,}{of} tasks have a column holding a list (founders, members), declared "
+            "`metric: [\"llm_judge\"]` with a `criterion` in the task's language: WideSearch's evaluator grades those "
+            "cells with its LLM judge, and without a judge model every such cell scores 0 there. worldforge's scorer "
+            "(`worldforge score`, the rollout reward, `worldforge.rewards`) grades them with the column's `llm_free` "
+            "metric, `set_match`: right when the cell names the same set of items as the gold cell, in any order, "
+            "separators (`;` `,` `、` line breaks) aside and each item compared after `norm_str`; a missing or extra "
+            "item makes the cell wrong.", ""]
+
+
 def chinese_section(splits: dict) -> list[str]:
     """The card's section in Chinese, for datasets with Chinese tasks."""
     n = sum(v["tasks"] for v in splits.values())
     return ["## 中文说明", "",
             f"本数据集由 worldforge 从一个虚构的中文世界生成，共 {n:,} 个任务。所有实体、网页和搜索结果均为虚构；"
             "标准答案来自世界数据库，而非网页。任务采用 WideSearch 的形式：找出满足条件的全部实体并填写表格，"
-            "或以单行表格回答多跳问题。问题、列名和网页均为中文，评分器对中文做全角标点和空格的归一化。", "",
+            "或以单行表格回答多跳问题。问题、列名和网页均为中文。默认评分与 WideSearch 官方评估代码一致：不做全角字符、"
+            "空格、“万/亿”数字或“号”日期的归一化（`worldforge score --lenient` 才按中文书写习惯归一化）。", "",
             "- `sft`：每条轨迹一行，OpenAI 对话格式；`rl`：每个任务一行（verl 格式）；"
-            "`widesearch/<split>/`：WideSearch 的 `tasks.jsonl`（`language: zh`）和标准答案 CSV。", ""]
+            "`widesearch/<split>/`：WideSearch 的两种数据布局（`tasks.jsonl` + `gold/`，以及 `widesearch.jsonl` + "
+            "`widesearch_gold/`），其入口脚本只需改数据路径即可评测。",
+            "- 列表列（如创始人、成员）在 WideSearch 中由 LLM 评判（`llm_judge`，评判标准为中文）；没有评判模型时这些单元格"
+            "一律记 0 分。worldforge 的评分器改用确定性的 `set_match`：与标准答案列出的项目集合完全相同（顺序、分隔符不限）"
+            "即为正确。", ""]

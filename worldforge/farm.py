@@ -11,7 +11,7 @@ under `--ray`), then their tasks and trajectories are merged into one dataset:
                            releases it was deduplicated against, the hashes of every task's
                            question and gold set, sha256 of every file
       data/{sft,rl}/<split>-0000i-of-0000n.parquet, jsonl/{sft,rl}/<split>.jsonl
-      widesearch/<split>/{tasks.jsonl, gold/<id>.csv}
+      widesearch/<split>/{tasks.jsonl, gold/, widesearch.jsonl, widesearch_gold/, README.md}
 
 Splits are by world: a whole world goes to one split (its `split:`, else by a seeded hash of
 its name and the farm's `splits` fractions), so no evaluation world shares an entity or a page
@@ -316,7 +316,7 @@ def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: l
     from .rollout.env import SYSTEM_PROMPT, load_tasks
     from .rollout.grounding import GroundingReport
     from .rollout.stage import read_report, read_trajectories
-    from .tasks.stage import WIDESEARCH_FIELDS, gold_csv
+    from .tasks.stage import gold_csv, write_widesearch
     from .world.store import open_world
 
     released_t = {h: r for r, m in previous.items() for h in m["task_hashes"]}
@@ -384,12 +384,9 @@ def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: l
     for (fmt, s, _), n in zip(jobs, current().map(_write_merged, jobs, str(partial))):
         rows[fmt][s] = n
     for s in used:
-        d = partial / "widesearch" / s
-        (d / "gold").mkdir(parents=True)
-        (d / "tasks.jsonl").write_text("".join(json.dumps({k: t.record[k] for k in WIDESEARCH_FIELDS}, ensure_ascii=False) + "\n"
-                                               for t in ws[s]))
-        for t in ws[s]:
-            (d / "gold" / f"{t.id}.csv").write_text(gold_csv(t.header, t.rows))
+        mine = {t.id: t for t in ws[s]}
+        write_widesearch(partial / "widesearch" / s, [t.record for t in ws[s]],
+                         lambda iid, m=mine: gold_csv(m[iid].header, m[iid].rows), f"{farm.release}: {s} split")
         rows["widesearch"][s] = len(ws[s])
 
     entry = {"release": farm.release, "worlds": [w["name"] for w in worlds], "tasks": len(task_hashes),

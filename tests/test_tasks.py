@@ -479,6 +479,23 @@ def test_widesearch_export_loads_as_widesearch_loads_it(demo_tasks, tmp_path):
                 assert isinstance(step["criterion"], float)
 
 
+def test_two_widesearch_folders_of_one_name_load_as_their_own(demo_tasks, tmp_path, monkeypatch):
+    """`datasets` caches a local folder under a hash of its card, not of its files: two split
+    folders with the same name and card (every world's `test`) read as whichever was loaded
+    first, unless the card tells them apart."""
+    datasets = pytest.importorskip("datasets")
+    from worldforge.tasks.stage import write_widesearch
+
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    _, _, recs = demo_tasks
+    got = []
+    for i, part in enumerate((recs[:5], recs[5:12])):
+        folder = tmp_path / str(i) / "test"
+        write_widesearch(folder, part, lambda iid: "a,b\n1,2\n", "demo v1: test split")
+        got.append([r["instance_id"] for r in datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "cache"))["full"]])
+    assert got == [[r["instance_id"] for r in recs[:5]], [r["instance_id"] for r in recs[5:12]]]
+
+
 def test_report_sets_the_tasks_beside_widesearch(demo_tasks, tmp_path):
     world, _, recs = demo_tasks
     w = tmp_path / "demo"

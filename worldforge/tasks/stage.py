@@ -767,9 +767,13 @@ def write_widesearch(folder: Path, records: list[dict], gold: Callable[[str], st
     (folder / HUB_GOLD_DIR).mkdir()
     (folder / TASKS_FILE).write_text("".join(json.dumps({k: r[k] for k in WIDESEARCH_FIELDS}, ensure_ascii=False) + "\n"
                                              for r in records))
-    (folder / HUB_FILE).write_text("".join(json.dumps({k: (json.dumps(r[k], ensure_ascii=False) if k == "evaluation" else r[k])
-                                                       for k in WIDESEARCH_FIELDS}, ensure_ascii=False) + "\n"
-                                           for r in records))
+    hub = "".join(json.dumps({k: (json.dumps(r[k], ensure_ascii=False) if k == "evaluation" else r[k])
+                              for k in WIDESEARCH_FIELDS}, ensure_ascii=False) + "\n" for r in records)
+    (folder / HUB_FILE).write_text(hub)
+    # `datasets` caches a local folder's dataset under a hash of its card's config, not of its files: two
+    # folders with the same card (every split folder named `test`, say) would read as one. The digest of
+    # the data in the config's description keeps each folder's cache its own.
+    digest = hashlib.sha256(hub.encode()).hexdigest()[:16]
     for r in records:
         text = gold(r["instance_id"])
         (folder / GOLD_DIR / f"{r['instance_id']}.csv").write_text(text)
@@ -782,6 +786,7 @@ configs:
   data_files:
   - split: full
     path: {HUB_FILE}
+  description: {json.dumps(f"{title} (sha256 {digest})", ensure_ascii=False)}
 ---
 # {title}
 

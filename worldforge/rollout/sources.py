@@ -208,12 +208,14 @@ class PartList(Source):
         self.via_article = former
 
     def _title_ok(self, title: str, lang: str) -> bool:
-        t = norm(title)
+        """The list's own title, whole: "电影" must not take "电影节"'s list, nor "Clubs in X" a
+        "Clubs in X Province" one; only a page tag may follow."""
+        t = norm(PAGE_TAG.sub("", title))
         if self.former:
-            return t.startswith(norm(f"曾属{self.place}的{self.plural}" if lang == "zh" else f"former {self.plural} of {self.place}"))
+            return t == norm(f"曾属{self.place}的{self.plural}" if lang == "zh" else f"former {self.plural} of {self.place}")
         if lang == "zh":
-            return t.startswith(norm(f"{self.place}的{self.plural}"))
-        return t.startswith(norm(f"{self.plural} in {self.place}"))
+            return t == norm(f"{self.place}的{self.plural}")
+        return t == norm(f"{self.plural} in {self.place}")
 
     def step(self, r):
         if self.reader is None:

@@ -144,3 +144,72 @@ def test_verls_dataset_class_reads_the_rl_test_split(shipped, tiny_model):
     assert len(ds) == len(_rows(dataset, "rl", "test")) >= 30
     item = ds[0]
     assert item["raw_prompt"][1]["content"] and item["extra_info"]["split"] == "test"
+
+
+def _exact_judge(col):  # WideSearch's judge, stubbed: a list cell is right only when it is the reference
+    return lambda r, t, c: float(r == t)
+
+
+@pytest.mark.parametrize("name", WORLDS)
+def test_widesearch_folders_load_in_both_layouts_and_score_as_widesearch(shipped, name):
+    """Every exported task, in every split: its WideSearch names are the normalised ones, both of
+    WideSearch's layouts hold it, its gold answer scores 1 under WideSearch's rules with and
+    without worldforge's LLM stand-ins, and each kind of damaged answer scores as WideSearch's
+    rules say (tests/test_widesearch.py checks those rules against WideSearch's own numbers)."""
+    from datasets import load_dataset
+
+    from worldforge.tasks import widesearch as ws
+    from worldforge.tasks.damage import answers
+    from worldforge.tasks.scoring import Evaluation, alias_names, read_gold_csv, score_table, task_aliases, world_aliases
+
+    world, dataset, _ = shipped[name]
+    aliases, names = world_aliases(world), alias_names(world)
+    han = re.compile(r"[\u4e00-\u9fff]")
+    kinds: dict[str, int] = {}
+    tasks, latin = 0, False
+    for folder in sorted((dataset / "widesearch").iterdir()):
+        recs = [json.loads(x) for x in (folder / "tasks.jsonl").read_text().splitlines()]
+        hub = load_dataset(str(folder))["full"]  # the published dataset's layout, as WideSearch's HF loader reads it
+        assert [h["instance_id"] for h in hub] == [r["instance_id"] for r in recs]
+        assert [json.loads(h["evaluation"]) for h in hub] == [r["evaluation"] for r in recs]
+        assert "split: full" in (folder / "README.md").read_text()
+        for r in recs:
+            iid, ev = r["instance_id"], r["evaluation"]
+            text = (folder / "gold" / f"{iid}.csv").read_text()
+            assert (folder / "widesearch_gold" / f"{iid}.csv").read_text() == text
+            assert all(c == ws.norm_column(c) for c in ev["required"]) and set(ev["eval_pipeline"]) == set(ev["required"])
+            assert ev["unique_columns"] and set(ev["unique_columns"]) <= set(ev["required"]), ev
+            for col in ev["eval_pipeline"].values():
+                if "llm_judge" in col["metric"]:
+                    assert col["llm_free"] == "set_match" and bool(han.search(col["criterion"])) == (r["language"] == "zh")
+            header, rows = read_gold_csv(text)
+            gold = ws.gold_frame(header, rows, ev["required"])
+            mine = task_aliases(Evaluation.model_validate(ev), header, rows, aliases)
+            tasks += 1
+            latin = latin or r["language"] == "en"
+            for kind, response in answers(header, rows, ev, names):
+                kinds[kind] = kinds.get(kind, 0) + 1
+                o = ws.evaluate(ev, gold, response, judge=_exact_judge)  # WideSearch with no LLM but an exact judge
+                full = score_table(iid, Evaluation.model_validate(ev), header, rows, response, mine, language=r["language"])
+                seven = (o.success, o.row_precision, o.row_recall, o.row_f1, o.item_precision, o.item_recall, o.item_f1)
+                where = f"{iid} {kind}"
+                if kind in ("gold", "gold_unfenced", "gold_columns_reordered", "gold_header_case", "gold_keys_upper",
+                            "row_repeated"):
+                    assert seven == (1.0,) * 7 and full.success == 1.0 and full.item_f1 == 1.0, (where, o)
+                elif kind in ("no_table", "header_only", "column_extra", "column_missing"):
+                    assert seven == (0.0,) * 7 and full.item_f1 == 0.0, where
+                elif kind == "rows_dropped":
+                    assert o.success == 0 and o.row_precision == 1.0 and o.row_recall < 1.0, where
+                elif kind == "row_extra":  # recall stays 1 unless the extra key turns a numeric key column to text
+                    assert o.success == 0 and o.row_precision < 1.0, where
+                elif kind == "row_repeated_key_case":  # de-duplicated before normalising: two rows join one (recall > 1)
+                    assert o.success == 0 and o.row_recall > 1.0 and full.row_recall > 1.0, where
+                elif kind in ("cell_wrong", "date_hao", "number_wan", "key_nbsp", "key_fullwidth_letters"):
+                    assert o.success == 0 and full.success == 0, where
+                elif kind == "key_alias":  # WideSearch's LLM aligns it; worldforge's aliases stand in
+                    assert full.success == 1.0 and o.success == 0.0, where
+                elif kind in ("list_reordered", "list_comma_separated"):  # WideSearch's LLM judge; set_match stands in
+                    assert full.success == 1.0 and o.success == 0.0, where
+    assert tasks >= 250 and kinds["gold"] == tasks
+    need = ["key_alias", "date_hao", "number_wan", "list_reordered"] + (["row_repeated_key_case"] if latin else [])
+    assert min(kinds.get(k, 0) for k in need) > 0, kinds  # (Chinese names have no capitals to repeat a key in)

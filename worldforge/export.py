@@ -46,7 +46,7 @@ from .rollout.env import SYSTEM_PROMPT, TOOLS, load_tasks
 from .rollout.grounding import GroundingReport, check_trajectory
 from .rollout.stage import read_report, read_trajectories
 from .world.options import ExportOptions
-from .world.store import open_world
+from .world.store import open_world, planned_packs
 
 MANIFEST = "manifest.json"
 SPLITS = ("train", "validation", "test")
@@ -264,9 +264,6 @@ def _rl_row(task, world: str, split: str, index: int, system: str, truth: dict) 
     }
 
 
-def _pack_names(spec) -> list[str]:
-    """The spec's packs in its own order (by name, or by a file's stem)."""
-    return [Path(p).stem if str(p).endswith((".yaml", ".yml")) else str(p) for p in spec.packs]
 
 
 def _ground_truths(world_path: Path, tasks: list, rollout_options: dict) -> dict[str, dict]:
@@ -342,6 +339,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     `tokenizer` (default `stages.export.tokenizer`) counts the card's token lengths."""
     world_path = Path(world_path)
     info = open_world(world_path)
+    pack_yaml = planned_packs(info)  # before any work: a world whose pack files moved says so here
     spec = info.world.spec
     opt = options or spec.stages.export
     if tokenizer is not None:
@@ -439,7 +437,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     extra = ("tantivy", "pydantic", "typer") + (("vllm",) if "vllm" in (rollout["policy"], render["options"]["backend"]) else ())
     manifest = {
         "dataset": f"{world}/{opt.version}", "fingerprint": fingerprint, "format": 1,
-        "spec": spec.model_dump(mode="json"), "packs": {name: sha256_file(Path(f)) for name, f in sorted(info.world.pack_files.items())},
+        "spec": spec.model_dump(mode="json"), "packs": {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in sorted(pack_yaml.items())},
         "seeds": {"world": spec.seed, "tasks": tasks_report.get("seed"), "rollout": rollout["seed"],
                   "perturbations": rollout["seed"], "split": seed},
         "rollout": {"policy": rollout["policy"], "options": rollout["options"]},
@@ -448,7 +446,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
         # JSON text, not an object: the manifest's keys are sorted, and the order of packs, types and
         # attributes is the order a world is generated in (serve --from-manifest rebuilds from it).
         "world": json.dumps({"spec": json.loads(info.world.spec.model_dump_json()),
-                             "pack_yaml": {k: Path(info.world.pack_files[k]).read_text() for k in _pack_names(spec)}}),
+                             "pack_yaml": pack_yaml}),
         "tasks_sha256": sha256_file(world_path / "tasks" / "tasks.jsonl"),
         "training": stats["training"],
         "rows": rows, "splits": dict(sorted(Counter(splits[t.id] for t in tasks).items())), "leak": stats["leak"],

@@ -126,6 +126,74 @@ def open_world(path: str | Path) -> WorldInfo:
     return WorldInfo(path=path, world=world, manifest=manifest)
 
 
+def planned_packs(info: WorldInfo) -> dict[str, str]:
+    """Each pack's YAML as the world was planned from it, by pack name in generation order.
+    Worlds planned before it was recorded read the pack files, which must still be where
+    they were."""
+    recorded = info.manifest.get("planned_packs")
+    if isinstance(recorded, list) and all(isinstance(x, dict) and isinstance(x.get("yaml"), str) for x in recorded) \
+            and sorted(x.get("pack") for x in recorded) == sorted(info.world.packs):
+        return {x["pack"]: x["yaml"] for x in recorded}
+    files = {Path(f).name: k for k, f in info.world.pack_files.items()}
+    order = [r if r in info.world.packs else files.get(Path(r).name) for r in info.world.spec.packs]
+    if sorted(k for k in order if k) != sorted(info.world.packs):
+        order = list(info.world.packs)
+    out = {}
+    for k in order:
+        f = Path(info.world.pack_files[k])
+        if not f.is_file():
+            raise DamagedStateError(
+                f"{info.path} was planned from the pack file {f} (pack '{k}'), which is no longer there; put it back, "
+                f"or plan the world again from a spec that names the pack where it is now (`worldforge run SPEC`)")
+        out[k] = f.read_bytes().decode("utf-8")
+    return out
+
+
+HEAVY_DROP = 0.5  # a relation that loses more of its drawn links than this is named after a plan
+
+
+@dataclass(frozen=True)
+class Repair:
+    what: str  # "relation plays_in: links dropped (no eligible target)", "city.population: parts scaled ..."
+    count: int
+    drawn: int | None = None  # the relation's links before its drops (a drop's share is count / drawn)
+
+
+def repairs(manifest: dict) -> list[Repair]:
+    """What the planner repaired or dropped to keep every invariant, from a world's manifest,
+    with each dropped relation's links before the drops."""
+    rep = {k: int(v) for k, v in (manifest.get("repairs") or {}).items() if v}
+    rels = manifest.get("relations") or {}
+    dropped: dict[str, int] = {}
+    for k, v in rep.items():
+        if k.startswith("relation ") and (" dropped" in k or " removed" in k):
+            r = k.removeprefix("relation ").split(":", 1)[0]
+            dropped[r] = dropped.get(r, 0) + v
+    out = []
+    for k, v in sorted(rep.items()):
+        r = k.removeprefix("relation ").split(":", 1)[0] if k.startswith("relation ") else None
+        drop = r is not None and (" dropped" in k or " removed" in k)
+        out.append(Repair(k, v, int(rels.get(r, 0)) + dropped[r] if drop else None))
+    return out
+
+
+def heavy_drops(manifest: dict, share: float = HEAVY_DROP) -> list[str]:
+    """A sentence per relation that lost more than `share` of its drawn links: a bound, a
+    lifecycle or an eligibility rule the pack author may not have meant."""
+    by_rel: dict[str, list[Repair]] = {}
+    for rp in repairs(manifest):
+        if rp.drawn:
+            by_rel.setdefault(rp.what.removeprefix("relation ").split(":", 1)[0], []).append(rp)
+    out = []
+    for r, rps in by_rel.items():
+        lost, drawn = sum(x.count for x in rps), rps[0].drawn
+        if lost > share * drawn:
+            why = "; ".join(f"{x.what.split(': ', 1)[1]}: {x.count:,}" for x in rps)
+            out.append(f"relation '{r}' lost {lost:,} of its {drawn:,} drawn links ({lost / drawn:.0%}; {why}); "
+                       "check its dates, the lifecycles of the types it joins and its target rules in the pack")
+    return out
+
+
 # --------------------------------------------------------------------------- writing
 
 
@@ -182,6 +250,9 @@ def write_world(world: ResolvedWorld, tables: WorldTables, build_dir: Path, chec
         "db": file_digest(partial / DB_FILE),
         "versions": package_versions(),
         "resolved": json.loads(world.model_dump_json()),
+        # The packs as planned, in the spec's order (the generation order; this file's keys are sorted),
+        # so a world never needs its pack files again: they may move or change.
+        "planned_packs": [{"pack": k, "yaml": Path(world.pack_files[k]).read_bytes().decode("utf-8")} for k in world.packs],
     }
     write_atomic(partial / MANIFEST_FILE, json.dumps(manifest, indent=2, sort_keys=True, default=str))
     swap_into_place(partial, final)  # the old world (if forced) moves aside first, then is removed

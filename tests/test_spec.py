@@ -418,12 +418,47 @@ def test_names_must_not_collide_with_store_tables_or_each_other(tmp_path):
     assert "at most 64 characters" in prob.message
 
 
+def test_an_attribute_and_a_link_may_not_share_a_label(tmp_path):
+    """Pages show each attribute and outgoing link as a labelled row and questions name a hop
+    by its label: one label on two rows made every question through the link fail, silently."""
+    body = {"types": {"film": {"name": _name(), "attributes": {
+                "director_name": {"kind": "categorical", "values": ["a", "b"], "label": "Director"},
+                "runtime": {"kind": "numeric", "distribution": "uniform", "params": {"low": 80, "high": 200},
+                            "label": {"en": "Length", "zh": "片长"}}}},
+                      "person": {"name": _name()}},
+            "relations": {"directed_by": {"source": "film", "target": "person", "cardinality": "N:1", "label": "director"},
+                          "cut_of": {"source": "film", "target": "film", "cardinality": "N:1",
+                                     "label": {"en": "Cut of", "zh": "片长"}}}}
+    probs = problems(tiny_spec(tmp_path, body, {"film": 5, "person": 5}))
+    assert [(p.path, p.value) for p in probs] == [("relations.directed_by.label", "'director'")], probs
+    assert "attribute 'director_name'" in probs[0].message and "another label" in probs[0].message
+    # the same clash in the world's language only
+    zh = {"types": {t: v | {"names": {"zh": _name(choices=["甲", "乙", "丙", "丁", "戊", "己"])}} for t, v in body["types"].items()},
+          "relations": {"cut_of": body["relations"]["cut_of"]}}
+    probs = problems(tiny_spec(tmp_path, zh, {"film": 5, "person": 5}, language="zh", locale="zh_CN"))
+    assert [(p.path, p.value) for p in probs] == [("relations.cut_of.label", "'片长'")], probs
+    assert "in zh" in probs[0].message
+    body["relations"]["directed_by"]["label"] = "Directed by"
+    load_world(tiny_spec(tmp_path, body, {"film": 5, "person": 5}))  # English world: 片长 twice is not shown
+
+
+def test_messages_use_the_yamls_own_words(tmp_path):
+    """No union tag (`.numeric.`) in a path and no class name (`SameSpec`) in a message."""
+    body = {"types": {"film": {"name": _name(), "attributes": {"runtime": {"kind": "numeric", "distribution": "uniform"}}},
+                      "person": {"name": _name()}},
+            "relations": {"directed_by": {"source": "film", "target": "person", "cardinality": "N:1", "same": "country"}}}
+    probs = problems(tiny_spec(tmp_path, body, {"film": 5, "person": 5}))
+    assert {p.path for p in probs} == {"types.film.attributes.runtime.params", "relations.directed_by.same"}, probs
+    for p in probs:
+        assert "instance of" not in p.message and "Spec" not in p.message and "numeric." not in p.path, p
+
+
 def test_phrases_take_plain_placeholders(tmp_path):
     for phrase in ("{subject} is {value:>40}.", "{subject} is {value!r}.", "{subject} is {value.real}.", "{} is {value}"):
         body = {"types": {"thing": {"name": _name(), "attributes": {
             "kind_of": {"kind": "categorical", "values": ["a"], "phrases": [phrase]}}}}}
         (prob,) = problems(tiny_spec(tmp_path, body, {"thing": 5}))
-        assert prob.path == "types.thing.attributes.kind_of.categorical.phrases", prob
+        assert prob.path == "types.thing.attributes.kind_of.phrases", prob
     body["types"]["thing"]["name"] = {"template": "{a:>3}", "parts": {"a": {"letter": True}}}
     body["types"]["thing"]["attributes"] = {}
     (prob,) = problems(tiny_spec(tmp_path, body, {"thing": 5}))
@@ -589,7 +624,7 @@ def test_new_pack_fields_are_validated(tmp_path, path, value, where, words):
 
 
 def _within(where: str, path: str) -> bool:
-    """`where`'s segments appear in order in `path` (model errors also name the union member: 'died.date.offset')."""
+    """`where`'s segments appear in order in `path`."""
     segs = iter(path.split("."))
     return all(any(s == w for s in segs) for w in where.split("."))
 
@@ -616,3 +651,20 @@ def test_lookup_units_parent_nouns_and_value_phrases_survive_the_manifest(tmp_pa
     assert again.types["house"].attributes["town_area"].unit == "km²"
     assert again.relations["house_in"].noun == "the town {subject} is in"
     assert again.types["town"].attributes["kind"].value_phrases("city") == ["{subject} is a proper city."]
+
+
+def test_a_failed_plan_names_the_conditional_bound_that_emptied_rows(tmp_path):
+    """The bounds of a date's `cases` are part of its window: a plan that fails on them says so,
+    with the rows each case emptied (it listed the four plain bounds and not the one at fault)."""
+    from worldforge.errors import PlanError
+    from worldforge.world.planner import generate_world
+
+    body = {"types": {"club": {"name": _name(), "attributes": {
+        "tier": {"kind": "categorical", "values": {"pro": 1, "amateur": 3}},
+        "founded": {"kind": "date", "after": ["1900-01-01"], "before": ["2000-01-01"]},
+        "joined": {"kind": "date", "after": ["founded"], "before": ["as_of"], "given": "tier",
+                   "cases": {"pro": {"before": ["1950-01-01"]}}}}}}}
+    with pytest.raises(PlanError) as exc:
+        generate_world(load_world(tiny_spec(tmp_path, body, {"club": 200})))
+    msg = str(exc.value)
+    assert "club.joined" in msg and "whose tier is 'pro' also before 1950-01-01 (cases.pro)" in msg, msg

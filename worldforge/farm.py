@@ -127,7 +127,7 @@ def load_farm(path: str | Path) -> FarmSpec:
     try:
         farm = FarmSpec.model_validate(raw)
     except ValidationError as exc:
-        raise SpecError(_pydantic_problems(str(path), exc)) from None
+        raise SpecError(_pydantic_problems(str(path), exc, data=raw)) from None
     seen: dict[str, int] = {}
     for i, w in enumerate(farm.worlds):
         where = f"worlds.{i}"

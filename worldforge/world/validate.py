@@ -12,6 +12,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import difflib
+import re
 import string
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..errors import SpecError, SpecProblem
+from .arrays import lookup_target
 from .dependencies import dependency_graph, node_label
 from .pack import (
     CONSTANT_REFS,
@@ -173,11 +175,47 @@ def _read_yaml(path: Path, problems: list[SpecProblem]) -> Any:
         loader.dispose()
 
 
-def _pydantic_problems(source: str, exc: ValidationError, prefix: str = "") -> list[SpecProblem]:
+def _yaml_path(loc: tuple, data: Any) -> tuple[str, ...]:
+    """An error's location in the YAML's own words: pydantic puts a union member's tag (the
+    `kind:` value, `numeric`) or class name (`SameSpec`) into it, which the file does not have."""
+    out: list[str] = []
+    node = data
+    for el in map(str, loc):
+        if isinstance(node, dict):
+            if el in node:
+                out.append(el)
+                node = node[el]
+                continue
+            if el in {v for v in node.values() if isinstance(v, str)} or el in _MODEL_NAMES:
+                continue  # the tag of the member that was tried
+        elif isinstance(node, list) and el.isdigit() and int(el) < len(node):
+            out.append(el)
+            node = node[int(el)]
+            continue
+        elif el in _MODEL_NAMES or "[" in el:  # a member tried on a scalar ('int', 'list[str]', 'Range')
+            continue
+        out.append(el)
+        node = None
+    return tuple(out)
+
+
+def _models() -> frozenset[str]:
+    from pydantic import BaseModel
+
+    from . import options, pack, spec
+    return frozenset(n for m in (pack, spec, options) for n, v in vars(m).items()
+                     if isinstance(v, type) and issubclass(v, BaseModel))
+
+
+_MODEL_NAMES = _models()
+_INSTANCE_OF = re.compile(r" or instance of \w+")
+
+
+def _pydantic_problems(source: str, exc: ValidationError, prefix: str = "", data: Any = None) -> list[SpecProblem]:
     errors = exc.errors(include_url=False)
     # A value that fits no member of a union gets one error per member; when one member got
     # further (an error deeper inside it), the members that failed on the value's type are noise.
-    locs = [tuple(map(str, e["loc"])) for e in errors]
+    locs = [_yaml_path(tuple(e["loc"]), data) for e in errors]
     out = []
     for err, loc in zip(errors, locs):
         if err["type"].endswith("_type") and loc and any(
@@ -193,6 +231,9 @@ def _pydantic_problems(source: str, exc: ValidationError, prefix: str = "") -> l
             msg = "required field is missing"
         elif err["type"] == "value_error":
             msg = msg.removeprefix("Value error, ")
+        elif err["type"] == "model_type":
+            msg = "should be a mapping (`key: value` lines)"
+        msg = _INSTANCE_OF.sub("", msg)
         inp = err.get("input")
         # Checks over a whole mapping or list name the bad part in their message.
         hide = err["type"] == "missing" or (err["type"] == "value_error" and isinstance(inp, (dict, list)))
@@ -250,7 +291,7 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
     try:
         spec = WorldSpec.model_validate(raw)
     except ValidationError as exc:
-        problems.extend(_pydantic_problems(str(path), exc))
+        problems.extend(_pydantic_problems(str(path), exc, data=raw))
         spec = None
 
     packs: dict[str, DomainPack] = {}
@@ -276,7 +317,7 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
         try:
             pack = DomainPack.model_validate(pack_raw)
         except ValidationError as exc:
-            problems.extend(_pydantic_problems(str(pack_path), exc))
+            problems.extend(_pydantic_problems(str(pack_path), exc, data=pack_raw))
             continue
         if pack.pack in packs:
             problems.append(SpecProblem(str(path), f"packs.{i}", _short(ref), f"pack '{pack.pack}' is listed twice"))
@@ -342,6 +383,21 @@ def _in_language(spec: WorldSpec, packs: dict[str, DomainPack], pack_files: dict
     return out
 
 
+def _links_to_entity(world: ResolvedWorld, t: str, a: str) -> bool:
+    """An entity-valued lookup: not a row of its own on pages (its link is). A broken chain is
+    reported on its own."""
+    try:
+        return lookup_target(world, t, a) is not None
+    except KeyError:
+        return True
+
+
+def _humanise(name: str) -> str:
+    """A label from a name, as pages make one ('founded_by' -> 'Founded by')."""
+    s = name.replace("_", " ").strip()
+    return s[:1].upper() + s[1:]
+
+
 def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem]:
     from faker import Faker
     from faker.config import AVAILABLE_LOCALES
@@ -394,6 +450,30 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
             if side in types and (r in types[side][1].attributes or r in ("id", "name")):
                 add(pname, where, r, f"relation '{r}' has the name of an attribute of '{side}' (facts and pages name both "
                     "by it); rename the relation or the attribute")
+
+    # An entity's page shows each attribute and each outgoing link as one labelled row, and questions
+    # name a hop by its label: two rows with one label make the link unreadable (every question
+    # through it fails). Labels as pages write them, in English and in the world's language.
+    for lang in dict.fromkeys(("en", spec.language)) if not probs else ():  # (after the names are sound)
+        for t, (tpack, et) in types.items():
+            shown: dict[str, str] = {"name": "the name"}
+            rows = [(tpack, f"types.{t}.attributes.{a}.label", f"attribute '{a}'",
+                     a_spec.text("label", lang) or _humanise(a_spec.description if a_spec.description and
+                                                             len(a_spec.description) <= 32 else a))
+                    for a, a_spec in et.attributes.items() if not _links_to_entity(world, t, a)]
+            for r, (rpack, rs) in rels.items():
+                if rs.source == t:
+                    parent_of = next((u for u, (_, e) in types.items() if e.parent and e.parent.relation == r), None)
+                    rows.append((rpack, f"types.{parent_of}.parent.label" if parent_of else f"relations.{r}.label",
+                                 f"relation '{r}'", rs.text("label", lang) or _humanise(r)))
+            for pname, path, what, label in rows:
+                key = " ".join(label.split()).casefold()
+                if key in shown:
+                    add(pname, path, label, f"{what} and {shown[key]} of '{t}' are both labelled '{label}'"
+                        f"{'' if lang == 'en' else f' in {lang}'} on its pages, so a reader cannot tell the rows "
+                        "apart; give one of them another label")
+                else:
+                    shown[key] = what
 
     def known_type(pname: str, path: str, t: str) -> bool:
         if t in types:

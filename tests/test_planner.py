@@ -14,7 +14,7 @@ from worldforge.world.planner import generate_world, plan_world
 from worldforge.world.store import load_graph, open_world, table_digests
 from worldforge.world.validate import load_world
 
-from .conftest import write_spec
+from .conftest import DEMO, write_spec
 
 
 def digests(info):
@@ -321,3 +321,25 @@ def test_dated_relation_to_a_type_without_entities_plans(tmp_path):
     (tmp_path / "pair_world.yaml").write_text(yaml.safe_dump(spec))
     info = plan_world(load_world(tmp_path / "pair_world.yaml"), tmp_path / "b")
     assert info.manifest["relations"]["visited"] == 0
+
+
+def test_plan_names_the_links_it_dropped(demo_world, tmp_path):
+    """A relation that loses most of its links to repairs is named after a plan (a lifecycle start
+    once dropped 1,272 of 1,285 links while `plan` said only "all invariants hold")."""
+    from typer.testing import CliRunner
+
+    from worldforge.cli import app
+    from worldforge.world.store import heavy_drops, repairs
+
+    m = {"relations": {"plays_in": 13, "ceo": 600},
+         "repairs": {"relation plays_in: links dropped (no eligible target)": 1200,
+                     "relation plays_in: zero-length tenures dropped": 72, "relation plays_in: targets redrawn": 40,
+                     "relation ceo: zero-length tenures dropped": 100, "city.population: parts scaled into their whole": 9}}
+    by = {r.what: r for r in repairs(m)}
+    assert by["relation plays_in: links dropped (no eligible target)"].drawn == 1285
+    assert by["relation plays_in: targets redrawn"].drawn is None and by["relation ceo: zero-length tenures dropped"].drawn == 700
+    (w,) = heavy_drops(m)
+    assert "'plays_in' lost 1,272 of its 1,285 drawn links (99%" in w and "no eligible target" in w
+    assert heavy_drops(demo_world.manifest) == []  # the shipped demo loses no relation's majority
+    out = CliRunner().invoke(app, ["plan", str(DEMO), "-b", str(tmp_path)])
+    assert out.exit_code == 0 and "repairs" in out.output and "drawn" in out.output, out.output

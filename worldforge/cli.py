@@ -179,7 +179,7 @@ def plan(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .world.planner import count_steps, plan_world
-    from .world.store import ensure_writable
+    from .world.store import ensure_writable, heavy_drops, repairs
     from .world.validate import load_world
 
     with _user_errors():
@@ -207,8 +207,15 @@ def plan(
     m = info.manifest
     n_ent = sum(m["counts"].values())
     console.print(_counts_table("entities", sorted(m["counts"].items()), ("type", "count")))
+    rep = repairs(m)
+    if rep:
+        console.print(_counts_table("repairs (to keep every invariant)",
+                                    [(r.what, r.count, f"{r.count / r.drawn:.0%} of {r.drawn:,} drawn" if r.drawn else "")
+                                     for r in rep], ("what", "count", "share")))
     console.print(f"[green]planned[/] {info.path}: {n_ent:,} entities, {sum(m['relations'].values()):,} links, "
                   f"{m['aliases']:,} aliases, {m['facts']:,} facts in {secs:.1f} s; all invariants hold")
+    for w in heavy_drops(m):
+        err_console.print(f"[yellow]warning:[/] {w}")
 
 
 @_command()

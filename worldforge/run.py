@@ -208,6 +208,7 @@ def _run_stages(world, path: Path, build_dir, out_root, force: bool, recorded: d
     from .tasks import generate_tasks
     from .web import render_world
     from .world.planner import count_steps, plan_world
+    from .world.store import heavy_drops
 
     st = world.spec.stages
     inputs = stage_inputs(world)
@@ -220,7 +221,9 @@ def _run_stages(world, path: Path, build_dir, out_root, force: bool, recorded: d
         total, steps = count_steps(world) + 2, iter(range(1, 10**9))
         info = plan_world(world, build_dir, force=True, on_step=lambda desc: progress("plan", min(next(steps), total), total))
         progress("plan", total, total)
-        return f"{sum(info.manifest['counts'].values()):,} entities, {info.manifest['facts']:,} facts"
+        drops = heavy_drops(info.manifest)
+        return (f"{sum(info.manifest['counts'].values()):,} entities, {info.manifest['facts']:,} facts"
+                + "".join(f"; warning: {w}" for w in drops))
 
     def render() -> str:
         r = render_world(path, st.render, force=True, on_progress=progress)

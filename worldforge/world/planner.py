@@ -506,10 +506,13 @@ class _Generator:
         lo, hi = self.window(after, before, lambda b, side: self.attr_bound(t, b, side))
         lo = np.full(n, self.span_start, np.int64) if lo is None else np.maximum(lo, self.span_start)
         hi = np.full(n, self.as_of, np.int64) if hi is None else np.minimum(hi, self.as_of)
+        cased: list[tuple[str, list, list, np.ndarray]] = []  # (value, after, before, rows) of each case with bounds
         if attr.given is not None:  # more bounds for the rows of each case
             given = self.given_values(t, attr.given)
             for v, case in attr.cases.items():
                 sel = (given == v).fill_null(False).to_numpy()
+                if case.after or case.before:
+                    cased.append((v, case.after, case.before, sel))
                 c_lo, c_hi = self.window(case.after, case.before, lambda b, side: self.attr_bound(t, b, side))
                 if c_lo is not None:
                     lo = np.where(sel, np.maximum(lo, c_lo), lo)
@@ -518,6 +521,11 @@ class _Generator:
         empty = lo > hi
         if empty.any() and attr.null_rate <= 0:
             bounds = ", ".join([f"after {b}" for b in after] + [f"before {b}" for b in before])
+            for v, c_after, c_before, sel in cased:  # the conditional bounds, with the rows each emptied
+                if (empty & sel).any():
+                    bounds += (f"; for the {int((empty & sel).sum()):,} empty rows whose {attr.given} is {v!r} also "
+                               + ", ".join([f"after {b}" for b in c_after] + [f"before {b}" for b in c_before])
+                               + f" (cases.{v})")
             raise PlanError(
                 f"{t}.{a}: {int(empty.sum()):,} of {n:,} rows have an empty date window ({bounds}); "
                 "loosen these bounds or the eligibility of the relations they depend on (a relation whose targets "

@@ -359,3 +359,34 @@ def test_absolute_dates_and_offsets_before_a_reference(life):
     # Firms founded 5-90 years before as_of (an offset back from it), never before 1930.
     lo, hi = q(life, "SELECT min(founded), max(founded) FROM firm")[0]
     assert lo >= dt.date(1930, 1, 1) and hi <= dt.date(2020, 7, 1)
+
+
+def test_audit_thresholds_judge_their_own_packs_rows_and_copied_dates_are_no_anniversaries(tmp_path):
+    """A pack's threshold judges only rows about its own types and relations (another pack's
+    "no anniversaries" judged a new pack's rows), and a date a lookup copies is not counted as
+    an anniversary of the date it copies (share 1.0 by construction)."""
+    syl = {"template": "{a}", "parts": {"a": {"syllables": {"min": 2, "max": 3}}}}
+    plain = {"pack": "plain", "types": {
+        "shire": {"name": syl},
+        "lord": {"name": syl, "attributes": {"born": {"kind": "date", "after": ["span_start"], "before": ["as_of - 30y"]}}},
+        "deed": {"name": syl, "attributes": {"lord_born": {"kind": "lookup", "via": "deed_of", "attribute": "born"}}}},
+        "relations": {"rules": {"source": "lord", "target": "shire", "cardinality": "N:1", "since": "source.born + 25y",
+                                "delay": {"distribution": "uniform", "params": {"low": 0, "high": 0}, "unit": "days"}},
+                      "deed_of": {"source": "deed", "target": "lord", "cardinality": "N:1", "required": True}}}
+    other = {"pack": "other", "types": {"thing": {"name": syl, "attributes": {
+        "made": {"kind": "date", "after": ["span_start"], "before": ["as_of"]}}}},
+        "audit": [{"section": "anniversaries", "metric": "share", "max": 0.02, "description": "no clustering"}]}
+    (tmp_path / "plain.yaml").write_text(yaml.safe_dump(plain))
+    (tmp_path / "other.yaml").write_text(yaml.safe_dump(other))
+    spec = {"name": "two", "seed": 1, "as_of": "2025-06-30", "time_span": {"start": "1850-01-01"},
+            "packs": ["plain.yaml", "other.yaml"], "counts": {"shire": 20, "lord": 300, "deed": 300, "thing": 50}}
+    (tmp_path / "w.yaml").write_text(yaml.safe_dump(spec))
+    report = audit_world(plan_world(load_world(tmp_path / "w.yaml"), tmp_path / "b").path)
+    rows = {r["subject"]: r for r in report.rows("anniversaries")}
+    assert rows["rules.valid_from ~ source lord.born"]["share"] == 1.0  # plain's own clustering, measured
+    assert not any("lord_born" in s for s in rows), [s for s in rows if "lord_born" in s]
+    assert report.broken == []  # ... and not judged by other's threshold
+    plain["audit"] = other["audit"]
+    (tmp_path / "plain.yaml").write_text(yaml.safe_dump(plain))
+    report = audit_world(plan_world(load_world(tmp_path / "w.yaml"), tmp_path / "b2").path)
+    assert [(b["pack"], b["subject"]) for b in report.broken] == [("plain", "rules.valid_from ~ source lord.born")]

@@ -20,6 +20,7 @@ Packs declare thresholds (`audit:` in a pack); `audit_world` reports the ones br
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +42,7 @@ class AuditReport:
     sections: dict[str, list[dict]] = field(default_factory=dict)
     thresholds: list[dict] = field(default_factory=list)
     broken: list[dict] = field(default_factory=list)
+    scopes: dict[str, frozenset[str]] = field(default_factory=dict)  # per pack: its types and relations
 
     def as_dict(self) -> dict:
         return {"world": self.world, "as_of": self.as_of, "sections": self.sections,
@@ -67,6 +69,12 @@ def end_attr(world: ResolvedWorld, t: str) -> str | None:
 
 def date_attrs(world: ResolvedWorld, t: str) -> list[str]:
     return [a for a in world.types[t].attributes if attribute_dtype(world, t, a) == "date"]
+
+
+def drawn_dates(world: ResolvedWorld, t: str) -> list[str]:
+    """The date attributes drawn for `t` itself: a date copied by a lookup or computed by a
+    derived expression is its source's date (an anniversary of it by construction)."""
+    return [a for a, s in world.types[t].attributes.items() if isinstance(s, DateAttr)]
 
 
 def _lit(d) -> str:
@@ -154,11 +162,11 @@ class _Auditor:
         w = self.world
         out = []
         for t in w.types:
-            ds = date_attrs(w, t)
+            ds = drawn_dates(w, t)
             pairs = [(f"{t}.{e}", f"{t}.{d}", f"x.{_q(e)}", f"x.{_q(d)}") for e in ds for d in ds if e != d]
             out += self._pairs(f"FROM {_q(t)} x", pairs)
         for r, rs in self.rels.items():
-            sd, td = date_attrs(w, rs.source), date_attrs(w, rs.target)
+            sd, td = drawn_dates(w, rs.source), drawn_dates(w, rs.target)
             frm = (f"FROM {_q('rel_' + r)} e JOIN {_q(rs.source)} s ON s.id = e.source "
                    f"JOIN {_q(rs.target)} u ON u.id = e.target")
             pairs = []
@@ -384,12 +392,31 @@ def declared_thresholds(world: ResolvedWorld) -> list[dict]:
     return out
 
 
+def pack_scopes(world: ResolvedWorld) -> dict[str, frozenset[str]]:
+    """Per pack, the names its audit thresholds may judge: its types and the relations it
+    defines (its types' parent relations included)."""
+    out = {}
+    for pname, pack in world.packs.items():
+        names = set(pack.types) | set(pack.relations)
+        names |= {et.parent.relation for et in pack.types.values() if et.parent is not None}
+        out[pname] = frozenset(names)
+    return out
+
+
+_WORD = re.compile(r"\w+")
+
+
 def judge(report: AuditReport) -> list[dict]:
-    """The declared thresholds the report breaks: one entry per (threshold, row)."""
+    """The declared thresholds the report breaks: one entry per (threshold, row). A pack's
+    threshold judges only the rows about its own types and relations: another pack's rows are
+    that pack's to judge, by its own thresholds."""
     broken = []
     for th in report.thresholds:
         min_n = th.get("min_n", DEFAULT_MIN_N.get(th["section"], 1))
+        scope = report.scopes.get(th["pack"])
         for row in report.rows(th["section"], th.get("match", "*")):
+            if scope is not None and scope.isdisjoint(_WORD.findall(row["subject"])):
+                continue
             v = row.get(th["metric"])
             if v is None or row.get("n", min_n) < min_n:
                 continue
@@ -407,6 +434,7 @@ def audit_connection(con, world: ResolvedWorld, sections: tuple[str, ...] = SECT
     for s in sections:
         report.sections[s] = getattr(a, s)()
     report.thresholds = declared_thresholds(world)
+    report.scopes = pack_scopes(world)
     report.broken = judge(report)
     return report
 

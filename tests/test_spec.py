@@ -164,17 +164,30 @@ def test_unsatisfiable_counts(tmp_path):
     assert "at most one target" in prob.message
 
 
-def test_name_capacity_is_checked_at_plan_time(tmp_path):
-    from worldforge.errors import PlanError
-    from worldforge.world.planner import generate_world
-
+def test_name_capacity_is_checked_at_validate(tmp_path):
+    """A grammar too small for its count, and names that share a related entity's name, fail
+    `validate` (a world once passed it, then failed `plan` on "could not make 617 unique names")."""
     pack = write_pack(tmp_path, "tiny", {"types": {"thing": {"name": {"template": "{a}", "parts": {"a": {"choices": ["x", "y", "z"]}}}}}})
     spec = {"name": "x", "seed": 1, "as_of": "2025-06-30", "time_span": {"start": "1900-01-01"},
             "packs": [str(pack)], "counts": {"thing": 100}}
     p = tmp_path / "x.yaml"
     p.write_text(yaml.safe_dump(spec))
-    with pytest.raises(PlanError, match="needs 100 unique names"):
-        generate_world(load_world(p))
+    (prob,) = problems(p)
+    assert prob.path == "types.thing.name" and "needs about 100 unique names" in prob.message and "at most 3" in prob.message
+    # a faker provider with few distinct values in the locale (its pool is measured, not its size)
+    (prob,) = problems(tiny_spec(tmp_path, {"types": {"thing": {"name": _name(faker="city_suffix")}}}, {"thing": 200}))
+    assert "needs about 200 unique names" in prob.message, prob
+    # the stops of a town named after it: enough names in all, too few for a town with 8 stops
+    body = {"types": {"town": {"name": _name()},
+                      "stop": {"parent": {"type": "town", "relation": "stop_in", "count": {"min": 2, "max": 8}},
+                               "name": {"template": "{town} {kind}", "parts": {"town": {"via": "stop_in"},
+                                                                               "kind": {"choices": ["Halt", "Stop", "Station", "Junction",
+                                                                                                    "Road", "Lane", "Square", "Gate", "Cross"]}}}}}}
+    (prob,) = problems(tiny_spec(tmp_path, body, {"town": 30}))
+    assert prob.path == "types.stop.name" and "up to 8 stop entities share one town's name" in prob.message, prob
+    body["types"]["stop"]["name"]["parts"]["kind"]["choices"] = ["Halt", "Stop", "Station", "Junction", "Road", "Lane",
+                                                                 "Square", "Gate", "Cross", "Park", "Bridge", "Market"]
+    load_world(tiny_spec(tmp_path, body, {"town": 30}))
 
 
 def test_bad_derived_sql_is_a_spec_problem(tmp_path):

@@ -97,6 +97,7 @@ def entity_ids(type_name: str, names: pl.Series, root_seed: int) -> pl.Series:
 
 
 @lru_cache(maxsize=256)
+@lru_cache(maxsize=32)  # validate counts a pool's distinct values, then the plan draws from it
 def faker_pool(provider: str, locale: str, size: int, root_seed: int) -> tuple[str, ...]:
     """Distinct outputs of one faker provider, drawn once per world (`size` calls) so that rows
     can then be sampled from the pool with numpy instead of calling faker per row. Types that

@@ -17,6 +17,7 @@ import string
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 from pydantic import ValidationError
 
@@ -781,9 +782,79 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
     if not probs:
         probs.extend(_feasibility_problems(world, spec_file))
         probs.extend(_cycle_problems(world, spec_file))
+        probs.extend(_name_capacity_problems(world))
     if not probs:
         probs.extend(_sql_problems(world))
     return probs
+
+
+def _name_part_capacity(world: ResolvedWorld, part, counts: dict) -> float:
+    """How many distinct strings a name part can give (the planner's rule: a faker part's
+    distinct pool values, a `via` part's related entities)."""
+    from .sampling import DEFAULT_SYLLABLES, faker_pool
+
+    if part.number is not None:
+        return part.number.max - part.number.min + 1
+    if part.syllables is not None:
+        k = len(part.syllables.inventory or DEFAULT_SYLLABLES)
+        return float(sum(k ** j for j in range(part.syllables.min, part.syllables.max + 1)))
+    if part.letter:
+        return 26.0
+    if part.faker is not None:
+        return float(len(faker_pool(part.faker, world.spec.locale, part.pool, world.spec.seed)))
+    if part.via is not None:
+        rs = world.relations[part.via]
+        return max(1.0, counts.get(rs.target, (0, 1.0, 0))[1])
+    if part.cases is not None:
+        return float(max([len(c) for c in part.cases.values()] + [len(part.choices or ())]))
+    return float(len(part.choices or ()))
+
+
+def _name_capacity_problems(world: ResolvedWorld) -> list[SpecProblem]:
+    """Names are unique per type: a grammar that cannot make about as many names as a type is
+    expected to have fails the plan ("could not make 617 unique names"); said here instead.
+    Two checks, as the planner draws: all names (about 10 draws for 7 names), and the names
+    sharing one related entity's name (`{city} Airport`: the airports of one city)."""
+    counts = expected_counts(world)
+    lang = world.spec.language
+    out = []
+    for t, et in world.types.items():
+        n = counts[t][1]
+        spec = et.name
+        if n < 2 or spec is None:
+            continue
+        path = f"types.{t}.names.{lang}" if lang != "en" and lang in (et.names or {}) else f"types.{t}.name"
+        total = per_group = 0.0
+        via_rel = None
+        try:
+            for tmpl in spec.template_weights():
+                fields = [f for _, f, _, _ in string.Formatter().parse(tmpl) if f]
+                caps = {f: _name_part_capacity(world, spec.parts[f], counts) for f in fields}
+                whole = float(np.prod(list(caps.values()))) if caps else 1.0
+                total += whole
+                vias = [f for f in fields if spec.parts[f].via is not None]
+                if vias:
+                    via_rel = via_rel or spec.parts[vias[0]].via
+                    per_group += float(np.prod([c for f, c in caps.items() if f not in vias])) if len(caps) > len(vias) else 1.0
+                else:
+                    per_group += whole
+        except (KeyError, ValueError, TypeError):  # a broken part is reported on its own
+            continue
+        if 10 * n > 7 * total:
+            out.append(SpecProblem(world.pack_files[world.pack_of_type(t)], path, "",
+                                   f"type '{t}' needs about {n:,.0f} unique names but its name grammar{' in ' + lang if lang != 'en' else ''} "
+                                   f"makes at most {total:,.0f}; add parts, choices or syllables to it, or lower the count"))
+            continue
+        if via_rel is not None:
+            rs = world.relations[via_rel]
+            par = et.parent
+            group = par.count.max if par is not None and par.relation == via_rel else n / max(1.0, counts.get(rs.target, (0, 1.0, 0))[1])
+            if 10 * group > 7 * per_group:
+                out.append(SpecProblem(world.pack_files[world.pack_of_type(t)], path, "",
+                                       f"up to {group:,.0f} {t} entities share one {rs.target}'s name through '{via_rel}', and the "
+                                       f"template(s) with it make at most {per_group:,.0f} names for each; add choices to its other "
+                                       f"parts, or a template without the {rs.target}'s name"))
+    return out
 
 
 def shift_date(d: dt.date, years: int, days: int) -> dt.date | None:

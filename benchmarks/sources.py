@@ -1,0 +1,150 @@
+"""Where the web keeps the answer: the measures of the "many sources" issue, on built worlds.
+
+    python benchmarks/sources.py build/demo build/demo_zh build/aviation_music
+
+Per world (a folder `worldforge run` built: web and tasks), a table of:
+
+- gold facts provable from the encyclopedia alone: the share of the table tasks' gold facts
+  (names aside) that some encyclopedia page states (target: at most 50%);
+- gold facts stated only off the encyclopedia: stated on no encyclopedia page, only on profiles,
+  official sites, directories or news (target: at least 25%);
+- the most gold facts one site holds: the largest share any single site states;
+- gold facts in news: the share some news item states;
+- copies told from originals by title and URL alone: the 5-fold cross-validated accuracy of a
+  naive Bayes classifier over the words of a result's title and the parts of its URL, on the
+  copies the rollout's `conflicting_page` perturbation puts among search results and as many
+  original results (target: at most 65%; 50% is chance);
+- the exact-title article first for a name query: the share of 300 entity names (articles drawn
+  at random) whose own article is result 1 when the name is searched (target: 30-80%), and how
+  often it is in the first two.
+
+Disagreeing original sources (target: at least 10% of gold cells) are not measured here: every
+page states a fact from one row of the world, so two original pages cannot disagree yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import re
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import polars as pl  # noqa: E402
+
+from worldforge.plumbing import stable_hash  # noqa: E402
+from worldforge.rollout import Environment  # noqa: E402
+from worldforge.world.options import RolloutOptions  # noqa: E402
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _pages(world: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    web = world / "web" / "pages"
+    pages = pl.scan_parquet(sorted(web.glob("*.pages.parquet"))).select("url", "kind", "site", "title").collect()
+    facts = pl.scan_parquet(sorted(web.glob("*.facts.parquet"))).collect()
+    return pages, facts
+
+
+def fact_spread(world: Path, pages: pl.DataFrame, facts: pl.DataFrame) -> dict:
+    gold = set()
+    for line in (world / "tasks" / "tasks.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        if r["kind"] == "table":
+            gold |= {f for f in r["evidence"]["facts"] if not f.endswith("/name")}
+    g = (facts.filter(pl.col("fact_id").is_in(list(gold))).join(pages.select("url", "kind", "site"), on="url")
+         .with_columns(pl.col("url").str.extract(r"^https?://([^/]+)").alias("host")))
+    enc = g.filter(pl.col("host").str.ends_with("pedia.org"))["fact_id"].n_unique()
+    stated = g["fact_id"].n_unique()
+    per_host = g.group_by("host").agg(pl.col("fact_id").n_unique().alias("n")).sort("n", descending=True)
+    news = g.filter(pl.col("kind") == "news")["fact_id"].n_unique()
+    return {"gold_facts": len(gold), "stated": stated, "encyclopedia": enc / len(gold),
+            "only_elsewhere": (stated - enc) / len(gold), "top_site": per_host["host"][0],
+            "top_site_share": per_host["n"][0] / len(gold), "news": news / len(gold)}
+
+
+def _features(title: str, url: str) -> list[str]:
+    m = re.match(r"^https?://([^/]+)(/.*)?$", url)
+    host, path = (m.group(1), m.group(2) or "") if m else ("", url)
+    parts = [p for p in path.split("/") if p]
+    return ([f"t:{w.lower()}" for w in _TOKEN.findall(title)] + [f"h:{host}"] + [f"p{i}:{p[:20]}" for i, p in enumerate(parts[:3])]
+            + [f"depth:{len(parts)}", f"pipe:{' | ' in title}"] + [f"hp:{p}" for p in parts if "." in p])
+
+
+def _nb_accuracy(docs: list[tuple[list[str], int]], folds: int = 5) -> float:
+    """Cross-validated accuracy of a multinomial naive Bayes (add-one smoothing)."""
+    order = sorted(range(len(docs)), key=lambda i: stable_hash("fold", i))
+    right = 0
+    for f in range(folds):
+        test = set(order[f::folds])
+        counts = [Counter(), Counter()]
+        n_docs = [0, 0]
+        for i, (feats, y) in enumerate(docs):
+            if i not in test:
+                counts[y].update(feats)
+                n_docs[y] += 1
+        vocab = len(set(counts[0]) | set(counts[1])) + 1
+        totals = [sum(c.values()) for c in counts]
+        for i in test:
+            feats, y = docs[i]
+            score = [math.log(n_docs[c] / sum(n_docs)) + sum(math.log((counts[c][w] + 1) / (totals[c] + vocab)) for w in feats)
+                     for c in (0, 1)]
+            right += int((score[1] > score[0]) == bool(y))
+    return right / len(docs)
+
+
+def copies_and_ranking(world: Path, pages: pl.DataFrame, n: int = 300) -> dict:
+    env = Environment.for_world(world, RolloutOptions(perturbations={}))
+    try:
+        rng = random.Random(7)
+        arts = pages.filter(pl.col("kind") == "article").select("url", "title").rows()
+        first = second = 0
+        docs: list[tuple[list[str], int]] = []
+        for i, (url, title) in enumerate(rng.sample(arts, min(n, len(arts)))):
+            results, _ = env.engine.search(title)
+            urls = [r["url"] for r in results]
+            first += urls[:1] == [url]
+            second += url in urls[:2]
+            if len(results) >= 2:
+                copy = env._inject_copy(results, f"bench|{i}")  # the results as the perturbation serves them
+                injected = [r for r in copy if r["url"] not in set(urls)]
+                originals = [r for r in copy if r["url"] in set(urls)]
+                docs += [(_features(r["title"], r["url"]), 1) for r in injected]
+                docs += [(_features(r["title"], r["url"]), 0) for r in originals[:len(injected)]]
+        return {"names": min(n, len(arts)), "title_first": first / min(n, len(arts)), "title_top2": second / min(n, len(arts)),
+                "copy_docs": len(docs), "copy_accuracy": _nb_accuracy(docs) if docs else float("nan")}
+    finally:
+        env.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("worlds", nargs="+", type=Path, help="world folders built by `worldforge run` (web and tasks)")
+    args = ap.parse_args()
+    rows = defaultdict(dict)
+    for w in args.worlds:
+        pages, facts = _pages(w)
+        rows[w.name] |= fact_spread(w, pages, facts)
+        rows[w.name] |= copies_and_ranking(w, pages)
+    measures = [("gold facts (table tasks, names aside)", "gold_facts", "{:,}"),
+                ("provable from the encyclopedia alone (target <= 50%)", "encyclopedia", "{:.1%}"),
+                ("stated only off the encyclopedia (target >= 25%)", "only_elsewhere", "{:.1%}"),
+                ("the most one site holds", "top_site_share", "{:.1%}"),
+                ("stated in news", "news", "{:.1%}"),
+                ("copies told apart by title+URL (target <= 65%)", "copy_accuracy", "{:.1%}"),
+                ("  results classified", "copy_docs", "{:,}"),
+                ("exact-title article first (target 30-80%)", "title_first", "{:.1%}"),
+                ("exact-title article in the first two", "title_top2", "{:.1%}")]
+    names = list(rows)
+    print(f"{'measure':54}" + "".join(f"{n:>16}" for n in names))
+    for label, key, fmt in measures:
+        print(f"{label:54}" + "".join(f"{fmt.format(rows[n][key]):>16}" for n in names))
+
+
+if __name__ == "__main__":
+    main()

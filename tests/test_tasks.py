@@ -575,3 +575,64 @@ def test_no_holdout_and_a_tiny_world(demo_web, tmp_path):
     render_world(info.path)
     r = generate_tasks(info.path, TasksOptions(table=4, multihop=4))
     assert r.kept == {"table": 4, "multihop": 4} and r.splits["train"]["parts"] == []
+
+
+HIDDEN_PACK = {
+    "pack": "works", "requires": ["geography"],
+    "types": {"mill": {
+        "parent": {"type": "city", "relation": "mill_in", "count": {"min": 1, "max": 3}, "label": "City", "inverse_label": "Mills"},
+        "name": {"template": "{a} Mill", "parts": {"a": {"syllables": {"min": 2, "max": 3}}}},
+        "attributes": {
+            "workers": {"kind": "numeric", "distribution": "lognormal", "params": {"mean": 4.0, "sigma": 1.0}, "min": 1,
+                        "max": 5000, "integer": True, "label": "Workers", "ask": ["with {value} workers"]},
+            "output_rate": {"kind": "numeric", "distribution": "uniform", "params": {"low": 17.0, "high": 23.0}, "decimals": 3,
+                            "hidden": True, "label": "Output rate", "ask": ["with an output rate of {value}"]},
+            "output_t": {"kind": "derived", "dtype": "float", "sql": "round(workers * output_rate, 1)", "label": "Output",
+                         "unit": "tonnes", "ask": ["producing {value} tonnes a year"]}}}}}
+
+
+def test_a_hidden_attribute_is_on_no_page_and_in_no_task(tmp_path):
+    """A working attribute (`hidden: true`) is drawn and feeds a stated figure, but no page
+    states it, no list shows it and no task asks or answers it."""
+    import yaml
+
+    from worldforge.web import render_world
+    from worldforge.world.planner import plan_world
+    from worldforge.world.validate import load_world
+
+    from .conftest import write_spec
+
+    (tmp_path / "works.yaml").write_text(yaml.safe_dump(HIDDEN_PACK))
+    spec = write_spec(tmp_path, name="hid", seed=3, counts={"country": 3}, packs=["geography", str(tmp_path / "works.yaml")])
+    info = plan_world(load_world(spec), tmp_path / "build")
+    with info.connect() as con:
+        rates = [f"{v:.3f}" for (v,) in con.execute("SELECT output_rate FROM mill ORDER BY id").fetchall()]
+        stated = dict(con.execute("SELECT predicate, count(*) FROM facts WHERE subject_type = 'mill' GROUP BY 1").fetchall())
+    assert len(rates) > 100 and "output_rate" not in stated and stated["output_t"] == len(rates)
+    render_world(info.path)
+    con = duckdb.connect()
+    md = con.execute(f"SELECT string_agg(markdown, '\n') FROM read_parquet('{info.path}/web/pages/*.pages.parquet')").fetchone()[0]
+    assert "Output rate" not in md and "output rate" not in md and not [v for v in rates if v in md]
+    assert "Output" in md
+    generate_tasks(info.path, TasksOptions(table=20, multihop=10, holdout={}))
+    text = (info.path / "tasks" / "tasks.jsonl").read_text()
+    assert "output_rate" not in text and "output rate" not in text.lower()
+    assert "output_t" in text  # the figure it feeds is asked about
+
+
+def test_hidden_attributes_stay_hidden(tmp_path):
+    from .test_spec import problems, tiny_spec
+
+    body = {"types": {"mill": {"name": {"template": "{a}", "parts": {"a": {"syllables": {"min": 2, "max": 3}}}},
+                               "attributes": {"rate": {"kind": "numeric", "distribution": "uniform", "params": {"low": 1, "high": 2},
+                                                       "hidden": True},
+                                              "built": {"kind": "date", "after": ["1900-01-01"], "before": ["as_of"],
+                                                        "event": True, "hidden": True}},
+                               "pages": {"directories": [{"by": "rate", "title": "Mills rated {group}", "columns": ["rate"]}]}},
+                      "shop": {"name": {"template": "{a}", "parts": {"a": {"syllables": {"min": 2, "max": 3}}}},
+                               "attributes": {"mill_rate": {"kind": "lookup", "via": "buys_from", "attribute": "rate"}}}},
+            "relations": {"buys_from": {"source": "shop", "target": "mill", "cardinality": "N:1"}}}
+    by = {p.path: p.message for p in problems(tiny_spec(tmp_path, body, {"mill": 5, "shop": 5}))}
+    assert set(by) == {"types.mill.pages.directories.0.by", "types.mill.pages.directories.0.columns.0",
+                       "types.mill.attributes.built.hidden", "types.shop.attributes.mill_rate.attribute"}, by
+    assert "is hidden" in by["types.mill.pages.directories.0.columns.0"] and "hidden: true" in by["types.shop.attributes.mill_rate.attribute"]

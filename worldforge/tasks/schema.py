@@ -203,6 +203,8 @@ class TaskSchema:
     def _attr_kind(self, t: str, a: str) -> str | None:
         if a == "name":
             return STRING
+        if self.types[t].attributes[a].hidden:  # a working attribute: on no page, in no task
+            return None
         dtype = self.dtype(t, a)
         if dtype == "entity" or lookup_target(self.world, t, a):
             return None
@@ -222,6 +224,8 @@ class TaskSchema:
         """(attribute, test) pairs usable as constraints: categorical equality, numeric and date ranges."""
         out = []
         for a, s in self.types[t].attributes.items():
+            if s.hidden:
+                continue
             if isinstance(s, CategoricalAttr):
                 out.append((a, "eq"))
             elif isinstance(s, (NumericAttr, DateAttr)) or (isinstance(s, DerivedAttr) and s.dtype in ("int", "float", "date")):
@@ -230,8 +234,8 @@ class TaskSchema:
 
     def rankable(self, t: str) -> list[str]:
         """Numeric attributes a table can be ranked by."""
-        return [a for a, s in self.types[t].attributes.items()
-                if isinstance(s, NumericAttr) or (isinstance(s, DerivedAttr) and s.dtype in ("int", "float"))]
+        return [a for a, s in self.types[t].attributes.items() if not s.hidden and
+                (isinstance(s, NumericAttr) or (isinstance(s, DerivedAttr) and s.dtype in ("int", "float")))]
 
     def shown(self, t: str) -> list[str]:
         """Attributes that can be a column (not entity-valued; those are hops)."""

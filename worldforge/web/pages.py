@@ -415,9 +415,10 @@ class WorldView:
         if et.pages.directories:
             cols = list(et.pages.directories[0].columns)
         else:
-            cols = [a for a, s in et.attributes.items() if isinstance(s, (CategoricalAttr, NumericAttr, DateAttr))][:2]
+            cols = [a for a, s in et.attributes.items()
+                    if isinstance(s, (CategoricalAttr, NumericAttr, DateAttr)) and not s.hidden][:2]
         if et.lifecycle is not None:
-            cols += [a for a in (et.lifecycle.start, et.lifecycle.end) if a and a not in cols]
+            cols += [a for a in (et.lifecycle.start, et.lifecycle.end) if a and a not in cols and not et.attributes[a].hidden]
         return cols
 
     def part_list_title(self, t: str, group_name: str, former: bool = False) -> str:

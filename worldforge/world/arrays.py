@@ -75,7 +75,7 @@ def world_hops(world: ResolvedWorld) -> tuple[dict[str, list[Step]], dict[str, l
                                         to_one=one_source, reverse=True))
     for t, et in world.types.items():
         for a, s in et.attributes.items():
-            if isinstance(s, LookupAttr):
+            if isinstance(s, LookupAttr) and not s.hidden:
                 target = lookup_target(world, t, a)
                 if target:
                     steps[t].append(Step("lookup", a, t, target))

@@ -419,6 +419,10 @@ class NameSpec(Model):
 class _AttrBase(Localized, Model):
     description: str = ""
     null_rate: float = Field(0.0, ge=0.0, le=1.0)
+    # A working attribute: drawn, stored and usable by derived SQL, lookups, weights, bounds and
+    # invariants, but never stated on a page nor asked or answered in a task (a rate a stated
+    # figure is computed from, a weight links are drawn by).
+    hidden: bool = False
     # How pages state the attribute: an infobox label and sentence templates with
     # {subject} and {value}; defaults are derived from the attribute name.
     label: str | None = None

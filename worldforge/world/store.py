@@ -317,7 +317,7 @@ def _create_views(con, world: ResolvedWorld) -> None:
     content-derived fact id that later stages cite for provenance. `timeline`: dated facts."""
     selects = []
     for t, et in world.types.items():
-        for a in ["name", *et.attributes]:
+        for a in ["name", *(a for a, s in et.attributes.items() if not s.hidden)]:  # a hidden attribute states nothing
             dtype = attribute_dtype(world, t, a)
             selects.append(
                 f"SELECT id || '/{a}' AS fact_id, id AS subject, '{t}' AS subject_type, '{a}' AS predicate, "

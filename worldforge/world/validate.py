@@ -461,7 +461,7 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
             rows = [(tpack, f"types.{t}.attributes.{a}.label", f"attribute '{a}'",
                      a_spec.text("label", lang) or _humanise(a_spec.description if a_spec.description and
                                                              len(a_spec.description) <= 32 else a))
-                    for a, a_spec in et.attributes.items() if not _links_to_entity(world, t, a)]
+                    for a, a_spec in et.attributes.items() if not a_spec.hidden and not _links_to_entity(world, t, a)]
             for r, (rpack, rs) in rels.items():
                 if rs.source == t:
                     parent_of = next((u for u, (_, e) in types.items() if e.parent and e.parent.relation == r), None)
@@ -711,6 +711,10 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
                         if rs.cardinality not in ("1:1", "N:1") or rs.history:
                             add(pname, f"{ap}.via", attr.via, "a lookup needs a to-one relation (1:1 or N:1, no history)")
                         check_attr(pname, f"{ap}.attribute", rs.target, attr.attribute)
+                        src = types[rs.target][1].attributes.get(attr.attribute) if rs.target in types else None
+                        if src is not None and src.hidden and not attr.hidden:
+                            add(pname, f"{ap}.attribute", attr.attribute, f"'{rs.target}.{attr.attribute}' is hidden: a copy of it "
+                                "would state it on pages; make this lookup `hidden: true` too")
             _check_pages(add, pname, t, et, rels, check_attr)
 
     for r, (pname, rs) in rels.items():
@@ -927,6 +931,14 @@ def _check_pages(add, pname: str, t: str, et: EntityType, rels: dict, check_attr
             add(pname, f"{dp}.title", d.title, "the title must contain {group}, e.g. 'Companies headquartered in {group}'")
         for j, c in enumerate(d.columns):
             check_attr(pname, f"{dp}.columns.{j}", t, c)
+        for where, a in [(f"{dp}.by", d.by), *((f"{dp}.columns.{j}", c) for j, c in enumerate(d.columns))]:
+            if a in et.attributes and et.attributes[a].hidden:
+                add(pname, where, a, f"'{t}.{a}' is hidden (a working attribute no page states); list a stated attribute, "
+                    "or drop `hidden`")
+    for a, s in et.attributes.items():
+        if s.hidden and isinstance(s, DateAttr) and s.event:
+            add(pname, f"types.{t}.attributes.{a}.hidden", True, "a hidden date cannot be an event on the timeline; "
+                "drop `event` or `hidden`")
     if et.pages.profile and et.pages.profile.url:
         try:
             fields = {f for _, f, _, _ in string.Formatter().parse(et.pages.profile.url) if f}

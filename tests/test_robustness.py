@@ -96,9 +96,11 @@ def test_malformed_urls_are_refused(engine, url):
 
 
 def test_cli_open_and_search_never_trace(world):
-    for args in (["open", str(world), "https://[::1"], ["search", str(world), "title:*"], ["search", str(world), "(" * 20000]):
+    for args in (["open", str(world), "https://[::1"], ["search", str(world), "title:*"], ["search", str(world), "(" * 20000],
+                 ["open", str(world), "https://ismerpedia.org/wiki/\udcff"], ["search", str(world), "a\udcffb"]):  # a byte 0xff in argv
         res = runner.invoke(app, args)
         assert res.exit_code in (0, 1) and "Traceback" not in res.output, res.output
+        assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
 
 
 def test_too_many_or_too_long_queries(engine):

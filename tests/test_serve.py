@@ -200,6 +200,8 @@ BAD = [
     ("POST", "/retrieve", b'{"queries": ["a"], "topk": 0}', 422), ("POST", "/tools/nope", b"{}", 404),
     ("POST", "/tools/web_search", b'{"query": ""}', 422), ("POST", "/episodes", b'{"task_id": "x"' + b" " * (2 << 20) + b"}", 413),
     ("POST", "/episodes", b"\xff\xfe\x00", 400), ("POST", "/episodes", b"[" * 100_000, 400),
+    ("POST", "/tools/web_search", b'{"query": "a\\ud800b"}', 422),  # a lone surrogate: valid JSON, not Unicode text
+    ("POST", "/tools/web_extractor", b'{"url": "https://ismerpedia.org/wiki/\\udcff"}', 422),
 ]
 
 
@@ -225,6 +227,9 @@ def test_bad_steps_are_4xx_or_error_results(server, small_run):
                                                                  {"name": "nope", "arguments": {}},
                                                                  {"name": "web_extractor", "arguments": {"url": 3}}]}).json()
         assert [o["content"].startswith("Error") for o in r["observations"]] == [True, True, True] and not r["done"]
+        r = c.post(f"/episodes/{eid}/step", content=b'{"tool_calls": [{"name": "web_search", "arguments": {"query": "a\\ud800"}}, '
+                   b'{"name": "web_extractor", "arguments": {"url": "https://ismerpedia.org/wiki/\\udcff"}}]}')
+        assert r.status_code == 200 and [o["content"][:6] for o in r.json()["observations"]] == ["Error:", "Error:"], r.text
         assert c.post(f"/episodes/{eid}/step", json={"name": "final_answer", "arguments": {"answer": "| x |"}}).json()["done"]
         assert c.post(f"/episodes/{eid}/step", json={"name": "web_search", "arguments": {"query": "a"}}).status_code == 409
         c.delete(f"/episodes/{eid}")
@@ -320,3 +325,26 @@ def test_serve_from_manifest_rebuilds_the_same_world(small_run, tmp_path):
     bad.write_text(json.dumps({k: v for k, v in man.items() if k != "world"}))
     with pytest.raises(Exception, match="holds no world"):
         rebuild_from_manifest(bad, tmp_path / "b2")
+
+
+def test_a_tampered_manifest_is_refused_without_writing_outside_the_build(small_run, tmp_path):
+    """Pack names in a manifest become file names: `../../x` or an absolute name would write
+    outside --build-dir; a null, object or non-JSON `world` gave a traceback."""
+    from worldforge.errors import ExportError
+    from worldforge.serve.build import rebuild_from_manifest
+
+    _, _, dataset = small_run
+    man = json.loads((dataset / "manifest.json").read_text())
+    world = json.loads(man["world"])
+    outside = tmp_path / "outside"
+    for name in ("../../outside/x", str(outside / "y"), "Sport", ""):
+        bad = tmp_path / "bad.json"
+        w = dict(world, pack_yaml={name: "pack: x\n", **world["pack_yaml"]})
+        bad.write_text(json.dumps(dict(man, world=json.dumps(w))))
+        with pytest.raises(ExportError, match="is not a pack name"):
+            rebuild_from_manifest(bad, tmp_path / "build" / "deep")
+    assert not outside.exists() and not (tmp_path / "x.yaml").exists()
+    for value in (None, {"spec": {}}, "{not json", json.dumps([1]), json.dumps({"spec": {}, "pack_yaml": {"sport": 3}})):
+        bad.write_text(json.dumps(dict(man, world=value)))
+        with pytest.raises(ExportError, match="`world` field is damaged"):
+            rebuild_from_manifest(bad, tmp_path / "build")

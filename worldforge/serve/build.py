@@ -9,6 +9,7 @@ digest proves it before anything is served (a different worldforge version could
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from ..plumbing import read_json, sha256_file, write_atomic
 from ..world.options import RolloutOptions
 
 SERVE_EXTRA = ("starlette", "uvicorn", "mcp")
+_PACK_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
 def require_serve_extra() -> None:
@@ -49,7 +51,19 @@ def rebuild_from_manifest(manifest_path: str | Path, build_dir: str | Path = "bu
         raise ExportError(f"{manifest_path} holds no world to rebuild (a dataset exported by an older worldforge); "
                           "export it again with this version, or serve the world folder itself")
     packs_dir = Path(build_dir) / ".manifest-packs"
-    resolved = json.loads(man["world"])
+    damaged = (f"{manifest_path}: its `world` field is damaged (it must be the JSON text of an object with `spec` and "
+               "`pack_yaml`, as `worldforge export` writes it); export the dataset again")
+    try:
+        resolved = json.loads(man["world"]) if isinstance(man["world"], str) else None
+    except (json.JSONDecodeError, RecursionError):
+        resolved = None
+    if not (isinstance(resolved, dict) and isinstance(resolved.get("spec"), dict) and isinstance(resolved.get("pack_yaml"), dict)
+            and all(isinstance(t, str) for t in resolved["pack_yaml"].values())):
+        raise ExportError(damaged)
+    for name in resolved["pack_yaml"]:  # pack names become file names here: a name, never a path
+        if not (isinstance(name, str) and _PACK_NAME.fullmatch(name)):
+            raise ExportError(f"{manifest_path}: pack name {str(name)[:60]!r} in its `world` field is not a pack name "
+                              "(snake_case letters, digits and _); the manifest was altered, export the dataset again")
     spec = dict(resolved["spec"])
     packs_dir.mkdir(parents=True, exist_ok=True)
     for name, text in resolved["pack_yaml"].items():  # the pack files as written: their order is the generation order
@@ -78,4 +92,8 @@ def rebuild_from_manifest(manifest_path: str | Path, build_dir: str | Path = "bu
                               f"({man.get('packages', {}).get('worldforge', '?')}); install that version")
     else:
         say(f"{path} already holds this dataset's world")
-    return path, RolloutOptions.model_validate(man["rollout"]["options"]), int(man["seeds"]["perturbations"])
+    try:
+        return path, RolloutOptions.model_validate(man["rollout"]["options"]), int(man["seeds"]["perturbations"])
+    except (KeyError, TypeError, ValueError):  # (pydantic's ValidationError is a ValueError)
+        raise ExportError(f"{manifest_path}: its `rollout.options` or `seeds.perturbations` is damaged; export the dataset "
+                          "again") from None

@@ -375,6 +375,7 @@ def engine_query(query: str, language: str = "en") -> str:
     q = (query or "").strip()
     if not q:
         raise SearchInputError("empty query: give some search words, e.g. \"companies headquartered in Hesheston\"")
+    _check_unicode(q, "the query")
     if len(q) > MAX_QUERY_CHARS:
         raise SearchInputError(f"query too long ({len(q):,} characters); keep it under {MAX_QUERY_CHARS} characters "
                                f"and {MAX_QUERY_WORDS} words")
@@ -437,11 +438,22 @@ def _display_date(iso: str) -> str:
     return f"{MONTHS[d.month - 1]} {d.day}, {d.year}"
 
 
+def _check_unicode(text: str, what: str) -> None:
+    """Text a tool call carries must be valid Unicode: a lone surrogate (JSON's "\\ud800", or
+    a byte that is not UTF-8 on a command line) cannot be searched, stored or answered."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SearchInputError(f"{what} holds a character that is not valid Unicode ({text[exc.start]!r} at "
+                               f"{exc.start}: a lone surrogate or a byte that is not UTF-8); send UTF-8 text") from None
+
+
 def check_url(url) -> str:
     """A URL as given to web_extractor, checked: an absolute http(s) URL of sensible length."""
     if not isinstance(url, str):
         raise SearchInputError(f"the URL must be a string, got {type(url).__name__}; e.g. {{\"url\": \"https://...\"}}")
     u = url.strip()
+    _check_unicode(u[:MAX_URL_CHARS + 1], "the URL")
     if len(u) > MAX_URL_CHARS:
         raise SearchInputError(f"URL too long ({len(u):,} characters; at most {MAX_URL_CHARS:,})")
     try:

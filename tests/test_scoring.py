@@ -6,6 +6,8 @@ definitions instead of its evaluator code."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from worldforge.tasks.scoring import MODES, Evaluation, average, parse_table, score_table
@@ -389,3 +391,40 @@ def test_llm_judge_needs_a_stand_in(tmp_path):
     assert scores[0].success == 1.0
     with pytest.raises(WorldforgeError, match="llm_judge needs an LLM"):
         score_files(tmp_path / "judge", tmp_path / "judge" / "r.jsonl")
+
+
+def test_hostile_score_inputs_are_clear_errors(tmp_path):
+    """Ids that are not strings, bytes that are not UTF-8, JSON nested 100k deep, and a gold
+    table cut short each stop with a message naming the file (they were tracebacks, or a
+    truncated gold table silently scored as a smaller one)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from worldforge.cli import app
+    from worldforge.errors import WorldforgeError
+    from worldforge.tasks.scoring import score_files
+
+    gold = [["Velkor Labs", "software", "1999-04-01", "120", "https://www.velkor.example"],
+            ["Arden, Inc", "retail", "2004-02-03", "80", "https://www.arden.example"]]
+    tasks = _task_folder(tmp_path, gold)
+    r = tmp_path / "r.jsonl"
+    cases = [(json.dumps({"instance_id": ["ws_1"], "response": ""}).encode(), "must be a string, got list"),
+             (json.dumps({"instance_id": {"a": 1}, "response": ""}).encode(), "must be a string, got dict"),
+             (json.dumps({"instance_id": 5}).encode() + b"\n" + json.dumps({"instance_id": "zz"}).encode(), "must be a string, got int"),
+             (b'{"instance_id": "ws_1", "response": "\xff\xfe"}', "not UTF-8 (byte 0xff"),
+             (b"[" * 100_000 + b"]" * 100_000, "nested too deeply")]
+    for body, words in cases:
+        r.write_bytes(body)
+        with pytest.raises(WorldforgeError, match=re.escape(words)):
+            score_files(tasks, r)
+        out = CliRunner().invoke(app, ["score", str(tasks), str(r)])
+        assert out.exit_code != 0 and words in out.output and "Traceback" not in out.output, out.output
+    r.write_text(json.dumps({"instance_id": "ws_1", "response": ""}) + "\n")
+    text = (tasks / "gold" / "ws_1.csv").read_text()
+    for cut, words in ((text[: text.index("retail") + 3], "line 3 has 2 cells, the header 5"),
+                       (text.replace('"Arden, Inc"', '"Arden, Inc'), "not valid CSV"),
+                       (text.replace('"Arden, Inc"', "Arden, Inc"), "line 3 has 6 cells")):
+        (tasks / "gold" / "ws_1.csv").write_text(cut)
+        with pytest.raises(WorldforgeError, match=re.escape(words)):
+            score_files(tasks, r)

@@ -584,17 +584,51 @@ def _read_jsonl(path, what: str) -> list[dict]:
     if not path.is_file():
         raise WorldforgeError(f"{what} file {path} does not exist")
     out = []
-    for i, line in enumerate(path.read_text().splitlines(), start=1):
+    for i, line in enumerate(_utf8(path, what).splitlines(), start=1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except ValueError as exc:
             raise WorldforgeError(f"{path}:{i}: not valid JSON ({exc.msg}); each line must be one JSON object") from None
+        except RecursionError:
+            raise WorldforgeError(f"{path}:{i}: JSON nested too deeply; each line must be one flat JSON object") from None
         if not isinstance(rec, dict) or "instance_id" not in rec:
             raise WorldforgeError(f"{path}:{i}: each line needs an object with an 'instance_id'")
+        if not isinstance(rec["instance_id"], str):
+            raise WorldforgeError(f"{path}:{i}: 'instance_id' must be a string, got {type(rec['instance_id']).__name__} "
+                                  f"{json.dumps(rec['instance_id'])[:60]}")
         out.append(rec)
     return out
+
+
+def _utf8(path, what: str) -> str:
+    from ..errors import WorldforgeError
+
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorldforgeError(f"{what} file {path} is not UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start:,}); "
+                              "save it as UTF-8") from None
+
+
+def read_gold_file(path) -> tuple[list[str], list[list[str]]]:
+    """A gold CSV, checked whole: UTF-8, closed quotes, every row as wide as the header (a file
+    cut short, or a row with a stray comma, is an error rather than a smaller gold table)."""
+    from ..errors import WorldforgeError
+
+    text = _utf8(path, "gold")
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text), strict=True) if r]  # (blank lines are skipped, as pandas does)
+    except csv.Error as exc:
+        raise WorldforgeError(f"gold table {path} is not valid CSV ({exc}); a file cut short?") from None
+    if not rows or not any(c.strip() for c in rows[0]):
+        raise WorldforgeError(f"gold table {path} has no header row")
+    for i, r in enumerate(rows[1:], start=2):
+        if len(r) != len(rows[0]):
+            raise WorldforgeError(f"gold table {path}: line {i} has {len(r)} cells, the header {len(rows[0])}; "
+                                  "a file cut short, or a value with an unquoted comma?")
+    return rows[0], rows[1:]
 
 
 def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None,
@@ -634,7 +668,7 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
                 raise WorldforgeError(f"task {iid!r}, column {name!r}: {unknown[0]!r} is not a step this scorer has "
                                       f"({', '.join([*PREPROCESS[mode], *METRICS[mode]])}; llm_judge needs an LLM, "
                                       "unless the column names an llm_free stand-in such as set_match)")
-        header, rows = read_gold_csv(gold_file.read_text())
+        header, rows = read_gold_file(gold_file)
         if aliases and by_name is None:
             by_name = aliases_by_name(aliases)
         mine = task_aliases(ev, header, rows, aliases, by_name) if aliases else None

@@ -110,8 +110,8 @@ def small_run(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("run")
     # One pack from a file whose name is not its `pack:` name, as an author's own pack may be.
-    pack = tmp / "my_football.yaml"
-    pack.write_text((REPO / "schemas" / "sport.yaml").read_text())
-    spec = write_spec(tmp, name="mini", stages=RUN_STAGES, packs=["geography", "organisations", "academia", str(pack)])
+    pack = tmp / "my_research.yaml"
+    pack.write_text((REPO / "schemas" / "academia.yaml").read_text())
+    spec = write_spec(tmp, name="mini", stages=RUN_STAGES, packs=["geography", "organisations", str(pack), "sport"])
     report = run_pipeline(spec, tmp / "build", tmp / "exports")
     return spec, report.world, report.dataset

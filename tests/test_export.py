@@ -220,7 +220,7 @@ def test_world_level_splits_leak_no_test_page_into_training(small_run, tmp_path)
 
 
 def test_a_pack_file_need_not_be_named_after_its_pack(small_run):
-    """small_run's sport pack is read from `my_football.yaml`: the export keys packs by their
+    """small_run's academia pack is read from `my_research.yaml`: the export keys packs by their
     `pack:` name (it crashed with a KeyError naming the file's stem)."""
     _, _, dataset = small_run
     m = json.loads((dataset / "manifest.json").read_text())
@@ -238,12 +238,12 @@ def test_a_world_exports_after_its_pack_files_moved(small_run, tmp_path):
     shutil.copytree(world, moved)
     wj = json.loads((moved / "world.json").read_text())
     assert [x["pack"] for x in wj["planned_packs"]] == ["geography", "organisations", "academia", "sport"]
-    wj["resolved"]["pack_files"]["sport"] = str(tmp_path / "gone" / "my_football.yaml")
+    wj["resolved"]["pack_files"]["academia"] = str(tmp_path / "gone" / "my_research.yaml")
     (moved / "world.json").write_text(json.dumps(wj))
     r = export_dataset(moved, tmp_path / "out")
     assert (r.path / "manifest.json").read_text() == (dataset / "manifest.json").read_text()
     del wj["planned_packs"]
     (moved / "world.json").write_text(json.dumps(wj))
-    with pytest.raises(DamagedStateError, match=r"planned from the pack file .*gone/my_football.yaml \(pack 'sport'\), which is no longer"):
+    with pytest.raises(DamagedStateError, match=r"planned from the pack file .*gone/my_research.yaml \(pack 'academia'\), which is no longer"):
         export_dataset(moved, tmp_path / "out2")
     assert not (tmp_path / "out2").exists()

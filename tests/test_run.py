@@ -17,6 +17,13 @@ runner = CliRunner()
 CLI = [sys.executable, "-c", "from worldforge.cli import main; main()"]
 
 
+def _packs(spec) -> list[str]:
+    """small_run's packs as its spec names them (one is a file of another name)."""
+    import yaml
+
+    return yaml.safe_load(spec.read_text())["packs"]
+
+
 def _tree(root):
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
@@ -24,7 +31,7 @@ def _tree(root):
 def test_killed_run_resumes_to_identical_bytes(small_run, tmp_path):
     spec, _, reference = small_run
     stages = {**RUN_STAGES, "rollout": {"chunk_tasks": 1}}
-    spec_k = write_spec(tmp_path, name="mini", stages=stages)
+    spec_k = write_spec(tmp_path, name="mini", stages=stages, packs=_packs(spec))
     build, out = tmp_path / "build", tmp_path / "exports"
     proc = subprocess.Popen([*CLI, "run", str(spec_k), "--build-dir", str(build), "--out", str(out)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -59,7 +66,7 @@ def test_same_seed_same_bytes_and_run_guards(small_run, tmp_path):
     assert res.exit_code == 0 and res.output.count("skipped") == 4
     assert _tree(out / "mini" / "v1") == _tree(reference)
     # another rollout seed is another dataset: refused over v1 unless forced
-    other = write_spec(tmp_path, name="mini", stages={**RUN_STAGES, "rollout": {"chunk_tasks": 3, "seed": 5}})
+    other = write_spec(tmp_path, name="mini", stages={**RUN_STAGES, "rollout": {"chunk_tasks": 3, "seed": 5}}, packs=_packs(spec))
     res = runner.invoke(app, ["run", str(other), "--build-dir", str(build), "--out", str(out)])
     assert res.exit_code == 1 and "different spec" in res.output and "--force" in res.output
     assert _tree(out / "mini" / "v1") == _tree(reference)

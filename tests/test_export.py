@@ -247,3 +247,25 @@ def test_a_world_exports_after_its_pack_files_moved(small_run, tmp_path):
     with pytest.raises(DamagedStateError, match=r"planned from the pack file .*gone/my_research.yaml \(pack 'academia'\), which is no longer"):
         export_dataset(moved, tmp_path / "out2")
     assert not (tmp_path / "out2").exists()
+
+
+def test_export_refuses_a_foreign_manifest_a_bad_tokenizer_and_blank_options_before_any_work(small_run, tmp_path):
+    """A manifest.json that is a JSON list, a tokenizer folder transformers cannot load, and an
+    option given as "" (an unset shell variable) each stop before anything is written (they
+    were a traceback, a traceback after the data was written with .v1.partial left, and the
+    option silently taken as not given)."""
+    _, world, _ = small_run
+    (tmp_path / "a" / "mini" / "v1").mkdir(parents=True)
+    (tmp_path / "a" / "mini" / "v1" / "manifest.json").write_text("[1, 2]")
+    with pytest.raises(ExportError, match="is not a worldforge manifest"):
+        export_dataset(world, tmp_path / "a")
+    bad = tmp_path / "tok"
+    bad.mkdir()
+    (bad / "tokenizer.json").write_text("{}")
+    with pytest.raises(ExportError, match="cannot count tokens"):
+        export_dataset(world, tmp_path / "b", tokenizer=str(bad))
+    assert not (tmp_path / "b").exists()
+    for opt in ("--tokenizer", "--ray-address"):
+        r = CliRunner().invoke(app, ["export", str(world), "-o", str(tmp_path / "c"), opt, ""])
+        assert r.exit_code == 2 and "is empty" in r.output, r.output
+    assert not (tmp_path / "c").exists()

@@ -109,9 +109,16 @@ def _ray_flag():
                         "command (needs the ray extra); the output is the same bytes as without it.")
 
 
+def _not_blank(value: str | None) -> str | None:
+    """An option given as "" is a mistake (an unset shell variable), not the option left out."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter("is empty; give a value, or leave the option out")
+    return value
+
+
 def _ray_address():
-    return typer.Option(None, "--ray-address", help="Run on an existing Ray cluster (e.g. ray://head:10001 or auto) "
-                        "instead of starting a local one.")
+    return typer.Option(None, "--ray-address", callback=_not_blank, help="Run on an existing Ray cluster (e.g. "
+                        "ray://head:10001 or auto) instead of starting a local one.")
 
 
 def _ray_cpus():
@@ -675,7 +682,7 @@ def rollout(
     parser: str = typer.Option(None, "--parser", help="vllm policy: vLLM tool parser (hermes, qwen3_xml, llama3_json, ...)."),
     seed: int = typer.Option(None, "--seed", "-s", min=0, help="Rollout and perturbation seed (default: the world's seed)."),
     force: bool = typer.Option(False, "--force", "-f", help="Replace existing trajectories."),
-    tokenizer: str = typer.Option(None, "--tokenizer", help="A tokenizer.json file or a model folder holding one: counts "
+    tokenizer: str = typer.Option(None, "--tokenizer", callback=_not_blank, help="A tokenizer.json file or a model folder holding one: counts "
                                   "tokens (lengths, the context budget) with it. Default: stages.rollout.tokenizer, else "
                                   "an estimate of 4 characters a token."),
     ray: bool = _ray_flag(),
@@ -701,7 +708,7 @@ def export(
     world_dir: Path = typer.Argument(..., help="A world folder with trajectories, e.g. build/demo"),
     out: Path = typer.Option(Path("exports"), "--out", "-o", help="Root folder; the dataset goes to OUT/<world>/<version>/."),
     force: bool = typer.Option(False, "--force", "-f", help="Replace a different dataset version in the destination."),
-    tokenizer: str = typer.Option(None, "--tokenizer", help="A Hugging Face tokenizer (name or folder) to count the card's "
+    tokenizer: str = typer.Option(None, "--tokenizer", callback=_not_blank, help="A Hugging Face tokenizer (name or folder) to count the card's "
                                   "token lengths and size the trainer kits (default: stages.export.tokenizer, else an "
                                   "estimate of 4 characters a token)."),
     ray: bool = _ray_flag(),

@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 
 from .cluster import current
 from .errors import ExportError
-from .kits import AGENT_NAME, length_table, settings, tools_kwargs, training_section, write_kits
+from .kits import AGENT_NAME, check_tokenizer, length_table, settings, tools_kwargs, training_section, write_kits
 from .plumbing import check_output_dir, package_versions, read_json, sha256_file, stable_hash, swap_into_place
 from .rollout.context import samples
 from .rollout.env import SYSTEM_PROMPT, TOOLS, load_tasks
@@ -325,7 +325,11 @@ def check_dest(dest: Path, fingerprint: str | None, force: bool) -> bool:
     man = dest / MANIFEST
     if not man.is_file():
         raise ExportError(f"{dest} is not empty and holds no worldforge dataset ({MANIFEST}); choose a new or empty folder")
-    old = read_json(man, f"delete {dest} (or choose another folder or version) and export again").get("fingerprint")
+    old = read_json(man, f"delete {dest} (or choose another folder or version) and export again")
+    if not isinstance(old, dict):
+        raise ExportError(f"{man} is not a worldforge manifest (a JSON {type(old).__name__}, not an object); delete {dest} "
+                          "(or choose another folder or version) and export again")
+    old = old.get("fingerprint")
     if fingerprint is not None and old != fingerprint and not force:
         raise ExportError(f"{dest} already holds a different dataset (fingerprint {old}, this one is {fingerprint}); "
                           "pass --force to replace it, or set stages.export.version to a new version")
@@ -344,6 +348,8 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     opt = options or spec.stages.export
     if tokenizer is not None:
         opt = opt.model_copy(update={"tokenizer": tokenizer})
+    if opt.tokenizer is not None:
+        check_tokenizer(opt.tokenizer)  # before any work: an unusable one failed after the data was written
     world = spec.name
     dest = export_path(out_root, world, opt.version)
     check_output_dir(dest, "dataset folder")

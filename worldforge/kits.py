@@ -69,6 +69,19 @@ def token_counter(tokenizer: str | None) -> tuple[Callable[[list[dict]], int], C
     return count, lambda m: count(m, True), f"counted with the `{tokenizer}` tokenizer and its chat template"
 
 
+def check_tokenizer(tokenizer: str) -> None:
+    """Load `tokenizer` and count a short conversation with it, or say why it cannot be used."""
+    from .errors import ExportError
+
+    try:
+        count, _, _ = token_counter(tokenizer)
+        count([{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}])
+    except Exception as exc:  # transformers raises anything for a bad folder (KeyError, OSError, ValueError, ...)
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise ExportError(f"the tokenizer {tokenizer!r} cannot count tokens ({type(exc).__name__}: {first}); give a "
+                          "tokenizer.json file or a model folder with a chat template, or leave --tokenizer out") from None
+
+
 def length_table(samples: list, prompts: list[list[dict]], tokenizer: str | None, whole: list | None = None) -> dict:
     """Lengths the trainer configs need: RL prompts, SFT samples (`rollout.context.Sample`: a
     segment, or a whole trajectory), the response part of a sample (assistant and tool turns

@@ -168,6 +168,9 @@ def _check_export(world: ResolvedWorld, out_root: str | Path, force: bool) -> Pa
     check_output_dir(dest, "dataset folder")
     if check_dest(dest, None, force) and not force:
         old = read_json(dest / MANIFEST, f"delete {dest} or set stages.export.version to a new version")
+        if not isinstance(old, dict):
+            raise ExportError(f"{dest / MANIFEST} is not a worldforge manifest (a JSON {type(old).__name__}); delete {dest} "
+                              "or set stages.export.version to a new version")
         packs = {name: sha256_file(Path(f)) for name, f in sorted(world.pack_files.items())}
         what = [w for w, a, b in (("spec", old.get("spec"), world.spec.model_dump(mode="json")), ("packs", old.get("packs"), packs))
                 if a != b]

@@ -330,6 +330,10 @@ def test_farm_spec_errors(tmp_path):
     assert res.exit_code == 2, res.output
     for text in ("name: String should match", "add up to 1", "worlds.1.colour: unknown field"):
         assert text in res.output
+    for fractions in ("{train: .nan, validation: 0.5, test: 0.5}", "{train: .inf, validation: -.inf, test: 1}"):  # NaN passed
+        bad.write_text(f"farm_version: 1\nname: nan\nrelease: v1\nsplits: {fractions}\nworlds:\n  - {{packs: [geography]}}\n")
+        res = CliRunner().invoke(app, ["farm", str(bad), "-b", str(tmp_path / "b")])
+        assert res.exit_code == 2 and "split fractions must be" in res.output, res.output
     bad.write_text("farm_version: 1\nname: bad\nrelease: v1\nworlds:\n  - {spec: nowhere.yaml, name: w}\n"
                    "  - {packs: [geography], name: w}\n  - {seed: 3}\n  - {packs: [geograpy], counts: {country: 2}}\n")
     res = CliRunner().invoke(app, ["farm", str(bad), "-b", str(tmp_path / "b")])

@@ -466,6 +466,18 @@ def test_messages_use_the_yamls_own_words(tmp_path):
         assert "instance of" not in p.message and "Spec" not in p.message and "numeric." not in p.path, p
 
 
+def test_shown_text_is_one_line(tmp_path):
+    """A label with a line break split infobox rows, and a NUL went into 146 pages, with exit 0."""
+    body = {"types": {"thing": {"name": {"template": "{a}", "parts": {"a": {"choices": ["x\ny", "z", "w"]}}},
+                                "attributes": {"kind_of": {"kind": "categorical", "values": {"big\x00": 1, "small": 1},
+                                                           "label": "Kind\nof", "phrases": ["{subject} is {value}.\n"],
+                                                           "description": "two\nlines are fine here"}}}}}
+    by = {p.path: p.message for p in problems(tiny_spec(tmp_path, body, {"thing": 3}))}
+    assert set(by) == {"types.thing.name.parts.a.choices.0", "types.thing.attributes.kind_of.values.big\x00",
+                       "types.thing.attributes.kind_of.label", "types.thing.attributes.kind_of.phrases.0"}, by
+    assert all("control character" in m for m in by.values())
+
+
 def test_phrases_take_plain_placeholders(tmp_path):
     for phrase in ("{subject} is {value:>40}.", "{subject} is {value!r}.", "{subject} is {value.real}.", "{} is {value}"):
         body = {"types": {"thing": {"name": _name(), "attributes": {

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import shutil
 import time
@@ -83,7 +84,7 @@ class FarmSpec(_Model):
     @field_validator("splits")
     @classmethod
     def _fractions(cls, v):
-        if any(x < 0 for x in v.values()) or abs(sum(v.values()) - 1.0) > 1e-6:
+        if not all(math.isfinite(x) and x >= 0 for x in v.values()) or not abs(sum(v.values()) - 1.0) <= 1e-6:  # (NaN fails)
             raise ValueError(f"split fractions must be >= 0 and add up to 1 (they add up to {sum(v.values()):g})")
         return v
 

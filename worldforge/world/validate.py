@@ -323,6 +323,7 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
         if pack.pack in packs:
             problems.append(SpecProblem(str(path), f"packs.{i}", _short(ref), f"pack '{pack.pack}' is listed twice"))
             continue
+        problems.extend(_control_characters(str(pack_path), pack_raw))
         packs[pack.pack] = pack
         pack_files[pack.pack] = str(pack_path)
 
@@ -391,6 +392,49 @@ def _links_to_entity(world: ResolvedWorld, t: str, a: str) -> bool:
         return lookup_target(world, t, a) is not None
     except KeyError:
         return True
+
+
+# Text a page or a question shows as written: one line each (a line break splits an infobox row,
+# a NUL ends up in pages). `sql`, `description` and other prose for authors may span lines.
+_SHOWN_TEXT = frozenset(("label", "inverse_label", "noun", "plural", "title", "unit", "phrases", "ask", "headlines",
+                         "template", "templates", "choices", "cases", "values", "name"))
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _control_characters(source: str, data: Any) -> list[SpecProblem]:
+    """Shown text (labels, phrases, name parts, categorical values) with a line break or another
+    control character, anywhere in a pack."""
+    out: list[SpecProblem] = []
+    seen: set[tuple] = set()
+
+    def strings(v, path):
+        if isinstance(v, str):
+            yield path, v
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                yield path + (str(k),), str(k)
+                yield from strings(x, path + (str(k),))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                yield from strings(x, path + (str(i),))
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k in _SHOWN_TEXT and not (k == "name" and isinstance(v, dict) and "template" not in v and "templates" not in v):
+                    for p, s in strings(v, path + (str(k),)):
+                        m = _CONTROL.search(s)
+                        if m and p not in seen and len(out) < 20:
+                            seen.add(p)
+                            out.append(SpecProblem(source, ".".join(p), _short(s), f"holds a control character ({m.group(0)!r}); "
+                                                   "text shown on pages and in questions is one line: remove it"))
+                walk(v, path + (str(k),))
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, path + (str(i),))
+
+    walk(data, ())
+    return out
 
 
 def _humanise(name: str) -> str:

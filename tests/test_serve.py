@@ -348,3 +348,23 @@ def test_a_tampered_manifest_is_refused_without_writing_outside_the_build(small_
         bad.write_text(json.dumps(dict(man, world=value)))
         with pytest.raises(ExportError, match="`world` field is damaged"):
             rebuild_from_manifest(bad, tmp_path / "build")
+
+
+def test_serve_says_why_it_cannot_listen(small_run):
+    """A port in use or a host that does not resolve is a one-line error, exit 1 (uvicorn exited
+    3, a code the README did not name, after its own log line)."""
+    import socket
+
+    from typer.testing import CliRunner
+
+    from worldforge.cli import app
+
+    _, world, _ = small_run
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        r = CliRunner().invoke(app, ["serve", str(world), "--port", str(port)])
+        assert r.exit_code == 1 and "cannot listen on 127.0.0.1" in r.output and "choose another --port" in r.output, r.output
+    r = CliRunner().invoke(app, ["serve", str(world), "--host", "no-such-host.invalid", "--port", str(port)])
+    assert r.exit_code == 1 and "does not resolve" in r.output, r.output

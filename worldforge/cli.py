@@ -912,9 +912,32 @@ def serve(
         seed = man_seed if seed is None else seed
     elif world_dir is None:
         raise typer.BadParameter("give WORLD_DIR (a world with tasks) or --from-manifest MANIFEST")
+    with _user_errors():
+        _check_listen(host, port)  # before the server starts: uvicorn exits 3 with its own log line
     err_console.print(f"serving {world_dir} on http://{host}:{port} (MCP at /mcp); Ctrl-C stops", soft_wrap=True)
     run_server(world_dir, host=host, port=port, seed=seed, options=options, log_level=log_level, search_cache=search_cache,
                limits=ServiceLimits(max_episodes=max_episodes, ttl=ttl, max_body=max_body))
+
+
+def _check_listen(host: str, port: int) -> None:
+    """The address resolves and the port is free, or a one-line error (exit 1) saying so."""
+    import socket
+
+    from .errors import WorldforgeError
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise WorldforgeError(f"cannot listen on {host}:{port}: the host does not resolve ({exc}); give --host an address "
+                              "of this machine, e.g. 127.0.0.1 or 0.0.0.0") from None
+    family, kind, proto, _, addr = infos[0]
+    with socket.socket(family, kind, proto) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(addr)
+        except OSError as exc:
+            raise WorldforgeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; stop what holds the port "
+                                  "or choose another --port") from None
 
 
 def main() -> None:

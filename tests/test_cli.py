@@ -107,3 +107,16 @@ def test_batch_gc_is_set_by_the_entry_point_only():
              "try:\n    m.main()\nexcept SystemExit:\n    pass\nprint(gc.get_threshold()[0], before[1:] == gc.get_threshold()[1:])")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert out[-2:] == [str(BATCH_GC_THRESHOLD), "True"]
+
+
+def test_out_of_memory_is_one_line(tmp_path, monkeypatch):
+    """A plan that runs out of memory printed numpy's traceback."""
+    import worldforge.world.planner as planner
+
+    def oom(*a, **k):
+        raise MemoryError("Unable to allocate 11.9 GiB for an array with shape (1600000000,) and data type float64")
+
+    monkeypatch.setattr(planner, "plan_world", oom)
+    r = runner.invoke(app, ["plan", str(write_spec(tmp_path)), "-b", str(tmp_path / "b")])
+    assert r.exit_code == 1 and "out of memory (Unable to allocate 11.9 GiB" in r.output and "lower the world's counts" in r.output
+    assert "Traceback" not in r.output and not (tmp_path / "b" / "small").exists()

@@ -74,6 +74,12 @@ def _user_errors():
                               "that wrote it with --force, or `worldforge run SPEC`, which finds damaged outputs by their digests",
                               soft_wrap=True)
             raise typer.Exit(1) from None
+        except (MemoryError, duckdb.OutOfMemoryException) as exc:  # numpy's "Unable to allocate 12.3 GiB for an array ..."
+            what = (str(exc).strip().splitlines() or ["no detail"])[0][:300]
+            err_console.print(f"[bold red]error:[/] out of memory ({escape(what)}); lower the world's counts or the count "
+                              "ranges that multiply them up (`worldforge validate SPEC` shows the sizes), or run on a "
+                              "machine with more memory; the stage's output was not written", soft_wrap=True)
+            raise typer.Exit(1) from None
         except OSError as exc:
             where = f" ({exc.filename})" if exc.filename else ""
             err_console.print(f"[bold red]error:[/] {escape(exc.strerror or str(exc))}{escape(where)}; check the folder's "

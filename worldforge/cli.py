@@ -813,8 +813,21 @@ def farm(
         what = ", ".join(res["ran"]) or "up to date"
         err_console.print(f"  world {escape(res['name'])} ({res['split']}): {escape(what)}, {res['seconds']:.1f} s")
 
-    with _cluster(ray, ray_address, ray_cpus):
-        r = run_farm(spec, build_dir, out, force=force, on_world=on_world)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    # every world's spec is checked before anything is built (300 worlds: minutes, not silence)
+    with Progress(TextColumn("[bold]farm[/] checking world specs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True) as progress:
+        checking = progress.add_task("check", total=None)
+
+        def on_checked(done: int, total: int) -> None:
+            raise_if_interrupted()
+            progress.update(checking, completed=done, total=total)
+            if done == total:
+                progress.stop()
+
+        with _cluster(ray, ray_address, ray_cpus):
+            r = run_farm(spec, build_dir, out, force=force, on_world=on_world, on_checked=on_checked)
     t = Table(title=f"worldforge farm {spec} ({time.perf_counter() - t0:.1f} s)")
     for c in ("world", "split", "entities", "tasks", "kept", "dropped"):
         t.add_column(c, justify="left" if c in ("world", "split", "dropped") else "right")

@@ -33,6 +33,7 @@ import re
 import shutil
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -150,9 +151,11 @@ def world_name(farm: FarmSpec, i: int) -> str:
     return farm.worlds[i].name or f"{farm.name}-{i}"
 
 
-def resolve_worlds(farm: FarmSpec, farm_path: Path, spec_dir: Path) -> list[FarmWorldPlan]:
+def resolve_worlds(farm: FarmSpec, farm_path: Path, spec_dir: Path,
+                   on_checked: Callable[[int, int], None] | None = None) -> list[FarmWorldPlan]:
     """Each world's spec with its overrides, written to `spec_dir/<name>.yaml` and validated
-    like any world spec (the problems of every world at once, named by their farm entry)."""
+    like any world spec (the problems of every world at once, named by their farm entry);
+    `on_checked(done, total)` after each world."""
     import tempfile
 
     from .world.validate import _read_yaml, load_world
@@ -198,6 +201,8 @@ def resolve_worlds(farm: FarmSpec, farm_path: Path, spec_dir: Path) -> list[Farm
             problems += [SpecProblem(str(farm_path), f"worlds.{i} ({names[i]})", p.value, f"{p.path}: {p.message}" if p.path else p.message)
                          for p in exc.problems]
         plans.append(FarmWorldPlan(names[i], out, splits[names[i]]))
+        if on_checked:
+            on_checked(i + 1, len(farm.worlds))
     shutil.rmtree(tmp, ignore_errors=True)
     if problems:
         raise SpecError(problems)
@@ -265,7 +270,7 @@ def _build_world(job: tuple[str, str, str, bool], build_root: str, export_root: 
 
 
 def run_farm(farm_path: str | Path, build_dir: str | Path = "build", out_root: str | Path = "exports", *,
-             force: bool = False, on_world=None) -> FarmReport:
+             force: bool = False, on_world=None, on_checked: Callable[[int, int], None] | None = None) -> FarmReport:
     """Build every world of a farm and merge them into `<out>/<farm>/<release>/` (see the
     module docstring). `force` replaces a release folder that holds a different dataset."""
     t0 = time.perf_counter()
@@ -278,7 +283,7 @@ def run_farm(farm_path: str | Path, build_dir: str | Path = "build", out_root: s
     if dest.exists() and not (dest / FARM_MANIFEST).is_file() and dest.is_dir() and any(dest.iterdir()):
         raise FarmError(f"{dest} is not empty and holds no farm release ({FARM_MANIFEST}); choose another release or output folder")
     with BuildLock(root):
-        plans = resolve_worlds(farm, farm_path, root / "specs")  # every world's spec problems before anything is written
+        plans = resolve_worlds(farm, farm_path, root / "specs", on_checked)  # every world's problems before anything is written
         previous = _previous_releases(dest)
         jobs = [(p.name, str(p.spec_path), p.split, force) for p in plans]
         built = []

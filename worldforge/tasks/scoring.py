@@ -504,37 +504,30 @@ TASKS_FILE = "tasks.jsonl"
 GOLD_DIR = "gold"
 
 
-def world_aliases(world_path) -> dict[str, str]:
-    """norm_str(alias) -> norm_str(name) for every alias in a planned world that names one
-    entity only (an alias shared by two entities cannot align a key)."""
+def _unique_aliases(world_path) -> list[tuple[str, str]]:
+    """(name, alias) for every alias in a planned world that names one entity only (an alias
+    shared by two entities cannot stand for either), by name, then alias."""
     from ..world.store import open_world
 
     info = open_world(world_path)
     with info.connect() as con:
-        rows = con.sql(
-            "SELECT a.alias, min(e.name), count(DISTINCT e.name) FROM aliases a JOIN ("
+        return con.sql(
+            "SELECT min(e.name), a.alias FROM aliases a JOIN ("
             + " UNION ALL ".join(f'SELECT id, name FROM "{t}"' for t in info.world.types)
-            + ") e ON e.id = a.entity_id GROUP BY a.alias").fetchall()
-    out: dict[str, str] = {}
-    for alias, name, n in rows:
-        if n == 1:
-            out[norm_str(alias)] = norm_str(name)
-    return out
+            + ") e ON e.id = a.entity_id GROUP BY a.alias HAVING count(DISTINCT e.name) = 1 ORDER BY 1, 2").fetchall()
+
+
+def world_aliases(world_path) -> dict[str, str]:
+    """norm_str(alias) -> norm_str(name) for every alias in a planned world that names one
+    entity only (an alias shared by two entities cannot align a key)."""
+    return {norm_str(alias): norm_str(name) for name, alias in _unique_aliases(world_path)}
 
 
 def alias_names(world_path) -> dict[str, str]:
     """An entity's name -> one of its aliases as written (the first in order) that names it
     alone: what an agent might write in its place (`tasks.damage`'s alias answers)."""
-    from ..world.store import open_world
-
-    info = open_world(world_path)
-    with info.connect() as con:
-        rows = con.sql(
-            "SELECT min(e.name), min(a.alias) FROM aliases a JOIN ("
-            + " UNION ALL ".join(f'SELECT id, name FROM "{t}"' for t in info.world.types)
-            + ") e ON e.id = a.entity_id GROUP BY a.alias HAVING count(DISTINCT e.name) = 1 ORDER BY 1, 2").fetchall()
     out: dict[str, str] = {}
-    for name, alias in rows:
+    for name, alias in _unique_aliases(world_path):
         if alias != name:
             out.setdefault(name, alias)
     return out

@@ -16,9 +16,10 @@ from pathlib import Path
 from ..errors import ExportError, WorldforgeError
 from ..plumbing import read_json, sha256_file, write_atomic
 from ..world.options import RolloutOptions
+from ..world.pack import _NAME_RE
 
 SERVE_EXTRA = ("starlette", "uvicorn", "mcp")
-_PACK_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_PACK_NAME = re.compile(_NAME_RE)  # a pack's `pack:` name, as packs are validated
 
 
 def require_serve_extra() -> None:

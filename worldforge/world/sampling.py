@@ -145,11 +145,31 @@ def _choice_series(choices) -> tuple[pl.Series, np.ndarray | None]:
     return pl.Series(list(choices), dtype=pl.String), None
 
 
+def part_capacity(part: NamePart, locale: str, seed: int, related: float = 1.0) -> float:
+    """How many distinct strings a name part can give: a faker part its pool's distinct values
+    in the locale, a `via` part the `related` entities' distinct values."""
+    if part.number is not None:
+        return float(part.number.max - part.number.min + 1)
+    if part.syllables is not None:
+        k = len(part.syllables.inventory or DEFAULT_SYLLABLES)
+        return float(sum(k ** j for j in range(part.syllables.min, part.syllables.max + 1)))
+    if part.via is not None:
+        return max(1.0, related)
+    if part.letter:
+        return 26.0
+    if part.faker:
+        return float(len(faker_pool(part.faker, locale, part.pool, seed)))
+    if part.cases is not None:
+        return float(max([len(c) for c in part.cases.values()] + [len(part.choices or ())]))
+    return float(len(part.choices or ()))
+
+
 class _Part:
     """A compiled name part: draw the strings of some rows at once. `given` and `via` parts
     read a per-row context (the given attribute's values, the related entity's values)."""
 
     def __init__(self, part: NamePart, locale: str, seed: int, context: pl.Series | None = None):
+        self.part, self.locale, self.seed = part, locale, seed
         self.syll = None
         self.number = part.number
         self.context = context
@@ -172,16 +192,8 @@ class _Part:
             self.values = pl.Series(part.syllables.inventory or DEFAULT_SYLLABLES, dtype=pl.String)
 
     def capacity(self) -> int:
-        if self.number is not None:
-            return self.number.max - self.number.min + 1
-        if self.syll is not None:
-            k = len(self.values)
-            return sum(k**j for j in range(self.syll.min, self.syll.max + 1))
-        if self.via:
-            return max(1, self.context.n_unique()) if self.context is not None else 1
-        if self.cases:
-            return max([len(v) for v, _ in self.cases.values()] + [len(self.values) if self.values is not None else 0])
-        return len(self.values)
+        related = self.context.n_unique() if self.via and self.context is not None else 1
+        return int(part_capacity(self.part, self.locale, self.seed, related))
 
     def _pick(self, values: pl.Series, p, n: int, rng) -> pl.Series:
         idx = rng.choice(len(values), size=n, p=p) if p is not None else rng.integers(0, len(values), n)

@@ -49,10 +49,12 @@ from .spec import (
     ResolvedWorld,
     WorldSpec,
     attribute_dtype,
+    attribute_label,
     derived_query,
     expected_counts,
     fill_sql,
     lookup_entity_type,
+    relation_label,
     with_lookup_units,
 )
 
@@ -437,12 +439,6 @@ def _control_characters(source: str, data: Any) -> list[SpecProblem]:
     return out
 
 
-def _humanise(name: str) -> str:
-    """A label from a name, as pages make one ('founded_by' -> 'Founded by')."""
-    s = name.replace("_", " ").strip()
-    return s[:1].upper() + s[1:]
-
-
 def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem]:
     from faker import Faker
     from faker.config import AVAILABLE_LOCALES
@@ -503,14 +499,13 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
         for t, (tpack, et) in types.items():
             shown: dict[str, str] = {"name": "the name"}
             rows = [(tpack, f"types.{t}.attributes.{a}.label", f"attribute '{a}'",
-                     a_spec.text("label", lang) or _humanise(a_spec.description if a_spec.description and
-                                                             len(a_spec.description) <= 32 else a))
+                     attribute_label(a_spec, a, lang))
                     for a, a_spec in et.attributes.items() if not a_spec.hidden and not _links_to_entity(world, t, a)]
             for r, (rpack, rs) in rels.items():
                 if rs.source == t:
                     parent_of = next((u for u, (_, e) in types.items() if e.parent and e.parent.relation == r), None)
                     rows.append((rpack, f"types.{parent_of}.parent.label" if parent_of else f"relations.{r}.label",
-                                 f"relation '{r}'", rs.text("label", lang) or _humanise(r)))
+                                 f"relation '{r}'", relation_label(rs, r, lang)))
             for pname, path, what, label in rows:
                 key = " ".join(label.split()).casefold()
                 if key in shown:
@@ -836,26 +831,12 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
     return probs
 
 
-def _name_part_capacity(world: ResolvedWorld, part, counts: dict) -> float:
-    """How many distinct strings a name part can give (the planner's rule: a faker part's
-    distinct pool values, a `via` part's related entities)."""
-    from .sampling import DEFAULT_SYLLABLES, faker_pool
+def _part_capacity(world: ResolvedWorld, part, counts: dict) -> float:
+    """The planner's capacity of a name part, a `via` part counting the related type's expected entities."""
+    from .sampling import part_capacity
 
-    if part.number is not None:
-        return part.number.max - part.number.min + 1
-    if part.syllables is not None:
-        k = len(part.syllables.inventory or DEFAULT_SYLLABLES)
-        return float(sum(k ** j for j in range(part.syllables.min, part.syllables.max + 1)))
-    if part.letter:
-        return 26.0
-    if part.faker is not None:
-        return float(len(faker_pool(part.faker, world.spec.locale, part.pool, world.spec.seed)))
-    if part.via is not None:
-        rs = world.relations[part.via]
-        return max(1.0, counts.get(rs.target, (0, 1.0, 0))[1])
-    if part.cases is not None:
-        return float(max([len(c) for c in part.cases.values()] + [len(part.choices or ())]))
-    return float(len(part.choices or ()))
+    related = counts.get(world.relations[part.via].target, (0, 1.0, 0))[1] if part.via is not None else 1.0
+    return part_capacity(part, world.spec.locale, world.spec.seed, related)
 
 
 def _name_capacity_problems(world: ResolvedWorld) -> list[SpecProblem]:
@@ -877,7 +858,7 @@ def _name_capacity_problems(world: ResolvedWorld) -> list[SpecProblem]:
         try:
             for tmpl in spec.template_weights():
                 fields = [f for _, f, _, _ in string.Formatter().parse(tmpl) if f]
-                caps = {f: _name_part_capacity(world, spec.parts[f], counts) for f in fields}
+                caps = {f: _part_capacity(world, spec.parts[f], counts) for f in fields}
                 whole = float(np.prod(list(caps.values()))) if caps else 1.0
                 total += whole
                 vias = [f for f in fields if spec.parts[f].via is not None]

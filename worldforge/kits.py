@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 from .rollout.env import TOOLS
@@ -39,6 +40,14 @@ def _pct(xs: list[int], q: float) -> int:
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else 0
 
 
+@lru_cache(maxsize=4)
+def _load_tokenizer(tokenizer: str):
+    """A tokenizer loaded once per process (the export checks it before any work, then counts with it)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tokenizer)
+
+
 def token_counter(tokenizer: str | None) -> tuple[Callable[[list[dict]], int], Callable[[list[dict]], int], str]:
     """(tokens of a conversation with the tools, tokens of a prompt with the generation prompt,
     how they were counted)."""
@@ -47,9 +56,7 @@ def token_counter(tokenizer: str | None) -> tuple[Callable[[list[dict]], int], C
             text = json.dumps(TOOLS) + "".join((m.get("content") or "") + json.dumps(m.get("tool_calls") or "") for m in messages)
             return (len(text) + 3) // 4
         return est, lambda m: est(m, True), "estimated (4 characters a token; export with --tokenizer to count)"
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(tokenizer)
+    tok = _load_tokenizer(tokenizer)
 
     def count(messages: list[dict], gen: bool = False) -> int:
         msgs = [{k: v for k, v in m.items() if v is not None} for m in messages]

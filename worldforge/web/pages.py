@@ -36,7 +36,7 @@ from ..plumbing import quote_ident as _q
 from ..world.options import RenderOptions
 from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LookupAttr, NumericAttr
 from ..world.sampling import DEFAULT_SYLLABLES, child_rng
-from ..world.spec import ResolvedWorld, attribute_dtype
+from ..world.spec import ResolvedWorld, attribute_dtype, attribute_label, humanise, relation_label
 from ..world.store import WorldInfo
 from .grammar import word
 from .text import Fact, pick
@@ -104,11 +104,6 @@ class PredicateMeta:
     event: bool = False  # a dated one-off link (an acquisition, an award), not a tenure
 
 
-def humanise(name: str) -> str:
-    s = name.replace("_", " ").strip()
-    return s[:1].upper() + s[1:]
-
-
 def plural(word: str) -> str:
     if word.endswith("y") and word[-2:-1] not in "aeiou":
         return word[:-1] + "ies"
@@ -171,8 +166,7 @@ def predicate_meta(world: ResolvedWorld, lang: str) -> dict[tuple[str, str], Pre
     for t, et in world.types.items():
         meta[(t, "name")] = PredicateMeta("Name" if lang == "en" else "名称", ())
         for a, s in et.attributes.items():
-            desc = s.description if s.description and len(s.description) <= 32 else ""
-            label = s.text("label", lang) or humanise(desc or a)
+            label = attribute_label(s, a, lang)
             unit = getattr(s, "unit", None)
             if unit is not None and hasattr(s, "text"):
                 unit = s.text("unit", lang) or unit
@@ -182,7 +176,7 @@ def predicate_meta(world: ResolvedWorld, lang: str) -> dict[tuple[str, str], Pre
         inverse = rs.text("inverse_label", lang) or (f"{humanise(type_plural(world, rs.source, lang))} ({r.replace('_', ' ')})"
                                                       if lang == "en" else type_plural(world, rs.source, lang))
         meta[(rs.source, r)] = PredicateMeta(
-            rs.text("label", lang) or humanise(r), own(rs, "phrases"), relation=True,
+            relation_label(rs, r, lang), own(rs, "phrases"), relation=True,
             inverse_label=inverse,
             headlines=own(rs, "headlines"), to_one=rs.cardinality in ("1:1", "N:1") and not rs.history,
             temporal=bool(rs.history or rs.date or rs.since), event=rs.date is not None,

@@ -247,6 +247,23 @@ def expected_counts(world: ResolvedWorld) -> dict[str, tuple[float, float, float
     return out
 
 
+def humanise(name: str) -> str:
+    """A label from a name, as pages make one ('founded_by' -> 'Founded by')."""
+    s = name.replace("_", " ").strip()
+    return s[:1].upper() + s[1:]
+
+
+def attribute_label(spec, a: str, lang: str) -> str:
+    """An attribute's page label in `lang`: the pack's, else its short description or its name, humanised."""
+    desc = spec.description if spec.description and len(spec.description) <= 32 else ""
+    return spec.text("label", lang) or humanise(desc or a)
+
+
+def relation_label(spec, r: str, lang: str) -> str:
+    """An outgoing link's page label in `lang`: the pack's, else the relation's name, humanised."""
+    return spec.text("label", lang) or humanise(r)
+
+
 def fill_sql(sql: str, spec: WorldSpec) -> str:
     """Substitute {as_of} and {span_start} with DATE literals."""
     return sql.replace("{as_of}", f"DATE '{spec.as_of.isoformat()}'").replace(

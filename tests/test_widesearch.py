@@ -203,3 +203,16 @@ def test_no_table_and_errors_score_zero_with_a_reason():
 
 def test_modes_are_the_two_known():
     assert (WIDESEARCH, LENIENT) == ("widesearch", "lenient")
+
+
+def test_placeholders_read_as_no_date_exactly_as_dateparser_reads_them():
+    """`parse_date` answers a few placeholders without dateparser (which loads all its locales to
+    say "no date" about them): each answer must be dateparser's own, with and without `as_of`."""
+    import datetime as dt
+
+    import dateparser
+
+    for s in ws.NOT_DATES:
+        for base in (None, dt.date(2025, 6, 30)):
+            settings = {"PREFER_DAY_OF_MONTH": "first"} | ({"RELATIVE_BASE": dt.datetime(2025, 6, 30)} if base else {})
+            assert dateparser.parse(s, settings=settings) is None and ws.parse_date(s, base) is None, s

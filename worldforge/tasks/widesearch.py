@@ -322,6 +322,11 @@ def extract_number(content: str) -> str:
 
 
 _ISO_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+# Placeholders an agent writes for a value it could not find (the oracle's `unknown`), which
+# dateparser reads as no date only after loading all 205 of its locales (about 2 s, once per
+# process): answered here as dateparser answers them (a test checks each against dateparser).
+# Not every placeholder is one: dateparser reads "N/A" and "nan" as dates of this year.
+NOT_DATES = frozenset(("unknown", "Unknown", "not found", "none found", "未知"))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -335,6 +340,8 @@ def parse_date(content: str, as_of: dt.date | None = None) -> dt.datetime | None
             return dt.datetime(int(m[1]), int(m[2]), int(m[3]))
         except ValueError:
             pass
+    if content in NOT_DATES:
+        return None
     import dateparser
 
     settings = {"PREFER_DAY_OF_MONTH": "first"}

@@ -13,7 +13,8 @@ Per world (a folder `worldforge run` built: web and tasks), a table of:
 - copies told from originals by title and URL alone: the 5-fold cross-validated accuracy of a
   naive Bayes classifier over the words of a result's title and the parts of its URL, on the
   copies the rollout's `conflicting_page` perturbation puts among search results and as many
-  original results (target: at most 65%; 50% is chance);
+  original results, each drawn at random from the same result list as its copy (target: at
+  most 65%; 50% is chance);
 - the exact-title article first for a name query: the share of 300 entity names (articles drawn
   at random) whose own article is result 1 when the name is searched (target: 30-80%), and how
   often it is in the first two.
@@ -34,8 +35,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import polars as pl  # noqa: E402
+from worlds_table import print_worlds  # noqa: E402
 
 from worldforge.plumbing import stable_hash  # noqa: E402
 from worldforge.rollout import Environment  # noqa: E402
@@ -115,7 +118,7 @@ def copies_and_ranking(world: Path, pages: pl.DataFrame, n: int = 300) -> dict:
                 injected = [r for r in copy if r["url"] not in set(urls)]
                 originals = [r for r in copy if r["url"] in set(urls)]
                 docs += [(_features(r["title"], r["url"]), 1) for r in injected]
-                docs += [(_features(r["title"], r["url"]), 0) for r in originals[:len(injected)]]
+                docs += [(_features(r["title"], r["url"]), 0) for r in rng.sample(originals, len(injected))]
         return {"names": min(n, len(arts)), "title_first": first / min(n, len(arts)), "title_top2": second / min(n, len(arts)),
                 "copy_docs": len(docs), "copy_accuracy": _nb_accuracy(docs) if docs else float("nan")}
     finally:
@@ -140,10 +143,7 @@ def main() -> None:
                 ("  results classified", "copy_docs", "{:,}"),
                 ("exact-title article first (target 30-80%)", "title_first", "{:.1%}"),
                 ("exact-title article in the first two", "title_top2", "{:.1%}")]
-    names = list(rows)
-    print(f"{'measure':54}" + "".join(f"{n:>16}" for n in names))
-    for label, key, fmt in measures:
-        print(f"{label:54}" + "".join(f"{fmt.format(rows[n][key]):>16}" for n in names))
+    print_worlds(rows, measures, 54, 16)
 
 
 if __name__ == "__main__":

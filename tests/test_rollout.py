@@ -53,6 +53,54 @@ def test_oracle_researches_from_what_it_reads(small_run):
         env.close()
 
 
+def test_oracle_searches_with_a_purpose_and_reads_snippets(small_run):
+    """No search names a page the same turn opens; some values are settled from snippets, and the
+    snippet reader never gives a value the page itself contradicts; a candidate already rejected
+    is never cross-checked."""
+    from worldforge.rollout.reading import read_date, read_number, read_page, snippet_value
+    from worldforge.rollout.sources import strip_links
+
+    _, world, _ = small_run
+    env, eps = _oracle(world, RolloutOptions(perturbations={}))
+    try:
+        snippet_values = 0
+        for ep in eps:
+            assert ep.research.get("rejected_cross_checks", 0) == 0
+            snippet_values += ep.research.get("snippet_values", 0)
+            for m in ep.messages:
+                calls = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in m.get("tool_calls") or []]
+                opened = {env.engine.page(a["url"])["title"].split(" (")[0].lower() for n, a in calls
+                          if n == "web_extractor" and env.engine.page(a["url"])}
+                queries = [q for n, a in calls if n == "web_search" for q in [a["query"], *a.get("queries", [])]]
+                named = [q for q in queries if any(q.strip('"').lower() in (t, ) or q.lower().startswith(t + " ") for t in opened)]
+                assert not named, m["content"]  # a search for a page opened in the same turn could not inform it
+        assert snippet_values > 0
+        # the snippet reader never disagrees with the page it quotes (every figure label of 200 articles)
+        checked = 0
+        for url, title in env.engine.pages.execute(
+                "SELECT url, title FROM pages WHERE kind = 'article' ORDER BY url LIMIT 200").fetchall():
+            page = read_page(url, env.engine.web_extractor(url))
+            name = page.name or title.split(" (")[0]
+            for label, cell in page.infobox:
+                if read_date(strip_links(cell)) is None and read_number(strip_links(cell)) is None:
+                    continue  # the oracle reads only dates and figures from snippets
+                res, _ = env.engine.search(f"{name} {label}")
+                for r in res:
+                    v = snippet_value(r["snippet"], label, name) if r["url"] == url else None
+                    if v is not None:
+                        checked += 1
+                        assert _same(strip_links(cell), v), (url, label, cell, v, r["snippet"])
+        assert checked > 20
+    finally:
+        env.close()
+
+
+def _same(a: str, b: str) -> bool:
+    from worldforge.rollout.oracle import _same_value
+
+    return _same_value(a, b)
+
+
 def test_oracle_never_sees_the_world_or_the_gold(small_run, tmp_path, monkeypatch):
     """The oracle gets the question and tool results only: with the world store, the gold tables, the
     evidence and the pages' provenance out of reach it writes the same answers."""
@@ -106,12 +154,13 @@ def test_oracle_recovers_from_every_perturbation_and_rewards_vary(small_run):
                         continue
                     name = env.engine.page(url)["title"].split(" (")[0]
                     assert any(name in m["content"] for m in turns[s.turn:]), (ep.task.id, url)
-            # a copy site's page is only opened as a second source, and the turn says so
+            # an older duplicate is opened only to compare, or as the other page of its name when the
+            # article never loaded; the turn says which
             for m in ep.messages:
                 for c in m.get("tool_calls") or []:
                     url = json.loads(c["function"]["arguments"]).get("url", "")
-                    if perturb.original_of(url, env.seed):
-                        assert any(w in m["content"] for w in ("compare", "second source", "version too"))
+                    if env._copy_source(url):
+                        assert any(w in m["content"] for w in ("compare", "second source", "version too", "instead", "key facts")), m["content"]
             assert unseen_opens(ep.trajectory("oracle"), env.execute) == []
     finally:
         env.close()
@@ -136,8 +185,8 @@ def test_perturbations_are_seeded_and_consistent(small_run):
         assert sum(env.execute("ep#0", c, "web_search", q) != other.execute("ep#0", c, "web_search", q)
                    for c in range(1, 300, 2)) > 10
         clean = env.engine.web_extractor(url)
-        assert seen["truncated_page"][1].endswith(perturb.TRUNCATION_NOTE)
-        assert clean.startswith(seen["truncated_page"][1].rsplit("\n\n", 1)[0])
+        cut = seen["truncated_page"][1]
+        assert clean.startswith(cut) and perturb.looks_cut(cut) and not perturb.looks_cut(clean)  # no note: the text stops
         stale = seen["stale_page"][1]
         assert stale.startswith("> Archived copy captured on")
         body = stale.split("\n\n", 1)[1]
@@ -145,19 +194,27 @@ def test_perturbations_are_seeded_and_consistent(small_run):
         assert body == archived != clean and captured.strftime("%B %-d, %Y") in stale
         assert seen["rate_limit"][1].startswith("Error 429")
         assert seen["empty_results"][1].startswith("No results found")
-        # the low-quality copy: its snippet agrees with its page, which always reads the same and contradicts the original
-        copy = next(u for u in re.findall(r"^\[\d+\] (https://\S+)$", seen["conflicting_page"][1], re.M)
-                    if perturb.original_of(u, env.seed))
-        assert copy.split("/")[2] in {d for _n, d, _k in perturb.copy_sites(env.seed)}
+        # the older duplicate: on a site that has original pages, shaped like them, titled like its
+        # original; its snippet agrees with its page, which always reads the same and contradicts the original
+        block = seen["conflicting_page"][1]
+        copy = next(u for u in re.findall(r"^\[\d+\] (https://\S+)$", block, re.M) if env._copy_source(u))
+        original, look, shape = env._copy_source(copy)
+        assert copy.split("/")[2] == look.split("/")[2] and env.engine.page(copy) is None
+        assert len(copy.split("/")) == len(look.split("/")) and " | " not in block
         opened = [env.execute("ep#1", c, "web_extractor", {"url": copy}) for c in range(40)]
         pages = {t for t, kind in opened if kind is None}
         assert len(pages) == 1  # every clean fetch of the copy reads the same
         page = pages.pop()
-        original = env.engine.web_extractor(perturb.original_of(copy, env.seed))
-        assert page != original and "last updated" in page
-        block = seen["conflicting_page"][1].split(copy, 1)[1].split("\n\n", 1)[0]
-        snippet_numbers = re.findall(r"\d[\d,]*\d", block.split("Snippet: ", 1)[1].split("\nDate:", 1)[0])
-        assert all(n in page for n in snippet_numbers), ([n for n in snippet_numbers if n not in page], block)
+        assert page != env.engine.web_extractor(original) and ("updated" in page or shape == "news")
+        item = block.split(copy, 1)[1].split("\n\n", 1)[0]
+        snippet_numbers = re.findall(r"\d[\d,]*\d", item.split("Snippet: ", 1)[1].split("\nDate:", 1)[0])
+        assert all(n in page for n in snippet_numbers), ([n for n in snippet_numbers if n not in page], item)
+        # a fresh environment, which never made that copy, reads the same text at its address
+        fresh = Environment.for_world(world, RolloutOptions(perturbations={}), seed=9)
+        try:
+            assert fresh.execute("ep#1", 0, "web_extractor", {"url": copy}) == (page, None)
+        finally:
+            fresh.close()
     finally:
         env.close()
         other.close()

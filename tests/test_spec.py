@@ -693,3 +693,11 @@ def test_a_failed_plan_names_the_conditional_bound_that_emptied_rows(tmp_path):
         generate_world(load_world(tiny_spec(tmp_path, body, {"club": 200})))
     msg = str(exc.value)
     assert "club.joined" in msg and "whose tier is 'pro' also before 1950-01-01 (cases.pro)" in msg, msg
+
+
+def test_a_retired_oracle_option_still_loads():
+    """Specs and worlds written before `search_share` was retired load, without it."""
+    from worldforge.world.options import OracleSpec, RolloutOptions
+
+    assert "search_share" not in OracleSpec.model_validate({"search_share": 0.3, "cross_check": 0.2}).model_dump()
+    assert RolloutOptions.model_validate({"oracle": {"search_share": 0.2}}).oracle == OracleSpec()

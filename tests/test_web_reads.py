@@ -92,15 +92,36 @@ def test_stale_copy_is_the_archive_not_scaled_numbers(web):
     assert not hasattr(perturb, "LOW_QUALITY_SITES")
 
 
-def test_copy_sites_are_credible_and_differ_per_world():
-    a, b = perturb.copy_sites(1), perturb.copy_sites(2)
-    assert {d for _n, d, _k in a} != {d for _n, d, _k in b}
-    for name, domain, kind in a + b:
-        assert re.fullmatch(r"(www\.)?[a-z]+\.(com|org|net|info)", domain) and name and kind
-        assert not re.search(r"trivia|crowd|zilla|answers|quickwiki", domain)
-    url = perturb.conflicting_url("https://enc.org/wiki/Ann_Kel", 1)
-    assert perturb.original_of(url, 1) == "https://enc.org/wiki/Ann_Kel"
-    assert perturb.original_of("https://enc.org/wiki/Ann_Kel", 1) is None
+def test_a_cut_page_is_noticed_from_its_text_alone(web):
+    """No complete page looks cut; every cut page does, and it is the page's own beginning."""
+    cut_pages = 0
+    for url, _kind, _d, _s, md in web["pages"]:
+        assert not perturb.looks_cut(md), url
+        cut = perturb.truncate(md, url)
+        if cut is None:
+            continue
+        cut_pages += 1
+        assert md.startswith(cut) and perturb.looks_cut(cut), (url, cut[-80:])
+        assert 0.1 * len(md) <= len(cut) <= 0.8 * len(md) or len(md) < 600, url
+        assert "partially loaded" not in cut and not cut.rstrip().endswith("]")
+    assert cut_pages >= 0.95 * len(web["pages"])
+
+
+def test_a_careless_copy_slips_plausibly():
+    text = ("The Lewis Medal was established on December 24, 1902; the prize money stands at 35,762 USD "
+            "and 651 people attended. See [Ann](https://enc.org/wiki/Ann_2019) (2019).")
+    outs = {perturb.alter_copy(text, f"k{i}") for i in range(60)}
+    assert text not in outs and len(outs) > 10
+    for out in outs:
+        assert "https://enc.org/wiki/Ann_2019" in out and "(2019)" in out  # links and bare years are kept
+        years = [int(y) for y in re.findall(r"December 24, (\d{4})", out)]
+        assert len(years) == 1 and abs(years[0] - 1902) <= 1
+        money = float(re.search(r"([\d,]+) USD", out).group(1).replace(",", ""))
+        assert 0.9 * 35762 <= money <= 1.1 * 35762  # rounded or a few percent off, never absurd
+    assert any("36,000 USD" in o for o in outs) and any("December 24, 1903" in o or "December 24, 1901" in o for o in outs)
+    # one figure is altered the same way wherever it is written (a snippet agrees with its page)
+    twice = perturb.alter_copy("651 seats; again 651 seats", "k")
+    assert twice.split(";")[0].split()[0] == twice.split()[-2]
 
 
 def _infobox(md: str) -> list[tuple[str, str]]:

@@ -237,6 +237,22 @@ def test_search_finds_chinese_names_inside_unspaced_questions(zh_web):
     assert all(r["title"] != "华星科技有限公司" for r in res)
 
 
+def test_a_cut_chinese_page_is_noticed_from_its_text_alone(zh_web):
+    """A page that stops part-way reads as cut in Chinese too, and no complete page does."""
+    from worldforge.rollout import perturb
+
+    path, eng = zh_web
+    rows = eng.pages.execute("SELECT url, markdown FROM pages").fetchall()
+    cut_pages = 0
+    for url, md in rows:
+        assert not perturb.looks_cut(md), url
+        cut = perturb.truncate(md, url)
+        if cut is not None:
+            cut_pages += 1
+            assert md.startswith(cut) and perturb.looks_cut(cut), (url, cut[-40:])
+    assert cut_pages >= 0.95 * len(rows)
+
+
 def test_chinese_index_is_deterministic_and_says_its_language(zh_web, tmp_path):
     import json
 
@@ -510,12 +526,20 @@ def test_chinese_number_and_date_formats_round_trip():
         "missing c1/population", "missing c1/founded", "invented date 1946-01-07", "invented number 4.1e+06"]
 
 
-def test_chinese_copies_alter_numbers_but_never_dates():
-    from worldforge.rollout.perturb import alter_numbers
+def test_chinese_copies_slip_plausibly():
+    import re
 
-    out = alter_numbers("人口为35万人，于2025年6月30日成立，2001年起，身高175厘米。", "k", 0.7, 0.9)
-    assert "2025年6月30日" in out and "2001年起" in out
-    assert "35万" not in out and "175厘米" not in out
+    from worldforge.rollout.perturb import alter_copy
+
+    text = "人口为35万人，于2025年6月30日成立，2001年起，身高175厘米。"
+    outs = {alter_copy(text, f"k{i}") for i in range(40)}
+    assert text not in outs and len(outs) > 5
+    for out in outs:
+        assert "2001年起" in out  # a bare year is kept
+        year = int(re.search(r"(\d{4})年6月30日", out).group(1))
+        assert abs(year - 2025) <= 1  # a date's year at most one off
+        height = int(re.search(r"身高(\d+)厘米", out).group(1))
+        assert 160 <= height <= 190  # rounded or a few percent off, never absurd
 
 
 def test_vllm_writer_prompts_in_chinese_for_a_chinese_world(zh_web):

@@ -26,8 +26,9 @@ from pathlib import Path
 from ..errors import DamagedStateError, RolloutError, SearchInputError
 from ..plumbing import stable_hash
 from ..tasks.scoring import Evaluation, read_gold_csv, reward_of, score_table
+from ..web.pages import slug as _slug
+from ..web.search import SNIPPET_CHARS, SNIPPET_CHARS_ZH, SearchEngine, check_url, cut_snippet, search_arguments
 from ..web.search import TOOLS as WEB_TOOLS
-from ..web.search import SearchEngine, check_url, search_arguments
 from ..world.options import RolloutOptions
 from . import perturb
 from .context import MIN_TURNS, compact_threshold, compaction_prompt, resume_content
@@ -189,6 +190,9 @@ class Environment:
         self._task_aliases: dict[str, dict[str, str]] = {}
         self.count_tokens = count_tokens
         self.system_prompt = SYSTEM_PROMPT.format(today=as_of.strftime("%B %-d, %Y"))
+        self._copies: dict[str, tuple[str, str, str]] = {}  # duplicate URL -> (original, look, shape)
+        self._not_copies: set[str] = set()
+        self._copy_idx: dict | None = None
 
     @classmethod
     def for_world(cls, world_path: str | Path, options: RolloutOptions | None = None, *, seed: int | None = None,
@@ -250,15 +254,14 @@ class Environment:
         if not isinstance(url, str):
             raise SearchInputError(_URL_NEEDED)
         url = check_url(url)
-        original = perturb.original_of(url, self.seed)
-        if original is not None:  # a low-quality copy met in earlier results: always the same text
-            p = self.engine.page(original)
-            if p is not None:
-                return self._cap(self._copy_page(p)), None
+        copy = self._copy_text(url)
+        if copy is not None:  # an older duplicate met in earlier results: always the same text
+            return self._cap(copy), None
         if kind == "truncated_page":
             p = self.engine.page(url)
-            if p is not None:
-                return self._cap(perturb.truncate(p["markdown"], key)), kind
+            cut = perturb.truncate(p["markdown"], key) if p is not None else None
+            if cut is not None:
+                return self._cap(cut), kind
         if kind == "stale_page":
             a = self.engine.archive(url)
             if a is not None:  # only articles whose entity changed since have an earlier capture
@@ -273,21 +276,44 @@ class Environment:
         for i, q in enumerate(qs):
             results, total = self.engine.search(q, offset)
             if kind == "conflicting_page" and results and i == 0:
-                results = self._inject_copy(results, key)
-                applied = kind
+                injected = self._inject_copy(results, key)
+                if injected is not results:
+                    results, applied = injected, kind
             blocks.append(self.engine.format_results(q, offset, results, total))
         return "\n\n".join(blocks), applied
 
     def _inject_copy(self, results: list[dict], key: str) -> list[dict]:
-        """Put a low-quality copy of one result (a page with numbers) among the results."""
-        cands = [r for r in results if r["kind"] in ("article", "profile", "directory") and any(c.isdigit() for c in r["snippet"])]
-        pool = (cands or results)[:3]  # content farms copy the pages that rank: one of the top three with numbers
+        """Put an older, careless duplicate of one result (an article or profile with figures)
+        among the results: a second listing on the entity's profile site when one is among the
+        results, else a piece on a news site among them. It has the original's title and an
+        address shaped like its site's own pages. The results unchanged when neither site is there."""
+        cands = [r for r in results if r["kind"] in ("article", "profile") and any(c.isdigit() for c in r["snippet"])]
+        pool = cands[:3]  # content farms copy the pages that rank: one of the top three with numbers
+        if not pool:
+            return results
         src = pool[stable_hash(key, "src") % len(pool)]
-        url = perturb.conflicting_url(src["url"], self.seed)
-        name, _domain, kind = perturb.copy_site(url, self.seed)
-        copy = {"url": url, "title": f"{src['title']} | {name}",
-                "snippet": perturb.conflicting(_whole_numbers(src["snippet"]), src["url"], self.seed),
-                "date": self._copy_date(src["url"]).strftime("%b %-d, %Y"), "kind": kind, "score": 0.0}
+        title = src["title"]
+        twin = next((r for r in results if r["kind"] == "profile" and r["title"] == title.split(" (")[0]
+                     and re.search(r"^https://[^/]+/[^/]+/[^/]+-[0-9a-f]{6}$", r["url"])), None)
+        when = self._copy_date(src["url"])
+        news = next((r for r in results if r["kind"] == "news"), None)
+        if twin is not None and (news is None or stable_hash(key, "shape") % 2):
+            base, _, last = twin["url"].rpartition("/")
+            stem = re.sub(r"-[0-9a-f]{6}$", "", last)
+            url, model, shape, title = f"{base}/{stem}-{perturb.copy_id(self.seed, src['url'])}", twin["url"], "profile", twin["title"]
+        else:
+            if news is None:
+                return results
+            host = news["url"].split("/")[2]
+            url, model, shape = f"https://{host}/{when:%Y/%m/%d}/{_slug(title)[:80]}", news["url"], "news"
+        if self.engine.page(url) is not None:
+            return results  # the address is a real page's
+        self._copies[url] = (src["url"], model, shape)
+        text = self._copy_text(url)
+        plain = re.sub(r"\s+", " ", re.sub(r"[#*|]|^-{3,}$|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or " ", text, flags=re.M))
+        chars = SNIPPET_CHARS_ZH if self.engine.language == "zh" else SNIPPET_CHARS
+        copy = {"url": url, "title": title, "snippet": _whole_numbers(cut_snippet(plain.strip(), chars)),
+                "date": when.strftime("%b %-d, %Y") if shape == "news" else "N/A", "kind": shape, "score": 0.0}
         pos = 1 + stable_hash(key, "pos") % min(4, len(results))
         return (results[:pos] + [copy] + results[pos:])[: len(results)]
 
@@ -295,11 +321,85 @@ class Environment:
         """A copy was last updated one to six years before the world's as_of: older than the original."""
         return self.as_of - dt.timedelta(days=365 + stable_hash(self.seed, "copy-date", original) % (5 * 365))
 
-    def _copy_page(self, page: dict) -> str:
-        body = perturb.conflicting(page["markdown"], page["url"], self.seed)
-        name, _domain, kind = perturb.copy_site(perturb.conflicting_url(page["url"], self.seed), self.seed)
-        when = self._copy_date(page["url"]).strftime("%B %-d, %Y")
-        return f"*{name}* · {kind} · last updated {when}\n\n{body}"
+    def _copy_source(self, url: str) -> tuple[str, str, str] | None:
+        """(original URL, a page of the copy's site to take its look from, 'profile' or 'news')
+        of a duplicate address, or None: from the copies made in this process, else worked out
+        from the address itself (so a copy's text never depends on which searches ran first)."""
+        got = self._copies.get(url)
+        if got is not None or not isinstance(url, str) or url in self._not_copies:
+            return got
+        parts = url.split("?", 1)[0].split("/")
+        if len(parts) < 5 or self.engine.page(url) is not None:
+            self._not_copies.add(url)
+            return None
+        idx = self._copy_index()
+        host, last = parts[2], parts[-1]
+        m = re.fullmatch(r"(.+)-([0-9a-f]{6})", last)
+        if len(parts) == 5 and m:  # https://host/seg/stem-id: a second listing
+            twin = idx["profiles"].get((host, parts[3], m.group(1)))
+            for cand in idx["titles"].get(m.group(1), ()) if twin else ():
+                if perturb.copy_id(self.seed, cand) == m.group(2):
+                    got = (cand, twin, "profile")
+                    break
+        elif len(parts) == 7 and host in idx["news"]:  # https://host/YYYY/MM/DD/slug: a news piece
+            for cand in idx["titles"].get(last, ()):
+                if f"{self._copy_date(cand):%Y/%m/%d}" == "/".join(parts[3:6]):
+                    got = (cand, idx["news"][host], "news")
+                    break
+        if got is None:
+            self._not_copies.add(url)
+        else:
+            self._copies[url] = got
+        return got
+
+    def _copy_index(self) -> dict:
+        """Articles and profiles by the slug of their title, profiles by (host, section, name
+        slug), one news page per news site: read once, the first time an address no search of
+        this process made is opened."""
+        if self._copy_idx is None:
+            import polars as pl
+
+            from ..web.pages import slugs
+
+            got = self.engine.pages.execute(
+                "SELECT url, title, kind FROM pages WHERE kind IN ('article', 'profile', 'news')").fetchnumpy()
+            df = pl.DataFrame({k: got[k].tolist() for k in ("url", "title", "kind")}, schema=dict.fromkeys(("url", "title", "kind"), pl.String))
+            ents = df.filter(pl.col("kind") != "news")
+            titles: dict[str, list[str]] = {}
+            for u, t in zip(ents["url"].to_list(), slugs(ents["title"].str.replace(r" \(.*$", ""))):
+                titles.setdefault(t, []).append(u)
+                if len(t) > 80:
+                    titles.setdefault(t[:80], []).append(u)
+            prof = ents.filter(pl.col("kind") == "profile")["url"].str.extract_groups(
+                r"^https://([^/]+)/([^/]+)/(.+)-[0-9a-f]{6}$").struct.unnest().with_columns(url=ents.filter(
+                    pl.col("kind") == "profile")["url"]).drop_nulls()
+            news = df.filter(pl.col("kind") == "news")["url"]
+            self._copy_idx = {"titles": titles,
+                              "profiles": dict(zip(zip(*(prof[c].to_list() for c in prof.columns[:3])), prof["url"].to_list())),
+                              "news": dict(zip(news.str.extract(r"^https://([^/]+)/").to_list()[::-1], news.to_list()[::-1]))}
+        return self._copy_idx
+
+    def _copy_text(self, url: str) -> str | None:
+        """A duplicate's page: the original's text, with its slips, in the look of the site it
+        sits on (that site's by-line, and the date it was last updated); None when `url` is no copy."""
+        got = self._copy_source(url)
+        if got is None:
+            return None
+        original, model, shape = got
+        src, look = self.engine.page(original), self.engine.page(model)
+        if src is None or look is None:
+            return None
+        zh = self.engine.language == "zh"
+        when = self._copy_date(original)
+        day = f"{when.year}年{when.month}月{when.day}日" if zh else when.strftime("%B %-d, %Y")
+        byline = next((ln for ln in look["markdown"].split("\n") if ln.startswith("*")), "")
+        site = byline.split("*")[1] if byline.count("*") >= 2 else url.split("/")[2]
+        head = f"{byline} · {'更新于' if zh else 'updated '}{day}" if shape == "profile" else f"*{site}* · {day}"
+        lines = src["markdown"].split("\n")
+        title = lines[0][2:] if lines and lines[0].startswith("# ") else src["title"]
+        body = [ln for ln in lines[1:] if not (ln.startswith("*") and " · " in ln)]  # its own by-line, if any
+        text = perturb.alter_copy("\n".join(body).strip("\n"), f"copy|{self.seed}|{original}")
+        return f"# {title.split(' (')[0] if shape == 'profile' else title}\n\n{head}\n\n{text}\n"
 
     def _cap(self, text: str) -> str:
         n = self.options.max_observation_chars
@@ -338,6 +438,7 @@ class Episode:
     done: bool = False
     end: str | None = None  # answer | turn-limit | context-length | no-answer
     answer: str | None = None
+    research: dict = field(default_factory=dict)  # the policy's own counters (benchmarks; not exported)
     score: dict | None = None
     max_turns: int | None = None  # None: the rollout options' max_turns
     manage_context: bool = True  # False: the client keeps the transcript and compacts it (the server's episodes)

@@ -15,14 +15,15 @@ stage's provenance. Like a person with a browser it:
 - fills every cell from the pages (following links for linked columns, reading list sections
   and full lists for lists and counts, timelines for dates), ranks by the values it read;
 - recovers like a person: retries failed calls, rephrases searches that found nothing,
-  reloads cut-off pages and archived snapshots, ignores copy sites unless it chooses to compare,
-  and when two sources disagree prefers the encyclopedia and the fresher page and says so;
+  reloads cut-off pages (it sees the text stop mid-sentence) and archived snapshots, compares a
+  second page where the results look suspicious, and when two sources disagree prefers the
+  encyclopedia and the fresher page and says so;
 - spends its context like a long-horizon agent: when the context fills, it writes its research
   state (candidates with their addresses, values read and where, what is left) and goes on from
   that state alone, forgetting the pages it had read (`state.py`).
 
 Its answer is built from what it read, so when the web misleads it (a page that keeps failing,
-a copy site's figures, an archived snapshot it had to rely on) it gets the task wrong: rewards
+an older duplicate's figures, an archived snapshot it had to rely on) it gets the task wrong: rewards
 vary, and rejection sampling has something to reject.
 """
 
@@ -34,11 +35,21 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from ..plumbing import stable_hash
 from .env import Episode, ToolCall, markdown_table
-from .reading import Page, Span, plain_number, read_date, read_number, read_page, read_search, read_span
+from .reading import (
+    Page,
+    Span,
+    plain_number,
+    read_date,
+    read_number,
+    read_page,
+    read_search,
+    read_span,
+    snippet_confirms,
+    snippet_value,
+)
 from .sources import (
     NEED,
     BackList,
@@ -64,7 +75,6 @@ NOTES_MAX = 6  # decisions a message tells in full; the rest are summed up
 CROSS_CHECKS_MAX = 4  # second sources an episode opens to compare, at most
 
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
-_COPY_TITLE = re.compile(r" \| [^|]+$")
 
 
 @dataclass
@@ -100,8 +110,6 @@ class Research:
         self.seen: set[str] = set()
         self.read: dict[str, Page] = {}
         self.fallback: dict[str, Page] = {}  # an archived snapshot or a copy, when the live page never loaded
-        self.copies: dict[str, str] = {}  # original URL -> a copy site's URL seen in results
-        self.copy_pages: dict[str, Page] = {}  # original URL -> the copy as read
         self.tries: Counter = Counter()
         self.failed: set[str] = set()
         self.purpose_of: dict[str, str] = {}  # what a page was last opened for (list, check, row, ...)
@@ -137,6 +145,16 @@ class Research:
         self.turn_out = False
         self.read_from: str | None = None  # the page the value being read came from
         self.memo: dict[tuple, tuple] = {}  # (page url, what) -> (label, what the page gave): the research's notes
+        self.snippets: dict[str, list[str]] = {}  # URL -> the snippets its search results showed
+        self.fresh_snippets: set[str] = set()  # URLs whose results came in the last search
+        self.figure_need: dict[str, str] = {}  # URL -> a date or figure label its page is wanted for
+        self.other_need: set[str] = set()  # URLs wanted for anything else (a snippet cannot stand in)
+        self.deciding: set[str] = set()  # URLs a condition's date, figure or value is wanted from
+        self.set_aside: set[str] = set()  # older duplicates it has said it will not use
+        self.asking_figure: str | None = None  # the figure label the page being asked for is for
+        self.from_snippet = False  # the value just read came from a snippet, not the page
+        self.snippet_read: set[tuple] = set()  # (url, key) of the values snippets gave
+        self.stats: Counter = Counter()  # values read from snippets and pages, cross-checks of rejected candidates
 
     # ------------------------------------------------------------------ observation helpers
 
@@ -159,9 +177,6 @@ class Research:
         self.claims += [(k, v, ref) for k, v, ref, slot in claims if slot in self.voice.fields]
         return text
 
-    def is_copy_result(self, res) -> bool:
-        return bool(_COPY_TITLE.search(res.title)) and not is_encyclopedia(res.url)
-
     def search(self, q: str, purpose: str, again: bool = False):
         """The results of a search (NEED until it has run successfully)."""
         key = norm(q)
@@ -178,13 +193,19 @@ class Research:
         if url in self.read:
             return self.read[url]
         if url in self.failed:
-            return self.fallback.get(url) or self._other_source(url, purpose) or self._copy_fallback(url)
+            return self.fallback.get(url) or self._other_source(url, purpose)
         if url not in self.seen:  # never open an address no observation showed: find it first
             if url in self.forgotten:
                 self.state_misses += 1  # known before a compaction, left out of the state
             return None
         self.wants.setdefault(url, purpose)
         self.asking.append((url, purpose))
+        if self.asking_figure:
+            self.figure_need.setdefault(url, self.asking_figure)
+            if self.why[0] == "check":
+                self.deciding.add(url)
+        else:
+            self.other_need.add(url)
         return NEED
 
     def _other_source(self, url: str, purpose: tuple):
@@ -199,19 +220,23 @@ class Research:
         res = self.search(name, "entity")
         if res is NEED:
             return NEED
-        alt = next((x.url for x in res if not is_encyclopedia(x.url) and not self.is_copy_result(x) and x.url not in self.failed
-                    and norm(x.title) == norm(name) and "(page " not in x.title), None)
-        if alt is None:
+        alts = [x.url for x in res if not is_encyclopedia(x.url) and x.url not in self.failed
+                and norm(x.title) == norm(name) and "(page " not in x.title][:2]
+        if not alts:
             return None
-        if alt not in self.read and alt not in self.wants:
-            self.note("other_source", page=name, site=host(alt))
-        return self.page(alt, purpose)
-
-    def _copy_fallback(self, url: str):
-        p = self.copy_pages.get(url)
-        if p is not None:
-            self.note("copy_only", name=self.label_of(url), site=p.copy[0] if p.copy else host(p.url))
-        return p
+        for alt in alts:
+            if alt not in self.read and alt not in self.wants:
+                self.note("other_source", page=name, site=host(alt))
+        got = [self.page(alt, purpose) for alt in alts]  # two pages of that name: read both, keep the current one
+        if any(g is NEED for g in got):
+            return NEED
+        got = [g for g in got if g is not None]
+        if len(got) > 1:  # a living profile before a dated piece; of dated ones, the latest
+            got.sort(key=lambda g: (g.dated is not None, -(g.dated.toordinal() if g.dated else 0)))
+            if got[1].dated is not None and got[1].url not in self.set_aside and _disagree(got[0], got[1]):
+                self.set_aside.add(got[1].url)
+                self.note("older_copy", page=name, site=host(got[1].url), date=got[1].dated.isoformat())
+        return got[0] if got else None
 
     def label_of(self, url: str) -> str:
         p = self.read.get(url)
@@ -341,19 +366,46 @@ class Research:
             items = [i for i in items if i.span.start is None or i.span.open]
         return items
 
-    def attribute(self, url: str | None, label: str, name: str = ""):
-        """An attribute's cell on an entity's article (None when the page does not state it)."""
+    def attribute(self, url: str | None, label: str, name: str = "", figure: bool = False, expect: str | None = None):
+        """An attribute's cell on an entity's article (None when the page does not state it). A
+        date or a figure (`figure`) a search result's snippet of that page states settles it
+        without opening the page, and so does a snippet confirming the value a condition expects
+        (`expect`; a snippet never rules one out)."""
         key = ("attr", norm(label))
+        self.from_snippet = False
         got = self.noted(url, key)
         if got is not MISSING:
+            self.from_snippet = (url, key) in self.snippet_read
             return got
+        if figure and url not in self.read and url in self.snippets:
+            who = name or self.label_of(url)
+            value = next((v for sn in self.snippets[url] if (v := snippet_value(sn, label, who)) is not None), None)
+            if value is not None:
+                self.from_snippet = True
+                self.read_from = url
+                self.stats["snippet_values"] += 1
+                self._note_value(url, key, label, value)
+                self.snippet_read.add((url, key))
+                return value
+        if expect is not None and url not in self.read and url in self.snippets:
+            said = (url, ("is", norm(label), norm(expect)))
+            if said in self.snippet_read or any(snippet_confirms(sn, label, name or self.label_of(url), expect)
+                                                for sn in self.snippets[url]):
+                self.from_snippet = True
+                self.read_from = url
+                self.stats["snippet_values"] += said not in self.snippet_read
+                self.snippet_read.add(said)
+                return expect  # not noted as the attribute: only this condition is settled
+        self.asking_figure = label if figure or expect is not None else None
         page = self.article(url, name)
+        self.asking_figure = None
         if page is NEED:
             return NEED
         if page is None:
             return None
         cells = page.infobox_rows(label)
         cell = cells[0] if cells else None
+        self.stats["page_values"] += cell is not None
         self._note_value(url, key, label, cell)
         return cell
 
@@ -372,10 +424,11 @@ class Research:
                 self.listing_said.add(cond["letter"])
                 self.note("from_listing", col=cond.get("label", "") if self.zh else cond.get("label", "").lower())
             if cell is None:
-                cell = self.attribute(c.url, cond["label"], c.name)
+                cell = self.attribute(c.url, cond["label"], c.name, figure=cond["test"] != "eq",
+                                      expect=cond["value"] if cond["test"] == "eq" and not cond.get("negated") else None)
                 if cell is NEED:
                     return NEED, None
-                where = self.voice.own_page()
+                where = self.voice.snippet_where() if self.from_snippet else self.voice.own_page()
             return self._match(cond, cell), (cell, where)
         ents = [(c.name, c.url)]
         for i, hop in enumerate(path):
@@ -403,7 +456,7 @@ class Research:
         seen_vals = []
         self.why = ("hop", cond["text"])
         for name, url in ents:
-            cell = self.attribute(url, cond["label"], name)
+            cell = self.attribute(url, cond["label"], name, figure=cond["test"] != "eq")
             if cell is NEED:
                 need = True
                 continue
@@ -531,7 +584,7 @@ class Research:
         if col["attribute"] is None:
             return name
         listed = c.listed.get(header_for(c.listed, col.get("label", ""))) if not col["path"] and base != "other" else None
-        cell = listed if listed is not None else self.attribute(url, col["label"], name)
+        cell = listed if listed is not None else self.attribute(url, col["label"], name, figure=col["kind"] in ("number", "date"))
         if cell is NEED:
             return NEED
         if cell is None:
@@ -649,7 +702,7 @@ class Research:
                 if w[0] is None:
                     if self._arrived(w):
                         break
-                elif w[0] in read or w[0] in failed:
+                elif w[0] in read or w[0] in failed or w[0] in self.fresh_snippets:
                     break
             else:
                 for url, purpose in waiting:
@@ -694,7 +747,7 @@ class Research:
                 continue
             cell = c.listed.get(header_for(c.listed, rk.get("label", "")))
             if cell is None:
-                cell = self.attribute(c.url, rk["label"], c.name)
+                cell = self.attribute(c.url, rk["label"], c.name, figure=True)
             if cell is NEED:
                 need = True
                 continue
@@ -769,7 +822,16 @@ class Research:
         intents: list[str] = []
         # searches this turn: one call, several queries
         qs = [q for q in self.search_wants if self.search_tries[norm(q)] <= self.opt.max_retries][:SEARCH_QUERIES_MAX]
-        opens = [u for u in self.wants if u in self.seen and u not in self.read][: self.k - (1 if qs else 0)]
+        # a rejected candidate's own page is not opened: other conditions asked for it before the
+        # one that ruled the candidate out was settled (from a snippet, or a linked page)
+        dropped = {c.url for c in self.candidates or [] if c.state in ("rejected", "lost")
+                   and self.wants.get(c.url, ("",))[:2] == ("check", c.name)}
+        pending = [u for u in self.wants if u in self.seen and u not in self.read and u not in dropped]
+        # pages wanted only for a date or a figure are searched for first (the name and that label,
+        # four at a time): a snippet may show the value, and only the pages it leaves open are read
+        later = {u for u in pending if self._eligible(u)}  # searched first (now or in a later turn), then opened
+        ahead = [] if qs else self._ahead(pending)
+        opens = [u for u in pending if u not in later][: self.k - (1 if qs or ahead else 0)]
         if qs:
             purpose = self.search_wants[qs[0]]
             if self.search_tries[norm(qs[0])]:  # the same search again, after an error or nothing found
@@ -783,17 +845,21 @@ class Research:
             calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(query=qs[0], queries=qs[1:])))
             for x in qs:
                 self.search_tries[norm(x)] += 1
-        elif opens and self._want_verify_search():
-            names = self._verify_names(opens)
-            if names:
-                intents.append(self.voice.say("search_verify", names=self.voice.names(names)))
-                calls.append(ToolCall("web_search", _args(query=names[0]) if len(names) == 1 else _args(query=names[0], queries=names[1:])))
-                opens = opens[: self.k - 1]
+        elif ahead:
+            names = [n for n, _ in ahead]
+            qs = [f"{n} {lab}" for n, lab in ahead]
+            intents.append(self.voice.say("search_ahead", names=self.voice.names(names),
+                                          label=ahead[0][1] if self.zh else ahead[0][1].lower()))
+            calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(query=qs[0], queries=qs[1:])))
         # a second source about an entity whose article it has read, to compare: a slot of its own
+        rejected = {c.url for c in self.candidates or [] if c.state == "rejected"}
+        for a in [a for a in self.second if a in rejected]:  # decided already: nothing left to check
+            del self.second[a]
         art = next((a for a in self.second if a in self.read), None)
         if art is not None and self.k - len(calls) > 0:
             other = self.second.pop(art)
             self.second_of[other] = art
+            self.stats["rejected_cross_checks"] += art in rejected
             opens = [other] + [u for u in opens if u != other][: self.k - len(calls) - 1]
             self.wants.setdefault(other, ("copy", self.label_of(art), ""))
             intents.append(self.voice.say("copy_check", site=host(other), name=self.label_of(art)))
@@ -811,21 +877,30 @@ class Research:
         text = self.voice.join(parts + intents)
         return text, calls
 
-    def _want_verify_search(self) -> bool:
-        total = sum(self.calls_made.values())
-        return total > 0 and self.calls_made["web_search"] / total < self.opt.search_share and self.k > 1
+    def _eligible(self, url: str) -> bool:
+        """A page wanted only for dates, figures or values a snippet may show, or wanted to decide a
+        condition (a snippet may rule the candidate out before its page is read), whose name has
+        not been searched with that label yet."""
+        if url not in self.figure_need or not is_encyclopedia(url):
+            return False
+        if url in self.other_need and url not in self.deciding:
+            return False  # the page is read anyway: a snippet could not save it
+        n = self.label_of(url)
+        return bool(n) and n != url and norm(n) not in self.searched_names
 
-    def _verify_names(self, opens: list[str]) -> list[str]:
+    def _ahead(self, pending: list[str]) -> list[tuple[str, str]]:
+        """(name, label) for the next four pages wanted only for a date or a figure, now searched."""
         out = []
-        for u in opens:
-            if self.wants.get(u, ("",))[0] not in ("check", "row"):
+        for u in pending:
+            if not self._eligible(u):
                 continue
-            n = self.label_of(u)
-            if n and n != u and norm(n) not in self.searched_names and is_encyclopedia(u):
-                out.append(n)
-                self.searched_names.add(norm(n))
-                self.verifying[norm(n)] = u
-        return out[:4]
+            n, label = self.label_of(u), self.figure_need[u]
+            out.append((n, label))
+            self.searched_names.add(norm(n))
+            self.verifying[norm(f"{n} {label}")] = u
+            if len(out) == 4:
+                break
+        return out
 
     def _open_text(self, opens: list[str]) -> list[str]:
         groups: dict[tuple[str, str], list[str]] = {}
@@ -985,6 +1060,7 @@ class Research:
     # ------------------------------------------------------------------ absorbing results
 
     def absorb(self, calls: list[ToolCall], results: list[dict]) -> None:
+        self.fresh_snippets = set()
         for c, res in zip(calls, results):
             args = json.loads(c.arguments)
             text = res["content"]
@@ -1008,25 +1084,24 @@ class Research:
             self.results[norm(q)] = b.results
             art = self.verifying.get(norm(q))
             if art is not None and len(self.second) + len(self.second_of) < CROSS_CHECKS_MAX and not compared:
-                # now and then a second source about the candidate, to compare with its article: a copy site
-                # that republished it most of all (the one likeliest to disagree), else its profile or own site
+                # a second source about the candidate, to compare with its article
                 alike = [x for x in b.results if x.url != art and norm(x.title).startswith(norm(q))
                          and not is_encyclopedia(x.url) and "(page " not in x.title]
-                alike.sort(key=lambda x: not self.is_copy_result(x))
-                chance = self.opt.cross_check if alike and self.is_copy_result(alike[0]) else self.opt.cross_check / 3
+                # two pages of one name on one site, or one on a news site with the name alone for a
+                # title, are worth comparing (one may be an old duplicate); a lone profile now and then
+                hosts = Counter(host(x.url) for x in alike)
+                odd = [x for x in alike if hosts[host(x.url)] > 1
+                       or (norm(x.title) == norm(q) and re.search(r"/\d{4}/\d{2}/\d{2}/", x.url))]
+                alike = odd[-1:] + [x for x in alike if x not in odd[-1:]]
+                chance = self.opt.cross_check if odd else self.opt.cross_check / 3
                 if alike and art not in self.second and self.rng.random() < chance:
                     self.second[art] = alike[0].url
                     self.seen.add(alike[0].url)
                     compared = True
             for x in b.results:
-                if self.is_copy_result(x):
-                    orig = _copied_from(x.url)
-                    m = _COPY_TITLE.search(x.title)
-                    self.note("copy_seen", site=m.group(0)[3:] if m else host(x.url), kind="copy", date=x.date)
-                    if orig:
-                        self.copies[orig] = x.url
-                        self.seen.add(x.url)
-                    continue
+                if x.snippet not in self.snippets.setdefault(x.url, []):
+                    self.snippets[x.url].append(x.snippet)
+                    self.fresh_snippets.add(x.url)
                 self.seen.add(x.url)
                 self.link_names.setdefault(x.url, x.title)
                 if is_encyclopedia(x.url) and "(" not in x.title:
@@ -1040,7 +1115,7 @@ class Research:
         if page is None:
             return
         mine = {norm(lab): cell for lab, cell in page.infobox}
-        site_b = other.copy[0] if other.copy else (other.site or host(other.url))
+        site_b = other.site or host(other.url)
         same, diffs = None, []
         for lab, cell in other.infobox + other.fields:
             a = mine.get(norm(lab))
@@ -1051,14 +1126,14 @@ class Research:
             else:
                 diffs.append((lab, a, cell))
         dated = next(((lab, b) for lab, a, b in diffs if read_date(strip_links(a))), None)
-        if dated and page.title != page.name and not other.copy:
+        if dated and page.title != page.name and not other.dated:
             # the article is one of namesakes ('Ana Ellison (person, 1973)'): other dates mean another entity
             self.note("namesake", site=site_b, name=page.name, label=dated[0] if self.zh else dated[0].lower(),
                       value=strip_links(dated[1]))
             return
         if diffs:
             lab, a, cell = diffs[0]
-            why = self.voice.why("encyclopedia") if not other.copy else self.voice.why("fresher")
+            why = self.voice.why("encyclopedia") if not other.dated else self.voice.why("fresher")
             self.conflicts += 1
             self.decisions.append(("conflict", dict(name=page.name or page.title, label=lab if self.zh else lab.lower(),
                                                     site_a=host(art), a=strip_links(a), site_b=site_b, b=strip_links(cell),
@@ -1071,13 +1146,9 @@ class Research:
     def _absorb_page(self, url: str, text: str, cid: str) -> None:
         page = read_page(url, text)
         art = self.second_of.get(url)
-        orig = next((o for o, cu in self.copies.items() if cu == url), None)
-        if art is not None or orig is not None:
+        if art is not None:
             if page.state == "ok":
-                if orig is not None:
-                    self.copy_pages[orig] = page
-                if art is not None:
-                    self._compare(art, page)
+                self._compare(art, page)
             return
         name = self.label_of(url)
         # no more tries after this one (a list page, which every row depends on, gets two more)
@@ -1132,17 +1203,6 @@ class _Item:
     span: Span
 
 
-def _copied_from(url: str) -> str | None:
-    """The page a republished copy took its text from: copy sites put the original's address
-    in their own path (`https://copysite/www.site.com/page`)."""
-    p = urlsplit(url)
-    path = p.path.lstrip("/")
-    host = path.split("/", 1)[0]
-    if "." not in host or "/" not in path:
-        return None
-    return "https://" + path + (f"?{p.query}" if p.query else "")
-
-
 def _tag_span(tail: str) -> Span:
     """The dates after an infobox link: ' (since June 25, 2016)', ' (June 1, 2001 – May 2, 2005)'."""
     if not tail.strip():
@@ -1166,6 +1226,12 @@ def _same_value(a: str, b: str) -> bool:
     if na is not None and nb is not None:
         return abs(na - nb) <= 0.01 * max(abs(na), abs(nb)) + 1e-9
     return norm(a) == norm(b)
+
+
+def _disagree(a: Page, b: Page) -> bool:
+    """Some value both pages give under one label differs between them."""
+    mine = {norm(lab): cell for lab, cell in a.infobox + a.fields}
+    return any(norm(lab) in mine and not _same_value(mine[norm(lab)], cell) for lab, cell in b.infobox + b.fields)
 
 
 def _format(cell: str, kind: str) -> str:
@@ -1350,3 +1416,4 @@ def run_oracle(episodes: list[Episode], options) -> None:
             results = ep.act(text, calls, claims=r.take_claims())
             r.absorb(calls, results)
         ep.context["state_misses"] = r.state_misses
+        ep.research = dict(r.stats, conflicts=r.conflicts)

@@ -7,38 +7,25 @@ gives the same text. Kinds (rates per kind and tool live in `stages.rollout.pert
 - `search_error`: a timeout or a server error instead of results or a page;
 - `empty_results`: a search that finds nothing;
 - `rate_limit`: HTTP 429 with a retry-after hint;
-- `truncated_page`: the page breaks off part-way, with a connection note;
+- `truncated_page`: the page breaks off part-way, mid-sentence or mid-row, with no note: a
+  reader notices from the text (a sentence without its end, a table row without its last cell);
 - `stale_page`: an article's archived capture: the entity as it stood on an earlier date (links
   and dates of that day from the world's history; nothing from after it);
-- `conflicting_page`: a copy site among the search results (credible-looking, named per world,
-  with a source type and an older update date) whose numbers contradict the page it copied;
-  opening its URL gives that contradicting copy, every time.
+- `conflicting_page`: an older duplicate of a result among the search results, on a site that
+  also holds original pages and shaped like its pages (a second listing on the entity's profile
+  site, or a piece on a news site), with the same title and a few plausible slips (a rounded or
+  stale figure, a year one off); opening its URL gives that copy, every time.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from functools import lru_cache
-from urllib.parse import urlsplit
 
 from ..plumbing import stable_hash
 from ..world.options import PERTURBATION_TOOLS
 
-# Sites that republish other sites' pages with their own (wrong) figures: credible-looking and
-# different in every world (named from the seed), each with a source type an agent can weigh.
-_COPY_FORMS = (("{R} Reference", "www.{r}reference.com", "reference aggregator"),
-               ("{R} Facts", "www.{r}facts.org", "fact aggregator"),
-               ("{R} Data", "{r}data.net", "data aggregator"),
-               ("{R} Guide", "www.{r}guide.com", "online guide"),
-               ("The {R} Insider", "www.{r}insider.com", "news digest"),
-               ("{R} Review", "{r}review.net", "review site"),
-               ("{R} Hub", "www.{r}hub.org", "community wiki"),
-               ("{R} Index", "www.{r}index.info", "directory mirror"))
-_SYLL = ("ka lo ri ven dor mar tel sa ni bra tor el an is ul ve mo ra li den gal thu quin zar bel cor dra fen hal "
-         "jor kel lun mer nor pel ros sil tam val wyn yor zen ber cas del fa gor hes ir kos lar mi nes or pra sel").split()
 ARCHIVE_NOTE = "> Archived copy captured on {date}. This snapshot may be out of date; the live page may differ."
-TRUNCATION_NOTE = "[Connection reset: the page was only partially loaded.]"
 _U64 = float(2**64)
 
 
@@ -74,12 +61,58 @@ def error_text(kind: str, tool: str, key: str, arguments: dict) -> str:
             "Error 500: Internal Server Error while running the search. Please try again.")[v]
 
 
-def truncate(markdown: str, key: str) -> str:
-    """The page cut at a line boundary 25-60% of the way in."""
-    cut = int(len(markdown) * (0.25 + 0.35 * unit(key, "cut")))
-    nl = markdown.rfind("\n", 0, cut)
-    head = markdown[: nl if nl > 0 else cut].rstrip()
-    return f"{head}\n\n{TRUNCATION_NOTE}"
+def _is_han(ch: str) -> bool:
+    return "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
+
+
+def _cuttable(line: str) -> bool:
+    """A line a cut leaves visibly unfinished: prose (which always ends in a full stop, a closing
+    quote or bracket) or a table row (which always ends in '|')."""
+    s = line.lstrip()
+    return bool(s) and (s[0] == "|" or (s[0] not in "-#*>" and not s.startswith(("Pages", "页码"))))
+
+
+def _open_link(head: str) -> bool:
+    return head.count("[") > head.count("]")
+
+
+def truncate(markdown: str, key: str) -> str | None:
+    """The page as far as it loaded: cut 25-60% of the way in, after a word (between two
+    characters in Chinese) inside a sentence, a table row or a list item's link text. No note
+    says so: the text stops. None when the page has no such place to stop."""
+    target = int(len(markdown) * (0.25 + 0.35 * unit(key, "cut")))
+    best = None
+    pos = 0
+    for line in markdown.split("\n"):
+        end = pos + len(line)
+        prose = _cuttable(line)
+        if prose or line.startswith("- "):
+            for i in range(pos + 1, end):
+                prev, nxt = markdown[i - 1], markdown[i]
+                if prev.isalpha() and (nxt == " " or (_is_han(prev) and _is_han(nxt))) and \
+                        (prose or _open_link(markdown[pos:i])):
+                    if best is None or abs(i - target) < abs(best - target):
+                        best = i
+                    if i >= target:
+                        break
+        if best is not None and pos > target:
+            break
+        pos = end + 1
+    return None if best is None else markdown[:best]
+
+
+def looks_cut(markdown: str) -> bool:
+    """Whether a page stops part-way: its last line is prose without its final stop, a table
+    row without its closing '|', or a line with a link left open (every complete page ends each
+    kind of line)."""
+    last = markdown.rstrip().rsplit("\n", 1)[-1].strip()
+    if not last:
+        return False
+    if _open_link(last):
+        return True
+    if not _cuttable(last):
+        return False
+    return not last.endswith("|") if last.startswith("|") else last[-1] not in ".!?。！？)）”\"」』…"
 
 
 # Numbers that may be altered: not inside link targets, ISO dates, day-month-year dates or
@@ -97,29 +130,68 @@ _PROTECT = re.compile(rf"\]\([^)]*\)|https?://[^\s{_CJK}\u2000-\u206f]+|\d{{4}}-
 _NUMBER = re.compile(rf"(?<![.]|{_W})\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?!{_W})|(?<![.,]|{_W})\d+(?:\.\d+)?(?![,]|{_W})")
 
 
-def _alter_number(text: str, key: str, low: float, high: float) -> str:
+def _round2(value: float) -> float:
+    """Two significant figures: 35,762 -> 36,000; 651 -> 650."""
+    digits = len(str(int(value))) - 2
+    return round(value / 10**digits) * 10**digits
+
+
+def _alter_number(text: str, key: str, force: bool = False) -> str:
+    """A plausible slip for one figure: rounded (a third of figures), a few percent off, as a
+    stale or mistyped figure (about half), or left as it is."""
     plain = text.replace(",", "")
     if "." not in plain and len(plain) == 4 and 1000 <= int(plain) <= 2100:
         return text  # a year
     value = float(plain)
     if value < 10:
         return text
-    factor = low + (high - low) * unit(key, "number", text)
-    new = value * factor
+    u = unit(key, "number", text)
     decimals = len(plain.split(".", 1)[1]) if "." in plain else 0
+    if u < 0.35 and not force:
+        new = _round2(value)
+        decimals = 0
+    elif u < 0.8 or force:
+        step = 0.02 + 0.07 * unit(key, "step", text)
+        new = value * (1 + step if unit(key, "sign", text) < 0.5 else 1 - step)
+    else:
+        return text
     out = f"{new:,.{decimals}f}" if "," in text else f"{new:.{decimals}f}"
-    return text if out == text else out
+    if out == text and not force:
+        return _alter_number(text, key, True)
+    return out
 
 
-def alter_numbers(text: str, key: str, low: float, high: float) -> str:
-    """Every alterable number scaled by a factor in [low, high) fixed by (key, number)."""
+_FULL_YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
+
+
+def _alter_date(text: str, key: str) -> str:
+    """A full date with its year one off, for about a quarter of dates."""
+    if not _FULL_YEAR.search(text) or not re.search(r"\d{1,2}\D+\d{4}|\d{4}\D+\d{1,2}", text):
+        return text  # a bare year or a day without one
+    if unit(key, "date", text) >= 0.25:
+        return text
+    delta = 1 if unit(key, "year", text) < 0.5 else -1
+    return _FULL_YEAR.sub(lambda m: str(int(m.group(1)) + delta), text, count=1)
+
+
+def _alter(text: str, key: str, force: bool) -> str:
     out, last = [], 0
+    num = (lambda n: _alter_number(n.group(0), key, True)) if force else (lambda n: _alter_number(n.group(0), key))
     for m in _PROTECT.finditer(text):
-        out.append(_NUMBER.sub(lambda n: _alter_number(n.group(0), key, low, high), text[last:m.start()]))
-        out.append(m.group(0))
+        out.append(_NUMBER.sub(num, text[last:m.start()]))
+        span = m.group(0)
+        out.append(span if span.startswith(("](", "http")) else _alter_date(span, key))
         last = m.end()
-    out.append(_NUMBER.sub(lambda n: _alter_number(n.group(0), key, low, high), text[last:]))
+    out.append(_NUMBER.sub(num, text[last:]))
     return "".join(out)
+
+
+def alter_copy(text: str, key: str) -> str:
+    """A careless copy's text: each figure or date written the same way everywhere in it gets
+    the same slip (so a snippet agrees with its page); at least one value differs from `text`
+    when it has any figure at all."""
+    out = _alter(text, key, False)
+    return out if out != text else _alter(text, key, True)
 
 
 def stale(markdown: str, captured: dt.date) -> str:
@@ -128,39 +200,6 @@ def stale(markdown: str, captured: dt.date) -> str:
     return f"{ARCHIVE_NOTE.format(date=captured.strftime('%B %-d, %Y'))}\n\n{markdown}"
 
 
-@lru_cache(maxsize=64)
-def copy_sites(seed: int) -> tuple[tuple[str, str, str], ...]:
-    """The world's copy sites: (name, domain, source type), named from the seed."""
-    out = []
-    for i, (name, domain, kind) in enumerate(_COPY_FORMS):
-        h = stable_hash(seed, "copy-site", i)
-        root = _SYLL[h % len(_SYLL)] + _SYLL[(h >> 16) % len(_SYLL)]
-        out.append((name.replace("{R}", root.title()), domain.replace("{r}", root), kind))
-    return tuple(out)
-
-
-def conflicting_url(original: str, seed: int) -> str:
-    """Where a copy site republishes `original`: its own domain, the original's address as the path."""
-    p = urlsplit(original)
-    sites = copy_sites(seed)
-    site = sites[stable_hash(seed, "site", original) % len(sites)][1]
-    return f"https://{site}/{p.netloc}{p.path}" + (f"?{p.query}" if p.query else "")  # a list's page N stays page N
-
-
-def copy_site(url: str, seed: int) -> tuple[str, str, str] | None:
-    netloc = urlsplit(url).netloc
-    return next((s for s in copy_sites(seed) if s[1] == netloc), None)
-
-
-def original_of(url: str, seed: int) -> str | None:
-    """The page a copy was made from, or None when `url` is no such copy."""
-    if copy_site(url, seed) is None:
-        return None
-    u = urlsplit(url)
-    path = u.path.lstrip("/")
-    return "https://" + path + (f"?{u.query}" if u.query else "") if "/" in path else None
-
-
-def conflicting(text: str, original: str, seed: int) -> str:
-    """A low-quality copy's text (page or snippet): the original's numbers, contradicted."""
-    return alter_numbers(text, f"conflict|{seed}|{original}", 1.15, 1.6)
+def copy_id(seed: int, original: str) -> str:
+    """The six hex digits a duplicate listing of `original` carries in its address."""
+    return f"{stable_hash(seed, 'copy-id', original) & 0xFFFFFF:06x}"

@@ -5,8 +5,8 @@ everything it uses comes through here: the numbered results of a search, and a p
 as the simulated web's site styles lay them out (a title, an encyclopedia article's lead,
 infobox, list sections with their tenure spans, timeline and lists of lists; a directory's
 table, paging and numbered page links; a profile's fields), plus the signs of trouble a reader
-notices (an error, a page cut off, an archived snapshot and its date, a copy site's header and
-its update date, a 404).
+notices (an error, a page that stops mid-sentence or mid-row, an archived snapshot and its date,
+the date a by-line gives, a 404).
 
 Values are read as they are written on pages: dates in any of the sites' styles (English and
 Chinese), numbers with their grouping, tenure spans ("since 2016", "2018–2021", "2019年起").
@@ -40,7 +40,6 @@ _NO_RESULTS_RE = re.compile(r'^No results found for "(.*?)"', re.M)
 # A tenure or event span after a list item: "(since 2016)", "(2018–2021)", "(2023)", "（2019年起）".
 _SPAN_RE = re.compile(r"[（(](?:since (\d{4})|(\d{4})年起|(\d{4})[–-](\d{4})|(\d{4}))[）)]\s*$")
 _ARCHIVE_RE = re.compile(r"^> Archived copy captured on (.+?)\. ")
-_COPY_HEAD_RE = re.compile(r"^\*(.+?)\* · (.+?) · last updated (.+)$")
 _PAGE_OF_RE = re.compile(r"page (\d+) of (\d+)|第(\d+)页，共(\d+)页")
 _RULE_RE = re.compile(r"^\|?[-:| ]+\|?$")
 _SCALE = {"million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8}
@@ -155,6 +154,80 @@ def read_search(text: str) -> list[Results]:
     return out
 
 
+_SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|(?<=[。；！？])")
+_CLAUSE_END = re.compile(r", |; |，|；|、| and | while | but |, and ")
+_UNIT = re.compile(r"\s?([A-Za-z%]{1,10}|[\u4e00-\u9fff]{1,3})")
+
+
+def snippet_value(snippet: str, label: str, name: str) -> str | None:
+    """A date or a figure a search snippet states for `label` of the entity `name`: in one
+    sentence of the snippet that names the entity, the label, then within a few words a full date
+    or a number (with its unit). None when the snippet does not settle it: no such sentence, no
+    value near the label, or a value at the snippet's cut edge (it may be cut short)."""
+    if not label or not name or not snippet:
+        return None
+    zh = bool(re.search(r"[\u4e00-\u9fff]", label))
+    low_label, low_name = label.lower(), name.lower()
+    for sent in _SENTENCE_END.split(snippet):
+        low = sent.lower()
+        if low_name not in low:
+            continue
+        at = low.find(low_label)
+        while at >= 0:
+            before_ok = zh or at == 0 or not low[at - 1].isalnum()
+            after = at + len(low_label)
+            if before_ok and (zh or after >= len(low) or not low[after].isalnum()):
+                window = sent[after: after + (24 if zh else 48)]
+                stop = _CLAUSE_END.search(window)
+                value = _first_value(window, stop.start() if stop else len(window))  # this clause's value, not the next
+                if value is not None:
+                    start, end, text = value
+                    tail = sent[after + end:]
+                    if tail.strip() and not snippet.endswith(sent[after: after + end].rstrip()):
+                        return text
+            at = low.find(low_label, at + 1)
+    return None
+
+
+def snippet_confirms(snippet: str, label: str, name: str, value: str) -> bool:
+    """Whether a snippet says the entity `name` has `value` for `label`: one sentence names the
+    entity, and one clause of it holds the label and the value as whole words ("Records give
+    the nationality of Carla Lewis as Torniica", "Industry energy"). A snippet can confirm a
+    value this way, never rule one out."""
+    if not (label and name and value and snippet):
+        return False
+    zh = bool(re.search(r"[\u4e00-\u9fff]", label + value))
+
+    def has(text: str, word: str) -> bool:
+        return word in text if zh else re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+
+    low_label, low_name, low_value = label.lower(), name.lower(), value.lower()
+    for sent in _SENTENCE_END.split(snippet):
+        low = sent.lower()
+        if low_name not in low or not has(low, low_label):
+            continue
+        for clause in _CLAUSE_END.split(low):
+            if has(clause, low_label) and has(clause.replace(low_name, " "), low_value):
+                return not snippet.lower().rstrip().endswith(low_value)  # not a value the cut may have shortened
+    return False
+
+
+def _first_value(window: str, clause: int) -> tuple[int, int, str] | None:
+    d = _DATE_RE.search(window)
+    n = _NUMBER_RE.search(window[:clause])
+    if d and d.start() < clause and (not n or d.start() <= n.start()):
+        return d.start(), d.end(), d.group(0)
+    if n:
+        if _DATE_RE.search(window[max(0, n.start() - 12): n.end() + 12]) or _YEAR_RE.fullmatch(n.group(0)):
+            return None  # a year, or part of a date: not a figure
+        end = n.end()
+        unit = _UNIT.match(window, end)
+        if unit and unit.group(1).lower() not in ("and", "or", "in", "as", "of", "the", "while", "since"):
+            end = unit.end()
+        return n.start(), end, window[n.start(): end].strip()
+    return None
+
+
 # --------------------------------------------------------------------------- pages
 
 
@@ -196,7 +269,7 @@ class Page:
     title: str = ""
     kind: str = "other"  # article | directory | profile | news | other
     site: str = ""  # a directory's or profile's site name, as its by-line gives it
-    copy: tuple[str, str, dt.date | None] | None = None  # a copy site's (name, source type, last updated)
+    dated: dt.date | None = None  # the date its by-line gives (a news item's, a listing's last update)
     archived: dt.date | None = None  # an archived snapshot's capture date
     error: str = ""
     name: str = ""
@@ -265,21 +338,15 @@ def _read_page(url: str, text: str) -> Page:
     state = "ok"
     body = text
     archived = None
-    if body.endswith(perturb.TRUNCATION_NOTE):
+    if perturb.looks_cut(body):  # it stops mid-sentence or mid-row: what it did show, less the broken line
         state = "truncated"
-        body = body[: -len(perturb.TRUNCATION_NOTE)].rstrip()
+        body = body.rstrip().rsplit("\n", 1)[0] if "\n" in body.strip() else ""
     m = _ARCHIVE_RE.match(body)
     if m:
         archived = read_date(m.group(1))
         state = "archived" if state == "ok" else state
         body = body.split("\n\n", 1)[1] if "\n\n" in body else ""
-    copy = None
-    first, _, rest = body.partition("\n\n")
-    m = _COPY_HEAD_RE.match(first)
-    if m and "·" not in m.group(1):
-        copy = (m.group(1), m.group(2), read_date(m.group(3)))
-        body = rest
-    page = Page(url, state, copy=copy, archived=archived, text=text)
+    page = Page(url, state, archived=archived, text=text)
     page.links = links_in(body)
     _parse_body(page, body)
     return page
@@ -392,6 +459,7 @@ def _lead_line(page: Page, line: str) -> None:
     if line.startswith("*") and " · " in line:  # a directory's or profile's by-line
         site = line[1:line.index("*", 1)]
         page.site = site
+        page.dated = page.dated or read_date(line)
         m = _PAGE_OF_RE.search(line)
         if m:
             page.page, page.pages = int(m.group(1) or m.group(3)), int(m.group(2) or m.group(4))

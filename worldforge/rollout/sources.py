@@ -121,7 +121,7 @@ class ListReader:
         if res is NEED:
             return NEED
         for x in res:
-            if norm(PAGE_TAG.sub("", x.title)) == norm(self.title) and not r.is_copy_result(x):
+            if norm(PAGE_TAG.sub("", x.title)) == norm(self.title):
                 m = re.search(r"(?:page (\d+) of|第(\d+)页)", x.title)
                 self.known.setdefault(int(m.group(1) or m.group(2)) if m else 1, x.url)
         return None
@@ -224,14 +224,14 @@ class PartList(Source):
                 res = r.search(q, "list")
                 if res is NEED:
                     return NEED
-                hit = next((x for x in res if self._title_ok(x.title, r.brief.language) and not r.is_copy_result(x)), None)
+                hit = next((x for x in res if self._title_ok(x.title, r.brief.language)), None)
                 if hit is None:
                     if r.opt.reformulate:
                         alt = (f"{self.place} {self.plural} 列表" if r.zh else f"list of {self.plural} in {self.place}")
                         res2 = r.search(alt, "list", again=True)
                         if res2 is NEED:
                             return NEED
-                        hit = next((x for x in res2 if self._title_ok(x.title, r.brief.language) and not r.is_copy_result(x)), None)
+                        hit = next((x for x in res2 if self._title_ok(x.title, r.brief.language)), None)
                     if hit is None:
                         self.via_article = True
                 if hit is not None:
@@ -362,7 +362,7 @@ class PartIndex(Source):
             res = r.search(q, "list")
             if res is NEED:
                 return NEED
-            hit = next((x for x in res if norm(PAGE_TAG.sub("", x.title)) == norm(q) and not r.is_copy_result(x)), None)
+            hit = next((x for x in res if norm(PAGE_TAG.sub("", x.title)) == norm(q)), None)
             if hit is None:
                 return []
             self.reader = ListReader(hit.url, PAGE_TAG.sub("", hit.title))

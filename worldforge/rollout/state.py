@@ -332,7 +332,7 @@ def forget(r, state: str) -> None:
     r.seen = set(urls)
     for key in [k for k in r.search_tries if k in r.results]:  # searches that worked may be run again
         del r.search_tries[key]
-    for store in (r.read, r.results, r.fallback, r.copies, r.copy_pages, r.full_lists, r.second, r.second_of, r.verifying,
+    for store in (r.read, r.results, r.fallback, r.snippets, r.full_lists, r.second, r.second_of, r.verifying,
                   r.wants, r.search_wants):
         store.clear()
     r.name_url = {k: u for k, u in r.name_url.items() if u in urls}

@@ -2,7 +2,7 @@
 
 Each move (planning, searching for a list, paging through it, checking a candidate and keeping
 or dropping it, following a link for a column, noticing a failed or cut-off page, an archived
-snapshot or a copy site, weighing two sources that disagree, taking stock, submitting) has many
+snapshot or an older duplicate, weighing two sources that disagree, taking stock, submitting) has many
 phrasings, with optional lead-ins and connectives; a message strings together the moves of one
 turn. Every choice is drawn from the episode's own generator (seeded by task, sample and turn),
 so the same trajectory always reads the same and different ones read differently. The text
@@ -103,11 +103,11 @@ EN: dict[str, tuple[str, ...]] = {
         "Sending \"{q}\" again.",
         "Trying \"{q}\" a second time.",
     ),
-    "search_verify": (
-        "Quick searches to confirm I have the right pages: {names}.",
-        "I'll search {names} as well, to make sure I'm on the right entries.",
-        "Cross-checking through search: {names}.",
-        "Searching {names}; the results should point at their articles.",
+    "search_ahead": (
+        "Searching {names} with their {label} first; the results may already show it.",
+        "Before opening the next ones, a search for the {label} of {names}: the snippets may settle them.",
+        "Looking up {names} and {label} now, so I only open the pages the results leave open.",
+        "A quick search for the {label} of {names}; if the results give it, there's no need to open their pages.",
     ),
     "search_failed": (
         "The search failed ({why}); I'll send it again.",
@@ -287,11 +287,6 @@ EN: dict[str, tuple[str, ...]] = {
         "{page} never loaded in full; I'll use the part I got.",
         "Only part of {page} ever came through, so I work with that part.",
     ),
-    "copy_seen": (
-        "One result is a copy on {site} ({kind}, last updated {date}); I'll prefer the original pages.",
-        "{site} shows up in the results, a {kind}; I'd rather use the encyclopedia.",
-        "There's a republished copy from {site} among the results; not a primary source.",
-    ),
     "copy_check": (
         "I'll also open {site}'s page on {name} to compare with the encyclopedia.",
         "To be safe I'll compare {name} against the {site} version too.",
@@ -313,8 +308,10 @@ EN: dict[str, tuple[str, ...]] = {
         "Conflict for {name} ({label}): {a} on {site_a} versus {b} on {site_b}. Taking {chosen} ({chosen_site}, the {why}).",
         "{site_b} gives {b} for {name}'s {label}, but {site_a} gives {a}; {chosen_site} is the {why}, so {chosen} stands.",
     ),
-    "copy_only": (
-        "For {name} I only have the copy on {site}; I'll use its figures, though they may be off.",
+    "older_copy": (
+        "{site} has a second, older page on {page} (updated {date}) whose figures differ; I'll go by the current one.",
+        "Two pages on {page}: the one on {site} was last updated {date} and disagrees, so I set it aside.",
+        "The {site} page on {page} dates from {date} and its numbers are off from the current listing; I won't use it.",
     ),
     # progress
     "progress": (
@@ -401,7 +398,7 @@ ZH: dict[str, tuple[str, ...]] = {
     "search_entity": ("我需要{name}的页面，先搜索一下。", "查找{name}。", "搜索{name}以找到它的条目。"),
     "search_again": ("这次搜索没找到需要的页面，改搜“{q}”。", "结果里没有，我换个说法：“{q}”。", "换个角度搜索“{q}”。"),
     "search_retry": ("再搜索一次“{q}”。", "重新发送搜索“{q}”。"),
-    "search_verify": ("顺便搜索{names}，确认找的是正确的条目。", "我也搜一下{names}，核对一下。"),
+    "search_ahead": ("先搜索{names}的{label}，搜索结果可能已经给出。", "打开下一批页面之前，先搜一下{names}的{label}，摘要也许就够了。"),
     "search_failed": ("搜索失败（{why}），我再试一次。", "搜索出错（{why}），重试。"),
     "no_results": ("搜索“{q}”没有结果。", "“{q}”的搜索结果为空。"),
     "give_up_search": ("多次尝试后仍找不到{name}的页面，我先用手头的信息。",),
@@ -438,13 +435,13 @@ ZH: dict[str, tuple[str, ...]] = {
     "archived": ("这是{page}在{date}的存档快照，可能已经过时，我改为打开当前页面。", "{page}返回的是{date}的存档，我需要最新版本。"),
     "archived_kept": ("{page}的当前版本一直打不开，{date}的存档是我能拿到的最新版本，只能谨慎使用。",),
     "partial_kept": ("{page}始终没能完整加载，我只能用已经拿到的部分。",),
-    "copy_seen": ("有一条结果是{site}上的转载（{kind}，最后更新于{date}），我优先用原始页面。", "结果里有{site}的转载页面，不是一手来源。"),
     "copy_check": ("我也打开{site}上关于{name}的页面，与百科对照一下。", "为稳妥起见，再用{site}的版本核对{name}。"),
     "namesake": ("{site}上的页面说的是另一个{name}（{label}：{value}），同名不同人，与此无关。",),
     "agree": ("{site}关于{name}的{label}与百科一致（{value}）。", "交叉核对：{site}给出的{label}相同，为{value}。"),
     "conflict": ("关于{name}的{label}，来源不一致：{site_a}为{a}，{site_b}为{b}。我采用{chosen_site}的{chosen}，因为它是{why}。",
                  "{name}的{label}有冲突：{site_a}是{a}，{site_b}是{b}；{chosen_site}是{why}，所以取{chosen}。"),
-    "copy_only": ("{name}只有{site}上的转载可用，我先用它的数字，但可能有误。",),
+    "older_copy": ("{site}上还有一个关于{page}的旧页面（更新于{date}），数字不一致，我以当前页面为准。",
+                   "关于{page}有两个页面：{site}上那个最后更新于{date}，与现行数据不符，我不采用。"),
     "progress": ("已核对{done}/{total}个候选，其中{kept}个符合。", "已确认{kept}行，{total}个候选中还剩{left}个。"),
     "missing": ("还缺：{what}。", "剩下的：{what}。"),
     "ranked_done": ("{n}个候选的{attr}都已拿到，排序后前{k}名很清楚。", "全部{n}个数值已收集，按{attr}排序得到{k}行。"),
@@ -458,6 +455,8 @@ ERRORS_ZH = (("429", "请求过多，被限流"), ("503", "服务暂时不可用
              ("timed out", "请求超时"))
 OWN_PAGE = {"en": ("its article", "its own page", "the encyclopedia entry", "its infobox"),
             "zh": ("它的条目", "它自己的页面", "百科条目", "信息框")}
+SNIPPET_WHERE = {"en": ("its search result", "the snippet of its article", "the search snippet"),
+                 "zh": ("搜索结果摘要", "它条目的搜索摘要")}
 WHY = {"en": {"encyclopedia": "encyclopedia entry", "official": "official page", "fresher": "more recent source"},
        "zh": {"encyclopedia": "百科条目", "official": "官方页面", "fresher": "更新的来源"}}
 
@@ -516,6 +515,9 @@ class Voice:
 
     def own_page(self) -> str:
         return self.rng.choice(OWN_PAGE[self.lang])
+
+    def snippet_where(self) -> str:
+        return self.rng.choice(SNIPPET_WHERE[self.lang])
 
     def why(self, key: str) -> str:
         return WHY[self.lang][key]

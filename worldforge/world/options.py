@@ -138,10 +138,20 @@ class OracleSpec(Model):
     a turn, some searching besides opening links, retries of failed pages, and now and then a look
     at a second source to compare."""
 
-    search_share: float = Field(0.2, ge=0.0, le=0.9)  # share of its calls it aims to spend on searches
     reformulate: bool = True  # rephrase a search that found nothing useful (else give up on it)
-    cross_check: float = Field(0.5, ge=0.0, le=1.0)  # chance it also opens a copy site's version of a page, to compare
+    # chance it opens a second page about a candidate to compare, when the results look suspicious
+    # (two pages of one name on one site, a news piece titled with the name); a third of it otherwise
+    cross_check: float = Field(0.5, ge=0.0, le=1.0)
     max_retries: int = Field(2, ge=0, le=20)  # tries of a failing page or search beyond the first
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retired(cls, data):
+        """`search_share` (a quota of searches for names it was opening anyway) is retired: the
+        oracle now searches ahead for what it needs. Specs and worlds that set it still load."""
+        if isinstance(data, dict) and "search_share" in data:
+            data = {k: v for k, v in data.items() if k != "search_share"}
+        return data
 
 
 class RolloutOptions(Model):

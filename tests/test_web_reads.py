@@ -85,11 +85,17 @@ def test_archives_are_earlier_states_without_later_years(web):
     assert later == 0
 
 
-def test_stale_copy_is_the_archive_not_scaled_numbers(web):
+def test_stale_copy_is_the_archive_dated_by_its_last_edit(web):
+    """A stale article is the archived capture with no banner: its last line dates it, as every
+    live article's does (weeks before the world's date, where a capture is a year or more)."""
+    from worldforge.rollout.reading import read_page
+
     url, captured, md = web["archives"][0]
-    out = perturb.stale(md, captured)
-    assert out.endswith(md) and captured.strftime("%B %-d, %Y") in out
-    assert not hasattr(perturb, "LOW_QUALITY_SITES")
+    out = perturb.edited(md, captured)
+    assert out.startswith(md.rstrip()) and out.rstrip().endswith(f"last edited on {captured.strftime('%B %-d, %Y')}.")
+    assert "Archived" not in out and read_page(url, out).edited == captured
+    as_of = max(c for _u, c, _m in web["archives"]) + dt.timedelta(days=365)
+    assert all((as_of - perturb.last_edit(1, u, as_of)).days < 90 for u, _c, _m in web["archives"][:50])
 
 
 def test_a_cut_page_is_noticed_from_its_text_alone(web):

@@ -265,7 +265,11 @@ class Environment:
         if kind == "stale_page":
             a = self.engine.archive(url)
             if a is not None:  # only articles whose entity changed since have an earlier capture
-                return self._cap(perturb.stale(a[1], a[0])), kind
+                return self._cap(perturb.edited(a[1], a[0], self.engine.language)), kind
+        p = self.engine.page(url)
+        if p is not None and p["kind"] == "article":  # an article says when it was last edited
+            return self._cap(perturb.edited(p["markdown"], perturb.last_edit(self.seed, p["url"], self.as_of),
+                                            self.engine.language)), None
         return self._cap(self.engine.web_extractor(url)), None
 
     def _search(self, arguments: dict, kind: str | None, key: str) -> tuple[str, str | None]:

@@ -73,6 +73,7 @@ from .voice import Voice
 SEARCH_QUERIES_MAX = 5  # queries one web_search call carries at most
 NOTES_MAX = 6  # decisions a message tells in full; the rest are summed up
 CROSS_CHECKS_MAX = 4  # second sources an episode opens to compare, at most
+STALE_DAYS = 180  # an article last edited longer ago than this is read as out of date (live ones: weeks)
 
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 
@@ -144,6 +145,7 @@ class Research:
         self.full_lists: dict[str, ListReader] = {}
         self.turn_out = False
         self.read_from: str | None = None  # the page the value being read came from
+        self.today = read_date(ep.messages[0]["content"]) if ep.messages else None  # the system prompt's date
         self.memo: dict[tuple, tuple] = {}  # (page url, what) -> (label, what the page gave): the research's notes
         self.snippets: dict[str, list[str]] = {}  # URL -> the snippets its search results showed
         self.fresh_snippets: set[str] = set()  # URLs whose results came in the last search
@@ -1145,6 +1147,8 @@ class Research:
 
     def _absorb_page(self, url: str, text: str, cid: str) -> None:
         page = read_page(url, text)
+        if page.state == "ok" and page.edited and self.today and (self.today - page.edited).days > STALE_DAYS:
+            page.state, page.archived = "archived", page.edited  # last edited long ago: a stale copy
         art = self.second_of.get(url)
         if art is not None:
             if page.state == "ok":

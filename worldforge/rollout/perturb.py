@@ -9,8 +9,9 @@ gives the same text. Kinds (rates per kind and tool live in `stages.rollout.pert
 - `rate_limit`: HTTP 429 with a retry-after hint;
 - `truncated_page`: the page breaks off part-way, mid-sentence or mid-row, with no note: a
   reader notices from the text (a sentence without its end, a table row without its last cell);
-- `stale_page`: an article's archived capture: the entity as it stood on an earlier date (links
-  and dates of that day from the world's history; nothing from after it);
+- `stale_page`: an article as a stale cache serves it: the entity as it stood on an earlier date
+  (links and dates of that day from the world's history; nothing from after it), with no banner:
+  its "last edited" line gives that date, where a live article's is weeks old;
 - `conflicting_page`: an older duplicate of a result among the search results, on a site that
   also holds original pages and shaped like its pages (a second listing on the entity's profile
   site, or a piece on a news site), with the same title and a few plausible slips (a rounded or
@@ -25,7 +26,7 @@ import re
 from ..plumbing import stable_hash
 from ..world.options import PERTURBATION_TOOLS
 
-ARCHIVE_NOTE = "> Archived copy captured on {date}. This snapshot may be out of date; the live page may differ."
+EDITED = {"en": "This page was last edited on {date}.", "zh": "本页面最后修订于{date}。"}
 _U64 = float(2**64)
 
 
@@ -194,10 +195,15 @@ def alter_copy(text: str, key: str) -> str:
     return out if out != text else _alter(text, key, True)
 
 
-def stale(markdown: str, captured: dt.date) -> str:
-    """An archived copy: the page as it read on its capture date (the entity's earlier state,
-    rendered from the world's history), under an archive note."""
-    return f"{ARCHIVE_NOTE.format(date=captured.strftime('%B %-d, %Y'))}\n\n{markdown}"
+def edited(markdown: str, when: dt.date, language: str = "en") -> str:
+    """An article as its site serves it: the text, then the line saying when it was last edited."""
+    day = f"{when.year}年{when.month}月{when.day}日" if language == "zh" else when.strftime("%B %-d, %Y")
+    return f"{markdown.rstrip()}\n\n{EDITED.get(language, EDITED['en']).format(date=day)}\n"
+
+
+def last_edit(seed: int, url: str, as_of: dt.date) -> dt.date:
+    """When a live article was last edited: within the three months before the world's date."""
+    return as_of - dt.timedelta(days=stable_hash(seed, "edited", url) % 90)
 
 
 def copy_id(seed: int, original: str) -> str:

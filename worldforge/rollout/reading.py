@@ -5,8 +5,8 @@ everything it uses comes through here: the numbered results of a search, and a p
 as the simulated web's site styles lay them out (a title, an encyclopedia article's lead,
 infobox, list sections with their tenure spans, timeline and lists of lists; a directory's
 table, paging and numbered page links; a profile's fields), plus the signs of trouble a reader
-notices (an error, a page that stops mid-sentence or mid-row, an archived snapshot and its date,
-the date a by-line gives, a 404).
+notices (an error, a page that stops mid-sentence or mid-row, the date it says it was last
+edited, the date a by-line gives, a 404).
 
 Values are read as they are written on pages: dates in any of the sites' styles (English and
 Chinese), numbers with their grouping, tenure spans ("since 2016", "2018–2021", "2019年起").
@@ -39,7 +39,7 @@ _SEARCH_HEAD_RE = re.compile(r'^Search results for "(.*)" \((\d+)-(\d+) of about
 _NO_RESULTS_RE = re.compile(r'^No results found for "(.*?)"', re.M)
 # A tenure or event span after a list item: "(since 2016)", "(2018–2021)", "(2023)", "（2019年起）".
 _SPAN_RE = re.compile(r"[（(](?:since (\d{4})|(\d{4})年起|(\d{4})[–-](\d{4})|(\d{4}))[）)]\s*$")
-_ARCHIVE_RE = re.compile(r"^> Archived copy captured on (.+?)\. ")
+_EDITED_RE = re.compile(r"^(?:This page was last edited on (.+)\.|本页面最后修订于(.+)。)$")
 _PAGE_OF_RE = re.compile(r"page (\d+) of (\d+)|第(\d+)页，共(\d+)页")
 _RULE_RE = re.compile(r"^\|?[-:| ]+\|?$")
 _SCALE = {"million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8}
@@ -271,6 +271,7 @@ class Page:
     site: str = ""  # a directory's or profile's site name, as its by-line gives it
     dated: dt.date | None = None  # the date its by-line gives (a news item's, a listing's last update)
     archived: dt.date | None = None  # an archived snapshot's capture date
+    edited: dt.date | None = None  # when the page says it was last edited
     error: str = ""
     name: str = ""
     aliases: tuple[str, ...] = ()
@@ -341,12 +342,13 @@ def _read_page(url: str, text: str) -> Page:
     if perturb.looks_cut(body):  # it stops mid-sentence or mid-row: what it did show, less the broken line
         state = "truncated"
         body = body.rstrip().rsplit("\n", 1)[0] if "\n" in body.strip() else ""
-    m = _ARCHIVE_RE.match(body)
+    edited = None
+    head, _, last = body.rstrip().rpartition("\n")
+    m = _EDITED_RE.match(last.strip())
     if m:
-        archived = read_date(m.group(1))
-        state = "archived" if state == "ok" else state
-        body = body.split("\n\n", 1)[1] if "\n\n" in body else ""
-    page = Page(url, state, archived=archived, text=text)
+        edited = read_date(m.group(1) or m.group(2))
+        body = head
+    page = Page(url, state, archived=archived, edited=edited, text=text)
     page.links = links_in(body)
     _parse_body(page, body)
     return page

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -165,6 +166,15 @@ def url_rank(url: str) -> int:
     """A page's place among pages of equal score: a stable 63-bit hash of its URL, the same
     whatever order pages are stored, indexed or merged in."""
     return int.from_bytes(hashlib.blake2b(url.encode(), digest_size=8).digest(), "big") >> 1
+
+
+POPULARITY = 0.25  # how far a page's standing moves its text score: a factor in [e^-0.25, e^0.25]
+
+
+def popularity(rank: int) -> float:
+    """A page's standing (links to it, visits), fixed by its URL's hash: multiplies its text score,
+    so the order of results is not the order of their page types."""
+    return math.exp(POPULARITY * (2 * rank / 2**63 - 1))
 
 
 INDEX_THREADS = 2  # tantivy indexing threads (results do not depend on them)
@@ -536,11 +546,13 @@ class SearchEngine:
 
         parsed, _errors = self.index.parse_query_lenient(engine_query(query, self.language), ["title", "body"],
                                                          field_boosts={"title": 2.0})
-        # The first MIX_POOL BM25 hits are re-ranked to mix page kinds; later hits keep BM25
-        # order. The pool does not depend on the offset, so result pages never overlap or skip.
+        # The first MIX_POOL BM25 hits (a set fixed by score and URL hash, whatever built the index) are
+        # re-ranked by standing and to mix page kinds; later hits keep BM25 order. The pool does not
+        # depend on the offset, so result pages never overlap or skip.
         # One fetch serves both: the first MIX_POOL of the best offset + limit are the pool.
         top, count = self._top(parsed, max(MIX_POOL, offset + limit), count=True)
-        ranked = _mix_kinds(top[:MIX_POOL], offset + limit)[offset:offset + limit]
+        pool = sorted(((sc * popularity(r), r, k, a) for sc, r, k, a in top[:MIX_POOL]), key=lambda c: (-c[0], c[1]))
+        ranked = _mix_kinds(pool, offset + limit)[offset:offset + limit]
         if offset + limit > MIX_POOL:
             ranked += top[max(offset, MIX_POOL):offset + limit]
         if not ranked:

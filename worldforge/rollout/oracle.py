@@ -833,7 +833,7 @@ class Research:
         # four at a time): a snippet may show the value, and only the pages it leaves open are read
         later = {u for u in pending if self._eligible(u)}  # searched first (now or in a later turn), then opened
         ahead = [] if qs else self._ahead(pending)
-        opens = [u for u in pending if u not in later][: self.k - (1 if qs or ahead else 0)]
+        opens = self._focus([u for u in pending if u not in later], self.k - (1 if qs or ahead else 0))
         if qs:
             purpose = self.search_wants[qs[0]]
             if self.search_tries[norm(qs[0])]:  # the same search again, after an error or nothing found
@@ -878,6 +878,19 @@ class Research:
             self.calls_made[c.name] += 1
         text = self.voice.join(parts + intents)
         return text, calls
+
+    def _focus(self, pending: list[str], slots: int) -> list[str]:
+        """The pages to open this turn: those wanted for the same purpose as the first one waiting
+        (checking candidates, collecting a row's columns, following a link, reading a list), as
+        many as the turn has slots for: one kind of work a turn, so the batch follows the need;
+        every slot when the turns left are few for the pages still wanted."""
+        if not pending:
+            return []
+        left = (self.ep.max_turns or self.ep.env.options.max_turns) - self.ep.turns
+        if left * slots < 2 * len(pending):  # short of turns for what is left: every slot, whatever it is for
+            return pending[:slots]
+        focus = self.wants.get(pending[0], ("",))[0]
+        return [u for u in pending if self.wants.get(u, ("",))[0] == focus][:slots]
 
     def _eligible(self, url: str) -> bool:
         """A page wanted only for dates, figures or values a snippet may show, or wanted to decide a

@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 from worldforge.errors import BackendUnavailableError, NotRenderedError, RenderError, WorldNotFoundError
+from worldforge.rollout.reading import read_date
 from worldforge.web import grammar, render_world
 from worldforge.web.llm import load_llm, page_check, strip_reasoning
 from worldforge.web.pages import WorldView, plan_pages
@@ -56,7 +57,8 @@ def test_every_recorded_fact_is_on_its_page(demo_web):
         page_nums = tuple(int(x.replace(",", "")) for pair in re.findall(
             r"page (\d+) of (\d+)|(\d+) of ([\d,]+)|[Aa]ll ([\d,]+)|list of ([\d,]+)|\(([\d,]+) entries\)$|\[(\d+)\]\(", md, re.M)
                           for x in pair if x)
-        check = FactSheetCheck([facts[f] for f in fids], names, page_nums, (date,) if date else (), require_end=kind != "news")
+        check = FactSheetCheck([facts[f] for f in fids], names, page_nums, (date,) if date else (), require_end=kind != "news",
+                               dated=date)
         probs = check.problems(md)
         if probs:
             bad.append((url, probs[:3]))
@@ -155,6 +157,9 @@ def test_provenance_urls_dates_and_pagination(demo_web):
     for _url, kind, _title, date, subject, ids, _md, _source in pages:
         if kind == "news":
             assert date is not None and date <= as_of
+        elif kind == "profile" and date is not None:  # a profile last updated a year or more ago
+            byline = _md.split("\n", 3)[2]
+            assert (as_of - date).days >= 365 and " · updated " in byline and read_date(byline) == date
         else:
             assert date is None
         if subject is not None:

@@ -499,7 +499,7 @@ def test_every_fact_of_a_chinese_page_is_on_it(zh_pages):
         assert fids, url
         nums = tuple(int(x.replace(",", "")) for pair in re.findall(_ZH_PAGE_NUMBERS, md, re.M) for x in pair if x)
         probs = FactSheetCheck([facts[f] for f in fids], names, nums, (date,) if date else (),
-                               require_end=kind != "news").problems(md)
+                               require_end=kind != "news", dated=date).problems(md)
         if probs:
             bad.append((url, probs[:3]))
     assert not bad, f"{len(bad)} of {len(pages)} Chinese pages fail their fact sheet, e.g. {bad[:3]}"

@@ -134,7 +134,7 @@ class Research:
         self.ranked: list[Candidate] | None = None
         self.plan_said = False
         self.final: str | None = None
-        self.verifying: dict[str, str] = {}  # a name searched to confirm a candidate -> its article
+        self.verifying: dict[str, tuple[str, str]] = {}  # a search ahead -> (the candidate's article, its name)
         self.second: dict[str, str] = {}  # article -> a second source about the same entity, to compare
         self.second_of: dict[str, str] = {}  # a second source opened -> the article it is compared with
         self.conflicts = 0
@@ -831,7 +831,8 @@ class Research:
         pending = [u for u in self.wants if u in self.seen and u not in self.read and u not in dropped]
         # pages wanted only for a date or a figure are searched for first (the name and that label,
         # four at a time): a snippet may show the value, and only the pages it leaves open are read
-        later = {u for u in pending if self._eligible(u)}  # searched first (now or in a later turn), then opened
+        need = self.figure_need
+        later = {u for u in pending if u in need and self._eligible(u)}  # searched first (now or later), then opened
         ahead = [] if qs else self._ahead(pending)
         opens = self._focus([u for u in pending if u not in later], self.k - (1 if qs or ahead else 0))
         if qs:
@@ -907,12 +908,12 @@ class Research:
         """(name, label) for the next four pages wanted only for a date or a figure, now searched."""
         out = []
         for u in pending:
-            if not self._eligible(u):
+            if u not in self.figure_need or not self._eligible(u):
                 continue
             n, label = self.label_of(u), self.figure_need[u]
             out.append((n, label))
             self.searched_names.add(norm(n))
-            self.verifying[norm(f"{n} {label}")] = u
+            self.verifying[norm(f"{n} {label}")] = (u, n)
             if len(out) == 4:
                 break
         return out
@@ -1097,16 +1098,18 @@ class Research:
                 self.note("no_results", q=q)
                 continue
             self.results[norm(q)] = b.results
-            art = self.verifying.get(norm(q))
+            art, q = self.verifying.get(norm(q), (None, q))  # q: the name the search was about
             if art is not None and len(self.second) + len(self.second_of) < CROSS_CHECKS_MAX and not compared:
                 # a second source about the candidate, to compare with its article
                 alike = [x for x in b.results if x.url != art and norm(x.title).startswith(norm(q))
                          and not is_encyclopedia(x.url) and "(page " not in x.title]
-                # two pages of one name on one site, or one on a news site with the name alone for a
-                # title, are worth comparing (one may be an old duplicate); a lone profile now and then
+                # two pages of one name on one site, one on a news site with the name alone for a title,
+                # or a profile dated by its last update are worth comparing (one may be out of date);
+                # a lone profile now and then
                 hosts = Counter(host(x.url) for x in alike)
-                odd = [x for x in alike if hosts[host(x.url)] > 1
-                       or (norm(x.title) == norm(q) and re.search(r"/\d{4}/\d{2}/\d{2}/", x.url))]
+                news = [bool(re.search(r"/\d{4}/\d{2}/\d{2}/", x.url)) for x in alike]
+                odd = [x for x, n in zip(alike, news) if hosts[host(x.url)] > 1 or (norm(x.title) == norm(q) and n)
+                       or (not n and read_date(x.date))]  # a profile with an update date: maybe out of date
                 alike = odd[-1:] + [x for x in alike if x not in odd[-1:]]
                 chance = self.opt.cross_check if odd else self.opt.cross_check / 3
                 if alike and art not in self.second and self.rng.random() < chance:
@@ -1131,10 +1134,20 @@ class Research:
             return
         mine = {norm(lab): cell for lab, cell in page.infobox}
         site_b = other.site or host(other.url)
+        if other.dated:  # the reader weighs sources by their dates: say which one it is
+            site_b += f"（更新于{other.dated.isoformat()}）" if self.zh else f" (updated {other.dated.strftime('%B %-d, %Y')})"
         same, diffs = None, []
         for lab, cell in other.infobox + other.fields:
             a = mine.get(norm(lab))
             if a is None:
+                a = self._current_in_section(page, lab)  # a career list's current entries ('Clubs')
+                if a is None or not _LINK.search(cell):
+                    continue
+                named = {norm(t) for t, _u in _LINK.findall(cell)}
+                if named & {norm(x) for x in a.split("; ")}:
+                    same = same or (lab, cell)
+                else:
+                    diffs.append((lab, a, cell))
                 continue
             if _same_value(a, cell):
                 same = same or (lab, cell)
@@ -1157,6 +1170,16 @@ class Research:
         if same is not None and self.rng.random() < 0.5:
             self.note("agree", site=site_b, name=page.name or page.title, label=same[0] if self.zh else same[0].lower(),
                       value=strip_links(same[1]))
+
+    @staticmethod
+    def _current_in_section(page: Page, label: str) -> str | None:
+        """The entries a page's list section headed `label` shows as current ('since 2018', no
+        end), joined with '; '; None without such a section or current entry."""
+        sec = page.section(label)
+        if sec is None:
+            return None
+        now = [i.name for i in sec.items if i.span.start is not None and i.span.end is None]
+        return "; ".join(now) if now else None
 
     def _absorb_page(self, url: str, text: str, cid: str) -> None:
         page = read_page(url, text)

@@ -20,6 +20,7 @@ gives the same text. Kinds (rates per kind and tool live in `stages.rollout.pert
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import re
 
@@ -77,28 +78,44 @@ def _open_link(head: str) -> bool:
     return head.count("[") > head.count("]")
 
 
+_CUT_AT = re.compile(r"(?<=[^\W\d_]) |(?<=[\u3400-\u9fff])(?=[\u3400-\u9fff])")
+
+
+def _cuts(line: str) -> list[int]:
+    """Where a line can stop visibly unfinished: after a word (between two characters in
+    Chinese), in prose or a table row anywhere, in a list item only inside its link text."""
+    if _cuttable(line):
+        return [m.start() for m in _CUT_AT.finditer(line) if m.start() > 0]
+    if line.startswith("- "):
+        return [m.start() for m in _CUT_AT.finditer(line) if m.start() > 0 and _open_link(line[: m.start()])]
+    return []
+
+
 def truncate(markdown: str, key: str) -> str | None:
     """The page as far as it loaded: cut 25-60% of the way in, after a word (between two
     characters in Chinese) inside a sentence, a table row or a list item's link text. No note
     says so: the text stops. None when the page has no such place to stop."""
     target = int(len(markdown) * (0.25 + 0.35 * unit(key, "cut")))
+    lines = markdown.split("\n")
+    starts, pos = [], 0
+    for line in lines:
+        starts.append(pos)
+        pos += len(line) + 1
+    here = max(0, bisect.bisect_right(starts, target) - 1)
     best = None
-    pos = 0
-    for line in markdown.split("\n"):
-        end = pos + len(line)
-        prose = _cuttable(line)
-        if prose or line.startswith("- "):
-            for i in range(pos + 1, end):
-                prev, nxt = markdown[i - 1], markdown[i]
-                if prev.isalpha() and (nxt == " " or (_is_han(prev) and _is_han(nxt))) and \
-                        (prose or _open_link(markdown[pos:i])):
-                    if best is None or abs(i - target) < abs(best - target):
-                        best = i
-                    if i >= target:
-                        break
-        if best is not None and pos > target:
-            break
-        pos = end + 1
+    for step in range(len(lines)):  # the line the target falls in, then outwards
+        for i in {here - step, here + step}:
+            if 0 <= i < len(lines):
+                for c in _cuts(lines[i]):
+                    at = starts[i] + c
+                    if best is None or abs(at - target) < abs(best - target):
+                        best = at
+        if best is not None:  # done once no line further out can hold a nearer place
+            lo, hi = here - step - 1, here + step + 1
+            nearest = min(target - (starts[lo] + len(lines[lo])) if lo >= 0 else len(markdown),
+                          starts[hi] - target if hi < len(lines) else len(markdown))
+            if abs(best - target) <= nearest:
+                break
     return None if best is None else markdown[:best]
 
 

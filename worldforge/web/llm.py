@@ -75,7 +75,8 @@ def strip_reasoning(text: str) -> str:
 
 def page_check(view: WorldView, page: Page) -> FactSheetCheck:
     """The checker for a page: its facts, plus the furniture numbers and date it may show."""
-    return FactSheetCheck(page.facts, view.names, page.numbers, (page.date,) if page.date else (), require_end=page.kind != "news")
+    return FactSheetCheck(page.facts, view.names, page.numbers, (page.date,) if page.date else (), require_end=page.kind != "news",
+                          dated=page.date)
 
 
 def table_problems(view: WorldView, page: Page, markdown: str) -> list[str]:

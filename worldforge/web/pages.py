@@ -581,17 +581,26 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
             related = [f for x in targets for f in neigh.get(x, []) if f.value != eid][:30]
             lists = _part_lists_of(view, t, eid)
             furniture = {n for *_, n in lists} | ({opts.max_list_items, *(n for n, _ in more.values())} if more else set())
+            archive = _archive(view, t, eid, attr_facts + out_facts, in_facts, context)
             yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, view.article_title.get(eid, name), None, eid,
                        _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts + related,
                        {"more": more, "related": [f.fact_id for f in related], "lists": lists},
-                       tuple(sorted(furniture)),
-                       _archive(view, t, eid, attr_facts + out_facts, in_facts, context))
+                       tuple(sorted(furniture)), archive)
+        else:
+            archive = None
         if ps.profile is not None:
-            prof = [f for f in out_facts if view.meta[(t, f.predicate)].to_one
+            site = name if ps.profile.url else view.sites.profile(ps.profile.site).name  # an official site is the entity's own
+            # Half the profiles of entities that changed lately were last updated on the archive's date:
+            # they state the entity as it stood then (an old club, no later dates), dated by their by-line.
+            stale = archive is not None and not ps.profile.url and pick(eid + "/stale-profile", 2) == 0
+            day, then = archive if stale else (None, facts)
+            then = [f for f in then if f.subject == eid]  # the archive also holds links into the entity
+            then_attrs = [f for f in then if not view.meta[(t, f.predicate)].relation] if stale else attr_facts
+            then_links = [f for f in then if view.meta[(t, f.predicate)].relation] if stale else out_facts
+            prof = [f for f in then_links if view.meta[(t, f.predicate)].to_one
                     or (view.meta[(t, f.predicate)].temporal and f.valid_to is None and f.valid_from is not None
                         and view.relations[f.predicate].history is not None)]
-            site = name if ps.profile.url else view.sites.profile(ps.profile.site).name  # an official site is the entity's own
-            yield Page(view.profile_url[eid], "profile", site, name, None, eid, _entities(eid, prof, []), attr_facts + prof)
+            yield Page(view.profile_url[eid], "profile", site, name, day, eid, _entities(eid, prof, []), then_attrs + prof)
         if ps.article and more:
             yield from _overflow_pages(view, eid, all_in, more)
         for f in facts:

@@ -423,7 +423,8 @@ class TemplateWriter:
         b = self.b
         key = page.url
         kind = self.w("official_site") if official else self.w("profile_kind", type=self._type_label(t))
-        lines = [f"# {name}", "", f"*{page.site}* · {kind}", ""]
+        updated = f" · {self.w('updated', date=self._date(page.date, st['date']))}" if page.date else ""
+        lines = [f"# {name}", "", f"*{page.site}* · {kind}{updated}", ""]
         body = [f for f in page.facts if f.predicate != "name"]
         intro = g.choose(b["official_intro"], key + "|in").format(subject=name) if official else ""
         layout = pick(page.url + "/layout", 2)

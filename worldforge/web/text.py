@@ -135,13 +135,16 @@ def _near(x: float, t: float) -> bool:
 class FactSheetCheck:
     """What a page about these facts must contain (every value; for a tenure, its start and
     end years) and may contain (no full date, year or number of 10 or more that is not on
-    the sheet). `require_end=False` for news, which is published when a tenure starts."""
+    the sheet). `require_end=False` for news, which is published when a tenure starts; a page
+    dated `dated` (a profile last updated then) states a tenure that ended after that day as
+    ongoing, so its end is not required either."""
 
     def __init__(self, facts: list[Fact], names: dict[str, str], extra_numbers: tuple[int, ...] = (),
-                 extra_dates: tuple[dt.date, ...] = (), require_end: bool = True):
+                 extra_dates: tuple[dt.date, ...] = (), require_end: bool = True, dated: dt.date | None = None):
         self.facts = facts
         self.names = names
         self.require_end = require_end
+        self.dated = dated
         dates = set(extra_dates)
         numbers: set[float] = {float(n) for n in extra_numbers}
         strings: set[str] = set()
@@ -220,6 +223,7 @@ class FactSheetCheck:
             # A dated link states when: its start year, and for a finished tenure its end year.
             if f.valid_from.year not in years:
                 return False
-            if self.require_end and f.valid_to is not None and f.valid_to.year not in years:
+            if self.require_end and f.valid_to is not None and (self.dated is None or f.valid_to <= self.dated) \
+                    and f.valid_to.year not in years:
                 return False
         return True

@@ -351,6 +351,8 @@ class Environment:
                     got = (cand, idx["news"][host], "news")
                     break
         if got is None:
+            if len(self._not_copies) > 100_000:  # a long-lived server meets many addresses
+                self._not_copies.clear()
             self._not_copies.add(url)
         else:
             self._copies[url] = got
@@ -397,6 +399,7 @@ class Environment:
         when = self._copy_date(original)
         day = f"{when.year}年{when.month}月{when.day}日" if zh else when.strftime("%B %-d, %Y")
         byline = next((ln for ln in look["markdown"].split("\n") if ln.startswith("*")), "")
+        byline = re.sub(r" · (?:updated |更新于).*$", "", byline)  # a listing dated itself: the copy's own date instead
         site = byline.split("*")[1] if byline.count("*") >= 2 else url.split("/")[2]
         head = f"{byline} · {'更新于' if zh else 'updated '}{day}" if shape == "profile" else f"*{site}* · {day}"
         lines = src["markdown"].split("\n")

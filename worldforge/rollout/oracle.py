@@ -849,10 +849,14 @@ class Research:
             for x in qs:
                 self.search_tries[norm(x)] += 1
         elif ahead:
-            names = [n for n, _ in ahead]
             qs = [f"{n} {lab}" for n, lab in ahead]
-            intents.append(self.voice.say("search_ahead", names=self.voice.names(names),
-                                          label=ahead[0][1] if self.zh else ahead[0][1].lower()))
+            labels = list(dict.fromkeys(lab if self.zh else lab.lower() for _, lab in ahead))
+            if len(labels) == 1:
+                names, label = [n for n, _ in ahead], labels[0]
+            else:  # one label each: name it beside each name
+                names, label = [f"{n}（{lab}）" if self.zh else f"{n} ({lab.lower()})" for n, lab in ahead], \
+                    ("数值" if self.zh else "figures")
+            intents.append(self.voice.say("search_ahead", names=self.voice.names(names), label=label))
             calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(query=qs[0], queries=qs[1:])))
         # a second source about an entity whose article it has read, to compare: a slot of its own
         rejected = {c.url for c in self.candidates or [] if c.state == "rejected"}

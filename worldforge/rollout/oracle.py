@@ -145,7 +145,11 @@ class Research:
         self.full_lists: dict[str, ListReader] = {}
         self.turn_out = False
         self.read_from: str | None = None  # the page the value being read came from
-        self.today = read_date(ep.messages[0]["content"]) if ep.messages else None  # the system prompt's date
+        # today: the system prompt's date, else the date the question holds things as of (a policy
+        # driven by another loop, as in the verl kit, gets the question but not the episode)
+        msgs = getattr(ep, "messages", None)
+        self.today = (read_date(msgs[0]["content"]) if msgs else None) or read_date(brief.query)
+        self.turns_taken = 0
         self.memo: dict[tuple, tuple] = {}  # (page url, what) -> (label, what the page gave): the research's notes
         self.snippets: dict[str, list[str]] = {}  # URL -> the snippets its search results showed
         self.fresh_snippets: set[str] = set()  # URLs whose results came in the last search
@@ -804,6 +808,7 @@ class Research:
     # ------------------------------------------------------------------ the turn's calls and text
 
     def turn(self) -> tuple[str, list[ToolCall]]:
+        self.turns_taken += 1
         self.wants = {}
         self.search_wants = {}
         parts: list[str] = []
@@ -891,9 +896,10 @@ class Research:
         every slot when the turns left are few for the pages still wanted."""
         if not pending:
             return []
-        left = (self.ep.max_turns or self.ep.env.options.max_turns) - self.ep.turns
-        if left * slots < 2 * len(pending):  # short of turns for what is left: every slot, whatever it is for
-            return pending[:slots]
+        env = getattr(self.ep, "env", None)
+        limit = getattr(self.ep, "max_turns", None) or (env.options.max_turns if env is not None else None)
+        if limit is not None and (limit - self.turns_taken) * slots < 2 * len(pending):
+            return pending[:slots]  # short of turns for what is left: every slot, whatever it is for
         focus = self.wants.get(pending[0], ("",))[0]
         return [u for u in pending if self.wants.get(u, ("",))[0] == focus][:slots]
 

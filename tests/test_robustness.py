@@ -493,3 +493,34 @@ def test_edits_name_the_stale_stages_and_a_refused_export_fails_first(small_run,
     res = _run(spec, build, out)
     assert res.exit_code == 1 and "different packs" in res.output and "spec" not in res.output.split("different", 1)[1]
     assert time.perf_counter() - t0 < 15 and (world / "world.json").stat().st_mtime_ns == planned  # refused before any work
+
+
+def test_a_parquet_writer_broken_by_an_interrupt_prints_nothing_at_exit(tmp_path):
+    """A render shard's writer that an interrupt broke mid-write fails to close when the shard is
+    abandoned; its temporary file goes and its `__del__` does not try again (which printed a
+    traceback after 'interrupted; ...', caught by the Ctrl-C test now and then)."""
+    import subprocess
+    import sys
+
+    code = f"""
+import pyarrow as pa
+from worldforge.web.stage import _ParquetSink
+sink = _ParquetSink(__import__("pathlib").Path({str(tmp_path / "x.parquet")!r}), pa.schema([("a", pa.int64())]))
+sink.write(pa.table({{"a": [1, 2]}}))
+inner = sink.writer.writer
+class Broken:
+    def close(self):
+        raise KeyboardInterrupt
+    def __getattr__(self, name):
+        return getattr(inner, name)
+sink.writer.writer = Broken()
+try:
+    sink.abandon()
+except KeyboardInterrupt:
+    pass
+assert not sink.tmp.exists()
+del sink
+import gc; gc.collect()
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "Traceback" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr

@@ -333,10 +333,13 @@ class _ParquetSink:
         os.replace(self.tmp, self.path)
 
     def abandon(self) -> None:
-        """After a failure: the temporary file goes (the shard is written again on resume)."""
+        """After a failure: the temporary file goes (the shard is written again on resume). A writer
+        an interrupt broke mid-write may fail to close; it is marked closed all the same, or its
+        `__del__` would try again at exit and print that failure's traceback."""
         try:
             self.writer.close()
         finally:
+            self.writer.is_open = False
             self.tmp.unlink(missing_ok=True)
 
 

@@ -43,6 +43,15 @@ class TableTask:
     container: int = 0  # columns about a container many rows share
     dropped: dict[str, int] = field(default_factory=dict)  # pool columns left out, by reason
     facts: list[str] = field(default_factory=list)  # the gold facts: what the cells (and a rank's values) state
+    beside: dict[tuple[int, int], str] = field(default_factory=dict)  # (row, column) -> the page one link from the
+    # value's article that states it (`WebIndex.via`)
+
+
+class Proof(list):
+    """Per row, the page nodes that prove a column's cell (value page last), with the fact the
+    value's page states for each row (`value_facts`)."""
+
+    value_facts: list
 
 
 # --------------------------------------------------------------------------- the pool
@@ -398,7 +407,7 @@ class Builder:
         out[i[first]] = nodes[first]
         return out
 
-    def prove_many(self, evs: list[Evaluated], n: int) -> list[list[list[int]] | None]:
+    def prove_many(self, evs: list[Evaluated], n: int) -> list[Proof | None]:
         """Per column, per row, the pages that prove the cell (value page last), or None for a
         column with a cell that is not provable. Every fact of every column in one probe."""
         cands, facts, where = [], [], []
@@ -415,9 +424,10 @@ class Builder:
         for k, q, m in where:
             parts[(k, q)] = chosen[off:off + m]
             off += m
-        out = []
+        out: list[Proof | None] = []
         for k, ev in enumerate(evs):
-            pages = [list(x) for x in ev.fixed_pages] if ev.fixed_pages else [[] for _ in range(n)]
+            pages = Proof([list(x) for x in ev.fixed_pages] if ev.fixed_pages else [[] for _ in range(n)])
+            pages.value_facts = [None] * n
             if ev.fixed_pages:
                 first = np.array([p[0] if p else -1 for p in ev.fixed_pages], dtype=np.int64)
                 if (first < 0).any() or not self.web.reachable(first).all():
@@ -432,10 +442,13 @@ class Builder:
                 for r, pg in zip(rows.tolist(), got.tolist()):
                     if pg not in pages[r]:
                         pages[r].append(pg)
+                if f is not None:
+                    for r, x in zip(rows.tolist(), f.tolist()):
+                        pages.value_facts[r] = x  # the last step's: the value's
             out.append(pages if ok else None)
         return out
 
-    def prove(self, ev: Evaluated, n: int) -> list[list[int]] | None:
+    def prove(self, ev: Evaluated, n: int) -> Proof | None:
         return self.prove_many([ev], n)[0]
 
     # ------------------------------------------------------------------ the task
@@ -596,6 +609,14 @@ class Builder:
         order = list(range(n)) if cand.shape == "ranked" else sorted(range(n), key=lambda r: (key_tuples[r], gold[r]))
         gold = [gold[r] for r in order]
         evidence = [[pages[r] for _, pages, _ in chosen] for r in order]
+        # a value stated one link from its article (the profile or a news item the article links)
+        # is recorded on that page too, after the article
+        value = [(r, j, pages[r][-1], pages.value_facts[r]) for j, (_, pages, _) in enumerate(chosen)
+                 for r in order if isinstance(pages, Proof) and pages[r] and pages.value_facts[r] is not None
+                 and pages[r][-1] < self.web.n_entities]
+        beside = self.web.via(self.web.url(np.asarray([v[2] for v in value], dtype=np.int64)).tolist(), [v[3] for v in value])
+        pos = {r: i for i, r in enumerate(order)}
+        extra: dict[tuple[int, int], str] = {(pos[r], j): u for (r, j, _, _), u in zip(value, beside) if u}
         every = np.fromiter((p for row in evidence for cell in row for p in cell), dtype=np.int64)
         every = np.concatenate([every, listing_nodes, np.asarray(support, dtype=np.int64)])
         if len(np.unique(every)) > self.opt.max_pages:
@@ -610,7 +631,7 @@ class Builder:
         facts += base  # a link row states its link; a rank is read off every candidate's value
         gold_facts = sorted(set(np.concatenate(facts).tolist())) if facts else []
         return TableTask(cand, columns, keys, gold, row_ids, sql, evidence, [int(x) for x in listing_nodes],
-                         [int(x) for x in support], containers, dropped, gold_facts)
+                         [int(x) for x in support], containers, dropped, gold_facts, extra)
 
     def _pool_for(self, cand: Candidate) -> list[Column]:
         rows = cand.rows

@@ -82,7 +82,13 @@ class WebIndex:
         # directory pages are ever asked about: the facts on their sites (every one: a world's
         # directories are on its encyclopedia and on its list site).
         sites = pl.concat([arts["url"], dirs["url"]]).str.split("/").list.get(2, null_on_oob=True).drop_nulls().unique().sort()
-        self._facts_job = Background(_sorted_hashes, page_files(engine.web, "facts"), sites.to_list())
+        # An article links its subject's profile or official site (external links) and the news
+        # items about it (references): what those pages state is one link from the article, and
+        # counts as stated there.
+        self._beside = (con.sql("SELECT url, subject FROM pages WHERE kind IN ('profile', 'news') AND subject IS NOT NULL").pl()
+                        .join(arts.select(pl.col("url").alias("article"), "subject"), on="subject", how="inner")
+                        .select("url", "article"))
+        self._facts_job = Background(_sorted_hashes, page_files(engine.web, "facts"), sites.to_list(), self._beside)
         nodes = self._id_nodes(arts["subject"])
         self.article = np.full(n, "", dtype=object)
         self.article[nodes[nodes >= 0]] = arts["url"].to_numpy().astype(object)[nodes >= 0]
@@ -351,11 +357,40 @@ class WebIndex:
         if miss:
             h = _fact_hashes(pl.DataFrame(miss, schema={"url": pl.String, "fact_id": pl.String}, orient="row").lazy())
             found = np.zeros(len(h), dtype=bool)
-            for part in self._facts_job.result():  # a pair is stated if either part holds it
+            for part in self._facts_job.result():  # a pair is stated if any part holds it
                 if len(part):
                     found |= part[np.minimum(np.searchsorted(part, h), len(part) - 1)] == h
             cache.update(zip(miss, found.tolist()))
         return np.fromiter((cache[k] for k in keys), dtype=bool, count=len(keys))
+
+    def via(self, urls: list[str], facts: list[str]) -> list[str | None]:
+        """For each (article, fact) `stated` holds: None when the article itself states the fact,
+        else the page one link from it that does (its subject's profile or official site before a
+        news item). Evidence names that page after the article."""
+        if not urls:
+            return []
+        h = _fact_hashes(pl.DataFrame({"url": urls, "fact_id": facts}).lazy())
+        direct = np.zeros(len(h), dtype=bool)
+        for part in self._facts_job.result()[:2]:
+            if len(part):
+                direct |= part[np.minimum(np.searchsorted(part, h), len(part) - 1)] == h
+        out: list[str | None] = [None] * len(urls)
+        todo = [i for i in np.flatnonzero(~direct).tolist()]
+        if not todo:
+            return out
+        pairs = (pl.DataFrame({"i": todo, "article": [urls[i] for i in todo], "fact_id": [facts[i] for i in todo]})
+                 .join(self._beside, on="article", how="inner"))
+        if pairs.is_empty():
+            return out
+        files = page_files(self.engine.web, "facts")
+        on = (pl.scan_parquet([str(f) for f in files], glob=False)
+              .filter(pl.col("url").is_in(pairs["url"].unique().implode()) & pl.col("fact_id").is_in(pairs["fact_id"].unique().implode()))
+              .collect())
+        hit = pairs.join(on, on=["url", "fact_id"], how="inner").with_columns(
+            pl.col("url").str.contains(r"^https?://[^/]+/\d{4}/\d{2}/\d{2}/").alias("news")).sort("i", "news", "url")
+        for i, u in hit.unique("i", keep="first", maintain_order=True).select("i", "url").iter_rows():
+            out[i] = u
+        return out
 
 
     def confined_facts(self, parts: np.ndarray) -> np.ndarray:
@@ -393,7 +428,9 @@ class WebIndex:
             art = np.flatnonzero(self.article != "")
             self._url_node = pl.DataFrame({"url": np.concatenate([self.article[art].astype(str), self.dir_url.astype(str)]),
                                            "node": np.concatenate([art, np.arange(len(self.dir_url)) + self.n_entities])})
-        got = pl.DataFrame({"url": urls}).join(self._url_node, on="url", how="inner")["node"]
+        urls = pl.DataFrame({"url": urls}).join(self._beside, on="url", how="left").select(
+            pl.coalesce("article", "url").alias("url"))
+        got = urls.join(self._url_node, on="url", how="inner")["node"]
         return got.to_numpy().astype(np.int64)
 
 
@@ -420,9 +457,10 @@ def _fact_hashes(pairs: pl.LazyFrame) -> np.ndarray:
         engine="streaming")["h"].to_numpy()
 
 
-def _sorted_hashes(files: list, sites: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_hashes(files: list, sites: list[str], beside: pl.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The hashes of the (url, fact_id) rows of provenance `files` whose page is on one of
-    `sites` (hosts), as two sorted arrays, one per half of the files by row count (a 1M world has
+    `sites` (hosts), and of those on the pages `beside` (url -> article) keyed by their article's
+    URL, as two sorted arrays, one per half of the files by row count (a 1M world has
     tens of millions of rows): each row is read and hashed once, streaming, and the first half
     is sorted on a second thread (numpy lets go of the GIL) while the second is read and sorted.
     The halves are never joined into a third copy."""
@@ -445,7 +483,12 @@ def _sorted_hashes(files: list, sites: list[str]) -> tuple[np.ndarray, np.ndarra
         second = fetch(files[cut:])
         second.sort()  # on this thread, beside the first half's sort
         sorting.result()
-    return first, second
+    if beside is None or beside.is_empty() or not files:
+        return first, second
+    rows = pl.scan_parquet([str(f) for f in files], glob=False).join(beside.lazy(), on="url", how="inner")
+    moved = _fact_hashes(rows.select(pl.col("article").alias("url"), "fact_id"))  # one link from the article
+    moved.sort()
+    return first, second, moved
 
 
 def _plural(arrays: WorldArrays, t: str) -> str:

@@ -115,17 +115,24 @@ def quotas(shares: dict[str, float], n: int) -> dict[str, int]:
 # --------------------------------------------------------------------------- records
 
 
-def _evidence(web: WebIndex, evidence: list, listings: list[int], support: list[int], facts: list[str]) -> dict:
+def _evidence(web: WebIndex, evidence: list, listings: list[int], support: list[int], facts: list[str],
+              beside: dict[tuple[int, int], str] | None = None) -> dict:
     """Which page(s) state each gold cell (indexes into `pages`; a list where a cell needs
-    several pages, the value's page last), which pages lead to the rows, which pages a cell
+    several pages, the value's page last: an article, then its profile or news item that states
+    a value the article leaves out, `beside`), which pages lead to the rows, which pages a cell
     needs besides (every ranked value), and the gold facts (`page_facts` ids) the cells state:
     a page that states one of a held-out task's gold facts is one no training trajectory may open."""
+    beside = beside or {}
     nodes = sorted({p for row in evidence for cell in row for p in cell} | set(listings) | set(support))
     urls = web.url(np.asarray(nodes, dtype=np.int64)).tolist() if nodes else []
-    order = sorted(range(len(nodes)), key=lambda i: urls[i])
-    pages = [urls[i] for i in order]
-    idx = {nodes[i]: j for j, i in enumerate(order)}
-    cells = [[(idx[cell[0]] if len(cell) == 1 else [idx[p] for p in cell]) for cell in row] for row in evidence]
+    key: list = [*nodes, *sorted(set(beside.values()))]  # page nodes, then the pages beside them (by URL)
+    text = urls + key[len(nodes):]
+    order = sorted(range(len(key)), key=lambda i: text[i])
+    pages = [text[i] for i in order]
+    idx = {key[i]: j for j, i in enumerate(order)}
+    cells = [[(idx[cell[0]] if len(cell) == 1 and (r, c) not in beside
+               else [idx[p] for p in cell] + ([idx[beside[(r, c)]]] if (r, c) in beside else []))
+              for c, cell in enumerate(row)] for r, row in enumerate(evidence)]
     return {"pages": pages, "cells": cells, "listings": [idx[p] for p in listings], "support": sorted(idx[p] for p in support),
             "facts": sorted(facts)}
 
@@ -151,7 +158,7 @@ def _table_record(world: str, task: TableTask, question: tuple, opt: TasksOption
     constraints = [{"letter": k, "text": txt, "negated": f"!{k}" in cand.combo} for k, txt in zip(lettered, texts)]
     if "S" in cand.atoms:
         constraints.append({"letter": "S", "text": texts[len(lettered)], "negated": False, "scope": True})
-    evidence = _evidence(web, task.evidence, task.listings, task.support, task.facts)
+    evidence = _evidence(web, task.evidence, task.listings, task.support, task.facts, task.beside)
     return {
         "instance_id": iid, "query": q, "language": opt.language, "evaluation": ev,
         "kind": "table", "shape": cand.shape, "split": cand.split, "part": part, "entity_type": cand.t,
@@ -675,7 +682,11 @@ class _Generator:
                 continue
             fails[t] = 0
             self.seen.add(key)
-            ev = _evidence(w, [proof], listings, [], self._chain_facts(task))
+            beside = {}
+            if task.answer_attr is not None:  # an answer the last article leaves to a page it links
+                got = w.via([w.url(np.asarray(task.nodes[-1:], dtype=np.int64))[0]], [task.facts[-1]])[0]
+                beside = {(0, 1): got} if got else {}
+            ev = _evidence(w, [proof], listings, [], self._chain_facts(task), beside)
             part = self.part_name(int(self.parts.of[WorldArrays.type_of(task.start)][self.arrays.code(task.start)])) \
                 if self.parts.root else None
             rec = _multihop_record(self.world, task, ev, opt, split, part, chain_question(self.schema, task, self.as_of))

@@ -142,6 +142,9 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
         "part_title": ("{plural} in {group}",), "all_title": ("List of {plural}",),
         "former_title": ("Former {plural} of {group}",), "index_line": ("{plural}, A–Z",),
         "lists": ("Lists",), "list_entry": ("- [{title}]({url}) ({count} entries)",),
+        "references": ("References",), "ref_entry": ("{n}. [{title}]({url}). *{site}*, {date}.",),
+        "external_links": ("External links",), "profile_link": ("- [{name} at {site}]({url})",),
+        "official_link": ("- [Official website]({url})",),
         "pages_nav": ("Pages: {links}",),
     },
     "zh": {
@@ -235,6 +238,9 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
         "part_title": ("{group}的{plural}",), "all_title": ("{plural}列表",),
         "former_title": ("曾属{group}的{plural}",), "index_line": ("{plural}（按名称排列）",),
         "lists": ("列表",), "list_entry": ("- [{title}]({url})（{count}项）",),
+        "references": ("参考资料",), "ref_entry": ("{n}. [{title}]({url})。*{site}*，{date}。",),
+        "external_links": ("外部链接",), "profile_link": ("- [{name}在{site}的资料]({url})",),
+        "official_link": ("- [官方网站]({url})",),
         "pages_nav": ("页码：{links}",),
     },
 }
@@ -423,12 +429,17 @@ _SKEL_NUM = re.compile(r"\d[\d,.]*")
 _SENT = re.compile(r"(?:(?<=[.!?])|(?<=[.!?]”))\s+(?=[A-Z“\[*])|(?<=[。！？])(?!”)|(?<=[。！？]”)")
 
 
+_NUMBERED = re.compile(r"\d+\. ")
+
+
 def prose_sentences(markdown: str) -> list[str]:
-    """The prose sentences of a page: paragraphs only (no headings, table rows, list items, bylines)."""
+    """The prose sentences of a page: paragraphs only (no headings, table rows, list items, numbered
+    lists, bylines)."""
     out = []
     for para in markdown.split("\n\n"):
         para = para.strip()
-        if not para or para[0] in "#|-*[" or para.startswith(("---", "Read more", "More about", "阅读更多", "更多关于")):
+        if (not para or para[0] in "#|-*[" or para.startswith(("---", "Read more", "More about", "阅读更多", "更多关于"))
+                or _NUMBERED.match(para)):  # a numbered list (references)
             continue
         out.extend(s for s in _SENT.split(para.replace("\n", " ")) if s)
     return out

@@ -20,7 +20,7 @@ from ..errors import BackendUnavailableError
 from ..plumbing import held_interrupts, stable_hash
 from ..world.options import RenderOptions
 from .pages import Page, WorldView
-from .template import TemplateWriter
+from .template import TemplateWriter, article_sources
 from .text import FactSheetCheck, format_number
 
 SYSTEM_PROMPT = """You are a Search World Model. You write the pages of a simulated web about a fictional world, \
@@ -76,7 +76,7 @@ def strip_reasoning(text: str) -> str:
 def page_check(view: WorldView, page: Page) -> FactSheetCheck:
     """The checker for a page: its facts, plus the furniture numbers and date it may show."""
     return FactSheetCheck(page.facts, view.names, page.numbers, (page.date,) if page.date else (), require_end=page.kind != "news",
-                          dated=page.date)
+                          dated=page.date, furniture=article_sources(view, page, view.lang) if page.kind == "article" else "")
 
 
 def table_problems(view: WorldView, page: Page, markdown: str) -> list[str]:
@@ -396,7 +396,8 @@ class VLLMWriter:
                     self.stats.add_failure(probs)
                     still.append(i)
                 else:
-                    results[i] = WrittenPage(text + "\n", "vllm", attempts[i])
+                    tail = article_sources(self.view, pages[i], self.view.lang) if pages[i].kind == "article" else ""
+                    results[i] = WrittenPage(text + "\n" + ("\n" + tail if tail else ""), "vllm", attempts[i])
             pending = still
         for i in range(n):
             if results[i] is None:

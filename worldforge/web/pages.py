@@ -435,6 +435,37 @@ class WorldView:
     def dtype(self, t: str, a: str) -> str:
         return attribute_dtype(self.world, t, a)
 
+    # ------------------------------------------------------------------ where facts live
+
+    def off_fact(self, f: Fact) -> bool:
+        """Whether the encyclopedia leaves fact f to its subject's profile (see `off_encyclopedia`),
+        were that profile living: a choice by the fact's id and kind alone."""
+        t = f.subject.rsplit("_", 1)[0] if f.subject else ""
+        share = self.off_share.get((t, f.predicate))
+        return bool(share) and pick(f.fact_id + "/spread", 100) < share
+
+    def off_encyclopedia(self, t: str, facts: list[Fact]) -> frozenset[str]:
+        """The ids of the attribute facts an entity's article leaves out, so that its profile or
+        official site (and the news items) is their only source: about three figures in five, two
+        dates in five and one category in four, chosen per fact. Names, codes and lookups (what
+        identifies an entity or links it elsewhere) stay in the infobox."""
+        return frozenset(f.fact_id for f in facts if self.off_fact(f))
+
+    @cached_property
+    def off_share(self) -> dict[tuple[str, str], int]:
+        """Per (type, attribute) of the types with a profile page: the percent of facts the
+        encyclopedia leaves to the profile."""
+        out = {}
+        for t, et in self.types.items():
+            if et.pages.profile is None or not et.pages.article:
+                continue
+            for a, s in et.attributes.items():
+                share = (60 if isinstance(s, NumericAttr) else 40 if isinstance(s, DateAttr)
+                         else 25 if isinstance(s, CategoricalAttr) else 0)
+                if share and a != "name":
+                    out[(t, a)] = share
+        return out
+
     # ------------------------------------------------------------------ fact sheets
 
     def _grouped(self, sql: str, key: str, params: list | None = None) -> dict[str, list[Fact]]:
@@ -569,8 +600,19 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
         all_in = incoming.get(eid, [])
         in_facts = _cap(all_in, opts.max_list_items)
         name = view.names[eid]
+        archive = _archive(view, t, eid, attr_facts + out_facts, in_facts, context) if ps.article else None
+        # Half the profiles of entities that changed lately were last updated on the archive's date:
+        # they state the entity as it stood then (an old club, no later dates), dated by their by-line.
+        stale = archive is not None and ps.profile is not None and not ps.profile.url and pick(eid + "/stale-profile", 2) == 0
+        # The encyclopedia leaves some facts to the entity's own profile or official site (a living
+        # one states them all): those are on the profile and the news items, not the article.
+        off = view.off_encyclopedia(t, attr_facts) if ps.profile is not None and not stale else frozenset()
+        if off and eid in view.article_title and et.lifecycle is not None:  # 'Name (person, 1961)' keeps its year's date
+            off = off - {f.fact_id for f in attr_facts if f.predicate == et.lifecycle.start}
+        stories = [_news_page(view, t, eid, f, facts, context, seen_urls, neigh) for f in facts
+                   if f.predicate in news and (f.value_type == "date" or f.valid_from is not None)]
+        more: dict = {}
         if ps.article:
-            more = {}
             if len(in_facts) < len(all_in):  # the rest is on the directory pages, if the source type has one
                 for pred, n in Counter(f.predicate for f in all_in).items():
                     if n > opts.max_list_items:
@@ -578,21 +620,22 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
                         listed = any(d.by == pred for d in view.types[src].pages.directories)
                         more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
             targets = list(dict.fromkeys([f.value for f in out_facts] + [f.subject for f in in_facts]))[:10]
-            related = [f for x in targets for f in neigh.get(x, []) if f.value != eid][:30]
+            related = [f for x in targets for f in neigh.get(x, []) if f.value != eid and not view.off_fact(f)][:30]
             lists = _part_lists_of(view, t, eid)
             furniture = {n for *_, n in lists} | ({opts.max_list_items, *(n for n, _ in more.values())} if more else set())
-            archive = _archive(view, t, eid, attr_facts + out_facts, in_facts, context)
+            if off and archive is not None:
+                archive = (archive[0], [f for f in archive[1] if f.fact_id not in off])
+            shown = [f for f in attr_facts if f.fact_id not in off] if off else attr_facts
+            layout = {"more": more, "related": [f.fact_id for f in related], "lists": lists,
+                      "refs": [(s.url, s.title, s.site, s.date) for s in stories]}
+            if ps.profile is not None:
+                layout["external"] = (view.profile_url[eid], bool(ps.profile.url),
+                                      name if ps.profile.url else view.sites.profile(ps.profile.site).name)
             yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, view.article_title.get(eid, name), None, eid,
-                       _entities(eid, out_facts, in_facts), attr_facts + out_facts + in_facts + related,
-                       {"more": more, "related": [f.fact_id for f in related], "lists": lists},
-                       tuple(sorted(furniture)), archive)
-        else:
-            archive = None
+                       _entities(eid, out_facts, in_facts), shown + out_facts + in_facts + related,
+                       layout, tuple(sorted(furniture)), archive)
         if ps.profile is not None:
             site = name if ps.profile.url else view.sites.profile(ps.profile.site).name  # an official site is the entity's own
-            # Half the profiles of entities that changed lately were last updated on the archive's date:
-            # they state the entity as it stood then (an old club, no later dates), dated by their by-line.
-            stale = archive is not None and not ps.profile.url and pick(eid + "/stale-profile", 2) == 0
             day, then = archive if stale else (None, facts)
             then = [f for f in then if f.subject == eid]  # the archive also holds links into the entity
             then_attrs = [f for f in then if not view.meta[(t, f.predicate)].relation] if stale else attr_facts
@@ -603,10 +646,7 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
             yield Page(view.profile_url[eid], "profile", site, name, day, eid, _entities(eid, prof, []), then_attrs + prof)
         if ps.article and more:
             yield from _overflow_pages(view, eid, all_in, more)
-        for f in facts:
-            if f.predicate not in news or (f.value_type != "date" and f.valid_from is None):
-                continue
-            yield _news_page(view, t, eid, f, facts, context, seen_urls, neigh)
+        yield from stories
 
 
 def _part_lists_of(view: WorldView, t: str, eid: str) -> list[tuple[str, str, int]]:

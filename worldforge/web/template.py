@@ -367,7 +367,8 @@ class TemplateWriter:
             lines += [f"## {g.choose_h(b['see_also'], crc32(b'|sa', hp))}", ""]
             lines += [f"- {self._link(r)}" + self.w("noun_tag", noun=self._noun(v.type_of[r])) for r in related]
             lines.append("")
-        return "\n".join(lines)
+        tail = article_sources(v, page, self.lang)
+        return "\n".join(lines) + ("\n" + tail if tail else "")
 
     def _bullet(self, t: str, f: Fact, st: dict) -> str:
         """A timeline line: the date, then what happened, without restating the date."""
@@ -537,6 +538,25 @@ class TemplateWriter:
             links = [str(k) if k == lay["page"] else f"[{k}]({lay['urls'][k - 1]})" for k in page_links(lay["page"], lay["pages"])]
             lines += [self.w("pages_nav", links=" ".join(links)), ""]
         return "\n".join(lines)
+
+
+def article_sources(view: WorldView, page: Page, lang: str) -> str:
+    """An article's closing sections, the same whoever wrote the rest: its references (the news
+    items about its subject, oldest first) and its external links (the subject's profile or
+    official site). Facts the article leaves out are there."""
+    out = []
+    refs = page.layout.get("refs") or []
+    if refs:
+        out += ["", f"## {g.word(lang, 'references')}", ""]
+        out += [g.word(lang, "ref_entry", n=i, title=title, url=url, site=site, date=g.format_date(day, "ymd_zh" if lang == "zh" else "mdy"))
+                for i, (url, title, site, day) in enumerate(sorted(refs, key=lambda r: (r[3], r[0])), 1)]
+    ext = page.layout.get("external")
+    if ext:
+        url, official, site = ext
+        out += ["", f"## {g.word(lang, 'external_links')}", ""]
+        out.append(g.word(lang, "official_link", url=url) if official
+                   else g.word(lang, "profile_link", name=view.names[page.subject], site=site, url=url))
+    return "\n".join(out)[1:] + "\n" if out else ""
 
 
 def _by_predicate(facts) -> list[tuple[str, list[Fact]]]:

@@ -140,8 +140,10 @@ class FactSheetCheck:
     ongoing, so its end is not required either."""
 
     def __init__(self, facts: list[Fact], names: dict[str, str], extra_numbers: tuple[int, ...] = (),
-                 extra_dates: tuple[dt.date, ...] = (), require_end: bool = True, dated: dt.date | None = None):
+                 extra_dates: tuple[dt.date, ...] = (), require_end: bool = True, dated: dt.date | None = None,
+                 furniture: str = ""):
         self.facts = facts
+        self.furniture = furniture  # text the page closes with that is not about its facts (references, links)
         self.names = names
         self.require_end = require_end
         self.dated = dated
@@ -174,6 +176,8 @@ class FactSheetCheck:
         """Every way the page fails its fact sheet: 'missing <fact_id>' for a value it does not
         state, 'invented <value>' for a date or number that is not on the sheet."""
         out: list[str] = []
+        if self.furniture:
+            markdown = markdown.replace(self.furniture.rstrip(), "")
         low = _LINK_TARGET_RE.sub("]", markdown).lower()  # a name only inside a link target is not stated
         body = _URL_RE.sub(" ", markdown)
         if self.blank is not None:

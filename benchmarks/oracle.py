@@ -8,7 +8,8 @@ Runs the oracle on every task twice, without perturbations and with the world's 
 perturbations, timing the policy alone (the environment's tool calls included), and prints each
 target of the honest-oracle issue beside the measured value:
 
-- mean reward without perturbations (>= 0.97) and with the default ones (< 1.0);
+- mean reward without perturbations (>= 0.95: values a profile states in a way no generic cue
+  reaches are left unknown, issue 35) and with the default ones (< 1.0);
 - page opens of candidates that end up rejected, on tasks with NOT or OR (>= 15 %);
 - opens of URLs no earlier observation showed (0);
 - distinct reasoning skeletons over the trajectories (>= 1,000 over 300);
@@ -104,7 +105,7 @@ def main() -> None:
     speed = len(ptrajs) / pseconds
     unit = "tokens" if count else "tokens (4 chars a token)"
     rows = [
-        ("mean reward, no perturbations", f"{clean:.4f}", ">= 0.97", clean >= 0.97),
+        ("mean reward, no perturbations", f"{clean:.4f}", ">= 0.95", clean >= 0.95),
         ("mean reward, default perturbations", f"{pert:.4f}", "< 1.0", pert < 1.0),
         ("trajectories below reward 1.0 (perturbed)", f"{sum(t['reward'] < 1 for t in ptrajs)} of {len(ptrajs)}", "> 0", pert < 1.0),
         ("opens of rejected candidates, NOT/OR tasks", f"{rej:,} of {tot:,} ({rej / max(1, tot):.1%})", ">= 15 %", rej / max(1, tot) >= 0.15),

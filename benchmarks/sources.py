@@ -7,7 +7,8 @@ Per world (a folder `worldforge run` built: web and tasks), a table of:
 - gold facts provable from the encyclopedia alone: the share of the table tasks' gold facts
   (names aside) that some encyclopedia page states (target: at most 50%);
 - gold facts stated only off the encyclopedia: stated on no encyclopedia page, only on profiles,
-  official sites, directories or news (target: at least 25%);
+  official sites, directories or news (target: at least 25%), and where those are (a fact may be
+  on several); the same for the gold facts that are attributes (not links);
 - the most gold facts one site holds: the largest share any single site states;
 - gold facts in news: the share some news item states;
 - copies told from originals by title and URL alone: the 5-fold cross-validated accuracy of a
@@ -66,9 +67,16 @@ def fact_spread(world: Path, pages: pl.DataFrame, facts: pl.DataFrame) -> dict:
     stated = g["fact_id"].n_unique()
     per_host = g.group_by("host").agg(pl.col("fact_id").n_unique().alias("n")).sort("n", descending=True)
     news = g.filter(pl.col("kind") == "news")["fact_id"].n_unique()
+    per_fact = g.group_by("fact_id").agg(pl.col("host").str.ends_with("pedia.org").any().alias("enc"),
+                                        pl.col("kind").unique().alias("kinds"))
+    off = per_fact.filter(~pl.col("enc"))
+    attrs = per_fact.filter(pl.col("fact_id").str.count_matches("/") == 1)  # an attribute's fact: subject/predicate
+    only = {k: off.filter(pl.col("kinds").list.contains(k))["fact_id"].len() / len(gold) for k in ("profile", "directory", "news")}
     return {"gold_facts": len(gold), "stated": stated, "encyclopedia": enc / len(gold),
             "only_elsewhere": (stated - enc) / len(gold), "top_site": per_host["host"][0],
-            "top_site_share": per_host["n"][0] / len(gold), "news": news / len(gold)}
+            "top_site_share": per_host["n"][0] / len(gold), "news": news / len(gold),
+            "attr_facts": attrs.height, "attr_off": attrs.filter(~pl.col("enc")).height / max(1, attrs.height),
+            "off_profile": only["profile"], "off_directory": only["directory"], "off_news": only["news"]}
 
 
 def _features(title: str, url: str) -> list[str]:
@@ -137,6 +145,11 @@ def main() -> None:
     measures = [("gold facts (table tasks, names aside)", "gold_facts", "{:,}"),
                 ("provable from the encyclopedia alone (target <= 50%)", "encyclopedia", "{:.1%}"),
                 ("stated only off the encyclopedia (target >= 25%)", "only_elsewhere", "{:.1%}"),
+                ("  of them on a profile or official site", "off_profile", "{:.1%}"),
+                ("  of them in a directory", "off_directory", "{:.1%}"),
+                ("  of them in news", "off_news", "{:.1%}"),
+                ("gold attribute facts (no links)", "attr_facts", "{:,}"),
+                ("  stated only off the encyclopedia", "attr_off", "{:.1%}"),
                 ("the most one site holds", "top_site_share", "{:.1%}"),
                 ("stated in news", "news", "{:.1%}"),
                 ("copies told apart by title+URL (target <= 65%)", "copy_accuracy", "{:.1%}"),

@@ -39,7 +39,7 @@ def test_rewards_high_without_perturbations_and_varied_with_them(demo_rollouts):
     _, out = demo_rollouts
     clean, pert = out["clean"][1], out["perturbed"][1]
     assert len(clean) == len(pert) == 300
-    assert _mean([t["reward"] for t in clean]) >= 0.97
+    assert _mean([t["reward"] for t in clean]) >= 0.95  # values no generic cue reaches on a profile are left unknown (issue 35)
     rewards = [t["reward"] for t in pert]
     assert _mean(rewards) < 1.0 and sum(r < 1.0 for r in rewards) >= 2  # the web misleads it now and then
     assert all(t["end"] == "answer" for t in clean + pert)
@@ -104,7 +104,7 @@ def test_samples_fit_the_context_budget_and_segments_resume_from_the_state(demo_
 def test_every_sample_is_grounded_in_what_it_shows(demo_rollouts):
     """The grounding targets on the demo: 0 pages opened unseen (nor named in a state unseen),
     at least 99 % of informative answer cells visible in their sample, 0 narration counts that
-    contradict the actions; and the clean oracle still scores at least 0.97."""
+    contradict the actions; and the clean oracle still scores at least 0.95."""
     world, out = demo_rollouts
     records = {t.id: t.record for t in load_tasks(world)}
     for name, (_, trajs) in out.items():
@@ -115,7 +115,7 @@ def test_every_sample_is_grounded_in_what_it_shows(demo_rollouts):
         assert rep.opens > 10_000 and rep.unseen_opens == 0 and rep.unseen_state_urls == 0, (name, rep.examples)
         assert rep.cells > 10_000 and rep.visible_cells / rep.cells >= 0.99, (name, rep.examples)
         assert rep.claims > 500 and rep.contradicted == 0, (name, rep.examples)
-    assert _mean([t["reward"] for t in out["clean"][1]]) >= 0.97
+    assert _mean([t["reward"] for t in out["clean"][1]]) >= 0.95
 
 
 def test_voice_banks_agree_across_languages():

@@ -95,6 +95,70 @@ def test_oracle_searches_with_a_purpose_and_reads_snippets(small_run):
         env.close()
 
 
+def test_oracle_reads_what_an_article_leaves_to_the_profile_it_links(small_run):
+    """A value an article leaves out is read on the profile or official site the article links
+    (its key facts, its prose, or a result's snippet of it): the oracle says where it looks, opens
+    only that linked page for it, and fills cells from it."""
+    from worldforge.rollout.reading import own_pages, read_page
+
+    _, world, _ = small_run
+    env, eps = _oracle(world, RolloutOptions(perturbations={}))
+    try:
+        prose = sum(ep.research.get("prose_values", 0) for ep in eps)
+        said = opened_linked = 0
+        for ep in eps:
+            shown: dict[str, str] = {}  # article URL -> the profile it links
+            for m in ep.messages:
+                if m["role"] == "tool" and m.get("content", "").startswith("# "):
+                    for c in [c for mm in ep.messages for c in mm.get("tool_calls") or [] if c["id"] == m.get("tool_call_id")]:
+                        url = json.loads(c["function"]["arguments"]).get("url", "")
+                        if "/wiki/" in url:
+                            links = own_pages(read_page(url, m["content"]))[0]
+                            if links:
+                                shown[url] = links[0]
+                text = m.get("content") or ""
+                if m["role"] == "assistant" and re.search(r"has no \"[^\"]+\" entry|leaves \"[^\"]+\" out|No \"[^\"]+\" in the article", text):
+                    said += 1
+                for name, a in [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in m.get("tool_calls") or []]:
+                    if name == "web_extractor" and a["url"] in shown.values():
+                        opened_linked += 1
+        assert prose > 0 and said > 0 and opened_linked > 0, (prose, said, opened_linked)
+        assert sum(ep.reward for ep in eps) / len(eps) >= 0.9
+    finally:
+        env.close()
+
+
+def test_oracle_reaches_its_target_on_a_web_phrased_as_it_has_never_seen(tmp_path, monkeypatch):
+    """The researcher issue: a web rendered with attribute phrasings no shipped bank has, which
+    the oracle (importing neither the grammar nor the phrase banks) has never seen, still gets
+    its rows filled from the prose of the profiles articles send it to."""
+    from tests.conftest import RUN_STAGES, write_spec
+    from worldforge.run import run_pipeline
+    from worldforge.web import grammar
+    from worldforge.web.store import open_pages
+
+    bank = dict(grammar.BANKS["en"])
+    bank["attr"] = ("per the registry, {subject} carries a {label} of {value}", "the {label} on file for {subject} reads {value}",
+                    "{subject} reports {value} as its {label}", "asked about its {label}, {subject} gives {value}")
+    bank["date_attr"] = ("the {label} date on file for {subject} reads {value}", "{subject} lists {value} as its {label} date")
+    monkeypatch.setitem(grammar.BANKS, "en", bank)
+    spec = write_spec(tmp_path, name="unseen", seed=29, stages=RUN_STAGES)
+    world = run_pipeline(spec, tmp_path / "build", tmp_path / "exports").world
+    con = open_pages(world / "web")
+    try:
+        used = con.execute("SELECT count(*) FROM pages WHERE kind = 'profile' AND (markdown LIKE '%per the registry%' "
+                           "OR markdown LIKE '%on file for%')").fetchone()[0]
+    finally:
+        con.close()
+    assert used > 20  # the web does read the new way
+    env, eps = _oracle(world, RolloutOptions(perturbations={}))
+    try:
+        assert sum(ep.research.get("prose_values", 0) for ep in eps) > 0
+        assert sum(ep.reward for ep in eps) / len(eps) >= 0.9
+    finally:
+        env.close()
+
+
 def _same(a: str, b: str) -> bool:
     from worldforge.rollout.oracle import _same_value
 

@@ -86,7 +86,10 @@ def test_clean_oracle_still_scores_high(shipped, name):
         run_oracle(eps, opt)
     finally:
         env.close()
-    assert sum(ep.reward for ep in eps) / len(eps) >= 0.97
+    # Values an article leaves to a profile written in prose are read by generic cues; where none
+    # reaches one ("The birth of X was recorded on ...") the oracle leaves the cell unknown (about
+    # 0.97 on each shipped world; the researcher issue's floor is 0.9).
+    assert sum(ep.reward for ep in eps) / len(eps) >= 0.95
 
 
 @pytest.mark.parametrize("name", WORLDS)

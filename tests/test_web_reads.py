@@ -40,7 +40,9 @@ def test_variety_targets(web):
     assert v["share_on_10_plus_pages"] < 0.40
     # The issue's length targets (the old web: articles 113 words, news 31): sections,
     # narratives, related entities; news with background on the parties as they stood then.
-    assert v["kinds"]["article"]["mean_words"] >= 350
+    # (An article leaves some figures and dates to the profile it links since issue 35: 362
+    # words before, about 340 now.)
+    assert v["kinds"]["article"]["mean_words"] >= 320
     assert v["kinds"]["news"]["mean_words"] >= 150
 
 
@@ -309,3 +311,122 @@ def test_column_slugs_and_wiki_paths_match_their_definitions():
         assert wiki_paths(xs) == [quote(x.replace(" ", "_"), safe="_-.,~") for x in xs]
 
     check()
+
+
+def test_facts_spread_off_the_encyclopedia(web):
+    """Some of an entity's facts are on its profile or official site and not in its article (issue
+    35): every one is on the living profile the article links under its external links, and news
+    items about an entity are its article's references."""
+    kind_of = {u: k for u, k, _d, _s, _m in web["pages"]}
+    subject = {u: s for u, _k, _d, s, _m in web["pages"]}
+    md = {u: m for u, _k, _d, _s, m in web["pages"]}
+    article = {s: u for u, k, _d, s, _m in web["pages"] if k == "article"}
+    profile = {s: u for u, k, d, s, _m in web["pages"] if k == "profile" and d is None}  # living ones
+    on: dict[str, set[str]] = {}
+    for u, f in web["facts"]:
+        on.setdefault(f, set()).add(u)
+    off = checked = 0
+    for f, urls in on.items():
+        s = f.split("/")[0]
+        if s not in article or s not in profile or f.endswith("/name") or len(f.split("/")) > 2:
+            continue  # attributes of entities with an article and a living profile
+        checked += 1
+        if article[s] not in urls:
+            off += 1
+            assert profile[s] in urls, f
+            assert f"]({profile[s]})" in md[article[s]].split("\n## ")[-1], (f, article[s])  # its last section links it
+    assert checked > 1000 and 0.2 < off / checked < 0.6, (off, checked)
+    for u, k in kind_of.items():
+        if k == "news" and subject[u] in article:
+            assert f"]({u})" in md[article[subject[u]]], (u, article[subject[u]])
+
+
+def test_prose_reader_reads_what_profiles_state_and_never_misreads():
+    """The prose reader finds a label's value by generic cues (the label's words however
+    inflected, a date in a fragment beside it, the unit, a value of that label seen elsewhere),
+    and gives nothing where two values compete."""
+    from worldforge.rollout.reading import prose_value
+
+    text = ("# X\n\n*Site* · Player profile\n\n## About\n\nOn 15 December 1947, Alan Clark was born, it was on 30 October 2014 "
+            "that the researcher died, and the researcher has a field of computer science. The club was founded in 1901; "
+            "the player stands 192 cm tall. Alan Clark plays as a Defender. Records give the height of the player as 184 cm.")
+    assert prose_value(text, "Born", "date") == "15 December 1947"
+    assert prose_value(text, "Died", "date") == "30 October 2014"
+    assert prose_value(text, "Height", "number", unit="cm") == "184 cm"  # the labelled figure, not the other one
+    assert prose_value(text, "Field", "string", {"computer science", "physics"}) == "computer science"
+    assert prose_value(text, "Position", "string", {"Defender", "Forward"}) == "Defender"
+    assert prose_value(text, "Founded", "date") is None  # a year is not a date
+    assert prose_value("Its height is 180 cm, and its height is 190 cm.", "Height", "number") is None  # two compete
+    assert prose_value("The mass is 3 kg and the width is 4 m.", "Height", "number", unit="cm") is None
+    assert prose_value("由张伟创立于1990年3月5日，身高为183厘米。", "身高", "number") == "183厘米"
+
+
+def test_prose_reader_agrees_with_the_facts_of_profiles(web):
+    """On the demo's profiles written in prose, every value the reader finds for an attribute is
+    the one the page states (its provenance), and it finds most of them; on key facts quoted as a
+    search snippet quotes them (flattened, cut anywhere), it never gives a value the cut shortened."""
+    import polars as pl
+
+    from worldforge.rollout.oracle import _from_prose
+    from worldforge.rollout.reading import prose_value, read_date, read_number
+    from worldforge.web.pages import WorldView
+    from worldforge.web.search import plain_text
+    from worldforge.world.options import RenderOptions
+
+    view = WorldView(open_world(web["path"]), RenderOptions())
+    try:
+        facts_on: dict[str, list[str]] = {}
+        for u, f in web["facts"]:
+            facts_on.setdefault(u, []).append(f)
+        vocab: dict[str, set[str]] = {}
+        for f, (value, vt, *_rest) in web["world_facts"].items():
+            if vt == "string" and len(f.split("/")) == 2:
+                vocab.setdefault(f.split("/")[1], set()).add(value)
+        def attributes(url, t):  # (label, kind, unit, value) of the attribute facts a page states
+            for f in facts_on.get(url, []):
+                parts = f.split("/")
+                if len(parts) != 2 or parts[1] == "name":
+                    continue
+                value, vt = web["world_facts"][f][:2]
+                kind_ = "date" if vt == "date" else "number" if vt in ("int", "float") else "string" if vt == "string" else None
+                if kind_ is not None:
+                    m = view.meta[(t, parts[1])]
+                    yield m.label, kind_, m.unit, value, vocab.get(parts[1], set())
+
+        def agrees(got, kind_, value, why):
+            if kind_ == "date":
+                assert read_date(got) == dt.date.fromisoformat(value), why
+            elif kind_ == "number":
+                tol = max(1.0, 0.01 * abs(float(value)))  # a site may round a big figure in prose
+                assert any(abs(read_number(got, scaled=sc) - float(value)) <= tol for sc in (False, True)), why
+            else:
+                assert got.lower() == value.lower(), why
+
+        found = tried = cut_found = 0
+        for url, kind, _d, s, md in web["pages"][:40000]:
+            if kind != "profile" or s is None:
+                continue
+            t = view.type_of[s]
+            if "- **" in md:  # key facts: read as a search snippet quotes them, cut anywhere
+                flat = " ".join(pl.Series([md]).to_frame("m").select(plain_text(pl.col("m")))["m"][0].split())
+                for a in range(0, max(1, len(flat) - 100), 70):
+                    start = flat.find(" ", a) + 1 if a else 0  # a snippet starts at a word, and may stop anywhere
+                    window = flat[start:start + 160]
+                    for label, kind_, unit, value, _known in attributes(url, t):
+                        got = _from_prose(window, label, (kind_,), set(), unit) if kind_ != "string" else None
+                        if got is not None:
+                            cut_found += 1
+                            agrees(got, kind_, value, (url, label, got, value, window))
+                continue
+            for label, kind_, unit, value, known in attributes(url, t):
+                tried += 1
+                got = prose_value(md, label, kind_, known, unit)
+                if got is not None:
+                    found += 1
+                    agrees(got, kind_, value, (url, label, got, value))
+            if tried > 3000:
+                break
+        assert tried > 500 and found / tried > 0.6, (found, tried)
+        assert cut_found > 200
+    finally:
+        view.close()

@@ -41,7 +41,9 @@ from .env import Episode, ToolCall, markdown_table
 from .reading import (
     Page,
     Span,
+    own_pages,
     plain_number,
+    prose_value,
     read_date,
     read_number,
     read_page,
@@ -76,6 +78,7 @@ CROSS_CHECKS_MAX = 4  # second sources an episode opens to compare, at most
 STALE_DAYS = 180  # an article last edited longer ago than this is read as out of date (live ones: weeks)
 
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass
@@ -117,6 +120,8 @@ class Research:
         self.results: dict[str, list] = {}  # query -> results
         self.search_tries: Counter = Counter()
         self.searched_names: set[str] = set()
+        self.own: dict[tuple, list[str]] = {}  # (article URL, its text's length) -> the profile or official site it links
+        self.beside_name: dict[str, str] = {}  # a profile or official site an article sent the research to -> its entity
         self.name_url: dict[str, str] = {}  # entity name (normalised) -> article URL, from links and results
         self.wants: dict[str, tuple] = {}  # URL -> purpose, in the order the research needs them
         self.search_wants: dict[str, str] = {}  # query -> purpose
@@ -159,6 +164,7 @@ class Research:
         self.set_aside: set[str] = set()  # older duplicates it has said it will not use
         self.asking_figure: str | None = None  # the figure label the page being asked for is for
         self.from_snippet = False  # the value just read came from a snippet, not the page
+        self.vocab: dict[str, set[str]] = {}  # per label: the values pages read gave it
         self.snippet_read: set[tuple] = set()  # (url, key) of the values snippets gave
         self.stats: Counter = Counter()  # values read from snippets and pages, cross-checks of rejected candidates
 
@@ -294,6 +300,14 @@ class Research:
     def _note_value(self, url: str, key: tuple, label: str, value) -> None:
         if value is not NEED:
             self.memo[(url, key)] = (label, value)
+            if key[0] == "attr" and isinstance(value, str):
+                self._know(label, value)
+
+    def _know(self, label: str, cell: str) -> None:
+        """A value seen for `label` (a category a later page's prose may name)."""
+        v = strip_links(cell).strip()
+        if v and not _DIGIT.search(v):  # not a date or a figure
+            self.vocab.setdefault(norm(label), set()).add(v)
 
     def back_targets(self, url: str, name: str, hop: dict):
         """Entities linking to the entity at `url` through `hop` (read from its page: the section
@@ -372,7 +386,8 @@ class Research:
             items = [i for i in items if i.span.start is None or i.span.open]
         return items
 
-    def attribute(self, url: str | None, label: str, name: str = "", figure: bool = False, expect: str | None = None):
+    def attribute(self, url: str | None, label: str, name: str = "", figure: bool = False, expect: str | None = None,
+                  unit: str | None = None, kind: str | None = None):
         """An attribute's cell on an entity's article (None when the page does not state it). A
         date or a figure (`figure`) a search result's snippet of that page states settles it
         without opening the page, and so does a snippet confirming the value a condition expects
@@ -387,12 +402,7 @@ class Research:
             who = name or self.label_of(url)
             value = next((v for sn in self.snippets[url] if (v := snippet_value(sn, label, who)) is not None), None)
             if value is not None:
-                self.from_snippet = True
-                self.read_from = url
-                self.stats["snippet_values"] += 1
-                self._note_value(url, key, label, value)
-                self.snippet_read.add((url, key))
-                return value
+                return self._from_snippet(url, key, label, value)
         if expect is not None and url not in self.read and url in self.snippets:
             said = (url, ("is", norm(label), norm(expect)))
             if said in self.snippet_read or any(snippet_confirms(sn, label, name or self.label_of(url), expect)
@@ -411,9 +421,72 @@ class Research:
             return None
         cells = page.infobox_rows(label)
         cell = cells[0] if cells else None
+        if cell is None and page.kind == "article":
+            kinds = (kind,) if kind in ("date", "number") else ("date", "number") if figure else ("string",)
+            return self._elsewhere(page, key, label, name or page.name, figure, expect, unit, kinds)
         self.stats["page_values"] += cell is not None
         self._note_value(url, key, label, cell)
         return cell
+
+    def _from_snippet(self, url: str, key: tuple, label: str, value: str) -> str:
+        """A value a search result's snippet of `url` settled: noted as that page's."""
+        self.from_snippet = True
+        self.read_from = url
+        self.stats["snippet_values"] += 1
+        self._note_value(url, key, label, value)
+        self.snippet_read.add((url, key))
+        return value
+
+    def _elsewhere(self, art: Page, key: tuple, label: str, name: str, figure: bool, expect: str | None, unit: str | None,
+                   kinds: tuple[str, ...]):
+        """An attribute an article leaves out, read on the subject's own page the article links
+        (its profile or official site): from its key facts, else from its prose (a date or a figure
+        in a clause naming the label, or a value of that label seen elsewhere). NEED while it is
+        read; None when that page does not settle it either."""
+        profiles = self.own.get((art.url, len(art.text)))  # a cut copy of the page may lack its links
+        if profiles is None:
+            profiles = self.own[(art.url, len(art.text))] = own_pages(art)[0]
+        if not profiles:
+            self._note_value(art.url, key, label, None)
+            return None
+        url = profiles[0]
+        got = self.noted(url, key)
+        if got is not MISSING:
+            self.from_snippet = (url, key) in self.snippet_read
+            return got
+        known = self.known_values(label) | ({expect} if expect else set())
+        if url not in self.read and url in self.snippets:  # a result's snippet of that page may settle it
+            for sn in self.snippets[url]:
+                v = _from_prose(sn, label, kinds, known, unit)
+                if v is not None:
+                    return self._from_snippet(url, key, label, v)
+        self.beside_name.setdefault(url, name)
+        if url not in self.read and url not in self.wants and url not in self.failed:
+            self.note("off_article", page=name, label=label, site=host(url))
+        self.asking_figure = label if figure or expect is not None else None
+        page = self.page(url, (self.why[0], name, self.why[1]))
+        self.asking_figure = None
+        if page is NEED:
+            return NEED
+        if page is None:
+            return None
+        self.read_from = url
+        cells = page.infobox_rows(label)
+        cell = cells[0] if cells else None
+        if cell is None:
+            cell = _from_prose(page.text, label, kinds, known, unit)
+            self.stats["prose_values"] += cell is not None
+            if cell is None:
+                self.note("not_on_profile", page=name, label=label, site=host(url))
+        else:
+            self.stats["page_values"] += 1
+        self._note_value(url, key, label, cell)
+        return cell
+
+    def known_values(self, label: str) -> set[str]:
+        """The values pages read so far gave `label` (what the research has seen it take), as plain
+        text: categories, not dates or figures."""
+        return self.vocab.get(norm(label), set())
 
     # ------------------------------------------------------------------ conditions
 
@@ -431,7 +504,8 @@ class Research:
                 self.note("from_listing", col=cond.get("label", "") if self.zh else cond.get("label", "").lower())
             if cell is None:
                 cell = self.attribute(c.url, cond["label"], c.name, figure=cond["test"] != "eq",
-                                      expect=cond["value"] if cond["test"] == "eq" and not cond.get("negated") else None)
+                                      expect=cond["value"] if cond["test"] == "eq" and not cond.get("negated") else None,
+                                      unit=cond.get("unit"), kind=_cond_kind(cond))
                 if cell is NEED:
                     return NEED, None
                 where = self.voice.snippet_where() if self.from_snippet else self.voice.own_page()
@@ -462,7 +536,8 @@ class Research:
         seen_vals = []
         self.why = ("hop", cond["text"])
         for name, url in ents:
-            cell = self.attribute(url, cond["label"], name, figure=cond["test"] != "eq")
+            cell = self.attribute(url, cond["label"], name, figure=cond["test"] != "eq", unit=cond.get("unit"),
+                                  kind=_cond_kind(cond))
             if cell is NEED:
                 need = True
                 continue
@@ -590,7 +665,8 @@ class Research:
         if col["attribute"] is None:
             return name
         listed = c.listed.get(header_for(c.listed, col.get("label", ""))) if not col["path"] and base != "other" else None
-        cell = listed if listed is not None else self.attribute(url, col["label"], name, figure=col["kind"] in ("number", "date"))
+        cell = listed if listed is not None else self.attribute(url, col["label"], name, figure=col["kind"] in ("number", "date"),
+                                                                         unit=col.get("unit"), kind=col["kind"])
         if cell is NEED:
             return NEED
         if cell is None:
@@ -753,7 +829,7 @@ class Research:
                 continue
             cell = c.listed.get(header_for(c.listed, rk.get("label", "")))
             if cell is None:
-                cell = self.attribute(c.url, rk["label"], c.name, figure=True)
+                cell = self.attribute(c.url, rk["label"], c.name, figure=True, unit=rk.get("unit"), kind=rk.get("kind"))
             if cell is NEED:
                 need = True
                 continue
@@ -867,7 +943,7 @@ class Research:
         rejected = {c.url for c in self.candidates or [] if c.state == "rejected"}
         for a in [a for a in self.second if a in rejected]:  # decided already: nothing left to check
             del self.second[a]
-        art = next((a for a in self.second if a in self.read), None)
+        art = next((a for a in self.second if a in self.read and self.second[a] not in later), None)  # not one searched for first
         if art is not None and self.k - len(calls) > 0:
             other = self.second.pop(art)
             self.second_of[other] = art
@@ -907,10 +983,12 @@ class Research:
         """A page wanted only for dates, figures or values a snippet may show, or wanted to decide a
         condition (a snippet may rule the candidate out before its page is read), whose name has
         not been searched with that label yet."""
-        if url not in self.figure_need or not is_encyclopedia(url):
+        if url not in self.figure_need or not (is_encyclopedia(url) or url in self.beside_name):
             return False
         if url in self.other_need and url not in self.deciding:
             return False  # the page is read anyway: a snippet could not save it
+        if url in self.beside_name:  # a profile an article sent the research to, for one value
+            return norm(f"{self.beside_name[url]} {self.figure_need[url]}") not in self.searched_names
         n = self.label_of(url)
         return bool(n) and n != url and norm(n) not in self.searched_names
 
@@ -920,10 +998,16 @@ class Research:
         for u in pending:
             if u not in self.figure_need or not self._eligible(u):
                 continue
-            n, label = self.label_of(u), self.figure_need[u]
-            out.append((n, label))
-            self.searched_names.add(norm(n))
-            self.verifying[norm(f"{n} {label}")] = (u, n)
+            label = self.figure_need[u]
+            if u in self.beside_name:  # the name and that label: its result's snippet may show the value
+                n = self.beside_name[u]
+                self.searched_names.add(norm(f"{n} {label}"))
+                out.append((n, label))
+            else:
+                n = self.label_of(u)
+                out.append((n, label))
+                self.searched_names.add(norm(n))
+                self.verifying[norm(f"{n} {label}")] = (u, n)
             if len(out) == 4:
                 break
         return out
@@ -1227,6 +1311,12 @@ class Research:
                 self.trouble.append(("archived", url, dict(page=name, date=page.archived.isoformat() if page.archived else "?")))
             return
         self.read[url] = page
+        for lab, cell in page.infobox + page.fields:  # the values a label takes, for reading prose later
+            self._know(lab, cell)
+        for k, lab in enumerate(page.headers[1:]):
+            for r in page.rows:
+                if k < len(r[2]):
+                    self._know(lab, r[2][k])
         for t, u in page.links:
             self.seen.add(u)
             if t and u not in self.link_names:
@@ -1282,6 +1372,28 @@ def _disagree(a: Page, b: Page) -> bool:
     """Some value both pages give under one label differs between them."""
     mine = {norm(lab): cell for lab, cell in a.infobox + a.fields}
     return any(norm(lab) in mine and not _same_value(mine[norm(lab)], cell) for lab, cell in b.infobox + b.fields)
+
+
+def _from_prose(text: str, label: str, kinds: tuple[str, ...], known: set[str], unit: str | None) -> str | None:
+    """`prose_value` of the first of `kinds` the text settles (a figure written with a scale word
+    read whole, '48.1万' -> 481000, unless the unit has it), never a value the text ends on (a
+    snippet's cut may have shortened it)."""
+    for kind in kinds:
+        v = prose_value(text, label, kind, known, unit)
+        at = text.find(v) if v is not None else -1
+        tail = text[at + len(v):] if at >= 0 else ""
+        if v is None or len(tail.strip()) < 2 or re.match(r"[,.]?\d", tail):  # at the cut, or cut inside a figure ('20,63')
+            continue
+        if kind == "number" and not any(w in (unit or "") for w in ("million", "billion", "万", "亿")):
+            n = read_number(v, scaled=True)  # prose rounds big figures ('1.2 million people')
+            v = plain_number(n) if n is not None else v
+        return v
+    return None
+
+
+def _cond_kind(cond: dict) -> str:
+    """The kind of value a condition reads: a date or a figure for a range, else a category."""
+    return "string" if cond["test"] == "eq" else "date" if cond.get("kind") == "date" else "number"
 
 
 def _format(cell: str, kind: str) -> str:

@@ -19,6 +19,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from urllib.parse import urlsplit
 
 from . import perturb
 
@@ -31,7 +32,8 @@ _DATE_RE = re.compile(
     rf"|(?P<zh>(\d{{4}})年(\d{{1,2}})月(\d{{1,2}})日)"
     rf"|(?P<mdy>\b({_MONTH_RE})\.? (\d{{1,2}}),? (\d{{4}})\b)"
     rf"|(?P<dmy>\b(\d{{1,2}}) ({_MONTH_RE})\.?,? (\d{{4}})\b)", re.IGNORECASE)
-_NUMBER_RE = re.compile(r"(?<![\w.])[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.,])[-−]?\d+(?:\.\d+)?")
+# A figure: not a part of a word or code (Latin letters and digits before it; CJK text may be)
+_NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_.])[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![A-Za-z0-9_.,])[-−]?\d+(?:\.\d+)?")
 _YEAR_RE = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 _LINK_RE = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 _RESULT_RE = re.compile(r"^\[(\d+)\] (\S+)\nTitle: (.*)\nSnippet: (.*)\nDate: (.*)$", re.M)
@@ -210,6 +212,136 @@ def snippet_confirms(snippet: str, label: str, name: str, value: str) -> bool:
             if has(clause, low_label) and has(clause.replace(low_name, " "), low_value):
                 return not snippet.lower().rstrip().endswith(low_value)  # not a value the cut may have shortened
     return False
+
+
+_STOPWORDS = frozenset(("of", "the", "a", "an", "in", "at", "on", "and", "or", "by", "to", "date", "number", "name"))
+_DATED_PATH = re.compile(r"^https?://[^/]+/\d{4}/\d{2}/\d{2}/")
+_CLAUSES = re.compile(r", |; |，|；| — | – | - |: |：")
+
+
+def _stems(label: str) -> list[str]:
+    """A label's content words cut to a stem ('Founded' -> 'foun', 'Elevation' -> 'elevat'), to
+    find it however a sentence inflects it; a CJK label is its own stem."""
+    low = label.lower()
+    if re.search(r"[\u4e00-\u9fff]", low):
+        return [re.sub(r"[（(].*?[）)]", "", low).strip()]
+    words = [w for w in re.findall(r"[^\W_]+(?:-[^\W_]+)*", low) if w not in _STOPWORDS and len(w) > 1]
+    return [w[:max(4, len(w) - 3)] if len(w) > 4 else w for w in words]
+
+
+def prose_value(text: str, label: str, kind: str, known: set[str] | frozenset[str] = frozenset(),
+                unit: str | None = None) -> str | None:
+    """A value a page's prose states for `label`, read with generic cues alone: a clause holding
+    the label's words (however inflected), and in it or in a short fragment beside it ('On 5 June
+    1967, she was born'), a value of the kind wanted: a full date
+    (`kind` 'date'), a figure with its unit ('number'), or one of the `known` values of that label
+    (the values other pages give it, 'string'). A figure whose sentences never name the label is
+    found by its `unit` when the page has one figure in it ('stands 192 cm tall'), a category by
+    being the one known value of it the page names ('plays as a Defender'). None when no
+    sentence settles it, or two values compete for it."""
+    stems = _stems(label)
+    if not stems or not text:
+        return None
+    zh = bool(re.search(r"[\u4e00-\u9fff]", text))
+    body = "\n".join(ln for ln in text.split("\n") if not ln.startswith(("#", "|", "---", "*")))
+    body = _LINK_RE.sub(lambda m: m.group(1), body)
+    # "Label: value" (key facts, also flattened into a snippet: "- Born: 7 Jul 1885 - Died: ...")
+    keyed = list(re.finditer(rf"(?<![^\W_]){re.escape(label)}\**\s*[:：]\**\s*([^\n]*)", body, re.I))
+    if keyed:  # the value right after the label, or none (a snippet may stop at the label)
+        pairs = {v for m in keyed for v in _values(re.split(r" - |\s\|\s|；|;", m.group(1))[0], kind, known, zh)[:1]
+                 if m.group(1).lower().find(v.lower()) <= 2}
+        return pairs.pop() if len(pairs) == 1 else None
+    found: list[str] = []
+    for sent in _SENTENCE_END.split(body):
+        low = sent.lower()
+        if not all(st in low for st in stems):
+            continue
+        clauses = _CLAUSES.split(sent)
+        at = [i for i, c in enumerate(clauses) if all(st in c.lower() for st in stems)]
+        if kind == "string":  # a value may hold a comma ('Administrator, Civil Service'): found in the sentence
+            bounds = [0] + [x for m in _CLAUSES.finditer(sent) for x in (m.start(), m.end())] + [len(sent)]
+            spans = [(bounds[2 * i], bounds[2 * i + 1]) for i in at]
+            hits = _string_hits(sent, known, zh)
+            got = {v for a, b, v in hits if any(a < e and b > s_ for s_, e in spans)} or {v for *_, v in hits}
+            if len(got) == 1:
+                found.append(got.pop())
+            continue
+        beside = [clauses[j] for i in at for j in (i - 1, i + 1)
+                  if 0 <= j < len(clauses) and j not in at and _fragment(clauses[j], kind, known, zh)]
+        for scope in ([clauses[i] for i in at], beside):
+            got = [v for c in scope for v in _values(c, kind, known, zh)]
+            if len(set(got)) == 1:
+                found.append(got[0])
+                break
+            if len(set(got)) > 1:
+                break
+    if not found and kind == "string" and known:  # 'plays as a Defender': the one value of that label the page names
+        named = set(_values(body, kind, known, zh))
+        return named.pop() if len(named) == 1 else None
+    if not found and kind == "number" and unit:
+        by_unit = {v for v in _values(body, kind, known, zh) if v.lower().endswith(unit.lower()) and v[:-len(unit)].strip()[-1:].isdigit()}
+        return by_unit.pop() if len(by_unit) == 1 else None
+    return found[0] if len(set(found)) == 1 else None
+
+
+def _fragment(clause: str, kind: str, known, zh: bool) -> bool:
+    """A clause that is little more than one value ('On 5 June 1967'): it belongs to its neighbour."""
+    vals = _values(clause, kind, known, zh)
+    if len(vals) != 1:
+        return False
+    rest = clause.replace(vals[0], " ")
+    return len(rest.strip()) <= 4 if zh else len(re.findall(r"\w+", rest)) <= 2
+
+
+def _values(text: str, kind: str, known, zh: bool) -> list[str]:
+    if kind == "date":
+        return [m.group(0) for m in _DATE_RE.finditer(text)]
+    if kind == "number":
+        out = []
+        for m in _NUMBER_RE.finditer(text):
+            near = text[max(0, m.start() - 12): m.end() + 12]
+            if _YEAR_RE.fullmatch(m.group(0)) or _DATE_RE.search(near):
+                continue
+            unit = _UNIT.match(text, m.end())
+            end = unit.end() if unit and unit.group(1).lower() not in ("and", "or", "in", "as", "of", "the", "while", "since", "to") else m.end()
+            out.append(text[m.start(): end].strip())
+        return out
+    return [v for *_, v in _string_hits(text, known, zh)]
+
+
+def _string_hits(text: str, known, zh: bool) -> list[tuple[int, int, str]]:
+    """Where the `known` values occur in text, as whole words, the longest first where two overlap."""
+    low = text.lower()
+    hits = []
+    for v in known:
+        if v.lower() not in low:  # most known values are not on the page: a substring test first
+            continue
+        for m in re.finditer(re.escape(v.lower()) if zh else rf"(?<!\w){re.escape(v.lower())}(?!\w)", low):
+            hits.append((m.start(), m.end(), v))
+    hits.sort(key=lambda h: (h[0] - h[1], h[0], h[2]))  # values alike but for case: one order in every process
+    kept: list[tuple[int, int, str]] = []
+    for h in hits:
+        if all(h[1] <= k[0] or h[0] >= k[1] for k in kept):
+            kept.append(h)
+    return sorted(kept)
+
+
+def own_pages(page: Page) -> tuple[list[str], list[str]]:
+    """The pages elsewhere about an article's subject that it links, read from the links alone:
+    (its profile or official site: an off-site link whose text starts with the subject's name or
+    names its official site, last first; news items: off-site links with a dated path)."""
+    here = urlsplit(page.url).netloc
+    name = (page.name or page.title).lower()
+    profiles, news = [], []
+    for text, url in page.links:
+        if urlsplit(url).netloc == here:
+            continue
+        if _DATED_PATH.match(url):
+            news.append(url)
+        elif name and text.lower().startswith(name) or re.search(r"official|官方", text, re.I):
+            profiles.append(url)
+    # the last such link first: external links close an article, after any lists named for it
+    return list(dict.fromkeys(reversed(profiles))), list(dict.fromkeys(news))
 
 
 def _first_value(window: str, clause: int) -> tuple[int, int, str] | None:

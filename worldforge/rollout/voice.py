@@ -265,6 +265,15 @@ EN: dict[str, tuple[str, ...]] = {
         "After {n} attempts {page} still won't load, so I move on without it.",
         "I couldn't load {page} after {n} tries; giving up on that page.",
     ),
+    "off_article": (
+        "The encyclopedia article on {page} has no \"{label}\" entry; its external link to {site} should have it.",
+        "The article on {page} leaves \"{label}\" out, so I'll check {site}, which it links.",
+        "No \"{label}\" in the article on {page}. It links {site}; I'll look there.",
+    ),
+    "not_on_profile": (
+        "I can't find \"{label}\" for {page} stated plainly on {site} either, so that cell stays unknown.",
+        "Nothing on {site} settles \"{label}\" for {page} either; I'll mark it unknown rather than guess.",
+    ),
     "other_source": (
         "Since the encyclopedia page on {page} won't load, I'll use {site}, which has its key facts.",
         "{page}'s article keeps failing; {site} covers the same facts, so I'll read that instead.",
@@ -430,6 +439,8 @@ ZH: dict[str, tuple[str, ...]] = {
     "failed": ("打开{page}失败（{why}），我再试一次。", "{page}没有加载出来（{why}），重试。"),
     "moot": ("{page}没有正常加载，不过其他页面已经给出了需要的信息。",),
     "gave_up": ("{page}已失败{n}次，我不再尝试，用其他信息继续。", "尝试{n}次后{page}仍无法加载，只好放弃这个页面。"),
+    "off_article": ("{page}的百科条目没有写“{label}”，我去它链接的{site}查看。", "百科条目里没有{page}的“{label}”，条目的外部链接指向{site}，去那里找。"),
+    "not_on_profile": ("{site}上也找不到{page}明确写出的“{label}”，这一格只能写未知。",),
     "other_source": ("{page}的百科页面打不开，我改用{site}，上面有同样的关键信息。",),
     "cut": ("页面{page}只加载了一部分，我重新打开。", "{page}的内容不完整，再加载一次。"),
     "archived": ("{page}显示最后修订于{date}，可能已经过时，我重新打开。", "{page}的这个版本停留在{date}，我需要最新版本。"),

@@ -119,7 +119,8 @@ def table_question(s: TaskSchema, task, texts: list[str], as_of: dt.date, home: 
            "columns": [column(s, x, c.t, other) for x in task.columns], "keys": [task.columns[i].name for i in task.keys],
            "as_of": as_of.isoformat()}
     if c.shape == "ranked":
-        out["rank"] = {"attribute": c.rank_attr, "descending": c.rank_desc, "n": len(task.gold_rows), **attribute(s, c.t, c.rank_attr)}
+        out["rank"] = {"attribute": c.rank_attr, "descending": c.rank_desc, "n": len(task.gold_rows), "kind": s.attr_kind(c.t, c.rank_attr),
+                       **attribute(s, c.t, c.rank_attr)}
     if c.shape in ("timeline", "events"):
         out["links"] = hop(s, c.rows.step)
         out["anchor"] = s.a.name(c.anchor) if c.anchor else None

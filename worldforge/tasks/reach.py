@@ -357,7 +357,7 @@ class WebIndex:
         if miss:
             h = _fact_hashes(pl.DataFrame(miss, schema={"url": pl.String, "fact_id": pl.String}, orient="row").lazy())
             found = np.zeros(len(h), dtype=bool)
-            for part in self._facts_job.result():  # a pair is stated if any part holds it
+            for part in self._facts_job.result()[:3]:  # a pair is stated if any part holds it
                 if len(part):
                     found |= part[np.minimum(np.searchsorted(part, h), len(part) - 1)] == h
             cache.update(zip(miss, found.tolist()))
@@ -375,23 +375,21 @@ class WebIndex:
             if len(part):
                 direct |= part[np.minimum(np.searchsorted(part, h), len(part) - 1)] == h
         out: list[str | None] = [None] * len(urls)
-        todo = [i for i in np.flatnonzero(~direct).tolist()]
+        todo = np.flatnonzero(~direct).tolist()
         if not todo:
             return out
         pairs = (pl.DataFrame({"i": todo, "article": [urls[i] for i in todo], "fact_id": [facts[i] for i in todo]})
                  .join(self._beside, on="article", how="inner"))
-        if pairs.is_empty():
+        jobs = self._facts_job.result()
+        if pairs.is_empty() or len(jobs) < 4 or not len(jobs[3]):
             return out
-        files = page_files(self.engine.web, "facts")
-        on = (pl.scan_parquet([str(f) for f in files], glob=False)
-              .filter(pl.col("url").is_in(pairs["url"].unique().implode()) & pl.col("fact_id").is_in(pairs["fact_id"].unique().implode()))
-              .collect())
-        hit = pairs.join(on, on=["url", "fact_id"], how="inner").with_columns(
+        own = jobs[3]
+        h = _fact_hashes(pairs.lazy().select("url", "fact_id"))
+        hit = pairs.filter(pl.Series(own[np.minimum(np.searchsorted(own, h), len(own) - 1)] == h)).with_columns(
             pl.col("url").str.contains(r"^https?://[^/]+/\d{4}/\d{2}/\d{2}/").alias("news")).sort("i", "news", "url")
         for i, u in hit.unique("i", keep="first", maintain_order=True).select("i", "url").iter_rows():
             out[i] = u
         return out
-
 
     def confined_facts(self, parts: np.ndarray) -> np.ndarray:
         """Hashes (`fact_hashes`), sorted, of the facts about entities of `parts` that no page
@@ -457,7 +455,7 @@ def _fact_hashes(pairs: pl.LazyFrame) -> np.ndarray:
         engine="streaming")["h"].to_numpy()
 
 
-def _sorted_hashes(files: list, sites: list[str], beside: pl.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_hashes(files: list, sites: list[str], beside: pl.DataFrame | None = None) -> tuple[np.ndarray, ...]:
     """The hashes of the (url, fact_id) rows of provenance `files` whose page is on one of
     `sites` (hosts), and of those on the pages `beside` (url -> article) keyed by their article's
     URL, as two sorted arrays, one per half of the files by row count (a 1M world has
@@ -488,7 +486,9 @@ def _sorted_hashes(files: list, sites: list[str], beside: pl.DataFrame | None = 
     rows = pl.scan_parquet([str(f) for f in files], glob=False).join(beside.lazy(), on="url", how="inner")
     moved = _fact_hashes(rows.select(pl.col("article").alias("url"), "fact_id"))  # one link from the article
     moved.sort()
-    return first, second, moved
+    own = _fact_hashes(rows.select("url", "fact_id"))  # the same, on the page that states it (`WebIndex.via`)
+    own.sort()
+    return first, second, moved, own
 
 
 def _plural(arrays: WorldArrays, t: str) -> str:

@@ -113,7 +113,7 @@ def test_oracle_reads_what_an_article_leaves_to_the_profile_it_links(small_run):
                     for c in [c for mm in ep.messages for c in mm.get("tool_calls") or [] if c["id"] == m.get("tool_call_id")]:
                         url = json.loads(c["function"]["arguments"]).get("url", "")
                         if "/wiki/" in url:
-                            links = own_pages(read_page(url, m["content"]))[0]
+                            links = own_pages(read_page(url, m["content"]))
                             if links:
                                 shown[url] = links[0]
                 text = m.get("content") or ""

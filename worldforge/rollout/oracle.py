@@ -445,7 +445,7 @@ class Research:
         read; None when that page does not settle it either."""
         profiles = self.own.get((art.url, len(art.text)))  # a cut copy of the page may lack its links
         if profiles is None:
-            profiles = self.own[(art.url, len(art.text))] = own_pages(art)[0]
+            profiles = self.own[(art.url, len(art.text))] = own_pages(art)
         if not profiles:
             self._note_value(art.url, key, label, None)
             return None

@@ -326,22 +326,20 @@ def _string_hits(text: str, known, zh: bool) -> list[tuple[int, int, str]]:
     return sorted(kept)
 
 
-def own_pages(page: Page) -> tuple[list[str], list[str]]:
-    """The pages elsewhere about an article's subject that it links, read from the links alone:
-    (its profile or official site: an off-site link whose text starts with the subject's name or
-    names its official site, last first; news items: off-site links with a dated path)."""
+def own_pages(page: Page) -> list[str]:
+    """The profile or official site an article's subject has elsewhere, read from the article's
+    links alone: off-site links whose text starts with the subject's name or names its official
+    site, not news items (a dated path), last first."""
     here = urlsplit(page.url).netloc
     name = (page.name or page.title).lower()
-    profiles, news = [], []
+    profiles = []
     for text, url in page.links:
-        if urlsplit(url).netloc == here:
+        if urlsplit(url).netloc == here or _DATED_PATH.match(url):
             continue
-        if _DATED_PATH.match(url):
-            news.append(url)
-        elif name and text.lower().startswith(name) or re.search(r"official|官方", text, re.I):
+        if name and text.lower().startswith(name) or re.search(r"official|官方", text, re.I):
             profiles.append(url)
     # the last such link first: external links close an article, after any lists named for it
-    return list(dict.fromkeys(reversed(profiles))), list(dict.fromkeys(news))
+    return list(dict.fromkeys(reversed(profiles)))
 
 
 def _first_value(window: str, clause: int) -> tuple[int, int, str] | None:

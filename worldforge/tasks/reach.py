@@ -358,8 +358,7 @@ class WebIndex:
             h = _fact_hashes(pl.DataFrame(miss, schema={"url": pl.String, "fact_id": pl.String}, orient="row").lazy())
             found = np.zeros(len(h), dtype=bool)
             for part in self._facts_job.result()[:3]:  # a pair is stated if any part holds it
-                if len(part):
-                    found |= part[np.minimum(np.searchsorted(part, h), len(part) - 1)] == h
+                found |= among(h, part)
             cache.update(zip(miss, found.tolist()))
         return np.fromiter((cache[k] for k in keys), dtype=bool, count=len(keys))
 
@@ -372,8 +371,7 @@ class WebIndex:
         h = _fact_hashes(pl.DataFrame({"url": urls, "fact_id": facts}).lazy())
         direct = np.zeros(len(h), dtype=bool)
         for part in self._facts_job.result()[:2]:
-            if len(part):
-                direct |= part[np.minimum(np.searchsorted(part, h), len(part) - 1)] == h
+            direct |= among(h, part)
         out: list[str | None] = [None] * len(urls)
         todo = np.flatnonzero(~direct).tolist()
         if not todo:
@@ -381,11 +379,11 @@ class WebIndex:
         pairs = (pl.DataFrame({"i": todo, "article": [urls[i] for i in todo], "fact_id": [facts[i] for i in todo]})
                  .join(self._beside, on="article", how="inner"))
         jobs = self._facts_job.result()
-        if pairs.is_empty() or len(jobs) < 4 or not len(jobs[3]):
+        if pairs.is_empty() or len(jobs) < 4:
             return out
         own = jobs[3]
         h = _fact_hashes(pairs.lazy().select("url", "fact_id"))
-        hit = pairs.filter(pl.Series(own[np.minimum(np.searchsorted(own, h), len(own) - 1)] == h)).with_columns(
+        hit = pairs.filter(pl.Series(among(h, own))).with_columns(
             pl.col("url").str.contains(r"^https?://[^/]+/\d{4}/\d{2}/\d{2}/").alias("news")).sort("i", "news", "url")
         for i, u in hit.unique("i", keep="first", maintain_order=True).select("i", "url").iter_rows():
             out[i] = u

@@ -73,14 +73,20 @@ def test_no_namesakes_unless_declared(tmp_path):
 def test_namesakes_get_their_own_pages_and_titles(demo_web):
     path, _ = demo_web
     with duckdb.connect(str(path / "world.duckdb"), read_only=True) as con:
-        shared = {n for (n,) in con.execute("SELECT name FROM person GROUP BY name HAVING count(*) > 1").fetchall()}
-    assert shared
+        namesakes = dict(con.execute("SELECT id, name FROM person WHERE name IN "
+                                     "(SELECT name FROM person GROUP BY name HAVING count(*) > 1)").fetchall())
+    assert namesakes
     with open_pages(path / "web") as con:
-        rows = con.execute("SELECT url, title FROM pages WHERE kind = 'article'").fetchall()
-    urls = [u for u, _ in rows]
+        rows = con.execute("SELECT url, title, kind, subject FROM pages WHERE kind IN ('article', 'profile')").fetchall()
+    urls = [u for u, _, k, _ in rows if k == "article"]
     assert len(urls) == len(set(urls))
-    titles = [t for _, t in rows if t.split(" (", 1)[0] in shared]
-    assert len(titles) >= 2 * len(shared) and len(set(titles)) == len(titles)
+    arts = {s: (u, t) for u, t, k, s in rows if k == "article"}
+    profiles = {s: u for u, _, k, s in rows if k == "profile"}
+    # each namesake has a page of its own: its article, else (no article) its profile
+    own = [arts[i][0] if i in arts else profiles[i] for i in namesakes]
+    assert len(set(own)) == len(namesakes)
+    titles = [arts[i][1] for i in namesakes if i in arts]
+    assert len(titles) >= len(set(namesakes.values())) and len(set(titles)) == len(titles)
     assert all(t.endswith(")") and "person, " in t for t in titles)
 
 

@@ -106,7 +106,7 @@ def test_row_counts_and_columns_follow_widesearch(demo_tasks):
     assert "arxiv.org" in ref["source"] and "WideSearch" in ref["source"]
     for b, share in ref["row_buckets"].items():
         assert abs(mine["row_buckets"][b] - share) <= 0.05, (b, mine["row_buckets"])
-    assert mine["rows"]["max"] >= 100 and mine["columns"]["max"] >= 10
+    assert mine["rows"]["max"] >= 100 and mine["columns"]["max"] >= 9  # 3 + Binomial(11, 0.3) columns: 10+ is drawn 1 time in 50
     assert 5.0 <= mine["columns"]["mean"] <= 7.5
     assert mine["rank_tasks"] >= 0.08 and mine["time_keyed"] >= 0.25 and mine["composite_keys"] >= 0.2
 
@@ -235,19 +235,23 @@ def test_provenance_is_read_for_every_article_and_directory_site(demo_web):
                                 orient="row")
         facts = pl.scan_parquet([str(f) for f in page_files(world / "web", "facts")], glob=False).collect().join(kinds, on="url")
         facts = facts.with_columns(pl.col("url").str.split("/").list.get(2).alias("site"))
-        asked = facts.filter(pl.col("kind").is_in(["article", "directory"]))
-        sites = asked.group_by("kind").agg(pl.col("site").unique())
-        assert {k: len(v) for k, v in sites.iter_rows()} == {"article": 1, "directory": 2}  # the list site and the wiki
+        subj = pl.from_records(engine.pages.execute("SELECT url, kind, subject FROM pages").fetchall(),
+                               schema=["url", "kind", "subject"], orient="row")
+        arts = subj.filter(pl.col("kind") == "article").select(pl.col("url").alias("article"), "subject")
+        # an entity without an article: its profile or official site is its page
+        home = subj.filter((pl.col("kind") == "profile") & ~pl.col("subject").is_in(arts["subject"].implode()))
+        assert home.height > 1000
+        asked = facts.filter(pl.col("kind").is_in(["article", "directory"]) | pl.col("url").is_in(home["url"].implode()))
+        sites = dict(asked.group_by("kind").agg(pl.col("site").unique()).iter_rows())
+        # the wiki; the list site, the wiki's and profile or official sites' full lists; profile sites
+        assert len(sites["article"]) == 1 and len(sites["directory"]) > 3 and len(sites["profile"]) > 3
         sample = asked.group_by("site", maintain_order=True).head(400).sort("url", "fact_id")
-        assert sample["site"].n_unique() == 2
+        assert sample["site"].n_unique() > 6
         assert web.stated(sample["url"].to_list(), sample["fact_id"].to_list()).all()
         # the same pages with facts they do not state: the sample's facts in reverse order
         urls, ids = sample["url"].to_list(), sample["fact_id"].to_list()
         held = set(zip(asked["url"].to_list(), asked["fact_id"].to_list()))
         # an article also holds, one link away, what its subject's profile and news items state
-        subj = pl.from_records(engine.pages.execute("SELECT url, kind, subject FROM pages").fetchall(),
-                               schema=["url", "kind", "subject"], orient="row")
-        arts = subj.filter(pl.col("kind") == "article").select(pl.col("url").alias("article"), "subject")
         moved = (facts.filter(pl.col("kind").is_in(["profile", "news"])).join(subj.select("url", "subject"), on="url")
                  .join(arts, on="subject"))
         held |= set(zip(moved["article"].to_list(), moved["fact_id"].to_list()))

@@ -430,3 +430,31 @@ def test_prose_reader_agrees_with_the_facts_of_profiles(web):
         assert cut_found > 200
     finally:
         view.close()
+
+
+def test_entities_without_an_article_live_on_their_profile(web):
+    """Lesser-linked people, products and papers have no encyclopedia article: their profile is
+    their page. Every link to them points there, it states every attribute they have, and no
+    encyclopedia page does (an article's list that a directory holds in full shows only the
+    entities with articles, and says how many the full list has)."""
+    pages = web["pages"]
+    arts = {s for _u, k, _d, s, _m in pages if k == "article"}
+    home = {s: u for u, k, _d, s, _m in pages if k == "profile" and s and s not in arts}
+    profiles = sum(1 for _u, k, _d, s, _m in pages if k == "profile" and s)
+    assert 0.2 * profiles < len(home) < 0.6 * profiles
+    on: dict[str, set[str]] = {}
+    for u, f in web["facts"]:
+        on.setdefault(f, set()).add(u)
+    attrs: dict[str, list[str]] = {}
+    for f in web["world_facts"]:
+        s, _, pred = f.partition("/")
+        if s in home and "/" not in pred and pred != "name":
+            attrs.setdefault(s, []).append(f)
+    assert len(attrs) > 0.9 * len(home)
+    for s, fs in attrs.items():
+        assert all(home[s] in on[f] for f in fs), s
+        assert not any("pedia.org/" in u for f in fs for u in on[f]), s
+    linked = {u for *_, md in pages for u in re.findall(r"\]\((https?://[^)\s]+)\)", md)}
+    assert sum(u in linked for u in home.values()) > 0.95 * len(home)
+    cut = [md for u, k, _d, s, md in pages if k == "article" and re.search(r"\d+ of [\d,]+ are listed here", md)]
+    assert cut

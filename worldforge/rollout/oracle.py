@@ -41,6 +41,7 @@ from .env import Episode, ToolCall, markdown_table
 from .reading import (
     Page,
     Span,
+    is_news_url,
     own_pages,
     plain_number,
     prose_value,
@@ -265,13 +266,13 @@ class Research:
         res = self.search(name, "entity")
         if res is NEED:
             return NEED
-        hit = next((x.url for x in res if is_encyclopedia(x.url) and norm(x.title) == norm(name)), None)
+        hit = _own_page(res, name)
         if hit is None and self.opt.reformulate:
             alt = f"\"{name}\""
             res2 = self.search(alt, "entity", again=True)
             if res2 is NEED:
                 return NEED
-            hit = next((x.url for x in res2 if is_encyclopedia(x.url) and norm(x.title) == norm(name)), None)
+            hit = _own_page(res2, name)
         if hit is None:
             self.note("give_up_search", name=name)
             return None
@@ -346,7 +347,9 @@ class Research:
 
     def _targets(self, page: Page, hop: dict, name: str):
         label = hop["label"]
-        if hop["kind"] == "lookup" or (hop["to_one"] and not hop["reverse"]):
+        box = hop["kind"] == "lookup" or (hop["to_one"] and not hop["reverse"])
+        # a profile gives its links as key facts, one row per link, where an article has a section
+        if box or (not hop["reverse"] and page.section(label) is None and page.infobox_rows(label)):
             out = []
             for cell in page.infobox_rows(label):
                 m = _LINK.search(cell)
@@ -421,9 +424,14 @@ class Research:
             return None
         cells = page.infobox_rows(label)
         cell = cells[0] if cells else None
+        kinds = (kind,) if kind in ("date", "number") else ("date", "number") if figure else ("string",)
         if cell is None and page.kind == "article":
-            kinds = (kind,) if kind in ("date", "number") else ("date", "number") if figure else ("string",)
             return self._elsewhere(page, key, label, name or page.name, figure, expect, unit, kinds)
+        if cell is None and page.kind != "directory":  # the entity's own profile, written as prose
+            cell = _from_prose(page.text, label, kinds, self.known_values(label) | ({expect} if expect else set()), unit)
+            self.stats["prose_values"] += cell is not None
+            self._note_value(url, key, label, cell)
+            return cell
         self.stats["page_values"] += cell is not None
         self._note_value(url, key, label, cell)
         return cell
@@ -1201,7 +1209,7 @@ class Research:
                 # or a profile dated by its last update are worth comparing (one may be out of date);
                 # a lone profile now and then
                 hosts = Counter(host(x.url) for x in alike)
-                news = [bool(re.search(r"/\d{4}/\d{2}/\d{2}/", x.url)) for x in alike]
+                news = [is_news_url(x.url) for x in alike]
                 odd = [x for x, n in zip(alike, news) if hosts[host(x.url)] > 1 or (norm(x.title) == norm(q) and n)
                        or (not n and read_date(x.date))]  # a profile with an update date: maybe out of date
                 alike = odd[-1:] + [x for x in alike if x not in odd[-1:]]
@@ -1283,7 +1291,8 @@ class Research:
         if art is not None:
             if page.state == "ok":
                 self._compare(art, page)
-            return
+            else:
+                return  # opened only to compare: not tried again
         name = self.label_of(url)
         # no more tries after this one (a list page, which every row depends on, gets two more)
         last = self.tries[url] > self.opt.max_retries + (2 if self.purpose_of.get(url) == "list" else 0)
@@ -1310,7 +1319,9 @@ class Research:
             elif page.state == "archived":
                 self.trouble.append(("archived", url, dict(page=name, date=page.archived.isoformat() if page.archived else "?")))
             return
-        self.read[url] = page
+        self.read[url] = page  # a second source too: an article may leave a value to it
+        if art is not None:
+            return
         for lab, cell in page.infobox + page.fields:  # the values a label takes, for reading prose later
             self._know(lab, cell)
         for k, lab in enumerate(page.headers[1:]):
@@ -1341,6 +1352,14 @@ class _Item:
     name: str
     url: str | None
     span: Span
+
+
+def _own_page(results, name: str) -> str | None:
+    """The result that is the entity's own page: its encyclopedia article, else (an entity without
+    one) a page titled with its name alone, not a news item."""
+    named = [x for x in results if norm(x.title) == norm(name)]
+    hit = next((x.url for x in named if is_encyclopedia(x.url)), None)
+    return hit or next((x.url for x in named if not is_news_url(x.url)), None)
 
 
 def _tag_span(tail: str) -> Span:
@@ -1380,7 +1399,8 @@ def _from_prose(text: str, label: str, kinds: tuple[str, ...], known: set[str], 
     snippet's cut may have shortened it)."""
     for kind in kinds:
         v = prose_value(text, label, kind, known, unit)
-        at = text.find(v) if v is not None else -1
+        at = text.find(v, max(0, text.lower().find(label.lower()))) if v is not None else -1  # after its label
+        at = text.find(v) if v is not None and at < 0 else at
         tail = text[at + len(v):] if at >= 0 else ""
         if v is None or len(tail.strip()) < 2 or re.match(r"[,.]?\d", tail):  # at the cut, or cut inside a figure ('20,63')
             continue

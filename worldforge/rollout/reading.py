@@ -326,6 +326,11 @@ def _string_hits(text: str, known, zh: bool) -> list[tuple[int, int, str]]:
     return sorted(kept)
 
 
+def is_news_url(url: str) -> bool:
+    """A news item's address: a dated path (`/2024/05/17/...`)."""
+    return bool(_DATED_PATH.match(url))
+
+
 def own_pages(page: Page) -> list[str]:
     """The profile or official site an article's subject has elsewhere, read from the article's
     links alone: off-site links whose text starts with the subject's name or names its official
@@ -334,7 +339,7 @@ def own_pages(page: Page) -> list[str]:
     name = (page.name or page.title).lower()
     profiles = []
     for text, url in page.links:
-        if urlsplit(url).netloc == here or _DATED_PATH.match(url):
+        if urlsplit(url).netloc == here or is_news_url(url):
             continue
         if name and text.lower().startswith(name) or re.search(r"official|官方", text, re.I):
             profiles.append(url)
@@ -564,13 +569,22 @@ def _parse_body(page: Page, body: str) -> None:
                 for text, u in links_in(line):
                     if u != page.url and not any(ch.isupper() for ch in text[:1]) and not _is_name_link(text):
                         sec.more_url = u
-                        nums = [read_number(x) for x in re.findall(r"\d[\d,]*", line)]
+                        nums = [read_number(x) for x in re.findall(r"\d[\d,]*", _LINK_RE.sub(r"\1", line))]  # not the URLs' digits
                         sec.more_count = int(max((x for x in nums if x is not None), default=0)) or None
                         break
             sec.text += (" " if sec.text else "") + line.strip()
     flush_table()
     if page.kind == "other" and page.fields:
         page.kind = "profile"
+    if not page.timeline:  # a profile dates its links in its key facts: 'Awards: [X](url) (3 May 2009)'
+        for label, cell in page.fields:
+            lk = _LINK_RE.search(cell)
+            if lk is None:
+                continue
+            days = [read_date(x) for x in re.split(r"[–至]", cell[lk.end():]) if x.strip()]
+            if days and days[0] is not None:
+                page.timeline.append(Dated(days[0], label, lk.group(1), lk.group(2), days[1] if len(days) > 1 else None))
+        page.timeline.sort(key=lambda d: d.date)
 
 
 def _is_name_link(text: str) -> bool:

@@ -354,12 +354,16 @@ class Builder:
             for o, nm in zip(owner.tolist(), names.tolist()):
                 per[o].append(nm)
             vals = np.array([LIST_SEPARATOR.join(sorted(set(x))) for x in per], dtype=object)
-        # every link is on the row's article when there are no more than the article lists (the
-        # page plan cuts a longer list and links the directory that holds all of it), else on
+        # every link is on the row's page when it lists them all (the page plan cuts a longer list,
+        # or one with entities that have no article, and links the directory that holds it), else on
         # the pages of that directory, from its first page to the last one a link is on
         art = self.web.entity_nodes(t, codes)
         pages = [[int(a)] for a in art]
-        long = np.flatnonzero(lens > self.web.cap)
+        if st.reverse and st.kind == "rel":
+            every, shown = self.web.listed_in(st.name)  # an article may list only the linking entities that have articles
+            long = np.flatnonzero(every[codes] > shown[codes])
+        else:
+            long = np.flatnonzero(lens > self.web.cap)
         if len(long):
             if not st.reverse:
                 return None
@@ -439,8 +443,12 @@ class Builder:
                 if (got < 0).any():
                     ok = False
                     break
+                last = q == len(ev.pairs) - 1  # the value's page: last, even when the chain passed it before
                 for r, pg in zip(rows.tolist(), got.tolist()):
                     if pg not in pages[r]:
+                        pages[r].append(pg)
+                    elif last and pages[r][-1] != pg:
+                        pages[r].remove(pg)
                         pages[r].append(pg)
                 if f is not None:
                     for r, x in zip(rows.tolist(), f.tolist()):

@@ -76,6 +76,9 @@ class WebIndex:
         # articles, one per entity (the article's URL is the entity's node), with the entities
         # each links (read here once, for the link graph); and the directory pages
         arts = con.sql("SELECT url, subject, entity_ids FROM pages WHERE kind = 'article'").pl()
+        # an entity without an article (`WorldView.homeless`) has its profile or official site for its page
+        homes = con.sql("SELECT url, subject, entity_ids FROM pages p WHERE kind = 'profile' AND subject IS NOT NULL "
+                        "AND NOT EXISTS (SELECT 1 FROM pages a WHERE a.kind = 'article' AND a.subject = p.subject)").pl()
         dirs = con.sql("SELECT url, entity_ids FROM pages WHERE kind = 'directory' ORDER BY url").pl()
         # The (page, fact) hashes are read on a thread of their own (polars lets go of the GIL):
         # the link graph below is mostly numpy on this thread meanwhile. Only articles and
@@ -88,10 +91,15 @@ class WebIndex:
         self._beside = (con.sql("SELECT url, subject FROM pages WHERE kind IN ('profile', 'news') AND subject IS NOT NULL").pl()
                         .join(arts.select(pl.col("url").alias("article"), "subject"), on="subject", how="inner")
                         .select("url", "article"))
+        n_arts = arts.height
+        arts = pl.concat([arts, homes])
+        sites = pl.concat([sites, homes["url"].str.split("/").list.get(2, null_on_oob=True).drop_nulls().unique()]).unique().sort()
         self._facts_job = Background(_sorted_hashes, page_files(engine.web, "facts"), sites.to_list(), self._beside)
         nodes = self._id_nodes(arts["subject"])
         self.article = np.full(n, "", dtype=object)
         self.article[nodes[nodes >= 0]] = arts["url"].to_numpy().astype(object)[nodes >= 0]
+        self.home = np.zeros(n, dtype=bool)  # the entity's page is its profile (it has no article)
+        self.home[nodes[n_arts:][nodes[n_arts:] >= 0]] = True
         # directory pages: base, page number, listed type, grouping predicate, group entity, rows
         plural_type = {slug(_plural(arrays, t)): t for t in types}
         parts_ = dirs.select(pl.col("url").str.split("/").alias("p"), pl.col("url").str.split("?").list.first().alias("base"),
@@ -235,13 +243,12 @@ class WebIndex:
             sel = first[(self.dir_type[first] == t) & (self.dir_by[first] == b)]
             if not len(sel):
                 continue
-            lk = self.a.links(Step("rel", r, rs.source, rs.target, to_one=False))
-            facts_in = np.bincount(lk.dst, minlength=self.a.n(rs.target))  # links into each group
+            facts_in, shown = self.listed_in(r)
             grp = self.dir_group[sel]
             off = self.offset[rs.target]
             inside = (grp >= off) & (grp < off + self.a.n(rs.target))
             sel, grp = sel[inside], grp[inside]
-            long = facts_in[grp - off] > self.cap
+            long = facts_in[grp - off] > shown[grp - off]
             edges_src.append(grp[long])
             edges_dst.append(sel[long] + n)
         # a part's article links its lists ("Companies in Braeria")
@@ -256,6 +263,24 @@ class WebIndex:
         order = np.argsort(src, kind="stable")  # by source; each source's links in a fixed order
         self._src, self._dst = src[order], dst[order]
         self._indptr = np.searchsorted(self._src, np.arange(self.n_nodes + 1))
+
+    def listed_in(self, rel: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per entity of the relation's target type: the links of relation `rel` into it, and how
+        many of them its page lists. An article lists those from entities with articles when a
+        directory lists them all, `cap` at most; a profile that is an
+        entity's page lists every one (`WorldView.homeless`)."""
+        rs = self.a.relations[rel]
+        lk = self.a.links(Step("rel", rel, rs.source, rs.target, to_one=False))
+        n_t = self.a.n(rs.target)
+        facts_in = np.bincount(lk.dst, minlength=n_t)
+        src_home = self.home[self.offset[rs.source] + lk.src]
+        if not any(d.by == rel for d in self.a.types[rs.source].pages.directories):
+            src_home = np.zeros(len(lk.dst), dtype=bool)  # no directory: the article lists every one it can
+        notable_in = np.bincount(lk.dst[~src_home], minlength=n_t)
+        shown = np.minimum(notable_in, self.cap)
+        tgt_home = self.home[self.offset[rs.target]:self.offset[rs.target] + n_t]
+        shown[tgt_home] = facts_in[tgt_home]
+        return facts_in, shown
 
     def _entry_points(self) -> np.ndarray:
         """Articles of the part type (or of the smallest type) that a search for the entity's

@@ -340,6 +340,7 @@ class WorldView:
             ps = et.pages.profile
             if ps is None:
                 continue
+            before = len(profile)
             name_slugs = slugs(df["name"])
             if ps.url:
                 cols = sorted({f for f in re.findall(r"{(\w+)}", ps.url) if f not in ("slug", "site")})
@@ -357,6 +358,10 @@ class WorldView:
             else:
                 base = f"https://{self.sites.profile(ps.site).domain}/{slug(t)}/"
                 profile.update(zip(ids, [f"{base}{s}-{i[-6:]}" for s, i in zip(name_slugs, ids)]))
+            if len(profile) > before:
+                for i in self.homeless.intersection(ids):  # their profile is their page
+                    article[i] = profile[i]
+                    article_title.pop(i, None)
         return article, profile, article_title
 
     def part_lists(self) -> PartLists | None:
@@ -437,6 +442,41 @@ class WorldView:
 
     # ------------------------------------------------------------------ where facts live
 
+    @cached_property
+    def homeless(self) -> frozenset[str]:
+        """The entities without an encyclopedia article: their profile or official site is their
+        page (what links name them points there), and directories and news are their other
+        sources. Of the types that have both (a person, a product, a paper; not a type others sit
+        inside, the part type or the smallest type), an entity keeps its article when it is much
+        linked (more than `max_list_items` links of one kind point at it: a page lists them all)
+        or, otherwise, with chance `article_share`, per entity id."""
+        share = round(self.options.article_share * 1000)
+        if share >= 1000:
+            return frozenset()
+        containers = {et.parent.type for et in self.types.values() if et.parent}
+        smallest = min(self.types, key=lambda x: (len(self.ids[x]), x)) if self.types else None
+        kinds = [t for t, et in self.types.items() if et.pages.article and et.pages.profile is not None
+                 and t not in containers and t != smallest and not _may_be_part_type(self, t)]
+        if not kinds:
+            return frozenset()
+        rels = [r for r, rs in self.relations.items() if rs.target in kinds]
+        linked = {v for (v,) in self.con.execute(
+            "SELECT DISTINCT value FROM facts WHERE value_type = 'entity' AND list_contains(?, predicate) "
+            "GROUP BY value, predicate HAVING count(*) > ?", [rels, self.options.max_list_items]).fetchall()} if rels else set()
+        out = []
+        for t in kinds:
+            out += [e for e in self.ids[t] if e not in linked and pick(e + "/article", 1000) >= share]
+        return frozenset(out)
+
+    def notable_only(self, t: str) -> frozenset[str]:
+        """The relations into type t whose lists an article of t cuts to the entities that have
+        articles themselves, because a directory lists them all (the 'N of M' line links there);
+        the rest are on the directory and their own pages."""
+        if not self.homeless:
+            return frozenset()
+        return frozenset(r for r, rs in self.relations.items()
+                         if rs.target == t and any(d.by == r for d in self.types[rs.source].pages.directories))
+
     def off_fact(self, f: Fact) -> bool:
         """Whether the encyclopedia leaves fact f to its subject's profile (see `off_encyclopedia`),
         were that profile living: a choice by the fact's id and kind alone."""
@@ -497,8 +537,14 @@ class WorldView:
                 "valid_from, valid_to FROM (SELECT *, row_number() OVER (PARTITION BY subject ORDER BY value_type = 'entity', "
                 "predicate, fact_id) AS k FROM facts WHERE value_type = 'date' OR (value_type = 'entity' AND valid_from IS NULL) "
                 f"OR list_contains(?, predicate)) WHERE k <= {int(per_entity)}", [timeless])
+            if self.homeless:
+                self.con.execute("CREATE OR REPLACE TEMP TABLE wf_homeless AS SELECT unnest(?::VARCHAR[]) AS id",
+                                 [sorted(self.homeless)])
+            else:
+                self.con.execute("CREATE OR REPLACE TEMP TABLE wf_homeless (id VARCHAR)")
             self._summary_ready = True
         inc = [r for r, rs in self.relations.items() if rs.target == t]
+        cut = sorted(self.notable_only(t))  # lists that show only entities with articles
         lo = lo if lo is not None else ""
         hi = hi if hi is not None else "\U0010ffff"
         # Of the entities linking in, only those an article lists: `_cap` keeps the latest
@@ -508,9 +554,10 @@ class WorldView:
             "WITH n AS (SELECT value AS id FROM facts WHERE subject_type = ? AND value_type = 'entity' AND subject BETWEEN ? AND ? "
             "UNION SELECT subject FROM (SELECT subject, row_number() OVER (PARTITION BY value, predicate "
             "ORDER BY valid_from DESC NULLS LAST, fact_id DESC) AS r FROM facts WHERE value_type = 'entity' "
-            "AND list_contains(?, predicate) AND value BETWEEN ? AND ?) WHERE r <= ?) "
+            "AND list_contains(?, predicate) AND value BETWEEN ? AND ? "
+            "AND NOT (list_contains(?, predicate) AND subject IN (SELECT id FROM wf_homeless))) WHERE r <= ?) "
             "SELECT s.* FROM wf_summary s SEMI JOIN n ON s.subject = n.id ORDER BY s.subject, s.predicate, s.fact_id",
-            "subject", [t, lo, hi, inc, lo, hi, self.options.max_list_items])
+            "subject", [t, lo, hi, inc, lo, hi, cut, self.options.max_list_items])
 
     def facts_of_type(self, t: str) -> tuple[dict[str, list[Fact]], dict[str, list[Fact]]]:
         """(attribute and outgoing facts by subject, incoming relation facts by target) for type t."""
@@ -593,14 +640,19 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
     ps = et.pages
     news = news_predicates(view, t)
     context = [a for a, s in et.attributes.items() if view.dtype(t, a) == "string" and not isinstance(s, NumericAttr)][:2]
+    homeless = view.homeless
+    in_dirs = view.notable_only(t)
     for eid in ids:
         facts = own.get(eid, [])
         attr_facts = [f for f in facts if not view.meta[(t, f.predicate)].relation]
         out_facts = _cap([f for f in facts if view.meta[(t, f.predicate)].relation], opts.max_list_items)
         all_in = incoming.get(eid, [])
-        in_facts = _cap(all_in, opts.max_list_items)
+        home = eid in homeless  # no article: the profile is the entity's page
+        article = ps.article and not home
+        shown_in = [f for f in all_in if f.subject not in homeless or f.predicate not in in_dirs] if in_dirs and article else all_in
+        in_facts = _cap(shown_in, opts.max_list_items)
         name = view.names[eid]
-        archive = _archive(view, t, eid, attr_facts + out_facts, in_facts, context) if ps.article else None
+        archive = _archive(view, t, eid, attr_facts + out_facts, in_facts, context) if article else None
         # Half the profiles of entities that changed lately were last updated on the archive's date:
         # they state the entity as it stood then (an old club, no later dates), dated by their by-line.
         stale = archive is not None and ps.profile is not None and not ps.profile.url and pick(eid + "/stale-profile", 2) == 0
@@ -612,15 +664,16 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
         stories = [_news_page(view, t, eid, f, facts, context, seen_urls, neigh) for f in facts
                    if f.predicate in news and (f.value_type == "date" or f.valid_from is not None)]
         more: dict = {}
-        if ps.article:
+        if article:
             if len(in_facts) < len(all_in):  # the rest is on the directory pages, if the source type has one
+                shown = Counter(f.predicate for f in in_facts)
                 for pred, n in Counter(f.predicate for f in all_in).items():
-                    if n > opts.max_list_items:
+                    if n > shown[pred]:
                         src = view.relations[pred].source
                         listed = any(d.by == pred for d in view.types[src].pages.directories)
                         more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
             targets = list(dict.fromkeys([f.value for f in out_facts] + [f.subject for f in in_facts]))[:10]
-            related = [f for x in targets for f in neigh.get(x, []) if f.value != eid and not view.off_fact(f)][:30]
+            related = [f for x in targets if x not in homeless for f in neigh.get(x, []) if f.value != eid and not view.off_fact(f)][:30]
             lists = _part_lists_of(view, t, eid)
             furniture = {n for *_, n in lists} | ({opts.max_list_items, *(n for n, _ in more.values())} if more else set())
             if off and archive is not None:
@@ -634,7 +687,11 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
             yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, view.article_title.get(eid, name), None, eid,
                        _entities(eid, out_facts, in_facts), shown + out_facts + in_facts + related,
                        layout, tuple(sorted(furniture)), archive)
-        if ps.profile is not None:
+        if home:  # the entity's one page: all it is and links to, and (few: see `homeless`) all that link to it
+            site = name if ps.profile.url else view.sites.profile(ps.profile.site).name
+            yield Page(view.profile_url[eid], "profile", site, name, None, eid, _entities(eid, out_facts, in_facts),
+                       attr_facts + out_facts + in_facts, {"home": True})
+        elif ps.profile is not None:
             site = name if ps.profile.url else view.sites.profile(ps.profile.site).name  # an official site is the entity's own
             day, then = archive if stale else (None, facts)
             then = [f for f in then if f.subject == eid]  # the archive also holds links into the entity
@@ -644,7 +701,7 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
                     or (view.meta[(t, f.predicate)].temporal and f.valid_to is None and f.valid_from is not None
                         and view.relations[f.predicate].history is not None)]
             yield Page(view.profile_url[eid], "profile", site, name, day, eid, _entities(eid, prof, []), then_attrs + prof)
-        if ps.article and more:
+        if article and more:
             yield from _overflow_pages(view, eid, all_in, more)
         yield from stories
 
@@ -686,8 +743,16 @@ def _entities(eid: str, out_facts: list[Fact], in_facts: list[Fact]) -> tuple[st
 
 
 def overflow_url(view: WorldView, eid: str, pred: str) -> str:
-    """The encyclopedia's full list of an entity's incoming links of one kind (when no directory lists them)."""
-    return f"{view.article_url[eid]}/{slug(pred)}"
+    """The full list of an entity's incoming links of one kind, when no directory lists them: on
+    its profile or official site (a city's people, a company's staff), else the encyclopedia's."""
+    return f"{view.profile_url.get(eid) or view.article_url[eid]}/{slug(pred)}"
+
+
+def overflow_site(view: WorldView, eid: str) -> str:
+    ps = view.types[view.type_of[eid]].pages.profile
+    if ps is None:
+        return view.sites.encyclopedia.name
+    return view.names[eid] if ps.url else view.sites.profile(ps.site).name
 
 
 def _overflow_pages(view: WorldView, eid: str, all_in: list[Fact], more: dict) -> Iterator[Page]:
@@ -705,7 +770,7 @@ def _overflow_pages(view: WorldView, eid: str, all_in: list[Fact], more: dict) -
         title = word(view.lang, "list_title", subject=view.names[eid], label=label)
         for p in range(n_pages):
             chunk = rows[p * size:(p + 1) * size]
-            yield Page(urls[p], "directory", view.sites.encyclopedia.name,
+            yield Page(urls[p], "directory", overflow_site(view, eid),
                        title if n_pages == 1 else title + word(view.lang, "page_tag", p=p + 1, n=n_pages), None, None,
                        tuple(dict.fromkeys([eid, *(f.subject for f in chunk)])), list(chunk),
                        {"rows": [(f.subject, f, []) for f in chunk], "columns": [], "by": pred, "type": src,

@@ -426,9 +426,10 @@ class TemplateWriter:
         kind = self.w("official_site") if official else self.w("profile_kind", type=self._type_label(t))
         updated = f" · {self.w('updated', date=self._date(page.date, st['date']))}" if page.date else ""
         lines = [f"# {name}", "", f"*{page.site}* · {kind}{updated}", ""]
-        body = [f for f in page.facts if f.predicate != "name"]
+        home = bool(page.layout.get("home"))  # the entity's one page (it has no article)
+        body = [f for f in page.facts if f.predicate != "name" and f.subject == eid]
         intro = g.choose(b["official_intro"], key + "|in").format(subject=name) if official else ""
-        layout = pick(page.url + "/layout", 2)
+        layout = 0 if home else pick(page.url + "/layout", 2)  # a database's record: key facts, then lists
         if layout == 0:
             lines += ([intro, ""] if intro else []) + ["## " + g.choose(b["overview"], key + "|ov"), ""]
             for f in body:
@@ -451,7 +452,15 @@ class TemplateWriter:
                                                                           for i in range(0, len(clauses), 2)) or name + stop, ""]
         else:
             lines += ["## " + self.w("about"), "", self.sp.join(self._sentences(t, body, st, key, name)) or name + g.STOP.get(self.lang, "."), ""]
-        lines += ["---", self.w("more_about", name=name, site=v.sites.encyclopedia.name, url=v.article_url[eid]), ""]
+        if home:  # who links to it, a list per kind (all of them: see `WorldView.homeless`)
+            for pred, fs in _by_predicate(f for f in page.facts if f.subject != eid):
+                m = v.meta[(v.relations[pred].source, pred)]
+                lines += [f"## {m.inverse_label}", ""]
+                lines += [f"- {self._link(f.subject)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "")
+                          for f in fs]
+                lines.append("")
+        else:
+            lines += ["---", self.w("more_about", name=name, site=v.sites.encyclopedia.name, url=v.article_url[eid]), ""]
         return "\n".join(lines)
 
     def _news(self, page: Page) -> str:

@@ -34,6 +34,9 @@ class RenderOptions(Model):
     enable_thinking: bool = False  # passed to the chat template; reasoning is stripped either way
     max_list_items: int = Field(8, ge=1, le=1000)  # longest list an entity page shows; directories hold the rest
     news_lag_days: int = Field(10, ge=0, le=365)  # news appears 0..N days after its event (never after as_of)
+    # share of the lesser-linked entities of a many-entity type (people, products, papers) that
+    # have an encyclopedia article; the rest live on their profile, directories and news alone
+    article_share: float = Field(0.5, ge=0, le=1)
 
 
 # WideSearch's row-count buckets and the share of its English tasks in each (see

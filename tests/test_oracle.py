@@ -54,8 +54,12 @@ def test_no_page_is_opened_before_something_showed_it(demo_rollouts):
 def test_candidates_are_checked_and_dropped_on_not_and_or_tasks(demo_rollouts):
     world, out = demo_rollouts
     env, trajs = out["clean"]
-    titles = dict(env.engine.pages.execute("SELECT url, title FROM pages WHERE kind = 'article'").fetchall())
-    subjects = dict(env.engine.pages.execute("SELECT url, subject FROM pages WHERE kind = 'article'").fetchall())
+    # an entity's page: its article, or the profile of one without an article
+    own = ("SELECT url, title, subject FROM pages p WHERE kind = 'article' OR (kind = 'profile' AND NOT EXISTS "
+           "(SELECT 1 FROM pages a WHERE a.kind = 'article' AND a.subject = p.subject))")
+    rows = env.engine.pages.execute(own).fetchall()
+    titles = {u: t for u, t, _ in rows}
+    subjects = {u: s for u, _, s in rows}
 
     def type_of(url):
         if url not in subjects:

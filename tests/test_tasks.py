@@ -106,7 +106,7 @@ def test_row_counts_and_columns_follow_widesearch(demo_tasks):
     assert "arxiv.org" in ref["source"] and "WideSearch" in ref["source"]
     for b, share in ref["row_buckets"].items():
         assert abs(mine["row_buckets"][b] - share) <= 0.05, (b, mine["row_buckets"])
-    assert mine["rows"]["max"] >= 100 and mine["columns"]["max"] >= 9  # 3 + Binomial(11, 0.3) columns: 10+ is drawn 1 time in 50
+    assert mine["rows"]["max"] >= 100 and mine["columns"]["max"] >= 10
     assert 5.0 <= mine["columns"]["mean"] <= 7.5
     assert mine["rank_tasks"] >= 0.08 and mine["time_keyed"] >= 0.25 and mine["composite_keys"] >= 0.2
 

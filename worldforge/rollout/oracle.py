@@ -985,13 +985,23 @@ class Research:
         if limit is not None and (limit - self.turns_taken) * slots < 2 * len(pending):
             return pending[:slots]  # short of turns for what is left: every slot, whatever it is for
         focus = self.wants.get(pending[0], ("",))[0]
-        return [u for u in pending if self.wants.get(u, ("",))[0] == focus][:slots]
+        same = [u for u in pending if self.wants.get(u, ("",))[0] == focus][:slots]
+        # as much as a turn can read with care: a list page weighs three, an article two, a
+        # profile or a news item one, five a turn (the first page whatever it weighs)
+        out, load = [], 0
+        for u in same:
+            w = 3 if focus == "list" else 2 if is_encyclopedia(u) else 1
+            if out and load + w > READ_LOAD:
+                break
+            out.append(u)
+            load += w
+        return out
 
     def _eligible(self, url: str) -> bool:
         """A page wanted only for dates, figures or values a snippet may show, or wanted to decide a
         condition (a snippet may rule the candidate out before its page is read), whose name has
         not been searched with that label yet."""
-        if url not in self.figure_need or not (is_encyclopedia(url) or url in self.beside_name):
+        if url not in self.figure_need:  # an entity's page (an article, or the profile that is its page)
             return False
         if url in self.other_need and url not in self.deciding:
             return False  # the page is read anyway: a snippet could not save it
@@ -1345,6 +1355,7 @@ class Research:
 
 
 MISSING = object()  # nothing noted
+READ_LOAD = 5  # what one turn opens, by weight (`Research._focus`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -374,7 +374,7 @@ class Builder:
             own = owner[sel]
             order = np.lexsort((self.web.dir_page[dirs - self.web.n_entities], own))  # per row, its last page last
             own, dirs = own[order], dirs[order]
-            last = np.r_[own[1:] != own[:-1], True]
+            last = np.r_[own[1:] != own[:-1], True] if len(own) else np.zeros(0, dtype=bool)  # (rows in force: none may be)
             for o, d in zip(own[last].tolist(), dirs[last].tolist()):
                 pages[o] += [int(x) for x in self.web.pages_up_to(d)]
 

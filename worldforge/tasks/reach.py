@@ -8,9 +8,11 @@ per task with array operations (no search per row):
   its name; those the search engine returns in its top 10 are where browsing starts.
 - **Links.** An article links to every entity it lists (its `entity_ids`: outgoing links and
   the incoming ones it shows), and to the directory holding the full list when it shows only
-  part of one (the page plan cuts any list longer than `max_list_items` and links the
-  directory instead); a directory page links to the articles of its rows and to its next
-  page. A breadth-first walk over these links from the entry points gives every reachable
+  part of one (the page plan cuts any list longer than `max_list_items`, or one with entities
+  that have no article, and links the directory or the entity's own full list instead); a
+  directory page links to the pages of its rows and to its next page. An entity without an
+  article (`WorldView.homeless`) has its profile or official site for its page: that page is
+  its node, here and in proofs. A breadth-first walk over these links from the entry points gives every reachable
   page its parent: first within the entry's own part, then across training parts, then
   anywhere (so a training task's chain avoids held-out pages where it can).
 - **Facts.** A page states a fact when the render stage's provenance (`page_facts`) says so;
@@ -27,13 +29,14 @@ the task's `listings` are the chain of parents from an entry point to each row.
 
 from __future__ import annotations
 
+import duckdb
 import numpy as np
 import polars as pl
 
 from ..plumbing import Background, release_memory
-from ..web.pages import slug
+from ..web.pages import full_list_elsewhere, slug
 from ..web.search import DUCKDB_MEMORY, SearchEngine
-from ..web.store import page_files
+from ..web.store import damaged_pages, page_files
 from ..world.arrays import Step, WorldArrays, lookup_target
 from ..world.parts import Parts
 
@@ -75,11 +78,14 @@ class WebIndex:
         self._node_ref: pl.DataFrame | None = None
         # articles, one per entity (the article's URL is the entity's node), with the entities
         # each links (read here once, for the link graph); and the directory pages
-        arts = con.sql("SELECT url, subject, entity_ids FROM pages WHERE kind = 'article'").pl()
-        # an entity without an article (`WorldView.homeless`) has its profile or official site for its page
-        homes = con.sql("SELECT url, subject, entity_ids FROM pages p WHERE kind = 'profile' AND subject IS NOT NULL "
-                        "AND NOT EXISTS (SELECT 1 FROM pages a WHERE a.kind = 'article' AND a.subject = p.subject)").pl()
-        dirs = con.sql("SELECT url, entity_ids FROM pages WHERE kind = 'directory' ORDER BY url").pl()
+        try:
+            arts = con.sql("SELECT url, subject, entity_ids FROM pages WHERE kind = 'article'").pl()
+            # an entity without an article (`WorldView.homeless`) has its profile or official site for its page
+            homes = con.sql("SELECT url, subject, entity_ids FROM pages p WHERE kind = 'profile' AND subject IS NOT NULL "
+                            "AND NOT EXISTS (SELECT 1 FROM pages a WHERE a.kind = 'article' AND a.subject = p.subject)").pl()
+            dirs = con.sql("SELECT url, entity_ids FROM pages WHERE kind = 'directory' ORDER BY url").pl()
+        except duckdb.Error as exc:  # a page file damaged inside (its footer reads)
+            raise damaged_pages(engine.web, exc) from None
         # The (page, fact) hashes are read on a thread of their own (polars lets go of the GIL):
         # the link graph below is mostly numpy on this thread meanwhile. Only articles and
         # directory pages are ever asked about: the facts on their sites (every one: a world's
@@ -114,6 +120,8 @@ class WebIndex:
         # pages grouped by an entity (a relation's target, an entity-valued lookup, a part) name it first
         by_rel = {(t, slug(d.by)): d.by in arrays.relations or lookup_target(arrays.world, t, d.by) is not None
                   for t, et in arrays.types.items() for d in et.pages.directories}
+        # an entity's full list of what links to it, where no directory has it (`web.pages.overflow_url`)
+        by_rel.update({(rs.source, slug(r)): True for r, rs in arrays.relations.items()})
         self.part_lists = self._part_list_keys()
         by_rel.update(dict.fromkeys(self.part_lists, True))
         entity_group = np.array([by_rel.get((t, b), False) for t, b in zip(self.dir_type, self.dir_by)], dtype=bool)
@@ -237,7 +245,7 @@ class WebIndex:
         # an article that shows part of a list links to the directory holding all of it: the page
         # plan cuts a list of more than max_list_items links and links the directory instead
         first = np.flatnonzero((self.dir_page == 1) & (self.dir_group >= 0))
-        rel_of = {(t, slug(d.by)): d.by for t, et in self.a.types.items() for d in et.pages.directories if d.by in self.a.relations}
+        rel_of = {(rs.source, slug(r)): r for r, rs in self.a.relations.items()}  # a directory, or an entity's own full list
         for (t, b), r in sorted(rel_of.items()):
             rs = self.a.relations[r]
             sel = first[(self.dir_type[first] == t) & (self.dir_by[first] == b)]
@@ -266,16 +274,16 @@ class WebIndex:
 
     def listed_in(self, rel: str) -> tuple[np.ndarray, np.ndarray]:
         """Per entity of the relation's target type: the links of relation `rel` into it, and how
-        many of them its page lists. An article lists those from entities with articles when a
-        directory lists them all, `cap` at most; a profile that is an
+        many of them its page lists. An article lists those from entities with articles when the
+        full list is off the encyclopedia (`full_list_elsewhere`), `cap` at most; a profile that is an
         entity's page lists every one (`WorldView.homeless`)."""
         rs = self.a.relations[rel]
         lk = self.a.links(Step("rel", rel, rs.source, rs.target, to_one=False))
         n_t = self.a.n(rs.target)
         facts_in = np.bincount(lk.dst, minlength=n_t)
         src_home = self.home[self.offset[rs.source] + lk.src]
-        if not any(d.by == rel for d in self.a.types[rs.source].pages.directories):
-            src_home = np.zeros(len(lk.dst), dtype=bool)  # no directory: the article lists every one it can
+        if not full_list_elsewhere(self.a.world, rel):
+            src_home = np.zeros(len(lk.dst), dtype=bool)  # the encyclopedia's own list: the article lists every one it can
         notable_in = np.bincount(lk.dst[~src_home], minlength=n_t)
         shown = np.minimum(notable_in, self.cap)
         tgt_home = self.home[self.offset[rs.target]:self.offset[rs.target] + n_t]
@@ -515,6 +523,7 @@ def _sorted_hashes(files: list, sites: list[str], beside: pl.DataFrame | None = 
 
 
 def _plural(arrays: WorldArrays, t: str) -> str:
-    from ..web.pages import plural
+    """The plural a directory's address carries (`WorldView.directory_url`): the world's language's."""
+    from ..web.pages import type_plural
 
-    return arrays.types[t].pages.plural or plural(t.replace("_", " "))
+    return type_plural(arrays.world, t, arrays.world.spec.language)

@@ -446,17 +446,16 @@ class WorldView:
     def homeless(self) -> frozenset[str]:
         """The entities without an encyclopedia article: their profile or official site is their
         page (what links name them points there), and directories and news are their other
-        sources. Of the types that have both (a person, a product, a paper; not a type others sit
-        inside, the part type or the smallest type), an entity keeps its article when it is much
+        sources. Of the types that have both (a person, a company, a paper; not the part type or
+        the smallest type), an entity keeps its article when it is much
         linked (more than `max_list_items` links of one kind point at it: a page lists them all)
         or, otherwise, with chance `article_share`, per entity id."""
         share = round(self.options.article_share * 1000)
         if share >= 1000:
             return frozenset()
-        containers = {et.parent.type for et in self.types.values() if et.parent}
         smallest = min(self.types, key=lambda x: (len(self.ids[x]), x)) if self.types else None
         kinds = [t for t, et in self.types.items() if et.pages.article and et.pages.profile is not None
-                 and t not in containers and t != smallest and not _may_be_part_type(self, t)]
+                 and t != smallest and not _may_be_part_type(self, t)]
         if not kinds:
             return frozenset()
         rels = [r for r, rs in self.relations.items() if rs.target in kinds]
@@ -470,12 +469,12 @@ class WorldView:
 
     def notable_only(self, t: str) -> frozenset[str]:
         """The relations into type t whose lists an article of t cuts to the entities that have
-        articles themselves, because a directory lists them all (the 'N of M' line links there);
-        the rest are on the directory and their own pages."""
+        articles themselves, because the full list is elsewhere (a directory, or a page of the
+        entity's profile or official site: the 'N of M' line links there); the rest are on that
+        list and their own pages."""
         if not self.homeless:
             return frozenset()
-        return frozenset(r for r, rs in self.relations.items()
-                         if rs.target == t and any(d.by == r for d in self.types[rs.source].pages.directories))
+        return frozenset(r for r, rs in self.relations.items() if rs.target == t and full_list_elsewhere(self.world, r))
 
     def off_fact(self, f: Fact) -> bool:
         """Whether the encyclopedia leaves fact f to its subject's profile (see `off_encyclopedia`),
@@ -744,8 +743,19 @@ def _entities(eid: str, out_facts: list[Fact], in_facts: list[Fact]) -> tuple[st
 
 def overflow_url(view: WorldView, eid: str, pred: str) -> str:
     """The full list of an entity's incoming links of one kind, when no directory lists them: on
-    its profile or official site (a city's people, a company's staff), else the encyclopedia's."""
-    return f"{view.profile_url.get(eid) or view.article_url[eid]}/{slug(pred)}"
+    its profile or official site (a city's people, a company's staff), else the encyclopedia's;
+    shaped like a directory's address (listed type, grouping link, the entity)."""
+    own = view.profile_url.get(eid)
+    host = own.split("/")[2] if own else view.sites.encyclopedia.domain
+    src = view.relations[pred].source
+    return f"https://{host}/{slug(view.plural(src))}/{slug(pred)}/{slug(view.names[eid])}-{eid[-6:]}"
+
+
+def full_list_elsewhere(world: ResolvedWorld, rel: str) -> bool:
+    """Whether the full list of the entities linking to one through `rel` is off the encyclopedia:
+    a directory of the linking type, or a page of the target's profile or official site."""
+    rs = world.relations[rel]
+    return world.types[rs.target].pages.profile is not None or any(d.by == rel for d in world.types[rs.source].pages.directories)
 
 
 def overflow_site(view: WorldView, eid: str) -> str:

@@ -57,6 +57,21 @@ def open_pages(web: Path, fix: str | None = None):
     return con
 
 
+def damaged_pages(web: Path, exc: Exception) -> DamagedStateError:
+    """The error for a read of the page files that failed inside a file (`exc`: what the reader
+    said, which may not name the file): the first file pyarrow cannot read whole is named."""
+    import pyarrow.parquet as pq
+
+    web = Path(web)
+    for f in page_files(web, "pages") + page_files(web, "facts"):
+        try:
+            pq.read_table(f)
+        except Exception as bad:  # noqa: BLE001 - pyarrow's errors for a damaged file vary
+            return DamagedStateError(f"{f} is damaged ({str(bad).splitlines()[0][:160]}); {rerender(web.parent)}")
+    return DamagedStateError(f"the page files in {web / PAGES_DIR} are damaged ({str(exc).splitlines()[0][:160]}); "
+                             f"{rerender(web.parent)}")
+
+
 def web_dir(world_path: Path) -> Path:
     return Path(world_path) / WEB_DIR
 

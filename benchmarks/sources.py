@@ -20,8 +20,11 @@ Per world (a folder `worldforge run` built: web and tasks), a table of:
   at random) whose own article is result 1 when the name is searched (target: 30-80%), and how
   often it is in the first two.
 
-Disagreeing original sources (target: at least 10% of gold cells) are not measured here: every
-page states a fact from one row of the world, so two original pages cannot disagree yet.
+- gold facts an older dated source contradicts (target: at least 10%): current links of a
+  relation held one at a time (a player's club, a company's chief executive, its headquarters)
+  for which a dated original page (a profile last updated years ago, a news item) states another
+  link of that relation for the same entity, which the page's date shows is superseded. Figures
+  never disagree yet: an attribute has one value in the world, so only links can.
 """
 
 from __future__ import annotations
@@ -50,17 +53,13 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 def _pages(world: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     web = world / "web" / "pages"
-    pages = pl.scan_parquet(sorted(web.glob("*.pages.parquet"))).select("url", "kind", "site", "title").collect()
+    pages = pl.scan_parquet(sorted(web.glob("*.pages.parquet"))).select("url", "kind", "site", "title", "date").collect()
     facts = pl.scan_parquet(sorted(web.glob("*.facts.parquet"))).collect()
     return pages, facts
 
 
 def fact_spread(world: Path, pages: pl.DataFrame, facts: pl.DataFrame) -> dict:
-    gold = set()
-    for line in (world / "tasks" / "tasks.jsonl").read_text().splitlines():
-        r = json.loads(line)
-        if r["kind"] == "table":
-            gold |= {f for f in r["evidence"]["facts"] if not f.endswith("/name")}
+    gold = _gold(world)
     g = (facts.filter(pl.col("fact_id").is_in(list(gold))).join(pages.select("url", "kind", "site"), on="url")
          .with_columns(pl.col("url").str.extract(r"^https?://([^/]+)").alias("host")))
     enc = g.filter(pl.col("host").str.ends_with("pedia.org"))["fact_id"].n_unique()
@@ -77,6 +76,38 @@ def fact_spread(world: Path, pages: pl.DataFrame, facts: pl.DataFrame) -> dict:
             "top_site_share": per_host["n"][0] / len(gold), "news": news / len(gold),
             "attr_facts": attrs.height, "attr_off": attrs.filter(~pl.col("enc")).height / max(1, attrs.height),
             "off_profile": only["profile"], "off_directory": only["directory"], "off_news": only["news"]}
+
+
+def superseded(world: Path, pages: pl.DataFrame, facts: pl.DataFrame) -> dict:
+    """The share of gold facts (names aside) that are current links of a one-at-a-time relation and
+    that a dated original page (a stale profile, a news item) contradicts with an older link."""
+    from worldforge.world.store import open_world
+
+    info = open_world(world)
+    one_at_a_time = [r for r, rs in info.world.relations.items()
+                     if (rs.history is not None and not rs.history.concurrent) or rs.since is not None]
+    con = info.connect()
+    try:
+        current = {f for (f,) in con.execute("SELECT fact_id FROM facts WHERE value_type = 'entity' AND valid_from IS NOT NULL "
+                                             "AND valid_to IS NULL AND list_contains(?, predicate)", [one_at_a_time]).fetchall()}
+    finally:
+        con.close()
+    gold = _gold(world)
+    parts = [pl.col("fact_id").str.split("/").list.get(0).alias("s"), pl.col("fact_id").str.split("/").list.get(1).alias("p")]
+    g = pl.DataFrame({"fact_id": sorted(gold & current)}, schema={"fact_id": pl.String}).with_columns(parts)
+    dated = pages.filter(((pl.col("kind") == "profile") & pl.col("date").is_not_null()) | (pl.col("kind") == "news"))
+    said = facts.join(dated.select("url"), on="url").with_columns(parts).select("s", "p", pl.col("fact_id").alias("other"))
+    hit = g.join(said, on=["s", "p"]).filter(pl.col("other") != pl.col("fact_id"))["fact_id"].n_unique()
+    return {"superseded": hit / max(1, len(gold)), "superseded_n": hit}
+
+
+def _gold(world: Path) -> set[str]:
+    gold = set()
+    for line in (world / "tasks" / "tasks.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        if r["kind"] == "table":
+            gold |= {f for f in r["evidence"]["facts"] if not f.endswith("/name")}
+    return gold
 
 
 def _features(title: str, url: str) -> list[str]:
@@ -141,6 +172,7 @@ def main() -> None:
     for w in args.worlds:
         pages, facts = _pages(w)
         rows[w.name] |= fact_spread(w, pages, facts)
+        rows[w.name] |= superseded(w, pages, facts)
         rows[w.name] |= copies_and_ranking(w, pages)
     measures = [("gold facts (table tasks, names aside)", "gold_facts", "{:,}"),
                 ("provable from the encyclopedia alone (target <= 50%)", "encyclopedia", "{:.1%}"),
@@ -152,6 +184,7 @@ def main() -> None:
                 ("  stated only off the encyclopedia", "attr_off", "{:.1%}"),
                 ("the most one site holds", "top_site_share", "{:.1%}"),
                 ("stated in news", "news", "{:.1%}"),
+                ("contradicted by an older dated source (target >= 10%)", "superseded", "{:.1%}"),
                 ("copies told apart by title+URL (target <= 65%)", "copy_accuracy", "{:.1%}"),
                 ("  results classified", "copy_docs", "{:,}"),
                 ("exact-title article first (target 30-80%)", "title_first", "{:.1%}"),

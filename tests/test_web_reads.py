@@ -44,6 +44,11 @@ def test_variety_targets(web):
     # words before, about 340 now.)
     assert v["kinds"]["article"]["mean_words"] >= 320
     assert v["kinds"]["news"]["mean_words"] >= 150
+    # where facts live (issue 35): entities without an article, facts only other sites state
+    src = v["sources"]
+    assert 0.2 < src["without_article"] / src["entities"] < 0.6
+    assert src["attributes"]["on_encyclopedia"] <= 0.5 and src["attributes"]["only_off"] >= 0.25
+    assert src["links"]["only_off"] >= 0.25 and src["links"]["only_off_in_directory"] > 0.2
 
 
 def test_back_reference_possessive_is_its(web):

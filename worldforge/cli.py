@@ -410,7 +410,10 @@ def render(
 
     if report_only:
         with _user_errors():
-            console.print(_variety_table(_stored_variety(world_dir)))
+            v = _stored_variety(world_dir)
+            console.print(_variety_table(v))
+            if v.get("sources"):
+                console.print(_sources_table(v["sources"]))
         return
     with _user_errors():
         info = open_world(world_dir)
@@ -451,6 +454,8 @@ def render(
     console.print(t)
     if report.variety:
         console.print(_variety_table(report.variety))
+        if report.variety.get("sources"):
+            console.print(_sources_table(report.variety["sources"]))
     console.print(f"[green]rendered[/] {world_dir}: {report.pages:,} pages, indexed for search "
                   f"(try: worldforge search {world_dir} \"...\")")
 
@@ -469,9 +474,9 @@ def _stored_variety(world_dir: Path) -> dict:
         stored = json.loads((web / "render.json").read_text())["report"].get("variety")
     except (OSError, ValueError, KeyError, TypeError):
         stored = None
-    if stored:
+    if stored and "sources" in stored:
         return stored
-    return web_report(web)
+    return web_report(web)  # measured now: the render predates some measures
 
 
 def _variety_table(v: dict) -> Table:
@@ -485,6 +490,24 @@ def _variety_table(v: dict) -> Table:
     t.add_row("sentences whose skeleton is on 10+ pages", f"{v['share_on_10_plus_pages']:.1%}")
     for k, d in v["kinds"].items():
         t.add_row(f"words per {k} (mean; p10-p90)", f"{d['mean_words']:.0f}; {d['p10_words']}-{d['p90_words']}")
+    return t
+
+
+def _sources_table(v: dict) -> Table:
+    sampled = f", the facts of one entity in {v['sampled_every']:,}" if v["sampled_every"] > 1 else ""
+    t = Table(title=f"where facts live ({v['entities']:,} entities with a page{sampled})")
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    t.add_row("entities without an encyclopedia article", f"{v['without_article'] / max(1, v['entities']):.1%}")
+    for what in ("attributes", "links"):
+        d = v.get(what)
+        if not d:
+            continue
+        t.add_row(f"{what}: facts", f"{d['facts']:,}")
+        t.add_row("  stated on the encyclopedia", f"{d['on_encyclopedia']:.1%}")
+        t.add_row("  stated only off it", f"{d['only_off']:.1%}")
+        t.add_row("    profile or official site / directory / news",
+                  f"{d['only_off_on_profile']:.1%} / {d['only_off_in_directory']:.1%} / {d['only_off_in_news']:.1%}")
     return t
 
 

@@ -982,20 +982,31 @@ class Research:
             return []
         env = getattr(self.ep, "env", None)
         limit = getattr(self.ep, "max_turns", None) or (env.options.max_turns if env is not None else None)
-        if limit is not None and (limit - self.turns_taken) * slots < 2 * len(pending):
+        if limit is not None and (limit - self.turns_taken) * slots < 3 * len(pending):
             return pending[:slots]  # short of turns for what is left: every slot, whatever it is for
         focus = self.wants.get(pending[0], ("",))[0]
         same = [u for u in pending if self.wants.get(u, ("",))[0] == focus][:slots]
-        # as much as a turn can read with care: a list page weighs three, an article two, a
-        # profile or a news item one, five a turn (the first page whatever it weighs)
+        # as much as a turn can read with care (`_weight`, five a turn; the first page whatever it
+        # weighs), then a short page wanted for something else if the turn has room
         out, load = [], 0
         for u in same:
-            w = 3 if focus == "list" else 2 if is_encyclopedia(u) else 1
+            w = self._weight(u)
             if out and load + w > READ_LOAD:
                 break
             out.append(u)
             load += w
+        # what the turn can still read goes to a short page wanted for something else
+        for u in pending:
+            if len(out) >= slots or load >= READ_LOAD:
+                break
+            if u not in out and load + self._weight(u) <= READ_LOAD:
+                out.append(u)
+                load += self._weight(u)
         return out
+
+    def _weight(self, url: str) -> int:
+        """What a page costs a turn to read: a list page three, an article two, any other one."""
+        return 3 if self.wants.get(url, ("",))[0] == "list" else 2 if is_encyclopedia(url) else 1
 
     def _eligible(self, url: str) -> bool:
         """A page wanted only for dates, figures or values a snippet may show, or wanted to decide a

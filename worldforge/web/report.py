@@ -6,7 +6,9 @@ measures (also stored in render.json):
 - distinct skeletons among all prose sentences;
 - the share of sentences of the most common skeleton;
 - the share of sentences whose skeleton appears on 10 or more pages;
-- mean (and quartile) words per page kind.
+- mean (and quartile) words per page kind;
+- where facts live (`where_facts_live`): entities without an article, and the share of facts
+  the encyclopedia states and of those only other sites state.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
         rows = con.execute("SELECT url, kind, site, entity_ids, markdown FROM pages WHERE url IN "
                            "(SELECT url FROM pages ORDER BY hash(url), url LIMIT ?) ORDER BY hash(url), url",
                            [max_pages]).fetchall()
+        sources = where_facts_live(con)
     finally:
         con.close()
     kind_words: dict[str, list[int]] = defaultdict(list)
@@ -76,4 +79,35 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
         "top_skeleton": top[0][0] if top else "",
         "share_on_10_plus_pages": round(common / n_sent, 4) if n_sent else 0.0,
         "kinds": per_kind,
+        "sources": sources,
     }
+
+
+SOURCE_SAMPLE = 20_000  # entities whose facts `where_facts_live` follows (every one below that)
+
+
+def where_facts_live(con) -> dict:
+    """Where a web states its facts: how many entities have no encyclopedia article (their
+    profile or official site is their page), and of the facts about a sample of entities
+    (attributes, and links), the share some encyclopedia page states and the shares stated only
+    off it: on a profile or official site, in a directory of another site, in news. One pass
+    over the provenance (`page_facts`), sampled by subject."""
+    ents, without = con.execute(
+        "SELECT count(DISTINCT subject), count(DISTINCT subject) FILTER (WHERE NOT has_article) FROM "
+        "(SELECT subject, bool_or(kind = 'article') AS has_article FROM pages WHERE kind IN ('article', 'profile') "
+        "AND subject IS NOT NULL GROUP BY subject)").fetchone()
+    mod = max(1, ents // SOURCE_SAMPLE)
+    rows = con.execute(
+        "WITH enc AS (SELECT DISTINCT split_part(url, '/', 3) AS host FROM pages WHERE kind = 'article'), "
+        "pg AS (SELECT url, kind, split_part(url, '/', 3) IN (SELECT host FROM enc) AS on_enc FROM pages), "
+        "f AS (SELECT fact_id, bool_or(on_enc) AS enc, bool_or(kind = 'profile') AS prof, "
+        "bool_or(kind = 'directory' AND NOT on_enc) AS dir, bool_or(kind = 'news') AS news FROM page_facts JOIN pg USING (url) "
+        f"WHERE NOT ends_with(fact_id, '/name') AND hash(split_part(fact_id, '/', 1)) % {mod} = 0 GROUP BY fact_id) "
+        "SELECT len(string_split(fact_id, '/')) = 2 AS attr, count(*), avg(enc::INT), avg((NOT enc)::INT), "
+        "avg((NOT enc AND prof)::INT), avg((NOT enc AND dir)::INT), avg((NOT enc AND news)::INT) FROM f GROUP BY attr").fetchall()
+    out = {"entities": ents, "without_article": without, "sampled_every": mod}
+    for attr, n, enc, off, prof, dir_, news in rows:
+        out["attributes" if attr else "links"] = {
+            "facts": n, "on_encyclopedia": round(enc, 4), "only_off": round(off, 4),
+            "only_off_on_profile": round(prof, 4), "only_off_in_directory": round(dir_, 4), "only_off_in_news": round(news, 4)}
+    return out

@@ -41,8 +41,24 @@ def test_rewards_high_without_perturbations_and_varied_with_them(demo_rollouts):
     assert len(clean) == len(pert) == 300
     assert _mean([t["reward"] for t in clean]) >= 0.95  # values no generic cue reaches on a profile are left unknown (issue 35)
     rewards = [t["reward"] for t in pert]
-    assert _mean(rewards) < 1.0 and sum(r < 1.0 for r in rewards) >= 2  # the web misleads it now and then
+    assert _mean(rewards) < 1.0 and sum(r < 1.0 for r in rewards) >= 0.15 * len(rewards)  # the web misleads it now and then
     assert all(t["end"] == "answer" for t in clean + pert)
+
+
+def test_a_turn_makes_as_many_calls_as_its_work_needs(demo_rollouts):
+    """No one calls-per-turn count on more than 40 % of the turns (the researcher issue): a turn
+    opens what it can read with care, pages for one purpose first, beside a search when the next
+    step depends on it."""
+    from collections import Counter
+
+    _, out = demo_rollouts
+    per_turn: Counter = Counter()
+    for t in out["clean"][1]:
+        for m in t["messages"]:
+            calls = [c for c in m.get("tool_calls") or [] if c["function"]["name"] != "final_answer"]
+            if calls:
+                per_turn[len(calls)] += 1
+    assert len(per_turn) >= 3 and max(per_turn.values()) <= 0.4 * sum(per_turn.values()), per_turn
 
 
 def test_no_page_is_opened_before_something_showed_it(demo_rollouts):

@@ -259,6 +259,7 @@ def run_oracle_through_verl(url: str, world, dataset, tiny_model, task_id: str, 
             self.research = None
             self.calls: list = []
             self.states = 0
+            self.turns = 0  # the loop's action turns (a state is not one), capped by max_assistant_turns
 
         async def generate(self, request_id, prompt_ids, sampling_params, **kw):
             d = self.loop._worldforge_agent_data
@@ -266,7 +267,8 @@ def run_oracle_through_verl(url: str, world, dataset, tiny_model, task_id: str, 
             if self.research is None:
                 brief = Brief.of(record)
                 cls = ChainResearch if brief.kind == "multihop" else Research
-                self.research = cls(SimpleNamespace(key=f"{record['instance_id']}#0"), brief, opt.parallel_calls, 7, opt.oracle)
+                self.research = cls(SimpleNamespace(key=f"{record['instance_id']}#0", max_turns=s["max_turns"]), brief,
+                                    opt.parallel_calls, 7, opt.oracle)
             r = self.research
             last = msgs[-1]
             limit = sampling_params.get("max_tokens")
@@ -278,7 +280,11 @@ def run_oracle_through_verl(url: str, world, dataset, tiny_model, task_id: str, 
                 return TokenOutput(token_ids=ids + tok.encode("<|im_end|>", add_special_tokens=False))
             else:
                 self.absorb(msgs)
-                said, calls = r.turn()
+                self.turns += 1
+                if self.turns >= s["max_turns"] - 1:  # the loop's last turn: submit what is verified, as run_oracle does
+                    said, calls = r.submit_now(), []
+                else:
+                    said, calls = r.turn()
                 if not calls:
                     calls = [ToolCall("final_answer", _args(answer=r.final))]
                 self.calls = calls
@@ -324,7 +330,11 @@ def test_verl_agent_loop_compacts_a_wide_task_within_the_kit_budget(server, smal
     _, world, _ = small_run
     dataset = export_dataset(world, tmp_path, tokenizer=str(tiny_model)).path  # the kit sized in the model's tokens
     s = json.loads((dataset / "manifest.json").read_text())["training"]["settings"]
-    task = max((t for t in load_tasks(world) if t.record["kind"] == "table"), key=lambda t: len(t.rows))
+    # the widest table the rollout answered in at most half the turn budget (the widest of all can
+    # take every turn even uncompacted; in the tiny model's tokens the context fills sooner)
+    done = {r["instance_id"] for r in map(json.loads, (world / "rollout" / "trajectories.jsonl").read_text().splitlines())
+            if r["end"] == "answer" and r["turns"] <= s["max_turns"] // 2}
+    task = max((t for t in load_tasks(world) if t.record["kind"] == "table" and t.id in done), key=lambda t: len(t.rows))
     outs, row, _loop, model = run_oracle_through_verl(url, world, dataset, tiny_model, task.id)
     assert len(outs) >= 3 and model.states == len(outs) - 1
     tok = transformers.AutoTokenizer.from_pretrained(str(tiny_model))

@@ -1181,6 +1181,12 @@ class Research:
         self.final = self.answer()
         return v.join(parts)
 
+    def submit_now(self) -> str:
+        """The text of a last turn the budget forces: what is verified is the answer (`final`)."""
+        self.turn_out = True
+        self.rows = self.verified_rows()
+        return self._final_text(self._told())
+
     def verified_rows(self) -> list[Candidate]:
         """Out of turns: the rows whose every cell is known."""
         names = [c["name"] for c in self.q.get("columns", [])]
@@ -1608,10 +1614,7 @@ def run_oracle(episodes: list[Episode], options) -> None:
                 forget(r, text)
                 continue
             if ep.turns >= limit - 1:  # the last turn: submit what is verified
-                r.turn_out = True
-                r.rows = r.verified_rows()
-                text = r._final_text(r._told())
-                ep.act(text, [ToolCall("final_answer", _args(answer=r.final))], claims=r.take_claims())
+                ep.act(r.submit_now(), [ToolCall("final_answer", _args(answer=r.final))], claims=r.take_claims())
                 break
             text, calls = r.turn()
             if not calls:

@@ -74,11 +74,12 @@ def main() -> None:
         results[perturbed] = (env, eps, trajs, seconds)
     env, eps, trajs, seconds = results[False]
     penv, peps, ptrajs, pseconds = results[True]
-    subjects = dict(env.engine.pages.execute(
-        "SELECT url, subject FROM pages WHERE kind = 'article' AND subject IS NOT NULL").fetchall())
-    names = {}
-    for t, n in env.engine.pages.execute("SELECT url, title FROM pages WHERE kind = 'article'").fetchall():
-        names[t] = n
+    # an entity's page: its article, or the profile of one without an article
+    own = env.engine.pages.execute(
+        "SELECT url, subject, title FROM pages p WHERE subject IS NOT NULL AND (kind = 'article' OR (kind = 'profile' "
+        "AND NOT EXISTS (SELECT 1 FROM pages a WHERE a.kind = 'article' AND a.subject = p.subject)))").fetchall()
+    subjects = {u: s for u, s, _ in own}
+    names = {u: n for u, _, n in own}
 
     def type_of(url: str):
         s = subjects.get(url)

@@ -81,8 +81,8 @@ class WebIndex:
         try:
             arts = con.sql("SELECT url, subject, entity_ids FROM pages WHERE kind = 'article'").pl()
             # an entity without an article (`WorldView.homeless`) has its profile or official site for its page
-            homes = con.sql("SELECT url, subject, entity_ids FROM pages p WHERE kind = 'profile' AND subject IS NOT NULL "
-                            "AND NOT EXISTS (SELECT 1 FROM pages a WHERE a.kind = 'article' AND a.subject = p.subject)").pl()
+            homes = (con.sql("SELECT url, subject, entity_ids FROM pages WHERE kind = 'profile' AND subject IS NOT NULL").pl()
+                     .join(arts.select("subject"), on="subject", how="anti"))
             dirs = con.sql("SELECT url, entity_ids FROM pages WHERE kind = 'directory' ORDER BY url").pl()
         except duckdb.Error as exc:  # a page file damaged inside (its footer reads)
             raise damaged_pages(engine.web, exc) from None

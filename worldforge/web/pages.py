@@ -340,7 +340,6 @@ class WorldView:
             ps = et.pages.profile
             if ps is None:
                 continue
-            before = len(profile)
             name_slugs = slugs(df["name"])
             if ps.url:
                 cols = sorted({f for f in re.findall(r"{(\w+)}", ps.url) if f not in ("slug", "site")})
@@ -358,10 +357,9 @@ class WorldView:
             else:
                 base = f"https://{self.sites.profile(ps.site).domain}/{slug(t)}/"
                 profile.update(zip(ids, [f"{base}{s}-{i[-6:]}" for s, i in zip(name_slugs, ids)]))
-            if len(profile) > before:
-                for i in self.homeless.intersection(ids):  # their profile is their page
-                    article[i] = profile[i]
-                    article_title.pop(i, None)
+            for i in self.homeless.intersection(ids):  # their profile is their page
+                article[i] = profile[i]
+                article_title.pop(i, None)
         return article, profile, article_title
 
     def part_lists(self) -> PartLists | None:
@@ -681,17 +679,15 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
             layout = {"more": more, "related": [f.fact_id for f in related], "lists": lists,
                       "refs": [(s.url, s.title, s.site, s.date) for s in stories]}
             if ps.profile is not None:
-                layout["external"] = (view.profile_url[eid], bool(ps.profile.url),
-                                      name if ps.profile.url else view.sites.profile(ps.profile.site).name)
+                layout["external"] = (view.profile_url[eid], bool(ps.profile.url), own_site(view, t, eid))
             yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, view.article_title.get(eid, name), None, eid,
                        _entities(eid, out_facts, in_facts), shown + out_facts + in_facts + related,
                        layout, tuple(sorted(furniture)), archive)
         if home:  # the entity's one page: all it is and links to, and (few: see `homeless`) all that link to it
-            site = name if ps.profile.url else view.sites.profile(ps.profile.site).name
-            yield Page(view.profile_url[eid], "profile", site, name, None, eid, _entities(eid, out_facts, in_facts),
+            yield Page(view.profile_url[eid], "profile", own_site(view, t, eid), name, None, eid, _entities(eid, out_facts, in_facts),
                        attr_facts + out_facts + in_facts, {"home": True})
         elif ps.profile is not None:
-            site = name if ps.profile.url else view.sites.profile(ps.profile.site).name  # an official site is the entity's own
+            site = own_site(view, t, eid)  # an official site is the entity's own
             day, then = archive if stale else (None, facts)
             then = [f for f in then if f.subject == eid]  # the archive also holds links into the entity
             then_attrs = [f for f in then if not view.meta[(t, f.predicate)].relation] if stale else attr_facts
@@ -758,8 +754,10 @@ def full_list_elsewhere(world: ResolvedWorld, rel: str) -> bool:
     return world.types[rs.target].pages.profile is not None or any(d.by == rel for d in world.types[rs.source].pages.directories)
 
 
-def overflow_site(view: WorldView, eid: str) -> str:
-    ps = view.types[view.type_of[eid]].pages.profile
+def own_site(view: WorldView, t: str, eid: str) -> str:
+    """The site an entity's profile is on: its official site (named as the entity), else its
+    type's profile site; the encyclopedia for a type without profiles."""
+    ps = view.types[t].pages.profile
     if ps is None:
         return view.sites.encyclopedia.name
     return view.names[eid] if ps.url else view.sites.profile(ps.site).name
@@ -780,7 +778,7 @@ def _overflow_pages(view: WorldView, eid: str, all_in: list[Fact], more: dict) -
         title = word(view.lang, "list_title", subject=view.names[eid], label=label)
         for p in range(n_pages):
             chunk = rows[p * size:(p + 1) * size]
-            yield Page(urls[p], "directory", overflow_site(view, eid),
+            yield Page(urls[p], "directory", own_site(view, view.type_of[eid], eid),
                        title if n_pages == 1 else title + word(view.lang, "page_tag", p=p + 1, n=n_pages), None, None,
                        tuple(dict.fromkeys([eid, *(f.subject for f in chunk)])), list(chunk),
                        {"rows": [(f.subject, f, []) for f in chunk], "columns": [], "by": pred, "type": src,

@@ -9,7 +9,9 @@ ends. Agents think between turns: `--think` seconds per episode (default 0.25, a
 turn); `--think 0` is a closed loop that measures
 the server's saturation. A malformed-request storm runs alongside (`--storm` requests/s of
 bad JSON, wrong types, unknown episodes, oversized bodies, unknown routes; every answer must
-be a 4xx). Prints requests/s, p50/p99 latency per tool, and errors.
+be a 4xx, GET /mcp included). Halfway through, a Search-R1 client posts one /retrieve batch of
+`--retrieve` queries (default 2,560, its largest batch), answered in 5 ms slices between the
+episodes' requests. Prints requests/s, p50/p99 latency per tool, the batch's time, and errors.
 
     python benchmarks/serve.py                              # demo world, 64 episodes, 60 s
     python benchmarks/serve.py --world build/demo --think 0 --seconds 20
@@ -117,10 +119,20 @@ def bad_requests(rng: random.Random, big: bytes) -> list[tuple[str, str, bytes |
         ("PUT", "/episodes", b"{}", b""),
         ("GET", "/no/such/route", None, b""),
         ("POST", "/episodes", big, b""),
+        ("GET", "/mcp", None, b"Accept: text/event-stream\r\n"),  # was a stream held open forever
     ]
 
 
-async def drive(port: int, eps: list, n: int, seconds: float, think: float, storm: float, seed: int) -> dict:
+def retrieve_batch(eps: list, n: int) -> bytes:
+    """A Search-R1 batch of `n` queries: the trajectories' searches, numbered so none repeats (no cache hits)."""
+    qs = sorted({json.loads(a)["query"] if isinstance(a, str) else a["query"] for _, _, steps in eps for _, _, body in steps
+                 for c in json.loads(body)["tool_calls"] if c["name"] == "web_search"
+                 for a in [c["arguments"]] if "query" in (json.loads(a) if isinstance(a, str) else a)})
+    return json.dumps({"queries": [f"{qs[i % len(qs)]} {i}" for i in range(n)], "topk": 3, "return_scores": True}).encode()
+
+
+async def drive(port: int, eps: list, n: int, seconds: float, think: float, storm: float, seed: int,
+                retrieve: int = 0) -> dict:
     lat: dict[str, list[float]] = defaultdict(list)
     errors: list[str] = []
     calls = 0
@@ -181,9 +193,20 @@ async def drive(port: int, eps: list, n: int, seconds: float, think: float, stor
                 storm_stats["other"].append(f"{method} {path} -> {st} {data[:100]!r}")
 
     t0 = time.perf_counter()
-    await asyncio.gather(*(episode_loop(k) for k in range(n)), *([storm_loop()] if storm else []))
+    batch = {}
+
+    async def retrieve_once() -> None:
+        await asyncio.sleep(seconds / 2)
+        body = retrieve_batch(eps, retrieve)
+        t0 = time.perf_counter()
+        st, data = await Connection("127.0.0.1", port).request("POST", "/retrieve", body)
+        batch.update(status=st, seconds=time.perf_counter() - t0, queries=retrieve,
+                     answered=len(json.loads(data).get("result", [])) if st == 200 else 0)
+
+    await asyncio.gather(*(episode_loop(k) for k in range(n)), *([storm_loop()] if storm else []),
+                         *([retrieve_once()] if retrieve else []))
     wall = time.perf_counter() - t0
-    return {"lat": lat, "errors": errors, "calls": calls, "wall": wall, "storm": storm_stats}
+    return {"lat": lat, "errors": errors, "calls": calls, "wall": wall, "storm": storm_stats, "retrieve": batch}
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -208,6 +231,7 @@ def main() -> None:
     ap.add_argument("--storm", type=float, default=50.0, help="malformed requests per second alongside (0: none)")
     ap.add_argument("--search-cache", type=int, default=8192, help="the server's search cache (0: off)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--retrieve", type=int, default=2560, help="queries in the Search-R1 /retrieve batch sent halfway (0: none)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         world = a.world or build_demo(Path(tmp))
@@ -225,7 +249,7 @@ def main() -> None:
                     if server.poll() is not None:
                         sys.exit(f"the server did not start:\n{server.stderr.read().decode()[-2000:]}")
                     time.sleep(0.1)
-            r = asyncio.run(drive(port, eps, a.episodes, a.seconds, a.think, a.storm, a.seed))
+            r = asyncio.run(drive(port, eps, a.episodes, a.seconds, a.think, a.storm, a.seed, a.retrieve))
             alive = server.poll() is None
             health = json.loads(asyncio.run(Connection("127.0.0.1", port).request("GET", "/health"))[1]) if alive else {}
         finally:
@@ -248,6 +272,10 @@ def main() -> None:
           f"errors {len(r['errors'])}" + (f" (first: {r['errors'][0]})" if r["errors"] else ""))
     print(f"malformed requests {st['sent']:,}: {st['4xx']:,} answered 4xx with a message, {len(st['other'])} otherwise"
           + (f" (first: {st['other'][0]})" if st["other"] else "") + f"; server alive after the run: {alive}")
+    b = r["retrieve"]
+    if b:
+        print(f"Search-R1 batch: {b['queries']:,} queries in one /retrieve request -> HTTP {b['status']}, {b['answered']:,} "
+              f"answered in {b['seconds']:.2f} s ({b['queries'] / b['seconds']:,.0f} queries/s), alongside the episodes")
     cache = health.get("search_cache", {})
     if cache:
         print(f"search cache: {cache['hits']:,} hits, {cache['misses']:,} misses (the replay repeats the oracle's queries)")

@@ -120,3 +120,14 @@ def test_out_of_memory_is_one_line(tmp_path, monkeypatch):
     r = runner.invoke(app, ["plan", str(write_spec(tmp_path)), "-b", str(tmp_path / "b")])
     assert r.exit_code == 1 and "out of memory (Unable to allocate 11.9 GiB" in r.output and "lower the world's counts" in r.output
     assert "Traceback" not in r.output and not (tmp_path / "b" / "small").exists()
+
+
+def test_an_empty_option_is_a_mistake_not_the_option_left_out(tmp_path):
+    """`--tokenizer ""` or `--ray-address ""` (an unset shell variable) was silently taken as not given."""
+    from worldforge.cli import app
+
+    for args in (["export", str(tmp_path), "--tokenizer", ""], ["run", str(tmp_path / "x.yaml"), "--ray-address", " "],
+                 ["rollout", str(tmp_path), "--tokenizer", ""]):
+        res = CliRunner().invoke(app, args)
+        words = " ".join(w for w in res.output.replace("│", " ").split())
+        assert res.exit_code == 2 and "is empty; give a value, or leave the option out" in words, res.output

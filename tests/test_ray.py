@@ -42,6 +42,35 @@ def test_cli_ray_flags(tmp_path):
     assert res.exit_code != 0 and "give HOST:PORT" in res.output
 
 
+def test_an_address_that_is_not_ray_fails_in_seconds():
+    """A port that accepts connections and stays silent ran for more than 300 s in Ray's retries;
+    one that answers in another protocol too. Ray's head and client server speak gRPC (HTTP/2)."""
+    import socket
+    import threading
+    import time
+
+    from worldforge.cluster import ClusterError, _check_reachable
+
+    with socket.socket() as silent, socket.socket() as http:
+        for s_ in (silent, http):
+            s_.bind(("127.0.0.1", 0))
+            s_.listen(8)
+
+        def answer():  # an HTTP/1.1 server's reply to anything
+            conn, _ = http.accept()
+            with conn:
+                conn.recv(1024)
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+        threading.Thread(target=answer, daemon=True).start()
+        t0 = time.perf_counter()
+        with pytest.raises(ClusterError, match="accepts connections but does not answer as a Ray cluster"):
+            _check_reachable(f"127.0.0.1:{silent.getsockname()[1]}", timeout=1.0)
+        with pytest.raises(ClusterError, match="is not a Ray cluster"):
+            _check_reachable(f"127.0.0.1:{http.getsockname()[1]}", timeout=5.0)
+        assert time.perf_counter() - t0 < 10
+
+
 @contextmanager
 def _one_process():
     """In this process, even while the module's cluster runs."""

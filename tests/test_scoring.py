@@ -428,3 +428,35 @@ def test_hostile_score_inputs_are_clear_errors(tmp_path):
         (tasks / "gold" / "ws_1.csv").write_text(cut)
         with pytest.raises(WorldforgeError, match=re.escape(words)):
             score_files(tasks, r)
+
+
+def test_a_gold_table_cut_at_a_row_boundary_is_caught_by_its_digest(tmp_path):
+    """A gold CSV cut between rows is still valid CSV; the task folder's SHA256SUMS (written with
+    every task folder, `sha256sum -c` format) catches it, and an edited cell too. Without the
+    digest file the table scores as it is."""
+    import json
+    import shutil
+    import subprocess
+
+    from worldforge.errors import WorldforgeError
+    from worldforge.tasks.scoring import SUMS_FILE, score_files, write_sums
+
+    gold = [["Velkor Labs", "software", "1999-04-01", "120", "https://www.velkor.example"],
+            ["Arden, Inc", "retail", "2004-02-03", "80", "https://www.arden.example"]]
+    tasks = _task_folder(tmp_path, gold)
+    write_sums(tasks)
+    if shutil.which("sha256sum"):
+        assert subprocess.run(["sha256sum", "-c", "--quiet", SUMS_FILE], cwd=tasks).returncode == 0
+    r = tmp_path / "r.jsonl"
+    r.write_text(json.dumps({"instance_id": "ws_1", "response": ""}) + "\n")
+    score_files(tasks, r)
+    text = (tasks / "gold" / "ws_1.csv").read_text()
+    for damaged in (text[: text.index('"Arden')], text.replace("120", "121")):
+        (tasks / "gold" / "ws_1.csv").write_text(damaged)
+        with pytest.raises(WorldforgeError, match=r"ws_1\.csv does not match its digest in .*SHA256SUMS \(cut short or edited\?\)"):
+            score_files(tasks, r)
+    (tasks / SUMS_FILE).unlink()
+    (tasks / "gold" / "ws_1.csv").write_text(text[: text.index('"Arden')])
+    assert score_files(tasks, r)[0][0].gold_rows == 1
+    with pytest.raises(WorldforgeError, match="holds the task folders tasks, not tasks of its own"):
+        score_files(tmp_path, r)

@@ -153,8 +153,13 @@ def test_tool_schemas_are_identical_everywhere(server, small_run):
         async with Client(f"{url}/mcp") as client:
             return (await client.list_tools()).tools
 
-    listed = asyncio.run(mcp_tools())
-    assert {t.name: t.input_schema for t in listed} == {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS[:2]}
+    listed = {t.name: t.input_schema for t in asyncio.run(mcp_tools())}
+    assert {k: v for k, v in listed.items() if k in ("web_search", "web_extractor")} == {
+        t["function"]["name"]: t["function"]["parameters"] for t in TOOLS[:2]}
+    from worldforge.serve.mcp import EPISODE_TOOLS
+
+    assert {k: v for k, v in listed.items() if k not in ("web_search", "web_extractor")} == {
+        t["name"]: t["input_schema"] for t in EPISODE_TOOLS}
 
 
 def test_verl_keeps_the_schemas_whole():
@@ -180,6 +185,74 @@ def test_mcp_client_calls_the_tools(server):
     assert httpx.post(f"{url}/tools/web_search", json={"query": "companies", "offset": 10}).json()["content"] == ok.content[0].text
 
 
+def test_mcp_runs_episodes_in_the_perturbed_web_with_their_reward(server, small_run):
+    """MCP's episode tools replay an exported trajectory exactly as HTTP does: the perturbed
+    tool results call for call, then the reward; bad ids are error results, not failures."""
+    url, _ = server
+    _, _, dataset = small_run
+    r = _trajectories(dataset)[2]
+    want = [m["content"] for m in r["messages"] if m["role"] == "tool"]
+
+    async def run():
+        from mcp import Client
+
+        async with Client(f"{url}/mcp") as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            listed = json.loads((await client.call_tool("list_tasks", {"kind": "table", "limit": 3})).content[0].text)
+            start = await client.call_tool("start_episode", {"task_id": r["instance_id"], "sample": r["sample"]})
+            ep = json.loads(start.content[0].text)
+            got, last = [], None
+            for m in r["messages"][2:]:
+                if m["role"] != "assistant":
+                    continue
+                calls = [{"name": tc["function"]["name"], "arguments": json.loads(tc["function"]["arguments"])}
+                         for tc in m["tool_calls"] or []]
+                last = await client.call_tool("episode_step", {"episode_id": ep["episode_id"], "content": m["content"],
+                                                               "tool_calls": calls})
+                assert not last.is_error, last.content[0].text
+                got += [o["content"] for o in last.structured_content["observations"]]
+            reward = await client.call_tool("episode_reward", {"episode_id": ep["episode_id"]})
+            end = await client.call_tool("end_episode", {"episode_id": ep["episode_id"]})
+            gone = await client.call_tool("episode_step", {"episode_id": ep["episode_id"], "tool_calls": []})
+            bad = await client.call_tool("start_episode", {"task_id": "nope"})
+            return names, listed, ep, got, last, reward, end, gone, bad
+
+    names, listed, ep, got, last, reward, end, gone, bad = asyncio.run(run())
+    assert {"web_search", "web_extractor", "list_tasks", "start_episode", "episode_step", "episode_reward", "end_episode"} <= names
+    assert len(listed["tasks"]) == 3 and all(t["kind"] == "table" for t in listed["tasks"]) and listed["total"] >= 3
+    assert ep["messages"] == [{"role": m["role"], "content": m["content"]} for m in r["messages"][:2]]
+    assert got == want and last.structured_content["done"]
+    assert json.loads(reward.content[0].text)["reward"] == r["reward"] and not end.is_error
+    assert gone.is_error and gone.content[0].text.startswith("Error:") and "no open episode" in gone.content[0].text
+    assert bad.is_error and "no task" in bad.content[0].text
+
+
+def test_mcp_get_is_refused_at_once_and_holds_nothing_open(server):
+    """GET /mcp was an event stream held open forever (1,000 of them took 76 MiB): now a 405 with
+    the reason, answered at once."""
+    url, _ = server
+    for _ in range(50):
+        r = httpx.get(f"{url}/mcp", headers={"Accept": "text/event-stream"}, timeout=5)
+        assert r.status_code == 405 and "POST" in r.json()["error"]
+    assert httpx.delete(f"{url}/mcp", timeout=5).status_code == 405
+
+
+def test_clients_that_go_away_mid_request_leave_no_traceback(server, caplog):
+    url, _ = server
+    host, port = url.removeprefix("http://").split(":")
+    with caplog.at_level("WARNING"):
+        for path in ("/tools/web_search", "/episodes", "/retrieve", "/mcp"):
+            for _ in range(5):
+                s = socket.create_connection((host, int(port)))
+                s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          "Content-Length: 500\r\n\r\n{\"query\": \"com".encode())
+                time.sleep(0.05)
+                s.close()
+        time.sleep(0.5)
+        assert httpx.get(f"{url}/health").json()["status"] == "ok"
+    assert not [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()], caplog.text[:2000]
+
+
 def test_retrieve_speaks_search_r1(server):
     url, service = server
     got = httpx.post(f"{url}/retrieve", json={"queries": ["companies", "universities"], "topk": 3, "return_scores": True}).json()
@@ -192,12 +265,41 @@ def test_retrieve_speaks_search_r1(server):
     assert [d["id"] for d in plain] == [r["url"] for r in results[:2]]
 
 
+def test_retrieve_takes_a_whole_search_r1_batch_and_answers_bad_queries_one_by_one(server):
+    """Search-R1's client posts a whole batch ({"queries", "topk", "return_scores": True}) and reads
+    `result[i]`, each document's `contents` split into a title line and text. 2,560 queries go in
+    one request; an empty or non-string query gets no documents and the rest their results;
+    topk 0 or none is Search-R1's default (3)."""
+    url, service = server
+    words = ["companies", "universities", "cities", "players", "clubs", "researchers", "founded", "river", "league", "award"]
+    queries = [f"{words[i % 10]} {words[(i // 10) % 10]} {i}" for i in range(2_560)]
+    queries[7], queries[900] = "", "   "
+    t0 = time.perf_counter()
+    r = httpx.post(f"{url}/retrieve", json={"queries": queries, "topk": 3, "return_scores": True}, timeout=120)
+    took = time.perf_counter() - t0
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert len(got["result"]) == 2_560 and got["result"][7] == got["result"][900] == []
+    assert [e["index"] for e in got["errors"]] == [7, 900] and "empty query" in got["errors"][0]["error"]
+    for i in (0, 1, 2_559):
+        want, _ = service.base.engine.search(queries[i], 0, 3)
+        assert [d["document"]["id"] for d in got["result"][i]] == [w["url"] for w in want]
+    for doc in got["result"][0]:  # what Search-R1's _passages2string reads
+        title, *text = doc["document"]["contents"].split("\n")
+        assert title and text and isinstance(doc["score"], float)
+    print(f"2,560 queries in one /retrieve request: {took:.2f} s")
+    for topk in (0, None):
+        plain = httpx.post(f"{url}/retrieve", json={"queries": ["companies", 5], "topk": topk}).json()
+        assert len(plain["result"][0]) == 3 and plain["result"][1] == [] and plain["errors"][0]["index"] == 1
+    assert httpx.post(f"{url}/retrieve", json={"queries": ["a"] * 10_001}).status_code == 413
+
+
 BAD = [
     ("POST", "/episodes", b"{", 400), ("POST", "/episodes", b"[1]", 422), ("POST", "/episodes", b'{"task_id": 5}', 422),
     ("POST", "/episodes", b'{"task_id": "nope"}', 404), ("POST", "/episodes/ep_0/step", b"{}", 404),
     ("GET", "/episodes/nope", None, 404), ("DELETE", "/episodes/nope", None, 404), ("GET", "/nope", None, 404),
     ("PUT", "/episodes", b"{}", 405), ("POST", "/retrieve", b'{"queries": 3}', 422),
-    ("POST", "/retrieve", b'{"queries": ["a"], "topk": 0}', 422), ("POST", "/tools/nope", b"{}", 404),
+    ("POST", "/retrieve", b'{"queries": ["a"], "topk": -1}', 422), ("POST", "/tools/nope", b"{}", 404),
     ("POST", "/tools/web_search", b'{"query": ""}', 422), ("POST", "/episodes", b'{"task_id": "x"' + b" " * (2 << 20) + b"}", 413),
     ("POST", "/episodes", b"\xff\xfe\x00", 400), ("POST", "/episodes", b"[" * 100_000, 400),
     ("POST", "/tools/web_search", b'{"query": "a\\ud800b"}', 422),  # a lone surrogate: valid JSON, not Unicode text

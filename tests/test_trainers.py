@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
+import socket
 
 import pytest
 import yaml
@@ -163,7 +165,9 @@ def test_trl_parses_calls_and_drives_the_grpo_environment(server, small_run, tin
     assert checked > 3 and env.get_reward() == traj["reward"] > 0.5
 
 
-def test_verl_tools_from_the_kit_replay_a_trajectory(server, small_run, tmp_path):  # noqa: F811
+def test_verl_tools_from_the_kit_replay_a_trajectory(server, small_run, monkeypatch):  # noqa: F811
+    """The kit's tool config as written, loaded by verl's registry, the server named by
+    $WORLDFORGE_URL (it was ignored for the yaml's address): every tool result is the exported one."""
     loop = pytest.importorskip("verl.experimental.agent_loop.tool_agent_loop")
     from types import SimpleNamespace
 
@@ -175,11 +179,9 @@ def test_verl_tools_from_the_kit_replay_a_trajectory(server, small_run, tmp_path
         from verl.tools.utils.tool_registry import initialize_tools_from_config
     url, _ = server
     _, _, dataset = small_run
-    cfg = yaml.safe_load((dataset / "kits" / "verl" / "tool_config.yaml").read_text())
-    for t in cfg["tools"]:
-        t["config"]["base_url"] = url
-    (tmp_path / "tools.yaml").write_text(yaml.safe_dump(cfg))
-    tools = {t.name: t for t in initialize_tools_from_config(str(tmp_path / "tools.yaml"))}
+    monkeypatch.setenv("WORLDFORGE_URL", url)
+    tools = {t.name: t for t in initialize_tools_from_config(str(dataset / "kits" / "verl" / "tool_config.yaml"))}
+    assert {t.base_url for t in tools.values()} == {url}
     assert [tools[t["function"]["name"]].tool_schema.model_dump(exclude_unset=True, exclude_none=True) for t in TOOLS] == TOOLS
     rl = {r["extra_info"]["instance_id"]: r for r in _rows(dataset, "rl")}
     traj = _trajectories(dataset)[1]
@@ -209,7 +211,8 @@ def test_verl_tools_from_the_kit_replay_a_trajectory(server, small_run, tmp_path
     assert asyncio.run(run()) > 3
 
 
-def run_oracle_through_verl(url: str, world, dataset, tiny_model, task_id: str, context_tokens: int | None = None):
+def run_oracle_through_verl(url: str, world, dataset, tiny_model, task_id: str, context_tokens: int | None = None,
+                            retry_seconds: float | None = None):
     """The honest oracle as the policy inside verl's own agent loop (`WorldforgeAgentLoop` with the
     kit's tool config and agent-loop settings, verl's hermes parser and continuous-token builder,
     tools over HTTP): the "model" reads the loop's messages and answers as the oracle would, its
@@ -231,12 +234,19 @@ def run_oracle_through_verl(url: str, world, dataset, tiny_model, task_id: str, 
     except ImportError:
         from verl.tools.utils.tool_registry import initialize_tools_from_config
     kits = dataset / "kits" / "verl"
-    cfg = yaml.safe_load((kits / "tool_config.yaml").read_text())
-    for t in cfg["tools"]:
-        t["config"]["base_url"] = url
-    tools_yaml = dataset.parent / "verl-tools.yaml"
-    tools_yaml.write_text(yaml.safe_dump(cfg))
-    tools = initialize_tools_from_config(str(tools_yaml))
+    before = os.environ.get("WORLDFORGE_URL")
+    os.environ["WORLDFORGE_URL"] = url  # the kit's tool config as written: it reads the server's address from here
+    try:
+        tools = initialize_tools_from_config(str(kits / "tool_config.yaml"))
+    finally:
+        if before is None:
+            del os.environ["WORLDFORGE_URL"]
+        else:
+            os.environ["WORLDFORGE_URL"] = before
+    assert {t.base_url for t in tools} == {url}
+    for t in tools:
+        if retry_seconds is not None:
+            t.retry_seconds = retry_seconds
     loop_cfg = yaml.safe_load((kits / "agent_loop.yaml").read_text())[0]
     man = json.loads((dataset / "manifest.json").read_text())
     s = man["training"]["settings"]
@@ -350,3 +360,94 @@ def test_verl_agent_loop_compacts_a_wide_task_within_the_kit_budget(server, smal
     got = compute_score(row["data_source"], tok.decode(outs[-1].response_ids, skip_special_tokens=True),
                         row["reward_model"]["ground_truth"], row["extra_info"])
     assert got["final_answer_called"] == 1.0 and got["score"] > 0.9
+
+
+def test_verl_stops_loudly_when_the_server_cannot_be_reached(server, small_run, tiny_model):  # noqa: F811
+    """With no server at the address, every tool call failed while the reward of the oracle's
+    answer stayed 1.0: now the tools retry, then the trajectory raises, naming the address."""
+    pytest.importorskip("verl.experimental.agent_loop.tool_agent_loop")
+    from worldforge.serve.verl_tools import EnvironmentUnreachable
+
+    _, world, dataset = small_run
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    task = _rows(dataset, "rl")[0]["extra_info"]["instance_id"]
+    with pytest.raises(EnvironmentUnreachable, match=f"{dead}.*kits/serve.sh"):
+        run_oracle_through_verl(dead, world, dataset, tiny_model, task, retry_seconds=1.0)
+
+
+def _kit_overrides(dataset, model: str = "MODEL") -> list[str]:
+    """run_grpo.sh's overrides, with its $DATA, $KITS and $MODEL as the script sets them."""
+    text = (dataset / "kits" / "verl" / "run_grpo.sh").read_text()
+    body = text.split("python3 -m verl.trainer.main_ppo \\\n", 1)[1]
+    lines = [ln.strip().rstrip("\\").strip() for ln in body.splitlines()]
+    return [ln.replace("$DATA", str(dataset)).replace("$KITS", str(dataset / "kits")).replace("$MODEL", model)
+            for ln in lines if ln and ln != '"$@"']
+
+
+def _compose(overrides: list[str]):
+    import os
+
+    import verl
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=os.path.join(os.path.dirname(verl.__file__), "trainer", "config"), version_base=None):
+        return compose("ppo_trainer", overrides=overrides)
+
+
+def _parquet_rows(files) -> int:
+    import pyarrow.parquet as pq
+
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+
+
+@pytest.mark.parametrize("held_out", [True, False])
+def test_verls_own_config_takes_the_kit_and_every_epoch_trains(small_run, tiny_model, tmp_path, held_out):
+    """run_grpo.sh's overrides composed by verl's own Hydra config (an unknown key fails there):
+    the train and validation files exist and load with verl's dataset class, a batch is no larger
+    than the train split (verl's default 1024 against 300 rows trained 0 steps), and without a
+    held-out split validation reads the train files and never runs (an empty list failed:
+    "Unable to concatenate an empty list of datasets")."""
+    pytest.importorskip("verl.trainer.ppo.utils")
+    import transformers
+    from verl.trainer.ppo.utils import create_rl_dataset
+
+    from worldforge.kits import write_kits
+
+    _, _, dataset = small_run
+    man = json.loads((dataset / "manifest.json").read_text())
+    s = man["training"]["settings"]
+    if not held_out:  # a kit for the same data without its held-out splits
+        dataset = tmp_path / "ds"
+        (dataset / "data").mkdir(parents=True)
+        (dataset / "data" / "rl").symlink_to(small_run[2] / "data" / "rl")
+        write_kits(dataset, "mini", "v1", {"train": [str(p.relative_to(small_run[2])) for p in
+                                                    sorted((small_run[2] / "data" / "rl").glob("train-*.parquet"))]}, s)
+    cfg = _compose(_kit_overrides(dataset, str(tiny_model)))
+    train, val = list(cfg.data.train_files), list(cfg.data.val_files)
+    assert train and val and all(os.path.isfile(f) for f in train + val)
+    n = _parquet_rows(train)
+    assert 1 <= cfg.data.train_batch_size <= n and cfg.actor_rollout_ref.actor.ppo_mini_batch_size <= cfg.data.train_batch_size
+    assert n // cfg.data.train_batch_size >= 1  # verl drops an incomplete batch: at least one step an epoch
+    if held_out:
+        assert val != train and cfg.trainer.val_before_train
+    else:
+        assert val == train and not cfg.trainer.val_before_train and cfg.trainer.test_freq == -1
+    tok = transformers.AutoTokenizer.from_pretrained(str(tiny_model))
+    for files in (train, val):
+        ds = create_rl_dataset(files, cfg.data, tok, None, is_train=files is train)
+        assert len(ds) == _parquet_rows(files)  # filter_overlong_prompts dropped nothing at the kit's prompt length
+    assert cfg.actor_rollout_ref.rollout.multi_turn.tool_config_path == str(dataset / "kits" / "verl" / "tool_config.yaml")
+
+
+def test_run_grpo_refuses_to_start_without_a_server(small_run, tmp_path):
+    import subprocess
+
+    _, _, dataset = small_run
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    r = subprocess.run(["bash", str(dataset / "kits" / "verl" / "run_grpo.sh")], capture_output=True, text=True, timeout=60,
+                       env={"PATH": os.environ["PATH"], "MODEL": "m", "WORLDFORGE_URL": dead})
+    assert r.returncode == 1 and f"no worldforge server answers at {dead}" in r.stderr and "Traceback" not in r.stderr

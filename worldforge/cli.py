@@ -738,8 +738,8 @@ def export(
     out: Path = typer.Option(Path("exports"), "--out", "-o", help="Root folder; the dataset goes to OUT/<world>/<version>/."),
     force: bool = typer.Option(False, "--force", "-f", help="Replace a different dataset version in the destination."),
     tokenizer: str = typer.Option(None, "--tokenizer", callback=_not_blank, help="A Hugging Face tokenizer (name or folder) to count the card's "
-                                  "token lengths and size the trainer kits (default: stages.export.tokenizer, else an "
-                                  "estimate of 4 characters a token)."),
+                                  "token lengths and size the trainer kits (default: stages.export.tokenizer, else a "
+                                  "safe estimate: 3 characters a token, a CJK character a token)."),
     ray: bool = _ray_flag(),
     ray_address: str = _ray_address(),
     ray_cpus: int = _ray_cpus(),

@@ -131,8 +131,14 @@ def current() -> Local | RayCluster:
     return _current
 
 
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # the preface, then an empty SETTINGS frame
+
+
 def _check_reachable(address: str, timeout: float = 5.0) -> None:
-    """Fail in seconds, not after Ray's minutes of retries, when nothing listens at a host:port address."""
+    """Fail in seconds, not after Ray's minutes of retries, when nothing listens at a host:port
+    address, or what listens is not a Ray cluster: Ray's head (GCS) and its client server speak
+    gRPC, which answers HTTP/2's connection preface with a SETTINGS frame at once; anything else
+    (a web server, a database, a port that accepts and stays silent) does not."""
     import socket
 
     if address == "auto":
@@ -142,10 +148,23 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
     if not sep or not port.isdigit():
         raise ClusterError(f"--ray-address {address!r}: give HOST:PORT, ray://HOST:PORT or auto")
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-            pass
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            sock.sendall(_H2_PREFACE)
+            head = b""
+            while len(head) < 9:
+                chunk = sock.recv(9 - len(head))
+                if not chunk:
+                    break
+                head += chunk
+    except TimeoutError:
+        raise ClusterError(f"{address} accepts connections but does not answer as a Ray cluster (no reply in {timeout:g} s); "
+                           "give the address `ray start --head` printed (HOST:6379, or ray://HOST:10001)") from None
     except OSError as exc:
         raise ClusterError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
+    if len(head) < 9 or head[3] != 4:  # an HTTP/2 frame header whose type is SETTINGS
+        raise ClusterError(f"{address} is not a Ray cluster (it does not speak gRPC); give the address `ray start --head` "
+                           "printed (HOST:6379, or ray://HOST:10001)")
 
 
 def _package_root() -> str:

@@ -429,7 +429,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     lengths = length_table([x for t in trajs for x in samples(t, opt.context)],
                            [[{"role": "system", "content": system}, {"role": "user", "content": t.query}] for t in tasks], opt.tokenizer,
                            whole=[x for t in trajs for x in samples(t, "full")] if opt.context == "segments" else None)
-    trainer = settings(lengths, rollout["options"])
+    trainer = settings(lengths, rollout["options"], rows.get("rl", {}).get("train", 0))
     rl_files = {s: sorted(str(p.relative_to(partial)) for p in (partial / "data" / "rl").glob(f"{s}-*.parquet")) for s in used}
     write_kits(partial, world, opt.version, rl_files, trainer)
     stats["training"] = {"lengths": lengths, "settings": trainer}

@@ -11,14 +11,20 @@
   verifiers-style trainers.
 
 Lengths are counted with the tokenizer named by `stages.export.tokenizer` (or `--tokenizer`),
-else estimated at 4 characters a token; every file is a pure function of the data, so
-exports stay byte-identical.
+else estimated on the safe side (`CHARS_PER_TOKEN` characters a token, a CJK character a token:
+Qwen3's tokenizer makes about 3.3 characters a token of these rows, so 4 cut every long
+trajectory); every file is a pure function of the data, so exports stay byte-identical.
+
+The server's address: `$WORLDFORGE_URL` wherever it is set (the verl tool config reads it
+through OmegaConf's `oc.env`, the tools, `env.py` and `grpo.py` read it too), else
+`DEFAULT_URL`.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -29,6 +35,11 @@ TOOL_CLASS = "worldforge.serve.verl_tools.WorldforgeTool"
 AGENT_LOOP = "worldforge.serve.verl_tools.WorldforgeAgentLoop"
 AGENT_NAME = "worldforge_agent"
 REWARD_PATH = "pkg://worldforge.rewards"
+DEFAULT_URL = "http://127.0.0.1:8000"
+CHARS_PER_TOKEN = 3  # the estimate without a tokenizer: below every tokenizer's average on these rows, so nothing is cut
+TRAIN_BATCH = 64  # prompts per verl step (less when the train split is smaller: verl drops an incomplete batch)
+MINI_BATCH = 16  # prompts per PPO mini-batch (verl's default 256 is more than a batch)
+_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
 
 def _round_up(n: int, step: int) -> int:
@@ -53,9 +64,12 @@ def token_counter(tokenizer: str | None) -> tuple[Callable[[list[dict]], int], C
     how they were counted)."""
     if tokenizer is None:
         def est(messages: list[dict], gen: bool = False) -> int:
-            text = json.dumps(TOOLS) + "".join((m.get("content") or "") + json.dumps(m.get("tool_calls") or "") for m in messages)
-            return (len(text) + 3) // 4
-        return est, lambda m: est(m, True), "estimated (4 characters a token; export with --tokenizer to count)"
+            text = json.dumps(TOOLS) + "".join((m.get("content") or "") + json.dumps(m.get("tool_calls") or "", ensure_ascii=False)
+                                               for m in messages)
+            cjk = len(_CJK.findall(text))
+            return cjk + (len(text) - cjk + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN + 8 * len(messages)  # (role markers)
+        return est, lambda m: est(m, True), (f"estimated ({CHARS_PER_TOKEN} characters a token, a CJK character a token, on the "
+                                             "safe side; export with --tokenizer to count)")
     tok = _load_tokenizer(tokenizer)
 
     def count(messages: list[dict], gen: bool = False) -> int:
@@ -111,9 +125,17 @@ def length_table(samples: list, prompts: list[list[dict]], tokenizer: str | None
             "turns": row(turns)}
 
 
-def settings(lengths: dict, rollout: dict) -> dict:
-    """Trainer settings sized from the lengths: nothing in the data is cut."""
+def _pow2_at_most(n: int) -> int:
+    return 1 << (max(1, n).bit_length() - 1)
+
+
+def settings(lengths: dict, rollout: dict, train_rows: int = 0) -> dict:
+    """Trainer settings sized from the lengths (nothing in the data is cut) and from the RL train
+    split's rows (a verl batch no larger than the split, so every epoch trains)."""
+    batch = min(TRAIN_BATCH, _pow2_at_most(train_rows)) if train_rows else TRAIN_BATCH
     return {
+        "train_batch_size": batch,
+        "ppo_mini_batch_size": min(MINI_BATCH, batch),
         # a quarter more than any prompt in the data: a later segment's prompt holds a state, which may run longer in training
         "max_prompt_length": _round_up(int(lengths["rl_prompt_tokens"]["max"] * 1.25), 256),
         "max_response_length": _round_up(lengths["response_tokens"]["max"], 1024),
@@ -142,20 +164,27 @@ def write_kits(dest: Path, world: str, version: str, rl_files: dict[str, list[st
     kits = dest / "kits"
     (kits / "verl").mkdir(parents=True)
     (kits / "trl").mkdir()
-    tools = [{"class_name": TOOL_CLASS, "config": {"type": "native", "base_url": "http://127.0.0.1:8000", "timeout": 60},
-              "tool_schema": t} for t in TOOLS]
+    tools = [{"class_name": TOOL_CLASS, "config": {"type": "native", "base_url": f"${{oc.env:WORLDFORGE_URL,{DEFAULT_URL}}}",
+                                                   "timeout": 60}, "tool_schema": t} for t in TOOLS]
     (kits / "verl" / "tool_config.yaml").write_text(
         "# verl multi-turn tools backed by `worldforge serve` (see kits/serve.sh); the schemas are the SFT rows' own.\n"
+        f"# The server: $WORLDFORGE_URL when set, else {DEFAULT_URL} (verl resolves oc.env when it loads this file).\n"
         + _yaml({"tools": tools}))
     (kits / "verl" / "agent_loop.yaml").write_text(
         "# verl agent loop that ends a trajectory at its final_answer call and compacts its context as the rollouts did\n"
         "# (past 4/5 of context_tokens the model writes its research state; each segment is an output); RL rows name it.\n"
         + _yaml([{"name": AGENT_NAME, "_target_": AGENT_LOOP, "context_tokens": s["context_tokens"]}]))
     train = "[" + ",".join(f"$DATA/{f}" for f in rl_files.get("train", [])) + "]"
-    val = "[" + ",".join(f"$DATA/{f}" for f in rl_files.get("validation", rl_files.get("test", []))) + "]"
+    held = rl_files.get("validation") or rl_files.get("test") or []
+    # verl reads val_files always (an empty list fails: "Unable to concatenate an empty list of
+    # datasets"): without a held-out split it reads the train files and never validates
+    val = "[" + ",".join(f"$DATA/{f}" for f in held) + "]" if held else train
     overrides = [
         "algorithm.adv_estimator=grpo",
         f"data.train_files={train}", f"data.val_files={val}",
+        *([] if held else ["trainer.val_before_train=False", "trainer.test_freq=-1"]),
+        f"data.train_batch_size={s['train_batch_size']}",  # verl's default 1024 is more than many splits: 0 steps
+        f"actor_rollout_ref.actor.ppo_mini_batch_size={s['ppo_mini_batch_size']}",
         f"data.max_prompt_length={s['max_prompt_length']}", f"data.max_response_length={s['max_response_length']}",
         "data.return_raw_chat=True", "data.filter_overlong_prompts=True",
         "actor_rollout_ref.model.path=$MODEL",
@@ -177,7 +206,11 @@ def write_kits(dest: Path, world: str, version: str, rl_files: dict[str, list[st
         "#!/usr/bin/env bash\n# GRPO with verl on this dataset. Start the environment first: bash kits/serve.sh\n"
         "# pip install 'worldforge[serve]' verl; MODEL=Qwen/Qwen3-8B bash kits/verl/run_grpo.sh [more overrides]\n"
         "set -euo pipefail\nKITS=$(cd \"$(dirname \"$0\")/..\" && pwd)\nDATA=$(dirname \"$KITS\")\nMODEL=${MODEL:?set MODEL}\n"
-        "export WORLDFORGE_URL=${WORLDFORGE_URL:-http://127.0.0.1:8000}\n"
+        f"export WORLDFORGE_URL=${{WORLDFORGE_URL:-{DEFAULT_URL}}}\n"
+        "# every tool call goes to the server: refuse to train without one (its tools would only return errors)\n"
+        "python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + \"/health\", timeout=10)' \"$WORLDFORGE_URL\" "
+        "2>/dev/null || { echo \"error: no worldforge server answers at $WORLDFORGE_URL; start it (bash kits/serve.sh) or set "
+        "WORLDFORGE_URL\" >&2; exit 1; }\n"
         "python3 -m verl.trainer.main_ppo \\\n" + "".join(f"    {o} \\\n" for o in overrides) + '    "$@"\n')
     (kits / "serve.sh").write_text(
         "#!/usr/bin/env bash\n# Rebuild this dataset's world from manifest.json alone and serve it (episodes, tools, /retrieve, /mcp).\n"
@@ -228,30 +261,31 @@ config = GRPOConfig(
 )
 trainer = GRPOTrainer(
     model=sys.argv[1], args=config, train_dataset=train,
-    environment_factory=WorldforgeToolEnv.factory(os.environ.get("WORLDFORGE_URL", "http://127.0.0.1:8000")),
+    environment_factory=WorldforgeToolEnv.factory(os.environ.get("WORLDFORGE_URL", "{DEFAULT_URL}")),
 )  # the environment owns the reward (get_reward): the WideSearch score of the final answer
 trainer.train()
 ''')
     (kits / "env.py").write_text('''"""The framework-neutral environment (reset/step/reward) on this dataset, to wrap in SkyRL-gym,
 verifiers or a loop of your own. Start the environment first (bash kits/serve.sh).
 
-    python kits/env.py
+    [WORLDFORGE_URL=http://HOST:PORT] python kits/env.py
 """
 import json
+import os
 from pathlib import Path
 
 from worldforge.serve.env import WebSearchEnv
 
 DATA = Path(__file__).resolve().parents[1]
 row = json.loads((DATA / "jsonl/rl/train.jsonl").open().readline())
-env = WebSearchEnv("http://127.0.0.1:8000")
+env = WebSearchEnv(os.environ.get("WORLDFORGE_URL", "@URL@"))
 messages = env.reset(row["extra_info"]["instance_id"])       # system + user; env.tools: the schemas
 out = env.step('<tool_call>\\n{"name": "web_search", "arguments": {"query": "example"}}\\n</tool_call>')
 print(out.observations[0]["content"][:400])
 out = env.step([{"name": "final_answer", "arguments": {"answer": "| a |\\\\n|---|\\\\n| b |"}}])
 print("done", out.done, "reward", out.reward)
 env.close()
-''')
+'''.replace("@URL@", DEFAULT_URL))
 
 
 def training_section(lengths: dict, s: dict, world: str) -> list[str]:
@@ -269,6 +303,8 @@ def training_section(lengths: dict, s: dict, world: str) -> list[str]:
     out += [f"| {label} | {unit} | {lengths[k]['p50']:,} | {lengths[k]['p99']:,} | {lengths[k]['max']:,} |" for label, k, unit in rows]
     out += ["", "Settings sized from them (nothing in the data is cut); `kits/` holds them ready to run:", "",
             "| setting | value | where |", "|---|---:|---|",
+            f"| batch | {s['train_batch_size']} prompts, mini-batches of {s['ppo_mini_batch_size']} | verl `data.train_batch_size`, "
+            "`actor.ppo_mini_batch_size` (defaults 1024 and 256: a split smaller than a batch trains 0 steps) |",
             f"| prompt length | {s['max_prompt_length']:,} | verl `data.max_prompt_length` (default 512 cuts the tool schemas) |",
             f"| response length | {s['max_response_length']:,} | verl `data.max_response_length` (one segment; the agent loop compacts) |",
             f"| completion length | {s['max_completion_length']:,} | TRL GRPO `max_completion_length` (a whole trajectory: TRL does not compact) |",

@@ -10,25 +10,29 @@
     DELETE /episodes/{id}               close (an unfinished episode ends with reward 0)
     POST   /tools/web_search            the clean tools, outside episodes (Qwen-AgentWorld arguments)
     POST   /tools/web_extractor
-    POST   /retrieve                    Search-R1's retrieval API (verl's search tool)
-    POST   /mcp                         the web tools over MCP (streamable HTTP)
+    POST   /retrieve                    Search-R1's retrieval API (its own client's batches, thousands of queries)
+    POST   /mcp                         the web tools and episodes over MCP (streamable HTTP, stateless)
 
 Every refused request is a 4xx JSON body `{"error": "..."}`; nothing a client sends can stop the
-server (an unexpected failure is a 500 with a message, and the server goes on).
+server (an unexpected failure is a 500 with a message, and the server goes on). A client that
+goes away mid-request is not an error: its request is dropped without a log entry.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
+import time
 from pathlib import Path
 
 from ..rollout.env import TOOLS
-from .service import EnvironmentService, ServiceError, ServiceLimits
+from .service import RETRIEVE_SLICE, EnvironmentService, ServiceError, ServiceLimits, retrieve_response
 
 _log = logging.getLogger(__name__)
 _TOOLS_BODY = json.dumps({"tools": TOOLS}, ensure_ascii=False).encode()
+RETRIEVE_MAX_BODY = 16 << 20  # /retrieve takes a whole Search-R1 batch: this, or --max-body when larger
 
 
 def _json_response(data, status: int = 200):
@@ -71,19 +75,26 @@ def create_app(service: EnvironmentService, *, mcp: bool = True):
     """The ASGI app serving `service` (see the module docstring)."""
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
+    from starlette.requests import ClientDisconnect
     from starlette.responses import Response
     from starlette.routing import Route
 
     limit = service.limits.max_body
 
-    def handler(fn, with_body: bool = False, ok: int = 200):
+    def handler(fn, with_body: bool = False, ok: int = 200, body_limit: int | None = None):
         async def endpoint(request):
             try:
                 if with_body:
-                    return _json_response(fn(request, await _body(request, limit)), ok)
-                return _json_response(fn(request), ok)
+                    out = fn(request, await _body(request, body_limit or limit))
+                else:
+                    out = fn(request)
+                if asyncio.iscoroutine(out):
+                    out = await out
+                return _json_response(out, ok)
             except ServiceError as exc:
                 return _error(exc.status, exc.message)
+            except ClientDisconnect:  # the client went away mid-request: nobody reads an answer, nothing to log
+                return Response(status_code=400)
             except Exception as exc:  # noqa: BLE001 - one request never takes the server down
                 _log.exception("request %s %s failed", request.method, request.url.path)
                 return _error(500, f"internal error ({type(exc).__name__}); the server is still up")
@@ -116,8 +127,17 @@ def create_app(service: EnvironmentService, *, mcp: bool = True):
     def tool(request, body):
         return {"content": service.tool(request.path_params["name"], body)}
 
-    def retrieve(request, body):
-        return service.retrieve(body)
+    async def retrieve(request, body):
+        """`service.retrieve`, yielding to other requests after every RETRIEVE_SLICE seconds of
+        searching: a batch of thousands of queries adds at most a slice to anyone's wait."""
+        answers = []
+        start = time.perf_counter()
+        for answer in service.retrieve_each(body):
+            answers.append(answer)
+            if time.perf_counter() - start > RETRIEVE_SLICE:
+                await asyncio.sleep(0)
+                start = time.perf_counter()
+        return retrieve_response(answers)
 
     routes = [
         Route("/health", handler(health), methods=["GET"]),
@@ -129,14 +149,16 @@ def create_app(service: EnvironmentService, *, mcp: bool = True):
         Route("/episodes/{eid}", handler(status), methods=["GET"]),
         Route("/episodes/{eid}", handler(close), methods=["DELETE"]),
         Route("/tools/{name}", handler(tool, True), methods=["POST"]),
-        Route("/retrieve", handler(retrieve, True), methods=["POST"]),
+        Route("/retrieve", handler(retrieve, True, body_limit=max(limit, RETRIEVE_MAX_BODY)), methods=["POST"]),
     ]
     manager = None
     if mcp:
         from .mcp import mcp_asgi
 
         endpoint, manager = mcp_asgi(service)
-        routes.append(Route("/mcp", endpoint, methods=["GET", "POST", "DELETE"]))
+        # POST only: the server is stateless and answers in JSON, so there is no session to DELETE
+        # and no server-to-client stream to GET (a GET stream was held open, never sent nor ended)
+        routes.append(Route("/mcp", endpoint, methods=["POST"]))
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
@@ -148,7 +170,9 @@ def create_app(service: EnvironmentService, *, mcp: bool = True):
 
     async def http_error(request, exc: HTTPException):
         hint = {404: f"no route {request.url.path[:200]}; see GET /tools, /tasks, POST /episodes",
-                405: f"{request.method} is not allowed on {request.url.path[:200]}"}.get(exc.status_code, exc.detail)
+                405: f"{request.method} is not allowed on {request.url.path[:200]}"
+                     + ("; MCP here is stateless JSON over POST (no event stream to GET, no session to DELETE)"
+                        if request.url.path == "/mcp" else "")}.get(exc.status_code, exc.detail)
         return _error(exc.status_code, hint)
 
     async def server_error(request, exc: Exception):

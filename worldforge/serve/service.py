@@ -14,6 +14,7 @@ import json
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,15 @@ MAX_TOPK = 100
 MAX_SEED = 2**63 - 1
 MAX_SAMPLE = 2**31 - 1
 MAX_TURNS = 1000
+MAX_RETRIEVE_QUERIES = 10_000  # queries in one /retrieve request (Search-R1 sends a whole batch: 512 to 2,560)
+RETRIEVE_SLICE = 0.005  # seconds /retrieve searches before it lets other requests run
+DEFAULT_TOPK = 3  # Search-R1's default
+
+
+def retrieve_response(answers: list[tuple[list, str | None]]) -> dict:
+    """The /retrieve body of each query's (documents, error)."""
+    errors = [{"index": i, "error": err} for i, (_, err) in enumerate(answers) if err]
+    return {"result": [docs for docs, _ in answers], **({"errors": errors} if errors else {})}
 
 
 class ServiceError(Exception):
@@ -238,32 +248,54 @@ class EnvironmentService:
         except SearchInputError as exc:
             raise ServiceError(422, str(exc)) from None
 
-    def retrieve(self, body: dict) -> dict:
-        """Search-R1's retrieval API: `{"queries": [...], "topk": k, "return_scores": bool}` ->
-        `{"result": [[{"document": {"id", "contents", ...}, "score"}, ...], ...]}`. A document's
-        `contents` is its title line, then the search snippet; `id` is the page URL."""
+    def retrieve_batch(self, body: dict) -> tuple[list, int, bool]:
+        """(queries, topk, return_scores) of a /retrieve body, checked as a whole. The queries'
+        own problems (empty, not text, too long) are answered one by one by `retrieve_one`."""
         qs = body.get("queries", body.get("query"))
         if isinstance(qs, str):
             qs = [qs]
-        if not isinstance(qs, list) or not qs or not all(isinstance(q, str) for q in qs):
-            raise ServiceError(422, "'queries' must be a non-empty list of strings")
-        if len(qs) > 64:
-            raise ServiceError(422, f"{len(qs)} queries in one request; send at most 64")
-        topk = _int(body.get("topk"), "topk", 1, MAX_TOPK, 3)
+        if not isinstance(qs, list):
+            raise ServiceError(422, "'queries' must be a list of query strings (Search-R1's retrieval API)")
+        if len(qs) > MAX_RETRIEVE_QUERIES:
+            raise ServiceError(413, f"{len(qs):,} queries in one request; send at most {MAX_RETRIEVE_QUERIES:,}")
+        topk = body.get("topk")
+        if topk is None or (topk == 0 and not isinstance(topk, bool)):  # Search-R1's server: a missing or 0 topk is its default
+            topk = DEFAULT_TOPK
+        topk = _int(topk, "topk", 1, MAX_TOPK)
         scores = body.get("return_scores", False)
         if not isinstance(scores, bool):
             raise ServiceError(422, "'return_scores' must be true or false")
-        out = []
+        return qs, topk, scores
+
+    def retrieve_one(self, query, topk: int, scores: bool) -> tuple[list, str | None]:
+        """(documents, None) for one query, or ([], why) when the query cannot be searched: one bad
+        query in a batch gets no documents, and the rest of the batch its results."""
+        if not isinstance(query, str):
+            return [], f"a query must be a string, got {type(query).__name__}"
+        try:
+            engine_query(query)
+            results, _ = self.base.engine.search(query, 0, min(topk, MAX_RESULTS))
+        except SearchInputError as exc:
+            return [], str(exc)
+        docs = [{"id": r["url"], "contents": f"{r['title']}\n{r['snippet']}", "url": r["url"], "title": r["title"],
+                 "date": r["date"]} for r in results]
+        return ([{"document": d, "score": r["score"]} for d, r in zip(docs, results)] if scores else docs), None
+
+    def retrieve_each(self, body: dict) -> Iterator[tuple[list, str | None]]:
+        """`retrieve_one` for each query of a checked /retrieve body, in order (the server takes
+        them in chunks, between other requests)."""
+        qs, topk, scores = self.retrieve_batch(body)
         for q in qs:
-            try:
-                engine_query(q)
-                results, _ = self.base.engine.search(q, 0, min(topk, MAX_RESULTS))
-            except SearchInputError as exc:
-                raise ServiceError(422, f"query {q[:80]!r}: {exc}") from None
-            docs = [{"id": r["url"], "contents": f"{r['title']}\n{r['snippet']}", "url": r["url"], "title": r["title"],
-                     "date": r["date"]} for r in results]
-            out.append([{"document": d, "score": r["score"]} for d, r in zip(docs, results)] if scores else docs)
-        return {"result": out}
+            yield self.retrieve_one(q, topk, scores)
+
+    def retrieve(self, body: dict) -> dict:
+        """Search-R1's retrieval API: `{"queries": [...], "topk": k, "return_scores": bool}` ->
+        `{"result": [[{"document": {"id", "contents", ...}, "score"}, ...], ...]}`, one list per
+        query in order. A document's `contents` is its title line, then the search snippet; `id`
+        is the page URL. A query that cannot be searched (empty, not a string, over the limits)
+        gets an empty list, and `errors` names it (`{"index", "error"}`); Search-R1 reads only
+        `result`."""
+        return retrieve_response(list(self.retrieve_each(body)))
 
     def task_list(self) -> list[dict]:
         return [{"task_id": t.id, "kind": t.record["kind"], "entity_type": t.record.get("entity_type")}

@@ -10,6 +10,12 @@ a trajectory at its `final_answer` call. Imported by verl from the kit's configs
     - name: worldforge_agent
       _target_: worldforge.serve.verl_tools.WorldforgeAgentLoop
 
+The server is `$WORLDFORGE_URL` when set (it wins over the config's `base_url`, which the kit
+writes as `${oc.env:WORLDFORGE_URL,http://127.0.0.1:8000}`), else the config's `base_url`. A
+server that cannot be reached is retried for `retry_seconds` (default 30); then the trajectory
+fails loudly (the agent loop raises, naming the address): a tool that only answers errors while
+the reward of the final answer stays 1.0 would train on nothing.
+
 A trajectory is one server episode: the first tool call creates it for the row's task
 (`extra_info.tools_kwargs.<tool>.create_kwargs.task_id`), every call of the trajectory goes to
 it in the order the model wrote them (verl runs a turn's calls concurrently; they are
@@ -47,6 +53,10 @@ _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
 STATE_MAX_TOKENS = 16384  # a research state is at most this long (and within the prompt room)
 
 
+class EnvironmentUnreachable(RuntimeError):
+    """The worldforge server could not be reached: training on this trajectory would be noise."""
+
+
 class _Trajectory:
     """The server episode of one trajectory (one verl AgentData)."""
 
@@ -55,6 +65,7 @@ class _Trajectory:
         self.episode: str | None = None
         self.done = False
         self.reward: float | None = None
+        self.unreachable: str | None = None  # why the server could not be reached, once it could not
 
 
 class WorldforgeTool(BaseTool):
@@ -65,8 +76,9 @@ class WorldforgeTool(BaseTool):
 
     def __init__(self, config: dict, tool_schema):
         super().__init__(config, tool_schema)
-        self.base_url = (config.get("base_url") or os.environ.get("WORLDFORGE_URL") or "http://127.0.0.1:8000").rstrip("/")
+        self.base_url = (os.environ.get("WORLDFORGE_URL") or config.get("base_url") or "http://127.0.0.1:8000").rstrip("/")
         self.timeout = float(config.get("timeout", 60))
+        self.retry_seconds = float(config.get("retry_seconds", 30))
         self._create_kwargs: dict[str, dict] = {}
         self._client = None
 
@@ -85,6 +97,23 @@ class WorldforgeTool(BaseTool):
         self._create_kwargs[instance_id] = dict(kwargs.get("create_kwargs") or {})
         return instance_id, ToolResponse()
 
+    async def _post(self, path: str, body: dict):
+        """POST to the server, retrying connection failures for `retry_seconds`."""
+        import httpx
+
+        delay, waited = 0.5, 0.0
+        while True:
+            try:
+                return await self._http().post(path, json=body)
+            except httpx.TransportError as exc:
+                if waited >= self.retry_seconds:
+                    raise EnvironmentUnreachable(
+                        f"the worldforge server at {self.base_url} cannot be reached ({type(exc).__name__}: {exc}); start it "
+                        "(bash kits/serve.sh) or set WORLDFORGE_URL to its address") from None
+                await asyncio.sleep(delay)
+                waited += delay
+                delay = min(delay * 2, 5.0)
+
     async def execute(self, instance_id: str, parameters: dict[str, Any], **kwargs) -> tuple[ToolResponse, float, dict]:
         create = self._create_kwargs.pop(instance_id, {})
         agent_data = kwargs.get("agent_data")
@@ -92,34 +121,43 @@ class WorldforgeTool(BaseTool):
             return ToolResponse(text="Error: worldforge tools need verl's agent loop (agent_data)."), 0.0, {}
         traj = self._trajectories.setdefault(agent_data, _Trajectory())
         async with traj.lock:
-            if traj.done:
-                return ToolResponse(text="Error: the task is over (an answer was submitted)."), 0.0, {}
-            if traj.episode is None:
-                task_id = create.get("task_id") or create.get("instance_id")
-                if not task_id:
-                    return ToolResponse(text="Error: this row names no worldforge task (extra_info.tools_kwargs."
-                                             f"{self.name}.create_kwargs.task_id)."), 0.0, {}
-                sample = create.get("sample")
-                if sample is None:  # a stable number per trajectory: a GRPO group meets different perturbations
-                    sample = zlib.crc32(str(agent_data.request_id).encode()) & 0x7FFFFFFF
-                r = await self._http().post("/episodes", json={"task_id": task_id, "seed": create.get("seed"),
-                                                               "sample": sample, "max_turns": 1000})  # each call is a step;
-                # verl bounds the assistant turns itself
-                if r.status_code >= 400:
-                    return ToolResponse(text=f"Error: the environment refused the episode ({r.json().get('error')})."), 0.0, {}
-                traj.episode = r.json()["episode_id"]
-            r = await self._http().post(f"/episodes/{traj.episode}/step", json={"name": self.name, "arguments": parameters})
-            got = r.json()
+            if traj.unreachable:
+                return ToolResponse(text="Error: the environment cannot be reached."), 0.0, {}
+            try:
+                return await self._execute(traj, create, agent_data, parameters)
+            except EnvironmentUnreachable as exc:
+                traj.unreachable = str(exc)  # the agent loop raises it once the turn is over
+                return ToolResponse(text="Error: the environment cannot be reached."), 0.0, {}
+
+    async def _execute(self, traj: _Trajectory, create: dict, agent_data, parameters: dict) -> tuple[ToolResponse, float, dict]:
+        if traj.done:
+            return ToolResponse(text="Error: the task is over (an answer was submitted)."), 0.0, {}
+        if traj.episode is None:
+            task_id = create.get("task_id") or create.get("instance_id")
+            if not task_id:
+                return ToolResponse(text="Error: this row names no worldforge task (extra_info.tools_kwargs."
+                                         f"{self.name}.create_kwargs.task_id)."), 0.0, {}
+            sample = create.get("sample")
+            if sample is None:  # a stable number per trajectory: a GRPO group meets different perturbations
+                sample = zlib.crc32(str(agent_data.request_id).encode()) & 0x7FFFFFFF
+            r = await self._post("/episodes", {"task_id": task_id, "seed": create.get("seed"),
+                                               "sample": sample, "max_turns": 1000})  # each call is a step;
+            # verl bounds the assistant turns itself
             if r.status_code >= 400:
-                return ToolResponse(text=f"Error: {got.get('error')}"), 0.0, {}
-            metrics = {"perturbation": (got.get("perturbations") or [None])[0], "error": (got.get("errors") or [None])[0]}
-            if got["done"]:
-                traj.done, traj.reward = True, got["reward"]
-                await self._close(traj)
-                metrics["worldforge_reward"] = got["reward"]
-                text = "Answer submitted; the task is over." if self.name == FINAL_ANSWER else got["observations"][0]["content"]
-                return ToolResponse(text=text), 0.0, metrics
-            return ToolResponse(text=got["observations"][0]["content"]), 0.0, metrics
+                return ToolResponse(text=f"Error: the environment refused the episode ({r.json().get('error')})."), 0.0, {}
+            traj.episode = r.json()["episode_id"]
+        r = await self._post(f"/episodes/{traj.episode}/step", {"name": self.name, "arguments": parameters})
+        got = r.json()
+        if r.status_code >= 400:
+            return ToolResponse(text=f"Error: {got.get('error')}"), 0.0, {}
+        metrics = {"perturbation": (got.get("perturbations") or [None])[0], "error": (got.get("errors") or [None])[0]}
+        if got["done"]:
+            traj.done, traj.reward = True, got["reward"]
+            await self._close(traj)
+            metrics["worldforge_reward"] = got["reward"]
+            text = "Answer submitted; the task is over." if self.name == FINAL_ANSWER else got["observations"][0]["content"]
+            return ToolResponse(text=text), 0.0, metrics
+        return ToolResponse(text=got["observations"][0]["content"]), 0.0, metrics
 
     async def _close(self, traj: _Trajectory) -> None:
         if traj.episode is not None:
@@ -129,11 +167,14 @@ class WorldforgeTool(BaseTool):
             except Exception:  # noqa: BLE001 - the server expires it anyway
                 pass
 
-    async def finish(self, agent_data) -> None:
-        """Close the trajectory's episode (the agent loop calls this when the trajectory ends)."""
+    async def finish(self, agent_data) -> str | None:
+        """Close the trajectory's episode (the agent loop calls this when the trajectory ends);
+        why the server could not be reached, if it could not."""
         traj = self._trajectories.pop(agent_data, None)
         if traj is not None:
             await self._close(traj)
+            return traj.unreachable
+        return None
 
     async def calc_reward(self, instance_id: str, **kwargs) -> float:
         traj = self._trajectories.get(kwargs.get("agent_data")) if kwargs.get("agent_data") is not None else None
@@ -242,6 +283,7 @@ class WorldforgeAgentLoop(ToolAgentLoop):
         finally:
             agent_data = getattr(self, "_worldforge_agent_data", None)
             tool = next((t for t in self.tools.values() if isinstance(t, WorldforgeTool)), None)
-            if agent_data is not None and tool is not None:
-                await tool.finish(agent_data)
+            unreachable = await tool.finish(agent_data) if agent_data is not None and tool is not None else None
+        if unreachable:  # not a trajectory to train on: stop the step, naming the address
+            raise EnvironmentUnreachable(unreachable)
         return [*self._segments, final] if self._segments else final

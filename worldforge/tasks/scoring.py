@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
 import io
 import re
 from collections.abc import Callable
@@ -502,6 +503,37 @@ def average(scores: list[TaskScore]) -> dict[str, float]:
 
 TASKS_FILE = "tasks.jsonl"
 GOLD_DIR = "gold"
+SUMS_FILE = "SHA256SUMS"  # `sha256sum -c` format: a task folder's tasks and gold tables, so a table cut short is caught
+
+
+def write_sums(folder) -> None:
+    """Write `SHA256SUMS` over a task folder's data: its `.jsonl` task files and every gold
+    table (`sha256sum -c SHA256SUMS` checks them; `score_files` checks each gold table it reads)."""
+    from pathlib import Path
+
+    folder = Path(folder)
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and (p.suffix == ".csv" or p.parent == folder and p.suffix == ".jsonl"))
+    (folder / SUMS_FILE).write_text("".join(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(folder).as_posix()}\n"
+                                            for p in files))
+
+
+def read_sums(folder) -> dict[str, str]:
+    """A task folder's `SHA256SUMS` as {relative path: sha256}; {} when it has none."""
+    from pathlib import Path
+
+    from ..errors import WorldforgeError
+
+    path = Path(folder) / SUMS_FILE
+    if not path.is_file():
+        return {}
+    out = {}
+    for i, line in enumerate(_utf8(path, "digest").splitlines(), start=1):
+        digest, sep, name = line.partition("  ")
+        if not sep or len(digest) != 64 or not name:
+            raise WorldforgeError(f"{path}:{i}: not a `sha256sum` line (64 hex digits, two spaces, a file name); "
+                                  f"restore it from the dataset, or delete it to score without checking the gold tables")
+        out[name] = digest.lower()
+    return out
 
 
 def _unique_aliases(world_path) -> list[tuple[str, str]]:
@@ -638,6 +670,10 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
     tasks_dir = Path(tasks_dir)
     if not tasks_dir.is_dir():
         raise WorldforgeError(f"{tasks_dir} is not a task folder (expected {TASKS_FILE} and {GOLD_DIR}/ inside)")
+    splits = sorted(p.parent.name for p in tasks_dir.glob(f"*/{TASKS_FILE}"))
+    if not (tasks_dir / TASKS_FILE).is_file() and splits:
+        raise WorldforgeError(f"{tasks_dir} holds the task folders {', '.join(splits)}, not tasks of its own; score one of them "
+                              f"(e.g. {tasks_dir / splits[0]})")
     tasks = _read_jsonl(tasks_dir / TASKS_FILE, "tasks")
     responses = {r["instance_id"]: str(r.get("response", "")) for r in _read_jsonl(responses_path, "responses")}
     unknown = sorted(set(responses) - {t["instance_id"] for t in tasks})
@@ -645,11 +681,17 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
         raise WorldforgeError(f"{len(unknown)} response(s) name no task in {tasks_dir}, e.g. {unknown[0]!r}")
     scores = []
     by_name = None
+    sums = read_sums(tasks_dir)
     for t in tasks:
         iid = t["instance_id"]
         gold_file = tasks_dir / GOLD_DIR / f"{iid}.csv"
         if not gold_file.is_file():
             raise WorldforgeError(f"task {iid!r} has no gold table at {gold_file}")
+        want = sums.get(f"{GOLD_DIR}/{iid}.csv")
+        if sums and want != hashlib.sha256(gold_file.read_bytes()).hexdigest():
+            raise WorldforgeError(f"gold table {gold_file} " + ("is not in" if want is None else "does not match its digest in")
+                                  + f" {tasks_dir / SUMS_FILE} (cut short or edited?); restore it from the dataset, or delete "
+                                  f"{SUMS_FILE} to score against the files as they are")
         try:
             ev = Evaluation.model_validate(t.get("evaluation"))
         except Exception as exc:

@@ -54,7 +54,7 @@ from .multihop import HopGraph, MultiHopSampler, MultiHopTask
 from .question import chain_question, table_question
 from .reach import WebIndex, among, fact_hashes
 from .schema import NUMBER, STRING, TaskSchema, eval_entry
-from .scoring import GOLD_DIR, TASKS_FILE, norm_column
+from .scoring import GOLD_DIR, SUMS_FILE, TASKS_FILE, norm_column, write_sums
 from .table import COMBOS, TableSampler, bucket_of, bucket_range
 from .wording import Wording
 from .wording_zh import ZhWording
@@ -743,6 +743,7 @@ def _write(world_path: Path, records: list[dict], golds: dict, report: TasksRepo
     for iid, (header, rows) in golds.items():
         (partial / GOLD_DIR / f"{iid}.csv").write_text(gold_csv(header, rows))
     (partial / REPORT_FILE).write_text(json.dumps(report.as_dict(), indent=2) + "\n")
+    write_sums(partial)
     swap_into_place(partial, out)
 
 
@@ -813,7 +814,11 @@ configs:
 LLM judge and the column's `criterion`. Without a judge model every such cell scores 0 there. `worldforge score`
 grades them with the column's `llm_free` metric, `set_match`: the same set of items in any order, separators
 (`;` `,` `、` line breaks) aside, each item compared after `norm_str`.
+
+`{SUMS_FILE}` holds every file's sha256 (`sha256sum -c {SUMS_FILE}`); `worldforge score` checks each gold table
+against it, so a table cut short is an error, not a smaller gold table.
 """)
+    write_sums(folder)
 REPOSE = "pose the tasks again with `worldforge tasks WORLD_DIR --force` (or `worldforge run SPEC`)"
 
 

@@ -3,6 +3,7 @@ rollout and export. Command-line options override them."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
@@ -215,8 +216,8 @@ class ExportOptions(Model):
     @field_validator("splits")
     @classmethod
     def _fractions(cls, v):
-        if any(f < 0 for f in v.values()) or abs(sum(v.values()) - 1.0) > 1e-9:
-            raise ValueError(f"split fractions must be >= 0 and add up to 1, got {dict(v)}")
+        if not all(math.isfinite(f) and f >= 0 for f in v.values()) or not abs(sum(v.values()) - 1.0) <= 1e-9:  # (NaN fails)
+            raise ValueError(f"split fractions must be finite, >= 0 and add up to 1, got {dict(v)}")
         return v
 
     @field_validator("formats")

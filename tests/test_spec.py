@@ -229,6 +229,7 @@ def test_render_options_and_page_declarations_are_checked(tmp_path):
     pack = yaml.safe_load((SCHEMAS_DIR / "organisations.yaml").read_text())
     pack["types"]["company"]["pages"]["news"] = ["founded", "bankrupt"]
     pack["types"]["company"]["pages"]["directories"][0] = {"by": "headquarterd_in", "title": "Companies", "columns": ["size"]}
+    pack["types"]["company"]["linked_columns"] = ["industry", "industri"]
     pack["types"]["company"]["attributes"]["industry"]["phrases"] = ["{subject} makes {thing}."]
     (packs / "organisations.yaml").write_text(yaml.safe_dump(pack))
     with pytest.raises(SpecError) as e:
@@ -242,6 +243,7 @@ def test_render_options_and_page_declarations_are_checked(tmp_path):
     assert "pages.news.1" in text and "bankrupt" in text
     assert "directories.0.by" in text and "headquartered_in" in text  # did you mean
     assert "must contain {group}" in text and "directories.0.columns.0" in text
+    assert "types.company.linked_columns.1" in text and "industri" in text and "linked_columns.0" not in text
 
 
 # --------------------------------------------------------------------------- robustness

@@ -655,3 +655,33 @@ def test_hidden_attributes_stay_hidden(tmp_path):
     assert set(by) == {"types.mill.pages.directories.0.by", "types.mill.pages.directories.0.columns.0",
                        "types.mill.attributes.built.hidden", "types.shop.attributes.mill_rate.attribute"}, by
     assert "is hidden" in by["types.mill.pages.directories.0.columns.0"] and "hidden: true" in by["types.shop.attributes.mill_rate.attribute"]
+
+
+def test_questions_ask_what_a_person_would(demo_tasks):
+    """A column about an entity a row links to is its name, or what its pack lists in
+    `linked_columns` ("country of birthplace", never "mayor of birthplace"); a ranked table's
+    top N is at most 30 % of what it is ranked among (not "the 45 of 52 with the lowest
+    revenue"); no multi-hop sentence nests three "of" ("the calling code of the country of the
+    birthplace of X" reads as two sentences)."""
+    from worldforge.tasks.build import column_pool
+    from worldforge.tasks.schema import TaskSchema
+    from worldforge.world.arrays import WorldArrays
+    from worldforge.world.store import open_world
+
+    world, _, recs = demo_tasks
+    info = open_world(world)
+    with info.connect() as con:
+        s = TaskSchema(WorldArrays(con, info.world))
+        checked = 0
+        for t in s.types:
+            for c in column_pool(s, t, "row"):
+                if c.path and not c.agg and (c.attr is not None or len(c.path) > 1):
+                    linked = c.path[0].target
+                    assert (c.attr if len(c.path) == 1 else c.path[1].name) in info.world.types[linked].linked_columns, c.name
+                    checked += 1
+        assert checked >= 5  # the packs do list some
+    mine = distribution(world / "tasks", recs)
+    assert mine["top_share"]["max"] <= 0.3 and mine["multihop_three_of"] == 0.0
+    assert not any(re.search(r"\bmayor of (birthplace|headquarters|based in)\b", c) for r in _tables(recs) for c in r["columns"])
+    split = [r["query"] for r in recs if r["kind"] == "multihop" and re.search(r"\b(Start from|Take|Begin with|Think of) ", r["query"])]
+    assert all(re.search(r"\bthat (\w+ ?){1,3}\b", q) for q in split)

@@ -1,7 +1,8 @@
 """From a candidate row set to a table task: columns, gold cells, their proofs and the SQL.
 
-Columns are drawn from the row type's pool (own attributes, linked entities and their
-attributes, two-hop names, lists of names, counts, latest years) and kept only when they
+Columns are drawn from the row type's pool (own attributes, linked entities and the
+attributes and links of theirs their pack lists as `linked_columns`, lists of names, counts,
+latest years) and kept only when they
 carry information: no empty cell, not constant across the rows, not a copy of another
 column, at most one column about a container many rows share (a country, a league), and
 every cell proven reachable (see `reach.py`). Values are numpy gathers over the world's
@@ -69,11 +70,14 @@ def column_pool(s: TaskSchema, t: str, base: str, exclude: set[str] = frozenset(
             out.append(Column(s.link_name(st), (st,), None, STRING, s.link_name(st), base=base))
             of = s.link_noun(st)
             u = st.target
+            asked = s.linked_columns(u)  # what a person asks about the linked entity ("country of birthplace", not its mayor)
             for a in s.shown(u):
+                if a not in asked:
+                    continue
                 out.append(Column(s.with_unit(u, a, s.of(s.attr_noun(u, a), of)), (st,), a, s.attr_kind(u, a),
                                   s.label(u, a), base=base))
             for st2 in s.steps[u]:
-                if st2.to_one and st2.target != t:
+                if st2.to_one and st2.target != t and st2.name in asked:
                     out.append(Column(s.of(s.link_name(st2), of), (st, st2), None, STRING, s.link_name(st2), base=base))
     for st in s.steps[t] + s.in_steps[t]:
         if st.to_one or st.kind != "rel":

@@ -17,6 +17,7 @@ where the walk ends, so starts spread too.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,47 @@ TAILS = [
     "Answer with a markdown table with one row and the columns: {cols}.",
     "Give your answer as a single-row Markdown table with the columns {cols}.",
 ]
+LEADS = ["Start from {np}.", "Take {np}.", "Begin with {np}.", "Think of {np}."]  # the first part of a split chain
+THENS = ["Then take {np}.", "From there, go to {np}.", "Next, find {np}."]
+OF = re.compile(r"\bof (?:the|that|a|an)\b")  # one level of a nested noun phrase ("of the", "of that")
+
+
+def nest(nouns: list[str], subject: str) -> str:
+    """The noun phrase of a chain of hops from `subject` ("the country of the birthplace of X")."""
+    for noun in nouns:
+        subject = noun.replace("{subject}", subject)
+    return subject
+
+
+def nested_of(text: str) -> int:
+    """Levels of "of the" in a sentence ("the calling code of the country of the birthplace of X": 2)."""
+    return len(OF.findall(text))
+
+
+def split_chain(nouns: list[str], types: list[str], start: str, ask, lead: str, then: str) -> str:
+    """A chain too nested to read ("the calling code of the country of the birthplace of the
+    founder of X") as sentences a person would write: the first hops, then each next hop from
+    "that <type>", then the question ("Take the birthplace of X. What is the calling code of
+    the country that city lies in?"). The cut gives the fewest sentences with at most two "of
+    the" in any (fewer when none can); the start's own name is not counted ("Models of Noisy
+    Channels")."""
+    best = None
+    n = len(nouns)
+    for mask in range(1, 1 << (n - 1)):  # every set of cuts between hops
+        cuts = [j for j in range(1, n) if mask >> (j - 1) & 1]
+        bounds = [0, *cuts, n]
+        parts = [nouns[bounds[k]:bounds[k + 1]] for k in range(len(bounds) - 1)]
+        subj = [start] + [f"that {types[c - 1]}" for c in cuts]
+        counted = [lead.format(np=nest(parts[0], "X"))] + [then.format(np=nest(p, x)) for p, x in zip(parts[1:-1], subj[1:-1])] \
+            + [ask(nest(parts[-1], subj[-1]))]
+        worst = max(map(nested_of, counted))
+        key = (max(worst, 2), len(parts), worst)  # two levels read fine: then as few sentences as can be
+        if best is None or key < best[0]:
+            text = [lead.format(np=nest(parts[0], start)), *counted[1:]]
+            best = (key, " ".join(x[:1].upper() + x[1:] for x in text))
+    return best[1] if best else ask(nest(nouns, start))
+
+
 # The same in Chinese (`TaskSchema.language == "zh"`): hop nouns read "{subject}的{label}".
 ZH = {
     "entity": ["{np}是哪个{type}？", "请问{np}是哪一个{type}？", "请找出{np}。"],
@@ -269,9 +311,8 @@ class MultiHopSampler:
         start_name = a.name(start_id)
         if self.name_counts.get(start_name, 0) != 1:
             return "ambiguous-name"
-        np_ = start_name
-        for e in path:
-            np_ = g.kinds[int(g.kind[e])].noun.replace("{subject}", np_)
+        nouns = [g.kinds[int(g.kind[e])].noun for e in path]
+        np_ = nest(nouns, start_name)
         end_id = self.eid(end)
         start_type = a.type_of(start_id)
         facts = [g.fact(e) for e in path]
@@ -287,12 +328,13 @@ class MultiHopSampler:
             aliases = answer_aliases(v, kind, s.unit(end_type, attr))
             lab = s.label(end_type, attr).lower()
             if s.zh:
-                q = pick(ZH["date"] if kind == DATE else ZH["attr"]).format(label=s.label(end_type, attr), np=np_)
+                tmpl, lab = pick(ZH["date"] if kind == DATE else ZH["attr"]), s.label(end_type, attr)
             elif kind == DATE:
                 when = lab.endswith("ed") or lab in ("born", "founded", "established")
-                q = pick(QUESTIONS_WHEN if when else QUESTIONS_DATE).format(label=lab, np=np_)
+                tmpl = pick(QUESTIONS_WHEN if when else QUESTIONS_DATE)
             else:
-                q = pick(QUESTIONS_ATTR).format(label=lab, np=np_)
+                tmpl = pick(QUESTIONS_ATTR)
+            q = tmpl.format(label=lab, np=np_)
             facts.append(f"{end_id}/{attr}")
         else:
             answer = a.name(end_id)
@@ -300,7 +342,13 @@ class MultiHopSampler:
                 return "ambiguous-name"
             kind, attr = STRING, None
             aliases = [answer, *self.aliases(end_id)]
-            q = pick(ZH["entity"] if s.zh else QUESTIONS_ENTITY).format(type=s.singular(end_type), np=np_)
+            tmpl, lab = pick(ZH["entity"] if s.zh else QUESTIONS_ENTITY), ""
+            q = tmpl.format(type=s.singular(end_type), np=np_)
+        if not s.zh and nested_of(tmpl.format(type=s.singular(end_type), label=lab, np=nest(nouns, "X"))) >= 3:
+            # "the calling code of the country of the birthplace of X": a chain in sentences, as a person asks it
+            types = [s.singular(a.type_of(self.eid(int(g.dst[e])))) for e in path]
+            q = split_chain(nouns, types, start_name, lambda np: tmpl.format(type=s.singular(end_type), label=lab, np=np),
+                            pick(LEADS), pick(THENS))
         q = q[:1].upper() + q[1:]
         key_col = s.singular(start_type)
         if s.zh:

@@ -10,11 +10,13 @@ figures shipped with the package (`widesearch_reference.json`, with their source
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections import Counter
 from importlib import resources
 from pathlib import Path
 
+from .multihop import nested_of
 from .scoring import GOLD_DIR, TASKS_FILE, norm_column, read_gold_csv
 
 BUCKETS = ("<10", "10-19", "20-49", "50-99", ">=100")
@@ -64,6 +66,10 @@ def distribution(tasks_dir: str | Path, records: list[dict] | None = None) -> di
             "tables_with_any": sum(r["difficulty"].get("container_columns", 0) > 0 for r in tables),
             "tables_with_more_than_one": sum(r["difficulty"].get("container_columns", 0) > 1 for r in tables)}
         out.update(_constant_columns(d, tables))
+        out["tables_with_linked_attributes"] = sum(r["difficulty"].get("linked_attributes", 0) > 0 for r in tables) / len(tables)
+        shares = sorted(r["difficulty"]["rows"] / r["difficulty"]["candidates"] for r in tables if r["difficulty"].get("candidates"))
+        if shares:  # a ranked table's rows as a share of the entities they are ranked among
+            out["top_share"] = {"median": statistics.median(shares), "max": shares[-1]}
     langs = Counter(r.get("language", "en") for r in records)
     out["languages"] = {k: v / len(records) for k, v in sorted(langs.items())} if records else {}
     if multi:
@@ -71,6 +77,10 @@ def distribution(tasks_dir: str | Path, records: list[dict] | None = None) -> di
         out["multihop_answer_types"] = dict(ans.most_common())
         out["multihop_top_answer_share"] = ans.most_common(1)[0][1] / len(multi)
         out["multihop_start_types"] = dict(Counter(r["entity_type"] for r in multi).most_common())
+        en = [r for r in multi if r.get("language", "en") == "en"]
+        if en:  # a sentence nesting three "of the" ("the calling code of the country of the birthplace of X")
+            out["multihop_three_of"] = sum(any(nested_of(x) >= 3 for x in re.split(r"(?<=[.?!])\s", r["query"]))
+                                           for r in en) / len(en)
     splits = Counter(r.get("split", "train") for r in records)
     out["splits"] = dict(sorted(splits.items()))
     return out
@@ -139,6 +149,11 @@ def comparison_rows(mine: dict, ref: dict) -> list[tuple[str, str, str]]:
         cc = mine["container_columns"]
         add("tables with a column about a shared container (more than one)", "-",
             f"{cc['tables_with_any']} ({cc['tables_with_more_than_one']})")
+        if "top_share" in mine:
+            add("top N of a ranked table, as a share of the entities ranked (median, max)", "small (top 5, top 10)",
+                f"{_pct(mine['top_share']['median'])}, {_pct(mine['top_share']['max'])}")
+        add("tables with an attribute of a linked entity (all from the packs' linked_columns)", "-",
+            _pct(mine.get("tables_with_linked_attributes", 0)))
         add("table shapes", "-", ", ".join(f"{k} {v}" for k, v in mine["shapes"].items()))
         add("entity types (tables)", "-", ", ".join(f"{k} {v}" for k, v in mine["entity_types"].items()))
     add("languages", ", ".join(f"{k} {_pct(v)}" for k, v in ref["languages"].items()),
@@ -147,5 +162,7 @@ def comparison_rows(mine: dict, ref: dict) -> list[tuple[str, str, str]]:
         add("multi-hop answer types", "-", f"top {_pct(mine['multihop_top_answer_share'])}: "
             + ", ".join(f"{k} {v}" for k, v in mine["multihop_answer_types"].items()))
         add("multi-hop start types", "-", ", ".join(f"{k} {v}" for k, v in mine["multihop_start_types"].items()))
+        if "multihop_three_of" in mine:
+            add("multi-hop questions with a sentence nesting three \"of the\"", "-", _pct(mine["multihop_three_of"]))
     add("splits", "-", ", ".join(f"{k} {v}" for k, v in mine["splits"].items()))
     return out

@@ -237,6 +237,11 @@ class TaskSchema:
         return [a for a, s in self.types[t].attributes.items() if not s.hidden and
                 (isinstance(s, NumericAttr) or (isinstance(s, DerivedAttr) and s.dtype in ("int", "float")))]
 
+    def linked_columns(self, t: str) -> set[str]:
+        """What a table may ask about an entity of type t that a row links to (the pack's
+        `linked_columns`: attributes and outgoing links)."""
+        return set(self.types[t].linked_columns)
+
     def shown(self, t: str) -> list[str]:
         """Attributes that can be a column (not entity-valued; those are hops)."""
         return [a for a in self.types[t].attributes if self.attr_kind(t, a) is not None]

@@ -167,7 +167,10 @@ def _table_record(world: str, task: TableTask, question: tuple, opt: TasksOption
         "column_roles": [_role(c, i in task.keys) for i, c in enumerate(task.columns)], "question": reading,
         "difficulty": {"rows": len(task.gold_rows), "columns": len(names), "keys": len(task.keys), "hops": hops,
                        "constraints": len(cand.atoms), "operators": ops, "container_columns": task.container,
-                       "min_pages": len(evidence["pages"])},
+                       "linked_attributes": sum(bool(c.path) and not c.agg and (c.attr is not None or len(c.path) > 1)
+                                                for c in task.columns),
+                       "min_pages": len(evidence["pages"]),
+                       **({"candidates": cand.scope_count} if cand.rank_attr else {})},
         "evidence": evidence,
     }
 

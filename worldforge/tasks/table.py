@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,6 +36,9 @@ MAX_WALK = 3  # links an agent walks back from a named entity's page to list the
 # How 1..3 constraints combine. Letters name the atoms; '!' negates.
 COMBOS = {1: ["A"], 2: ["A&B", "A|B", "A&!B"], 3: ["A&B&C", "(A|B)&C", "A&B&!C"]}
 BUCKETS = ((1, 9, "<10"), (10, 19, "10-19"), (20, 49, "20-49"), (50, 99, "50-99"), (100, 10**9, ">=100"))
+
+
+TOP_SHARE = 0.3  # a ranked table's rows are at most this share of the entities they are ranked among
 
 
 def bucket_of(n: int) -> str:
@@ -117,8 +121,8 @@ def _range_text_zh(lo, hi, kind: str, is_int: bool) -> tuple[str, list[str]]:
 
 def fill(template: str, text: str, nested: bool = False) -> str:
     """Put a value, or a nested plural noun phrase ('cities in Braeria'), into a qualifier."""
-    if nested:
-        template = template.replace("the {object}", "{object}").replace("the {value}", "{value}")
+    if nested:  # "in the {object}" -> "in cities in Braeria"; "one of the {object}" keeps its article
+        template = re.sub(r"(?<!of )the \{(object|value)\}", r"{\1}", template)
     return template.replace("{value}", text).replace("{object}", text)
 
 
@@ -529,7 +533,10 @@ class TableSampler:
         order = np.lexsort((cand, -vals[cand] if desc else vals[cand]))
         ranked = cand[order]
         v = vals[ranked]
-        n = min(want, len(cand))
+        # a "top N" is a small part of what it is drawn from (not "the 45 of 52 with the lowest revenue")
+        n = min(want, int(len(cand) * TOP_SHARE))
+        if n < 4:
+            return "top-n-too-large"
         # the first n must be set apart from the rest (no tie across the cut); ties inside share a rank
         while n < len(v) and n >= max(4, int(want * 0.7)) and v[n - 1] == v[n]:
             n -= 1

@@ -9,6 +9,7 @@ thousand characters).
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import numpy as np
 
@@ -112,8 +113,24 @@ class Wording:
             last = atom.path[-1]
             inner = fill(self.pick(s.asks(last.source, last.name)), inner)
         for st in reversed(path):
-            inner = fill(self.pick(s.asks(st.source, st.name)), f"{s.plural(st.target)} {inner}", nested=True)
+            inner = fill(self.pick(self.nested_asks(st.source, st.name)), f"{s.plural(st.target)} {inner}", nested=True)
         return inner, vals
+
+    def nested_asks(self, source: str, pred: str) -> list[str]:
+        """Qualifiers that can take a noun phrase with its own clause ("countries on Sundara"):
+        those ending at {object} ("who are citizens of {object}", not "holding {object}
+        citizenship", which read "holding countries on Sundara citizenship", nor "whose birthplace
+        is {object}", which read "whose birthplace is cities in Braeria")."""
+        s = self.s
+        asks = s.asks(source, pred)
+        # "whose birthplace is {object}" would read "whose birthplace is cities in Braeria"
+        ending = [a for a in asks if a.rstrip().endswith("{object}") and not re.search(r"\b(is|are|include) \{object\}$", a.rstrip())]
+        if ending:
+            return ending
+        rs = s.relations.get(pred)
+        to_one = rs is None or rs.cardinality in ("1:1", "N:1") and not rs.history
+        lab = s.label(source, pred).lower()
+        return [f"whose {lab} is one of the {{object}}" if to_one else f"whose {lab} include one of the {{object}}"]
 
     def combine(self, combo: str, texts: dict[str, str]) -> str:
         a, b, c = texts.get("A"), texts.get("B"), texts.get("C")
@@ -228,7 +245,8 @@ class Wording:
             else:
                 target = f"{plural} {' '.join(x for x in (cond, scope) if x)}".strip()
             if st.reverse:
-                what = f"all {s.plural(other_t)} " + fill(self.pick(s.asks(rs.source, st.name)), target, nested=not c.anchor)
+                asks = s.asks(rs.source, st.name) if c.anchor else self.nested_asks(rs.source, st.name)
+                what = f"all {s.plural(other_t)} " + fill(self.pick(asks), target, nested=not c.anchor)
             else:  # "every chief executive of X"; a label that names no role reads as itself ("every affiliation of X")
                 label = s.label(st.source, st.name).lower()
                 one_label = label[:-3] + "y" if label.endswith("ies") else label[:-1] if label.endswith("s") else label

@@ -884,6 +884,11 @@ class EntityType(Model):
     # whose name is one small edit away from another's (a changed vowel or first character).
     namesakes: float = Field(0.0, ge=0.0, le=0.2)
     near_names: float = Field(0.0, ge=0.0, le=0.2)
+    # What a table may ask about an entity of this type when a row links to it, by attribute or
+    # outgoing link name: a city's `country` ("country of birthplace") is asked, its `mayor`
+    # ("mayor of birthplace") is not. The linked entity's name is always a column; nothing else
+    # of it is unless listed here.
+    linked_columns: list[str] = []
 
     @model_validator(mode="before")
     @classmethod

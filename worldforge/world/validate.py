@@ -960,6 +960,13 @@ def _check_pages(add, pname: str, t: str, et: EntityType, rels: dict, check_attr
             if a in et.attributes and et.attributes[a].hidden:
                 add(pname, where, a, f"'{t}.{a}' is hidden (a working attribute no page states); list a stated attribute, "
                     "or drop `hidden`")
+    for i, c in enumerate(et.linked_columns):
+        if c not in et.attributes and c not in own:
+            add(pname, f"types.{t}.linked_columns.{i}", c, f"'{t}' has no attribute or outgoing relation of that name"
+                f"{_suggest(c, own + list(et.attributes))}; choose from: {', '.join(list(et.attributes) + own) or 'none'}")
+        elif c in et.attributes and et.attributes[c].hidden:
+            add(pname, f"types.{t}.linked_columns.{i}", c, f"'{t}.{c}' is hidden (a working attribute no page states); "
+                "list a stated attribute, or drop `hidden`")
     for a, s in et.attributes.items():
         if s.hidden and isinstance(s, DateAttr) and s.event:
             add(pname, f"types.{t}.attributes.{a}.hidden", True, "a hidden date cannot be an event on the timeline; "

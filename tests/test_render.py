@@ -424,3 +424,41 @@ def test_shards_written_in_small_chunks_give_the_same_pages(demo_world, demo_web
     render_world(other)
     assert _digest(other) == _digest(demo_web[0])
     _same_search(demo_web[0], other)
+
+
+def test_news_quotes_vary_and_outlets_fit_their_era(demo_web):
+    """An item has no quote, one or two, said by a person of the story or a spokesperson of an
+    organisation people serve in (never by a product or a place); the quotes are not a few dozen
+    texts; every item is on an outlet publishing that year (no .com story of 1880)."""
+    import collections
+    import re
+
+    import polars as pl
+
+    from worldforge.web.pages import Sites, WorldView
+    from worldforge.web.store import page_files
+    from worldforge.world.options import RenderOptions
+    from worldforge.world.store import open_world
+
+    world, _ = demo_web
+    info = open_world(world)
+    view = WorldView(info, RenderOptions())
+    news = pl.scan_parquet([str(f) for f in page_files(world / "web", "pages")]).filter(pl.col("kind") == "news") \
+        .select("url", "date", "subject", "markdown").collect()
+    per = collections.Counter()
+    masked = set()
+    sites = Sites(info.world.spec.seed)
+    years = {o.domain: span for o, span in zip(sites.outlets, sites.outlet_years)}
+    for url, date, subject, md in news.iter_rows():
+        quotes = re.findall(r"“([^”]*)”", md)
+        per[len(quotes)] += 1
+        t = view.type_of[subject]
+        if quotes and not view.person_like[t] and not view.has_spokesperson[t]:
+            assert not re.search(r"spokesperson for|representative of|source close to", md), (t, url)
+        masked.update(re.sub(r"\d[\d,.]*", "<n>", re.sub(r"\b[A-Z][\w'-]*(?: [A-Z][\w'-]*)*", "<e>", re.sub(r"\[[^\]]*\]\([^)]*\)", "<e>", q)))
+                      for q in quotes)
+        start, end = years[url.split("/")[2]]
+        assert start <= date.year and (end is None or date.year <= end), (url, date)
+    assert per[0] and per[1] and per[2] and not per[3]
+    assert per[0] < len(news) / 2 and len(masked) >= 2000, (per, len(masked))
+    assert not view.has_spokesperson["product"] and not view.has_spokesperson["city"] and view.has_spokesperson["company"]

@@ -43,7 +43,9 @@ def test_variety_targets(web):
     # (An article leaves some figures and dates to the profile it links since issue 35: 362
     # words before, about 340 now.)
     assert v["kinds"]["article"]["mean_words"] >= 320
-    assert v["kinds"]["news"]["mean_words"] >= 150
+    # (News was 150+ words with two information-free quotes in every item; since issue 37 a third
+    # of the items have none, and the target is the content: about 145 words.)
+    assert v["kinds"]["news"]["mean_words"] >= 140
     # where facts live (issue 35): entities without an article, facts only other sites state
     src = v["sources"]
     assert 0.2 < src["without_article"] / src["entities"] < 0.6
@@ -55,6 +57,8 @@ def test_back_reference_possessive_is_its(web):
     """'it's ownership' was a defect: a possessive back-reference to a thing is 'its'."""
     bad = [u for u, _k, _d, _s, md in web["pages"] if re.search(r"\bit's (?!been|a |an |the )", md, re.IGNORECASE)]
     assert not bad, bad[:3]
+    doubled = [u for u, _k, _d, _s, md in web["pages"] if re.search(r"\b[Tt]he (it|the)\b", md)]  # "The {subject}" with "it"
+    assert not doubled, doubled[:3]
 
 
 def test_skeleton_measure_folds_names_numbers_and_dates():

@@ -69,9 +69,10 @@ def _is_han(ch: str) -> bool:
 
 def _cuttable(line: str) -> bool:
     """A line a cut leaves visibly unfinished: prose (which always ends in a full stop, a closing
-    quote or bracket) or a table row (which always ends in '|')."""
+    quote or bracket) or a table row (which always ends in '|'); prose may open in bold (a news
+    item's dateline, "**Context.** ...")."""
     s = line.lstrip()
-    return bool(s) and (s[0] == "|" or (s[0] not in "-#*>" and not s.startswith(("Pages", "页码"))))
+    return bool(s) and (s[0] == "|" or s.startswith("**") or (s[0] not in "-#*>" and not s.startswith(("Pages", "页码"))))
 
 
 def _open_link(head: str) -> bool:

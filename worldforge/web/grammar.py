@@ -87,7 +87,10 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
         "ref_being": ("the {noun}",),
         # Quotes in news items: information-free voice attributed to a person of the world.
         # Quotes in news items: attributed voice, composed from an opening, a body and an attribution.
-        "quote_open": ("", "Honestly, ", "For us, ", "Today ", "In the end, ", "Above all, ", "Frankly, ", "Right now, "),
+        "quote_open": ("", "", "", "Honestly, ", "For us, ", "Today ", "In the end, ", "Above all, ", "Frankly, ",
+                       "Right now, ", "Look, ", "To be clear, ", "Personally, ", "If I am honest, ", "At this point, ",
+                       "Between us, ", "As things stand, ", "Put simply, "),
+        # a quote's core: what was said about the event ({what}: its label, {subject}: who it is about)
         "quote_body": (
             "this is an important moment for {subject}", "we have worked towards this for a long time",
             "it is good news for everyone involved", "we are looking forward to what comes next",
@@ -96,10 +99,33 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
             "this was the right decision at the right time", "there is still a lot of work ahead",
             "we listened to a lot of people before deciding", "it has been a remarkable journey so far",
             "the next months will show what this means", "we owe a great deal to those who came before",
-            "it is a step we took with confidence",
+            "it is a step we took with confidence", "the {what} was never a sure thing",
+            "we talked about the {what} for months", "the {what} is what people will remember",
+            "I did not think the {what} would come so soon", "the {what} settles a question we had for a while",
+            "people have been asking about the {what} for a long time", "the {what} speaks for itself",
+            "we knew the {what} would draw attention", "there was a lot of doubt before the {what}",
+            "the {what} took more patience than anyone admits", "it is too early to say what the {what} changes",
+            "the {what} was a team effort from start to finish", "I have waited a long time to talk about the {what}",
+            "the {what} came after a difficult year", "none of us saw the {what} coming",
+            "the {what} is a beginning rather than an end", "we made the call and we stand by it",
+            "you do not get many days like this", "it was not easy, and it should not have been",
+            "everybody here had a part in it", "we will take a moment and then get back to work",
+            "the hard part starts now", "it is what we hoped for when we started",
+            "I understand why some people are surprised", "we did not rush into anything",
+            "this is about the long run", "it means more than the headlines suggest",
+            "there were moments when it looked unlikely", "the support we had made the difference",
+            "it is a fair result", "we could not have planned it better",
+            "we will be judged on what happens next", "it is a relief more than anything",
+            "I would not change a thing", "we have been careful at every step",
         ),
+        "quote_what": ("news", "decision", "announcement", "move", "result", "change", "outcome", "step"),
+        "quote_close": ("", "", "", "", "; that is all there is to it", ", and we mean it", ", whatever anyone says",
+                        ", and that matters", "; we will see where it goes", ", at least for now", ", in my view",
+                        ", and I think people know that", "; the rest is detail"),
         "quote_attr": ("said {speaker}", "{speaker} said", "{speaker} told reporters", "{speaker} said in a statement",
-                       "according to {speaker}", "{speaker} added", "{speaker} commented", "{speaker} noted"),
+                       "according to {speaker}", "{speaker} added", "{speaker} commented", "{speaker} noted",
+                       "{speaker} said on the day", "{speaker} told the paper", "{speaker} said afterwards",
+                       "{speaker} said in an interview"),
         "spokesperson": ("a spokesperson for {subject}", "a representative of {subject}", "a source close to {subject}"),
         "background": ("Background", "Context", "About {subject}", "What we know about {subject}"),
         "history": ("History", "Background and history", "Chronology", "Development"),
@@ -197,6 +223,8 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
             "在做决定之前我们听取了很多人的意见", "到目前为止这是一段非凡的历程", "接下来的几个月将说明这意味着什么",
             "我们非常感谢前人的付出", "这是我们满怀信心迈出的一步",
         ),
+        "quote_what": ("",),
+        "quote_close": ("", "", "", "，事情就是这样", "，至少目前如此", "，这一点很重要", "，我们拭目以待"),
         "quote_attr": ("{speaker}说", "{speaker}表示", "{speaker}对记者说", "{speaker}在一份声明中说",
                        "{speaker}称", "{speaker}补充道", "{speaker}评论道", "{speaker}指出"),
         "spokesperson": ("{subject}的一位发言人", "{subject}的一名代表", "{subject}的一位知情人士"),
@@ -461,8 +489,12 @@ def skeleton(sentence: str, names: re.Pattern | None) -> str:
     return _SKEL_NUM.sub("<n>", s)
 
 
-def quote(b: dict, key: str, subject: str, speaker: str, lang: str = "en") -> str:
-    body = choose(b["quote_open"], key + "|o") + choose(b["quote_body"], key + "|b").format(subject=subject)
+def quote(b: dict, key: str, subject: str, speaker: str, lang: str = "en", what: str = "") -> str:
+    """A news quote: an opening, a core about the event (`what`: its label, "acquisition"), a
+    closing, attributed to `speaker`."""
+    bodies = b["quote_body"] if what else tuple(x for x in b["quote_body"] if "{what}" not in x)
+    body = (choose(b["quote_open"], key + "|o") + choose(bodies, key + "|b").format(subject=subject, what=what)
+            + choose(b["quote_close"], key + "|c"))
     attr = choose(b["quote_attr"], key + "|a").format(speaker=speaker)
     if lang == "zh":
         return f"{attr}：“{body}。”"

@@ -192,7 +192,12 @@ def _site_root(seed: int, word: str) -> str:
 class Sites:
     """The fictional sites of one world, named from its seed (stable within a world)."""
 
-    OUTLETS = (("The {R} Herald", "herald"), ("{R} Times", "times"), ("{R} Daily Post", "dailypost"), ("{R} Business Wire", "wire"))
+    # News outlets and the years they published in: an item goes to an outlet of its day (no
+    # "Business Wire" story of 1880). Papers that closed before the web keep their archives on
+    # .org hosts (a library's digitised newspapers); the others are .com.
+    OUTLETS = (("The {R} Gazette", "gazette", 1840, 1962, "org"), ("{R} Courier", "courier", 1866, 1958, "org"),
+               ("The {R} Herald", "herald", 1948, None, "com"), ("{R} Times", "times", 1956, None, "com"),
+               ("{R} Daily Post", "dailypost", 1971, None, "com"), ("{R} Business Wire", "wire", 1998, None, "com"))
 
     def __init__(self, seed: int):
         self.seed = seed
@@ -200,9 +205,15 @@ class Sites:
         self.encyclopedia = Site(f"{r.title()}pedia", f"{r}pedia.org")
         r = _site_root(seed, "directory")
         self.directory = Site(f"{r.title()} Lists", f"www.{r}lists.com")
-        self.outlets = tuple(Site(n.replace("{R}", _site_root(seed, d).title()), f"www.{_site_root(seed, d)}{d}.com")
-                             for n, d in self.OUTLETS)
+        self.outlets = tuple(Site(n.replace("{R}", _site_root(seed, d).title()), f"www.{_site_root(seed, d)}{d}.{tld}")
+                             for n, d, _, _, tld in self.OUTLETS)
+        self.outlet_years = tuple((start, end) for _, _, start, end, _ in self.OUTLETS)
         self._profiles: dict[str, Site] = {}
+
+    def outlets_in(self, year: int) -> tuple[Site, ...]:
+        """The outlets publishing in `year` (the oldest one before any was founded)."""
+        return tuple(o for o, (a, b) in zip(self.outlets, self.outlet_years) if a <= year and (b is None or year <= b)) \
+            or self.outlets[:1]
 
     def profile(self, word: str) -> Site:
         if word not in self._profiles:
@@ -229,6 +240,12 @@ class WorldView:
                          for t, et in self.types.items()}
         # Types whose entities can speak in a news quote: those with a birth date.
         self.person_like = {t: any("birth" in a for a in et.attributes) for t, et in self.types.items()}
+        # Types a spokesperson speaks for: organisations people work, play or serve in (the target of
+        # a many-to-many link from people, or holding tenures of people); not products, places or papers.
+        self.has_spokesperson = {t: any(
+            (rs.target == t and self.person_like.get(rs.source) and rs.cardinality == "N:M")
+            or (rs.source == t and self.person_like.get(rs.target) and rs.history is not None)
+            for rs in self.relations.values()) for t in self.types}
         self.con = info.connect()
         self.ids: dict[str, list[str]] = {t: self.con.sql(f"SELECT id FROM {_q(t)} ORDER BY id").pl()["id"].to_list()
                                           for t in self.types}
@@ -841,7 +858,8 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     when = event.valid_from or dt.date.fromisoformat(event.value)
     lag = pick(event.fact_id + "/lag", view.options.news_lag_days + 1)
     published = min(when + dt.timedelta(days=lag), view.as_of)
-    outlet = view.sites.outlets[pick(event.fact_id + "/outlet", len(view.sites.outlets))]
+    alive = view.sites.outlets_in(published.year)
+    outlet = alive[pick(event.fact_id + "/outlet", len(alive))]
     meta = view.meta[(t, event.predicate)]
     name = view.names[eid]
     fields = {"subject": name}
@@ -861,11 +879,11 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     seen.add(url)
     # Background as it stood on the publication day: never a fact from the page's future.
     ctx = [f for f in facts_at(view, t, facts, published, context) if f.fact_id != event.fact_id]
-    ctx = sorted(ctx, key=lambda f: pick(url + f.fact_id, 1 << 30))[:12]
+    ctx = sorted(ctx, key=lambda f: pick(url + f.fact_id, 1 << 30))[:14]
     ctx.sort(key=lambda f: f.fact_id)
     if event.value_type == "entity":  # what the other party was on that day
         other = view.type_of[event.value]
-        ctx += [f for f in facts_at(view, other, neigh.get(event.value, []), published, []) if f.value != eid][:8]
+        ctx += [f for f in facts_at(view, other, neigh.get(event.value, []), published, []) if f.value != eid][:10]
     # Background on the places and organisations of the subject's own links the story mentions, as
     # they stood that day (only the subject's own neighbours: a shard's view has exactly those).
     seen_ids = {eid, event.value}
@@ -875,7 +893,7 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
         if len(seen_ids) > 4:
             break
         seen_ids.add(x)
-        ctx += [f for f in facts_at(view, view.type_of[x], neigh.get(x, []), published, []) if f.value not in seen_ids][:4]
+        ctx += [f for f in facts_at(view, view.type_of[x], neigh.get(x, []), published, []) if f.value not in seen_ids][:5]
     ids = dict.fromkeys([eid] + ([event.value] if event.value_type == "entity" else []))
     speaker = None
     if view.person_like[t]:

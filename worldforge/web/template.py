@@ -17,6 +17,14 @@ from .pages import Page, PredicateMeta, WorldView, humanise, page_links
 from .text import Fact, pick
 
 
+def _unthe(tpl: str, subject: str) -> str:
+    """A phrasing whose subject is a back-reference ("it", "the award"): its own article goes
+    ("The {subject} is awarded" would read "The it" or "The the award"), and "it's" is "its"."""
+    if subject == "it":
+        tpl = tpl.replace("{subject}'s", "its")
+    return tpl.replace("The {subject}", "{subject}").replace("the {subject}", "{subject}")
+
+
 class TemplateWriter:
     """Writes every page kind from a `WorldView`; no model, no randomness beyond the URL hash."""
 
@@ -129,8 +137,8 @@ class TemplateWriter:
             if at is not None and f.valid_to is not None and f.valid_to > at:
                 f = f._replace(valid_to=None)  # its end lies in the page's future
             tpl = g.choose_h(self._relation_options(t, f.predicate, f.valid_to is not None, f.valid_from is not None, own_only), h)
-            if subject == "it":
-                tpl = tpl.replace("{subject}'s", "its")
+            if subject == "it" or subject.startswith(("the ", "this ")):  # "The {subject}" with "it": no "The it"
+                tpl = _unthe(tpl, subject)
             # Only the fields the chosen phrasing uses are formatted (each choice is its own hash).
             obj = (self._link(f.value) if crc32(b"|lk", h) % 3 == 0 else v.names[f.value]) if "{object}" in tpl else ""
             start = self._date(f.valid_from, st["date"]) if f.valid_from and "{start}" in tpl else ""
@@ -156,8 +164,8 @@ class TemplateWriter:
         value = self._value(t, f, st, link=False)
         opts, bare = self._attribute_options(t, f.predicate, f.value_type)
         tpl = g.choose_h(opts, h)
-        if subject == "it":  # 'it's ownership' -> 'its ownership'
-            tpl = tpl.replace("{subject}'s", "its")
+        if subject == "it" or subject.startswith(("the ", "this ")):  # 'it's ownership' -> 'its ownership'; no 'the it'
+            tpl = _unthe(tpl, subject)
         if bare and "{bare}" in tpl:
             return tpl.format(subject=subject, value=value, label=self._label(t, f.predicate),
                               bare=g.format_number(f.value, f.value_type, None, rounded=st["round"], lang=self.lang))
@@ -495,10 +503,21 @@ class TemplateWriter:
         body += self._sentences(t, about[:third], st, key + "|body", name, at=page.date)
         if body:
             lines += [self.sp.join(body), ""]
-        spk = (name if speaker == eid else self._link(speaker)) if speaker else g.choose(b["spokesperson"], key + "|spk").format(subject=name)
-        q1 = g.quote(b, key + "|q", name, spk, self.lang)
-        q2 = g.quote(b, key + "|q2", name, spk if speaker else g.choose(b["spokesperson"], key + "|spk2").format(subject=name), self.lang)
-        lines += [q1 + ("" if q2 == q1 else self.sp + q2), ""]
+        # Quotes: often none, sometimes two; said by a person of the story, or by a spokesperson of an
+        # organisation (a product, a city or a paper says nothing)
+        quotes = (0, 0, 0, 1, 1, 1, 1, 1, 2, 2)[crc32((key + "|nq").encode()) % 10]
+        if not speaker and not v.has_spokesperson[t]:
+            quotes = 0
+        said = []
+        for i in range(quotes):
+            spk = (name if speaker == eid else self._link(speaker)) if speaker else \
+                g.choose(b["spokesperson"], key + f"|spk{i}").format(subject=name)
+            what = g.choose(b["quote_what"], key + f"|w{i}")
+            q = g.quote(b, key + f"|q{i}", name, spk, self.lang, what)
+            if q not in said:
+                said.append(q)
+        if said:
+            lines += [self.sp.join(said), ""]
         rest = about[third:]
         if rest or other:
             head = g.choose(b["background"], key + "|bg").format(subject=name) if not other else g.choose(b["background"][:2], key + "|bg")

@@ -105,7 +105,7 @@ def test_http_episodes_replay_the_exported_trajectories_exactly(server, small_ru
 def test_neutral_env_over_http_equals_in_process(server, small_run):
     url, _ = server
     _, world, dataset = small_run
-    r = _trajectories(dataset)[0]
+    r = next(t for t in _trajectories(dataset) if t["reward"] == 1.0)
     turns = [m for m in r["messages"][2:] if m["role"] == "assistant"]
     man = json.loads((dataset / "manifest.json").read_text())
     local = WebSearchEnv.local(world, options=RolloutOptions.model_validate(man["rollout"]["options"]),

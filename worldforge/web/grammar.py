@@ -36,6 +36,9 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
             "for {subject}, the {label} stands at {value}",
             "{subject}'s {label} is {value}",
         ),
+        # A count whose label is its unit (Employees: 651 employees): the value says what is counted.
+        "attr_counted": ("{subject} has {value}", "{subject} counts {value}", "{subject} is listed with {value}",
+                         "records show {value} for {subject}", "{value} are recorded for {subject}"),
         # A to-one link without dates.
         "link": (
             "{subject}'s {label} is {object}",
@@ -136,6 +139,7 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
         # First-person official-site voice: {subject} is "we"/"our company".
         "official_intro": ("Welcome to {subject}.", "This is the official site of {subject}.",
                            "Thank you for visiting {subject}.", "Find out who we are and what we do."),
+        "official_counted": ("we have {value}", "we count {value}", "today we have {value}"),
         "official_attr": ("our {label} is {value}", "we report a {label} of {value}", "we are proud of our {label}: {value}"),
         "more_list": ("The full list of {count} is on [a separate page]({url}).",
                       "{shown} of {count} are listed here; see [the complete list]({url}).",

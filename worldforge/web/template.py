@@ -204,9 +204,18 @@ class TemplateWriter:
                 if not opts:
                     opts = b["date_attr"] if self.lang == "en" else b["attr"][:3]
             else:
-                opts = tuple(p.rstrip(".。") for p in own) + (b["attr"] if value_type != "bool" else b["bool_attr"])
+                generic = b["attr"] if value_type != "bool" else b["bool_attr"]
+                if self._counted(m, value_type):  # never "the employees of X is 651 employees"
+                    generic = b["attr_counted"]
+                opts = tuple(p.rstrip(".。") for p in own) + generic
             hit = self._options[ck] = (opts, bare)
         return hit
+
+    def _counted(self, m: PredicateMeta, value_type: str) -> bool:
+        """A count whose label is its unit (label "Employees", unit "employees"): the value says
+        what is counted, so no phrasing names the label beside it."""
+        return bool(m.unit and value_type in ("int", "float") and self.lang == "en" and len(m.unit) >= 4
+                    and m.unit.lower()[:5] in m.label.lower())
 
     @staticmethod
     def _date_variants(phrases: list[str]) -> list[str]:
@@ -245,7 +254,7 @@ class TemplateWriter:
     # ------------------------------------------------------------------ kinds
 
     def _infobox(self, t: str, attrs: list[Fact], outs: list[Fact], st: dict) -> list[str]:
-        """Attribute and to-one link rows; equal values share one row, equal labels get told apart."""
+        """Attribute and to-one link rows, one per label; equal labels get told apart."""
         v = self.view
         rows: list[tuple[str, str]] = []
         for f in attrs:
@@ -258,13 +267,9 @@ class TemplateWriter:
                 if f.valid_from:
                     cell += self._when_tag(f, m, st["table_date"])
                 rows.append((m.label, cell))
-        merged: dict[str, list[str]] = {}
-        for label, cell in rows:
-            merged.setdefault(cell, []).append(label)
+        # every label its own row: values that happen to be equal never merge ("| h-index and publications | 0 |")
         out, used = [], set()
-        for cell, labels in merged.items():
-            labels = list(dict.fromkeys(labels))
-            label = labels[0] if len(labels) == 1 else self.w("list_sep").join(labels[:-1]) + self.w("and") + labels[-1].lower()
+        for label, cell in dict.fromkeys(rows):
             k = 2
             base = label
             while label.lower() in used:
@@ -452,7 +457,8 @@ class TemplateWriter:
             for f in body:
                 m = v.meta[(t, f.predicate)]
                 if not m.relation and f.value_type not in ("date", "bool"):
-                    clauses.append(g.choose(b["official_attr"], key + f.fact_id).format(label=m.label.lower(), value=self._value(t, f, st, link=False)))
+                    opts = b["official_counted"] if self._counted(m, f.value_type) else b["official_attr"]
+                    clauses.append(g.choose(opts, key + f.fact_id).format(label=m.label.lower(), value=self._value(t, f, st, link=False)))
                 else:
                     clauses.append(self._clause(t, f, st, key + f.fact_id, name))
             stop = g.STOP.get(self.lang, ".")

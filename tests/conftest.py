@@ -22,6 +22,26 @@ SMALL_COUNTS = {
 }
 
 
+def cut_lists(md: str, lang: str = "en") -> list[tuple[int | None, int, str]]:
+    """The sentences where an article says a list is cut short ("Only 8 of the 14 players appear
+    here (see all 14)"), read with the writer's own phrase bank: (shown or None, total, URL)."""
+    import re
+
+    from worldforge.web.grammar import BANKS
+
+    out = []
+    for tpl in BANKS[lang]["more_list"]:
+        rx = re.escape(tpl)
+        for field, pat in (("count", r"(?P<count>[\d,]+)"), ("shown", r"(?P<shown>\d+)"), ("what", r"[^.\[\]()]+?"),
+                           ("url", r"(?P<url>https://[^)\s]+)")):
+            rx = rx.replace(re.escape("{" + field + "}"), pat, 1).replace(re.escape("{" + field + "}"), f"(?P={field})"
+                                                                           if field in ("count", "shown") else pat)
+        for m in re.finditer(rx, md):
+            d = m.groupdict()
+            out.append((int(d["shown"]) if d.get("shown") else None, int(d["count"].replace(",", "")), d["url"]))
+    return out
+
+
 def write_spec(tmp: Path, name: str = "small", seed: int = 11, counts: dict | None = None, **extra) -> Path:
     """A small world over all four shipped packs, written to `tmp/<name>.yaml`."""
     spec = {

@@ -88,7 +88,10 @@ def test_candidates_are_checked_and_dropped_on_not_and_or_tasks(demo_rollouts):
         if negating(records[t["instance_id"]]):
             r, n = rejected_opens(t, records[t["instance_id"]], type_of)
             rej, tot = rej + r, tot + n
-    assert tot > 1000 and rej / tot >= 0.15
+    # (27 % of opens on the task mix before issue 37, 13 % after: its mix has two NOT/OR tasks about
+    # players, whose candidates are checked on their pages, where it had five; the rest are mostly
+    # about cities, which the directory rows settle without an open)
+    assert tot > 1000 and rej / tot >= 0.10
     # and the trajectories say why a candidate goes
     said = " ".join(m["content"] for t in trajs for m in t["messages"] if m["role"] == "assistant")
     assert said.count("fails") + said.count("is out") + said.count("Dropping") + said.count("Excluding") > 100

@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 
+from tests.conftest import cut_lists
 from worldforge.rollout import perturb
 from worldforge.web import grammar
 from worldforge.web.grammar import prose_sentences
@@ -38,14 +39,19 @@ def test_variety_targets(web):
     assert v["skeletons"] >= 3000, v["skeletons"]
     assert v["top_skeleton_share"] <= 0.02, v["top_skeleton"]
     assert v["share_on_10_plus_pages"] < 0.40
-    # The issue's length targets (the old web: articles 113 words, news 31): sections,
-    # narratives, related entities; news with background on the parties as they stood then.
-    # (An article leaves some figures and dates to the profile it links since issue 35: 362
-    # words before, about 340 now.)
-    assert v["kinds"]["article"]["mean_words"] >= 320
-    # (News was 150+ words with two information-free quotes in every item; since issue 37 a third
-    # of the items have none, and the target is the content: about 145 words.)
-    assert v["kinds"]["news"]["mean_words"] >= 140
+    # Issue 37's reader: clauses (split at , ; and/while/then) with names, numbers and dates
+    # masked; at most 60 % from frames used on 10 or more pages (95 % before), no phrase tell on
+    # more than 5 % of pages, and none of the slips it found.
+    assert v["clauses_on_10_plus_pages"] <= 0.60, v["clauses_on_10_plus_pages"]
+    assert max(v["tells"].values()) <= 0.05, v["tells"]
+    assert not any(v["slips"].values()), v["slips"]
+    # Lengths (the old web: articles 113 words, news 31). Issue 14 asked for 320+ word articles and
+    # got them partly with padding: a paragraph of the neighbours' infobox facts, an overview
+    # repeating the lead, a section's prose repeating the history. Issue 37 took those out (and
+    # the neighbours' background and the twice-told event from news): what is left is the page's
+    # own facts, each told once: about 180 words an article, 80 a news item.
+    assert v["kinds"]["article"]["mean_words"] >= 170
+    assert v["kinds"]["news"]["mean_words"] >= 75
     # where facts live (issue 35): entities without an article, facts only other sites state
     src = v["sources"]
     assert 0.2 < src["without_article"] / src["entities"] < 0.6
@@ -201,7 +207,7 @@ def test_defects_are_gone(web):
                 flag("unit echoed", url)
             if re.search(r"grew up in the region|of the fictional world", s):
                 flag("filler", url)
-        if re.search(r"Doctorate[^\n]*since", md):
+        if re.search(r"Doctorate[^\n.]*since", md):
             flag("one-off event shown as a tenure", url)
     assert not problems, (dict(problems), examples)
 
@@ -213,8 +219,7 @@ def test_overflow_lists_hold_every_member(web):
     for _url, kind, _d, _s, md in web["pages"]:
         if kind != "article":
             continue
-        for m in re.finditer(r"(?:full list of|\d of|All) ([\d,]+) (?:is|are) (?:on|listed)[^\n]*?\]\((https://[^)]+)\)", md):
-            total, target = int(m.group(1).replace(",", "")), m.group(2)
+        for _shown, total, target in cut_lists(md):
             listed, page = 0, target
             while page:
                 body = pages[page]
@@ -475,5 +480,5 @@ def test_entities_without_an_article_live_on_their_profile(web):
         assert not any("pedia.org/" in u for f in fs for u in on[f]), s
     linked = {u for *_, md in pages for u in re.findall(r"\]\((https?://[^)\s]+)\)", md)}
     assert sum(u in linked for u in home.values()) > 0.95 * len(home)
-    cut = [md for u, k, _d, s, md in pages if k == "article" and re.search(r"\d+ of [\d,]+ are listed here", md)]
+    cut = [md for u, k, _d, s, md in pages if k == "article" and any(shown for shown, *_ in cut_lists(md))]
     assert cut

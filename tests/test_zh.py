@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 import yaml
 
-from tests.conftest import REPO, SMALL_COUNTS, write_spec
+from tests.conftest import REPO, SMALL_COUNTS, cut_lists, write_spec
 from worldforge.errors import SpecError
 from worldforge.web.search import SNIPPET_CHARS_ZH, cut_snippet
 from worldforge.web.store import open_pages
@@ -499,7 +499,8 @@ def test_every_fact_of_a_chinese_page_is_on_it(zh_pages):
     for url, kind, date, md in pages:
         fids = page_facts.get(url, [])
         assert fids, url
-        nums = tuple(int(x.replace(",", "")) for pair in re.findall(_ZH_PAGE_NUMBERS, md, re.M) for x in pair if x)
+        nums = tuple(int(x.replace(",", "")) for pair in re.findall(_ZH_PAGE_NUMBERS, md, re.M) for x in pair if x) + \
+            tuple(n for cut in cut_lists(md, "zh") for n in cut[:2] if n)
         body = re.split(r"\n## (?:参考资料|外部链接)\n", md)[0] if kind == "article" else md  # references: furniture
         probs = FactSheetCheck([facts[f] for f in fids], names, nums, (date,) if date else (),
                                require_end=kind != "news", dated=date).problems(body)

@@ -216,17 +216,36 @@ def snippet_confirms(snippet: str, label: str, name: str, value: str) -> bool:
 
 _STOPWORDS = frozenset(("of", "the", "a", "an", "in", "at", "on", "and", "or", "by", "to", "date", "number", "name"))
 _DATED_PATH = re.compile(r"^https?://[^/]+/\d{4}/\d{2}/\d{2}/")
-_CLAUSES = re.compile(r", |; |，|；| — | – | - |: |：")
+_CLAUSES = re.compile(r",(?! \d{4}\b) |; |，|；| — | – | - |: |：")  # (not the comma of "January 9, 1988")
 
 
-def _stems(label: str) -> list[str]:
+# Other words English prose uses for a label's word (general English, not any site's phrasing):
+# "date of birth" says born, "set up" says founded, "stands 1.84 m tall" says height.
+_SAME_AS = {
+    "born": ("birth", "came into the world"), "died": ("death", "passed away"),
+    "foun": ("establish", "set up", "incorporat", "formed"), "establi": ("found", "set up", "formed"), "form": ("founded",),
+    "heig": ("tall", "measures"), "national": ("citizen", "passport"), "citizens": ("citizen", "national", "passport"),
+    "employ": ("workforce", "staff", "work for"), "reve": ("takes in", "brings in"), "indus": ("sector", "does business"),
+    "occupat": ("works as", "profession", "living as"), "launc": ("went on sale", "hit the market", "released"),
+    "birthpl": ("born in", "native of", "comes from", "hails from"),
+}
+
+
+def _stems(label: str) -> list[tuple[str, ...]]:
     """A label's content words cut to a stem ('Founded' -> 'foun', 'Elevation' -> 'elevat'), to
-    find it however a sentence inflects it; a CJK label is its own stem."""
+    find it however a sentence inflects it, each with the other words English uses for it
+    (`_SAME_AS`); a CJK label is its own stem."""
     low = label.lower()
     if re.search(r"[\u4e00-\u9fff]", low):
-        return [re.sub(r"[（(].*?[）)]", "", low).strip()]
+        return [(re.sub(r"[（(].*?[）)]", "", low).strip(),)]
     words = [w for w in re.findall(r"[^\W_]+(?:-[^\W_]+)*", low) if w not in _STOPWORDS and len(w) > 1]
-    return [w[:max(4, len(w) - 3)] if len(w) > 4 else w for w in words]
+    stems = [w[:max(4, len(w) - 3)] if len(w) > 4 else w for w in words]
+    return [(st, *_SAME_AS.get(st, ())) for st in stems]
+
+
+def _says(low: str, stems: list[tuple[str, ...]]) -> bool:
+    """Does lower-case text name every word of a label (a stem or one of its other words)?"""
+    return all(any(a in low for a in alts) for alts in stems)
 
 
 def prose_value(text: str, label: str, kind: str, known: set[str] | frozenset[str] = frozenset(),
@@ -254,10 +273,10 @@ def prose_value(text: str, label: str, kind: str, known: set[str] | frozenset[st
     found: list[str] = []
     for sent in _SENTENCE_END.split(body):
         low = sent.lower()
-        if not all(st in low for st in stems):
+        if not _says(low, stems):
             continue
         clauses = _CLAUSES.split(sent)
-        at = [i for i, c in enumerate(clauses) if all(st in c.lower() for st in stems)]
+        at = [i for i, c in enumerate(clauses) if _says(c.lower(), stems)]
         if kind == "string":  # a value may hold a comma ('Administrator, Civil Service'): found in the sentence
             bounds = [0] + [x for m in _CLAUSES.finditer(sent) for x in (m.start(), m.end())] + [len(sent)]
             spans = [(bounds[2 * i], bounds[2 * i + 1]) for i in at]

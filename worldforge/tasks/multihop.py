@@ -42,6 +42,8 @@ TAILS = [
 ]
 LEADS = ["Start from {np}.", "Take {np}.", "Begin with {np}.", "Think of {np}."]  # the first part of a split chain
 THENS = ["Then take {np}.", "From there, go to {np}.", "Next, find {np}."]
+LEADS_ZH = ["先找到{np}。", "从{np}开始。", "先查{np}。"]
+THENS_ZH = ["再找到{np}。", "然后查{np}。", "接着找{np}。"]
 OF = re.compile(r"\bof (?:the|that|a|an)\b")  # one level of a nested noun phrase ("of the", "of that")
 
 
@@ -53,11 +55,14 @@ def nest(nouns: list[str], subject: str) -> str:
 
 
 def nested_of(text: str) -> int:
-    """Levels of "of the" in a sentence ("the calling code of the country of the birthplace of X": 2)."""
+    """Levels of "of the" in a sentence ("the calling code of the country of the birthplace of X": 2;
+    in Chinese the possessive 的: "X的出生地的所属国家的国际电话区号": 3)."""
+    if re.search(r"[\u4e00-\u9fff]", text):
+        return text.count("的")
     return len(OF.findall(text))
 
 
-def split_chain(nouns: list[str], types: list[str], start: str, ask, lead: str, then: str) -> str:
+def split_chain(nouns: list[str], types: list[str], start: str, ask, lead: str, then: str, zh: bool = False) -> str:
     """A chain too nested to read ("the calling code of the country of the birthplace of the
     founder of X") as sentences a person would write: the first hops, then each next hop from
     "that <type>", then the question ("Take the birthplace of X. What is the calling code of
@@ -70,14 +75,14 @@ def split_chain(nouns: list[str], types: list[str], start: str, ask, lead: str, 
         cuts = [j for j in range(1, n) if mask >> (j - 1) & 1]
         bounds = [0, *cuts, n]
         parts = [nouns[bounds[k]:bounds[k + 1]] for k in range(len(bounds) - 1)]
-        subj = [start] + [f"that {types[c - 1]}" for c in cuts]
+        subj = [start] + [(f"该{types[c - 1]}" if zh else f"that {types[c - 1]}") for c in cuts]
         counted = [lead.format(np=nest(parts[0], "X"))] + [then.format(np=nest(p, x)) for p, x in zip(parts[1:-1], subj[1:-1])] \
             + [ask(nest(parts[-1], subj[-1]))]
         worst = max(map(nested_of, counted))
         key = (max(worst, 2), len(parts), worst)  # two levels read fine: then as few sentences as can be
         if best is None or key < best[0]:
             text = [lead.format(np=nest(parts[0], start)), *counted[1:]]
-            best = (key, " ".join(x[:1].upper() + x[1:] for x in text))
+            best = (key, ("" if zh else " ").join(x[:1].upper() + x[1:] for x in text))
     return best[1] if best else ask(nest(nouns, start))
 
 
@@ -344,11 +349,11 @@ class MultiHopSampler:
             aliases = [answer, *self.aliases(end_id)]
             tmpl, lab = pick(ZH["entity"] if s.zh else QUESTIONS_ENTITY), ""
             q = tmpl.format(type=s.singular(end_type), np=np_)
-        if not s.zh and nested_of(tmpl.format(type=s.singular(end_type), label=lab, np=nest(nouns, "X"))) >= 3:
+        if nested_of(tmpl.format(type=s.singular(end_type), label=lab, np=nest(nouns, "甲" if s.zh else "X"))) >= 3:
             # "the calling code of the country of the birthplace of X": a chain in sentences, as a person asks it
             types = [s.singular(a.type_of(self.eid(int(g.dst[e])))) for e in path]
             q = split_chain(nouns, types, start_name, lambda np: tmpl.format(type=s.singular(end_type), label=lab, np=np),
-                            pick(LEADS), pick(THENS))
+                            pick(LEADS_ZH if s.zh else LEADS), pick(THENS_ZH if s.zh else THENS), zh=s.zh)
         q = q[:1].upper() + q[1:]
         key_col = s.singular(start_type)
         if s.zh:

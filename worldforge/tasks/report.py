@@ -77,10 +77,15 @@ def distribution(tasks_dir: str | Path, records: list[dict] | None = None) -> di
         out["multihop_answer_types"] = dict(ans.most_common())
         out["multihop_top_answer_share"] = ans.most_common(1)[0][1] / len(multi)
         out["multihop_start_types"] = dict(Counter(r["entity_type"] for r in multi).most_common())
-        en = [r for r in multi if r.get("language", "en") == "en"]
-        if en:  # a sentence nesting three "of the" ("the calling code of the country of the birthplace of X")
-            out["multihop_three_of"] = sum(any(nested_of(x) >= 3 for x in re.split(r"(?<=[.?!])\s", r["query"]))
-                                           for r in en) / len(en)
+        # a sentence nesting three "of the" ("the calling code of the country of the birthplace of X"),
+        # or three 的 in Chinese; a named start's own words are not counted (`multihop.nested_of`)
+        def named_out(q: str, names: list) -> str:
+            for n in sorted(map(str, names), key=len, reverse=True):
+                q = q.replace(n, "X")
+            return q
+
+        out["multihop_three_of"] = sum(any(nested_of(x) >= 3 for x in re.split(
+            r"(?<=[.?!。？！])\s*", named_out(r["query"], r.get("constraint_values") or []))) for r in multi) / len(multi)
     splits = Counter(r.get("split", "train") for r in records)
     out["splits"] = dict(sorted(splits.items()))
     return out

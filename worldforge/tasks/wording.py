@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 
+from ..plumbing import stable_hash
 from ..web.text import format_date
 from .schema import DATE, LIST, NUMBER, STRING, URL, Atom, Column, TaskSchema
 from .table import fill, range_text
@@ -25,25 +26,42 @@ PURPOSES = {
         "My team is checking our internal records on {plural} against public sources.",
         "I'm preparing a briefing and need reliable, complete data on some {plural}.",
         "I'm doing background research and want one clean table of {plural} I can sort and filter.",
-    ],
+        "Our newsletter is running a feature on {plural}, and the editor wants the list checked against sources.",
+        "I'm auditing a spreadsheet someone else made about {plural}; it looks incomplete.",
+        "A client asked for a one-page summary of {plural}, and it must not miss any.",
+        "I'm a student writing a term paper, and my supervisor wants every relevant {plural} accounted for."],
     "ranked": [
         "I'm writing a comparison piece and want to see which {plural} come out on top.",
         "For a chart in my report I need a ranked list of {plural}.",
         "I'm trying to get a sense of scale: which {plural} lead the field?",
         "I need a league table of {plural} for a presentation next week.",
-    ],
+        "I'm shortlisting {plural} for a comparison and only want the extremes.",
+        "A reader wrote in asking which {plural} stand out, and I want to answer with sources."],
     "timeline": [
         "I'm writing a short history and need the full succession, not just the recent years.",
         "I'm tracing how leadership and membership changed over time, so every period matters.",
         "For a timeline graphic I'm designing I need every tenure, start to finish.",
         "I'm reconstructing a history from scattered sources and want it in one table.",
-    ],
+        "For an anniversary piece I need the complete record of who was where and when.",
+        "I'm checking a biography draft whose dates don't add up."],
     "events": [
         "I'm compiling a chronology and need every event of one kind in a period.",
         "For a timeline I'm drawing up, I want each occurrence with its exact date.",
         "I'm studying activity over a period and need the complete record, one row per event.",
         "I'm fact-checking an article and need every such event in the period, dated.",
-    ],
+        "I'm putting numbers on a trend and need each event, not a rough count.",
+        "For an archive project I volunteer on, I need the entries this period is missing."],
+}
+# Task rules: what counts and where to look; each true of how the gold is built.
+RULES = {
+    "filter": ["Only count those that meet every condition on that date; former ones don't count.",
+               "Lists on one site may be incomplete, so check beyond the first list you find."],
+    "ranked": ["Use each one's figure as of that date, not an older one.",
+               "Rank them on the figure itself; rounded numbers in summaries are not enough to decide close calls."],
+    "timeline": ["Include tenures that had already ended as well as current ones.",
+                 "A directory may list only some of them, so check the individual pages."],
+    "events": ["Date each event by when it happened, not by when it was reported.",
+               "News coverage may miss some events; check the individual pages too."],
 }
 ASKS = {
     "filter": ["Please find every one of the {what}.", "Could you list all {what}?", "I need all {what}.",
@@ -66,8 +84,7 @@ CLOSINGS = [
     "Completeness matters more than speed here. Return the result as one Markdown table with exactly these column "
     "names, one {one} per row.",
     "If a value is genuinely missing, write 'unknown' rather than guessing. Put everything in a single markdown table "
-    "with those column headers and one row per {one}.",
-]
+    "with those column headers and one row per {one}."]
 NOT_WORDS = ["excluding those {x}", "except those {x}", "leaving out those {x}"]
 OR_WORDS = ["as well as those {x}", "and also those {x}"]
 
@@ -191,7 +208,11 @@ class Wording:
         ask = self.pick(ASKS[shape]).format(what=what)
         cols = self.columns_text(columns, one, rank_word)
         closing = self.pick(CLOSINGS).format(one=one)
-        return " ".join(x for x in (purpose, ask, when, cols, closing) if x)
+        # most tasks state a rule, some leave it to the reader; chosen by the question's own words,
+        # so the task draws that follow are those they were without rules
+        rules = [*RULES[shape], ""]
+        rule = rules[stable_hash("rule", purpose, ask, when) % len(rules)]
+        return " ".join(x for x in (purpose, ask, when, rule, cols, closing) if x)
 
     def when_now(self) -> str:
         return self.pick(WHEN_NOW).format(date=self.date())

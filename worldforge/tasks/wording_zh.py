@@ -5,6 +5,7 @@ Column names and qualifiers come from the packs' zh labels (`TaskSchema` in Chin
 
 from __future__ import annotations
 
+from ..plumbing import stable_hash
 from ..world.pack import CountAttr
 from .schema import DATE, LIST, NUMBER, STRING, URL, Atom, Column
 from .table import fill, range_text
@@ -18,25 +19,35 @@ PURPOSES = {
         "我们团队正在用公开资料核对内部的{plural}记录。",
         "我在准备一份简报，需要关于部分{plural}的可靠而完整的数据。",
         "我在做背景调研，想要一张可以排序和筛选的{plural}汇总表。",
-    ],
+        "我们的通讯要做一期关于{plural}的专题，编辑要求名单必须有出处。",
+        "我在核查同事做的一份{plural}表格，看起来不全。",
+        "客户要一页关于{plural}的摘要，一个都不能漏。"],
     "ranked": [
         "我在写一篇对比文章，想看看哪些{plural}名列前茅。",
         "我的报告里需要一张{plural}的排名图表。",
         "我想了解一下规模：哪些{plural}处于领先地位？",
         "下周开会要用，我需要一份{plural}的排行榜。",
-    ],
+        "我在为一次比较筛选{plural}，只需要两头的那些。"],
     "timeline": [
         "我在写一段简史，需要完整的更替记录，而不只是最近几年。",
         "我在梳理领导层和成员随时间的变化，每一个时期都很重要。",
         "我在设计一张时间线图，需要每一段任期的起止时间。",
         "我在根据零散的资料还原一段历史，希望汇总成一张表。",
-    ],
+        "一篇周年纪念文章需要完整记录谁在何时任职。"],
     "events": [
         "我在编一份大事年表，需要某一时期内同一类的所有事件。",
         "我在画一条时间线，需要每一次发生的事件及其确切日期。",
         "我在研究一段时期内的动态，需要完整的记录，每个事件一行。",
         "我在核实一篇文章，需要这一时期内每一件此类事件，并注明日期。",
-    ],
+        "我参与的一个档案项目缺少这一时期的条目。"],
+}
+# 任务规则：什么算数、去哪里查；每条都与标准答案的构造方式一致。
+RULES = {
+    "filter": ["只统计在该日期满足全部条件的，过去满足的不算。", "单个网站的列表可能不全，请不要只看第一份列表。"],
+    "ranked": ["请使用截至该日期的数值，不要用旧数据。",
+               "请按准确数值排名，摘要里的约数不足以区分接近的情况。"],
+    "timeline": ["已经结束的任期和现任都要包括。", "名录可能只列出一部分，请查看各自的页面。"],
+    "events": ["事件按发生日期计，而不是按报道日期。", "新闻报道可能有遗漏，请同时查看各自的页面。"],
 }
 ASKS = {
     "filter": ["请找出所有{what}。", "请列出全部{what}。", "我需要所有{what}，一个都不要漏。", "哪些是{what}？请全部列出。"],
@@ -51,8 +62,7 @@ CLOSINGS = [
     "请包含所有符合条件的{one}，即使列表很长，也不要加入不符合条件的。请以一个Markdown表格作答，表头与上述列名完全一致，每个{one}一行。",
     "不要遗漏任何{one}，也不要加入不符合条件的{one}。请用一个Markdown表格输出，使用上述列名作为表头，每行一个{one}。",
     "完整性比速度更重要。请将结果整理成一个Markdown表格，列名与上面完全相同，每行一个{one}。",
-    "如果某个值确实查不到，请填写“未知”，不要猜测。请把所有结果放在一个Markdown表格中，表头使用上述列名，每个{one}一行。",
-]
+    "如果某个值确实查不到，请填写“未知”，不要猜测。请把所有结果放在一个Markdown表格中，表头使用上述列名，每个{one}一行。"]
 
 
 COUNTED = {"people", "employees", "students", "citations", "seats"}
@@ -157,7 +167,11 @@ class ZhWording(Wording):
         ask = self.pick(ASKS[shape]).format(what=what)
         cols = self.columns_text(columns, one, rank_word)
         closing = self.pick(CLOSINGS).format(one=one)
-        return "".join(x for x in (purpose, ask, when, cols, closing) if x)
+        # most tasks state a rule, some leave it to the reader; chosen by the question's own words,
+        # so the task draws that follow are those they were without rules
+        rules = [*RULES[shape], ""]
+        rule = rules[stable_hash("rule", purpose, ask, when) % len(rules)]
+        return "".join(x for x in (purpose, ask, when, rule, cols, closing) if x)
 
     def when_now(self) -> str:
         return self.pick(WHEN_NOW).format(date=self.date())

@@ -29,34 +29,31 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
         "attr": (
             "the {label} of {subject} is {value}",
             "{subject} has a {label} of {value}",
-            "{subject} is listed with a {label} of {value}",
-            "records give the {label} of {subject} as {value}",
-            "{value} is the {label} given for {subject}",
-            "{subject} is recorded with a {label} of {value}",
-            "for {subject}, the {label} stands at {value}",
             "{subject}'s {label} is {value}",
+            "{value} is the {label} of {subject}",
         ),
+        # A plural label ("colours", "founders"): agreement, and no "a colours of".
+        "attr_plural": ("the {label} of {subject} are {value}", "{subject}'s {label} are {value}"),
         # A count whose label is its unit (Employees: 651 employees): the value says what is counted.
-        "attr_counted": ("{subject} has {value}", "{subject} counts {value}", "{subject} is listed with {value}",
-                         "records show {value} for {subject}", "{value} are recorded for {subject}"),
+        "attr_counted": ("{subject} has {value}", "{subject} counts {value}", "{subject} has some {value}",
+                         "{subject} has a total of {value}"),
         # A to-one link without dates.
         "link": (
             "{subject}'s {label} is {object}",
-            "{object} is listed as the {label} of {subject}",
             "the {label} of {subject} is {object}",
+            "{object} is {subject}'s {label}",
         ),
         # A dated link (tenure or event); {when} is a span phrase ("from 2001 to 2005").
         "dated_link": (
-            "{when_cap}, {subject} was linked to {object} ({label})",
-            "{object} is on record under {subject}'s {label}, {when}",
-            "{subject} and {object} appear together under {label} {when}",
+            "{subject}'s {label}: {object} {when}",
+            "{label} of {subject}: {object} {when}",
         ),
         "event_link": (
-            "{subject}: {label}, {object}, {when}",
-            "{when_cap}, {subject} gained {object} ({label})",
+            "{subject}'s {label}: {object} {when}",
+            "{label} of {subject}: {object} {when}",
         ),
         # Spans: {a} start, {b} end.
-        "span_closed": ("from {a} to {b}", "between {a} and {b}", "({a}–{b})", "from {a} until {b}"),
+        "span_closed": ("from {a} to {b}", "({a}–{b})", "from {a} until {b}", "in the years {a}–{b}"),
         "span_open": ("since {a}", "from {a} to the present", "from {a} until the present day"),
         "span_open_news": ("as of {a}", "from {a}", "starting {a}"),
         "span_event": ("in {a}", "({a})"),
@@ -65,32 +62,23 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
             "{A}, and {B}.",
             "{A}; {B}.",
             "{A}, while {B}.",
-            "{A}, and in addition {B}.",
-            "{A}; moreover, {B}.",
-            "{A}; {B} as well.",
-            "{A}, and {B} too.",
-            "{A}, and also {B}.",
             "{A} — {B}.",
-            "{A}, and beyond that {B}.",
+            "{A}. {B_cap}.",
+            "{A}, and {B}.",
         ),
         "join3": (
             "{A}, {B}, and {C}.",
             "{A}; {B}; and {C}.",
-            "{A}; in addition, {B}, and {C}.",
-            "{A}, while {B}; furthermore, {C}.",
+            "{A}. {B_cap}, and {C}.",
+            "{A}, while {B}. {C_cap}.",
             "{A}, {B}; and {C}.",
         ),
-        # Narrative connectives for a history paragraph, by the gap to the previous event.
-        "then_same_year": ("Later that year, ", "The same year, ", "In the same year, "),
-        "then_gap": ("{n} years later, ", "After {n} years, ", "{n} years on, "),
-        "then_far": ("In {year}, ", "By {year}, ", "Then, in {year}, ", "Later, in {year}, "),
-        "first": ("In {year}, ", "The record begins in {year}: ", "Early on, in {year}, "),
         # References to the subject after its first mention.
         "ref_thing": ("it", "the {noun}", "the {noun}"),
         "ref_being": ("the {noun}",),
         # Quotes in news items: information-free voice attributed to a person of the world.
         # Quotes in news items: attributed voice, composed from an opening, a body and an attribution.
-        "quote_open": ("", "", "", "Honestly, ", "For us, ", "Today ", "In the end, ", "Above all, ", "Frankly, ",
+        "quote_open": ("", "", "", "", "", "", "", "", "", "", "Honestly, ", "For us, ", "Today ", "In the end, ", "Above all, ", "Frankly, ",
                        "Right now, ", "Look, ", "To be clear, ", "Personally, ", "If I am honest, ", "At this point, ",
                        "Between us, ", "As things stand, ", "Put simply, "),
         # a quote's core: what was said about the event ({what}: its label, {subject}: who it is about)
@@ -120,34 +108,74 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
             "it is a fair result", "we could not have planned it better",
             "we will be judged on what happens next", "it is a relief more than anything",
             "I would not change a thing", "we have been careful at every step",
+            "the {what} has been in the works since last year", "a lot of people put their trust in us, and the {what} repays it",
+            "we wanted the {what} done properly rather than quickly", "the {what} is good for {subject} in the long run",
+            "I spoke to everyone involved before the {what}", "some will say the {what} came late, and they may be right",
+            "the {what} was the easy part", "we have had the {what} in mind for a while", "the {what} surprised even some of us",
+            "this is not the end of the story", "we are not getting carried away", "the next step is the hard one",
+            "there is no secret to it", "the timing felt right", "we owe this to the people who stuck with us",
+            "it will take time to settle in", "I am grateful to everyone who made it possible", "it is a good day for {subject}",
+            "{subject} is in a better place than a year ago", "we knew what we wanted and we went for it",
+            "there were other options, but this was the best one", "I hope people give it a chance",
+            "it is the kind of thing you plan for years", "we did our homework", "nobody here takes it for granted",
+            "it is what {subject} needed", "the reaction so far has been positive", "we will not rush the next part",
+            "I am looking forward to getting started", "there is a lot to build on",
+            "we have been talking about this since the spring", "it was a question of when, not if",
+            "we listened, and this is the answer", "I think the {what} makes sense for everyone",
+            "the {what} was discussed at length", "we expected questions about the {what}",
+            "people close to {subject} saw this coming", "the details will follow in the coming weeks",
+            "we are proud of the people who got us here", "this gives {subject} room to grow",
+            "it is a chance we could not pass up", "I would rather let the results speak",
+            "it has been a busy few months", "the {what} had the support of the whole board",
+            "we took advice from people we trust", "the {what} is a vote of confidence",
+            "the conversations were long but friendly", "no one should read too much into it",
+            "the {what} fits the plan we set out", "we want to do right by {subject}",
+            "there will be more news soon", "I think we got the balance right",
+            "it is a fresh start in many ways", "the {what} has been well received",
+            "this is about people as much as anything", "I would like to thank everyone at {subject}",
+            "we are ready for what comes next", "the {what} was the obvious choice in the end",
+            "it shows what {subject} is capable of", "we will keep our heads down and work",
         ),
         "quote_what": ("news", "decision", "announcement", "move", "result", "change", "outcome", "step"),
-        "quote_close": ("", "", "", "", "; that is all there is to it", ", and we mean it", ", whatever anyone says",
+        "quote_close": ("", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "; that is all there is to it", ", and we mean it", ", whatever anyone says",
                         ", and that matters", "; we will see where it goes", ", at least for now", ", in my view",
                         ", and I think people know that", "; the rest is detail"),
         "quote_attr": ("said {speaker}", "{speaker} said", "{speaker} told reporters", "{speaker} said in a statement",
                        "according to {speaker}", "{speaker} added", "{speaker} commented", "{speaker} noted",
                        "{speaker} said on the day", "{speaker} told the paper", "{speaker} said afterwards",
                        "{speaker} said in an interview"),
+        # An attribution before the quote ("X told reporters: “…”").
+        "quote_lead": ("{speaker} said", "{speaker} told reporters", "{speaker} said in a statement", "{speaker} put it simply",
+                       "{speaker} was blunt", "{speaker} told the paper", "{speaker} said on the day", "{speaker} added",
+                       "{speaker} said later", "{speaker} was quick to add", "in an interview {speaker} said",
+                       "{speaker} summed it up", "{speaker} said in a short statement",
+                       "{speaker} wrote in a statement", "{speaker} said at a press briefing", "as {speaker} put it"),
         "spokesperson": ("a spokesperson for {subject}", "a representative of {subject}", "a source close to {subject}"),
         "background": ("Background", "Context", "About {subject}", "What we know about {subject}"),
         "history": ("History", "Background and history", "Chronology", "Development"),
         "overview": ("Overview", "Profile", "Key facts", "At a glance"),
-        "related": ("Related places and organisations", "Connections", "In context", "Related entities"),
         "see_also": ("See also", "Related articles", "Related entries"),
         "timeline": ("Timeline", "Key dates", "Dates"),
         # First-person official-site voice: {subject} is "we"/"our company".
         "official_intro": ("Welcome to {subject}.", "This is the official site of {subject}.",
-                           "Thank you for visiting {subject}.", "Find out who we are and what we do."),
+                           "Thank you for visiting {subject}.", "Find out who we are and what we do.",
+                           "Welcome to the home of {subject} on the web.", "You have reached the official website of {subject}.",
+                           "Good to have you here.", "Here is everything you need to know about {subject}.",
+                           "This site is run by {subject}.", "Learn more about {subject} below."),
         "official_counted": ("we have {value}", "we count {value}", "today we have {value}"),
         "official_attr": ("our {label} is {value}", "we report a {label} of {value}", "we are proud of our {label}: {value}"),
-        "more_list": ("The full list of {count} is on [a separate page]({url}).",
-                      "{shown} of {count} are listed here; see [the complete list]({url}).",
-                      "All {count} are on [the full list]({url})."),
+        # An article's list cut short ({what}: the list's heading in lower case, "players").
+        "more_list": ("For all {count} {what}, see [the complete list]({url}).", "All {count} {what} are on [the complete list]({url}).",
+                      "Only {shown} of the {count} {what} appear here (see [all {count}]({url})).",
+                      "This page shows {shown} of {count} {what}; [a separate list]({url}) has the rest.",
+                      "A longer list of {count} {what} is kept on [another page]({url}).",
+                      "The full list of {count} {what} is on [a separate page]({url}).",
+                      "{shown} of {count} {what} are listed here (the rest are on [the complete list]({url})).",
+                      "There are {count} {what} in all; [the complete list]({url}) has every one."),
         # Small words the writer needs (one form each).
         "yes": ("yes",), "no": ("no",),
         "since_year": ("since {a}",), "present": ("the present",), "until": (", until {d}",),
-        "tag_span": (" ({span})",), "tag_to_present": (" (to the present)",), "tag_since": (" (since {a})",),
+        "tag_span": (" ({span})",), "tag_to_present": (" (to the present)",),
         "tag_from": (" (from {a})",), "tag_date": (" ({d})",), "tag_since_date": (" (since {d})",), "tag_range": (" ({d} – {e})",),
         "date_attr": ("the {label} date of {subject} is {value}",),
         "bool_attr": ("{subject} — {label}: {value}",),
@@ -181,12 +209,10 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
         "attr": (
             "{subject}的{label}为{value}",
             "{subject}的{label}是{value}",
-            "资料显示，{subject}的{label}为{value}",
             "{value}是{subject}的{label}",
-            "据记载，{subject}的{label}是{value}",
             "{subject}的{label}登记为{value}",
-            "就{subject}而言，{label}为{value}",
-            "{subject}的{label}记为{value}",
+            "{subject}{label}为{value}",
+            "{subject}的{label}一栏写的是{value}",
         ),
         "link": (
             "{subject}的{label}是{object}",
@@ -194,32 +220,28 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
             "{subject}的{label}为{object}",
         ),
         "dated_link": (
-            "{when_cap}，{subject}与{object}相关联（{label}）",
-            "{subject}的{label}记录中有{object}，{when}",
-            "{when_cap}，{object}列于{subject}的{label}之下",
+            "{subject}的{label}为{object}",
+            "{subject}的{label}包括{object}",
+            "{object}曾列入{subject}的{label}",
         ),
         "event_link": (
-            "{subject}：{label}，{object}，{when}",
-            "{when_cap}，{subject}获得{object}（{label}）",
+            "{subject}的{label}为{object}",
+            "{subject}的{label}包括{object}",
         ),
         "span_closed": ("{a}年至{b}年", "从{a}年到{b}年", "（{a}–{b}年）", "{a}年起至{b}年"),
         "span_open": ("自{a}年起", "{a}年至今", "从{a}年起至今"),
         "span_open_news": ("截至{a}年", "自{a}年起", "从{a}年开始"),
         "span_event": ("{a}年", "（{a}年）"),
         "join2": (
-            "{A}，{B}。", "{A}；{B}。", "{A}，同时{B}。", "{A}，此外{B}。", "{A}；另外，{B}。",
-            "{A}，而且{B}。", "{A}——{B}。", "{A}；与此同时，{B}。", "{A}，并且{B}。", "{A}；此外，{B}。",
+            "{A}，{B}。", "{A}；{B}。", "{A}，同时{B}。", "{A}。{B}。", "{A}，{B}。",
+            "{A}，而且{B}。", "{A}——{B}。", "{A}；{B}。", "{A}，并且{B}。", "{A}。{B}。",
         ),
         "join3": (
-            "{A}，{B}，{C}。", "{A}；{B}；{C}。", "{A}；此外，{B}，{C}。", "{A}，同时{B}；另外，{C}。", "{A}，{B}；{C}。",
+            "{A}，{B}，{C}。", "{A}；{B}；{C}。", "{A}。{B}，{C}。", "{A}，同时{B}。{C}。", "{A}，{B}；{C}。",
         ),
-        "then_same_year": ("同年，", "当年晚些时候，", "同一年，"),
-        "then_gap": ("{n}年后，", "过了{n}年，", "{n}年之后，"),
-        "then_far": ("{year}年，", "到{year}年，", "其后在{year}年，", "后来，{year}年，"),
-        "first": ("{year}年，", "记录始于{year}年：", "早在{year}年，"),
         "ref_thing": ("该{noun}", "该{noun}", "这一{noun}"),
         "ref_being": ("此人", "该{noun}"),
-        "quote_open": ("", "说实话，", "对我们来说，", "今天", "最终，", "最重要的是，", "坦率地说，", "眼下，"),
+        "quote_open": ("", "", "", "", "", "", "说实话，", "对我们来说，", "今天", "最终，", "最重要的是，", "坦率地说，", "眼下，"),
         "quote_body": (
             "这对{subject}来说是一个重要时刻", "我们为此努力了很长时间", "这对所有相关的人都是好消息",
             "我们期待接下来的发展", "没有人想到会这么快", "这对{subject}意义重大", "我为取得的成绩感到自豪",
@@ -228,24 +250,25 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
             "我们非常感谢前人的付出", "这是我们满怀信心迈出的一步",
         ),
         "quote_what": ("",),
-        "quote_close": ("", "", "", "，事情就是这样", "，至少目前如此", "，这一点很重要", "，我们拭目以待"),
+        "quote_close": ("", "", "", "", "", "", "，事情就是这样", "，至少目前如此", "，这一点很重要", "，我们拭目以待"),
         "quote_attr": ("{speaker}说", "{speaker}表示", "{speaker}对记者说", "{speaker}在一份声明中说",
                        "{speaker}称", "{speaker}补充道", "{speaker}评论道", "{speaker}指出"),
         "spokesperson": ("{subject}的一位发言人", "{subject}的一名代表", "{subject}的一位知情人士"),
         "background": ("背景", "相关背景", "关于{subject}", "{subject}概况"),
         "history": ("历史", "背景与沿革", "大事记", "发展历程"),
         "overview": ("概况", "简介", "基本信息", "一览"),
-        "related": ("相关地点与机构", "关联", "相关背景", "相关条目"),
         "see_also": ("参见", "相关文章", "相关条目"),
         "timeline": ("时间线", "重要日期", "日期"),
-        "official_intro": ("欢迎访问{subject}。", "这里是{subject}的官方网站。", "感谢您访问{subject}。", "了解我们是谁、我们做什么。"),
+        "official_intro": ("欢迎访问{subject}。", "这里是{subject}的官方网站。", "感谢您访问{subject}。", "了解我们是谁、我们做什么。",
+                           "欢迎来到{subject}官网。", "您正在浏览{subject}的官方网站。", "这里有关于{subject}的一切。", "本站由{subject}运营。"),
         "official_attr": ("我们的{label}是{value}", "我们的{label}为{value}", "我们引以为豪的{label}：{value}"),
-        "more_list": ("共{count}项的完整列表见[单独页面]({url})。",
-                      "此处列出{shown}项，共{count}项；见[完整列表]({url})。",
-                      "全部{count}项见[完整列表]({url})。"),
+        "more_list": ("共{count}项的完整列表见[单独页面]({url})。", "此处列出其中{shown}项（全部{count}项见[完整列表]({url})）。",
+                      "全部{count}项见[完整列表]({url})。", "{what}共{count}项，其余见[完整列表]({url})。",
+                      "本页只列出{count}项{what}中的{shown}项（其余见[完整列表]({url})）。", "全部{count}项{what}收录于[单独页面]({url})。",
+                      "{what}较多（共{count}项），完整名单见[完整列表]({url})。"),
         "yes": ("是",), "no": ("否",),
         "since_year": ("{a}年起",), "present": ("今",), "until": ("，至{d}",),
-        "tag_span": ("（{span}）",), "tag_to_present": ("（至今）",), "tag_since": ("（{a}年起）",),
+        "tag_span": ("（{span}）",), "tag_to_present": ("（至今）",),
         "tag_from": ("（{a}年起）",), "tag_date": ("（{d}）",), "tag_since_date": ("（{d}起）",), "tag_range": ("（{d}至{e}）",),
         "date_attr": ("{subject}的{label}为{value}",),
         "bool_attr": ("{subject}——{label}：{value}",),
@@ -253,7 +276,7 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
         "aka": ("（又名{aliases}）",),
         "lead": ("{name}是{desc}。",),
         "noun_tag": ("（{noun}）",),
-        "history_joins": ("，", "；", "，随后", "。", "，之后", "；此后，"),
+        "history_joins": ("，", "；", "。", "。", "；", "。"),
         "official_site": ("官方网站",), "profile_kind": ("{type}资料",), "updated": ("更新于{date}",),
         "about_us": ("关于我们",), "about": ("简介",),
         "more_about": ("更多关于{name}的信息：[{site}]({url})",),
@@ -401,6 +424,7 @@ def choose_h(options: tuple[str, ...], h: int) -> str:
 
 # Function words that open a clause; placed mid-sentence they go to lower case.
 _LOWER_FIRST = frozenset("It Its The On In For Records As From Between Since Starting After Later Then Early By A An "
+                         "Subsequently Afterwards Aged At That Late Soon "
                          "Two Three Four Five Six Seven Eight Nine Ten Eleven Twelve".split())
 _FIRST_WORD = re.compile(r"[^ ,:]*(?=[ ,:])")  # a clause's first word, followed by a space, comma or colon
 
@@ -434,7 +458,8 @@ def join_clauses_h(clauses: list[str], h: int, lang: str = "en") -> str:
         return (join_clauses_h(clauses[:3], h, lang) + SENTENCE_SEP.get(lang, " ")
                 + join_clauses_h(clauses[3:], crc32(b"+", h), lang))
     tpl = choose_h(BANKS.get(lang, BANKS["en"])["join3"], h)
-    return cap(tpl.format(A=clauses[0], B=clauses[1], C=clauses[2], B_cap=cap(clauses[1]) if "{B_cap}" in tpl else ""))
+    return cap(tpl.format(A=clauses[0], B=clauses[1], C=clauses[2], B_cap=cap(clauses[1]) if "{B_cap}" in tpl else "",
+                          C_cap=cap(clauses[2]) if "{C_cap}" in tpl else ""))
 
 
 def group_clauses(clauses: list[str], key: str, lang: str = "en") -> list[str]:
@@ -447,10 +472,27 @@ def group_clauses(clauses: list[str], key: str, lang: str = "en") -> list[str]:
     return out
 
 
+_ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_ZH_DIGITS = "零一二三四五六七八九"
+
+
 def number_words(n: int, lang: str = "en") -> str:
-    words = (("零", "一", "两", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二") if lang == "zh" else
-             ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"))
-    return words[n] if 0 <= n < len(words) else ""
+    """A number below 100 in words ('twenty-six', '二十六'; a count of two is '两'), else ''."""
+    if not 0 <= n < 100:
+        return ""
+    if lang == "zh":
+        if n == 2:
+            return "两"
+        if n < 10:
+            return _ZH_DIGITS[n]
+        tens, ones = divmod(n, 10)
+        return ("" if tens == 1 else _ZH_DIGITS[tens]) + "十" + (_ZH_DIGITS[ones] if ones else "")
+    if n < 20:
+        return _ONES[n]
+    tens, ones = divmod(n, 10)
+    return _TENS[tens] + ("-" + _ONES[ones] if ones else "")
 
 
 _SKEL_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
@@ -470,7 +512,7 @@ def prose_sentences(markdown: str) -> list[str]:
     out = []
     for para in markdown.split("\n\n"):
         para = para.strip()
-        if (not para or para[0] in "#|-*[" or para.startswith(("---", "Read more", "More about", "阅读更多", "更多关于"))
+        if (not para or para[0] in "#|-*[" or para.startswith(("---", "Read more", "More about", "阅读更多", "更多关于", "Pages: ", "页码："))
                 or _NUMBERED.match(para)):  # a numbered list (references)
             continue
         out.extend(s for s in _SENT.split(para.replace("\n", " ")) if s)
@@ -498,8 +540,9 @@ def quote(b: dict, key: str, subject: str, speaker: str, lang: str = "en", what:
     closing, attributed to `speaker`."""
     bodies = b["quote_body"] if what else tuple(x for x in b["quote_body"] if "{what}" not in x)
     body = (choose(b["quote_open"], key + "|o") + choose(bodies, key + "|b").format(subject=subject, what=what)
-            + choose(b["quote_close"], key + "|c"))
-    attr = choose(b["quote_attr"], key + "|a").format(speaker=speaker)
+            + (choose(b["quote_close"], key + "|c") if pick(key + "|cl", 2) == 0 else ""))
     if lang == "zh":
-        return f"{attr}：“{body}。”"
-    return f"“{cap(body)},” {attr}."
+        return f"{choose(b['quote_attr'], key + '|a').format(speaker=speaker)}：“{body}。”"
+    if pick(key + "|form", 3) == 0:  # “…,” said X.
+        return f"“{cap(body)},” {choose(b['quote_attr'], key + '|a').format(speaker=speaker)}."
+    return f"{cap(choose(b['quote_lead'], key + '|a').format(speaker=speaker))}: “{cap(body)}.”"  # X told reporters: “…”

@@ -211,7 +211,7 @@ def fact_sheet(view: WorldView, page: Page) -> str:
 
 def plan_sections(view: WorldView, page: Page) -> list[tuple[str, list]]:
     """The page's facts in the sections the template writer gives them: lead and infobox,
-    history (dated, in order), one per list relation, related entities; news: the event, then
+    history (dated, in order), one per list relation, then incoming links; news: the event, then
     the background as of the page's date; directories: the table rows in order."""
     if page.kind == "news":
         return [("the event", page.facts[:1]), ("background as of the page date", page.facts[1:])]
@@ -219,7 +219,6 @@ def plan_sections(view: WorldView, page: Page) -> list[tuple[str, list]]:
         return [("facts", list(page.facts))]
     eid = page.subject
     t = view.type_of[eid]
-    related = set(page.layout.get("related", ()))
     own = [f for f in page.facts if f.subject == eid]
     lead = [f for f in own if not view.meta[(t, f.predicate)].relation or view.meta[(t, f.predicate)].to_one]
     dated = sorted((f for f in own if f.valid_from or f.value_type == "date"),
@@ -233,15 +232,12 @@ def plan_sections(view: WorldView, page: Page) -> list[tuple[str, list]]:
             if not out or out[-1][0] != m.label:
                 out.append((m.label, []))
             out[-1][1].append(f)
-    incoming = [f for f in page.facts if f.subject != eid and f.fact_id not in related]
+    incoming = [f for f in page.facts if f.subject != eid]
     for f in incoming:
         label = view.meta[(view.type_of[f.subject], f.predicate)].inverse_label
         if out[-1][0] != label:
             out.append((label, []))
         out[-1][1].append(f)
-    rel = [f for f in page.facts if f.fact_id in related]
-    if rel:
-        out.append(("related entities", rel))
     return out
 
 

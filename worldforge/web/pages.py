@@ -112,8 +112,16 @@ def plural(word: str) -> str:
     return word + "s"
 
 
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
 def slug(text: str) -> str:
-    """URL words: ASCII-folded ('Müller' -> 'muller'); text with no Latin letters gets a stable hash."""
+    """URL words: ASCII-folded ('Müller' -> 'muller'), Chinese in pinyin without tones
+    ('安平足球俱乐部' -> 'an-ping-zu-qiu-ju-le-bu'); text with neither gets a stable hash."""
+    if _CJK.search(text):
+        from pypinyin import lazy_pinyin
+
+        text = " ".join(lazy_pinyin(text))
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-") or f"{zlib.crc32(text.encode()):08x}"
 
@@ -199,16 +207,39 @@ class Sites:
                ("The {R} Herald", "herald", 1948, None, "com"), ("{R} Times", "times", 1956, None, "com"),
                ("{R} Daily Post", "dailypost", 1971, None, "com"), ("{R} Business Wire", "wire", 1998, None, "com"))
 
-    def __init__(self, seed: int):
+    # A Chinese world's sites have Chinese names (a root of two characters, its pinyin in the host).
+    OUTLETS_ZH = ("{R}公报", "{R}信使报", "{R}晨报", "{R}时报", "{R}日报", "{R}商业通讯")
+    PROFILES_ZH = {"aerospace": "航空工业", "airlines": "航空公司名录", "airports": "机场资料", "atlas": "地理志",
+                   "awards": "奖项库", "bands": "乐队库", "campus": "高校在线", "catalog": "产品目录", "citydata": "城市数据",
+                   "discogs": "唱片库", "football": "足球", "honours": "荣誉榜", "labels": "唱片公司名录", "musicians": "音乐人",
+                   "papers": "论文库", "people": "人物库", "registry": "企业登记", "scholars": "学者库"}
+    ROOTS_ZH = "安平山河江云川宁阳南东西海湖林青白金长昌兴华丰德泰永嘉临通武清石鹤龙凤桂兰松新广福远定顺和康庆瑞怀"
+
+    def __init__(self, seed: int, lang: str = "en"):
         self.seed = seed
-        r = _site_root(seed, "encyclopedia")
-        self.encyclopedia = Site(f"{r.title()}pedia", f"{r}pedia.org")
-        r = _site_root(seed, "directory")
-        self.directory = Site(f"{r.title()} Lists", f"www.{r}lists.com")
-        self.outlets = tuple(Site(n.replace("{R}", _site_root(seed, d).title()), f"www.{_site_root(seed, d)}{d}.{tld}")
-                             for n, d, _, _, tld in self.OUTLETS)
+        self.lang = lang
+        if lang == "zh":
+            r, h = self._zh_root("encyclopedia")
+            self.encyclopedia = Site(f"{r}百科", f"{h}baike.org")
+            r, h = self._zh_root("directory")
+            self.directory = Site(f"{r}名录", f"www.{h}minglu.com")
+            self.outlets = tuple(Site(n.replace("{R}", self._zh_root(d)[0]), f"www.{self._zh_root(d)[1]}{d}.{tld}")
+                                 for n, (_, d, _, _, tld) in zip(self.OUTLETS_ZH, self.OUTLETS))
+        else:
+            r = _site_root(seed, "encyclopedia")
+            self.encyclopedia = Site(f"{r.title()}pedia", f"{r}pedia.org")
+            r = _site_root(seed, "directory")
+            self.directory = Site(f"{r.title()} Lists", f"www.{r}lists.com")
+            self.outlets = tuple(Site(n.replace("{R}", _site_root(seed, d).title()), f"www.{_site_root(seed, d)}{d}.{tld}")
+                                 for n, d, _, _, tld in self.OUTLETS)
         self.outlet_years = tuple((start, end) for _, _, start, end, _ in self.OUTLETS)
         self._profiles: dict[str, Site] = {}
+
+    def _zh_root(self, word: str) -> tuple[str, str]:
+        """Two characters for a Chinese site's name, and their pinyin for its host."""
+        rng = child_rng(self.seed, "site-zh", word)
+        r = "".join(self.ROOTS_ZH[i] for i in rng.integers(0, len(self.ROOTS_ZH), 2))
+        return r, slug(r).replace("-", "")
 
     def outlets_in(self, year: int) -> tuple[Site, ...]:
         """The outlets publishing in `year` (the oldest one before any was founded)."""
@@ -217,8 +248,12 @@ class Sites:
 
     def profile(self, word: str) -> Site:
         if word not in self._profiles:
-            r = _site_root(self.seed, "profile:" + word)
-            self._profiles[word] = Site(f"{r.title()} {humanise(word)}", f"www.{r}{word.replace('_', '')}.com")
+            if self.lang == "zh":
+                r, h = self._zh_root("profile:" + word)
+                self._profiles[word] = Site(f"{r}{self.PROFILES_ZH.get(word, '资料库')}", f"www.{h}{word.replace('_', '')}.com")
+            else:
+                r = _site_root(self.seed, "profile:" + word)
+                self._profiles[word] = Site(f"{r.title()} {humanise(word)}", f"www.{r}{word.replace('_', '')}.com")
         return self._profiles[word]
 
 
@@ -232,12 +267,15 @@ class WorldView:
         self.options = options
         self.as_of = self.world.spec.as_of
         self.lang = self.world.spec.language
-        self.sites = Sites(self.world.spec.seed)
+        self.sites = Sites(self.world.spec.seed, self.world.spec.language)
         self.relations = self.world.relations
         # Plain dicts of what page planning asks per fact (the spec's properties cost microseconds a call).
         self.types = self.world.types
         self.timeless = {t: frozenset(a for a, s in et.attributes.items() if isinstance(s, (CategoricalAttr, CodeAttr, LookupAttr)))
                          for t, et in self.types.items()}
+        # Lookups that restate a link ("Nationality" via the citizenship link): prose says one of the two.
+        self.echoes = {t: {a: s.via for a, s in et.attributes.items() if isinstance(s, LookupAttr) and s.attribute in ("id", "name")}
+                       for t, et in self.types.items()}
         # Types whose entities can speak in a news quote: those with a birth date.
         self.person_like = {t: any("birth" in a for a in et.attributes) for t, et in self.types.items()}
         # Types a spokesperson speaks for: organisations people work, play or serve in (the target of
@@ -260,6 +298,22 @@ class WorldView:
     @cached_property
     def names(self) -> dict[str, str]:
         return self._entities()["names"]
+
+    @cached_property
+    def home_of(self) -> dict[str, str]:
+        """Each entity's home: the target of its first timeless to-one link (a club's city, a
+        firm's headquarters, a city's country), by id; text may describe an entity by it ("the
+        Heshalland club Athletic Valdel"). Timeless, so true on a page of any date. People have none."""
+        # (not a person's birthplace or nationality, nor a country's capital: 'the Tamview country')
+        rels = sorted(r for r, rs in self.relations.items() if rs.cardinality == "N:1" and not rs.history
+                      and not self.person_like.get(rs.source))
+        if not rels:
+            return {}
+        rows = self.con.execute(
+            "SELECT subject, value FROM facts WHERE value_type = 'entity' AND valid_from IS NULL AND valid_to IS NULL "
+            "AND list_contains(?, predicate) QUALIFY row_number() OVER (PARTITION BY subject ORDER BY predicate, fact_id) = 1",
+            [rels]).fetchall()
+        return dict(rows)
 
     @cached_property
     def type_of(self) -> dict[str, str]:
@@ -648,7 +702,7 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
 def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fact]], incoming: dict[str, list[Fact]],
                  neigh: dict[str, list[Fact]], seen_urls: set[str]) -> Iterator[Page]:
     """The articles, profiles, news items and full lists of entities `ids` of type t, given their
-    own facts, incoming links and neighbours' summary facts."""
+    own facts and incoming links (news items also their neighbours' summary facts)."""
     opts = view.options
     et = view.types[t]
     ps = et.pages
@@ -686,19 +740,17 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
                         src = view.relations[pred].source
                         listed = any(d.by == pred for d in view.types[src].pages.directories)
                         more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
-            targets = list(dict.fromkeys([f.value for f in out_facts] + [f.subject for f in in_facts]))[:10]
-            related = [f for x in targets if x not in homeless for f in neigh.get(x, []) if f.value != eid and not view.off_fact(f)][:30]
             lists = _part_lists_of(view, t, eid)
             furniture = {n for *_, n in lists} | ({opts.max_list_items, *(n for n, _ in more.values())} if more else set())
             if off and archive is not None:
                 archive = (archive[0], [f for f in archive[1] if f.fact_id not in off])
             shown = [f for f in attr_facts if f.fact_id not in off] if off else attr_facts
-            layout = {"more": more, "related": [f.fact_id for f in related], "lists": lists,
+            layout = {"more": more, "lists": lists,
                       "refs": [(s.url, s.title, s.site, s.date) for s in stories]}
             if ps.profile is not None:
                 layout["external"] = (view.profile_url[eid], bool(ps.profile.url), own_site(view, t, eid))
             yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, view.article_title.get(eid, name), None, eid,
-                       _entities(eid, out_facts, in_facts), shown + out_facts + in_facts + related,
+                       _entities(eid, out_facts, in_facts), shown + out_facts + in_facts,
                        layout, tuple(sorted(furniture)), archive)
         if home:  # the entity's one page: all it is and links to, and (few: see `homeless`) all that link to it
             yield Page(view.profile_url[eid], "profile", own_site(view, t, eid), name, None, eid, _entities(eid, out_facts, in_facts),
@@ -883,17 +935,19 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     ctx.sort(key=lambda f: f.fact_id)
     if event.value_type == "entity":  # what the other party was on that day
         other = view.type_of[event.value]
-        ctx += [f for f in facts_at(view, other, neigh.get(event.value, []), published, []) if f.value != eid][:10]
-    # Background on the places and organisations of the subject's own links the story mentions, as
-    # they stood that day (only the subject's own neighbours: a shard's view has exactly those).
-    seen_ids = {eid, event.value}
-    own_links = {f.value for f in facts if f.value_type == "entity"}
-    for x in dict.fromkeys(f.value for f in list(ctx) if f.value_type == "entity" and f.value not in seen_ids
-                           and f.subject == eid and f.value in own_links):
-        if len(seen_ids) > 4:
-            break
-        seen_ids.add(x)
-        ctx += [f for f in facts_at(view, view.type_of[x], neigh.get(x, []), published, []) if f.value not in seen_ids][:5]
+        ctx += [f for f in facts_at(view, other, neigh.get(event.value, []), published, []) if f.value != eid][:6]
+    # (Not the places and firms the subject links to: their infobox facts in a story about
+    # something else were padding, issue 37.) A link is said once, not again as its lookup
+    # ("is a citizen of X", not also "has a nationality of X").
+    # The subject's standing facts (nationality, birthplace, birth date) are background a paper
+    # gives in some stories, not every one.
+    et = view.types[t]
+    start = et.lifecycle.start if et.lifecycle is not None else None
+    ctx = [f for f in ctx if f.subject != eid or not (f.predicate in view.timeless[t] or f.predicate == start
+                                                      or (f.value_type == "entity" and f.valid_from is None))
+           or pick(url + "/bg/" + f.fact_id, 2)]
+    stated = {(f.subject, f.predicate) for f in ctx} | {(eid, event.predicate)}
+    ctx = [f for f in ctx if (f.subject, view.echoes[view.type_of[f.subject]].get(f.predicate)) not in stated]
     ids = dict.fromkeys([eid] + ([event.value] if event.value_type == "entity" else []))
     speaker = None
     if view.person_like[t]:

@@ -6,6 +6,11 @@ measures (also stored in render.json):
 - distinct skeletons among all prose sentences;
 - the share of sentences of the most common skeleton;
 - the share of sentences whose skeleton appears on 10 or more pages;
+- clause frames (issue 37's reader): sentences split at , ; and the words and/while/then, with
+  entity names (every page subject's name, links, capitalised runs), dates and numbers masked;
+  the share of clauses whose frame is on 10 or more pages (`clauses_on_10_plus_pages`);
+- phrase tells: the share of pages holding each known machine phrasing (`tells`), and template
+  slips that must never occur (`slips`: a year said twice, a doubled word);
 - mean (and quartile) words per page kind;
 - where facts live (`where_facts_live`): entities without an article, and the share of facts
   the encyclopedia states and of those only other sites state.
@@ -30,6 +35,35 @@ def words(markdown: str) -> int:
     return len(_WORD.findall(_LINK_URL.sub("]", markdown)))
 
 
+# Clause boundaries as issue 37's reader cut them, in both languages.
+CLAUSE_SPLIT = r"[,;，；、]|\b(?:and|while|then)\b|并且|然后|同时"
+# Phrasings a reader spots as machine text when they recur across pages (name, pattern).
+TELLS = {
+    "en": {
+        "it was on DATE that": r"\b[Ii]t was on [^.]{4,24}? that\b",
+        "the X stands at": r"\bstands at\b",
+        "is recorded with a": r"\bis recorded with an?\b",
+        "records give": r"\b[Rr]ecords give\b",
+        "is listed with a": r"\bis listed with an?\b",
+        "is on record under": r"\bis on record under\b",
+        "appear together under": r"\bappear together under\b",
+        "is the X given for": r"\bis the [a-z -]+ given for\b",
+        "is a city or town": r"\bis a city or town\b",
+        "moreover": r"\b[Mm]oreover\b",
+        "furthermore": r"\b[Ff]urthermore\b",
+        "in addition": r"\b[Ii]n addition\b",
+    },
+    "zh": {
+        "资料显示": "资料显示", "据记载": "据记载", "与…相关联": "相关联", "列于…之下": "之下",
+        "记录中有": "记录中有", "此外": "此外", "另外": "另外",
+    },
+}
+SLIPS = {
+    "a year said twice in a row": r"\b[Ii]n (\d{4}),? (?:[Bb]orn on [A-Za-z]+ \d{1,2}, \1|in \1)\b",
+    "a doubled word": r"\b(the|a|an|of|in|on|is|was|and|to|date)\s+\1\b",
+}
+
+
 MAX_PAGES = 20_000
 REPORT_MEMORY = "1GB"  # what the sample's query may hold before spilling to disk
 
@@ -47,6 +81,10 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
                            "(SELECT url FROM pages ORDER BY hash(url), url LIMIT ?) ORDER BY hash(url), url",
                            [max_pages]).fetchall()
         sources = where_facts_live(con)
+        names = [r[0] for r in con.execute(
+            "SELECT DISTINCT regexp_replace(title, ' \\([^)]*\\)$', '') FROM pages WHERE kind IN ('article', 'profile') "
+            "AND subject IS NOT NULL LIMIT 200000").fetchall() if r[0] and len(r[0]) >= 2]
+        lang = "zh" if sum(1 for r in rows[:200] if re.search(r"[\u4e00-\u9fff]", r[4] or "")) > 100 else "en"
     finally:
         con.close()
     kind_words: dict[str, list[int]] = defaultdict(list)
@@ -65,6 +103,22 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
     n_sent = len(sents)
     top = g.sort(["n", "k"], descending=[True, False]).head(1).rows() if n_sent else []
     common = int(g.filter(pl.col("pages") >= 10)["n"].sum()) if n_sent else 0
+    names.sort(key=len, reverse=True)
+    masked = pl.col("s").str.replace_all(_SKEL_LINK.pattern, "<e>")
+    if names:  # names by the dictionary first: a Chinese name has no capitals to fold
+        masked = masked.str.replace_many(names, ["<e>"] * len(names))
+    clauses = (df.with_columns(masked.alias("s"))
+               .with_columns(sk.str.replace_all(CLAUSE_SPLIT, "\x00").str.split("\x00").alias("c")).explode("c")
+               .with_columns(pl.col("c").str.replace_all(r"\s+", " ").str.strip_chars(" .。")).filter(pl.col("c") != ""))
+    frames = clauses.group_by("c").agg(pl.len().alias("n"), pl.col("url").n_unique().alias("pages"))
+    n_clauses = clauses.height
+    on10 = int(frames.filter(pl.col("pages") >= 10)["n"].sum()) if n_clauses else 0
+    mds = pl.Series("md", [r[4] or "" for r in rows])
+    tells = {name: round(float(mds.str.contains(pat).mean()), 4) if len(mds) else 0.0 for name, pat in TELLS[lang].items()}
+    slips = {}
+    for name, pat in SLIPS.items():
+        rx = re.compile(pat)
+        slips[name] = sum(1 for r in rows if rx.search(r[4] or ""))
     per_kind = {}
     for k, ws in sorted(kind_words.items()):
         ws = sorted(ws)
@@ -78,6 +132,11 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
         "top_skeleton_share": round(top[0][1] / n_sent, 4) if top else 0.0,
         "top_skeleton": top[0][0] if top else "",
         "share_on_10_plus_pages": round(common / n_sent, 4) if n_sent else 0.0,
+        "clauses": n_clauses,
+        "clause_frames": frames.height,
+        "clauses_on_10_plus_pages": round(on10 / n_clauses, 4) if n_clauses else 0.0,
+        "tells": tells,
+        "slips": slips,
         "kinds": per_kind,
         "sources": sources,
     }

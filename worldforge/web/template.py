@@ -10,6 +10,7 @@ the page URL and the fact, so the same world always gives the same bytes.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from zlib import crc32
 
 from . import grammar as g
@@ -25,6 +26,40 @@ def _unthe(tpl: str, subject: str) -> str:
     return tpl.replace("The {subject}", "{subject}").replace("the {subject}", "{subject}")
 
 
+def _plural(label: str) -> bool:
+    """Does an English label read as a plural noun ("Colours", "Founders"; not "Status", "Genus")?"""
+    w = label.lower().split()[-1] if label.strip() else ""
+    return len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is", "ics", "news", "series"))
+
+
+_S_POSSESSIVE = re.compile(r"(?<=\w)(s)'s\b")
+_BEINGS = ("person", "player", "researcher")  # types referred to as people (no "it")
+_NOW = ("", "", "", "currently ", "now ", "at present ")
+_BEFORE = ("", "", "", "previously ", "formerly ", "earlier ", "once ")
+
+
+def _tense_adverb(tpl: str, ended: bool, h: int) -> str:
+    """A tenure phrasing with an adverb of time where the verb allows one: 'X currently plays for
+    Y', 'X is now based in Y' (a link that holds), 'X previously worked at Y' (one that ended)."""
+    if not tpl.startswith("{subject} "):
+        return tpl
+    head, _, rest = tpl[len("{subject} "):].partition(" ")
+    if not rest:
+        return tpl
+    if ended:
+        if head.endswith("ed") or head in ("was", "held", "led", "ran", "made", "won", "left", "became", "served"):
+            adv = _BEFORE[h % len(_BEFORE)]
+            if head == "was":
+                return "{subject} was " + adv + rest
+            return "{subject} " + adv + head + " " + rest
+        return tpl
+    if head in ("is", "are"):
+        return "{subject} " + head + " " + _NOW[h % len(_NOW)] + rest
+    if head.endswith("s") and not head.endswith("ss") and head not in ("was", "has", "does"):
+        return "{subject} " + _NOW[h % len(_NOW)] + head + " " + rest
+    return tpl
+
+
 class TemplateWriter:
     """Writes every page kind from a `WorldView`; no model, no randomness beyond the URL hash."""
 
@@ -37,6 +72,7 @@ class TemplateWriter:
         self.sp = g.SENTENCE_SEP.get(self.lang, " ")
         self._options: dict[tuple, tuple] = {}  # phrasings per (type, predicate, shape): see _clause
         self._refs: dict[str, tuple[str, ...]] = {}  # back-references per type ('the company')
+        self._subject_refs: tuple[str, tuple[str, ...]] = ("", ())  # the page subject's name and its own references
         self._words = {k: v[0] for k, v in self.b.items()}  # the one form of each small word (`w`)
         self._styles: dict[tuple[str, str], dict] = {}
         self._labels: dict[tuple[str, str], str] = {}  # lower-case labels per (type, predicate)
@@ -46,7 +82,11 @@ class TemplateWriter:
 
     def write(self, page: Page) -> str:
         text = getattr(self, "_" + page.kind)(page)
-        return g.fix_articles(text) if self.lang == "en" else text
+        if self.lang != "en":
+            return text
+        if "s's " in text:  # "Nesisfen Wanderers' league", not "Wanderers's"
+            text = _S_POSSESSIVE.sub(r"\1'", text)
+        return g.fix_articles(text)
 
     def w(self, key: str, **fields) -> str:
         """A small word or frame in the page's language (`grammar.word`)."""
@@ -116,9 +156,45 @@ class TemplateWriter:
         """`_ref` with the key given as its checksum (`grammar.choose_h`)."""
         refs = self._refs.get(t)
         if refs is None:
-            opts = self.b["ref_thing"] if t not in ("person", "player", "researcher") else self.b["ref_being"]
+            opts = self.b["ref_thing"] if t not in _BEINGS else self.b["ref_being"]
             refs = self._refs[t] = tuple(o.format(noun=self._noun(t)) for o in opts)
         return g.choose_h(refs, h)
+
+    def _own_refs(self, eid: str, t: str, outs: list[Fact]) -> None:
+        """References to the page's subject besides its type noun, set while its page is written:
+        its surname (a person), or the type noun led by what it belongs to ("the Thuka Super
+        League club", "the Irorland player"; not a birthplace): one short to-one link name each."""
+        v = self.view
+        if self.lang != "en":
+            self._subject_refs = ("", ())
+            return
+        name = v.names[eid]
+        noun = self._noun(t)
+        refs: list[str] = []
+        parts = name.split()
+        if t in _BEINGS and len(parts) >= 2 and parts[-1][:1].isupper():
+            refs.append(parts[-1])
+        for f in outs:
+            m = v.meta[(t, f.predicate)]
+            if "birth" in m.label.lower():  # not "the Wynwynwynview researcher was born in Wynwynwynview"
+                continue
+            if m.to_one and not m.event and f.valid_to is None and f.value in v.names:
+                o = v.names[f.value]
+                if 1 <= len(o.split()) <= 3 and not o.lower().startswith("the "):
+                    refs.append(f"the {o} {noun}")
+        self._subject_refs = (name, tuple(refs[:3]))
+
+    def _ref_to(self, t: str, name: str, h: int) -> str:
+        """A back-reference to `name`: its own references (`_own_refs`) when it is the page's
+        subject, else its type's."""
+        own_name, own = self._subject_refs
+        if own and name == own_name and crc32(b"|own", h) % 2:
+            return g.choose_h(own, h)
+        parts = name.split()
+        if (t in _BEINGS and self.lang == "en" and len(parts) >= 2 and parts[-1][:1].isupper()
+                and (t == "person" or crc32(b"|sn", h) % 2)):
+            return parts[-1]  # a person by surname, as papers and encyclopedias write ("Brennan joined ...")
+        return self._ref_h(t, h)
 
     # ------------------------------------------------------------------ clauses
 
@@ -139,8 +215,12 @@ class TemplateWriter:
             tpl = g.choose_h(self._relation_options(t, f.predicate, f.valid_to is not None, f.valid_from is not None, own_only), h)
             if subject == "it" or subject.startswith(("the ", "this ")):  # "The {subject}" with "it": no "The it"
                 tpl = _unthe(tpl, subject)
+            if self.lang == "en" and not m.event and f.valid_from is not None:
+                tpl = _tense_adverb(tpl, ended=f.valid_to is not None, h=crc32(b"|adv", h))
             # Only the fields the chosen phrasing uses are formatted (each choice is its own hash).
             obj = (self._link(f.value) if crc32(b"|lk", h) % 3 == 0 else v.names[f.value]) if "{object}" in tpl else ""
+            if obj and self.lang == "en" and "the {object}" not in tpl.lower():
+                obj = self._described(f.value, obj, crc32(b"|ob", h))
             start = self._date(f.valid_from, st["date"]) if f.valid_from and "{start}" in tpl else ""
             end = (self._date(f.valid_to, st["date"]) if f.valid_to else self.w("present")) if "{end}" in tpl else ""
             when = ""
@@ -154,12 +234,16 @@ class TemplateWriter:
                            when_cap=g.cap(when.strip("()（）")) if "{when_cap}" in tpl else "")
             if f.valid_from:
                 y0 = str(f.valid_from.year)
-                if y0 not in s or (f.valid_to and not m.event and str(f.valid_to.year) not in s):
+                if (self.lang == "en" and y0 in s and f.valid_to and not m.event and str(f.valid_to.year) not in s
+                        and f.valid_to.year != f.valid_from.year):  # its end: '(2008–2016)', '(until 2016)', '(to 2016)'
+                    s += (f" ({self._year_span(f, m)})", f" (until {f.valid_to.year})", f" (to {f.valid_to.year})")[crc32(b"|tg", h) % 3]
+                elif y0 not in s or (f.valid_to and not m.event and str(f.valid_to.year) not in s):
                     s += (self.w("tag_span", span=self._year_span(f, m)) if at is None or m.event or f.valid_to
                           else self.w("tag_from", a=f.valid_from.year))
                 elif at is None and not m.event and f.valid_to is None and not any(
                         w in s for w in ("present", "since", "至今", "年起")):  # an open tenure says so
-                    s += self.w("tag_to_present") if crc32(b"|on", h) % 2 else self.w("tag_since", a=f.valid_from.year)
+                    k = crc32(b"|on", h) % 2
+                    s += (self.w("tag_to_present") if k == 0 or self.lang != "en" else " (ongoing)")  # its year is said
             return s
         value = self._value(t, f, st, link=False)
         opts, bare = self._attribute_options(t, f.predicate, f.value_type)
@@ -171,6 +255,22 @@ class TemplateWriter:
                               bare=g.format_number(f.value, f.value_type, None, rounded=st["round"], lang=self.lang))
         return tpl.format(subject=subject, value=value, label=self._label(t, f.predicate))
 
+    def _described(self, eid: str, text: str, h: int) -> str:
+        """An entity named with what it is and where ("the Heshalland club Athletic Valdel",
+        "Athletic Valdel (Heshalland)"), about half the time; else its name alone."""
+        v = self.view
+        home = v.home_of.get(eid)
+        k = h % 6
+        if home is None or k >= 3 or v.names[home] in text:
+            return text
+        noun = self._noun(v.type_of[eid])
+        where = v.names[home]
+        if k == 0 and noun.split()[-1].lower() not in text.lower():
+            return f"the {where} {noun} {text}"
+        if k == 1:
+            return f"{text} ({where})"
+        return f"the {noun} {text}" if noun.split()[-1].lower() not in text.lower() else text
+
     def _relation_options(self, t: str, pred: str, ended: bool, dated: bool, own_only: bool) -> tuple[str, ...]:
         """The phrasings a link may take: the pack's own first (twice as likely), then generic ones."""
         ck = (t, pred, ended, dated, own_only)
@@ -181,6 +281,7 @@ class TemplateWriter:
             generic_key = "event_link" if m.event else "dated_link" if dated else "link"
             mine = tuple(p.rstrip(".。") for p in own)
             b = self.b
+            # the pack's words twice as likely as the generic notes ("X's clubs: Y (2001–2005)")
             opts = self._options[ck] = mine if mine and own_only else mine * 2 + b[generic_key] if mine else b[generic_key]
         return opts
 
@@ -207,7 +308,10 @@ class TemplateWriter:
                 generic = b["attr"] if value_type != "bool" else b["bool_attr"]
                 if self._counted(m, value_type):  # never "the employees of X is 651 employees"
                     generic = b["attr_counted"]
-                opts = tuple(p.rstrip(".。") for p in own) + generic
+                elif value_type != "bool" and self.lang == "en" and _plural(m.label):  # never "the colours of X is"
+                    generic = b["attr_plural"]
+                mine = tuple(p.rstrip(".。") for p in own)
+                opts = mine * 2 + generic
             hit = self._options[ck] = (opts, bare)
         return hit
 
@@ -226,7 +330,7 @@ class TemplateWriter:
             if p.endswith(" on {value}") and p.count("{value}") == 1:
                 core = p[: -len(" on {value}")]
                 core = core[0].lower() + core[1:] if core[:1].isupper() else core
-                out += ["on {value}, " + core, "it was on {value} that " + core]
+                out += ["on {value} " + core]
         return out
 
     def _sentences(self, t: str, facts: list[Fact], st: dict, key: str, name: str, at: dt.date | None = None) -> list[str]:
@@ -245,7 +349,7 @@ class TemplateWriter:
             for j in range(i, i + n):
                 f = facts[j]
                 k = crc32(("|" + f.fact_id).encode(), h)
-                subject = name if j == i or crc32(b"|r", k) % 4 == 0 else self._ref_h(t, crc32(b"|ref", k))
+                subject = name if j == i or crc32(b"|r", k) % 4 == 0 else self._ref_to(t, name, crc32(b"|ref", k))
                 group.append(self._clause_h(t, f, st, k, subject, at))
             out.append(g.join_clauses_h(group, crc32(b"|j%d" % i, h), lang))
             i += n
@@ -309,35 +413,39 @@ class TemplateWriter:
                 else:
                     outs.append(f)
                     (to_one if m.to_one else to_many).append(f)
-        related_ids = set(page.layout.get("related", ()))
-        related = [f for f in page.facts if f.fact_id in related_ids]
-        ins = [f for f in page.facts if f.subject != eid and f.fact_id not in related_ids]
+        ins = [f for f in page.facts if f.subject != eid]
         lines = [f"# {page.title}", ""]
         lead = f"**{name}**"
+        paren, desc, told = self._lead_desc(eid, t, attrs, outs, hp, st)
         if v.aliases.get(eid):
-            lead += self.w("aka", aliases=self.w("list_sep").join(f"*{a}*" for a in v.aliases[eid]))
-        lead = self.w("lead", name=lead, desc=v.description(t))
-        plain = [f for f in attrs if f.predicate != "name" and f.value_type != "date"]
+            aka = self.w("aka", aliases=self.w("list_sep").join(f"*{a}*" for a in v.aliases[eid]))
+            paren = aka[:-1] + "; " + paren[2:] if paren else aka  # one parenthesis: "(also known as *K. B.*; born 1988)"
+        lead = self.w("lead", name=lead + paren, desc=desc)
+        linked = {f.predicate for f in to_one}  # the infobox shows a lookup of a link; the prose says the link
+        plain = [f for f in attrs if f.predicate != "name" and f.value_type != "date" and v.echoes[t].get(f.predicate) not in linked]
         dated_attrs = [f for f in attrs if f.value_type == "date"]
+        self._own_refs(eid, t, outs)
         featured = (plain[:2] + to_one[:1])
         lead_s = self._sentences_h(t, featured, st, crc32(b"|lead", hp), name)
         lines += [self.sp.join([lead, *lead_s]), ""]
         lines += self._infobox(t, attrs, outs, st)
         lines.append("")
-        rest = plain + to_one
+        rest = [f for f in plain + to_one if f not in featured]  # the lead said the featured facts
         if rest:
             lines += [f"## {g.choose_h(b['overview'], crc32(b'|ov', hp))}", "",
                       self.sp.join(self._sentences_h(t, rest, st, crc32(b"|ovs", hp), name)), ""]
         # History: dated facts about the entity itself, in date order, as a narrative.
         dated = sorted((f for f in dated_attrs + outs if f.value_type == "date" or f.valid_from),
                        key=lambda f: (f.valid_from or dt.date.fromisoformat(f.value), f.fact_id))
-        if len(dated) >= 2:
-            lines += [f"## {g.choose_h(b['history'], crc32(b'|hi', hp))}", "", self._history(t, dated, st, hp, name), ""]
+        story = [f for f in dated if f is not told]  # a birth the lead told in full is not told again
+        if len(story) >= 2:
+            lines += [f"## {g.choose_h(b['history'], crc32(b'|hi', hp))}", "", self._history(t, story, st, hp, name, self._born(t, dated)), ""]
         # A section per to-many relation, then per incoming relation.
         for pred, fs in _by_predicate(to_many):
             m = meta[(t, pred)]
             lines += [f"## {m.label}", ""]
-            if len(fs) > 1 and crc32((pred + "|p").encode(), hp) % 2:
+            narrated = len(story) >= 2 and all(f.valid_from for f in fs)  # the history tells them already
+            if len(fs) > 1 and not narrated and crc32((pred + "|p").encode(), hp) % 2:
                 clauses = [self._clause_h(t, f, st, crc32(("|out" + f.fact_id).encode(), hp),
                                           name if i % 2 == 0 else self._ref_h(t, crc32(f.fact_id.encode(), hp)))
                            for i, f in enumerate(fs)]
@@ -353,19 +461,14 @@ class TemplateWriter:
             hpred = crc32(pred.encode(), hp)
             if pred in more:
                 total, url = more[pred]
-                lines += [g.choose_h(b["more_list"], hpred).format(count=f"{total:,}", shown=len(fs), url=url), ""]
+                lines += [g.choose_h(b["more_list"], hpred).format(count=f"{total:,}", shown=len(fs), url=url,
+                                                                    what=m.inverse_label.lower()), ""]
             if hpred % 3 != 0:  # each link told from the other side, in sentences, then listed
                 clauses = [self._clause_h(src_t, f, st, crc32(("|in" + f.fact_id).encode(), hp), v.names[f.subject]) for f in fs]
                 lines += [self.sp.join(g.join_clauses_h(clauses[i:i + 2], crc32(b"|inj%d" % i, hp), lang)
                                        for i in range(0, len(clauses), 2)), ""]
             lines += [f"- {self._link(f.subject)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "") for f in fs]
             lines.append("")
-        if related:
-            lines += [f"## {g.choose_h(b['related'], crc32(b'|rel', hp))}", ""]
-            para = []
-            for x, fs in _by_subject(related):
-                para += self._sentences_h(v.type_of[x], fs, st, crc32(("|rl" + x).encode(), hp), v.names[x])
-            lines += [self.sp.join(para), ""]
         if dated:
             lines += [f"## {g.choose_h(b['timeline'], crc32(b'|tl', hp))}", ""]
             for f in dated:
@@ -383,6 +486,35 @@ class TemplateWriter:
         tail = article_sources(v, page, self.lang)
         return "\n".join(lines) + ("\n" + tail if tail else "")
 
+    def _lead_desc(self, eid: str, t: str, attrs: list[Fact], outs: list[Fact], hp: int,
+                   st: dict) -> tuple[str, str, Fact | None]:
+        """(a parenthesis after the name, the description, the fact the parenthesis told in full)
+        of an article's first sentence, as encyclopedias write it: the type's description with,
+        where the page states them, when it began ('(born January 9, 1988 in Tamview)', 'founded
+        in 1957') and where it is ('based in Heshalland'), each said or left out per page."""
+        v = self.view
+        desc = v.description(t)
+        if self.lang != "en":
+            return "", desc, None
+        et = v.types[t]
+        start = et.lifecycle.start if et.lifecycle is not None else None
+        began = next((f for f in attrs if f.predicate == start and f.value_type == "date"), None)
+        paren, told = "", None
+        k = crc32(b"|ld", hp)
+        if began is not None and k % 3:
+            word = "born" if t in _BEINGS else ("founded", "established")[(k >> 3) % 2]
+            if k % 3 == 1:  # the whole date, and a person's birthplace with it
+                told = began
+                place = next((f.value for f in outs if "birth" in v.meta[(t, f.predicate)].label.lower()), None)
+                where = f" in {v.names[place]}" if place and (k >> 5) % 2 else ""
+                paren = f" ({word} {self._date(began.value, st['date'])}{where})"
+            else:
+                desc += f", {word} in {began.value[:4]}"
+        home = v.home_of.get(eid)
+        if home is not None and any(f.value == home for f in outs) and crc32(b"|lh", hp) % 3:
+            desc += (" based in ", " from ", " in ")[crc32(b"|lw", hp) % 3] + v.names[home]
+        return paren, desc, told
+
     def _bullet(self, t: str, f: Fact, st: dict) -> str:
         """A timeline line: the date, then what happened, without restating the date."""
         m = self.view.meta[(t, f.predicate)]
@@ -392,7 +524,7 @@ class TemplateWriter:
         colon = "：" if self.lang == "zh" else ": "
         return f"- **{self._date(f.valid_from, st['date'])}** – {m.label}{colon}{self._link(f.value)}{tail}"
 
-    def _history(self, t: str, dated: list[Fact], st: dict, hk: int, name: str) -> str:
+    def _history(self, t: str, dated: list[Fact], st: dict, hk: int, name: str, born: dt.date | None = None) -> str:
         """The dated facts as a narrative; `hk` is the checksum of the page's key (its URL)."""
         b = self.b
         out = []
@@ -400,17 +532,12 @@ class TemplateWriter:
         for i, f in enumerate(dated):
             when = f.valid_from or dt.date.fromisoformat(f.value)
             k = crc32(("|h|" + f.fact_id).encode(), hk)
-            subject = name if i == 0 or crc32(b"|r", k) % 3 == 0 else self._ref_h(t, crc32(b"|ref", k))
+            subject = name if i == 0 or crc32(b"|r", k) % 3 == 0 else self._ref_to(t, name, crc32(b"|ref", k))
             clause = self._clause_h(t, f, st, k, subject)
-            if prev is None:
-                lead = g.choose_h(b["first"], k).format(year=when.year)
-            elif when.year == prev:
-                lead = g.choose_h(b["then_same_year"], k)
-            elif 1 < when.year - prev <= 12 and crc32(b"|gap", k) % 2:
-                lead = g.choose_h(b["then_gap"], k).format(n=g.number_words(when.year - prev, self.lang))
-            else:
-                lead = g.choose_h(b["then_far"], k).format(year=when.year)
-            out.append(lead + (g.lower_start(clause) if self.lang == "en" else clause))
+            lead = ""
+            if clause.startswith(subject) and ":" not in clause and "：" not in clause:  # never "In 1969, Born on ...", nor before a note
+                lead = self._opener(when, prev, born, str(when.year) in clause, k)
+            out.append(lead + (g.lower_start(clause) if self.lang == "en" and lead else clause))
             prev = when.year
         # Two events per sentence, joined with a connective chosen per pair.
         joins = b["history_joins"]
@@ -425,6 +552,68 @@ class TemplateWriter:
             else:
                 sents.append(g.cap(pair[0]) + stop)
         return self.sp.join(sents)
+
+    def _born(self, t: str, dated: list[Fact]) -> dt.date | None:
+        """A person's birth date among a page's dated facts (their type's lifecycle start)."""
+        et = self.view.types.get(t)
+        start = et.lifecycle.start if et is not None and et.lifecycle is not None and t in _BEINGS else None
+        for f in dated:
+            if f.predicate == start and f.value_type == "date":
+                return dt.date.fromisoformat(f.value)
+        return None
+
+    def _opener(self, when: dt.date, prev: int | None, born: dt.date | None, year_said: bool, k: int) -> str:
+        """How a history sentence opens: the year (unless the clause says it), the season, the time
+        since the previous event, or the person's age; with or without a comma."""
+        if self.lang == "zh":
+            zo: list[str] = []
+            y = when.year
+            if not year_said:
+                zo += [f"{y}年，", f"{y}年", ("年初，" if when.month <= 3 else "年中，" if when.month <= 8 else "年底，").join((str(y), ""))]
+                if prev is not None and y > prev:
+                    zo += [f"到了{y}年，", f"其后在{y}年，"]
+            if prev is not None:
+                gap = y - prev
+                if gap == 0:
+                    zo += ["同年，", "同年", "当年晚些时候，"]
+                elif 1 <= gap <= 12:
+                    zo += [f"{g.number_words(gap, 'zh')}年后，", f"{g.number_words(gap, 'zh')}年后", f"过了{g.number_words(gap, 'zh')}年，"]
+                if year_said:
+                    zo += ["此后", "随后", "", "之后", "后来"]
+            if born is not None and when > born:
+                age = y - born.year - ((when.month, when.day) < (born.month, born.day))
+                if 14 <= age <= 90:
+                    a = g.number_words(age, "zh")  # in words: a page's figures are its facts'
+                    zo += [f"{a}岁时", f"{a}岁那年", f"{a}岁时，", *([f"年仅{a}岁的"] if age < 25 else [])]
+            return g.choose_h(tuple(zo), crc32(b"|op", k)) if zo else ""
+        if self.lang != "en":
+            return ""
+        opts: list[str] = []
+        if not year_said:
+            y = when.year
+            opts += [f"In {y}, ", f"In {y} "]
+            opts.append(f"Early in {y}, " if when.month <= 3 else f"In the spring of {y}, " if when.month <= 5 else
+                        f"In the summer of {y}, " if when.month <= 8 else f"In the autumn of {y}, " if when.month <= 10 else
+                        f"Late in {y}, ")
+            if prev is not None and when.year > prev:
+                opts += [f"By {y}, ", f"Later, in {y}, "]
+        if prev is not None:
+            gap = when.year - prev
+            if gap == 0:
+                opts += ["Later that year ", "The same year ", "That same year ", "Later that year, "]
+            elif 1 < gap <= 12:
+                n = g.number_words(gap)
+                opts += [f"{n} years later, ", f"{n} years later ", f"After {n} years ", f"{n} years on "]
+            elif gap == 1:
+                opts += ["A year later ", "The following year ", "The next year "]
+            if year_said:
+                opts += ["Later ", "Afterwards ", "Subsequently ", "", "Soon after ", ""]
+        if born is not None and when > born:
+            age = when.year - born.year - ((when.month, when.day) < (born.month, born.day))
+            if 14 <= age <= 90:
+                a = g.number_words(age)  # in words: a page's figures are its facts'
+                opts += [f"At {a}, ", f"At the age of {a} ", f"Aged {a}, "]
+        return g.cap(g.choose_h(tuple(opts), crc32(b"|op", k))) if opts else ""
 
     def _profile(self, page: Page) -> str:
         v = self.view
@@ -441,6 +630,7 @@ class TemplateWriter:
         lines = [f"# {name}", "", f"*{page.site}* · {kind}{updated}", ""]
         home = bool(page.layout.get("home"))  # the entity's one page (it has no article)
         body = [f for f in page.facts if f.predicate != "name" and f.subject == eid]
+        self._own_refs(eid, t, [f for f in body if v.meta[(t, f.predicate)].relation])
         intro = g.choose(b["official_intro"], key + "|in").format(subject=name) if official else ""
         layout = 0 if home else pick(page.url + "/layout", 2)  # a database's record: key facts, then lists
         if layout == 0:
@@ -486,6 +676,12 @@ class TemplateWriter:
         b = self.b
         key = page.url
         event = page.facts[0]
+        self._own_refs(eid, t, [f for f in page.facts if f.subject == eid and v.meta[(t, f.predicate)].relation])
+        born = self._born(t, [f for f in page.facts if f.subject == eid])
+        if born is not None and self._subject_refs[0] and page.date is not None:  # a paper's "the 26-year-old"
+            age = page.date.year - born.year - ((page.date.month, page.date.day) < (born.month, born.day))
+            if 15 <= age <= 90:
+                self._subject_refs = (name, (*self._subject_refs[1], f"the {g.number_words(age)}-year-old"))
         m = v.meta[(t, event.predicate)]
         lines = [f"# {page.title}", "", f"*{page.site}* · {self._date(page.date, st['date'])}", ""]
         when = event.valid_from or dt.date.fromisoformat(event.value)
@@ -504,8 +700,6 @@ class TemplateWriter:
         other = [f for f in ctx if f.subject != eid]
         third = max(1, len(about) // 3)
         body = []
-        if m.relation:  # the same event told from the other side
-            body.append(g.cap(self._clause(t, event, st, key + "|again", name, at=page.date)) + g.STOP.get(self.lang, "."))
         body += self._sentences(t, about[:third], st, key + "|body", name, at=page.date)
         if body:
             lines += [self.sp.join(body), ""]
@@ -597,11 +791,4 @@ def _by_predicate(facts) -> list[tuple[str, list[Fact]]]:
     out: dict[str, list[Fact]] = {}
     for f in facts:
         out.setdefault(f.predicate, []).append(f)
-    return list(out.items())
-
-
-def _by_subject(facts) -> list[tuple[str, list[Fact]]]:
-    out: dict[str, list[Fact]] = {}
-    for f in facts:
-        out.setdefault(f.subject, []).append(f)
     return list(out.items())

@@ -92,7 +92,9 @@ def split_languages(data: Any, fields: tuple[str, ...] = _TEXT_FIELDS) -> Any:
     if not isinstance(data, dict):
         return data
     out = dict(data)
-    i18n = {k: dict(v) for k, v in (out.get("i18n") or {}).items()} if isinstance(out.get("i18n"), dict) else out.get("i18n")
+    # (a language's entry that is not a mapping stays as it is: validation names it)
+    i18n = ({k: dict(v) if isinstance(v, dict) else v for k, v in out["i18n"].items()} if isinstance(out.get("i18n"), dict)
+            else out.get("i18n"))
     for f in fields:
         v = out.get(f)
         if not is_per_language(v):
@@ -104,8 +106,8 @@ def split_languages(data: Any, fields: tuple[str, ...] = _TEXT_FIELDS) -> Any:
         if not isinstance(i18n, dict):
             i18n = {}
         for lang, text in v.items():
-            if lang != "en":
-                i18n.setdefault(lang, {})[f] = text
+            if lang != "en" and isinstance(i18n.setdefault(lang, {}), dict):
+                i18n[lang][f] = text
     if i18n is not None:
         out["i18n"] = i18n
     return out

@@ -233,7 +233,9 @@ def test_search_finds_chinese_names_inside_unspaced_questions(zh_web):
         found_first += titles[0] == name
         for r in res:  # snippets are cut on characters, within the budget
             assert len(r["snippet"]) <= SNIPPET_CHARS_ZH and "\ufffd" not in r["snippet"]
-    assert found_first >= 12
+    # (the entity's own page first for 12 of 15 before issue 37; its news items now state where it
+    # is headquartered too, and one of them comes first for a few: the page itself is always listed)
+    assert found_first >= 10
     # A name nobody has, made of characters the world uses, finds no page of that name.
     res, _ = eng.search("华星科技有限公司")
     assert all(r["title"] != "华星科技有限公司" for r in res)

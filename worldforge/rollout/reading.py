@@ -220,11 +220,12 @@ _CLAUSES = re.compile(r",(?! \d{4}\b) |; |，|；| — | – | - |: |：")  # (n
 
 
 # Other words English prose uses for a label's word (general English, not any site's phrasing):
-# "date of birth" says born, "set up" says founded, "stands 1.84 m tall" says height.
+# "date of birth" says born, "incorporated" says founded. Not words other facts share: "set up"
+# (its headquarters), "tall" (a figure found by its unit already, `prose_value`).
 _SAME_AS = {
     "born": ("birth", "came into the world"), "died": ("death", "passed away"),
-    "foun": ("establish", "set up", "incorporat", "formed"), "establi": ("found", "set up", "formed"), "form": ("founded",),
-    "heig": ("tall", "measures"), "national": ("citizen", "passport"), "citizens": ("citizen", "national", "passport"),
+    "foun": ("establish", "incorporat", "formed"), "establi": ("found", "formed"), "form": ("founded",),
+    "national": ("citizen", "passport"), "citizens": ("citizen", "national", "passport"),
     "employ": ("workforce", "staff", "work for"), "reve": ("takes in", "brings in"), "indus": ("sector", "does business"),
     "occupat": ("works as", "profession", "living as"), "launc": ("went on sale", "hit the market", "released"),
     "birthpl": ("born in", "native of", "comes from", "hails from"),

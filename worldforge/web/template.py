@@ -38,6 +38,17 @@ _NOW = ("", "", "", "currently ", "now ", "at present ")
 _BEFORE = ("", "", "", "previously ", "formerly ", "earlier ", "once ")
 
 
+def _surname(t: str, name: str) -> str | None:
+    """A person's surname, the last word of their name ("Brennan"); None for other types."""
+    parts = name.split()
+    return parts[-1] if t in _BEINGS and len(parts) >= 2 and parts[-1][:1].isupper() else None
+
+
+def _age(born: dt.date, on: dt.date) -> int:
+    """Whole years from `born` to `on`."""
+    return on.year - born.year - ((on.month, on.day) < (born.month, born.day))
+
+
 def _tense_adverb(tpl: str, ended: bool, h: int) -> str:
     """A tenure phrasing with an adverb of time where the verb allows one: 'X currently plays for
     Y', 'X is now based in Y' (a link that holds), 'X previously worked at Y' (one that ended)."""
@@ -170,10 +181,8 @@ class TemplateWriter:
             return
         name = v.names[eid]
         noun = self._noun(t)
-        refs: list[str] = []
-        parts = name.split()
-        if t in _BEINGS and len(parts) >= 2 and parts[-1][:1].isupper():
-            refs.append(parts[-1])
+        surname = _surname(t, name)
+        refs: list[str] = [surname] if surname else []
         for f in outs:
             m = v.meta[(t, f.predicate)]
             if "birth" in m.label.lower():  # not "the Wynwynwynview researcher was born in Wynwynwynview"
@@ -190,10 +199,9 @@ class TemplateWriter:
         own_name, own = self._subject_refs
         if own and name == own_name and crc32(b"|own", h) % 2:
             return g.choose_h(own, h)
-        parts = name.split()
-        if (t in _BEINGS and self.lang == "en" and len(parts) >= 2 and parts[-1][:1].isupper()
-                and (t == "person" or crc32(b"|sn", h) % 2)):
-            return parts[-1]  # a person by surname, as papers and encyclopedias write ("Brennan joined ...")
+        surname = _surname(t, name) if self.lang == "en" else None
+        if surname and (t == "person" or crc32(b"|sn", h) % 2):
+            return surname  # a person by surname, as papers and encyclopedias write ("Brennan joined ...")
         return self._ref_h(t, h)
 
     # ------------------------------------------------------------------ clauses
@@ -496,9 +504,7 @@ class TemplateWriter:
         desc = v.description(t)
         if self.lang != "en":
             return "", desc, None
-        et = v.types[t]
-        start = et.lifecycle.start if et.lifecycle is not None else None
-        began = next((f for f in attrs if f.predicate == start and f.value_type == "date"), None)
+        began = self._began(t, attrs)
         paren, told = "", None
         k = crc32(b"|ld", hp)
         if began is not None and k % 3:
@@ -553,14 +559,17 @@ class TemplateWriter:
                 sents.append(g.cap(pair[0]) + stop)
         return self.sp.join(sents)
 
+    def _began(self, t: str, facts: list[Fact]) -> Fact | None:
+        """The fact among `facts` that dates the start of an entity of type t (its type's
+        lifecycle start: born, founded), if there is one."""
+        et = self.view.types.get(t)
+        start = et.lifecycle.start if et is not None and et.lifecycle is not None else None
+        return next((f for f in facts if f.predicate == start and f.value_type == "date"), None) if start else None
+
     def _born(self, t: str, dated: list[Fact]) -> dt.date | None:
         """A person's birth date among a page's dated facts (their type's lifecycle start)."""
-        et = self.view.types.get(t)
-        start = et.lifecycle.start if et is not None and et.lifecycle is not None and t in _BEINGS else None
-        for f in dated:
-            if f.predicate == start and f.value_type == "date":
-                return dt.date.fromisoformat(f.value)
-        return None
+        f = self._began(t, dated) if t in _BEINGS else None
+        return dt.date.fromisoformat(f.value) if f is not None else None
 
     def _opener(self, when: dt.date, prev: int | None, born: dt.date | None, year_said: bool, k: int) -> str:
         """How a history sentence opens: the year (unless the clause says it), the season, the time
@@ -581,7 +590,7 @@ class TemplateWriter:
                 if year_said:
                     zo += ["此后", "随后", "", "之后", "后来"]
             if born is not None and when > born:
-                age = y - born.year - ((when.month, when.day) < (born.month, born.day))
+                age = _age(born, when)
                 if 14 <= age <= 90:
                     a = g.number_words(age, "zh")  # in words: a page's figures are its facts'
                     zo += [f"{a}岁时", f"{a}岁那年", f"{a}岁时，", *([f"年仅{a}岁的"] if age < 25 else [])]
@@ -609,7 +618,7 @@ class TemplateWriter:
             if year_said:
                 opts += ["Later ", "Afterwards ", "Subsequently ", "", "Soon after ", ""]
         if born is not None and when > born:
-            age = when.year - born.year - ((when.month, when.day) < (born.month, born.day))
+            age = _age(born, when)
             if 14 <= age <= 90:
                 a = g.number_words(age)  # in words: a page's figures are its facts'
                 opts += [f"At {a}, ", f"At the age of {a} ", f"Aged {a}, "]
@@ -679,7 +688,7 @@ class TemplateWriter:
         self._own_refs(eid, t, [f for f in page.facts if f.subject == eid and v.meta[(t, f.predicate)].relation])
         born = self._born(t, [f for f in page.facts if f.subject == eid])
         if born is not None and self._subject_refs[0] and page.date is not None:  # a paper's "the 26-year-old"
-            age = page.date.year - born.year - ((page.date.month, page.date.day) < (born.month, born.day))
+            age = _age(born, page.date)
             if 15 <= age <= 90:
                 self._subject_refs = (name, (*self._subject_refs[1], f"the {g.number_words(age)}-year-old"))
         m = v.meta[(t, event.predicate)]

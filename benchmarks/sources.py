@@ -20,11 +20,14 @@ Per world (a folder `worldforge run` built: web and tasks), a table of:
   at random) whose own article is result 1 when the name is searched (target: 30-80%), and how
   often it is in the first two.
 
+- table tasks whose rows no single list holds (target: at least 20%): no directory (all its
+  pages) and no article's list sections name every answer row's entity.
 - gold facts an older dated source contradicts (target: at least 10%): current links of a
   relation held one at a time (a player's club, a company's chief executive, its headquarters)
   for which a dated original page (a profile last updated years ago, a news item) states another
-  link of that relation for the same entity, which the page's date shows is superseded. Figures
-  never disagree yet: an attribute has one value in the world, so only links can.
+  link of that relation for the same entity, which the page's date shows is superseded; and
+  figures with a yearly history (a population, a workforce) that a page dated in an earlier year
+  gives as that year's different figure.
 """
 
 from __future__ import annotations
@@ -62,11 +65,14 @@ def fact_spread(world: Path, pages: pl.DataFrame, facts: pl.DataFrame) -> dict:
     gold = _gold(world)
     g = (facts.filter(pl.col("fact_id").is_in(list(gold))).join(pages.select("url", "kind", "site"), on="url")
          .with_columns(pl.col("url").str.extract(r"^https?://([^/]+)").alias("host")))
-    enc = g.filter(pl.col("host").str.ends_with("pedia.org"))["fact_id"].n_unique()
+    # the encyclopedia's host: where the articles are (a Chinese world's is 桂川百科 on its pinyin host)
+    arts = pages.filter(pl.col("kind") == "article")["url"].str.extract(r"^https?://([^/]+)").unique().to_list()
+    is_enc = pl.col("host").is_in(arts)
+    enc = g.filter(is_enc)["fact_id"].n_unique()
     stated = g["fact_id"].n_unique()
     per_host = g.group_by("host").agg(pl.col("fact_id").n_unique().alias("n")).sort("n", descending=True)
     news = g.filter(pl.col("kind") == "news")["fact_id"].n_unique()
-    per_fact = g.group_by("fact_id").agg(pl.col("host").str.ends_with("pedia.org").any().alias("enc"),
+    per_fact = g.group_by("fact_id").agg(is_enc.any().alias("enc"),
                                         pl.col("kind").unique().alias("kinds"))
     off = per_fact.filter(~pl.col("enc"))
     attrs = per_fact.filter(pl.col("fact_id").str.count_matches("/") == 1)  # an attribute's fact: subject/predicate
@@ -79,8 +85,10 @@ def fact_spread(world: Path, pages: pl.DataFrame, facts: pl.DataFrame) -> dict:
 
 
 def superseded(world: Path, pages: pl.DataFrame, facts: pl.DataFrame) -> dict:
-    """The share of gold facts (names aside) that are current links of a one-at-a-time relation and
-    that a dated original page (a stale profile, a news item) contradicts with an older link."""
+    """The share of gold facts (names aside) that a dated original page (a stale profile, a news
+    item) contradicts with an older value: current links of a one-at-a-time relation the page
+    gives another link of, and figures with a yearly history (`changes:`) the page gives another
+    year's different figure of."""
     from worldforge.world.store import open_world
 
     info = open_world(world)
@@ -90,15 +98,43 @@ def superseded(world: Path, pages: pl.DataFrame, facts: pl.DataFrame) -> dict:
     try:
         current = {f for (f,) in con.execute("SELECT fact_id FROM facts WHERE value_type = 'entity' AND valid_from IS NOT NULL "
                                              "AND valid_to IS NULL AND list_contains(?, predicate)", [one_at_a_time]).fetchall()}
+        has = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'past_facts'").fetchone()[0]
+        values = dict(con.execute("SELECT fact_id, value FROM facts WHERE value_type IN ('int', 'float')").fetchall())
+        past = dict(con.execute("SELECT fact_id, value FROM past_facts").fetchall()) if has else {}
     finally:
         con.close()
+    figures = {f.split("@")[0] for f in past}
     gold = _gold(world)
-    parts = [pl.col("fact_id").str.split("/").list.get(0).alias("s"), pl.col("fact_id").str.split("/").list.get(1).alias("p")]
-    g = pl.DataFrame({"fact_id": sorted(gold & current)}, schema={"fact_id": pl.String}).with_columns(parts)
+    parts = [pl.col("fact_id").str.split("/").list.get(0).alias("s"),
+             pl.col("fact_id").str.split("/").list.get(1).str.replace("@.*", "").alias("p")]
+    g = pl.DataFrame({"fact_id": sorted(gold & (current | figures))}, schema={"fact_id": pl.String}).with_columns(parts)
     dated = pages.filter(((pl.col("kind") == "profile") & pl.col("date").is_not_null()) | (pl.col("kind") == "news"))
     said = facts.join(dated.select("url"), on="url").with_columns(parts).select("s", "p", pl.col("fact_id").alias("other"))
-    hit = g.join(said, on=["s", "p"]).filter(pl.col("other") != pl.col("fact_id"))["fact_id"].n_unique()
-    return {"superseded": hit / max(1, len(gold)), "superseded_n": hit}
+    pairs = g.join(said, on=["s", "p"]).filter(pl.col("other") != pl.col("fact_id")).select("fact_id", "other").unique()
+    # a figure's other year contradicts only with another value (an h-index of 3 for two years agrees)
+    pairs = [(f, o) for f, o in pairs.rows() if o not in past or past[o] != values.get(f)]
+    hit = len({f for f, _ in pairs})
+    fig = len({f for f, o in pairs if o in past})
+    return {"superseded": hit / max(1, len(gold)), "superseded_n": hit, "superseded_figures": fig / max(1, len(gold))}
+
+
+def partial_lists(world: Path, pages: pl.DataFrame) -> dict:
+    """The share of table tasks whose answer rows no single list holds: no directory (all its
+    pages) and no article (its list sections) names every row's entity, so the rows come from
+    several lists (an "or", a condition across groups) or from links and searches."""
+    d = (pl.scan_parquet(sorted((world / "web" / "pages").glob("*.pages.parquet"))).select("url", "kind", "entity_ids")
+         .filter(pl.col("kind").is_in(["directory", "article"])).collect()
+         .with_columns(pl.col("url").str.replace(r"\?page=\d+$", "").alias("list")))
+    lists = [set(ids) for _, ids in d.group_by("list").agg(
+        pl.col("entity_ids").list.explode(keep_nulls=False, empty_as_null=False)).rows()]
+    n = none = 0
+    for line in (world / "tasks" / "tasks.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        rows = {f.split("/")[0] for f in r["evidence"]["facts"] if f.endswith("/name")} if r["kind"] == "table" else set()
+        if rows:
+            n += 1
+            none += not any(rows <= s for s in lists)
+    return {"no_single_list": none / max(1, n)}
 
 
 def _gold(world: Path) -> set[str]:
@@ -173,6 +209,7 @@ def main() -> None:
         pages, facts = _pages(w)
         rows[w.name] |= fact_spread(w, pages, facts)
         rows[w.name] |= superseded(w, pages, facts)
+        rows[w.name] |= partial_lists(w, pages)
         rows[w.name] |= copies_and_ranking(w, pages)
     measures = [("gold facts (table tasks, names aside)", "gold_facts", "{:,}"),
                 ("provable from the encyclopedia alone (target <= 50%)", "encyclopedia", "{:.1%}"),
@@ -185,6 +222,8 @@ def main() -> None:
                 ("the most one site holds", "top_site_share", "{:.1%}"),
                 ("stated in news", "news", "{:.1%}"),
                 ("contradicted by an older dated source (target >= 10%)", "superseded", "{:.1%}"),
+                ("  of them figures of an earlier year", "superseded_figures", "{:.1%}"),
+                ("table tasks whose rows no single list holds (target >= 20%)", "no_single_list", "{:.1%}"),
                 ("copies told apart by title+URL (target <= 65%)", "copy_accuracy", "{:.1%}"),
                 ("  results classified", "copy_docs", "{:,}"),
                 ("exact-title article first (target 30-80%)", "title_first", "{:.1%}"),

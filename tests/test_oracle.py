@@ -15,6 +15,8 @@ from worldforge.rollout.measure import negating, reasoning_skeletons, rejected_o
 from worldforge.rollout.oracle import run_oracle
 from worldforge.world.options import RolloutOptions
 
+RESEARCH: dict[str, list] = {}  # the oracle's own counters per run: (task kind, research dict) per episode
+
 
 @pytest.fixture(scope="module")
 def demo_rollouts(demo_tasks):
@@ -26,6 +28,7 @@ def demo_rollouts(demo_tasks):
         eps = [env.episode(t) for t in load_tasks(world)]
         run_oracle(eps, opt)
         out[name] = (env, [ep.trajectory("oracle") for ep in eps])
+        RESEARCH[name] = [(ep.task.record["kind"], ep.research) for ep in eps]
     yield world, out
     for env, _ in out.values():
         env.close()
@@ -43,6 +46,21 @@ def test_rewards_high_without_perturbations_and_varied_with_them(demo_rollouts):
     rewards = [t["reward"] for t in pert]
     assert _mean(rewards) < 1.0 and sum(r < 1.0 for r in rewards) >= 0.15 * len(rewards)  # the web misleads it now and then
     assert all(t["end"] == "answer" for t in clean + pert)
+
+
+def test_disagreeing_sources_are_weighed_by_their_dates(demo_rollouts):
+    """Without perturbations, at least a fifth of the table trajectories meet two original
+    sources that disagree (a profile last updated years ago with an older figure or a former
+    club, beside the live article) and say which value they keep and why (the researcher
+    issue's target); the answers still score (the fresher value is kept)."""
+    _, out = demo_rollouts
+    tables = [r for kind, r in RESEARCH["clean"] if kind == "table"]
+    reconciled = sum(r.get("conflicts", 0) > 0 for r in tables)
+    assert reconciled >= 0.2 * len(tables), (reconciled, len(tables))
+    said = [m["content"] for t in out["clean"][1] for m in t["messages"] if m["role"] == "assistant"
+            and "(updated " in (m.get("content") or "")
+            and any(w in m["content"] for w in ("disagree", "Conflict for", ", but "))]
+    assert said, "no trajectory says which sources disagree"
 
 
 def test_a_turn_makes_as_many_calls_as_its_work_needs(demo_rollouts):

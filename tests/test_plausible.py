@@ -390,3 +390,54 @@ def test_audit_thresholds_judge_their_own_packs_rows_and_copied_dates_are_no_ann
     (tmp_path / "plain.yaml").write_text(yaml.safe_dump(plain))
     report = audit_world(plan_world(load_world(tmp_path / "w.yaml"), tmp_path / "b2").path)
     assert [(b["pack"], b["subject"]) for b in report.broken] == [("plain", "rules.valid_from ~ source lord.born")]
+
+
+# --------------------------------------------------------------------------- figures that change
+
+
+def test_a_changing_figure_has_a_yearly_history_within_its_range(tmp_path):
+    """`changes:` gives a figure the value of each of its last `years` years (today's is the
+    current value), each year's change within `per_year`, never before the entity's start, none
+    for an entity whose life has ended; the same seed gives the same history."""
+    pack = yaml.safe_load(LIFE)
+    pack["types"]["town"]["attributes"]["population"]["changes"] = {"per_year": [0.01, 0.05], "years": 12}
+    pack["types"]["firm"]["attributes"]["budget"]["changes"] = {"per_year": [-0.1, 0.1]}
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "build")
+    year = info.world.spec.as_of.year
+    with info.connect() as con:
+        towns = dict(con.execute("SELECT id, population FROM town").fetchall())
+        founded = dict(con.execute("SELECT id, year(founded) FROM firm").fetchall())
+        ended = {i for (i,) in con.execute("SELECT id FROM firm WHERE dissolved IS NOT NULL").fetchall()}
+        rows = con.execute("SELECT subject, predicate, year, value FROM series ORDER BY subject, predicate, year").fetchall()
+        past = con.execute("SELECT fact_id, value, value_type FROM past_facts WHERE predicate = 'population' "
+                           "ORDER BY fact_id LIMIT 3").fetchall()
+    series: dict = {}
+    for s, p, y, v in rows:
+        series.setdefault((s, p), {})[y] = v
+    towns_with = {s for s, p in series if p == "population"}
+    assert towns_with == set(towns)  # every town: all were founded 60+ years ago
+    for (s, p), by_year in series.items():
+        if p == "population":
+            assert sorted(by_year) == list(range(year - 11, year))
+            chain = [*(by_year[y] for y in sorted(by_year)), towns[s]]
+            for a, b in zip(chain, chain[1:]):  # each year grew by 1-5 % (rounded to whole people)
+                assert 1.01 * a - 1 <= b <= 1.05 * a + 1, (s, chain)
+            assert min(chain) >= 500
+        else:
+            assert s not in ended and min(by_year) >= founded[s] and max(by_year) == year - 1
+    assert any(p == "budget" for _, p in series) and not any(s in ended for s, _ in series)
+    assert all(fid.split("@")[0].endswith("/population") and vt == "int" and str(int(float(v))) == v for fid, v, vt in past)
+    again = plan_world(load_world(spec), tmp_path / "again")
+    with again.connect() as con:
+        assert con.execute("SELECT subject, predicate, year, value FROM series ORDER BY ALL").fetchall() == \
+            sorted(rows)
+
+
+def test_a_yearly_change_outside_its_range_is_refused(tmp_path):
+    pack = yaml.safe_load(LIFE)
+    pack["types"]["town"]["attributes"]["population"]["changes"] = {"per_year": [0.2, 0.1]}
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    result = CliRunner().invoke(app, ["validate", str(spec)])
+    assert result.exit_code != 0
+    assert "types.town.attributes.population.changes" in result.output and "per_year must be" in result.output

@@ -36,7 +36,8 @@ def _pages(path):
 
 def _world_facts(path) -> dict[str, Fact]:
     with duckdb.connect(str(path / "world.duckdb"), read_only=True) as con:
-        rows = con.sql("SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM facts").fetchall()
+        rows = con.sql("SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM facts "
+            "UNION ALL SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM past_facts").fetchall()
         names = dict(con.sql(" UNION ALL ".join(f'SELECT id, name FROM "{t}"' for (t,) in
                                                  con.sql("SELECT type FROM _types").fetchall())).fetchall())
     return {r[0]: Fact(*r) for r in rows}, names

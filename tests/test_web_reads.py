@@ -28,7 +28,8 @@ def web(demo_web):
     info = open_world(path)
     wcon = info.connect()
     world_facts = {r[0]: r[1:] for r in wcon.execute(
-        "SELECT fact_id, value, value_type, valid_from, valid_to FROM facts").fetchall()}
+        "SELECT fact_id, value, value_type, valid_from, valid_to FROM facts "
+            "UNION ALL SELECT fact_id, value, value_type, valid_from, valid_to FROM past_facts").fetchall()}
     wcon.close()
     return {"path": path, "report": report, "pages": pages, "facts": facts, "archives": archives, "world_facts": world_facts}
 
@@ -352,7 +353,7 @@ def test_facts_spread_off_the_encyclopedia(web):
     off = checked = 0
     for f, urls in on.items():
         s = f.split("/")[0]
-        if s not in article or s not in profile or f.endswith("/name") or len(f.split("/")) > 2:
+        if s not in article or s not in profile or f.endswith("/name") or len(f.split("/")) > 2 or "@" in f:
             continue  # attributes of entities with an article and a living profile
         checked += 1
         if article[s] not in urls:
@@ -414,8 +415,9 @@ def test_prose_reader_agrees_with_the_facts_of_profiles(web):
                 value, vt = web["world_facts"][f][:2]
                 kind_ = "date" if vt == "date" else "number" if vt in ("int", "float") else "string" if vt == "string" else None
                 if kind_ is not None:
-                    m = view.meta[(t, parts[1])]
-                    yield m.label, kind_, m.unit, value, vocab.get(parts[1], set())
+                    pred = parts[1].split("@")[0]  # a figure of an earlier year: the attribute's
+                    m = view.meta[(t, pred)]
+                    yield m.label, kind_, m.unit, value, vocab.get(pred, set())
 
         def agrees(got, kind_, value, why):
             if kind_ == "date":
@@ -472,7 +474,7 @@ def test_entities_without_an_article_live_on_their_profile(web):
     attrs: dict[str, list[str]] = {}
     for f in web["world_facts"]:
         s, _, pred = f.partition("/")
-        if s in home and "/" not in pred and pred != "name":
+        if s in home and "/" not in pred and "@" not in pred and pred != "name":
             attrs.setdefault(s, []).append(f)
     assert len(attrs) > 0.9 * len(home)
     for s, fs in attrs.items():
@@ -482,3 +484,29 @@ def test_entities_without_an_article_live_on_their_profile(web):
     assert sum(u in linked for u in home.values()) > 0.95 * len(home)
     cut = [md for u, k, _d, s, md in pages if k == "article" and any(shown for shown, *_ in cut_lists(md))]
     assert cut
+
+
+def test_an_old_page_gives_that_years_figure_and_the_article_todays(web):
+    """A figure with a yearly history (`changes:`) is stated as it stood in the page's year on a
+    profile last updated years ago and in a news item (provenance '<id>/<attribute>@<year>'), and
+    the live article of an entity whose profile is stale states today's, so every current figure
+    has a current source and the two disagree, each dated."""
+    kind_of = {u: (k, d, s) for u, k, d, s, _ in web["pages"]}
+    on_page: dict[str, set[str]] = {}
+    for url, fid in web["facts"]:
+        on_page.setdefault(url, set()).add(fid)
+    past = [(u, f) for u, f in web["facts"] if "@" in f and f.count("/") == 1]
+    assert len({u for u, _ in past}) >= 300
+    year = open_world(web["path"]).world.spec.as_of.year
+    articles = {s: u for u, (k, _d, s) in kind_of.items() if k == "article"}
+    kept = 0
+    for url, fid in past:
+        kind, date, subject = kind_of[url]
+        assert kind in ("profile", "news") and date is not None and date.year < year
+        assert fid.endswith(f"@{date.year}") and fid in web["world_facts"]  # that year's figure
+        now = fid.split("@")[0]
+        assert now not in on_page[url]  # never today's figure beside it
+        if kind == "profile" and subject in articles:
+            kept += now in on_page[articles[subject]]
+            assert now in on_page[articles[subject]], (url, fid)
+    assert kept >= 100

@@ -143,6 +143,8 @@ class Research:
         self.verifying: dict[str, tuple[str, str]] = {}  # a search ahead -> (the candidate's article, its name)
         self.second: dict[str, str] = {}  # article -> a second source about the same entity, to compare
         self.second_of: dict[str, str] = {}  # a second source opened -> the article it is compared with
+        self.dated_profiles: dict[str, list[str]] = {}  # a name -> dated profiles of it read
+        self.weighed: set[tuple[str, str]] = set()  # (article, dated profile) compared already
         self.conflicts = 0
         self.listing_said: set[str] = set()  # conditions it has said a list's column settles
         self.asking: list[tuple] = []  # pages and searches the evaluation under way asked for
@@ -1254,7 +1256,7 @@ class Research:
                 if is_encyclopedia(x.url) and "(" not in x.title:
                     self.name_url.setdefault(norm(x.title), x.url)
 
-    def _compare(self, art: str, other: Page) -> None:
+    def _compare(self, art: str, other: Page, quiet: bool = False) -> None:
         """Weigh a second source against an entity's article: where they disagree, say so and keep
         the article's value (the encyclopedia, and fresher than a copy's last update); where they
         agree, now and then say that too."""
@@ -1296,9 +1298,26 @@ class Research:
                                                     site_a=host(art), a=strip_links(a), site_b=site_b, b=strip_links(cell),
                                                     chosen=strip_links(a), chosen_site=host(art), why=why)))
             return
-        if same is not None and self.rng.random() < 0.5:
+        if same is not None and not quiet and self.rng.random() < 0.5:
             self.note("agree", site=site_b, name=page.name or page.title, label=same[0] if self.zh else same[0].lower(),
                       value=strip_links(same[1]))
+
+    def _notice(self, url: str, page: Page) -> None:
+        """A dated profile read for its own sake (a value the article leaves to it) and the
+        article of the same entity: where they disagree (an older figure, a former employer),
+        the reader says so and weighs them by their dates, as it does a second source."""
+        if page.kind == "profile" and page.dated is not None:
+            key = norm(page.name or page.title)
+            self.dated_profiles.setdefault(key, []).append(url)
+            art = self.name_url.get(key)
+            if art is not None and art in self.read and (art, url) not in self.weighed:
+                self.weighed.add((art, url))
+                self._compare(art, page, quiet=True)
+        elif page.kind == "article":
+            for u in self.dated_profiles.get(norm(page.name or page.title), ()):
+                if (url, u) not in self.weighed and u in self.read:
+                    self.weighed.add((url, u))
+                    self._compare(url, self.read[u], quiet=True)
 
     @staticmethod
     def _current_in_section(page: Page, label: str) -> str | None:
@@ -1349,6 +1368,7 @@ class Research:
         self.read[url] = page  # a second source too: an article may leave a value to it
         if art is not None:
             return
+        self._notice(url, page)
         for lab, cell in page.infobox + page.fields:  # the values a label takes, for reading prose later
             self._know(lab, cell)
         for k, lab in enumerate(page.headers[1:]):

@@ -273,6 +273,14 @@ class WorldView:
         self.types = self.world.types
         self.timeless = {t: frozenset(a for a, s in et.attributes.items() if isinstance(s, (CategoricalAttr, CodeAttr, LookupAttr)))
                          for t, et in self.types.items()}
+        # Figures with a yearly history (`changes:`): a page dated in an earlier year states that year's.
+        self.changing = {t: frozenset(a for a, s in et.attributes.items()
+                                      if isinstance(s, NumericAttr) and s.changes is not None and not s.hidden)
+                         for t, et in self.types.items()}
+        self._past: dict[str, dict[tuple[str, str, int], Fact]] = {}
+        # Figures a pack gives no history (a height, an elevation, an area): an old page states today's.
+        self.constant = {t: frozenset(a for a, s in et.attributes.items() if isinstance(s, NumericAttr) and s.changes is None)
+                         for t, et in self.types.items()}
         # Lookups that restate a link ("Nationality" via the citizenship link): prose says one of the two.
         self.echoes = {t: {a: s.via for a, s in et.attributes.items() if isinstance(s, LookupAttr) and s.attribute in ("id", "name")}
                        for t, et in self.types.items()}
@@ -627,6 +635,20 @@ class WorldView:
             "SELECT s.* FROM wf_summary s SEMI JOIN n ON s.subject = n.id ORDER BY s.subject, s.predicate, s.fact_id",
             "subject", [t, lo, hi, inc, lo, hi, cut, self.options.max_list_items])
 
+    def past_fact(self, t: str, subject: str, predicate: str, year: int) -> Fact | None:
+        """A changing figure as it stood in an earlier `year` (its fact id '<id>/<attribute>@<year>'),
+        None before its series starts (or in a world planned without series)."""
+        past = self._past.get(t)
+        if past is None:
+            past = self._past[t] = {}
+            has = self.con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'past_facts'").fetchone()[0]
+            if has and self.changing[t]:
+                df = self.con.execute("SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, year "
+                                      "FROM past_facts WHERE subject_type = ?", [t]).fetchall()
+                for row in df:
+                    past[(row[1], row[2], row[7])] = Fact(*row[:7])
+        return past.get((subject, predicate, year))
+
     def facts_of_type(self, t: str) -> tuple[dict[str, list[Fact]], dict[str, list[Fact]]]:
         """(attribute and outgoing facts by subject, incoming relation facts by target) for type t."""
         own = self._grouped(
@@ -723,10 +745,13 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
         archive = _archive(view, t, eid, attr_facts + out_facts, in_facts, context) if article else None
         # Half the profiles of entities that changed lately were last updated on the archive's date:
         # they state the entity as it stood then (an old club, no later dates), dated by their by-line.
-        stale = archive is not None and ps.profile is not None and not ps.profile.url and pick(eid + "/stale-profile", 2) == 0
+        stale = archive is not None and ps.profile is not None and pick(eid + "/stale-profile", 2) == 0
         # The encyclopedia leaves some facts to the entity's own profile or official site (a living
         # one states them all): those are on the profile and the news items, not the article.
-        off = view.off_encyclopedia(t, attr_facts) if ps.profile is not None and not stale else frozenset()
+        # A stale profile states some as they were (an older figure, no later date): the article keeps those.
+        off = view.off_encyclopedia(t, attr_facts) if ps.profile is not None else frozenset()
+        if stale and off:
+            off = off & {f.fact_id for f in archive[1]}
         if off and eid in view.article_title and et.lifecycle is not None:  # 'Name (person, 1961)' keeps its year's date
             off = off - {f.fact_id for f in attr_facts if f.predicate == et.lifecycle.start}
         stories = [_news_page(view, t, eid, f, facts, context, seen_urls, neigh) for f in facts
@@ -742,8 +767,9 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
                         more[pred] = (n, view.directory_url(src, pred, name, eid) if listed else overflow_url(view, eid, pred))
             lists = _part_lists_of(view, t, eid)
             furniture = {n for *_, n in lists} | ({opts.max_list_items, *(n for n, _ in more.values())} if more else set())
+            capture = archive  # the article's capture leaves out what the live article does
             if off and archive is not None:
-                archive = (archive[0], [f for f in archive[1] if f.fact_id not in off])
+                capture = (archive[0], [f for f in archive[1] if f.fact_id not in off])
             shown = [f for f in attr_facts if f.fact_id not in off] if off else attr_facts
             layout = {"more": more, "lists": lists,
                       "refs": [(s.url, s.title, s.site, s.date) for s in stories]}
@@ -751,7 +777,7 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
                 layout["external"] = (view.profile_url[eid], bool(ps.profile.url), own_site(view, t, eid))
             yield Page(view.article_url[eid], "article", view.sites.encyclopedia.name, view.article_title.get(eid, name), None, eid,
                        _entities(eid, out_facts, in_facts), shown + out_facts + in_facts,
-                       layout, tuple(sorted(furniture)), archive)
+                       layout, tuple(sorted(furniture)), capture)
         if home:  # the entity's one page: all it is and links to, and (few: see `homeless`) all that link to it
             yield Page(view.profile_url[eid], "profile", own_site(view, t, eid), name, None, eid, _entities(eid, out_facts, in_facts),
                        attr_facts + out_facts + in_facts, {"home": True})
@@ -874,6 +900,9 @@ def _archive(view: WorldView, t: str, eid: str, own: list[Fact], incoming: list[
         return None
     changed = any((f.valid_from and f.valid_from > captured) or (f.valid_to and captured < f.valid_to <= view.as_of)
                   or (f.value_type == "date" and dt.date.fromisoformat(f.value) > captured) for f in own + incoming)
+    changed = changed or any(  # a figure of another year (an entity whose life has ended has none)
+        f.predicate in view.changing[t] and view.past_fact(t, eid, f.predicate, captured.year) is not None
+        for f in own if f.subject == eid)
     if not changed:
         return None
     then = facts_at(view, t, own, captured, context)
@@ -887,7 +916,8 @@ def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: 
     """The facts about an entity that a page dated `day` may state: dates up to that day, links
     that held on that day (their end, if any, lies in the page's future and is not stated), and
     undated attributes only when they cannot have changed (categories, the page's context
-    attributes) or the page is recent (within a year of the world's as_of)."""
+    attributes, figures without a history) or the page is recent (within a year of the world's
+    as_of); a figure with a yearly history as it stood in the page's year."""
     recent = (view.as_of - day).days <= 365
     out = []
     for f in facts:
@@ -900,7 +930,11 @@ def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: 
         elif f.value_type == "date":
             if dt.date.fromisoformat(f.value) <= day:
                 out.append(f)
-        elif f.predicate != "name" and (recent or f.predicate in view.timeless[t]):
+        elif f.predicate in view.changing[t]:  # that year's figure
+            then = f if day.year >= view.as_of.year else view.past_fact(t, f.subject, f.predicate, day.year)
+            if then is not None:
+                out.append(then)
+        elif f.predicate != "name" and (recent or f.predicate in view.timeless[t] or f.predicate in view.constant[t]):
             out.append(f)
     return out
 
@@ -931,7 +965,9 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     seen.add(url)
     # Background as it stood on the publication day: never a fact from the page's future.
     ctx = [f for f in facts_at(view, t, facts, published, context) if f.fact_id != event.fact_id]
-    ctx = sorted(ctx, key=lambda f: pick(url + f.fact_id, 1 << 30))[:14]
+    # a paper gives the subject's figures of the day ('the company, which employs 5,400 people')
+    figures = [f for f in ctx if f.predicate in view.changing[t] and f.value_type != "entity"]
+    ctx = figures + sorted((f for f in ctx if f not in figures), key=lambda f: pick(url + f.fact_id, 1 << 30))[:14 - len(figures)]
     ctx.sort(key=lambda f: f.fact_id)
     if event.value_type == "entity":  # what the other party was on that day
         other = view.type_of[event.value]

@@ -607,6 +607,26 @@ class PartOf(Model):
     sum: bool = False
 
 
+class Changes(Model):
+    """How a figure moved in the years before the world's date (a population, a workforce, an
+    h-index): each year's change is drawn uniformly from `per_year` (`[0.0, 0.03]`: grew by 0 to 3 %
+    a year) and the world stores the figure of each of the last `years` years, back from today's
+    value and never before the entity's start. A page dated in one of those years states that
+    year's figure, so an old profile or a news item gives an older figure than the live pages, each
+    dated. The world's invariants (bounds of the whole, at_most) hold for today's figures."""
+
+    per_year: tuple[float, float]
+    years: int = Field(10, ge=2, le=100)
+
+    @model_validator(mode="after")
+    def _range(self) -> Changes:
+        lo, hi = self.per_year
+        if not (math.isfinite(lo) and math.isfinite(hi)) or not -0.5 <= lo <= hi <= 1.0:
+            raise ValueError(f"per_year must be [low, high] with -0.5 <= low <= high <= 1.0 (yearly changes "
+                             f"between -50 % and +100 %), got [{lo}, {hi}]")
+        return self
+
+
 class NumericAttr(_AttrBase):
     kind: Literal["numeric"]
     distribution: Distribution
@@ -621,6 +641,7 @@ class NumericAttr(_AttrBase):
     cases: dict[str, NumericCase] = {}
     part_of: PartOf | None = None
     at_most: str | None = None  # another numeric attribute of the same entity that bounds this one
+    changes: Changes | None = None  # a figure with a yearly history (pages dated in the past state theirs)
 
     @model_validator(mode="after")
     def _params(self) -> NumericAttr:

@@ -429,6 +429,47 @@ class _Generator:
             x = np.floor(x * 10**attr.decimals + 1e-9) / 10**attr.decimals
         return x
 
+    def make_series(self, t: str, a: str, attr: NumericAttr) -> None:
+        """The figure of each of the last `changes.years` years before today's (the world's
+        as_of year holds today's value), drawn backwards from today's by yearly changes in
+        `changes.per_year`, within the attribute's bounds, from the entity's start on; an entity
+        whose life has ended keeps its last figure (no series)."""
+        ch = attr.changes
+        df = self.out.entities[t]
+        et = self.types[t]
+        keep = df[a].is_not_null().to_numpy()
+        if df[a].dtype.is_float():
+            keep &= ~df[a].is_nan().fill_null(True).to_numpy()
+        lc = et.lifecycle
+        if lc is not None and lc.end is not None:
+            keep &= df[lc.end].is_null().to_numpy()
+        year = self.spec.as_of.year
+        first = np.full(df.height, year - ch.years + 1, np.int64)
+        if lc is not None:
+            start = df[lc.start].dt.year().cast(pl.Int64).fill_null(year - ch.years + 1).to_numpy()
+            first = np.maximum(first, start)
+        rows = np.flatnonzero(keep)
+        k = ch.years - 1
+        rng = child_rng(self.seed, "series", t, a)
+        growth = rng.uniform(ch.per_year[0], ch.per_year[1], (len(rows), k))
+        now = df[a].cast(pl.Float64).to_numpy()[rows]
+        past = now[:, None] / np.cumprod(1.0 + growth, axis=1)  # column j: year - 1 - j
+        lo = -np.inf if attr.min is None else attr.min
+        hi = np.inf if attr.max is None else attr.max
+        past = np.clip(past, lo, hi)
+        if attr.integer:
+            past = np.round(past)
+        else:
+            past = np.round(past, attr.decimals if attr.decimals is not None else 3)
+        years = year - 1 - np.arange(k)
+        ok = years[None, :] >= first[rows][:, None]
+        r_idx, c_idx = np.nonzero(ok)
+        ids = df["id"].gather(rows[r_idx]) if len(r_idx) else pl.Series("id", [], pl.String)
+        self.out.series.append(pl.DataFrame({
+            "subject": ids, "subject_type": pl.Series([t] * len(r_idx), dtype=pl.String),
+            "predicate": pl.Series([a] * len(r_idx), dtype=pl.String),
+            "year": pl.Series(years[c_idx], dtype=pl.Int32), "value": pl.Series(past[r_idx, c_idx], dtype=pl.Float64)}))
+
     def _part_of(self, t: str, a: str, attr: NumericAttr, x: np.ndarray, lo: np.ndarray, rng) -> np.ndarray:
         """Scale parts into their whole: each part at most share * whole, or the parts of a
         whole summing to at most that (all parts of an overfull whole shrink by one factor,
@@ -1164,6 +1205,10 @@ class _Generator:
             elif kind == "aliases":
                 self.make_aliases(node[1])
         self.translate_values()
+        for t, et in self.types.items():
+            for a, attr in et.attributes.items():
+                if isinstance(attr, NumericAttr) and attr.changes is not None and not attr.hidden:
+                    self.make_series(t, a, attr)
         for t, et in self.types.items():  # declared column order
             cols = ["id", "name", *et.attributes]
             self.out.entities[t] = self.out.entities[t].select(cols)

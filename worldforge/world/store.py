@@ -39,6 +39,16 @@ class WorldTables:
     edges: dict[str, pl.DataFrame] = field(default_factory=dict)
     aliases: list[pl.DataFrame] = field(default_factory=list)
     repairs: dict[str, int] = field(default_factory=dict)
+    # Yearly figures of attributes that change (`changes:`): subject, subject_type, predicate, year, value.
+    series: list[pl.DataFrame] = field(default_factory=list)
+
+    SERIES_SCHEMA = {"subject": pl.String, "subject_type": pl.String, "predicate": pl.String, "year": pl.Int32,
+                     "value": pl.Float64}
+
+    def series_frame(self) -> pl.DataFrame:
+        if not self.series:
+            return pl.DataFrame(schema=self.SERIES_SCHEMA)
+        return pl.concat(self.series).select(list(self.SERIES_SCHEMA)).sort(["subject_type", "predicate", "subject", "year"])
 
     def alias_frame(self) -> pl.DataFrame:
         schema = {"entity_id": pl.String, "entity_type": pl.String, "alias": pl.String, "kind": pl.String, "valid_to": pl.Date}
@@ -276,6 +286,9 @@ def _write_tables(con, world: ResolvedWorld, tables: WorldTables) -> dict:
     con.register("_src", _arrow(aliases))
     con.execute("CREATE TABLE aliases AS SELECT * FROM _src")
     con.unregister("_src")
+    con.register("_src", _arrow(tables.series_frame()))
+    con.execute("CREATE TABLE series AS SELECT * FROM _src")
+    con.unregister("_src")
     _write_catalogue(con, world)
     _create_views(con, world)
     facts = con.execute("SELECT count(*) FROM facts").fetchone()[0]
@@ -306,6 +319,10 @@ def _write_catalogue(con, world: ResolvedWorld) -> None:
         con.unregister("_src")
 
 
+def _list_sql(items: list[str]) -> str:
+    return "[" + ", ".join("'" + i.replace("'", "''") + "'" for i in items) + "]::VARCHAR[]"
+
+
 def _value_sql(dtype: str, col: str) -> str:
     if dtype == "date":
         return f"strftime({col}, '%Y-%m-%d')"
@@ -331,6 +348,13 @@ def _create_views(con, world: ResolvedWorld) -> None:
             f"'entity' AS value_type, valid_from, valid_to FROM {_q('rel_' + r)}"
         )
     con.execute("CREATE VIEW facts AS\n" + "\nUNION ALL\n".join(selects))
+    # A changing figure's earlier years, as the facts a page dated then states ('<id>/<attribute>@<year>').
+    ints = [f"{t}/{a}" for t, et in world.types.items() for a in et.attributes if attribute_dtype(world, t, a) == "int"]
+    con.execute("CREATE VIEW past_facts AS SELECT subject || '/' || predicate || '@' || year AS fact_id, subject, subject_type, "
+                "predicate, CASE WHEN list_contains(" + _list_sql(ints) + ", subject_type || '/' || predicate) "
+                "THEN CAST(CAST(value AS BIGINT) AS VARCHAR) ELSE CAST(value AS VARCHAR) END AS value, "
+                "CASE WHEN list_contains(" + _list_sql(ints) + ", subject_type || '/' || predicate) THEN 'int' ELSE 'float' END "
+                "AS value_type, NULL::DATE AS valid_from, NULL::DATE AS valid_to, year FROM series")
     ev = [f"SELECT {_q(a)} AS date, id AS subject, '{t}' AS subject_type, '{a}' AS predicate, id || '/{a}' AS fact_id "
           f"FROM {_q(t)} WHERE {_q(a)} IS NOT NULL"
           for t, a in con.execute("SELECT type, attribute FROM _events").fetchall()]

@@ -402,6 +402,7 @@ def test_a_changing_figure_has_a_yearly_history_within_its_range(tmp_path):
     pack = yaml.safe_load(LIFE)
     pack["types"]["town"]["attributes"]["population"]["changes"] = {"per_year": [0.01, 0.05], "years": 12}
     pack["types"]["firm"]["attributes"]["budget"]["changes"] = {"per_year": [-0.1, 0.1]}
+    pack["types"]["town"]["attributes"]["kind"]["changes"] = {"every": [3, 5]}
     spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
     info = plan_world(load_world(spec), tmp_path / "build")
     year = info.world.spec.as_of.year
@@ -409,7 +410,12 @@ def test_a_changing_figure_has_a_yearly_history_within_its_range(tmp_path):
         towns = dict(con.execute("SELECT id, population FROM town").fetchall())
         founded = dict(con.execute("SELECT id, year(founded) FROM firm").fetchall())
         ended = {i for (i,) in con.execute("SELECT id FROM firm WHERE dissolved IS NOT NULL").fetchall()}
-        rows = con.execute("SELECT subject, predicate, year, value FROM series ORDER BY subject, predicate, year").fetchall()
+        kinds = dict(con.execute("SELECT id, kind FROM town").fetchall())
+        kind_past = con.execute("SELECT subject, year, value, value_type FROM past_facts WHERE predicate = 'kind' "
+                                "ORDER BY subject, year").fetchall()
+        rows = con.execute("SELECT subject, predicate, year, value FROM series WHERE predicate != 'kind' "
+                           "ORDER BY subject, predicate, year").fetchall()
+        everything = con.execute("SELECT * FROM series ORDER BY ALL").fetchall()
         past = con.execute("SELECT fact_id, value, value_type FROM past_facts WHERE predicate = 'population' "
                            "ORDER BY fact_id LIMIT 3").fetchall()
     series: dict = {}
@@ -427,11 +433,22 @@ def test_a_changing_figure_has_a_yearly_history_within_its_range(tmp_path):
         else:
             assert s not in ended and min(by_year) >= founded[s] and max(by_year) == year - 1
     assert any(p == "budget" for _, p in series) and not any(s in ended for s, _ in series)
+    # a category replaced every 3-5 years: the values other towns hold, today's for the last years
+    by_town: dict = {}
+    for s_, y, v, vt in kind_past:
+        assert vt == "string" and v in set(kinds.values())
+        by_town.setdefault(s_, {})[y] = v
+    assert set(by_town) == set(towns) and all(sorted(ys) == list(range(year - 9, year)) for ys in by_town.values())
+    changed = [s_ for s_, ys in by_town.items() if any(v != kinds[s_] for v in ys.values())]
+    assert len(changed) >= 0.5 * len(towns)
+    for s_ in changed:  # a new value lasts 3 years or more (today's term may have begun this year)
+        seq = [by_town[s_][y] for y in range(year - 9, year)] + [kinds[s_]]
+        turns = [i for i in range(1, len(seq)) if seq[i] != seq[i - 1]]
+        assert all(b - a >= 3 for a, b in zip(turns, turns[1:])), seq
     assert all(fid.split("@")[0].endswith("/population") and vt == "int" and str(int(float(v))) == v for fid, v, vt in past)
     again = plan_world(load_world(spec), tmp_path / "again")
     with again.connect() as con:
-        assert con.execute("SELECT subject, predicate, year, value FROM series ORDER BY ALL").fetchall() == \
-            sorted(rows)
+        assert con.execute("SELECT * FROM series ORDER BY ALL").fetchall() == everything
 
 
 def test_a_yearly_change_outside_its_range_is_refused(tmp_path):

@@ -1601,7 +1601,9 @@ class ChainResearch(Research):
         ans = q["answer"]
         if ans["attribute"] is None:
             return self._answer(name, name)
-        cell = self.attribute(url, ans["label"], name)
+        # the answer read as what it is: a date or a figure (with its unit) in prose as well as in an infobox
+        cell = self.attribute(url, ans["label"], name, figure=ans.get("kind") in ("number", "date"), unit=ans.get("unit"),
+                              kind=ans.get("kind"))
         if cell is NEED:
             return False
         return self._answer(_format(cell, ans["kind"]) if cell else None, name)

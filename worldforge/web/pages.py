@@ -275,8 +275,9 @@ class WorldView:
                          for t, et in self.types.items()}
         # Figures with a yearly history (`changes:`): a page dated in an earlier year states that year's.
         self.changing = {t: frozenset(a for a, s in et.attributes.items()
-                                      if isinstance(s, NumericAttr) and s.changes is not None and not s.hidden)
+                                      if getattr(s, "changes", None) is not None and not s.hidden)
                          for t, et in self.types.items()}
+        self.timeless = {t: v - self.changing[t] for t, v in self.timeless.items()}
         self._past: dict[str, dict[tuple[str, str, int], Fact]] = {}
         # Figures a pack gives no history (a height, an elevation, an area): an old page states today's.
         self.constant = {t: frozenset(a for a, s in et.attributes.items() if isinstance(s, NumericAttr) and s.changes is None)
@@ -901,8 +902,8 @@ def _archive(view: WorldView, t: str, eid: str, own: list[Fact], incoming: list[
     changed = any((f.valid_from and f.valid_from > captured) or (f.valid_to and captured < f.valid_to <= view.as_of)
                   or (f.value_type == "date" and dt.date.fromisoformat(f.value) > captured) for f in own + incoming)
     changed = changed or any(  # a figure of another year (an entity whose life has ended has none)
-        f.predicate in view.changing[t] and view.past_fact(t, eid, f.predicate, captured.year) is not None
-        for f in own if f.subject == eid)
+        f.predicate in view.changing[t] and (p := view.past_fact(t, eid, f.predicate, captured.year)) is not None
+        and p.value != f.value for f in own if f.subject == eid)
     if not changed:
         return None
     then = facts_at(view, t, own, captured, context)
@@ -930,10 +931,10 @@ def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: 
         elif f.value_type == "date":
             if dt.date.fromisoformat(f.value) <= day:
                 out.append(f)
-        elif f.predicate in view.changing[t]:  # that year's figure
+        elif f.predicate in view.changing[t]:  # that year's value (today's fact if it has not changed since)
             then = f if day.year >= view.as_of.year else view.past_fact(t, f.subject, f.predicate, day.year)
             if then is not None:
-                out.append(then)
+                out.append(f if then.value == f.value else then)
         elif f.predicate != "name" and (recent or f.predicate in view.timeless[t] or f.predicate in view.constant[t]):
             out.append(f)
     return out
@@ -965,7 +966,7 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     seen.add(url)
     # Background as it stood on the publication day: never a fact from the page's future.
     ctx = [f for f in facts_at(view, t, facts, published, context) if f.fact_id != event.fact_id]
-    # a paper gives the subject's figures of the day ('the company, which employs 5,400 people')
+    # a paper gives the subject's figures and standing of the day ('the company, which employs 5,400 people')
     figures = [f for f in ctx if f.predicate in view.changing[t] and f.value_type != "entity"]
     ctx = figures + sorted((f for f in ctx if f not in figures), key=lambda f: pick(url + f.fact_id, 1 << 30))[:14 - len(figures)]
     ctx.sort(key=lambda f: f.fact_id)

@@ -455,10 +455,46 @@ class _AttrBase(Localized, Model):
         return _check_phrases(v, {"value"})
 
 
+class Changes(Model):
+    """How a value moved in the years before the world's date. A figure (a population, a
+    workforce, an h-index) takes `per_year`: each year's change is drawn uniformly from it
+    (`[0.0, 0.03]`: grew by 0 to 3 % a year). A category or a name (an occupation, a mayor)
+    takes `every`: it was replaced every so many years (`[4, 8]`), each earlier value drawn
+    from the values other entities hold. The world stores the value of each of the last `years`
+    years, back from today's and never before the entity's start (an entity whose life has
+    ended keeps its last value); a page dated in one of those years states that year's, so an
+    old profile or a news item disagrees with the live pages, each dated. The world's
+    invariants (bounds of the whole, at_most) hold for today's values."""
+
+    per_year: tuple[float, float] | None = None
+    every: tuple[int, int] | None = None
+    years: int = Field(10, ge=2, le=100)
+
+    @model_validator(mode="after")
+    def _range(self) -> Changes:
+        if (self.per_year is None) == (self.every is None):
+            raise ValueError("give per_year (a figure's yearly change, [low, high]) or every (the years between "
+                             "a category's or a name's changes, [low, high]), one of the two")
+        if self.per_year is not None:
+            lo, hi = self.per_year
+            if not (math.isfinite(lo) and math.isfinite(hi)) or not -0.5 <= lo <= hi <= 1.0:
+                raise ValueError(f"per_year must be [low, high] with -0.5 <= low <= high <= 1.0 (yearly changes "
+                                 f"between -50 % and +100 %), got [{lo}, {hi}]")
+        if self.every is not None and not 1 <= self.every[0] <= self.every[1] <= 100:
+            raise ValueError(f"every must be [low, high] years with 1 <= low <= high <= 100, got {list(self.every)}")
+        return self
+
+
 class FakerAttr(_AttrBase):
     kind: Literal["faker"]
     provider: str = Field(min_length=1)
     pool: int = Field(4096, ge=16, le=200_000)
+    changes: Changes | None = None  # replaced every so many years (a mayor): pages dated then name the one of then
+
+    @model_validator(mode="after")
+    def _changes(self):
+        _check_changes(self.changes, "every")
+        return self
 
 
 class CategoricalValue(Model):
@@ -477,6 +513,7 @@ class CategoricalValue(Model):
 class CategoricalAttr(_AttrBase):
     kind: Literal["categorical"]
     values: list[str] | dict[str, float | CategoricalValue]
+    changes: Changes | None = None  # replaced every so many years (an occupation): pages dated then state the one of then
     # A conditional distribution: weights per value of another categorical attribute of
     # the same entity, or of a name part (`given: name.<part>`); `values` serve the rest.
     given: str | None = None
@@ -499,6 +536,7 @@ class CategoricalAttr(_AttrBase):
 
     @model_validator(mode="after")
     def _translated_values(self) -> CategoricalAttr:
+        _check_changes(self.changes, "every")
         known = set(self.weights())
         for lang, lt in self.i18n.items():
             if not lt.values:
@@ -574,6 +612,13 @@ def check_distribution(distribution: str, params: dict[str, float], what: str = 
         raise ValueError(f"{what}gompertz: mode / scale must be at most 200 (got {params['mode'] / params['scale']:g})")
 
 
+def _check_changes(ch: Changes | None, want: str) -> None:
+    """A figure's history is `per_year`, a category's or a name's is `every`."""
+    if ch is not None and getattr(ch, want) is None:
+        raise ValueError(f"changes: a {'figure' if want == 'per_year' else 'category or a name'} takes {want}"
+                         + (" (its yearly change, [low, high])" if want == "per_year" else " (the years between changes, [low, high])"))
+
+
 def _check_min_max(lo: float | None, hi: float | None, limit: float = _NUMERIC_LIMIT) -> None:
     for k, v in (("min", lo), ("max", hi)):
         if v is not None and abs(v) > limit:
@@ -607,26 +652,6 @@ class PartOf(Model):
     sum: bool = False
 
 
-class Changes(Model):
-    """How a figure moved in the years before the world's date (a population, a workforce, an
-    h-index): each year's change is drawn uniformly from `per_year` (`[0.0, 0.03]`: grew by 0 to 3 %
-    a year) and the world stores the figure of each of the last `years` years, back from today's
-    value and never before the entity's start. A page dated in one of those years states that
-    year's figure, so an old profile or a news item gives an older figure than the live pages, each
-    dated. The world's invariants (bounds of the whole, at_most) hold for today's figures."""
-
-    per_year: tuple[float, float]
-    years: int = Field(10, ge=2, le=100)
-
-    @model_validator(mode="after")
-    def _range(self) -> Changes:
-        lo, hi = self.per_year
-        if not (math.isfinite(lo) and math.isfinite(hi)) or not -0.5 <= lo <= hi <= 1.0:
-            raise ValueError(f"per_year must be [low, high] with -0.5 <= low <= high <= 1.0 (yearly changes "
-                             f"between -50 % and +100 %), got [{lo}, {hi}]")
-        return self
-
-
 class NumericAttr(_AttrBase):
     kind: Literal["numeric"]
     distribution: Distribution
@@ -645,6 +670,7 @@ class NumericAttr(_AttrBase):
 
     @model_validator(mode="after")
     def _params(self) -> NumericAttr:
+        _check_changes(self.changes, "per_year")
         check_distribution(self.distribution, self.params)
         _check_min_max(self.min, self.max)
         if self.cases and self.given is None:

@@ -429,11 +429,12 @@ class _Generator:
             x = np.floor(x * 10**attr.decimals + 1e-9) / 10**attr.decimals
         return x
 
-    def make_series(self, t: str, a: str, attr: NumericAttr) -> None:
-        """The figure of each of the last `changes.years` years before today's (the world's
-        as_of year holds today's value), drawn backwards from today's by yearly changes in
-        `changes.per_year`, within the attribute's bounds, from the entity's start on; an entity
-        whose life has ended keeps its last figure (no series)."""
+    def make_series(self, t: str, a: str, attr) -> None:
+        """The value of each of the last `changes.years` years before today's (the world's as_of
+        year holds today's value), from the entity's start on; an entity whose life has ended keeps
+        its last value (no series). A figure (`per_year`) is drawn backwards from today's by yearly
+        changes, within the attribute's bounds; a category or a name (`every`) was replaced every
+        so many years, each earlier value drawn from the values the other entities hold."""
         ch = attr.changes
         df = self.out.entities[t]
         et = self.types[t]
@@ -450,25 +451,40 @@ class _Generator:
             first = np.maximum(first, start)
         rows = np.flatnonzero(keep)
         k = ch.years - 1
+        years = year - 1 - np.arange(k)  # column j: year - 1 - j
         rng = child_rng(self.seed, "series", t, a)
-        growth = rng.uniform(ch.per_year[0], ch.per_year[1], (len(rows), k))
-        now = df[a].cast(pl.Float64).to_numpy()[rows]
-        past = now[:, None] / np.cumprod(1.0 + growth, axis=1)  # column j: year - 1 - j
-        lo = -np.inf if attr.min is None else attr.min
-        hi = np.inf if attr.max is None else attr.max
-        past = np.clip(past, lo, hi)
-        if attr.integer:
-            past = np.round(past)
+        value = text = None
+        if ch.per_year is not None:
+            growth = rng.uniform(ch.per_year[0], ch.per_year[1], (len(rows), k))
+            now = df[a].cast(pl.Float64).to_numpy()[rows]
+            past = now[:, None] / np.cumprod(1.0 + growth, axis=1)
+            past = np.clip(past, -np.inf if attr.min is None else attr.min, np.inf if attr.max is None else attr.max)
+            past = np.round(past) if attr.integer else np.round(past, attr.decimals if attr.decimals is not None else 3)
         else:
-            past = np.round(past, attr.decimals if attr.decimals is not None else 3)
-        years = year - 1 - np.arange(k)
+            lo, hi = ch.every
+            terms = ch.years // lo + 2
+            length = rng.integers(lo, hi + 1, (len(rows), terms))
+            since = year - rng.integers(0, length[:, 0])  # today's value holds from this year on
+            starts = since[:, None] - np.concatenate([np.zeros((len(rows), 1), np.int64), np.cumsum(length[:, 1:], axis=1)], axis=1)
+            which = (starts[:, None, :] > years[None, :, None]).sum(axis=2)  # 0: today's value, j: the j-th before
+            pool = df[a].to_numpy()[rows] if len(rows) else np.array([], object)
+            drawn = rng.integers(0, max(1, len(pool)), (len(rows), terms + 1))
+            vals = np.concatenate([pool[:, None], pool[drawn[:, 1:]] if len(pool) else drawn[:, 1:]], axis=1).astype(object)
+            same = vals[:, 1:] == vals[:, :-1]  # a replacement that drew the value it replaces: the next one in the pool
+            vals[:, 1:][same] = pool[(drawn[:, 1:][same] + 1) % max(1, len(pool))] if len(pool) else vals[:, 1:][same]
+            past = np.take_along_axis(vals, np.minimum(which, terms), axis=1)
         ok = years[None, :] >= first[rows][:, None]
         r_idx, c_idx = np.nonzero(ok)
         ids = df["id"].gather(rows[r_idx]) if len(r_idx) else pl.Series("id", [], pl.String)
+        if ch.per_year is not None:
+            value, text = past[r_idx, c_idx], [None] * len(r_idx)
+        else:
+            value, text = [None] * len(r_idx), [str(x) for x in past[r_idx, c_idx]]
         self.out.series.append(pl.DataFrame({
             "subject": ids, "subject_type": pl.Series([t] * len(r_idx), dtype=pl.String),
             "predicate": pl.Series([a] * len(r_idx), dtype=pl.String),
-            "year": pl.Series(years[c_idx], dtype=pl.Int32), "value": pl.Series(past[r_idx, c_idx], dtype=pl.Float64)}))
+            "year": pl.Series(years[c_idx], dtype=pl.Int32), "value": pl.Series(value, dtype=pl.Float64),
+            "text": pl.Series(text, dtype=pl.String)}))
 
     def _part_of(self, t: str, a: str, attr: NumericAttr, x: np.ndarray, lo: np.ndarray, rng) -> np.ndarray:
         """Scale parts into their whole: each part at most share * whole, or the parts of a
@@ -1207,7 +1223,7 @@ class _Generator:
         self.translate_values()
         for t, et in self.types.items():
             for a, attr in et.attributes.items():
-                if isinstance(attr, NumericAttr) and attr.changes is not None and not attr.hidden:
+                if getattr(attr, "changes", None) is not None and not attr.hidden:
                     self.make_series(t, a, attr)
         for t, et in self.types.items():  # declared column order
             cols = ["id", "name", *et.attributes]

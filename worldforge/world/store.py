@@ -43,7 +43,7 @@ class WorldTables:
     series: list[pl.DataFrame] = field(default_factory=list)
 
     SERIES_SCHEMA = {"subject": pl.String, "subject_type": pl.String, "predicate": pl.String, "year": pl.Int32,
-                     "value": pl.Float64}
+                     "value": pl.Float64, "text": pl.String}
 
     def series_frame(self) -> pl.DataFrame:
         if not self.series:
@@ -348,13 +348,13 @@ def _create_views(con, world: ResolvedWorld) -> None:
             f"'entity' AS value_type, valid_from, valid_to FROM {_q('rel_' + r)}"
         )
     con.execute("CREATE VIEW facts AS\n" + "\nUNION ALL\n".join(selects))
-    # A changing figure's earlier years, as the facts a page dated then states ('<id>/<attribute>@<year>').
+    # A changing value's earlier years, as the facts a page dated then states ('<id>/<attribute>@<year>').
     ints = [f"{t}/{a}" for t, et in world.types.items() for a in et.attributes if attribute_dtype(world, t, a) == "int"]
     con.execute("CREATE VIEW past_facts AS SELECT subject || '/' || predicate || '@' || year AS fact_id, subject, subject_type, "
-                "predicate, CASE WHEN list_contains(" + _list_sql(ints) + ", subject_type || '/' || predicate) "
+                "predicate, CASE WHEN text IS NOT NULL THEN text WHEN list_contains(" + _list_sql(ints) + ", subject_type || '/' || predicate) "
                 "THEN CAST(CAST(value AS BIGINT) AS VARCHAR) ELSE CAST(value AS VARCHAR) END AS value, "
-                "CASE WHEN list_contains(" + _list_sql(ints) + ", subject_type || '/' || predicate) THEN 'int' ELSE 'float' END "
-                "AS value_type, NULL::DATE AS valid_from, NULL::DATE AS valid_to, year FROM series")
+                "CASE WHEN text IS NOT NULL THEN 'string' WHEN list_contains(" + _list_sql(ints) + ", subject_type || '/' || predicate) "
+                "THEN 'int' ELSE 'float' END AS value_type, NULL::DATE AS valid_from, NULL::DATE AS valid_to, year FROM series")
     ev = [f"SELECT {_q(a)} AS date, id AS subject, '{t}' AS subject_type, '{a}' AS predicate, id || '/{a}' AS fact_id "
           f"FROM {_q(t)} WHERE {_q(a)} IS NOT NULL"
           for t, a in con.execute("SELECT type, attribute FROM _events").fetchall()]

@@ -92,7 +92,7 @@ def measure(world: Path) -> dict:
         out["snippet_share"] = research["snippet_values"] / max(values, 1)
         out["values"] = values
         top, n = per_turn.most_common(1)[0]
-        out["top_calls"] = f"{n / sum(per_turn.values()):.1%} ({top} calls)"
+        out["top_calls"] = f"{n / sum(per_turn.values()):.2%} ({top} calls)"
         out["rejected_checks"] = research["rejected_cross_checks"]
         out["reconciled"] = reconciled / max(tables, 1)
     finally:

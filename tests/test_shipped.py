@@ -3,7 +3,9 @@ training signal their datasets carry, measured as a user of the data would:
 
 - grounded samples: every page a sample opens, every URL a state names, at least 99 % of the
   informative answer cells and every count its narration states are supported by what it
-  shows; at least 95 % of samples under 32k tokens; the clean oracle still scores >= 0.97;
+  shows; at least 95 % of samples under 32k tokens; the clean oracle still scores >= 0.95, settles
+  a fifth of its values from snippets, varies its calls per turn and weighs disagreeing dated
+  sources in a fifth of its table trajectories;
 - held-out splits: validation and test each hold at least 10 % of the tasks, no training
   trajectory opens a page stating a held-out task's gold fact (recounted here from the render's
   provenance), the tasks report, the card and the manifest give the same sizes, and verl's own
@@ -118,6 +120,25 @@ def test_clean_oracle_still_scores_high(shipped, name):
     # reaches one ("The birth of X was recorded on ...") the oracle leaves the cell unknown (about
     # 0.97 on each shipped world; the researcher issue's floor is 0.9).
     assert sum(ep.reward for ep in eps) / len(eps) >= 0.95
+    # The researcher issue's measures of how it works, on each shipped world: values settled from
+    # snippets, turns whose number of calls varies with the work, and disagreeing dated sources
+    # (an older figure or a former club on a profile last updated years ago) met and weighed in at
+    # least a fifth of the table trajectories.
+    from collections import Counter
+
+    per_turn: Counter = Counter()
+    for ep in eps:
+        for m in ep.trajectory("oracle")["messages"]:
+            calls = [c for c in m.get("tool_calls") or [] if c["function"]["name"] != "final_answer"]
+            if calls:
+                per_turn[len(calls)] += 1
+    assert max(per_turn.values()) <= 0.4 * sum(per_turn.values()), per_turn
+    stats = Counter()
+    for ep in eps:
+        stats.update({k: v for k, v in ep.research.items() if isinstance(v, int)})
+    assert stats["snippet_values"] >= 0.2 * (stats["snippet_values"] + stats["page_values"]), stats
+    tables = [ep for ep in eps if ep.task.record["kind"] == "table"]
+    assert sum(ep.research.get("conflicts", 0) > 0 for ep in tables) >= 0.2 * len(tables)
 
 
 @pytest.mark.parametrize("name", WORLDS)

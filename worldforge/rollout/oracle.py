@@ -1292,7 +1292,9 @@ class Research:
             return
         if diffs:
             lab, a, cell = diffs[0]
-            why = self.voice.why("encyclopedia") if not other.dated else self.voice.why("fresher")
+            # 'the more recent source' only when the article's last edit is later than the other's update
+            fresher = other.dated is not None and (page.edited is None or page.edited > other.dated)
+            why = self.voice.why("fresher" if fresher else "encyclopedia")
             self.conflicts += 1
             self.decisions.append(("conflict", dict(name=page.name or page.title, label=lab if self.zh else lab.lower(),
                                                     site_a=host(art), a=strip_links(a), site_b=site_b, b=strip_links(cell),

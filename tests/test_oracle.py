@@ -187,3 +187,23 @@ def test_a_list_is_taken_only_by_its_whole_title():
     assert not en._title_ok("Films in Tisland Province", "en") and not en._title_ok("Film festivals in Tisland", "en")
     former = PartList("公司", "卡利亚", frozenset(), former=True)
     assert former._title_ok("曾属卡利亚的公司（第1页，共2页）", "zh") and not former._title_ok("卡利亚的公司", "zh")
+
+
+def test_a_namesakes_dated_profile_is_not_a_disagreement():
+    """The oracle weighs a dated profile against an article only when one links the other: a
+    namesake's official site (another company of the same name) is not a second source."""
+    from worldforge.rollout.oracle import _same_entity
+    from worldforge.rollout.reading import read_page
+
+    art_url = "https://enc.org/wiki/Islun_Studios_(company,_1991)"
+    art = read_page(art_url, "# Islun Studios (company, 1991)\n\n**Islun Studios** is a company.\n\n| Company | |\n|---|---|\n"
+                             "| Employees | 8,984 employees |\n\n## External links\n\n"
+                             "- [Islun Studios at Kelp](https://www.kelp.example/company/islun-studios-1a2b3c)\n")
+    site = "https://www.islunstudios.example/about"
+    text = ("# Islun Studios\n\n*Islun Studios* · Official website · updated Oct 18, 2023\n\n## Profile\n\n"
+            "- **Employees:** 22 employees\n\n---\nMore about Islun Studios: [Enc](https://enc.org/wiki/Islun_Studios)\n")
+    assert not _same_entity(art, art_url, read_page(site, text), site)  # another Islun Studios
+    own = text.replace("wiki/Islun_Studios)", "wiki/Islun_Studios_(company,_1991))")
+    assert _same_entity(art, art_url, read_page(site, own), site)  # its own site links its article
+    listed = "https://www.kelp.example/company/islun-studios-1a2b3c"
+    assert _same_entity(art, art_url, read_page(listed, text), listed)  # the article links the profile

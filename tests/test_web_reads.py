@@ -384,6 +384,11 @@ def test_prose_reader_reads_what_profiles_state_and_never_misreads():
     assert prose_value("Its height is 180 cm, and its height is 190 cm.", "Height", "number") is None  # two compete
     assert prose_value("The mass is 3 kg and the width is 4 m.", "Height", "number", unit="cm") is None
     assert prose_value("由张伟创立于1990年3月5日，身高为183厘米。", "身高", "number") == "183厘米"
+    # a snippet that stops at a field's label gives nothing, not the field before it; a sentence
+    # that ends with the label's word still gives its value
+    assert prose_value("Profile - Dissolved: Aug 17, 1950 - Founded", "Founded", "date") is None
+    assert prose_value("Tamview lies at 199 m elevation.", "Elevation", "number", unit="m") == "199 m"
+    assert prose_value("Kim Park plays in the Defender position.", "Position", "string", {"Defender"}) == "Defender"
 
 
 def test_prose_reader_agrees_with_the_facts_of_profiles(web):

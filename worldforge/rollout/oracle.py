@@ -1293,7 +1293,7 @@ class Research:
         if diffs:
             lab, a, cell = diffs[0]
             # 'the more recent source' only when the article's last edit is later than the other's update
-            fresher = other.dated is not None and (page.edited is None or page.edited > other.dated)
+            fresher = other.dated is not None and page.edited is not None and page.edited > other.dated
             why = self.voice.why("fresher" if fresher else "encyclopedia")
             self.conflicts += 1
             self.decisions.append(("conflict", dict(name=page.name or page.title, label=lab if self.zh else lab.lower(),
@@ -1312,12 +1312,12 @@ class Research:
             key = norm(page.name or page.title)
             self.dated_profiles.setdefault(key, []).append(url)
             art = self.name_url.get(key)
-            if art is not None and art in self.read and (art, url) not in self.weighed:
+            if art is not None and art in self.read and (art, url) not in self.weighed and _same_entity(self.read[art], art, page, url):
                 self.weighed.add((art, url))
                 self._compare(art, page, quiet=True)
         elif page.kind == "article":
             for u in self.dated_profiles.get(norm(page.name or page.title), ()):
-                if (url, u) not in self.weighed and u in self.read:
+                if (url, u) not in self.weighed and u in self.read and _same_entity(page, url, self.read[u], u):
                     self.weighed.add((url, u))
                     self._compare(url, self.read[u], quiet=True)
 
@@ -1435,6 +1435,12 @@ def _same_value(a: str, b: str) -> bool:
     if na is not None and nb is not None:
         return abs(na - nb) <= 0.01 * max(abs(na), abs(nb)) + 1e-9
     return norm(a) == norm(b)
+
+
+def _same_entity(art: Page, art_url: str, other: Page, other_url: str) -> bool:
+    """An article and a profile about one entity, not namesakes: one links the other (a
+    profile's "More about X" its own article, an article's external links its profile)."""
+    return any(u == art_url for _, u in other.links) or any(u == other_url for _, u in art.links)
 
 
 def _disagree(a: Page, b: Page) -> bool:

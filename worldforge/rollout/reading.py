@@ -271,8 +271,8 @@ def prose_value(text: str, label: str, kind: str, known: set[str] | frozenset[st
         pairs = {v for m in keyed for v in _values(re.split(r" - |\s\|\s|；|;", m.group(1))[0], kind, known, zh)[:1]
                  if m.group(1).lower().find(v.lower()) <= 2}
         return pairs.pop() if len(pairs) == 1 else None
-    if re.search(rf"(?<![^\W_]){re.escape(label)}\W*$", body.rstrip(), re.I):
-        return None  # a snippet that stops at the label ('- Dissolved: Aug 17, 1950 - Founded'): its value is cut off
+    if re.search(rf"(?:^|\n|\s[-|·]\s)\**{re.escape(label)}\**\s*[:：]?\s*$", body.rstrip(), re.I):
+        return None  # a snippet that stops at a field's label ('- Dissolved: Aug 17, 1950 - Founded'): its value is cut off
     found: list[str] = []
     for sent in _SENTENCE_END.split(body):
         low = sent.lower()

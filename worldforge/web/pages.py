@@ -278,7 +278,7 @@ class WorldView:
                                       if getattr(s, "changes", None) is not None and not s.hidden)
                          for t, et in self.types.items()}
         self.timeless = {t: v - self.changing[t] for t, v in self.timeless.items()}
-        self._past: dict[str, dict[tuple[str, str, int], Fact]] = {}
+        self._past: dict[str, tuple[dict, pl.Series, pl.Series]] = {}
         # Figures a pack gives no history (a height, an elevation, an area): an old page states today's.
         self.constant = {t: frozenset(a for a, s in et.attributes.items() if isinstance(s, NumericAttr) and s.changes is None)
                          for t, et in self.types.items()}
@@ -636,19 +636,39 @@ class WorldView:
             "SELECT s.* FROM wf_summary s SEMI JOIN n ON s.subject = n.id ORDER BY s.subject, s.predicate, s.fact_id",
             "subject", [t, lo, hi, inc, lo, hi, cut, self.options.max_list_items])
 
+    def has_history(self, t: str, subject: str, predicate: str) -> bool:
+        """Whether the world holds earlier years of this value (not for an entity whose life has
+        ended, nor in a world planned before values had histories)."""
+        return (subject, predicate) in self._past_of(t)[0]
+
     def past_fact(self, t: str, subject: str, predicate: str, year: int) -> Fact | None:
-        """A changing figure as it stood in an earlier `year` (its fact id '<id>/<attribute>@<year>'),
-        None before its series starts (or in a world planned without series)."""
-        past = self._past.get(t)
-        if past is None:
-            past = self._past[t] = {}
-            has = self.con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'past_facts'").fetchone()[0]
-            if has and self.changing[t]:
-                df = self.con.execute("SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, year "
-                                      "FROM past_facts WHERE subject_type = ?", [t]).fetchall()
-                for row in df:
-                    past[(row[1], row[2], row[7])] = Fact(*row[:7])
-        return past.get((subject, predicate, year))
+        """A changing value as it stood in an earlier `year` (its fact id '<id>/<attribute>@<year>'),
+        None outside its history."""
+        index, values, kinds = self._past_of(t)
+        got = index.get((subject, predicate))
+        if got is None or not 0 <= year - got[1] < got[2]:
+            return None
+        row = got[0] + year - got[1]  # a history's years are consecutive, first to the year before as_of
+        return Fact(f"{subject}/{predicate}@{year}", subject, predicate, values[row], kinds[row], None, None)
+
+    def _past_of(self, t: str) -> tuple[dict, pl.Series, pl.Series]:
+        """A type's histories: (subject, attribute) -> (first row, first year, years), and the
+        values and value types by row, kept in Arrow columns (a million people's occupations
+        would be gigabytes as Python objects)."""
+        got = self._past.get(t)
+        if got is None:
+            has = self.changing[t] and self.con.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_name = 'past_facts'").fetchall()[0][0]
+            df = self.con.sql("SELECT subject, predicate, year, value, value_type FROM past_facts WHERE subject_type = ? "
+                              "ORDER BY subject, predicate, year", params=[t]).pl() if has else None
+            if df is None or df.is_empty():
+                got = ({}, pl.Series([], dtype=pl.String), pl.Series([], dtype=pl.String))
+            else:
+                heads = df.with_row_index("row").group_by(["subject", "predicate"], maintain_order=True).agg(
+                    pl.col("row").first(), pl.col("year").first(), pl.len())
+                got = ({(s_, p_): (r, y, n) for s_, p_, r, y, n in heads.iter_rows()}, df["value"], df["value_type"])
+            self._past[t] = got
+        return got
 
     def facts_of_type(self, t: str) -> tuple[dict[str, list[Fact]], dict[str, list[Fact]]]:
         """(attribute and outgoing facts by subject, incoming relation facts by target) for type t."""
@@ -751,8 +771,10 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
         # one states them all): those are on the profile and the news items, not the article.
         # A stale profile states some as they were (an older figure, no later date): the article keeps those.
         off = view.off_encyclopedia(t, attr_facts) if ps.profile is not None else frozenset()
-        if stale and off:
-            off = off & {f.fact_id for f in archive[1]}
+        if stale and off:  # left to it only what it states as it is today, never a value that changes
+            then_ids = {f.fact_id for f in archive[1]}
+            off = frozenset(f.fact_id for f in attr_facts
+                            if f.fact_id in off and f.fact_id in then_ids and f.predicate not in view.changing[t])
         if off and eid in view.article_title and et.lifecycle is not None:  # 'Name (person, 1961)' keeps its year's date
             off = off - {f.fact_id for f in attr_facts if f.predicate == et.lifecycle.start}
         stories = [_news_page(view, t, eid, f, facts, context, seen_urls, neigh) for f in facts
@@ -931,10 +953,14 @@ def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: 
         elif f.value_type == "date":
             if dt.date.fromisoformat(f.value) <= day:
                 out.append(f)
-        elif f.predicate in view.changing[t]:  # that year's value (today's fact if it has not changed since)
+        elif f.predicate in view.changing[t] and view.has_history(t, f.subject, f.predicate):
+            # that year's value (today's fact if it has not changed since)
             then = f if day.year >= view.as_of.year else view.past_fact(t, f.subject, f.predicate, day.year)
             if then is not None:
                 out.append(f if then.value == f.value else then)
+        elif f.predicate in view.changing[t]:  # no history (its life has ended): its last value, on recent pages
+            if recent:
+                out.append(f)
         elif f.predicate != "name" and (recent or f.predicate in view.timeless[t] or f.predicate in view.constant[t]):
             out.append(f)
     return out
@@ -968,7 +994,7 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     ctx = [f for f in facts_at(view, t, facts, published, context) if f.fact_id != event.fact_id]
     # a paper gives the subject's figures and standing of the day ('the company, which employs 5,400 people')
     figures = [f for f in ctx if f.predicate in view.changing[t] and f.value_type != "entity"]
-    ctx = figures + sorted((f for f in ctx if f not in figures), key=lambda f: pick(url + f.fact_id, 1 << 30))[:14 - len(figures)]
+    ctx = figures + sorted((f for f in ctx if f not in figures), key=lambda f: pick(url + f.fact_id, 1 << 30))[:max(0, 14 - len(figures))]
     ctx.sort(key=lambda f: f.fact_id)
     if event.value_type == "entity":  # what the other party was on that day
         other = view.type_of[event.value]

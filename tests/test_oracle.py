@@ -195,7 +195,7 @@ def test_a_namesakes_dated_profile_is_not_a_disagreement():
     from worldforge.rollout.oracle import _same_entity
     from worldforge.rollout.reading import read_page
 
-    art_url = "https://enc.org/wiki/Islun_Studios_(company,_1991)"
+    art_url = "https://enc.org/wiki/Islun_Studios_%28company,_1991%29"
     art = read_page(art_url, "# Islun Studios (company, 1991)\n\n**Islun Studios** is a company.\n\n| Company | |\n|---|---|\n"
                              "| Employees | 8,984 employees |\n\n## External links\n\n"
                              "- [Islun Studios at Kelp](https://www.kelp.example/company/islun-studios-1a2b3c)\n")
@@ -203,7 +203,7 @@ def test_a_namesakes_dated_profile_is_not_a_disagreement():
     text = ("# Islun Studios\n\n*Islun Studios* · Official website · updated Oct 18, 2023\n\n## Profile\n\n"
             "- **Employees:** 22 employees\n\n---\nMore about Islun Studios: [Enc](https://enc.org/wiki/Islun_Studios)\n")
     assert not _same_entity(art, art_url, read_page(site, text), site)  # another Islun Studios
-    own = text.replace("wiki/Islun_Studios)", "wiki/Islun_Studios_(company,_1991))")
+    own = text.replace("wiki/Islun_Studios)", "wiki/Islun_Studios_%28company,_1991%29)")
     assert _same_entity(art, art_url, read_page(site, own), site)  # its own site links its article
     listed = "https://www.kelp.example/company/islun-studios-1a2b3c"
     assert _same_entity(art, art_url, read_page(listed, text), listed)  # the article links the profile

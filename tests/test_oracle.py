@@ -207,3 +207,13 @@ def test_a_namesakes_dated_profile_is_not_a_disagreement():
     assert _same_entity(art, art_url, read_page(site, own), site)  # its own site links its article
     listed = "https://www.kelp.example/company/islun-studios-1a2b3c"
     assert _same_entity(art, art_url, read_page(listed, text), listed)  # the article links the profile
+
+
+def test_a_second_source_is_taken_only_under_the_whole_name():
+    """A cross-check opens a page titled with the candidate's name, alone or with a qualifier,
+    never one whose title only begins with it (Chinese names run on without a space: 刘峰 is not
+    刘峰亮; three training tasks of demo_zh opened such a page and were dropped for it)."""
+    from worldforge.rollout.oracle import _names
+
+    assert _names("Liu Feng", "Liu Feng") and _names("Liu Feng (player, 1990)", "Liu Feng") and _names("刘峰（球员）", "刘峰")
+    assert not _names("刘峰亮", "刘峰") and not _names("Ann Leeds", "Ann Lee") and not _names("Ann", "Ann Lee")

@@ -1232,7 +1232,7 @@ class Research:
             art, q = self.verifying.get(norm(q), (None, q))  # q: the name the search was about
             if art is not None and len(self.second) + len(self.second_of) < CROSS_CHECKS_MAX and not compared:
                 # a second source about the candidate, to compare with its article
-                alike = [x for x in b.results if x.url != art and norm(x.title).startswith(norm(q))
+                alike = [x for x in b.results if x.url != art and _names(x.title, q)
                          and not is_encyclopedia(x.url) and "(page " not in x.title]
                 # two pages of one name on one site, one on a news site with the name alone for a title,
                 # or a profile dated by its last update are worth comparing (one may be out of date);
@@ -1435,6 +1435,13 @@ def _same_value(a: str, b: str) -> bool:
     if na is not None and nb is not None:
         return abs(na - nb) <= 0.01 * max(abs(na), abs(nb)) + 1e-9
     return norm(a) == norm(b)
+
+
+def _names(title: str, name: str) -> bool:
+    """A result's title names this entity: the name whole, alone or before a qualifier ('Liu Feng',
+    'Liu Feng (player)'), never a longer name it begins ('刘峰' is not '刘峰亮', 'Ann Lee' not 'Ann Leeds')."""
+    t, n = norm(title), norm(name)
+    return t.startswith(n) and (len(t) == len(n) or not t[len(n)].isalnum())
 
 
 def _same_entity(art: Page, art_url: str, other: Page, other_url: str) -> bool:

@@ -271,13 +271,13 @@ class WorldView:
         self.relations = self.world.relations
         # Plain dicts of what page planning asks per fact (the spec's properties cost microseconds a call).
         self.types = self.world.types
-        self.timeless = {t: frozenset(a for a, s in et.attributes.items() if isinstance(s, (CategoricalAttr, CodeAttr, LookupAttr)))
-                         for t, et in self.types.items()}
-        # Figures with a yearly history (`changes:`): a page dated in an earlier year states that year's.
+        # Values with a yearly history (`changes:`): a page dated in an earlier year states that year's.
         self.changing = {t: frozenset(a for a, s in et.attributes.items()
                                       if getattr(s, "changes", None) is not None and not s.hidden)
                          for t, et in self.types.items()}
-        self.timeless = {t: v - self.changing[t] for t, v in self.timeless.items()}
+        self.timeless = {t: frozenset(a for a, s in et.attributes.items()
+                                      if isinstance(s, (CategoricalAttr, CodeAttr, LookupAttr)) and a not in self.changing[t])
+                         for t, et in self.types.items()}
         self._past: dict[str, tuple[dict, pl.Series, pl.Series]] = {}
         # Figures a pack gives no history (a height, an elevation, an area): an old page states today's.
         self.constant = {t: frozenset(a for a, s in et.attributes.items() if isinstance(s, NumericAttr) and s.changes is None)
@@ -925,7 +925,7 @@ def _archive(view: WorldView, t: str, eid: str, own: list[Fact], incoming: list[
                   or (f.value_type == "date" and dt.date.fromisoformat(f.value) > captured) for f in own + incoming)
     changed = changed or any(  # a figure of another year (an entity whose life has ended has none)
         f.predicate in view.changing[t] and (p := view.past_fact(t, eid, f.predicate, captured.year)) is not None
-        and p.value != f.value for f in own if f.subject == eid)
+        and p.value != f.value for f in own)
     if not changed:
         return None
     then = facts_at(view, t, own, captured, context)
@@ -993,7 +993,7 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     # Background as it stood on the publication day: never a fact from the page's future.
     ctx = [f for f in facts_at(view, t, facts, published, context) if f.fact_id != event.fact_id]
     # a paper gives the subject's figures and standing of the day ('the company, which employs 5,400 people')
-    figures = [f for f in ctx if f.predicate in view.changing[t] and f.value_type != "entity"]
+    figures = [f for f in ctx if f.predicate in view.changing[t]]
     ctx = figures + sorted((f for f in ctx if f not in figures), key=lambda f: pick(url + f.fact_id, 1 << 30))[:max(0, 14 - len(figures))]
     ctx.sort(key=lambda f: f.fact_id)
     if event.value_type == "entity":  # what the other party was on that day

@@ -227,7 +227,7 @@ def test_render_options_and_page_declarations_are_checked(tmp_path):
     packs = tmp_path / "packs"
     shutil.copytree(SCHEMAS_DIR, packs)
     pack = yaml.safe_load((SCHEMAS_DIR / "organisations.yaml").read_text())
-    pack["types"]["company"]["pages"]["news"] = ["founded", "bankrupt"]
+    pack["types"]["company"]["pages"]["news"] = ["founded", "bankrupt", "employees", "ticker"]  # a figure with changes: its yearly figures
     pack["types"]["company"]["pages"]["directories"][0] = {"by": "headquarterd_in", "title": "Companies", "columns": ["size"]}
     pack["types"]["company"]["linked_columns"] = ["industry", "industri"]
     pack["types"]["company"]["attributes"]["industry"]["phrases"] = ["{subject} makes {thing}."]
@@ -240,7 +240,8 @@ def test_render_options_and_page_declarations_are_checked(tmp_path):
     with pytest.raises(SpecError) as e:
         load_world(spec, schemas_dir=packs)
     text = "\n".join(str(p) for p in e.value.problems)
-    assert "pages.news.1" in text and "bankrupt" in text
+    assert "pages.news.1" in text and "bankrupt" in text and "pages.news.3" in text and "pages.news.2" not in text
+    assert "a figure with `changes`" in text
     assert "directories.0.by" in text and "headquartered_in" in text  # did you mean
     assert "must contain {group}" in text and "directories.0.columns.0" in text
     assert "types.company.linked_columns.1" in text and "industri" in text and "linked_columns.0" not in text

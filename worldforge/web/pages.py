@@ -38,7 +38,7 @@ from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LookupAttr, Numeri
 from ..world.sampling import DEFAULT_SYLLABLES, child_rng
 from ..world.spec import ResolvedWorld, attribute_dtype, attribute_label, humanise, relation_label
 from ..world.store import WorldInfo
-from .grammar import word
+from .grammar import bank, word
 from .text import Fact, pick
 
 KINDS = ("article", "profile", "news", "directory")
@@ -563,8 +563,8 @@ class WorldView:
 
     def off_encyclopedia(self, t: str, facts: list[Fact]) -> frozenset[str]:
         """The ids of the attribute facts an entity's article leaves out, so that its profile or
-        official site (and the news items) is their only source: about three figures in five, two
-        dates in five and one category in four, chosen per fact. Names, codes and lookups (what
+        official site (and the news items) is their only source: about two figures in three, nearly
+        half the dates and one category in four, chosen per fact. Names, codes and lookups (what
         identifies an entity or links it elsewhere) stay in the infobox."""
         return frozenset(f.fact_id for f in facts if self.off_fact(f))
 
@@ -577,7 +577,7 @@ class WorldView:
             if et.pages.profile is None or not et.pages.article:
                 continue
             for a, s in et.attributes.items():
-                share = (60 if isinstance(s, NumericAttr) else 40 if isinstance(s, DateAttr)
+                share = (65 if isinstance(s, NumericAttr) else 45 if isinstance(s, DateAttr)
                          else 25 if isinstance(s, CategoricalAttr) else 0)
                 if share and a != "name":
                     out[(t, a)] = share
@@ -764,9 +764,9 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
         in_facts = _cap(shown_in, opts.max_list_items)
         name = view.names[eid]
         archive = _archive(view, t, eid, attr_facts + out_facts, in_facts, context) if article else None
-        # Half the profiles of entities that changed lately were last updated on the archive's date:
+        # Three in five profiles of entities that changed lately were last updated on the archive's date:
         # they state the entity as it stood then (an old club, no later dates), dated by their by-line.
-        stale = archive is not None and ps.profile is not None and pick(eid + "/stale-profile", 2) == 0
+        stale = archive is not None and ps.profile is not None and pick(eid + "/stale-profile", 5) < 3
         # The encyclopedia leaves some facts to the entity's own profile or official site (a living
         # one states them all): those are on the profile and the news items, not the article.
         # A stale profile states some as they were (an older figure, no later date): the article keeps those.
@@ -779,6 +779,9 @@ def entity_pages(view: WorldView, t: str, ids: list[str], own: dict[str, list[Fa
             off = off - {f.fact_id for f in attr_facts if f.predicate == et.lifecycle.start}
         stories = [_news_page(view, t, eid, f, facts, context, seen_urls, neigh) for f in facts
                    if f.predicate in news and (f.value_type == "date" or f.valid_from is not None)]
+        report = _figures_page(view, t, eid, attr_facts, facts, context, seen_urls) if view.changing[t] else None
+        if report is not None:
+            stories.append(report)
         more: dict = {}
         if article:
             if len(in_facts) < len(all_in):  # the rest is on the directory pages, if the source type has one
@@ -1023,6 +1026,48 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     ids.update(dict.fromkeys(f.value for f in ctx if f.value_type == "entity"))
     return Page(url, "news", outlet.name, headline, published, eid, tuple(ids), [event, *ctx],
                 {"event": event.fact_id, "speaker": speaker})
+
+
+def _figures_page(view: WorldView, t: str, eid: str, attr_facts: list[Fact], facts: list[Fact], context: list[str],
+                  seen: set[str]) -> Page | None:
+    """A paper's yearly figures about an entity whose figures have a history (a city's census, a
+    company's annual results, an airport's passengers): dated in one of the last twelve
+    years (of the last three for an entity whose history is younger), it states that year's figures, which later years changed, so an old report and the
+    live pages disagree, each dated. Only the figures the type's `pages.news` lists, when it
+    lists; None for an entity without such a figure's history."""
+    listed = view.types[t].pages.news
+    figs = [f for f in attr_facts if f.predicate in view.changing[t] and f.value_type in ("int", "float")
+            and (listed is None or f.predicate in listed) and view.has_history(t, eid, f.predicate)]
+    if not figs:
+        return None
+    then: list[Fact] = []
+    for back in (1 + pick(eid + "/report", 12), 1 + pick(eid + "/report-late", 3)):  # a young entity's: lately
+        year = view.as_of.year - back
+        day = dt.date(year, 1 + pick(eid + "/report-month", 12), 1 + pick(eid + "/report-day", 28))
+        then = [f for f in facts_at(view, t, figs, day, []) if f.subject == eid]
+        if then:
+            break
+    if not then:
+        return None  # the entity's history starts later
+    alive = view.sites.outlets_in(day.year)
+    outlet = alive[pick(eid + "/report-outlet", len(alive))]
+    name = view.names[eid]
+    options = bank(view.lang)["headline_figures"]
+    headline = options[pick(eid + "/report-headline", len(options))].format(subject=name, year=year)
+    base = f"https://{outlet.domain}/{day:%Y/%m/%d}/{slug(headline)[:80]}"
+    url, k = base, 2
+    while url in seen:
+        url, k = f"{base}-{k}", k + 1
+    seen.add(url)
+    then.sort(key=lambda f: f.fact_id)
+    # and what else a paper says of it that day: its other changing values (a city's mayor), its standing
+    told = {f.predicate for f in then}
+    ctx = [f for f in facts_at(view, t, facts, day, context)
+           if f.subject == eid and f.predicate not in told and not view.meta[(t, f.predicate)].relation]
+    ctx = sorted(ctx, key=lambda f: (f.predicate not in view.changing[t], pick(url + f.fact_id, 1 << 30)))[:2]  # a mayor of the day first
+    ctx.sort(key=lambda f: f.fact_id)
+    return Page(url, "news", outlet.name, headline, day, eid, (eid,), [*then, *ctx],
+                {"event": then[0].fact_id, "speaker": None, "figures": year})
 
 
 def part_directory_pages(view: WorldView, t: str, own: dict[str, list[Fact]], former: bool = False) -> Iterator[Page]:

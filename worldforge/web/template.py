@@ -23,6 +23,8 @@ def _unthe(tpl: str, subject: str) -> str:
     ("The {subject} is awarded" would read "The it" or "The the award"), and "it's" is "its"."""
     if subject == "it":
         tpl = tpl.replace("{subject}'s", "its")
+    # a title is quoted ('"{subject}" was published'), a back-reference is not ('"the publication"')
+    tpl = tpl.replace('"{subject}"', "{subject}").replace("“{subject}”", "{subject}")
     return tpl.replace("The {subject}", "{subject}").replace("the {subject}", "{subject}")
 
 
@@ -693,11 +695,11 @@ class TemplateWriter:
                 self._subject_refs = (name, (*self._subject_refs[1], f"the {g.number_words(age)}-year-old"))
         m = v.meta[(t, event.predicate)]
         lines = [f"# {page.title}", "", f"*{page.site}* · {self._date(page.date, st['date'])}", ""]
-        when = event.valid_from or dt.date.fromisoformat(event.value)
         lead = self._clause(t, event, st, key + "|lead", name, at=page.date, own_only=True)  # a headline event in the pack's words
-        d = self._date(when, st["date"])
-        if d not in lead and (m.relation or event.value_type != "date"):
-            lead += self.w("effective", d=d)
+        if m.relation or event.value_type == "date":  # not a paper's yearly figures (`figures`), dated by the page
+            d = self._date(event.valid_from or dt.date.fromisoformat(event.value), st["date"])
+            if d not in lead and m.relation:
+                lead += self.w("effective", d=d)
         ctx = page.facts[1:]
         own_ctx = [f for f in ctx if f.subject == eid]
         first = [self._clause(t, own_ctx[0], st, key + "|lead2", self._ref(t, key + "|lr"), at=page.date)] if own_ctx else []

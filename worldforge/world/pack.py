@@ -900,7 +900,9 @@ class PagesSpec(Localized, Model):
     description: str | None = None
     article: bool = True
     profile: ProfileSpec | None = ProfileSpec()
-    news: list[str] | None = None  # event attributes and dated relations with news items; None = all
+    # What gets news items: event attributes and dated relations (a story each), figures with
+    # `changes` (a paper's yearly figures, stating that year's); None = all, [] = none.
+    news: list[str] | None = None
     directories: list[DirectorySpec] = []
     i18n: dict[str, LangText] = {}
 

@@ -943,10 +943,11 @@ def _check_pages(add, pname: str, t: str, et: EntityType, rels: dict, check_attr
     own = [r for r, (_, rs) in rels.items() if rs.source == t]
     dated = [r for r in own if rels[r][1].history or rels[r][1].date or rels[r][1].since]
     events = [a for a, s in et.attributes.items() if isinstance(s, DateAttr) and s.event]
+    figures = [a for a, s in et.attributes.items() if isinstance(s, NumericAttr) and s.changes is not None]
     for i, n in enumerate(et.pages.news or []):
-        if n not in events and n not in dated:
-            add(pname, f"{base}.news.{i}", n, f"not an event attribute or dated relation of '{t}'{_suggest(n, events + dated)}; "
-                f"choose from: {', '.join(events + dated) or 'none'}")
+        if n not in events and n not in dated and n not in figures:
+            add(pname, f"{base}.news.{i}", n, f"not an event attribute, a dated relation or a figure with `changes` of "
+                f"'{t}'{_suggest(n, events + dated + figures)}; choose from: {', '.join(events + dated + figures) or 'none'}")
     for i, d in enumerate(et.pages.directories):
         dp = f"{base}.directories.{i}"
         if d.by not in own and d.by not in et.attributes:

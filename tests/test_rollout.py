@@ -264,7 +264,7 @@ def test_perturbations_are_seeded_and_consistent(small_run):
         copy = next(u for u in re.findall(r"^\[\d+\] (https://\S+)$", block, re.M) if env._copy_source(u))
         original, look, shape = env._copy_source(copy)
         assert copy.split("/")[2] == look.split("/")[2] and env.engine.page(copy) is None
-        assert len(copy.split("/")) == len(look.split("/")) and " | " not in block
+        assert (len(copy.split("/")) == len(look.split("/")) or shape == "article") and " | " not in block
         opened = [env.execute("ep#1", c, "web_extractor", {"url": copy}) for c in range(40)]
         pages = {t for t, kind in opened if kind is None}
         assert len(pages) == 1  # every clean fetch of the copy reads the same
@@ -282,6 +282,60 @@ def test_perturbations_are_seeded_and_consistent(small_run):
     finally:
         env.close()
         other.close()
+
+
+def test_copies_take_their_originals_shape_on_sites_with_originals(small_run):
+    """A copy is shaped like its source, on a site that holds original pages of that shape: a
+    news item syndicated by another outlet a few days later under its headline, an article
+    scraped by a list site at the encyclopedia's path (which the oracle does not take for the
+    encyclopedia), a second listing on a profile site. A fresh environment reads each at its
+    address alone, word for word."""
+    import datetime as dt
+    import random
+
+    from worldforge.rollout.sources import is_encyclopedia
+
+    _, world, _ = small_run
+    env = Environment.for_world(world, RolloutOptions(perturbations={}), seed=9)
+    fresh = Environment.for_world(world, RolloutOptions(perturbations={}), seed=9)
+    try:
+        got = env.engine.pages.execute("SELECT title, kind, url FROM pages WHERE kind IN ('article', 'news')").fetchall()
+        names = [t for t, k, _ in got if k == "article"]
+        heads = [t for t, k, _ in got if k == "news"]
+        hosts = {k: {u.split("/")[2] for _, kk, u in got if kk == k} for k in ("article", "news")}
+        rng = random.Random(5)
+        made: dict[str, set] = {}
+        for i, q in enumerate(rng.sample(names, min(150, len(names))) + rng.sample(heads, min(150, len(heads)))):
+            results, _ = env.engine.search(q)
+            urls = {r["url"] for r in results}
+            for r in env._inject_copy(results, f"t|{i}"):
+                if r["url"] not in urls:
+                    made.setdefault(r["kind"], set()).add(r["url"])
+        assert {"news", "article", "profile"} <= set(made), {k: len(v) for k, v in made.items()}
+        syndicated = 0
+        for shape, urls in made.items():
+            for url in sorted(urls)[:15]:
+                original, look, got_shape = env._copy_source(url)
+                text = env._copy_text(url)
+                assert got_shape == shape and env.engine.page(url) is None and text
+                assert fresh._copy_text(url) == text  # its address alone gives its text
+                assert url.split("/")[2] == look.split("/")[2]
+                assert shape == "profile" or url.split("/")[2] != original.split("/")[2]  # a second listing: its own site
+                if shape == "article":
+                    assert url.split("/wiki/")[1] == original.split("/wiki/")[1] and not is_encyclopedia(url)
+                    assert url.split("/")[2] not in hosts["article"] and is_encyclopedia(original)
+                if shape == "news":
+                    assert url.split("/")[2] in hosts["news"]
+                    src = env.engine.page(original)
+                    if src["kind"] == "news":  # a wire story: its headline, one to five days after it
+                        syndicated += 1
+                        when = dt.date(*map(int, url.split("/")[3:6]))
+                        assert 1 <= (when - src["date"]).days <= 5 or when == env.as_of
+                        assert text.startswith(f"# {src['title']}\n")
+        assert syndicated > 0
+    finally:
+        env.close()
+        fresh.close()
 
 
 def test_episode_errors_turn_limit_and_accounting(small_run):

@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 
 from ..errors import DamagedStateError, RolloutError, SearchInputError
@@ -193,6 +194,7 @@ class Environment:
         self._copies: dict[str, tuple[str, str, str]] = {}  # duplicate URL -> (original, look, shape)
         self._not_copies: set[str] = set()
         self._copy_idx: dict | None = None
+        self._lists: dict[str, str] | None = None
 
     @classmethod
     def for_world(cls, world_path: str | Path, options: RolloutOptions | None = None, *, seed: int | None = None,
@@ -287,21 +289,39 @@ class Environment:
         return "\n\n".join(blocks), applied
 
     def _inject_copy(self, results: list[dict], key: str) -> list[dict]:
-        """Put an older, careless duplicate of one result (an article or profile with figures)
-        among the results: a second listing on the entity's profile site when one is among the
-        results, else a piece on a news site among them. It has the original's title and an
-        address shaped like its site's own pages. The results unchanged when neither site is there."""
-        cands = [r for r in results if r["kind"] in ("article", "profile") and any(c.isdigit() for c in r["snippet"])]
+        """Put an older, careless duplicate of one result (an article, a profile or a news item
+        with figures) among the results, shaped like its source: a news item syndicated by
+        another outlet among the results (its headline, a few days later); an article scraped by
+        a list site among the results (at the encyclopedia's path) or a second listing on the
+        entity's profile site when one is among the results, else a piece on a news site among
+        them. It has the original's title and an address shaped like its site's own pages. The
+        results unchanged when no such site is there."""
+        cands = [r for r in results if r["kind"] in ("article", "profile", "news") and any(c.isdigit() for c in r["snippet"])]
         pool = cands[:3]  # content farms copy the pages that rank: one of the top three with numbers
         if not pool:
             return results
         src = pool[stable_hash(key, "src") % len(pool)]
         title = src["title"]
+        when = self._copy_date(src["url"])
+        if src["kind"] == "news":  # a wire story another paper ran
+            own = src["url"].split("/")[2]
+            # an outlet publishing in those years: one of its own items is dated within ten of the copy's
+            other = next((r for r in results if r["kind"] == "news" and r["url"].split("/")[2] != own
+                          and (y := re.search(r"\b(\d{4})\b", r["date"] or "")) and abs(int(y.group(1)) - when.year) <= 10), None)
+            if other is None:
+                return results
+            url, model, shape = f"https://{other['url'].split('/')[2]}/{when:%Y/%m/%d}/{_slug(title)[:80]}", other["url"], "news"
+            return self._place_copy(results, key, src, url, model, shape, title, when)
         twin = next((r for r in results if r["kind"] == "profile" and r["title"] == title.split(" (")[0]
                      and re.search(r"^https://[^/]+/[^/]+/[^/]+-[0-9a-f]{6}$", r["url"])), None)
-        when = self._copy_date(src["url"])
         news = next((r for r in results if r["kind"] == "news"), None)
-        if twin is not None and (news is None or stable_hash(key, "shape") % 2):
+        lists = next((r for r in results if r["kind"] == "directory" and r["url"].split("/")[2] in self._list_sites()
+                      and r["url"].split("/")[2] != src["url"].split("/")[2]), None)
+        article = re.fullmatch(r"https://[^/]+/wiki/([^/?#]+)", src["url"]) if src["kind"] == "article" else None
+        if article and lists is not None and (twin is None or stable_hash(key, "shape") % 2):
+            # a list site that also carries scraped encyclopedia articles, at the encyclopedia's paths
+            url, model, shape = f"https://{lists['url'].split('/')[2]}/wiki/{article.group(1)}", lists["url"], "article"
+        elif twin is not None:
             base, _, last = twin["url"].rpartition("/")
             stem = re.sub(r"-[0-9a-f]{6}$", "", last)
             url, model, shape, title = f"{base}/{stem}-{perturb.copy_id(self.seed, src['url'])}", twin["url"], "profile", twin["title"]
@@ -310,6 +330,11 @@ class Environment:
                 return results
             host = news["url"].split("/")[2]
             url, model, shape = f"https://{host}/{when:%Y/%m/%d}/{_slug(title)[:80]}", news["url"], "news"
+        return self._place_copy(results, key, src, url, model, shape, title, when)
+
+    def _place_copy(self, results: list[dict], key: str, src: dict, url: str, model: str, shape: str, title: str,
+                    when: dt.date) -> list[dict]:
+        """The results with the copy of `src` at `url` among them (in the look of `model`)."""
         if self.engine.page(url) is not None:
             return results  # the address is a real page's
         self._copies[url] = (src["url"], model, shape)
@@ -322,7 +347,11 @@ class Environment:
         return (results[:pos] + [copy] + results[pos:])[: len(results)]
 
     def _copy_date(self, original: str) -> dt.date:
-        """A copy was last updated one to six years before the world's as_of: older than the original."""
+        """A copy was last updated one to six years before the world's as_of: older than the
+        original; a syndicated news item runs one to five days after the original."""
+        p = self.engine.page(original)
+        if p is not None and p["kind"] == "news" and p["date"] is not None:
+            return min(self.as_of, p["date"] + dt.timedelta(days=1 + stable_hash(self.seed, "copy-date", original) % 5))
         return self.as_of - dt.timedelta(days=365 + stable_hash(self.seed, "copy-date", original) % (5 * 365))
 
     def _copy_source(self, url: str) -> tuple[str, str, str] | None:
@@ -339,7 +368,11 @@ class Environment:
         idx = self._copy_index()
         host, last = parts[2], parts[-1]
         m = re.fullmatch(r"(.+)-([0-9a-f]{6})", last)
-        if len(parts) == 5 and m:  # https://host/seg/stem-id: a second listing
+        if len(parts) == 5 and parts[3] == "wiki" and host in idx["lists"]:  # https://host/wiki/Title: a scraped article
+            cand = f"https://{idx['encyclopedia']}/wiki/{last}"
+            if idx["encyclopedia"] != host and (self.engine.page(cand) or {}).get("kind") == "article":
+                got = (cand, idx["lists"][host], "article")
+        elif len(parts) == 5 and m:  # https://host/seg/stem-id: a second listing
             twin = idx["profiles"].get((host, parts[3], m.group(1)))
             for cand in idx["titles"].get(m.group(1), ()) if twin else ():
                 if perturb.copy_id(self.seed, cand) == m.group(2):
@@ -358,9 +391,20 @@ class Environment:
             self._copies[url] = got
         return got
 
+    def _list_sites(self) -> dict[str, str]:
+        """The sites with lists that are no entity's own site (the list site, the profile sites
+        with lists), each with one of its list pages: read once."""
+        if self._lists is None:
+            host = "regexp_extract(url, '^https://([^/]+)/', 1)"
+            self._lists = dict(self.engine.pages.execute(
+                f"SELECT {host} AS host, min(url) FROM pages WHERE kind = 'directory' AND {host} NOT IN "
+                f"(SELECT {host} FROM pages WHERE kind = 'profile' AND site = title) GROUP BY host").fetchall())
+        return self._lists
+
     def _copy_index(self) -> dict:
-        """Articles and profiles by the slug of their title, profiles by (host, section, name
-        slug), one news page per news site: read once, the first time an address no search of
+        """Articles, profiles and news items by the slug of their title, profiles by (host,
+        section, name slug), one news page per news site and one list page per site with lists,
+        the encyclopedia's host: read once, the first time an address no search of
         this process made is opened."""
         if self._copy_idx is None:
             import polars as pl
@@ -372,7 +416,9 @@ class Environment:
             df = pl.DataFrame({k: got[k].tolist() for k in ("url", "title", "kind")}, schema=dict.fromkeys(("url", "title", "kind"), pl.String))
             ents = df.filter(pl.col("kind") != "news")
             titles: dict[str, list[str]] = {}
-            for u, t in zip(ents["url"].to_list(), slugs(ents["title"].str.replace(r" \(.*$", ""))):
+            stories = df.filter(pl.col("kind") == "news")  # a syndicated story keeps its whole headline
+            for u, t in chain(zip(ents["url"].to_list(), slugs(ents["title"].str.replace(r" \(.*$", ""))),
+                              zip(stories["url"].to_list(), slugs(stories["title"]))):
                 titles.setdefault(t, []).append(u)
                 if len(t) > 80:
                     titles.setdefault(t[:80], []).append(u)
@@ -380,7 +426,9 @@ class Environment:
                 r"^https://([^/]+)/([^/]+)/(.+)-[0-9a-f]{6}$").struct.unnest().with_columns(url=ents.filter(
                     pl.col("kind") == "profile")["url"]).drop_nulls()
             news = df.filter(pl.col("kind") == "news")["url"]
-            self._copy_idx = {"titles": titles,
+            arts = df.filter(pl.col("kind") == "article")["url"]
+            self._copy_idx = {"titles": titles, "lists": self._list_sites(),
+                              "encyclopedia": arts[0].split("/")[2] if len(arts) else "",
                               "profiles": dict(zip(zip(*(prof[c].to_list() for c in prof.columns[:3])), prof["url"].to_list())),
                               "news": dict(zip(news.str.extract(r"^https://([^/]+)/").to_list()[::-1], news.to_list()[::-1]))}
         return self._copy_idx

@@ -46,9 +46,13 @@ def host(url: str) -> str:
     return urlsplit(url).netloc
 
 
+ENCYCLOPEDIA_HOSTS = ("pedia.org", "baike.org")  # the reference sites, as people know Wikipedia by name
+
+
 def is_encyclopedia(url: str) -> bool:
-    """An encyclopedia article: `<x>pedia.org/wiki/...` (the web's reference site)."""
-    return "/wiki/" in url
+    """An encyclopedia article: `<x>pedia.org/wiki/...` (`<x>baike.org` in Chinese), not a
+    list site's scraped copy at the same path."""
+    return "/wiki/" in url and host(url).endswith(ENCYCLOPEDIA_HOSTS)
 
 
 def strip_links(text: str) -> str:

@@ -122,3 +122,30 @@ def test_export_whole_trajectories_with_context_full(small_run, tmp_path):
     assert not any(m["content"].startswith("## Research state") for r_ in rows for m in r_["messages"] if m["role"] == "assistant")
     card = (r.path / "README.md").read_text()
     assert "Each SFT row is a whole trajectory (`context: full`)" in card
+
+
+def test_a_state_that_comes_round_again_ends_in_an_honest_answer(small_run):
+    """With a context budget its research state nearly fills, the oracle's states start to repeat:
+    it then uses every slot of a turn, and when a state comes round again it submits the rows it
+    verified, saying how many candidates stay unchecked, long before the turn limit (it used to
+    go round in circles until the turns ran out). The trajectory stays grounded."""
+    _, world, _ = small_run
+    task = max((t for t in load_tasks(world) if t.record["kind"] == "table"), key=lambda t: len(t.rows))
+    opt = RolloutOptions(perturbations={}, context_tokens=6000)
+    env = Environment.for_world(world, opt)
+    try:
+        ep = env.episode(task)
+        run_oracle([ep], opt)
+    finally:
+        env.close()
+    t = ep.trajectory("oracle")
+    assert t["end"] == "answer" and ep.turns < opt.max_turns - 10
+    last = t["messages"][-1]
+    assert last["tool_calls"][0]["function"]["name"] == "final_answer"
+    said = re.search(r"submitting the (\d+) verified rows? \((\d+) candidates? left unchecked\)|submit the (\d+) rows? I "
+                     r"could verify; (\d+) candidates? stay unchecked", last["content"])
+    assert said, last["content"]
+    n = int(said.group(1) or said.group(3))
+    answer = json.loads(last["tool_calls"][0]["function"]["arguments"])["answer"]
+    assert answer.count("\n") - 1 == n > 0  # header, separator, n rows
+    assert all(c.ok for _, c in check_trajectory(t, task.record))

@@ -152,6 +152,7 @@ class Research:
         self.link_names: dict[str, str] = {}  # URL -> the name its links or results gave it
         self.full_lists: dict[str, ListReader] = {}
         self.turn_out = False
+        self.pressed = False  # a research state came round again: every slot of a turn from now on
         self.read_from: str | None = None  # the page the value being read came from
         # today: the system prompt's date, else the date the question holds things as of (a policy
         # driven by another loop, as in the verl kit, gets the question but not the episode)
@@ -925,7 +926,9 @@ class Research:
         need = self.figure_need
         later = {u for u in pending if u in need and self._eligible(u)}  # searched first (now or later), then opened
         ahead = [] if qs else self._ahead(pending)
-        opens = self._focus([u for u in pending if u not in later], self.k - (1 if qs or ahead else 0))
+        # a search ahead (the results of several queries to read) takes a slot and some of the reading
+        opens = self._focus([u for u in pending if u not in later], self.k - (1 if qs or ahead else 0),
+                            READ_LOAD - (len(ahead) >= 3))
         if qs:
             purpose = self.search_wants[qs[0]]
             if self.search_tries[norm(qs[0])]:  # the same search again, after an error or nothing found
@@ -975,33 +978,35 @@ class Research:
         text = self.voice.join(parts + intents)
         return text, calls
 
-    def _focus(self, pending: list[str], slots: int) -> list[str]:
+    def _focus(self, pending: list[str], slots: int, budget: int = 0) -> list[str]:
         """The pages to open this turn: those wanted for the same purpose as the first one waiting
         (checking candidates, collecting a row's columns, following a link, reading a list), as
         many as the turn has slots for: one kind of work a turn, so the batch follows the need;
         every slot when the turns left are few for the pages still wanted."""
         if not pending:
             return []
+        budget = budget or READ_LOAD
         env = getattr(self.ep, "env", None)
         limit = getattr(self.ep, "max_turns", None) or (env.options.max_turns if env is not None else None)
-        if limit is not None and (limit - self.turns_taken) * slots < 3 * len(pending):
-            return pending[:slots]  # short of turns for what is left: every slot, whatever it is for
+        if self.pressed or (limit is not None and (limit - self.turns_taken) * slots < 3 * len(pending)):
+            return pending[:slots]  # short of turns (or of room) for what is left: every slot, whatever it is for
         focus = self.wants.get(pending[0], ("",))[0]
         same = [u for u in pending if self.wants.get(u, ("",))[0] == focus][:slots]
         # as much as a turn can read with care (`_weight`, five a turn; the first page whatever it
-        # weighs), then a short page wanted for something else if the turn has room
+        # weighs; `budget` when a search ahead takes some), then a short page wanted for something else
+        # if the turn has room
         out, load = [], 0
         for u in same:
             w = self._weight(u)
-            if out and load + w > READ_LOAD:
+            if out and load + w > budget:
                 break
             out.append(u)
             load += w
         # what the turn can still read goes to a short page wanted for something else
         for u in pending:
-            if len(out) >= slots or load >= READ_LOAD:
+            if len(out) >= slots or load >= budget:
                 break
-            if u not in out and load + self._weight(u) <= READ_LOAD:
+            if u not in out and load + self._weight(u) <= budget:
                 out.append(u)
                 load += self._weight(u)
         return out
@@ -1188,6 +1193,18 @@ class Research:
         self.turn_out = True
         self.rows = self.verified_rows()
         return self._final_text(self._told())
+
+    def submit_stalled(self) -> str:
+        """The text of a last turn when the research state it just wrote is one it wrote before
+        (the state fills the context, and what fits after it never settles anything new: it
+        would go round until the turns run out): it says so, and what is verified is the
+        answer (`final`)."""
+        self.rows = self.verified_rows()
+        n = len(self.rows)
+        left = sum(1 for c in self.candidates or [] if c.state == "open")
+        parts = self._told() + [self.say("out_of_room", [("rows", n, None, "n")], n=n, s=_s(n), left=left, ls=_s(left))]
+        self.final = self.answer()
+        return self.voice.join(parts)
 
     def verified_rows(self) -> list[Candidate]:
         """Out of turns: the rows whose every cell is known."""
@@ -1644,11 +1661,18 @@ def run_oracle(episodes: list[Episode], options) -> None:
         brief = Brief.of(ep.task.record)
         r = (ChainResearch if brief.kind == "multihop" else Research)(ep, brief, options.parallel_calls, ep.env.seed, options.oracle)
         limit = ep.max_turns or ep.env.options.max_turns
+        states: set[str] = set()
         while not ep.done:
             if ep.compacting:  # the context is full: write the research state and go on from it alone
                 text = write_state(r)
                 ep.write_state(text)
                 forget(r, text)
+                if text in states and r.pressed:  # round in circles even with every slot used: it stops
+                    ep.act(r.submit_stalled(), [ToolCall("final_answer", _args(answer=r.final))], claims=r.take_claims())
+                    break
+                if text in states:  # the very state it was in before: it uses every slot from now on
+                    r.pressed, states = True, set()
+                states.add(text)
                 continue
             if ep.turns >= limit - 1:  # the last turn: submit what is verified
                 ep.act(r.submit_now(), [ToolCall("final_answer", _args(answer=r.final))], claims=r.take_claims())

@@ -351,6 +351,12 @@ EN: dict[str, tuple[str, ...]] = {
         "The chain is complete, so here is the answer.",
         "All hops confirmed on their pages. Submitting.",
     ),
+    "out_of_room": (
+        "My notes on this list now fill the context, and the last stretch settled nothing new, so I'll submit the "
+        "{n} row{s} I could verify; {left} candidate{ls} stay unchecked.",
+        "The research state alone now takes up most of the context, so no more candidates can be checked; "
+        "submitting the {n} verified row{s} ({left} candidate{ls} left unchecked).",
+    ),
     "out_of_turns": (
         "I'm out of turns, so I'll submit the {n} row{s} I could verify.",
         "No more turns left; submitting the {n} verified row{s} I have.",
@@ -459,6 +465,7 @@ ZH: dict[str, tuple[str, ...]] = {
     "final_table": ("{n}行都已在各自的页面上核实（排除了{dropped}个候选），提交表格。", "完成：共{n}行，每行都核对过；{dropped}个候选不符合。"),
     "final_chain": ("链条上的每一步都已核实，提交答案。", "链条完整，下面是答案。"),
     "out_of_turns": ("轮次已用完，我提交已经核实的{n}行。",),
+    "out_of_room": ("研究笔记已占满上下文，上一段没有新的进展，我提交已经核实的{n}行；还有{left}个候选未能核实。",),
     "lead": ("", "", "", "接下来，", "好的，", "然后，"),
 }
 

@@ -372,7 +372,9 @@ def site_style(site: str, kind: str, lang: str = "en") -> dict:
     styles = DATE_STYLES_BY_LANG.get(lang, DATE_STYLES)
     date = styles[pick("date|" + site, len(styles))]
     table_date = "iso" if pick("tdate|" + site, 3) == 0 else date
-    return {"date": date, "table_date": table_date, "round": kind in ("news", "fan") and pick("round|" + site, 3) > 0}
+    # Papers round big numbers ('1.94 million'); a profile states its figures exactly, as it may be
+    # the only page that gives one (an article leaves some to it).
+    return {"date": date, "table_date": table_date, "round": kind == "news" and pick("round|" + site, 3) > 0}
 
 
 # --------------------------------------------------------------------------- sentence helpers

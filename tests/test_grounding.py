@@ -27,15 +27,21 @@ def compacted(small_run):
     done = {r["instance_id"] for r in map(json.loads, (world / "rollout" / "trajectories.jsonl").read_text().splitlines())
             if r["end"] == "answer" and r["turns"] <= opt.max_turns // 2}
     task = max((t for t in tasks if t.record["kind"] == "table" and t.id in done), key=lambda t: len(t.rows))
+    ep = _roll(world, task, opt)
+    t = ep.trajectory("oracle")
+    assert len(t["segments"]) >= 3 and t["end"] == "answer" and t["reward"] >= 0.9
+    return t, task.record
+
+
+def _roll(world, task, opt):
+    """The oracle's episode of `task` in `world` under `opt`."""
     env = Environment.for_world(world, opt)
     try:
         ep = env.episode(task)
         run_oracle([ep], opt)
     finally:
         env.close()
-    t = ep.trajectory("oracle")
-    assert len(t["segments"]) >= 3 and t["end"] == "answer" and t["reward"] >= 0.9
-    return t, task.record
+    return ep
 
 
 def _check(t, record):
@@ -132,12 +138,7 @@ def test_a_state_that_comes_round_again_ends_in_an_honest_answer(small_run):
     _, world, _ = small_run
     task = max((t for t in load_tasks(world) if t.record["kind"] == "table"), key=lambda t: len(t.rows))
     opt = RolloutOptions(perturbations={}, context_tokens=6000)
-    env = Environment.for_world(world, opt)
-    try:
-        ep = env.episode(task)
-        run_oracle([ep], opt)
-    finally:
-        env.close()
+    ep = _roll(world, task, opt)
     t = ep.trajectory("oracle")
     assert t["end"] == "answer" and ep.turns < opt.max_turns - 10
     last = t["messages"][-1]

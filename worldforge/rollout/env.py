@@ -425,7 +425,7 @@ class Environment:
             prof = ents.filter(pl.col("kind") == "profile")["url"].str.extract_groups(
                 r"^https://([^/]+)/([^/]+)/(.+)-[0-9a-f]{6}$").struct.unnest().with_columns(url=ents.filter(
                     pl.col("kind") == "profile")["url"]).drop_nulls()
-            news = df.filter(pl.col("kind") == "news")["url"]
+            news = stories["url"]
             arts = df.filter(pl.col("kind") == "article")["url"]
             self._copy_idx = {"titles": titles, "lists": self._list_sites(),
                               "encyclopedia": arts[0].split("/")[2] if len(arts) else "",

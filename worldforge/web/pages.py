@@ -988,11 +988,7 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     # Published when the event happens, so a headline never mentions a tenure's end.
     options = [h for h in meta.headlines if "{end}" not in h]
     headline = options[pick(event.fact_id + "/headline", len(options))].format(**fields) if options else default
-    base = f"https://{outlet.domain}/{published:%Y/%m/%d}/{slug(headline)[:80]}"
-    url, k = base, 2
-    while url in seen:
-        url, k = f"{base}-{k}", k + 1
-    seen.add(url)
+    url = _story_url(outlet.domain, published, headline, seen)
     # Background as it stood on the publication day: never a fact from the page's future.
     ctx = [f for f in facts_at(view, t, facts, published, context) if f.fact_id != event.fact_id]
     # a paper gives the subject's figures and standing of the day ('the company, which employs 5,400 people')
@@ -1028,13 +1024,25 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
                 {"event": event.fact_id, "speaker": speaker})
 
 
+def _story_url(domain: str, day: dt.date, headline: str, seen: set[str]) -> str:
+    """A news item's address, `https://<outlet>/YYYY/MM/DD/<headline>`, made unique among `seen`
+    ('-2', '-3' after a headline the outlet ran that day already), and added to it."""
+    base = f"https://{domain}/{day:%Y/%m/%d}/{slug(headline)[:80]}"
+    url, k = base, 2
+    while url in seen:
+        url, k = f"{base}-{k}", k + 1
+    seen.add(url)
+    return url
+
+
 def _figures_page(view: WorldView, t: str, eid: str, attr_facts: list[Fact], facts: list[Fact], context: list[str],
                   seen: set[str]) -> Page | None:
     """A paper's yearly figures about an entity whose figures have a history (a city's census, a
-    company's annual results, an airport's passengers): dated in one of the last twelve
-    years (of the last three for an entity whose history is younger), it states that year's figures, which later years changed, so an old report and the
-    live pages disagree, each dated. Only the figures the type's `pages.news` lists, when it
-    lists; None for an entity without such a figure's history."""
+    company's annual results, an airport's passengers): dated in one of the last twelve years
+    (of the last three for an entity whose history is younger), it states that year's figures,
+    which later years changed, so an old report and the live pages disagree, each dated. Only
+    the figures the type's `pages.news` lists, when it lists; None for an entity without such a
+    figure's history."""
     listed = view.types[t].pages.news
     figs = [f for f in attr_facts if f.predicate in view.changing[t] and f.value_type in ("int", "float")
             and (listed is None or f.predicate in listed) and view.has_history(t, eid, f.predicate)]
@@ -1044,7 +1052,7 @@ def _figures_page(view: WorldView, t: str, eid: str, attr_facts: list[Fact], fac
     for back in (1 + pick(eid + "/report", 12), 1 + pick(eid + "/report-late", 3)):  # a young entity's: lately
         year = view.as_of.year - back
         day = dt.date(year, 1 + pick(eid + "/report-month", 12), 1 + pick(eid + "/report-day", 28))
-        then = [f for f in facts_at(view, t, figs, day, []) if f.subject == eid]
+        then = facts_at(view, t, figs, day, [])
         if then:
             break
     if not then:
@@ -1054,11 +1062,7 @@ def _figures_page(view: WorldView, t: str, eid: str, attr_facts: list[Fact], fac
     name = view.names[eid]
     options = bank(view.lang)["headline_figures"]
     headline = options[pick(eid + "/report-headline", len(options))].format(subject=name, year=year)
-    base = f"https://{outlet.domain}/{day:%Y/%m/%d}/{slug(headline)[:80]}"
-    url, k = base, 2
-    while url in seen:
-        url, k = f"{base}-{k}", k + 1
-    seen.add(url)
+    url = _story_url(outlet.domain, day, headline, seen)
     then.sort(key=lambda f: f.fact_id)
     # and what else a paper says of it that day: its other changing values (a city's mayor), its standing
     told = {f.predicate for f in then}

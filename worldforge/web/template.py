@@ -696,9 +696,9 @@ class TemplateWriter:
         m = v.meta[(t, event.predicate)]
         lines = [f"# {page.title}", "", f"*{page.site}* · {self._date(page.date, st['date'])}", ""]
         lead = self._clause(t, event, st, key + "|lead", name, at=page.date, own_only=True)  # a headline event in the pack's words
-        if m.relation or event.value_type == "date":  # not a paper's yearly figures (`figures`), dated by the page
+        if m.relation:  # a link's date, unless the clause says it (an event's and a year's figures' page says it)
             d = self._date(event.valid_from or dt.date.fromisoformat(event.value), st["date"])
-            if d not in lead and m.relation:
+            if d not in lead:
                 lead += self.w("effective", d=d)
         ctx = page.facts[1:]
         own_ctx = [f for f in ctx if f.subject == eid]

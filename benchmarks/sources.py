@@ -147,11 +147,11 @@ def _gold(world: Path) -> set[str]:
 
 
 def _features(title: str, url: str) -> list[str]:
-    m = re.match(r"^https?://([^/]+)(/.*)?$", url)
-    host, path = (m.group(1), m.group(2) or "") if m else ("", url)
+    m = re.match(r"^https?://([^/]+)(/[^?#]*)?(?:\?([^#]*))?", url)
+    host, path, query = (m.group(1), m.group(2) or "", m.group(3) or "") if m else ("", url, "")
     parts = [p for p in path.split("/") if p]
     return ([f"t:{w.lower()}" for w in _TOKEN.findall(title)] + [f"h:{host}"] + [f"p{i}:{p[:20]}" for i, p in enumerate(parts[:3])]
-            + [f"depth:{len(parts)}", f"pipe:{' | ' in title}"] + [f"hp:{p}" for p in parts if "." in p])
+            + [f"depth:{len(parts)}", f"pipe:{' | ' in title}"] + [f"hp:{p}" for p in parts if "." in p] + [f"q:{k.split('=')[0]}" for k in query.split("&") if k])
 
 
 def _nb_accuracy(docs: list[tuple[list[str], int]], folds: int = 5) -> float:

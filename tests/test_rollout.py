@@ -269,7 +269,7 @@ def test_perturbations_are_seeded_and_consistent(small_run):
         pages = {t for t, kind in opened if kind is None}
         assert len(pages) == 1  # every clean fetch of the copy reads the same
         page = pages.pop()
-        assert page != env.engine.web_extractor(original) and ("updated" in page or shape == "news")
+        assert page != env.engine.web_extractor(original) and ("updated" in page or shape in ("news", "revision"))
         item = block.split(copy, 1)[1].split("\n\n", 1)[0]
         snippet_numbers = re.findall(r"\d[\d,]*\d", item.split("Snippet: ", 1)[1].split("\nDate:", 1)[0])
         assert all(n in page for n in snippet_numbers), ([n for n in snippet_numbers if n not in page], item)
@@ -288,11 +288,13 @@ def test_copies_take_their_originals_shape_on_sites_with_originals(small_run):
     """A copy is shaped like its source, on a site that holds original pages of that shape: a
     news item syndicated by another outlet a few days later under its headline, an article
     scraped by a list site at the encyclopedia's path (which the oracle does not take for the
-    encyclopedia), a second listing on a profile site. A fresh environment reads each at its
-    address alone, word for word."""
+    encyclopedia), an old revision on the encyclopedia itself at its permanent link (dated by
+    its last edit, years back; revision numbers grow with time), a second listing on a profile
+    site. A fresh environment reads each at its address alone, word for word."""
     import datetime as dt
     import random
 
+    from worldforge.rollout.reading import read_page
     from worldforge.rollout.sources import is_encyclopedia
 
     _, world, _ = small_run
@@ -311,8 +313,8 @@ def test_copies_take_their_originals_shape_on_sites_with_originals(small_run):
             for r in env._inject_copy(results, f"t|{i}"):
                 if r["url"] not in urls:
                     made.setdefault(r["kind"], set()).add(r["url"])
-        assert {"news", "article", "profile"} <= set(made), {k: len(v) for k, v in made.items()}
-        syndicated = 0
+        assert {"news", "article", "profile", "revision"} <= set(made), {k: len(v) for k, v in made.items()}
+        syndicated, revisions = 0, []
         for shape, urls in made.items():
             for url in sorted(urls)[:15]:
                 original, look, got_shape = env._copy_source(url)
@@ -320,7 +322,14 @@ def test_copies_take_their_originals_shape_on_sites_with_originals(small_run):
                 assert got_shape == shape and env.engine.page(url) is None and text
                 assert fresh._copy_text(url) == text  # its address alone gives its text
                 assert url.split("/")[2] == look.split("/")[2]
-                assert shape == "profile" or url.split("/")[2] != original.split("/")[2]  # a second listing: its own site
+                # a second listing or an old revision: on its original's own site
+                assert shape in ("profile", "revision") or url.split("/")[2] != original.split("/")[2]
+                if shape == "revision":
+                    assert url.startswith(f"{original}?oldid=") and is_encyclopedia(original) and not is_encyclopedia(url)
+                    edited = read_page(url, text).edited
+                    assert edited is not None and (env.as_of - edited).days > 180 and text != env.engine.web_extractor(original)
+                    assert env._copy_source(url.replace("?oldid=", "?oldid=1")) is None  # another revision number: no page
+                    revisions.append((edited, int(url.rsplit("=", 1)[1])))
                 if shape == "article":
                     assert url.split("/wiki/")[1] == original.split("/wiki/")[1] and not is_encyclopedia(url)
                     assert url.split("/")[2] not in hosts["article"] and is_encyclopedia(original)
@@ -333,6 +342,8 @@ def test_copies_take_their_originals_shape_on_sites_with_originals(small_run):
                         assert 1 <= (when - src["date"]).days <= 5 or when == env.as_of
                         assert text.startswith(f"# {src['title']}\n")
         assert syndicated > 0
+        revisions.sort()
+        assert [n for _, n in revisions] == sorted(n for _, n in revisions)  # later revisions, higher numbers
     finally:
         env.close()
         fresh.close()

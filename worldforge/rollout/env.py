@@ -291,8 +291,9 @@ class Environment:
     def _inject_copy(self, results: list[dict], key: str) -> list[dict]:
         """Put an older, careless duplicate of one result (an article, a profile or a news item
         with figures) among the results, shaped like its source: a news item syndicated by
-        another outlet among the results (its headline, a few days later); an article scraped by
-        a list site among the results (at the encyclopedia's path) or a second listing on the
+        another outlet among the results (its headline, a few days later); an article as an old
+        revision on the encyclopedia itself (at its permanent link), scraped by a list site among
+        the results (at the encyclopedia's path) or as a second listing on the
         entity's profile site when one is among the results, else a piece on a news site among
         them. It has the original's title and an address shaped like its site's own pages. The
         results unchanged when no such site is there."""
@@ -318,7 +319,10 @@ class Environment:
         lists = next((r for r in results if r["kind"] == "directory" and r["url"].split("/")[2] in self._list_sites()
                       and r["url"].split("/")[2] != src["url"].split("/")[2]), None)
         article = re.fullmatch(r"https://[^/]+/wiki/([^/?#]+)", src["url"]) if src["kind"] == "article" else None
-        if article and lists is not None and (twin is None or stable_hash(key, "shape") % 2):
+        if article and stable_hash(key, "revision") % 2 == 0:
+            # an old revision on the encyclopedia itself, at its permanent link
+            url, model, shape = self._revision_url(src["url"]), src["url"], "revision"
+        elif article and lists is not None and (twin is None or stable_hash(key, "shape") % 2):
             # a list site that also carries scraped encyclopedia articles, at the encyclopedia's paths
             url, model, shape = f"https://{lists['url'].split('/')[2]}/wiki/{article.group(1)}", lists["url"], "article"
         elif twin is not None:
@@ -354,6 +358,22 @@ class Environment:
             return min(self.as_of, p["date"] + dt.timedelta(days=1 + stable_hash(self.seed, "copy-date", original) % 5))
         return self.as_of - dt.timedelta(days=365 + stable_hash(self.seed, "copy-date", original) % (5 * 365))
 
+    def _revision(self, original: str) -> tuple[dt.date, str]:
+        """An article's old revision: (the date of that revision, its text). The article as the
+        encyclopedia's archive captured it before its entity last changed, when there is such a
+        capture; else the article as a careless earlier edit left it, one to six years ago."""
+        got = self.engine.archive(original)
+        if got is not None and got[0] < self.as_of:
+            return got
+        src = self.engine.page(original)
+        return self._copy_date(original), perturb.alter_copy(src["markdown"] if src else "", f"copy|{self.seed}|{original}")
+
+    def _revision_url(self, original: str) -> str:
+        """An article's old revision at its permanent link (`?oldid=`): revision numbers grow
+        with time, as the encyclopedia's own do."""
+        when = self._revision(original)[0]
+        return f"{original}?oldid={(when - dt.date(2001, 1, 15)).days * 150_000 + stable_hash(self.seed, 'oldid', original) % 150_000}"
+
     def _copy_source(self, url: str) -> tuple[str, str, str] | None:
         """(original URL, a page of the copy's site to take its look from, 'profile' or 'news')
         of a duplicate address, or None: from the copies made in this process, else worked out
@@ -368,7 +388,11 @@ class Environment:
         idx = self._copy_index()
         host, last = parts[2], parts[-1]
         m = re.fullmatch(r"(.+)-([0-9a-f]{6})", last)
-        if len(parts) == 5 and parts[3] == "wiki" and host in idx["lists"]:  # https://host/wiki/Title: a scraped article
+        if len(parts) == 5 and parts[3] == "wiki" and host == idx["encyclopedia"] and "?oldid=" in url:  # an old revision
+            cand = url.split("?", 1)[0]
+            if (self.engine.page(cand) or {}).get("kind") == "article" and self._revision_url(cand) == url:
+                got = (cand, cand, "revision")
+        elif len(parts) == 5 and parts[3] == "wiki" and host in idx["lists"]:  # https://host/wiki/Title: a scraped article
             cand = f"https://{idx['encyclopedia']}/wiki/{last}"
             if idx["encyclopedia"] != host and (self.engine.page(cand) or {}).get("kind") == "article":
                 got = (cand, idx["lists"][host], "article")
@@ -443,6 +467,9 @@ class Environment:
         src, look = self.engine.page(original), self.engine.page(model)
         if src is None or look is None:
             return None
+        if shape == "revision":  # the encyclopedia's own page, as it read then: its last edit dates it
+            when, text = self._revision(original)
+            return perturb.edited(text, when, self.engine.language)
         zh = self.engine.language == "zh"
         when = self._copy_date(original)
         day = f"{when.year}年{when.month}月{when.day}日" if zh else when.strftime("%B %-d, %Y")

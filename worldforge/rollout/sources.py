@@ -51,8 +51,9 @@ ENCYCLOPEDIA_HOSTS = ("pedia.org", "baike.org")  # the reference sites, as peopl
 
 def is_encyclopedia(url: str) -> bool:
     """An encyclopedia article: `<x>pedia.org/wiki/...` (`<x>baike.org` in Chinese), not a
-    list site's scraped copy at the same path."""
-    return "/wiki/" in url and host(url).endswith(ENCYCLOPEDIA_HOSTS)
+    list site's scraped copy at the same path, nor an old revision at its permanent link
+    (`?oldid=`)."""
+    return "/wiki/" in url and host(url).endswith(ENCYCLOPEDIA_HOSTS) and "oldid=" not in url
 
 
 def strip_links(text: str) -> str:

@@ -458,3 +458,92 @@ def test_a_yearly_change_outside_its_range_is_refused(tmp_path):
     result = CliRunner().invoke(app, ["validate", str(spec)])
     assert result.exit_code != 0
     assert "types.town.attributes.population.changes" in result.output and "per_year must be" in result.output
+
+
+def test_a_figure_drawn_per_unit_of_another_keeps_its_rate(tmp_path):
+    """`per:` draws a figure as a rate of another (the entity's own, or through a to-one relation
+    the entity it leads to): each value is rate x that figure / unit with the rate inside the
+    per's bounds, except where the attribute's own bounds cut it; a row without the other figure
+    has none; `worldforge audit` reports the rates and a pack's threshold on them judges them."""
+    pack = yaml.safe_load(LIFE)
+    firm = pack["types"]["firm"]["attributes"]
+    firm["head_count"] = {"kind": "numeric", "distribution": "lognormal", "params": {"mean": 4, "sigma": 1}, "min": 1,
+                          "integer": True, "null_rate": 0.2}
+    firm["sales"] = {"kind": "numeric", "per": {"attribute": "head_count", "unit": 1, "min": 0.05, "max": 2},
+                     "distribution": "lognormal", "params": {"mean": -1.4, "sigma": 0.5}, "min": 0.1, "max": 50, "decimals": 2,
+                     "given": "sector", "cases": {"energy": {"params": {"mean": 0.0, "sigma": 0.3}}}}
+    pack["types"]["house"]["attributes"]["visitors"] = {
+        "kind": "numeric", "per": {"via": "house_in", "attribute": "population", "unit": 1000, "min": 1, "max": 3},
+        "distribution": "uniform", "params": {"low": 1, "high": 3}, "integer": True}
+    pack["audit"].append({"section": "ratios", "match": "firm.sales *", "metric": "max", "max": 0.5})
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "build")
+    with info.connect() as con:
+        firms = con.execute("SELECT head_count, sales, sector FROM firm").fetchall()
+        houses = con.execute("SELECT h.visitors, t.population FROM house h JOIN rel_house_in e ON e.source = h.id "
+                             "JOIN town t ON t.id = e.target").fetchall()
+    assert any(h is None for h, _, _ in firms) and all((s is None) == (h is None) for h, s, _ in firms)
+    for h, s, _ in firms:
+        if h is None or s in (0.1, 50):  # cut by the attribute's own bounds
+            continue
+        assert 0.05 - 0.006 <= s / h <= 2 + 0.006, (h, s)  # the rate, to the cent
+    energy = [s / h for h, s, k in firms if h and k == "energy"]
+    other = [s / h for h, s, k in firms if h and k != "energy"]
+    assert sorted(energy)[len(energy) // 2] > 2 * sorted(other)[len(other) // 2]  # a case draws its own rate
+    assert all(round(v * 1000 / p) in (1, 2, 3) for v, p in houses)  # integers: the rate to the nearest visitor
+    report = audit_world(tmp_path / "build" / "life")
+    rows = {r["subject"]: r for r in report.sections["ratios"]}
+    assert set(rows) == {"firm.sales per 1 firm.head_count", "house.visitors per 1,000 town.population"}
+    assert 0.05 <= rows["firm.sales per 1 firm.head_count"]["median"] <= 2
+    assert [b["subject"] for b in report.broken] == ["firm.sales per 1 firm.head_count"]  # its pack's threshold judges it
+    assert "ratios" in runner.invoke(app, ["audit", str(tmp_path / "build" / "life")]).output
+
+
+@pytest.mark.parametrize("per, words", [
+    ({"attribute": "sales"}, "a rate of itself"),
+    ({"attribute": "sector"}, "not a numeric attribute"),
+    ({"attribute": "staf"}, "has no attribute 'staf'"),
+    ({"via": "founds", "attribute": "born"}, "needs a to-one relation"),
+])
+def test_a_per_figure_names_a_numeric_figure_it_can_reach(tmp_path, per, words):
+    pack = yaml.safe_load(LIFE)
+    pack["types"]["firm"]["attributes"]["sales"] = {"kind": "numeric", "per": per, "distribution": "uniform",
+                                                    "params": {"low": 1, "high": 2}}
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    result = runner.invoke(app, ["validate", str(spec)])
+    assert result.exit_code != 0
+    assert "types.firm.attributes.sales.per" in result.output and words in " ".join(result.output.split()), result.output
+
+
+def test_a_locality_bias_keeps_most_links_within_their_group(tmp_path):
+    """`same` with `share` below 1 is a bias, not a rule: about that share of links join two
+    entities of one group (a town here), the rest go anywhere by weight; no link is lost to it
+    (a source whose group has no target looks elsewhere); the audit measures the share, which a
+    pack's threshold judges; `share: 1` stays a rule, checked as an invariant."""
+    pack = yaml.safe_load(LIFE)
+    pack["types"]["being"]["attributes"]["home"] = {"kind": "lookup", "via": "lives_in", "attribute": "id", "hidden": True}
+    pack["types"]["house"]["attributes"]["town"] = {"kind": "lookup", "via": "house_in", "attribute": "id"}
+    pack["relations"]["shops_at"] = {"source": "being", "target": "house", "cardinality": "N:1", "required": True,
+                                     "same": {"source": "home", "target": "town", "share": 0.6}}
+    pack["audit"].append({"section": "locality", "match": "shops_at *", "metric": "share", "min": 0.9})
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "build")
+    n, same = q(info, "SELECT count(*), count(*) FILTER (WHERE b.home = h.town) FROM rel_shops_at e "
+                      "JOIN being b ON b.id = e.source JOIN house h ON h.id = e.target")[0]
+    assert n == q(info, "SELECT count(*) FROM being")[0][0]  # every being has its shop
+    assert 0.55 <= same / n <= 0.75, same / n
+    assert check_world(tmp_path / "build" / "life")[1] == []  # no rule to break
+    report = audit_world(tmp_path / "build" / "life")
+    row = next(r for r in report.sections["locality"] if r["relation"] == "shops_at")
+    assert (row["n"], row["same"]) == (n, same)
+    assert [b["subject"] for b in report.broken] == ["shops_at same town"]
+    pack["relations"]["shops_at"]["same"]["share"] = 1.0
+    pack["audit"].pop()
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "rule")
+    assert q(info, "SELECT count(*) FILTER (WHERE b.home <> h.town) FROM rel_shops_at e "
+                   "JOIN being b ON b.id = e.source JOIN house h ON h.id = e.target")[0][0] == 0
+    with duckdb.connect(str(tmp_path / "rule" / "life" / "world.duckdb")) as con:  # one shop in another town
+        who, home = con.execute("SELECT id, home FROM being ORDER BY id LIMIT 1").fetchone()
+        con.execute("UPDATE rel_shops_at SET target = (SELECT min(id) FROM house WHERE town <> ?) WHERE source = ?", [home, who])
+    assert [v.name for v in check_world(tmp_path / "rule" / "life")[1]] == ["shops_at.same_town"]

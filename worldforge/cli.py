@@ -267,6 +267,9 @@ _AUDIT_COLUMNS = {
                     ("with_concurrent", "with 2+ at once")],
     "degrees": [("relation", "relation"), ("n", "links"), ("out_max", "out max"), ("out_p99", "out p99"), ("in_max", "in max"),
                 ("in_p99", "in p99"), ("targets_without", "targets without")],
+    "locality": [("subject", "links within one group"), ("n", "links"), ("same", "same"), ("share", "share")],
+    "ratios": [("subject", "figure per unit of another"), ("n", "n"), ("min", "min"), ("p01", "p01"), ("median", "median"),
+               ("p99", "p99"), ("max", "max")],
 }
 
 
@@ -278,7 +281,8 @@ def audit(
 ) -> None:
     """A plausibility report: ages at each kind of event, events on anniversaries, lifespans,
     part/whole ratios, derived values against their relations, covered links, names against
-    attributes, concurrent roles and degrees. Exit 1 when a threshold a pack declares is broken."""
+    attributes, concurrent roles, degrees, links within one group and figures drawn per unit of
+    another. Exit 1 when a threshold a pack declares is broken."""
     import json
 
     from .world.audit import SECTIONS, audit_world

@@ -14,6 +14,10 @@ relations (no domain knowledge), so it measures worlds built from any pack:
     names          name parts chosen by an attribute value, and whether names agree with it
     concurrency    the most links one entity holds at the same time, per history relation and side
     degrees        links per source and per target, and targets without any
+    locality       links whose two ends share the attribute a relation's `same` names (a rule,
+                   or a bias with `share`)
+    ratios         a figure drawn per unit of another (`per`: revenue per employee, passengers
+                   per resident): the rate as stored (min, 1st percentile, median, 99th, max)
 
 Packs declare thresholds (`audit:` in a pack); `audit_world` reports the ones broken."""
 
@@ -282,6 +286,42 @@ class _Auditor:
         return {"subject": f"{t}.{a} / {whole_t}.{wa}", "part": f"{t}.{a}", "whole": f"{whole_t}.{wa}",
                 "via": ".".join(r for r, _ in path), "declared": declared, "n": n, "max_ratio": _r(each, 3),
                 "parts_over_whole": over, "max_sum_ratio": _r(sum_max, 3), "wholes_over_sum": sum_over}
+
+    def locality(self) -> list[dict]:
+        out = []
+        for r, rs in self.rels.items():
+            if rs.same is None:
+                continue
+            n, same = self.q(f"SELECT count(*), count(*) FILTER (WHERE s.{_q(rs.same.source)} = u.{_q(rs.same.target)}) "
+                             f"FROM {_q('rel_' + r)} e JOIN {_q(rs.source)} s ON s.id = e.source "
+                             f"JOIN {_q(rs.target)} u ON u.id = e.target")[0]
+            out.append({"subject": f"{r} same {rs.same.target}", "relation": r, "n": n, "same": same,
+                        "share": round(same / n, 4) if n else 1.0})
+        return out
+
+    def ratios(self) -> list[dict]:
+        out = []
+        for t, et in self.world.types.items():
+            for a, s in et.attributes.items():
+                per = getattr(s, "per", None)
+                if per is None:
+                    continue
+                if per.via is None:
+                    frm, other_t, other = f"FROM {_q(t)} x", t, f"x.{_q(per.attribute)}"
+                else:
+                    path, other_t = self._via_path(t, per.via)
+                    joins, cur = [], "x.id"
+                    for i, (r, _) in enumerate(path):
+                        joins.append(f"JOIN {_q('rel_' + r)} e{i} ON e{i}.source = {cur}")
+                        cur = f"e{i}.target"
+                    frm, other = f"FROM {_q(t)} x {' '.join(joins)} JOIN {_q(other_t)} w ON w.id = {cur}", f"w.{_q(per.attribute)}"
+                rate = f"x.{_q(a)} * {per.unit!r} / nullif({other}, 0)"
+                n, lo, p01, mid, p99, hi = self.q(
+                    f"SELECT count({rate}), min({rate}), quantile_cont({rate}, 0.01), median({rate}), "
+                    f"quantile_cont({rate}, 0.99), max({rate}) {frm}")[0]
+                out.append({"subject": f"{t}.{a} per {f'{int(per.unit):,}' if per.unit == int(per.unit) else f'{per.unit:g}'} {other_t}.{per.attribute}", "n": n,
+                            **{k: _r(v, 4) for k, v in (("min", lo), ("p01", p01), ("median", mid), ("p99", p99), ("max", hi))}})
+        return out
 
     # ------------------------------------------------------------------ derived and requires
 

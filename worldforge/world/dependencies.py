@@ -71,9 +71,12 @@ def dependency_graph(world: ResolvedWorld):
                     deps.append(given_node(t, attr.given))
                 if isinstance(attr, NumericAttr) and attr.at_most is not None:
                     deps.append(attr_node(t, attr.at_most))
-                if isinstance(attr, NumericAttr) and attr.part_of is not None:
-                    po = attr.part_of
-                    if po.via in rels:
+                for po in ([attr.part_of, attr.per] if isinstance(attr, NumericAttr) else []):
+                    if po is None:
+                        continue
+                    if po.via is None:  # a rate of the entity's own figure
+                        deps.append(attr_node(t, po.attribute))
+                    elif po.via in rels:
                         deps += [rel_node(po.via), attr_node(rels[po.via].target, po.attribute)]
                     elif po.via in et.attributes:
                         whole = lookup_entity_type(world, t, po.via)

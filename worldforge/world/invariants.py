@@ -157,7 +157,8 @@ def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
             # date is NULL until it happens.
             required = attr.null_rate == 0 and not isinstance(attr, DerivedAttr) and not (
                 isinstance(attr, LookupAttr) and not rels[attr.via].required
-            ) and not (isinstance(attr, DateAttr) and attr.censor)
+            ) and not (isinstance(attr, DateAttr) and attr.censor) and not (
+                isinstance(attr, NumericAttr) and attr.per is not None and not _per_base_always(world, t, attr.per))
             if required:
                 out.append(Invariant(f"{t}.{a}.not_null", f"every {t} has a {a}",
                                      f"SELECT id FROM {T} WHERE {A} IS NULL"))
@@ -261,6 +262,20 @@ def _numeric_invariants(world: ResolvedWorld, t: str, a: str, attr: NumericAttr)
     return out
 
 
+def _per_base_always(world: ResolvedWorld, t: str, per) -> bool:
+    """Whether every row has the figure a `per` attribute is a rate of (so it has one too):
+    a plain figure of its own with no NULLs, or one of a required to-one relation's target."""
+    rels = world.relations
+    if per.via is None:
+        other_t = t
+    elif per.via in rels and rels[per.via].required:
+        other_t = rels[per.via].target
+    else:
+        return False
+    base = world.types[other_t].attributes.get(per.attribute)
+    return isinstance(base, NumericAttr) and base.null_rate == 0 and base.per is None
+
+
 def _whole_join(world: ResolvedWorld, t: str, via: str) -> tuple[str, str, str]:
     """Joins from `x` (a row of t) towards the whole `via` leads to: (joins, whole type, its id expression)."""
     hops: list[str] = []
@@ -348,7 +363,7 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
     if rs.source == rs.target:
         out.append(Invariant(f"{r}.no_self_link", f"no {rs.source} is linked to itself by {r}",
                              f"SELECT source FROM {R} WHERE source = target"))
-    if rs.same:
+    if rs.same and rs.same.share == 1:  # a rule (a bias below 1 is measured by the audit)
         out.append(Invariant(f"{r}.same_{rs.same.target}",
                              f"{r} links only a {rs.source} and a {rs.target} with the same {rs.same.target}",
                              f"SELECT e.source, e.target {joined} WHERE s.{_q(rs.same.source)} IS DISTINCT FROM u.{_q(rs.same.target)}"))

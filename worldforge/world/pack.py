@@ -652,6 +652,26 @@ class PartOf(Model):
     sum: bool = False
 
 
+class Per(Model):
+    """A figure drawn as a rate per `unit` of another figure (revenue per employee, passengers a
+    year per resident): the attribute's distribution (and its cases) give the rate, within
+    [min, max] here, and its value is rate x the other figure / unit, within the attribute's own
+    min and max. `attribute` is a numeric attribute of the entity itself, or, with `via` (a
+    to-one relation or an entity-valued lookup), of the entity that leads to. A row without the
+    other figure has none either."""
+
+    attribute: str
+    via: str | None = None
+    unit: float = Field(1.0, gt=0.0, le=1e12)
+    min: float | None = None
+    max: float | None = None
+
+    @model_validator(mode="after")
+    def _bounds(self) -> Per:
+        _check_min_max(self.min, self.max)
+        return self
+
+
 class NumericAttr(_AttrBase):
     kind: Literal["numeric"]
     distribution: Distribution
@@ -667,6 +687,7 @@ class NumericAttr(_AttrBase):
     part_of: PartOf | None = None
     at_most: str | None = None  # another numeric attribute of the same entity that bounds this one
     changes: Changes | None = None  # a figure with a yearly history (pages dated in the past state theirs)
+    per: Per | None = None  # drawn as a rate per unit of another figure
 
     @model_validator(mode="after")
     def _params(self) -> NumericAttr:
@@ -975,10 +996,14 @@ class EntityType(Model):
 
 
 class SameSpec(Model):
-    """Locality: the target's attribute must equal the source's (same country, same league)."""
+    """Locality: the target's attribute must equal the source's (same country, same league);
+    with `share` below 1, a bias instead of a rule: that share of links stays within the
+    source's group and the others go to any target (most players sign for clubs of their
+    own country, some abroad)."""
 
     source: str
     target: str
+    share: float = Field(1.0, gt=0.0, le=1.0)
 
 
 class EligibleSpec(Model):
@@ -1137,6 +1162,8 @@ AUDIT_METRICS = {
     "names": ("n", "agree", "share"),
     "concurrency": ("n", "max_concurrent", "with_concurrent"),
     "degrees": ("n", "out_max", "out_p99", "in_max", "in_p99", "targets_without"),
+    "ratios": ("n", "min", "p01", "median", "p99", "max"),
+    "locality": ("n", "same", "share"),
 }
 AUDIT_SECTIONS = tuple(AUDIT_METRICS)
 
@@ -1146,7 +1173,8 @@ class AuditThreshold(Model):
     `section` whose subject matches the glob `match` lies within [min, max] (rows measured on
     fewer than `min_n` items are not judged)."""
 
-    section: Literal["ages", "anniversaries", "lifespans", "part_whole", "derived", "requires", "names", "concurrency", "degrees"]
+    section: Literal["ages", "anniversaries", "lifespans", "part_whole", "derived", "requires", "names", "concurrency", "degrees",
+                     "ratios", "locality"]
     metric: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
     match: str = Field("*", min_length=1, max_length=300)
     min: float | None = None

@@ -361,6 +361,8 @@ class _Generator:
             s = self._categorical(t, attr, n, rng)
         elif isinstance(attr, NumericAttr):
             s = pl.Series(self._numeric(t, a, attr, n, rng))
+            if attr.per is not None:  # no other figure, no rate of it
+                s = s.scatter(np.flatnonzero(np.isnan(self._per_base(t, attr))), None)
         elif isinstance(attr, DateAttr):
             s = self._date_attr(t, a, attr, rng)
         elif isinstance(attr, DerivedAttr):
@@ -411,9 +413,50 @@ class _Generator:
             lo[(given == v).fill_null(False).to_numpy()] = 0.0 if c_lo is None else max(c_lo, 0.0)
         return lo
 
+    def _per_base(self, t: str, attr: NumericAttr) -> np.ndarray:
+        """Per row: the figure a `per` attribute is a rate of (NaN where there is none)."""
+        per = attr.per
+        if per.via is None:
+            col, idx = self.out.entities[t][per.attribute], None
+        else:
+            idx, other = self.whole_index(t, per.via)
+            col = self.out.entities[other][per.attribute]
+        v = col.cast(pl.Float64).fill_null(np.nan).to_numpy()
+        if idx is None:
+            return v
+        return np.where(idx >= 0, v[np.maximum(idx, 0)], np.nan)
+
+    def _per_value(self, t: str, attr: NumericAttr, n: int, rng, given: pl.Series | None) -> np.ndarray:
+        """A figure drawn as a rate of another (`per`): the rate within the per's bounds, times
+        that figure over the unit, then within the attribute's own bounds (per case); 0 where the
+        other figure is missing (the row is NULL)."""
+        per = attr.per
+        rate_attr = attr.model_copy(update={
+            "min": per.min, "max": per.max, "integer": False, "decimals": None,
+            "cases": {v: c.model_copy(update={"min": per.min, "max": per.max}) for v, c in attr.cases.items()}})
+        rate = sample_numeric(rate_attr, n, rng, given).astype(float)
+        base = self._per_base(t, attr)
+        x = np.where(np.isnan(base), 0.0, rate * np.nan_to_num(base) / per.unit)
+        lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
+        for v in [None, *attr.cases] if given is not None else [None]:
+            c_lo, c_hi = attr.case_bounds(v)
+            sel = np.ones(n, bool) if v is None else (given == v).fill_null(False).to_numpy()
+            lo[sel] = -np.inf if c_lo is None else c_lo
+            hi[sel] = np.inf if c_hi is None else c_hi
+        x = np.clip(x, lo, hi)
+        if attr.integer:
+            x = np.clip(np.rint(x), np.ceil(lo), np.floor(hi))
+        elif attr.decimals is not None:  # on the attribute's grid, inside its bounds
+            q = 10.0**attr.decimals
+            x = np.clip(np.round(x * q) / q, np.ceil(lo * q - 1e-9) / q, np.floor(hi * q + 1e-9) / q)
+        return x
+
     def _numeric(self, t: str, a: str, attr: NumericAttr, n: int, rng) -> np.ndarray:
         given = self.given_values(t, attr.given) if attr.given else None
-        x = sample_numeric(attr, n, rng, given).astype(float)
+        if attr.per is not None:
+            x = self._per_value(t, attr, n, rng, given)
+        else:
+            x = sample_numeric(attr, n, rng, given).astype(float)
         if attr.part_of is not None:
             x = self._part_of(t, a, attr, x, self._row_min(attr, given, n), rng)
         if attr.at_most is not None:
@@ -704,12 +747,6 @@ class _Generator:
                 t0 = np.where(_real(t0), t0, NEG_INF)
         m = len(src)
 
-        # Eligibility: group (locality) and key window on a target date attribute.
-        if rs.same:
-            s_vals = S[rs.same.source].gather(src)
-            g_src, g_tgt = encode_groups(s_vals, T[rs.same.target])
-        else:
-            g_src, g_tgt = np.zeros(m, np.int64), np.zeros(n_t, np.int64)
         if isinstance(rs.select, WeightSelect):
             w = T[rs.select.weight].cast(pl.Float64).fill_null(0.0).to_numpy().clip(0, None)
             if not np.isfinite(w.sum()):  # huge weights: rescale so that cumulative sums stay finite
@@ -719,6 +756,17 @@ class _Generator:
             w = fitness_weights(n_t, rs.alpha, child_rng(self.seed, "fitness", r))
         else:
             w = np.ones(n_t)
+        # Eligibility: group (locality) and key window on a target date attribute.
+        if rs.same:
+            s_vals = S[rs.same.source].gather(src)
+            g_src, g_tgt = encode_groups(s_vals, T[rs.same.target])
+            if rs.same.share < 1 and n_t:  # a bias, not a rule: the other links look in the group of a target drawn by weight
+                srng = child_rng(self.seed, "rel-same", r)
+                away = np.flatnonzero(srng.random(m) >= rs.same.share)
+                p_away = w / w.sum() if w.sum() > 0 else None
+                g_src[away] = g_tgt[srng.choice(n_t, size=len(away), p=p_away)]
+        else:
+            g_src, g_tgt = np.zeros(m, np.int64), np.zeros(n_t, np.int64)
         key, lo, hi = self._pick_key(rs, T, src, valid_from, t0, tgt_after, m, n_t)
         w = np.where(key.is_null, 0.0, w) if isinstance(key, _Key) else w
         key_arr = key.values if isinstance(key, _Key) else key
@@ -737,6 +785,7 @@ class _Generator:
                 cover_jitter = duration_days(DEFAULT_DELAY, m, child_rng(self.seed, "rel-cover", r))
         pending = np.arange(m)
         unfillable = np.zeros(m, bool)
+        moves = np.zeros(m, np.int64)
         excluded = np.zeros(n_t, bool)
         cap = rs.target_cap
         redrawn = 0
@@ -757,6 +806,13 @@ class _Generator:
                 got, c_from[new], c_to[new] = self._cover_pick(cover, new, src, t0, g_src, g_tgt, lo, hi, key_arr, w,
                                                                excluded, rng, until=valid_to if rs.history else None)
             unfillable[new[got < 0]] = True
+            moved_on = None
+            if rs.same and rs.same.share < 1 and cover is None:
+                # a link with no eligible target in its group looks abroad (three times at most)
+                moved_on = new[(got < 0) & (moves[new] < 3)]
+                moves[moved_on] += 1
+                g_src[moved_on] = g_tgt[srng.choice(n_t, size=len(moved_on), p=p_away)]
+                unfillable[moved_on] = False
             picks[new] = got
             settled_round[new] = rnd
             # Checks of each new pick on its own (earlier picks passed them and have not changed).
@@ -789,6 +845,13 @@ class _Generator:
             conflict |= self._conflicts(rs, src, picks, settled_round, n_t, new)
             if rs.exclusive:
                 conflict |= self._overlaps(picks, settled_round, rnd, start, end, (picks >= 0) & ~conflict)
+            if moved_on is not None:
+                conflict[moved_on] = True
+                if rnd >= 2:  # one that keeps meeting conflicts in its group (a player back at a club) looks abroad too
+                    stuck = np.flatnonzero(conflict & ~unfillable)
+                    stuck = stuck[moves[stuck] < 3]
+                    moves[stuck] += 1
+                    g_src[stuck] = g_tgt[srng.choice(n_t, size=len(stuck), p=p_away)]
             picks[conflict] = -1
             settled_round[conflict] = np.iinfo(np.int64).max
             pending = np.nonzero(conflict & ~unfillable)[0]

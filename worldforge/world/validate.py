@@ -709,6 +709,19 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
                             add(pname, f"{ap}.at_most", a, "an attribute cannot bound itself")
                         else:
                             check_attr(pname, f"{ap}.at_most", t, attr.at_most, want_numeric=True)
+                    if attr.per is not None:
+                        per = attr.per
+                        other_t = t
+                        if per.via is not None and per.via in et.attributes:
+                            other_t = lookup_entity_type(world, t, per.via)
+                            if other_t is None:
+                                add(pname, f"{ap}.per.via", per.via, f"'{t}.{per.via}' is not a lookup of an entity (attribute: id)")
+                        elif per.via is not None:
+                            other_t = check_to_one(pname, f"{ap}.per.via", t, per.via)
+                        if per.via is None and per.attribute == a:
+                            add(pname, f"{ap}.per.attribute", a, "a figure cannot be a rate of itself; name another numeric attribute")
+                        elif other_t:
+                            check_attr(pname, f"{ap}.per.attribute", other_t, per.attribute, want_numeric=True)
                     if attr.part_of is not None:
                         po = attr.part_of
                         if po.via in et.attributes:

@@ -547,3 +547,26 @@ def test_a_locality_bias_keeps_most_links_within_their_group(tmp_path):
         who, home = con.execute("SELECT id, home FROM being ORDER BY id LIMIT 1").fetchone()
         con.execute("UPDATE rel_shops_at SET target = (SELECT min(id) FROM house WHERE town <> ?) WHERE source = ?", [home, who])
     assert [v.name for v in check_world(tmp_path / "rule" / "life")[1]] == ["shops_at.same_town"]
+
+
+def test_a_category_follows_a_linked_entitys_category(tmp_path):
+    """A categorical attribute `given` a lookup (a house's style by the kind of town it is in, a
+    product's kind by its maker's industry) takes only values its case allows; the audit's
+    `given` section measures it, and a case naming a value the lookup never takes is refused."""
+    pack = yaml.safe_load(LIFE)
+    house = pack["types"]["house"]["attributes"]
+    house["town_kind"] = {"kind": "lookup", "via": "house_in", "attribute": "kind", "hidden": True}
+    house["style"] = {"kind": "categorical", "values": ["tower", "cottage", "farm"], "given": "town_kind",
+                      "cases": {"city": {"tower": 1}, "village": {"cottage": 2, "farm": 1}}}
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "build")
+    rows = q(info, "SELECT t.kind, h.style, count(*) FROM house h JOIN rel_house_in e ON e.source = h.id "
+                   "JOIN town t ON t.id = e.target GROUP BY ALL")
+    assert {(k, s) for k, s, _ in rows} <= {("city", "tower"), ("village", "cottage"), ("village", "farm")}
+    assert {k for k, _, _ in rows} == {"city", "village"}
+    row = next(r for r in audit_world(tmp_path / "build" / "life").sections["given"] if r["subject"] == "house.style given town_kind")
+    assert row["share"] == 1.0 and row["n"] == sum(n for _, _, n in rows)
+    house["style"]["cases"]["metropolis"] = {"tower": 1}
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    result = runner.invoke(app, ["validate", str(spec)])
+    assert result.exit_code != 0 and "types.house.attributes.style.cases" in result.output and "metropolis" in result.output

@@ -263,6 +263,7 @@ _AUDIT_COLUMNS = {
     "derived": [("subject", "derived"), ("n", "n"), ("agree", "agree"), ("share", "share")],
     "requires": [("subject", "requirement"), ("n", "links"), ("agree", "covered"), ("share", "share")],
     "names": [("subject", "name part"), ("n", "n"), ("agree", "agree"), ("share", "share")],
+    "given": [("subject", "category given"), ("n", "n"), ("agree", "allowed"), ("share", "share")],
     "concurrency": [("relation", "relation"), ("side", "per"), ("n", "entities"), ("max_concurrent", "max at once"),
                     ("with_concurrent", "with 2+ at once")],
     "degrees": [("relation", "relation"), ("n", "links"), ("out_max", "out max"), ("out_p99", "out p99"), ("in_max", "in max"),
@@ -280,9 +281,9 @@ def audit(
     top: int = typer.Option(12, "--top", min=1, help="Anniversary rows shown (highest shares first)."),
 ) -> None:
     """A plausibility report: ages at each kind of event, events on anniversaries, lifespans,
-    part/whole ratios, derived values against their relations, covered links, names against
-    attributes, concurrent roles, degrees, links within one group and figures drawn per unit of
-    another. Exit 1 when a threshold a pack declares is broken."""
+    part/whole ratios, derived values against their relations, covered links, names and
+    categories against the attributes that pick them, concurrent roles, degrees, links within
+    one group and figures drawn per unit of another. Exit 1 when a threshold a pack declares is broken."""
     import json
 
     from .world.audit import SECTIONS, audit_world

@@ -12,6 +12,8 @@ relations (no domain knowledge), so it measures worlds built from any pack:
     derived        counts and bounds declared against relations and attributes, and whether they agree
     requires       links that must be covered by another relation at the time, and whether they are
     names          name parts chosen by an attribute value, and whether names agree with it
+    given          categories drawn by the case of another attribute (a product's kind by its
+                   maker's industry), and whether each is a value its case allows
     concurrency    the most links one entity holds at the same time, per history relation and side
     degrees        links per source and per target, and targets without any
     locality       links whose two ends share the attribute a relation's `same` names (a rule,
@@ -379,6 +381,19 @@ class _Auditor:
                 what = f"given {part.given}" if part.given else f"from {part.via}"
                 out.append({"subject": f"{t}.name.{p} {what}", "n": n, "agree": n - bad,
                             "share": round((n - bad) / n, 4) if n else 1.0})
+        return out
+
+    def given(self) -> list[dict]:
+        from .invariants import given_case_sql
+
+        out = []
+        for t, et in self.world.types.items():
+            for a, s in et.attributes.items():
+                if isinstance(s, CategoricalAttr) and s.given and not s.given.startswith("name.") and s.cases:
+                    n, agree = self.q(f"SELECT count(ok), count(*) FILTER (WHERE ok) FROM "
+                                      f"(SELECT {given_case_sql(self.world, t, a, s)} AS ok FROM {_q(t)} x)")[0]
+                    out.append({"subject": f"{t}.{a} given {s.given}", "n": n, "agree": agree,
+                                "share": round(agree / n, 4) if n else 1.0})
         return out
 
     # ------------------------------------------------------------------ concurrency and degrees

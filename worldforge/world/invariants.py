@@ -168,11 +168,7 @@ def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
                 if attr.given.startswith("name."):
                     sql = name_given_mismatch_sql(world, t, a, attr)
                 else:
-                    G = f"x.{_q(attr.given)}"
-                    gv, av = _stored(world, t, attr.given), _stored(world, t, a)
-                    whens = " ".join(f"WHEN {G} = {_sql_str(gv(v))} THEN x.{A} NOT IN ({', '.join(_sql_str(av(k)) for k, wt in cw.items() if wt > 0)})"
-                                     for v, cw in attr.cases.items())
-                    sql = f"SELECT x.id, {G}, x.{A} FROM {T} x WHERE CASE {whens} ELSE FALSE END"
+                    sql = f"SELECT x.id, x.{_q(attr.given)}, x.{A} FROM {T} x WHERE {given_case_sql(world, t, a, attr)} = FALSE"
                 out.append(Invariant(f"{t}.{a}.given", f"a {t}'s {a} is one its {attr.given} allows", sql))
             if isinstance(attr, CountAttr):
                 rs = rels[attr.relation]
@@ -539,6 +535,16 @@ def _word_regex(words) -> str:
 
     alts = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
     return "'(^|[^[:alnum:]])(" + alts.replace("'", "''") + ")($|[^[:alnum:]])'"
+
+
+def given_case_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
+    """Per row of `t` (aliased x): whether its categorical `a` is a value the case of its given
+    attribute allows (TRUE / FALSE), NULL for a row whose given value has no case."""
+    G = f"x.{_q(attr.given)}"
+    gv, av = _stored(world, t, attr.given), _stored(world, t, a)
+    whens = " ".join(f"WHEN {G} = {_sql_str(gv(v))} THEN x.{_q(a)} IN ({', '.join(_sql_str(av(k)) for k, wt in cw.items() if wt > 0)})"
+                     for v, cw in attr.cases.items())
+    return f"CASE {whens} END"
 
 
 def _sql_str(v: str) -> str:

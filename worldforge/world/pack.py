@@ -1160,6 +1160,7 @@ AUDIT_METRICS = {
     "derived": ("n", "agree", "share"),
     "requires": ("n", "agree", "share"),
     "names": ("n", "agree", "share"),
+    "given": ("n", "agree", "share"),
     "concurrency": ("n", "max_concurrent", "with_concurrent"),
     "degrees": ("n", "out_max", "out_p99", "in_max", "in_p99", "targets_without"),
     "ratios": ("n", "min", "p01", "median", "p99", "max"),
@@ -1173,8 +1174,8 @@ class AuditThreshold(Model):
     `section` whose subject matches the glob `match` lies within [min, max] (rows measured on
     fewer than `min_n` items are not judged)."""
 
-    section: Literal["ages", "anniversaries", "lifespans", "part_whole", "derived", "requires", "names", "concurrency", "degrees",
-                     "ratios", "locality"]
+    section: Literal["ages", "anniversaries", "lifespans", "part_whole", "derived", "requires", "names", "given", "concurrency",
+                     "degrees", "ratios", "locality"]
     metric: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
     match: str = Field("*", min_length=1, max_length=300)
     min: float | None = None

@@ -757,10 +757,11 @@ class _Generator:
         else:
             w = np.ones(n_t)
         # Eligibility: group (locality) and key window on a target date attribute.
+        biased = rs.same is not None and rs.same.share < 1 and n_t > 0
         if rs.same:
             s_vals = S[rs.same.source].gather(src)
             g_src, g_tgt = encode_groups(s_vals, T[rs.same.target])
-            if rs.same.share < 1 and n_t:  # a bias, not a rule: the other links look in the group of a target drawn by weight
+            if biased:  # a bias, not a rule: the other links look in the group of a target drawn by weight
                 srng = child_rng(self.seed, "rel-same", r)
                 away = np.flatnonzero(srng.random(m) >= rs.same.share)
                 p_away = w / w.sum() if w.sum() > 0 else None
@@ -807,7 +808,7 @@ class _Generator:
                                                                excluded, rng, until=valid_to if rs.history else None)
             unfillable[new[got < 0]] = True
             moved_on = None
-            if rs.same and rs.same.share < 1 and cover is None:
+            if biased and cover is None:
                 # a link with no eligible target in its group looks abroad (three times at most)
                 moved_on = new[(got < 0) & (moves[new] < 3)]
                 moves[moved_on] += 1

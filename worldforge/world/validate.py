@@ -593,8 +593,10 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
             return None
         return rs.target if rs.target in types else None
 
-    def categorical_values(t: str, a: str) -> set[str] | None:
+    def categorical_values(t: str, a: str, depth: int = 0) -> set[str] | None:
         s = types[t][1].attributes.get(a)
+        if isinstance(s, LookupAttr) and s.via in rels and rels[s.via][1].target in types and depth < 8:
+            return categorical_values(rels[s.via][1].target, s.attribute, depth + 1)  # a copy of another's category
         return set(s.weights()) if isinstance(s, CategoricalAttr) else None
 
     def check_given(pname: str, path: str, t: str, given: str, keys, allow_name: bool, default: bool = True) -> None:

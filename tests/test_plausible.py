@@ -570,3 +570,41 @@ def test_a_category_follows_a_linked_entitys_category(tmp_path):
     spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
     result = runner.invoke(app, ["validate", str(spec)])
     assert result.exit_code != 0 and "types.house.attributes.style.cases" in result.output and "metropolis" in result.output
+
+
+def test_a_category_exists_only_in_its_years(tmp_path):
+    """Values with `since`/`until` exist only in those years: an entity whose `dated_by` date
+    lies outside never takes them (within its case's values), the invariant catches a tampered
+    row and the audit measures the share; a window without `dated_by`, a `dated_by` that is
+    no date and an empty window are refused at validate."""
+    pack = yaml.safe_load(LIFE)
+    firm = pack["types"]["firm"]["attributes"]
+    del firm["founded"]["given"], firm["founded"]["cases"]  # the founding date is no longer drawn by sector
+    firm["sector"] = {"kind": "categorical", "dated_by": "founded",
+                      "values": {"energy": {"weight": 3, "since": dt.date(1960, 1, 1)}, "food": 1,
+                                 "other": {"weight": 1, "until": dt.date(1990, 1, 1)}}}
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "build")
+    rows = q(info, "SELECT sector, founded FROM firm")
+    assert all(d >= dt.date(1960, 1, 1) for s, d in rows if s == "energy")
+    assert all(d < dt.date(1990, 1, 1) for s, d in rows if s == "other")
+    assert {s for s, _ in rows} == {"energy", "food", "other"}
+    assert sum(s == "energy" for s, d in rows if d >= dt.date(1990, 1, 1)) > sum(s == "food" for s, d in rows if d >= dt.date(1990, 1, 1))
+    row = next(r for r in audit_world(tmp_path / "build" / "life").sections["given"] if r["subject"] == "firm.sector by founded")
+    assert row["share"] == 1.0 and row["n"] == len(rows)
+    assert check_world(tmp_path / "build" / "life")[1] == []
+    with duckdb.connect(str(tmp_path / "build" / "life" / "world.duckdb")) as con:  # an energy firm of 1950
+        con.execute("UPDATE firm SET sector = 'energy' WHERE id = (SELECT min(id) FROM firm WHERE sector = 'other' AND founded < DATE '1955-01-01')")
+    assert "firm.sector.dated_by" in [v.name for v in check_world(tmp_path / "build" / "life")[1]]
+    for change, words in (({"dated_by": None}, "name the date they are judged by with dated_by"),
+                          ({"dated_by": "code"}, "'firm.code' is not a date attribute"),
+                          ({"values": {"energy": {"since": dt.date(1990, 1, 1), "until": dt.date(1980, 1, 1)}, "food": 1}},
+                           "must come before until")):
+        bad = yaml.safe_load(yaml.safe_dump(pack))
+        bad["types"]["firm"]["attributes"]["sector"].update(change)
+        if change.get("dated_by", "") is None:
+            del bad["types"]["firm"]["attributes"]["sector"]["dated_by"]
+        spec = life_spec(tmp_path, pack=yaml.safe_dump(bad, sort_keys=False))
+        result = runner.invoke(app, ["validate", str(spec)])
+        assert result.exit_code != 0 and "types.firm.attributes.sector" in result.output, result.output
+        assert words in " ".join(result.output.split()), result.output

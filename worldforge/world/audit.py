@@ -13,7 +13,8 @@ relations (no domain knowledge), so it measures worlds built from any pack:
     requires       links that must be covered by another relation at the time, and whether they are
     names          name parts chosen by an attribute value, and whether names agree with it
     given          categories drawn by the case of another attribute (a product's kind by its
-                   maker's industry), and whether each is a value its case allows
+                   maker's industry), and whether each is a value its case allows; categories
+                   with values of some years, and whether each exists at the entity's date
     concurrency    the most links one entity holds at the same time, per history relation and side
     degrees        links per source and per target, and targets without any
     locality       links whose two ends share the attribute a relation's `same` names (a rule,
@@ -384,7 +385,7 @@ class _Auditor:
         return out
 
     def given(self) -> list[dict]:
-        from .invariants import given_case_sql
+        from .invariants import dated_category_mismatch_sql, given_case_sql
 
         out = []
         for t, et in self.world.types.items():
@@ -394,6 +395,11 @@ class _Auditor:
                                       f"(SELECT {given_case_sql(self.world, t, a, s)} AS ok FROM {_q(t)} x)")[0]
                     out.append({"subject": f"{t}.{a} given {s.given}", "n": n, "agree": agree,
                                 "share": round(agree / n, 4) if n else 1.0})
+                if isinstance(s, CategoricalAttr) and s.dated_by is not None:
+                    n = self.q(f"SELECT count({_q(a)}) FROM {_q(t)}")[0][0]
+                    bad = self.q(f"SELECT count(*) FROM ({dated_category_mismatch_sql(self.world, t, a, s)})")[0][0]
+                    out.append({"subject": f"{t}.{a} by {s.dated_by}", "n": n, "agree": n - bad,
+                                "share": round((n - bad) / n, 4) if n else 1.0})
         return out
 
     # ------------------------------------------------------------------ concurrency and degrees

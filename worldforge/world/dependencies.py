@@ -69,6 +69,8 @@ def dependency_graph(world: ResolvedWorld):
             elif isinstance(attr, (NumericAttr, CategoricalAttr)):
                 if attr.given is not None:
                     deps.append(given_node(t, attr.given))
+                if isinstance(attr, CategoricalAttr) and attr.dated_by is not None:
+                    deps.append(attr_node(t, attr.dated_by))
                 if isinstance(attr, NumericAttr) and attr.at_most is not None:
                     deps.append(attr_node(t, attr.at_most))
                 for po in ([attr.part_of, attr.per] if isinstance(attr, NumericAttr) else []):

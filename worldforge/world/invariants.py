@@ -170,6 +170,9 @@ def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
                 else:
                     sql = f"SELECT x.id, x.{_q(attr.given)}, x.{A} FROM {T} x WHERE {given_case_sql(world, t, a, attr)} = FALSE"
                 out.append(Invariant(f"{t}.{a}.given", f"a {t}'s {a} is one its {attr.given} allows", sql))
+            if isinstance(attr, CategoricalAttr) and attr.dated_by is not None:
+                out.append(Invariant(f"{t}.{a}.dated_by", f"a {t}'s {a} is a value that exists at its {attr.dated_by}",
+                                     dated_category_mismatch_sql(world, t, a, attr)))
             if isinstance(attr, CountAttr):
                 rs = rels[attr.relation]
                 key, other = ("target", "source") if attr.side_for(t, rs) == "in" else ("source", "target")
@@ -545,6 +548,37 @@ def given_case_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
     whens = " ".join(f"WHEN {G} = {_sql_str(gv(v))} THEN x.{_q(a)} IN ({', '.join(_sql_str(av(k)) for k, wt in cw.items() if wt > 0)})"
                      for v, cw in attr.cases.items())
     return f"CASE {whens} END"
+
+
+def dated_category_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
+    """Entities whose categorical `a` is a value that does not exist at their `dated_by` date
+    while a value their case allows does (the planner's fallback, a row no value of its case
+    covers, is not one)."""
+    av = _stored(world, t, a)
+    d = f"x.{_q(attr.dated_by)}"
+    windows = attr.windows()
+
+    def exists(v: str) -> str:
+        since, until = windows.get(v, (None, None))
+        parts = ([f"coalesce({d} >= DATE '{since.isoformat()}', FALSE)"] if since else []) + (
+            [f"coalesce({d} < DATE '{until.isoformat()}', TRUE)"] if until else [])
+        return " AND ".join(parts) or "TRUE"
+
+    weights = attr.weights()
+    own = "CASE " + " ".join(f"WHEN x.{_q(a)} = {_sql_str(av(v))} THEN {exists(v)}" for v in windows) + " ELSE TRUE END"
+
+    def any_of(cw: dict) -> str:
+        return "(" + " OR ".join(exists(v) for v, w in cw.items() if w > 0) + ")"
+
+    if attr.given is not None and not attr.given.startswith("name.") and attr.cases:
+        gv = _stored(world, t, attr.given)
+        some = ("CASE " + " ".join(f"WHEN x.{_q(attr.given)} = {_sql_str(gv(c))} THEN {any_of(cw)}" for c, cw in attr.cases.items())
+                + f" ELSE {any_of(weights)} END")
+    elif attr.given is not None and attr.cases:  # chosen by a name part: its word picks the case
+        some = "TRUE"
+    else:
+        some = any_of(weights)
+    return f"SELECT x.id, x.{_q(a)}, {d} FROM {_q(t)} x WHERE NOT ({own}) AND ({some})"
 
 
 def _sql_str(v: str) -> str:

@@ -503,11 +503,22 @@ class CategoricalValue(Model):
 
     weight: float = Field(1.0, ge=0.0)
     phrases: list[str] = []
+    # The years the value exists in (a classification introduced in 1995, a kind of product
+    # before which nothing was sold as such): an entity whose `dated_by` date lies outside
+    # [since, until) never takes it.
+    since: dt.date | None = None
+    until: dt.date | None = None
 
     @field_validator("phrases")
     @classmethod
     def _phrase_fields(cls, v):
         return _check_phrases(v, {"subject", "value"}, need_value=False)
+
+    @model_validator(mode="after")
+    def _window(self) -> CategoricalValue:
+        if self.since is not None and self.until is not None and self.since >= self.until:
+            raise ValueError(f"since ({self.since}) must come before until ({self.until})")
+        return self
 
 
 class CategoricalAttr(_AttrBase):
@@ -518,6 +529,9 @@ class CategoricalAttr(_AttrBase):
     # the same entity, or of a name part (`given: name.<part>`); `values` serve the rest.
     given: str | None = None
     cases: dict[str, dict[str, float]] = {}
+    # The entity's date attribute that values with `since`/`until` are judged by (a product's
+    # launch, an aircraft's introduction).
+    dated_by: str | None = None
 
     @field_validator("values")
     @classmethod
@@ -565,6 +579,24 @@ class CategoricalAttr(_AttrBase):
             unknown = sorted(set(w) - known)
             if unknown:
                 raise ValueError(f"cases.{clip(cond)} names {clip(unknown)}, which are not among values {clip(sorted(known))}")
+        return self
+
+    def windows(self) -> dict[str, tuple[dt.date | None, dt.date | None]]:
+        """The values that exist only in some years: value -> (since, until)."""
+        if not isinstance(self.values, dict):
+            return {}
+        return {k: (v.since, v.until) for k, v in self.values.items()
+                if isinstance(v, CategoricalValue) and (v.since is not None or v.until is not None)}
+
+    @model_validator(mode="after")
+    def _dated(self) -> CategoricalAttr:
+        if self.windows() and self.dated_by is None:
+            raise ValueError(f"values {clip(sorted(self.windows()))} exist only in some years: name the date they are judged by "
+                             "with dated_by (a date attribute of the same entity)")
+        if self.dated_by is not None and not self.windows():
+            raise ValueError("dated_by needs values with since or until (`values: {platform: {weight: 2, since: 1995-01-01}}`)")
+        if self.dated_by is not None and self.changes is not None:
+            raise ValueError("a category with values of some years cannot also change over the years (changes); drop one")
         return self
 
     def weights(self) -> dict[str, float]:

@@ -385,6 +385,8 @@ class _Generator:
         self.set_column(t, a, self.null_mask(t, a, attr.null_rate, s))
 
     def _categorical(self, t: str, attr: CategoricalAttr, n: int, rng) -> pl.Series:
+        if attr.dated_by is not None:
+            return self._dated_categorical(t, attr, n, rng)
         weights = attr.weights()
         vals = list(weights)
         w = np.asarray(list(weights.values()), float)
@@ -402,6 +404,40 @@ class _Generator:
                 rest &= ~sel
         if rest.any():
             idx[rest] = rng.choice(len(vals), size=int(rest.sum()), p=w / w.sum())
+        return pl.Series(vals, dtype=pl.String).gather(idx)
+
+    def _dated_categorical(self, t: str, attr: CategoricalAttr, n: int, rng) -> pl.Series:
+        """A category some of whose values exist only in some years: each row draws among the
+        values of its case (or the defaults) that exist at its `dated_by` date (without a date,
+        among the values of every year); a row whose date no value of its case covers takes the
+        one that exists earliest."""
+        weights = attr.weights()
+        vals = list(weights)
+        W = np.tile(np.asarray(list(weights.values()), float), (n, 1))
+        if attr.given is not None:
+            given = self.given_values(t, attr.given)
+            for cond, cw in attr.cases.items():
+                sel = (given == cond).fill_null(False).to_numpy()
+                W[sel] = np.asarray([cw.get(v, 0.0) for v in vals], float)
+        day = self.days(t, attr.dated_by, NEG_INF)  # no date: only the values of every year
+        windows = attr.windows()
+        ok = np.ones((n, len(vals)), bool)
+        first = np.zeros(len(vals), np.int64)
+        for j, v in enumerate(vals):
+            since, until = windows.get(v, (None, None))
+            if since is not None:
+                ok[:, j] &= day >= to_days(since)
+                first[j] = to_days(since)
+            if until is not None:
+                ok[:, j] &= day < to_days(until)
+        P = W * ok
+        none = P.sum(axis=1) <= 0
+        if none.any():  # no value of its case exists then: the one that exists earliest
+            earliest = np.where(W[none] > 0, first[None, :], np.iinfo(np.int64).max).argmin(axis=1)
+            P[none] = 0.0
+            P[np.flatnonzero(none), earliest] = 1.0
+        c = np.cumsum(P, axis=1)
+        idx = (c > rng.random(n)[:, None] * c[:, -1:]).argmax(axis=1)
         return pl.Series(vals, dtype=pl.String).gather(idx)
 
     # ----------------------------------------------------------------- numbers

@@ -703,6 +703,8 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
                 elif isinstance(attr, CategoricalAttr):
                     if attr.given is not None:
                         check_given(pname, f"{ap}.given", t, attr.given, list(attr.cases), allow_name=True)
+                    if attr.dated_by is not None:
+                        check_attr(pname, f"{ap}.dated_by", t, attr.dated_by, want_date=True)
                 elif isinstance(attr, NumericAttr):
                     if attr.given is not None:
                         check_given(pname, f"{ap}.given", t, attr.given, list(attr.cases), allow_name=False)

@@ -53,6 +53,20 @@ def test_invalid_yaml_reports_line(tmp_path):
     assert "invalid YAML" in prob.message and "line 4" in prob.message
 
 
+def test_a_key_given_twice_is_refused_at_its_line(tmp_path):
+    """YAML keeps the last of two equal keys without a word: a pack author's second attribute
+    of one name silently replaced the first. It is an error naming both lines."""
+    pack = (REPO / "schemas" / "sport.yaml").read_text().replace(
+        "      position:\n", "      nationality: {kind: lookup, via: citizen_of, attribute: id, hidden: true}\n      position:\n", 1)
+    (tmp_path / "sport.yaml").write_text(pack)
+    spec = write_spec(tmp_path, packs=["geography", str(tmp_path / "sport.yaml")])
+    (prob,) = problems(spec)
+    line = pack.split("\n").index("      nationality: {kind: lookup, via: citizen_of, attribute: id, hidden: true}") + 1
+    first = next(i for i, ln in enumerate(pack.split("\n"), 1) if ln.startswith("      nationality:"))
+    assert prob.source.endswith("sport.yaml") and "given twice" in prob.message
+    assert f"line {max(line, first)}" in prob.message and f"first on line {min(line, first)}" in prob.message
+
+
 def test_every_problem_is_reported_at_once(tmp_path):
     p = write_spec(tmp_path, seed=-5, counts={"country": 3, "persn": 10}, locale="xx_YY")
     spec = yaml.safe_load(p.read_text())

@@ -128,6 +128,15 @@ def _check_nodes(root) -> None:
             raise _YamlLimit("a YAML alias refers to a value that contains it (a recursive structure)", node.start_mark)
         if depth > MAX_YAML_DEPTH:
             raise _YamlLimit(f"values are nested more than {MAX_YAML_DEPTH} levels deep", node.start_mark)
+        if isinstance(node, yaml.MappingNode):  # a key given twice: YAML keeps the last one, silently
+            seen: dict[str, Any] = {}
+            for k, _ in node.value:
+                if isinstance(k, yaml.ScalarNode) and k.tag != "tag:yaml.org,2002:merge":
+                    if k.value in seen:
+                        raise _YamlLimit(f"the key {_short(k.value)} is given twice in one mapping (first on line "
+                                         f"{seen[k.value].line + 1}); the second would silently replace the first: "
+                                         "merge them or rename one", k.start_mark)
+                    seen[k.value] = k.start_mark
         open_.add(key)
         stack.append((node, depth, True))
         stack.extend((c, depth + 1, False) for c in children(node))

@@ -608,3 +608,42 @@ def test_a_category_exists_only_in_its_years(tmp_path):
         result = runner.invoke(app, ["validate", str(spec)])
         assert result.exit_code != 0 and "types.firm.attributes.sector" in result.output, result.output
         assert words in " ".join(result.output.split()), result.output
+
+
+def test_first_names_follow_a_persons_gender(tmp_path):
+    """A name part with `fakers` takes each value's provider (`first_name_female` for women):
+    every first name comes from its own pool, the invariant catches a name swapped for one only
+    the other pool gives, and a bad provider, a value the attribute never takes or `fakers`
+    without `given` are refused at validate."""
+    from worldforge.world.sampling import faker_pool
+
+    pack = yaml.safe_load(LIFE)
+    being = pack["types"]["being"]
+    being["name"] = {"template": "{first} {b}", "parts": {
+        "first": {"given": "gender", "fakers": {"female": "first_name_female", "male": "first_name_male"}, "pool": 2000},
+        "b": {"syllables": {"min": 2, "max": 3}}}}
+    being["attributes"]["gender"] = {"kind": "categorical", "values": {"female": 1, "male": 1}, "hidden": True}
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "build")
+    pools = {g: set(faker_pool(f"first_name_{g}", "en_US", 2000, 3)) for g in ("female", "male")}
+    rows = q(info, "SELECT name, gender FROM being")
+    assert {g for _, g in rows} == {"female", "male"}
+    assert all(n.split(" ")[0] in pools[g] for n, g in rows)
+    assert check_world(tmp_path / "build" / "life")[1] == []
+    only_male = sorted(pools["male"] - pools["female"])[0]
+    with duckdb.connect(str(tmp_path / "build" / "life" / "world.duckdb")) as con:
+        who, name = con.execute("SELECT id, name FROM being WHERE gender = 'female' ORDER BY id LIMIT 1").fetchone()
+        con.execute("UPDATE being SET name = ? WHERE id = ?", [f"{only_male} {name.split(' ', 1)[1]}", who])
+    assert "being.name.first.given" in [v.name for v in check_world(tmp_path / "build" / "life")[1]]
+    for change, where, words in (({"fakers": {"female": "first_name_femme", "male": "first_name_male"}}, "fakers.female", "unknown faker provider"),
+                                 ({"fakers": {"woman": "first_name_female"}}, "cases", "woman"),
+                                 ({"given": None}, "first", "fakers needs given")):
+        bad = yaml.safe_load(yaml.safe_dump(pack))
+        part = bad["types"]["being"]["name"]["parts"]["first"]
+        part.update(change)
+        if change.get("given", "") is None:
+            del part["given"]
+        spec = life_spec(tmp_path, pack=yaml.safe_dump(bad, sort_keys=False))
+        result = runner.invoke(app, ["validate", str(spec)])
+        out = " ".join(result.output.split())
+        assert result.exit_code != 0 and "types.being.name.parts.first" in out and where in out and words in out, out

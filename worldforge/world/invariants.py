@@ -602,6 +602,8 @@ def name_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part) -> str:
                 f"JOIN {_q(rs.target)} u ON u.id = e.target WHERE strpos(x.name, CAST(u.{_q(part.attribute)} AS VARCHAR)) = 0")
     g = f"x.{_q(part.given)}"
     gv = _stored(world, t, part.given)
+    if part.fakers is not None:
+        return _faker_part_mismatch_sql(world, t, p, part, g, gv)
     default = set(part.choices or ())
     every = part.words()
     whens = []
@@ -616,6 +618,29 @@ def name_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part) -> str:
     if not whens:
         return f"SELECT x.id, x.name FROM {T} x WHERE FALSE"
     return f"SELECT x.id, x.name, {g} FROM {T} x WHERE CASE {' '.join(whens)} ELSE FALSE END"
+
+
+def _faker_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part, g: str, gv) -> str:
+    """A name part drawn from a faker provider per value (first names by gender): names that
+    open with a word only another value's provider gives. Checked when the part opens every
+    template (elsewhere its word cannot be told from the other parts')."""
+    import re
+
+    from .sampling import faker_pool
+
+    spec = world.types[t].name
+    if not all(tpl.startswith("{" + p + "}") for tpl in spec.template_weights()):
+        return f"SELECT x.id, x.name FROM {_q(t)} x WHERE FALSE"
+    pools = {v: set(faker_pool(f, world.spec.locale, part.pool, world.spec.seed)) for v, f in part.fakers.items()}
+    whens = []
+    for v, own in pools.items():
+        other = set().union(*(w for k, w in pools.items() if k != v)) - own
+        if other:
+            alts = "|".join(re.escape(w) for w in sorted(other, key=lambda w: (-len(w), w)))
+            whens.append(f"WHEN {g} = {_sql_str(gv(v))} THEN regexp_matches(x.name, '^(" + alts.replace("'", "''") + ")( |$)')")
+    if not whens:
+        return f"SELECT x.id, x.name FROM {_q(t)} x WHERE FALSE"
+    return f"SELECT x.id, x.name, {g} FROM {_q(t)} x WHERE CASE {' '.join(whens)} ELSE FALSE END"
 
 
 def name_given_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:

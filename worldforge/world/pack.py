@@ -314,12 +314,23 @@ class NamePart(Model):
     number: NumberPart | None = None
     given: str | None = None
     cases: dict[str, Choices] | None = None
+    # A faker provider per value of the given attribute (`first_name_female` for `female`),
+    # `faker` serving the other values: first names that agree with a person's gender.
+    fakers: dict[str, str] | None = None
     via: str | None = None
     attribute: str = "name"
 
     @model_validator(mode="after")
     def _exactly_one(self) -> NamePart:
         set_ = [k for k in ("faker", "syllables", "number", "via") if getattr(self, k) is not None]
+        if self.fakers is not None:
+            if self.cases is not None:
+                raise ValueError("give cases (words per value) or fakers (a provider per value), not both")
+            if self.given is None:
+                raise ValueError("fakers needs given: the categorical attribute whose value picks the provider")
+            if not self.fakers or any(not isinstance(v, str) or not v.strip() for v in self.fakers.values()):
+                raise ValueError("fakers maps each value of the given attribute to a faker provider, e.g. {female: first_name_female}")
+            set_ = [k for k in set_ if k != "faker"]  # faker: the provider for the other values
         if self.letter:
             set_.append("letter")
         if self.cases is not None or self.given is not None:
@@ -328,12 +339,12 @@ class NamePart(Model):
             set_.append("choices")
         if len(set_) != 1:
             raise ValueError(
-                "a name part needs exactly one of faker, choices, syllables, letter, number, cases (with given), via "
-                f"(got {', '.join(set_) or 'none'})"
+                "a name part needs exactly one of faker, choices, syllables, letter, number, cases (with given), "
+                f"fakers (with given), via (got {', '.join(set_) or 'none'})"
             )
         if self.faker is not None and not self.faker.strip():
             raise ValueError("faker needs a provider name, e.g. faker: last_name")
-        if (self.given is None) != (self.cases is None):
+        if (self.given is None) != (self.cases is None and self.fakers is None):
             raise ValueError("given and cases go together: cases maps each value of the given attribute to its choices")
         if self.cases is not None:
             if not self.cases:

@@ -157,6 +157,8 @@ def part_capacity(part: NamePart, locale: str, seed: int, related: float = 1.0) 
         return max(1.0, related)
     if part.letter:
         return 26.0
+    if part.fakers:
+        return float(min(len(faker_pool(f, locale, part.pool, seed)) for f in [*part.fakers.values(), *([part.faker] if part.faker else [])]))
     if part.faker:
         return float(len(faker_pool(part.faker, locale, part.pool, seed)))
     if part.cases is not None:
@@ -177,7 +179,11 @@ class _Part:
         self.via = part.via is not None
         self.values = None
         self.p = None
-        if part.faker:
+        if part.fakers:  # a provider per value of the given attribute
+            self.cases = {v: (pl.Series(faker_pool(f, locale, part.pool, seed), dtype=pl.String), None) for v, f in part.fakers.items()}
+            if part.faker:
+                self.values = pl.Series(faker_pool(part.faker, locale, part.pool, seed), dtype=pl.String)
+        elif part.faker:
             self.values = pl.Series(faker_pool(part.faker, locale, part.pool, seed), dtype=pl.String)
         elif part.cases is not None:
             self.cases = {v: _choice_series(c) for v, c in part.cases.items()}

@@ -677,9 +677,11 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
                 pp = f"{base}.name.parts.{part_name}"
                 if part.faker is not None:
                     check_provider(pname, f"{pp}.faker", part.faker)
+                for v, provider in (part.fakers or {}).items():
+                    check_provider(pname, f"{pp}.fakers.{v}", provider)
                 if part.given is not None:
-                    check_given(pname, f"{pp}.given", t, part.given, list(part.cases or {}), allow_name=False,
-                                default=part.choices is not None)
+                    check_given(pname, f"{pp}.given", t, part.given, list(part.cases or part.fakers or {}), allow_name=False,
+                                default=part.choices is not None or part.faker is not None)
                 if part.via is not None:
                     target = check_to_one(pname, f"{pp}.via", t, part.via, need_required=True)
                     if target:

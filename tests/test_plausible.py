@@ -647,3 +647,28 @@ def test_first_names_follow_a_persons_gender(tmp_path):
         result = runner.invoke(app, ["validate", str(spec)])
         out = " ".join(result.output.split())
         assert result.exit_code != 0 and "types.being.name.parts.first" in out and where in out and words in out, out
+
+
+def test_each_target_takes_a_link(tmp_path):
+    """`each_target` sets a link aside for every target before the others are drawn: with
+    preferential picks most houses would see no firm, with it every house has one; a pick that
+    breaks a check is redrawn as any other (the plan reports targets left without); and it cannot
+    combine with `requires`."""
+    pack = yaml.safe_load(LIFE)
+    pack["relations"]["supplies"] = {"source": "firm", "target": "house", "cardinality": "N:M", "count": {"min": 3, "max": 5},
+                                     "select": "preferential", "alpha": 1.1}
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "free")
+    sql = "SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM rel_supplies e WHERE e.target = h.id)), count(*) FROM house h"
+    without, houses = q(info, sql)[0]
+    assert without > 0.2 * houses  # preferential picks leave many houses without a supplier
+    pack["relations"]["supplies"]["each_target"] = True
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "each")
+    assert q(info, sql)[0] == (0, houses)
+    assert q(info, "SELECT count(*) FROM rel_supplies")[0][0] == q(plan_world(load_world(spec), tmp_path / "again"),
+                                                                  "SELECT count(*) FROM rel_supplies")[0][0]
+    pack["relations"]["heads"]["each_target"] = True  # heads requires ~works_at
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    result = runner.invoke(app, ["validate", str(spec)])
+    assert result.exit_code != 0 and "relations.heads" in result.output and "each_target cannot combine with requires" in " ".join(result.output.split())

@@ -1121,6 +1121,9 @@ class RelationSpec(_LinkText):
     acyclic: bool = False
     max_per_target: int | None = Field(None, ge=1, le=MAX_RANGE)  # links a target takes at most
     exclusive: bool = False  # a target holds at most one link of this relation at a time
+    # Every target takes at least one link where its dates allow (every musician played in a
+    # band): before the links are drawn, one link of a fitting source is set aside for each target.
+    each_target: bool = False
     requires: Requirement | None = None
     # Beyond the shared link text: news headlines, and the noun phrase for one hop in a
     # multi-hop question ("the university that awarded {subject} a doctorate").
@@ -1154,6 +1157,8 @@ class RelationSpec(_LinkText):
             raise ValueError("exclusive applies to history relations (a target holds one tenure at a time)")
         if self.max_per_target is not None and self.target_unique:
             raise ValueError(f"a {self.cardinality} relation already gives each target at most one link; drop max_per_target")
+        if self.each_target and self.requires is not None:
+            raise ValueError("each_target cannot combine with requires (a covered link's target is chosen among its covering links)")
         if self.required and self.rate < 1.0:
             raise ValueError("a required relation must have rate 1.0")
         if self.required and self.count_range.min < 1:

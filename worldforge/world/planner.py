@@ -823,6 +823,10 @@ class _Generator:
         pending = np.arange(m)
         unfillable = np.zeros(m, bool)
         moves = np.zeros(m, np.int64)
+        reserved = None
+        if rs.each_target and cover is None and n_t and m:
+            ok_t = ~key.is_null if isinstance(key, _Key) else np.ones(n_t, bool)
+            reserved = self._reserve(g_src, g_tgt, key_arr, lo, hi, ok_t, child_rng(self.seed, "rel-each", r))
         excluded = np.zeros(n_t, bool)
         cap = rs.target_cap
         redrawn = 0
@@ -839,6 +843,8 @@ class _Generator:
             new = pending
             if cover is None:
                 got = index.pick(g_src[new], lo[new], hi[new], rng)
+                if rnd == 0 and reserved is not None:  # the links set aside for targets that would have none
+                    got = np.where(reserved[new] >= 0, reserved[new], got)
             else:
                 got, c_from[new], c_to[new] = self._cover_pick(cover, new, src, t0, g_src, g_tgt, lo, hi, key_arr, w,
                                                                excluded, rng, until=valid_to if rs.history else None)
@@ -898,6 +904,8 @@ class _Generator:
                 if index is not None:
                     index.set_excluded(excluded)
         keep = picks >= 0
+        if rs.each_target:
+            self.out.repairs[f"relation {r}: targets left without a link"] = int(n_t - len(np.unique(picks[keep])))
         self.out.repairs[f"relation {r}: targets redrawn"] = redrawn
         self.out.repairs[f"relation {r}: links dropped (no eligible target)"] = int((~keep).sum())
 
@@ -928,6 +936,34 @@ class _Generator:
                     f"'{rs.target}' (cardinality {rs.cardinality}); raise the '{rs.target}' count or loosen its eligibility"
                 )
         self.out.edges[r] = self._edge_frame(src, tgt, valid_from, valid_to)
+
+    @staticmethod
+    def _reserve(g_src, g_tgt, key, lo, hi, ok_t, rng, tries: int = 16, rounds: int = 8) -> np.ndarray:
+        """Per link row, the target it is set aside for (-1: none): each target that can take
+        one gets a row of its group whose key window holds its key, drawn at random (`tries`
+        candidates a round; a row goes to one target, the first in a random order)."""
+        m, n_t = len(g_src), len(g_tgt)
+        out = np.full(m, -1, np.int64)
+        order = np.argsort(g_src, kind="stable")
+        sg = g_src[order]
+        start = np.searchsorted(sg, g_tgt, side="left")
+        size = np.searchsorted(sg, g_tgt, side="right") - start
+        todo = rng.permutation(np.flatnonzero(ok_t & (size > 0) & (g_tgt >= 0)))
+        for _ in range(rounds):
+            if len(todo) == 0:
+                break
+            cand = order[start[todo, None] + (rng.random((len(todo), tries)) * size[todo, None]).astype(np.int64)]
+            k = key[todo, None]
+            valid = (lo[cand] <= k) & (k <= hi[cand]) & (out[cand] < 0)
+            has = valid.any(axis=1)
+            row = cand[np.arange(len(todo)), valid.argmax(axis=1)]
+            t_has, row = todo[has], row[has]
+            _, first = np.unique(row, return_index=True)  # a row claimed twice: the earlier target keeps it
+            out[row[first]] = t_has[first]
+            done = np.zeros(n_t, bool)
+            done[t_has[first]] = True
+            todo = todo[~done[todo]]
+        return out
 
     def _pick_key(self, rs: RelationSpec, T: pl.DataFrame, src, valid_from, t0, tgt_after, m: int, n_t: int):
         """The target attribute picks are windowed on, and the window per row: the declared

@@ -157,8 +157,8 @@ def part_capacity(part: NamePart, locale: str, seed: int, related: float = 1.0) 
         return max(1.0, related)
     if part.letter:
         return 26.0
-    if part.fakers:
-        return float(min(len(faker_pool(f, locale, part.pool, seed)) for f in [*part.fakers.values(), *([part.faker] if part.faker else [])]))
+    if part.fakers:  # rows split between the providers: the names any of them gives
+        return float(len(set().union(*(faker_pool(f, locale, part.pool, seed) for f in [*part.fakers.values(), *([part.faker] if part.faker else [])]))))
     if part.faker:
         return float(len(faker_pool(part.faker, locale, part.pool, seed)))
     if part.cases is not None:

@@ -319,7 +319,7 @@ class Environment:
         lists = next((r for r in results if r["kind"] == "directory" and r["url"].split("/")[2] in self._list_sites()
                       and r["url"].split("/")[2] != src["url"].split("/")[2]), None)
         article = re.fullmatch(r"https://[^/]+/wiki/([^/?#]+)", src["url"]) if src["kind"] == "article" else None
-        if article and stable_hash(key, "revision") % 2 == 0:
+        if article and stable_hash(key, "revision") % 3 != 0:  # two article copies in three
             # an old revision on the encyclopedia itself, at its permanent link
             url, model, shape = self._revision_url(src["url"]), src["url"], "revision"
         elif article and lists is not None and (twin is None or stable_hash(key, "shape") % 2):

@@ -563,8 +563,8 @@ class WorldView:
 
     def off_encyclopedia(self, t: str, facts: list[Fact]) -> frozenset[str]:
         """The ids of the attribute facts an entity's article leaves out, so that its profile or
-        official site (and the news items) is their only source: about two figures in three, nearly
-        half the dates and one category in four, chosen per fact. Names, codes and lookups (what
+        official site (and the news items) is their only source: about two figures in three, half
+        the dates and nearly one category in three, chosen per fact. Names, codes and lookups (what
         identifies an entity or links it elsewhere) stay in the infobox."""
         return frozenset(f.fact_id for f in facts if self.off_fact(f))
 
@@ -577,8 +577,8 @@ class WorldView:
             if et.pages.profile is None or not et.pages.article:
                 continue
             for a, s in et.attributes.items():
-                share = (65 if isinstance(s, NumericAttr) else 45 if isinstance(s, DateAttr)
-                         else 25 if isinstance(s, CategoricalAttr) else 0)
+                share = (65 if isinstance(s, NumericAttr) else 50 if isinstance(s, DateAttr)
+                         else 30 if isinstance(s, CategoricalAttr) else 0)
                 if share and a != "name":
                     out[(t, a)] = share
         return out
@@ -1001,13 +1001,13 @@ def _news_page(view: WorldView, t: str, eid: str, event: Fact, facts: list[Fact]
     # (Not the places and firms the subject links to: their infobox facts in a story about
     # something else were padding, issue 37.) A link is said once, not again as its lookup
     # ("is a citizen of X", not also "has a nationality of X").
-    # The subject's standing facts (nationality, birthplace, birth date) are background a paper
-    # gives in some stories, not every one.
+    # The subject's standing facts (nationality, birthplace, birth date, height) are background a
+    # paper gives in one story in three, not in every one.
     et = view.types[t]
     start = et.lifecycle.start if et.lifecycle is not None else None
     ctx = [f for f in ctx if f.subject != eid or not (f.predicate in view.timeless[t] or f.predicate == start
                                                       or (f.value_type == "entity" and f.valid_from is None))
-           or pick(url + "/bg/" + f.fact_id, 2)]
+           or pick(url + "/bg/" + f.fact_id, 3) == 0]
     stated = {(f.subject, f.predicate) for f in ctx} | {(eid, event.predicate)}
     ctx = [f for f in ctx if (f.subject, view.echoes[view.type_of[f.subject]].get(f.predicate)) not in stated]
     ids = dict.fromkeys([eid] + ([event.value] if event.value_type == "entity" else []))

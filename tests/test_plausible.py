@@ -623,6 +623,7 @@ def test_first_names_follow_a_persons_gender(tmp_path):
         "first": {"given": "gender", "fakers": {"female": "first_name_female", "male": "first_name_male"}, "pool": 2000},
         "b": {"syllables": {"min": 2, "max": 3}}}}
     being["attributes"]["gender"] = {"kind": "categorical", "values": {"female": 1, "male": 1}, "hidden": True}
+    being["namesakes"], being["near_names"] = 0.05, 0.2  # a near name edits the surname, never 'Joan' into 'Juan'
     spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
     info = plan_world(load_world(spec), tmp_path / "build")
     pools = {g: set(faker_pool(f"first_name_{g}", "en_US", 2000, 3)) for g in ("female", "male")}
@@ -630,6 +631,12 @@ def test_first_names_follow_a_persons_gender(tmp_path):
     assert {g for _, g in rows} == {"female", "male"}
     assert all(n.split(" ")[0] in pools[g] for n, g in rows)
     assert check_world(tmp_path / "build" / "life")[1] == []
+    firsts = {}
+    for n, _ in rows:
+        firsts.setdefault(n.split(" ")[0], set()).add(n.split(" ", 1)[1])
+    near = sum(1 for lasts in firsts.values() for a in lasts for b in lasts
+               if a < b and len(a) == len(b) and sum(x != y for x, y in zip(a, b)) == 1)
+    assert near >= 0.1 * len(rows)  # the near names are there, each a surname one vowel away
     only_male = sorted(pools["male"] - pools["female"])[0]
     with duckdb.connect(str(tmp_path / "build" / "life" / "world.duckdb")) as con:
         who, name = con.execute("SELECT id, name FROM being WHERE gender = 'female' ORDER BY id LIMIT 1").fetchone()

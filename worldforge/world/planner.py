@@ -320,6 +320,10 @@ class _Generator:
         taken = set(arr.tolist())
         vowels = "aeiou"
         cjk = sorted({c for x in arr[: min(n, 2000)] for c in x[:1] if "\u4e00" <= c <= "\u9fff"})
+        # a name that opens with a word chosen by an attribute (a first name of the person's gender)
+        # keeps it: the edit goes to a later word ('Maria Stokes' -> 'Maria Stukes', not 'Mario Stokes')
+        keyed = [k for k, part in et.name.parts.items() if part.given is not None or part.fakers is not None]
+        skip = int(any(all(tpl.startswith("{" + k + "}") for tpl in et.name.template_weights()) for k in keyed))
         for i, j in zip(near.tolist(), near_src.tolist()):
             src = arr[j]
             h = stable_hash("near", self.seed, t, src)
@@ -328,7 +332,7 @@ class _Generator:
                 new = (c if c != src[0] else cjk[(h + 1) % len(cjk)]) + src[1:]
             else:  # a vowel of the first word that has one past its first letter ('FC Veur' -> 'FC Vuur')
                 words = src.split(" ")
-                w = next((i for i, x in enumerate(words) if any(ch.lower() in vowels for ch in x[1:])), None)
+                w = next((i for i, x in enumerate(words) if i >= skip and any(ch.lower() in vowels for ch in x[1:])), None)
                 if w is None:
                     words[-1] += words[-1][-1:]
                 else:

@@ -358,15 +358,14 @@ class Environment:
             return min(self.as_of, p["date"] + dt.timedelta(days=1 + stable_hash(self.seed, "copy-date", original) % 5))
         return self.as_of - dt.timedelta(days=365 + stable_hash(self.seed, "copy-date", original) % (5 * 365))
 
-    def _revision(self, original: str) -> tuple[dt.date, str]:
-        """An article's old revision: (the date of that revision, its text). The article as the
-        encyclopedia's archive captured it before its entity last changed, when there is such a
-        capture; else the article as a careless earlier edit left it, one to six years ago."""
+    def _revision(self, original: str) -> tuple[dt.date, str | None]:
+        """An article's old revision: (the date of that revision, the text the encyclopedia's
+        archive captured before its entity last changed), or, without such a capture, (a date one
+        to six years ago, None: the article as a careless earlier edit left it, see `_copy_text`)."""
         got = self.engine.archive(original)
         if got is not None and got[0] < self.as_of:
             return got
-        src = self.engine.page(original)
-        return self._copy_date(original), perturb.alter_copy(src["markdown"] if src else "", f"copy|{self.seed}|{original}")
+        return self._copy_date(original), None
 
     def _revision_url(self, original: str) -> str:
         """An article's old revision at its permanent link (`?oldid=`): revision numbers grow
@@ -469,6 +468,8 @@ class Environment:
             return None
         if shape == "revision":  # the encyclopedia's own page, as it read then: its last edit dates it
             when, text = self._revision(original)
+            if text is None:
+                text = perturb.alter_copy(src["markdown"], f"copy|{self.seed}|{original}")
             return perturb.edited(text, when, self.engine.language)
         zh = self.engine.language == "zh"
         when = self._copy_date(original)

@@ -275,12 +275,17 @@ class _Auditor:
                 return hops, cur
             attr = s.attribute
 
-    def _ratio(self, t, a, path, whole_t, wa, declared: bool) -> dict:
+    @staticmethod
+    def _joined(t: str, path, other_t: str) -> str:
+        """FROM rows of t (x) joined along `path`'s relations to the entity they lead to (w)."""
         joins, cur = [], "x.id"
         for i, (r, _) in enumerate(path):
             joins.append(f"JOIN {_q('rel_' + r)} e{i} ON e{i}.source = {cur}")
             cur = f"e{i}.target"
-        frm = f"FROM {_q(t)} x {' '.join(joins)} JOIN {_q(whole_t)} w ON w.id = {cur}"
+        return f"FROM {_q(t)} x {' '.join(joins)} JOIN {_q(other_t)} w ON w.id = {cur}"
+
+    def _ratio(self, t, a, path, whole_t, wa, declared: bool) -> dict:
+        frm = self._joined(t, path, whole_t)
         n, each, over = self.q(f"SELECT count(x.{_q(a)}), max(x.{_q(a)} / nullif(w.{_q(wa)}, 0)), "
                                f"count(*) FILTER (WHERE x.{_q(a)} > w.{_q(wa)}) {frm}")[0]
         (sum_max, sum_over), = self.q(
@@ -313,11 +318,7 @@ class _Auditor:
                     frm, other_t, other = f"FROM {_q(t)} x", t, f"x.{_q(per.attribute)}"
                 else:
                     path, other_t = self._via_path(t, per.via)
-                    joins, cur = [], "x.id"
-                    for i, (r, _) in enumerate(path):
-                        joins.append(f"JOIN {_q('rel_' + r)} e{i} ON e{i}.source = {cur}")
-                        cur = f"e{i}.target"
-                    frm, other = f"FROM {_q(t)} x {' '.join(joins)} JOIN {_q(other_t)} w ON w.id = {cur}", f"w.{_q(per.attribute)}"
+                    frm, other = self._joined(t, path, other_t), f"w.{_q(per.attribute)}"
                 rate = f"x.{_q(a)} * {per.unit!r} / nullif({other}, 0)"
                 n, lo, p01, mid, p99, hi = self.q(
                     f"SELECT count({rate}), min({rate}), quantile_cont({rate}, 0.01), median({rate}), "

@@ -533,11 +533,15 @@ def requires_uncovered_sql(world: ResolvedWorld, r: str, rs: RelationSpec) -> st
             f"WHERE NOT EXISTS (SELECT 1 FROM {', '.join(joins)} WHERE {' AND '.join(conds)})")
 
 
-def _word_regex(words) -> str:
+def _alternation(words) -> str:
+    """The words as one regex alternation, longest first, quoted for an SQL string literal."""
     import re
 
-    alts = "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
-    return "'(^|[^[:alnum:]])(" + alts.replace("'", "''") + ")($|[^[:alnum:]])'"
+    return "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w))).replace("'", "''")
+
+
+def _word_regex(words) -> str:
+    return "'(^|[^[:alnum:]])(" + _alternation(words) + ")($|[^[:alnum:]])'"
 
 
 def given_case_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
@@ -624,20 +628,16 @@ def _faker_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part, g: str,
     """A name part drawn from a faker provider per value (first names by gender): names that
     open with a word only another value's provider gives. Checked when the part opens every
     template (elsewhere its word cannot be told from the other parts')."""
-    import re
-
     from .sampling import faker_pool
 
-    spec = world.types[t].name
-    if not all(tpl.startswith("{" + p + "}") for tpl in spec.template_weights()):
+    if not world.types[t].name.opens_with(p):
         return f"SELECT x.id, x.name FROM {_q(t)} x WHERE FALSE"
     pools = {v: set(faker_pool(f, world.spec.locale, part.pool, world.spec.seed)) for v, f in part.fakers.items()}
     whens = []
     for v, own in pools.items():
         other = set().union(*(w for k, w in pools.items() if k != v)) - own
         if other:
-            alts = "|".join(re.escape(w) for w in sorted(other, key=lambda w: (-len(w), w)))
-            whens.append(f"WHEN {g} = {_sql_str(gv(v))} THEN regexp_matches(x.name, '^(" + alts.replace("'", "''") + ")( |$)')")
+            whens.append(f"WHEN {g} = {_sql_str(gv(v))} THEN regexp_matches(x.name, '^(" + _alternation(other) + ")( |$)')")
     if not whens:
         return f"SELECT x.id, x.name FROM {_q(t)} x WHERE FALSE"
     return f"SELECT x.id, x.name, {g} FROM {_q(t)} x WHERE CASE {' '.join(whens)} ELSE FALSE END"

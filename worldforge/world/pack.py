@@ -425,6 +425,10 @@ class NameSpec(Model):
     def template_weights(self) -> dict[str, float]:
         return {self.template: 1.0} if self.template is not None else dict(self.templates or {})
 
+    def opens_with(self, part: str) -> bool:
+        """Whether every template opens with the part `part` (its word is a name's first)."""
+        return all(tpl.startswith("{" + part + "}") for tpl in self.template_weights())
+
 
 # --------------------------------------------------------------------------- attributes
 

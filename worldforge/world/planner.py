@@ -53,6 +53,7 @@ from .sampling import (
     fitness_weights,
     has_cjk,
     pinyin_names,
+    row_bounds,
     sample_days,
     sample_numeric,
     unique_codes,
@@ -323,7 +324,7 @@ class _Generator:
         # a name that opens with a word chosen by an attribute (a first name of the person's gender)
         # keeps it: the edit goes to a later word ('Maria Stokes' -> 'Maria Stukes', not 'Mario Stokes')
         keyed = [k for k, part in et.name.parts.items() if part.given is not None or part.fakers is not None]
-        skip = int(any(all(tpl.startswith("{" + k + "}") for tpl in et.name.template_weights()) for k in keyed))
+        skip = int(any(et.name.opens_with(k) for k in keyed))
         for i, j in zip(near.tolist(), near_src.tolist()):
             src = arr[j]
             h = stable_hash("near", self.seed, t, src)
@@ -477,12 +478,7 @@ class _Generator:
         rate = sample_numeric(rate_attr, n, rng, given).astype(float)
         base = self._per_base(t, attr)
         x = np.where(np.isnan(base), 0.0, rate * np.nan_to_num(base) / per.unit)
-        lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
-        for v in [None, *attr.cases] if given is not None else [None]:
-            c_lo, c_hi = attr.case_bounds(v)
-            sel = np.ones(n, bool) if v is None else (given == v).fill_null(False).to_numpy()
-            lo[sel] = -np.inf if c_lo is None else c_lo
-            hi[sel] = np.inf if c_hi is None else c_hi
+        lo, hi = row_bounds(attr, n, given)
         x = np.clip(x, lo, hi)
         if attr.integer:
             x = np.clip(np.rint(x), np.ceil(lo), np.floor(hi))
@@ -798,14 +794,24 @@ class _Generator:
             w = np.ones(n_t)
         # Eligibility: group (locality) and key window on a target date attribute.
         biased = rs.same is not None and rs.same.share < 1 and n_t > 0
+        moves = np.zeros(m, np.int64)  # times a biased link was sent abroad for want of a target at home
         if rs.same:
             s_vals = S[rs.same.source].gather(src)
             g_src, g_tgt = encode_groups(s_vals, T[rs.same.target])
             if biased:  # a bias, not a rule: the other links look in the group of a target drawn by weight
                 srng = child_rng(self.seed, "rel-same", r)
-                away = np.flatnonzero(srng.random(m) >= rs.same.share)
                 p_away = w / w.sum() if w.sum() > 0 else None
-                g_src[away] = g_tgt[srng.choice(n_t, size=len(away), p=p_away)]
+
+                def abroad(rows: np.ndarray, last: bool = False) -> np.ndarray:
+                    """Send links to the group of a target drawn by weight (with `last`, each at
+                    most three times: those that went already are dropped); the links sent."""
+                    if last:
+                        rows = rows[moves[rows] < 3]
+                        moves[rows] += 1
+                    g_src[rows] = g_tgt[srng.choice(n_t, size=len(rows), p=p_away)]
+                    return rows
+
+                abroad(np.flatnonzero(srng.random(m) >= rs.same.share))
         else:
             g_src, g_tgt = np.zeros(m, np.int64), np.zeros(n_t, np.int64)
         key, lo, hi = self._pick_key(rs, T, src, valid_from, t0, tgt_after, m, n_t)
@@ -826,7 +832,6 @@ class _Generator:
                 cover_jitter = duration_days(DEFAULT_DELAY, m, child_rng(self.seed, "rel-cover", r))
         pending = np.arange(m)
         unfillable = np.zeros(m, bool)
-        moves = np.zeros(m, np.int64)
         reserved = None
         if rs.each_target and cover is None and n_t and m:
             ok_t = ~key.is_null if isinstance(key, _Key) else np.ones(n_t, bool)
@@ -856,9 +861,7 @@ class _Generator:
             moved_on = None
             if biased and cover is None:
                 # a link with no eligible target in its group looks abroad (three times at most)
-                moved_on = new[(got < 0) & (moves[new] < 3)]
-                moves[moved_on] += 1
-                g_src[moved_on] = g_tgt[srng.choice(n_t, size=len(moved_on), p=p_away)]
+                moved_on = abroad(new[got < 0], last=True)
                 unfillable[moved_on] = False
             picks[new] = got
             settled_round[new] = rnd
@@ -895,10 +898,7 @@ class _Generator:
             if moved_on is not None:
                 conflict[moved_on] = True
                 if rnd >= 2:  # one that keeps meeting conflicts in its group (a player back at a club) looks abroad too
-                    stuck = np.flatnonzero(conflict & ~unfillable)
-                    stuck = stuck[moves[stuck] < 3]
-                    moves[stuck] += 1
-                    g_src[stuck] = g_tgt[srng.choice(n_t, size=len(stuck), p=p_away)]
+                    abroad(np.flatnonzero(conflict & ~unfillable), last=True)
             picks[conflict] = -1
             settled_round[conflict] = np.iinfo(np.int64).max
             pending = np.nonzero(conflict & ~unfillable)[0]

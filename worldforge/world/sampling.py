@@ -457,24 +457,30 @@ def truncated(distribution: str, params: dict[str, float], n: int, rng: np.rando
     return np.clip(x, lo_a, hi_a)
 
 
+def row_bounds(attr: NumericAttr, n: int, given: pl.Series | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the attribute's bounds: its case's (by the given attribute's value) or its own;
+    -inf / inf where there is none."""
+    lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
+    for v in [None, *attr.cases] if given is not None else [None]:
+        c_lo, c_hi = attr.case_bounds(v)
+        sel = slice(None) if v is None else (given == v).fill_null(False).to_numpy()
+        lo[sel] = -np.inf if c_lo is None else c_lo
+        hi[sel] = np.inf if c_hi is None else c_hi
+    return lo, hi
+
+
 def sample_numeric(attr: NumericAttr, n: int, rng: np.random.Generator, given: pl.Series | None = None) -> np.ndarray:
     """Draw from the distribution (per case of the given attribute); out-of-bounds values are
     redrawn, then clipped."""
     x = np.empty(n)
-    lo = np.full(n, -np.inf)
-    hi = np.full(n, np.inf)
+    lo, hi = row_bounds(attr, n, given)
     rest = np.ones(n, bool)
     for v, case in attr.cases.items() if given is not None else ():
         sel = (given == v).fill_null(False).to_numpy()
         if sel.any():
-            c_lo, c_hi = attr.case_bounds(v)
-            lo[sel] = -np.inf if c_lo is None else c_lo
-            hi[sel] = np.inf if c_hi is None else c_hi
             x[sel] = truncated(attr.distribution, case.params or attr.params, int(sel.sum()), rng, lo[sel], hi[sel])
             rest &= ~sel
     if rest.any():
-        lo[rest] = -np.inf if attr.min is None else attr.min
-        hi[rest] = np.inf if attr.max is None else attr.max
         x[rest] = truncated(attr.distribution, attr.params, int(rest.sum()), rng, lo[rest], hi[rest])
     bad = ~np.isfinite(x) | ((np.abs(x) > MAX_EXACT_INT) if attr.integer else False)
     if bad.any():

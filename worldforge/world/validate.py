@@ -198,8 +198,8 @@ def _yaml_path(loc: tuple, data: Any) -> tuple[str, ...]:
                 out.append(el)
                 node = node[el]
                 continue
-            if el in {v for v in node.values() if isinstance(v, str)} or el in _MODEL_NAMES:
-                continue  # the tag of the member that was tried
+            if el in {v for v in node.values() if isinstance(v, str)} or el in _MODEL_NAMES or "[" in el or el in _SCALARS:
+                continue  # the tag of the member that was tried ('numeric', 'dict[str,...]', 'float')
         elif isinstance(node, list) and el.isdigit() and int(el) < len(node):
             out.append(el)
             node = node[int(el)]
@@ -220,6 +220,7 @@ def _models() -> frozenset[str]:
 
 
 _MODEL_NAMES = _models()
+_SCALARS = frozenset({"str", "int", "float", "bool", "list", "dict"})  # union members pydantic names by type
 _INSTANCE_OF = re.compile(r" or instance of \w+")
 
 
@@ -233,6 +234,10 @@ def _pydantic_problems(source: str, exc: ValidationError, prefix: str = "", data
         if err["type"].endswith("_type") and loc and any(
                 len(other) > len(loc) and other[: len(loc) - 1] == loc[:-1] and other[len(loc) - 1] != loc[-1] for other in locs):
             continue
+        if err["type"].endswith("_type") and any(
+                other[: len(loc)] == loc and (len(other) > len(loc) or not e2["type"].endswith("_type"))
+                for other, e2 in zip(locs, errors)):
+            continue  # a member tried on the value's type, where another member took the value and found it wrong
         path = ".".join(loc)
         if prefix:
             path = f"{prefix}.{path}" if path else prefix
@@ -716,6 +721,13 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
                         check_given(pname, f"{ap}.given", t, attr.given, list(attr.cases), allow_name=True)
                     if attr.dated_by is not None:
                         check_attr(pname, f"{ap}.dated_by", t, attr.dated_by, want_date=True)
+                    for v, (since, until) in attr.windows().items():
+                        if since is not None and since > spec.as_of:
+                            add(pname, f"{ap}.values.{v}.since", since.isoformat(), f"after the world's date ({spec.as_of}): no {t} "
+                                "could ever take this value; give an earlier date or drop the value")
+                        if until is not None and until <= spec.span_start:
+                            add(pname, f"{ap}.values.{v}.until", until.isoformat(), f"not after the world's history begins "
+                                f"({spec.span_start}): no {t} could ever take this value; give a later date or drop the value")
                 elif isinstance(attr, NumericAttr):
                     if attr.given is not None:
                         check_given(pname, f"{ap}.given", t, attr.given, list(attr.cases), allow_name=False)

@@ -1361,6 +1361,8 @@ class Research:
         name = self.label_of(url)
         # no more tries after this one (a list page, which every row depends on, gets two more)
         last = self.tries[url] > self.opt.max_retries + (2 if self.purpose_of.get(url) == "list" else 0)
+        if page.state == "archived" and "oldid=" in url:
+            last = True  # a permanent link to an old revision reads the same however often it is loaded
         if page.state == "truncated":
             self.fallback.setdefault(url, page)  # what it did show, if the whole page never comes
         elif page.state == "archived":

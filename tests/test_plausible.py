@@ -684,3 +684,80 @@ def test_each_target_takes_a_link(tmp_path):
     spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
     result = runner.invoke(app, ["validate", str(spec)])
     assert result.exit_code != 0 and "relations.heads" in result.output and "each_target cannot combine with requires" in " ".join(result.output.split())
+
+
+def test_a_series_has_one_edition_a_period_named_by_its_year_and_one_winner_each(tmp_path):
+    """`parent.series` makes a parent's editions: one every `every` years (drawn per parent) on
+    the series' day, from the first such day after the parent's start up to `until`; each named
+    by its year or ordinal through `edition` name parts, its date set by the series. An N:1
+    winner relation gives an edition one winner, and `once_per` keeps a winner to one win per
+    parent (a laureate wins a prize once); the invariants and the audit check both, and the
+    pack mistakes around them are refused at validate."""
+    pack = yaml.safe_load(LIFE)
+    pack["types"]["fair"] = {
+        "parent": {"type": "town", "relation": "fair_of", "label": "Town",
+                   "series": {"start": "founded", "date": "held", "month": 9, "day": 15, "every": {"min": 1, "max": 3},
+                              "until": "as_of - 1y"}},
+        "lifecycle": {"start": "held"},
+        "name": {"template": "{n} {town} Fair", "parts": {"n": {"edition": "ordinal"}, "town": {"via": "fair_of"}}},
+        "attributes": {"held": {"kind": "date", "label": "Held"},
+                       "town": {"kind": "lookup", "via": "fair_of", "attribute": "id", "hidden": True}}}
+    pack["relations"]["fair_prize"] = {"source": "fair", "target": "being", "cardinality": "N:1", "at": "source.held",
+                                       "once_per": "town", "eligible": {"attribute": "born", "before": "source.held - 20y"}}
+    pack["audit"] += [{"section": "degrees", "match": "fair_prize", "metric": "sources_without", "max": 0.05}]
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "build")
+    rows = q(info, "SELECT f.name, f.held, t.founded, t.name FROM fair f JOIN town t ON t.id = f.town ORDER BY t.id, f.held")
+    assert rows
+    by_town: dict = {}
+    for name, held, founded, town in rows:
+        by_town.setdefault(town, []).append((name, held, founded))
+    for town, fairs in by_town.items():
+        years = [h.year for _, h, _ in fairs]
+        gaps = {b - a for a, b in zip(years, years[1:])}
+        assert len(gaps) <= 1 and gaps <= {1, 2, 3}, (town, gaps)  # one step per town, within `every`
+        assert all((h.month, h.day) == (9, 15) for _, h, _ in fairs)
+        assert fairs[0][1] > fairs[0][2] and fairs[0][1].year - fairs[0][2].year <= 1 + max(gaps | {1})  # the first after founding
+        assert fairs[-1][1] <= dt.date(2024, 6, 30)
+        assert [n for n, _, _ in fairs[:4]] == [f"{o} {town} Fair" for o in ("1st", "2nd", "3rd", "4th")[:len(fairs[:4])]]
+    assert q(info, "SELECT count(*) FROM fair")[0][0] == sum(map(len, by_town.values()))
+    # one winner an edition, a being wins one town's fair at most once, and is alive and grown when it wins
+    assert q(info, "SELECT max(n) FROM (SELECT count(*) n FROM rel_fair_prize GROUP BY source)")[0][0] == 1
+    assert q(info, "SELECT count(*) FROM (SELECT f.town, r.target FROM rel_fair_prize r JOIN fair f ON f.id = r.source "
+                   "GROUP BY ALL HAVING count(*) > 1)")[0][0] == 0
+    assert q(info, "SELECT count(*) FROM rel_fair_prize r JOIN fair f ON f.id = r.source JOIN being b ON b.id = r.target "
+                   "WHERE b.born > f.held - INTERVAL 20 YEAR OR b.died < f.held")[0][0] == 0
+    assert check_world(tmp_path / "build" / "life")[1] == []
+    report = audit_world(tmp_path / "build" / "life")
+    row = next(r for r in report.sections["degrees"] if r["relation"] == "fair_prize")
+    without = q(info, "SELECT avg(CASE WHEN NOT EXISTS (SELECT 1 FROM rel_fair_prize r WHERE r.source = f.id) THEN 1 ELSE 0 END) FROM fair f")[0][0]
+    assert row["out_max"] == 1 and row["sources_without"] == round(without, 4)
+    # early fairs find nobody grown in this small world: the pack's threshold says so
+    assert [b["subject"] for b in report.broken] == (["fair_prize"] if without > 0.05 else [])
+    assert {r["subject"] for r in report.sections["concurrency"]} >= {"works_at per target firm"}
+    assert all("now_median" in r for r in report.sections["concurrency"])
+    # the same world again: identical editions
+    again = plan_world(load_world(spec), tmp_path / "again")
+    assert q(again, "SELECT name, held FROM fair ORDER BY name") == q(info, "SELECT name, held FROM fair ORDER BY name")
+    # a repeat winner is caught by the once_per invariant
+    with duckdb.connect(str(tmp_path / "build" / "life" / "world.duckdb")) as con:
+        one, two, who = con.execute("SELECT r1.source, r2.source, r1.target FROM rel_fair_prize r1 JOIN fair f1 ON f1.id = r1.source "
+                                    "JOIN rel_fair_prize r2 ON r2.source <> r1.source JOIN fair f2 ON f2.id = r2.source "
+                                    "WHERE f1.town = f2.town ORDER BY 1, 2 LIMIT 1").fetchone()
+        con.execute("UPDATE rel_fair_prize SET target = ? WHERE source = ?", [who, two])
+    assert "fair_prize.once_per" in [v.name for v in check_world(tmp_path / "build" / "life")[1]]
+    # mistakes: count and series together, a series date with bounds of its own, an edition part
+    # on a type without a series, an attribute named like a link's dates, once_per on 1:N
+    for change, words in (
+        (lambda p: p["types"]["fair"]["parent"].update(count={"min": 1, "max": 2}), "give count"),
+        (lambda p: p["types"]["fair"]["attributes"]["held"].update(after=["span_start"]), "set by parent.series"),
+        (lambda p: p["types"]["firm"]["name"]["parts"].update(root={"edition": "year"}), "not a series"),
+        (lambda p: p["types"]["firm"]["attributes"].update(start={"kind": "date"}), "reserved"),
+        (lambda p: p["relations"]["fair_prize"].update(once_per="nothing"), "has no attribute 'nothing'"),
+        (lambda p: p["types"]["fair"]["parent"]["series"].update(until="held"), "until is a date of the world"),
+    ):
+        bad = yaml.safe_load(yaml.safe_dump(pack))
+        change(bad)
+        spec = life_spec(tmp_path, pack=yaml.safe_dump(bad, sort_keys=False))
+        result = runner.invoke(app, ["validate", str(spec)])
+        assert result.exit_code == 2 and words in " ".join(result.output.split()) and "Traceback" not in result.output, (words, result.output)

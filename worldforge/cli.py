@@ -173,7 +173,8 @@ def validate(spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds
     with _user_errors():
         world = load_world(spec)
     exp = expected_counts(world)
-    rows = [(t, world.pack_of_type(t), "root" if world.types[t].parent is None else f"per {world.types[t].parent.type}",
+    rows = [(t, world.pack_of_type(t), "root" if world.types[t].parent is None
+             else f"{'editions of' if world.types[t].parent.series else 'per'} {world.types[t].parent.type}",
              int(round(exp[t][1]))) for t in world.types]
     console.print(_counts_table(f"world '{world.spec.name}' (seed {world.spec.seed}, as of {world.spec.as_of})",
                                 rows, ("type", "pack", "sized", "expected count")))
@@ -265,9 +266,9 @@ _AUDIT_COLUMNS = {
     "names": [("subject", "name part"), ("n", "n"), ("agree", "agree"), ("share", "share")],
     "given": [("subject", "category given"), ("n", "n"), ("agree", "allowed"), ("share", "share")],
     "concurrency": [("relation", "relation"), ("side", "per"), ("n", "entities"), ("max_concurrent", "max at once"),
-                    ("with_concurrent", "with 2+ at once")],
+                    ("with_concurrent", "with 2+ at once"), ("now_median", "median open today")],
     "degrees": [("relation", "relation"), ("n", "links"), ("out_max", "out max"), ("out_p99", "out p99"), ("in_max", "in max"),
-                ("in_p99", "in p99"), ("targets_without", "targets without")],
+                ("in_p99", "in p99"), ("targets_without", "targets without"), ("sources_without", "sources without")],
     "locality": [("subject", "links within one group"), ("n", "links"), ("same", "same"), ("share", "share")],
     "ratios": [("subject", "figure per unit of another"), ("n", "n"), ("min", "min"), ("p01", "p01"), ("median", "median"),
                ("p99", "p99"), ("max", "max")],

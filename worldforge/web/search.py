@@ -34,7 +34,7 @@ from .store import open_pages, require_rendered
 
 RESULTS_PER_PAGE = 10
 SNIPPET_CHARS = 220
-INDEX_FORMAT = 4  # bump when the schema changes
+INDEX_FORMAT = 5  # bump when the schema changes
 FORMAT_FILE = "worldforge-index.json"
 MIX_POOL = 200  # top hits re-ranked for a mix of page kinds
 _KIND_DECAY = 0.6
@@ -99,6 +99,7 @@ def _schema(language: str = "en"):
     # page's tie-break rank (`url_rank`).
     sb.add_integer_field("kind_id", fast=True)
     sb.add_integer_field("rank", fast=True)
+    sb.add_integer_field("title_key", fast=True)  # the title's words, hashed: a query that is a page's whole title
     return sb.build()
 
 
@@ -169,6 +170,19 @@ def url_rank(url: str) -> int:
 
 
 POPULARITY = 0.25  # how far a page's standing moves its text score: a factor in [e^-0.25, e^0.25]
+# A query that is a page's whole title ("Deljorlo Championship", quoted or not) lifts that page's
+# score by this factor, as a real engine answers a navigational query: the league's own page
+# before its seventy seasons' pages, which all repeat its name. The page's copies and namesakes
+# share the title, so the lift does not make the encyclopedia's article first by itself.
+TITLE_MATCH = 1.6
+
+
+def title_key(text: str) -> int:
+    """A title's (or query's) words, case and punctuation aside, as a 62-bit hash (0 for none)."""
+    words = re.findall(r"\w+", (text or "").casefold())
+    if not words:
+        return 0
+    return int.from_bytes(hashlib.blake2b(" ".join(words).encode(), digest_size=8).digest(), "big") >> 2
 
 
 def popularity(rank: int) -> float:
@@ -205,7 +219,7 @@ def _add_pages(writer, df: pl.DataFrame) -> None:
     for url, title, kind, date, body, markdown in df.select("url", "title", "kind", "date", "body", "markdown").iter_rows():
         writer.add_document(tantivy.Document(url=url, title=title, kind=kind, date=date, body=body,
                                              markdown=markdown.encode(), kind_id=KIND_IDS.get(kind, len(KIND_IDS)),
-                                             rank=url_rank(url)))
+                                             rank=url_rank(url), title_key=title_key(title)))
 
 
 def _mark(index_dir: Path, pages: int, language: str) -> None:
@@ -551,7 +565,11 @@ class SearchEngine:
         # depend on the offset, so result pages never overlap or skip.
         # One fetch serves both: the first MIX_POOL of the best offset + limit are the pool.
         top, count = self._top(parsed, max(MIX_POOL, offset + limit), count=True)
-        pool = sorted(((sc * popularity(r), r, k, a) for sc, r, k, a in top[:MIX_POOL]), key=lambda c: (-c[0], c[1]))
+        head = top[:MIX_POOL]
+        wanted = title_key(query)
+        same = self.searcher.fast_field_values("title_key", [a for *_, a in head]) if head and wanted else [0] * len(head)
+        pool = sorted(((sc * popularity(r) * (TITLE_MATCH if tk == wanted else 1.0), r, k, a)
+                       for (sc, r, k, a), tk in zip(head, same)), key=lambda c: (-c[0], c[1]))
         ranked = _mix_kinds(pool, offset + limit)[offset:offset + limit]
         if offset + limit > MIX_POOL:
             ranked += top[max(offset, MIX_POOL):offset + limit]

@@ -15,8 +15,10 @@ relations (no domain knowledge), so it measures worlds built from any pack:
     given          categories drawn by the case of another attribute (a product's kind by its
                    maker's industry), and whether each is a value its case allows; categories
                    with values of some years, and whether each exists at the entity's date
-    concurrency    the most links one entity holds at the same time, per history relation and side
-    degrees        links per source and per target, and targets without any
+    concurrency    the most links one entity holds at the same time, per history relation and side,
+                   and the median it holds today (a club's squad)
+    degrees        links per source and per target, and the shares of targets and of sources
+                   without any (a season without a champion)
     locality       links whose two ends share the attribute a relation's `same` names (a rule,
                    or a bias with `share`)
     ratios         a figure drawn per unit of another (`per`: revenue per employee, passengers
@@ -418,8 +420,11 @@ class _Auditor:
                     f"run AS (SELECT k, sum(delta) OVER (PARTITION BY k ORDER BY d, delta ROWS UNBOUNDED PRECEDING) AS c FROM ev) "
                     f"SELECT coalesce(max(c), 0), count(DISTINCT k) FILTER (WHERE c >= 2), count(DISTINCT k) FROM run")
                 typ = rs.target if side == "target" else rs.source
+                # Links open today per entity of the side's type, none counted as 0 (a club's squad).
+                (now,), = self.q(f"SELECT coalesce(median(coalesce(c, 0)), 0) FROM {_q(typ)} u LEFT JOIN "
+                                 f"(SELECT {side} AS k, count(*) c FROM {R} WHERE valid_to IS NULL GROUP BY {side}) e ON e.k = u.id")
                 out.append({"subject": f"{r} per {side} {typ}", "relation": r, "side": side, "n": n,
-                            "max_concurrent": int(mx), "with_concurrent": many})
+                            "max_concurrent": int(mx), "with_concurrent": many, "now_median": float(now)})
         return out
 
     def degrees(self) -> list[dict]:
@@ -434,9 +439,12 @@ class _Auditor:
                 f"(SELECT quantile_disc(n, 0.99) FROM (SELECT count(DISTINCT source) n FROM {R} GROUP BY target))")[0]
             n_t, none = self.q(f"SELECT count(*), count(*) FILTER (WHERE e.target IS NULL) FROM {_q(rs.target)} u "
                                f"LEFT JOIN (SELECT DISTINCT target FROM {R}) e ON e.target = u.id")[0]
+            n_s, s_none = self.q(f"SELECT count(*), count(*) FILTER (WHERE e.source IS NULL) FROM {_q(rs.source)} u "
+                                 f"LEFT JOIN (SELECT DISTINCT source FROM {R}) e ON e.source = u.id")[0]
             out.append({"subject": r, "relation": r, "n": links, "out_max": o_max or 0, "out_p99": o_p99 or 0,
                         "in_max": i_max or 0, "in_p99": i_p99 or 0,
-                        "targets_without": round(none / n_t, 4) if n_t else 0.0})
+                        "targets_without": round(none / n_t, 4) if n_t else 0.0,
+                        "sources_without": round(s_none / n_s, 4) if n_s else 0.0})
         return out
 
 

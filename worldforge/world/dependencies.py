@@ -42,6 +42,11 @@ def dependency_graph(world: ResolvedWorld):
             g.add_edge(("type", et.parent.type), ("type", t))
             if et.parent.count_by:
                 link([attr_node(et.parent.type, et.parent.count_by)], ("type", t))
+            if et.parent.series is not None:  # editions run from the parent's start to its end
+                lc = types[et.parent.type].lifecycle if et.parent.type in types else None
+                ends = [lc.end] if lc is not None and lc.end else []
+                link([attr_node(et.parent.type, a) for a in [et.parent.series.start, *ends]
+                      if et.parent.type in types and a in types[et.parent.type].attributes], ("type", t))
         for part in et.name.parts.values():
             if part.given is not None:
                 link([given_node(t, part.given)], ("name", t))
@@ -102,6 +107,8 @@ def dependency_graph(world: ResolvedWorld):
         deps = []
         if rs.same:
             deps += [attr_node(rs.source, rs.same.source), attr_node(rs.target, rs.same.target)]
+        if rs.once_per is not None:
+            deps.append(attr_node(rs.source, rs.once_per))
         if isinstance(rs.select, WeightSelect):
             deps.append(attr_node(rs.target, rs.select.weight))
         bounds: list[DateBound] = []

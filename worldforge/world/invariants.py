@@ -409,6 +409,11 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
                     out.append(Invariant(f"{r}.at.{side}:{b}", f"a {rs.target} exists when {r} links it ({rs.at})",
                                          f"SELECT e.source, e.target, {t_at} AS at {frm(t_at, _rel_bound_sql(world, b))} "
                                          f"WHERE {t_at} {op} {_rel_bound_sql(world, b)}"))
+    if rs.once_per is not None:
+        G = _q(rs.once_per)
+        out.append(Invariant(f"{r}.once_per", f"a {rs.target} is linked by {r} at most once per {rs.source} {rs.once_per}",
+                             f"SELECT s.{G}, r.target, count(*) AS n FROM {R} r JOIN {_q(rs.source)} s ON s.id = r.source "
+                             f"WHERE s.{G} IS NOT NULL GROUP BY ALL HAVING count(*) > 1"))
     if rs.max_per_target is not None:
         out.append(Invariant(f"{r}.max_per_target", f"a {rs.target} is the target of at most {rs.max_per_target} {r} links",
                              f"SELECT target, count(*) AS n FROM {R} GROUP BY target HAVING count(*) > {rs.max_per_target}"))

@@ -66,10 +66,12 @@ class TasksOptions(Model):
     holdout: dict[Literal["validation", "test"], float] = {"validation": 0.1, "test": 0.1}
     part_type: str | None = None  # the type whose entities are the parts (default: the top of the `parent` tree)
     hops: Range = Range(min=2, max=4)  # hops of a multi-hop question
-    max_pages: int = Field(500, ge=1)  # pages a task's proof may need (an agent reads about 8 a turn for 80 turns)
+    # pages a task's proof may need: an agent reads about 3 a turn (some turns search, some read one page,
+    # some several), so 300 pages is most of an episode of 120 turns
+    max_pages: int = Field(300, ge=1)
     # entities an agent has to check to be sure of a table: the smallest list the question points to (the
     # country's entities of the type, those linked to an entity it names); a question needing more is not posed
-    max_candidates: int = Field(400, ge=1)
+    max_candidates: int = Field(300, ge=1)
     number_tolerance: float = Field(0.01, ge=0.0, lt=1.0)  # number_near criterion (relative)
     language: str = "en"  # the questions' language; default: the world's (`language:` on the spec)
     paraphrase: bool = False  # rewrite questions through vLLM (needs render's model), keeping only faithful ones

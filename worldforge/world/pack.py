@@ -319,10 +319,14 @@ class NamePart(Model):
     fakers: dict[str, str] | None = None
     via: str | None = None
     attribute: str = "name"
+    # An edition's place in its series (a type with `parent.series`): its `year` ("2019"), its
+    # `season` (the years it spans: "2019–20"), its `ordinal` ("12th"; in Chinese the number,
+    # for "第12届") or its `number` ("12").
+    edition: Literal["year", "season", "ordinal", "number"] | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> NamePart:
-        set_ = [k for k in ("faker", "syllables", "number", "via") if getattr(self, k) is not None]
+        set_ = [k for k in ("faker", "syllables", "number", "via", "edition") if getattr(self, k) is not None]
         if self.fakers is not None:
             if self.cases is not None:
                 raise ValueError("give cases (words per value) or fakers (a provider per value), not both")
@@ -340,7 +344,7 @@ class NamePart(Model):
         if len(set_) != 1:
             raise ValueError(
                 "a name part needs exactly one of faker, choices, syllables, letter, number, cases (with given), "
-                f"fakers (with given), via (got {', '.join(set_) or 'none'})"
+                f"fakers (with given), via, edition (got {', '.join(set_) or 'none'})"
             )
         if self.faker is not None and not self.faker.strip():
             raise ValueError("faker needs a provider name, e.g. faker: last_name")
@@ -918,21 +922,64 @@ class _LinkText(Localized, Model):
         return _check_phrases(v, {"object"})
 
 
+MAX_EDITIONS = 400  # editions one parent may hold (four centuries of an annual series)
+
+
+class SeriesSpec(Model):
+    """Editions of a recurring series (a league's seasons, an annual prize's awards): one child
+    of the parent every `every` years (a whole number of years drawn per parent: annual,
+    biennial...), on a fixed day of the year (`month`, `day`), from the first such day after
+    the parent's `start` date up to `until` (as_of unless given; the parent's lifecycle end
+    stops it too). The child's date attribute `date` holds each edition's day; name parts
+    with `edition: year | ordinal | number` name it ("the 2019 season", "the 12th Prize")."""
+
+    date: str = Field(pattern=_NAME_RE)
+    start: str = Field(pattern=_NAME_RE)
+    month: int = Field(1, ge=1, le=12)
+    day: int = Field(1, ge=1, le=28)
+    every: Range = Range(min=1, max=1)
+    until: DateBound | None = None
+
+    @model_validator(mode="after")
+    def _every(self) -> SeriesSpec:
+        if self.every.min < 1 or self.every.max > 100:
+            raise ValueError(f"every: years between editions lie in 1..100 (got {self.every.min}-{self.every.max})")
+        return self
+
+
 class ParentSpec(_LinkText):
     """A type generated per entity of another type (regions per country), linked by `relation`.
     `count_by`: a numeric attribute of the parent that scales the count (more regions in
-    larger countries): a parent at the p-th percentile of it gets about min + p * (max - min)."""
+    larger countries): a parent at the p-th percentile of it gets about min + p * (max - min).
+    `series` instead of `count`: the children are the parent's editions, one per period."""
 
     type: str
     relation: str = Field(pattern=_NAME_RE)
-    count: Range
+    count: Range | None = None
     count_by: str | None = None
+    series: SeriesSpec | None = None
     noun: str | None = None  # multi-hop questions: "the country {subject} lies in"
 
     @field_validator("noun")
     @classmethod
     def _noun_field(cls, v):
         return _check_noun(v)
+
+    @model_validator(mode="after")
+    def _sized(self) -> ParentSpec:
+        if self.series is None:
+            if self.count is None:
+                raise ValueError("give count (children per parent) or series (one edition per period)")
+            return self
+        # The most editions a parent can hold, for size estimates; the planner counts the real ones.
+        # (A saved world carries it back: that one is accepted.)
+        most = Range(min=0, max=MAX_EDITIONS // self.series.every.min)
+        if self.count is not None and self.count != most:
+            raise ValueError("give count (children per parent) or series (one edition per period), not both")
+        if self.count_by is not None:
+            raise ValueError("count_by applies to count, not to series (a series has one edition per period)")
+        object.__setattr__(self, "count", most)
+        return self
 
 
 class DirectorySpec(Localized, Model):
@@ -1039,6 +1086,9 @@ class EntityType(Model):
                 raise ValueError(f"attribute name {clip(key)} must be snake_case, at most 64 characters")
             if key in ("id", "name"):
                 raise ValueError(f"attribute name {key!r} is reserved")
+            if key in ("start", "end", "date"):
+                raise ValueError(f"attribute name {key!r} is reserved: tables name a link's start, end and date by it; "
+                                 f"rename the attribute (e.g. 'season_{key}')")
         return v
 
 
@@ -1128,6 +1178,9 @@ class RelationSpec(_LinkText):
     # Every target takes at least one link where its dates allow (every musician played in a
     # band): before the links are drawn, one link of a fitting source is set aside for each target.
     each_target: bool = False
+    # A target takes at most one link among the sources that share this attribute's value: a
+    # researcher wins a prize once (the editions of one award), a club joins a league once.
+    once_per: str | None = Field(None, pattern=_NAME_RE)
     requires: Requirement | None = None
     # Beyond the shared link text: news headlines, and the noun phrase for one hop in a
     # multi-hop question ("the university that awarded {subject} a doctorate").
@@ -1163,6 +1216,8 @@ class RelationSpec(_LinkText):
             raise ValueError(f"a {self.cardinality} relation already gives each target at most one link; drop max_per_target")
         if self.each_target and self.requires is not None:
             raise ValueError("each_target cannot combine with requires (a covered link's target is chosen among its covering links)")
+        if self.once_per is not None and self.target_unique:
+            raise ValueError(f"a {self.cardinality} relation already gives each target one link; drop once_per")
         if self.required and self.rate < 1.0:
             raise ValueError("a required relation must have rate 1.0")
         if self.required and self.count_range.min < 1:
@@ -1213,8 +1268,8 @@ AUDIT_METRICS = {
     "requires": ("n", "agree", "share"),
     "names": ("n", "agree", "share"),
     "given": ("n", "agree", "share"),
-    "concurrency": ("n", "max_concurrent", "with_concurrent"),
-    "degrees": ("n", "out_max", "out_p99", "in_max", "in_p99", "targets_without"),
+    "concurrency": ("n", "max_concurrent", "with_concurrent", "now_median"),
+    "degrees": ("n", "out_max", "out_p99", "in_max", "in_p99", "targets_without", "sources_without"),
     "ratios": ("n", "min", "p01", "median", "p99", "max"),
     "locality": ("n", "same", "share"),
 }

@@ -47,6 +47,7 @@ from .sampling import (
     apply_offset,
     child_rng,
     duration_days,
+    edition_words,
     encode_groups,
     entity_ids,
     faker_pool,
@@ -115,6 +116,7 @@ class _Generator:
         self.as_of = to_days(self.spec.as_of)
         self.span_start = to_days(self.spec.span_start)
         self.name_parts: dict[tuple[str, str], pl.Series] = {}  # parts an attribute is chosen by
+        self.editions: dict[str, dict[str, np.ndarray]] = {}  # series types: year, ordinal, day per edition
 
     # ----------------------------------------------------------------- helpers
 
@@ -231,6 +233,9 @@ class _Generator:
         parent_idx = None
         if et.parent is None:
             n = self.spec.counts.get(t, 0)
+        elif et.parent.series is not None:
+            parent_idx = self._editions(t, rng)
+            n = len(parent_idx)
         else:
             n_par = self.out.entities[et.parent.type].height
             c = et.parent.count
@@ -250,6 +255,42 @@ class _Generator:
                 "valid_from": pl.Series([None] * n, dtype=pl.Date), "valid_to": pl.Series([None] * n, dtype=pl.Date),
             })
 
+    def _editions(self, t: str, rng) -> np.ndarray:
+        """A series' editions: per parent, one every `every` years on the series' day, after
+        the parent's start and up to `until` (and the parent's end); the parent row of each
+        edition. Keeps each edition's year, ordinal and day for its name and date."""
+        et = self.types[t]
+        par, sr = et.parent.type, et.parent.series
+        n_par = self.out.entities[par].height
+        start = self.days(par, sr.start, POS_INF)
+        end = np.full(n_par, self._const(sr.until.ref) if sr.until is not None else self.as_of, np.int64)
+        if sr.until is not None:
+            end = apply_offset(end, sr.until.years, sr.until.days)
+        lc = self.types[par].lifecycle
+        if lc is not None and lc.end is not None:
+            end = np.minimum(end, self.days(par, lc.end, POS_INF))
+        every = rng.integers(sr.every.min, sr.every.max + 1, n_par)
+        ok = _real(start) & (start < end)
+
+        def year_of(days: np.ndarray) -> np.ndarray:
+            return np.asarray(days, "datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
+
+        def edition_day(years: np.ndarray) -> np.ndarray:
+            first = (np.asarray(years - 1970, "datetime64[Y]").astype("datetime64[M]") + (sr.month - 1)).astype("datetime64[D]")
+            return first.astype(np.int64) + (sr.day - 1)
+
+        s0, e0 = np.where(ok, start, 0), np.where(ok, end, 0)
+        y0 = year_of(s0)
+        y0 = y0 + (edition_day(y0) <= s0)
+        y1 = year_of(e0)
+        y1 = y1 - (edition_day(y1) > e0)
+        k = np.where(ok & (y1 >= y0), (y1 - y0) // every + 1, 0)
+        parent_idx = np.repeat(np.arange(n_par), k)
+        ordinal = _group_rank(parent_idx) + 1
+        years = y0[parent_idx] + (ordinal - 1) * every[parent_idx]
+        self.editions[t] = {"year": years, "ordinal": ordinal, "day": edition_day(years)}
+        return parent_idx
+
     def name_sampler(self, t: str, ambiguous: tuple[str, ...] = ()) -> NameSampler:
         et = self.types[t]
         context = {}
@@ -259,6 +300,9 @@ class _Generator:
             elif part.via is not None:
                 rs = self.relations[part.via]
                 context[k] = self.along(t, part.via, self.out.entities[rs.target][part.attribute].cast(pl.String))
+            elif part.edition is not None:
+                context[k] = edition_words(self.editions[t]["year" if part.edition in ("year", "season") else "ordinal"],
+                                           part.edition, self.spec.language)
         return NameSampler(t, et.name, self.spec.locale, self.seed, context, ambiguous)
 
     def make_name(self, t: str) -> None:
@@ -368,6 +412,8 @@ class _Generator:
             s = pl.Series(self._numeric(t, a, attr, n, rng))
             if attr.per is not None:  # no other figure, no rate of it
                 s = s.scatter(np.flatnonzero(np.isnan(self._per_base(t, attr))), None)
+        elif isinstance(attr, DateAttr) and t in self.editions and self.types[t].parent.series.date == a:
+            s = pl.Series(self.editions[t]["day"].astype(np.int32)).cast(pl.Date)  # each edition's day
         elif isinstance(attr, DateAttr):
             s = self._date_attr(t, a, attr, rng)
         elif isinstance(attr, DerivedAttr):
@@ -1182,12 +1228,27 @@ class _Generator:
         later = np.ones(len(rows), bool)
         later[first] = False
         conflict[rows[later]] = True
+        if rs.once_per is not None:  # a target once per group of sources (a laureate wins a prize once)
+            grp = self._once_groups(rs)
+            rows = rows_of(picks, np.unique(picks[new]))
+            key = grp[src[rows]] * max(n_t, 1) + picks[rows]
+            _, first = np.unique(key, return_index=True)
+            later = np.ones(len(rows), bool)
+            later[first] = False
+            conflict[rows[later]] = True
         cap = rs.target_cap
         if cap is not None:
             rows = rows_of(picks, np.unique(picks[new]))
             order = rows[np.argsort(picks[rows], kind="stable")]  # by target, in priority order
             conflict[order[_group_rank(picks[order]) >= cap]] = True
         return conflict
+
+    def _once_groups(self, rs: RelationSpec) -> np.ndarray:
+        """Per source row: a code of its `once_per` value (each missing value a group of its own)."""
+        v = self.out.entities[rs.source][rs.once_per].cast(pl.String)
+        codes = v.rank("dense").fill_null(0).cast(pl.Int64).to_numpy()
+        missing = v.is_null().to_numpy()
+        return np.where(missing, codes.max(initial=0) + 1 + np.arange(len(v)), codes).astype(np.int64)
 
     def _event_window(self, rs: RelationSpec, src, tgt, c_from=None, c_to=None) -> tuple[np.ndarray, np.ndarray]:
         after, before = link_bounds(self.world, rs)

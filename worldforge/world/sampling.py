@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ..errors import PlanError
 from ..plumbing import stable_hash
-from .pack import Duration, NamePart, NameSpec, NumericAttr, clip
+from .pack import MAX_EDITIONS, Duration, NamePart, NameSpec, NumericAttr, clip
 
 # Dates are handled as int32 days since 1970-01-01 (polars' physical Date).
 NEG_INF = np.int64(-(2**40))
@@ -145,6 +145,20 @@ def _choice_series(choices) -> tuple[pl.Series, np.ndarray | None]:
     return pl.Series(list(choices), dtype=pl.String), None
 
 
+def edition_words(values: np.ndarray, kind: str, language: str = "en") -> pl.Series:
+    """An edition's year or number as a name word: 2019, a season's 2019–20, 12, or the
+    English ordinal 12th (Chinese writes the number in its own frame: 第12届)."""
+    s = pl.Series(np.asarray(values, np.int64)).cast(pl.String)
+    if kind == "season":  # the two years a season spans: 2019–20
+        nxt = pl.Series((np.asarray(values, np.int64) + 1) % 100).cast(pl.String).str.zfill(2)
+        return s + "–" + nxt
+    if kind != "ordinal" or language != "en":
+        return s
+    v = np.asarray(values, np.int64)
+    suffix = np.where((v % 100 >= 11) & (v % 100 <= 13), "th", np.choose(np.minimum(v % 10, 4), ["th", "st", "nd", "rd", "th"]))
+    return s + pl.Series(suffix, dtype=pl.String)
+
+
 def part_capacity(part: NamePart, locale: str, seed: int, related: float = 1.0) -> float:
     """How many distinct strings a name part can give: a faker part its pool's distinct values
     in the locale, a `via` part the `related` entities' distinct values."""
@@ -155,6 +169,8 @@ def part_capacity(part: NamePart, locale: str, seed: int, related: float = 1.0) 
         return float(sum(k ** j for j in range(part.syllables.min, part.syllables.max + 1)))
     if part.via is not None:
         return max(1.0, related)
+    if part.edition is not None:  # one per edition: as many as the series holds
+        return float(MAX_EDITIONS)
     if part.letter:
         return 26.0
     if part.fakers:  # rows split between the providers: the names any of them gives
@@ -176,7 +192,7 @@ class _Part:
         self.number = part.number
         self.context = context
         self.cases: dict[str, tuple[pl.Series, np.ndarray | None]] = {}
-        self.via = part.via is not None
+        self.via = part.via is not None or part.edition is not None  # read whole from the context
         self.values = None
         self.p = None
         if part.fakers:  # a provider per value of the given attribute

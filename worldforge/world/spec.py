@@ -238,7 +238,12 @@ def expected_counts(world: ResolvedWorld) -> dict[str, tuple[float, float, float
         else:
             lo, mid, hi = visit(et.parent.type, seen + (t,))
             r = et.parent.count
-            res = (lo * r.min, mid * (r.min + r.max) / 2, hi * r.max)
+            sr = et.parent.series
+            if sr is not None:  # editions: at most one per period of the world's span, about half that expected
+                years = max(0.0, (world.spec.as_of - world.spec.span_start).days / 365.2425)
+                res = (0.0, mid * years / 2 / ((sr.every.min + sr.every.max) / 2), hi * min(r.max, years / sr.every.min + 1))
+            else:
+                res = (lo * r.min, mid * (r.min + r.max) / 2, hi * r.max)
         out[t] = res
         return res
 

@@ -678,6 +678,25 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
                         add(pname, f"{base}.lifecycle.end", et.lifecycle.end, "the end must be another date attribute than the start")
             if et.parent and et.parent.count_by is not None and et.parent.type in types:
                 check_attr(pname, f"{base}.parent.count_by", et.parent.type, et.parent.count_by, want_numeric=True)
+            sr = et.parent.series if et.parent else None
+            if sr is not None and et.parent.type in types:
+                sp = f"{base}.parent.series"
+                check_attr(pname, f"{sp}.start", et.parent.type, sr.start, want_date=True)
+                check_attr(pname, f"{sp}.date", t, sr.date, want_date=True)
+                own = et.attributes.get(sr.date)
+                if isinstance(own, DateAttr) and (own.after or own.before or own.offset or own.given):
+                    add(pname, f"{base}.attributes.{sr.date}", sr.date, f"'{t}.{sr.date}' is each edition's day, set by "
+                        "parent.series; remove its after, before, offset and given")
+                if sr.until is not None and not sr.until.constant:
+                    add(pname, f"{sp}.until", str(sr.until), "until is a date of the world: as_of, span_start or a date, "
+                        "with an offset (as_of - 1y); the parent's own end is its lifecycle end")
+                elif sr.until is not None:
+                    check_bound(pname, f"{sp}.until", sr.until, t, "attr")
+            for lang_key, spec_ in [("name", et.name), *((f"names.{k}", v) for k, v in et.names.items())]:
+                for part_name, part in spec_.parts.items():
+                    if part.edition is not None and sr is None:
+                        add(pname, f"{base}.{lang_key}.parts.{part_name}.edition", part.edition,
+                            f"'{t}' is not a series: an edition part needs parent.series on the type")
             for part_name, part in et.name.parts.items():
                 pp = f"{base}.name.parts.{part_name}"
                 if part.faker is not None:
@@ -805,6 +824,8 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
         if rs.same:
             check_attr(pname, f"{rp}.same.source", rs.source, rs.same.source)
             check_attr(pname, f"{rp}.same.target", rs.target, rs.same.target)
+        if rs.once_per is not None:
+            check_attr(pname, f"{rp}.once_per", rs.source, rs.once_per)
         if isinstance(rs.select, WeightSelect):
             check_attr(pname, f"{rp}.select.weight", rs.target, rs.select.weight, want_numeric=True)
         if rs.eligible:
@@ -902,7 +923,10 @@ def _name_capacity_problems(world: ResolvedWorld) -> list[SpecProblem]:
                 whole = float(np.prod(list(caps.values()))) if caps else 1.0
                 total += whole
                 vias = [f for f in fields if spec.parts[f].via is not None]
-                if vias:
+                if any(spec.parts[f].edition is not None for f in fields):  # one name per edition of its parent
+                    total += float(MAX_ENTITIES)
+                    per_group += float(MAX_ENTITIES)
+                elif vias:
                     via_rel = via_rel or spec.parts[vias[0]].via
                     per_group += float(np.prod([c for f, c in caps.items() if f not in vias])) if len(caps) > len(vias) else 1.0
                 else:

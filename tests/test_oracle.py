@@ -217,3 +217,46 @@ def test_a_second_source_is_taken_only_under_the_whole_name():
 
     assert _names("Liu Feng", "Liu Feng") and _names("Liu Feng (player, 1990)", "Liu Feng") and _names("刘峰（球员）", "刘峰")
     assert not _names("刘峰亮", "刘峰") and not _names("Ann Leeds", "Ann Lee") and not _names("Ann", "Ann Lee")
+
+
+def test_link_attributes_are_stated_asked_and_read(demo_rollouts):
+    """A job's department is drawn per link (`attributes` on employed_by), stated on every page
+    that states the job (lists, infoboxes, key facts, directories, prose), asked as a column of
+    the job's row in timeline tables and as a condition ("only those where the department was
+    sales"); the gold comes from the link's table, and the clean oracle reads the value after
+    each link and fills it."""
+    import duckdb
+
+    from worldforge.web.store import open_pages
+
+    world, out = demo_rollouts
+    con = open_pages(world / "web")
+    try:
+        con.execute(f"ATTACH '{world / 'world.duckdb'}' AS w (READ_ONLY)")
+        values = {r[0] for r in con.execute("SELECT DISTINCT department FROM w.rel_employed_by").fetchall()}
+        assert values and None not in values and values <= {"engineering", "sales", "operations", "finance", "marketing",
+                                                            "research", "legal", "human resources"}
+        stated, missing = con.execute(
+            "SELECT count(*), count(*) FILTER (WHERE strpos(p.markdown, e.department) = 0) FROM page_facts f "
+            "JOIN pages p ON p.url = f.url JOIN w.facts x ON x.fact_id = f.fact_id JOIN w.rel_employed_by e ON e.source = x.subject "
+            "AND e.target = x.value AND e.valid_from IS NOT DISTINCT FROM x.valid_from WHERE x.predicate = 'employed_by'").fetchone()
+        assert stated > 1000 and missing == 0
+        assert con.execute("SELECT count(*) FROM w.facts WHERE predicate = 'employed_by' AND note IS NULL").fetchone()[0] == 0
+    finally:
+        con.close()
+    tasks = {t["instance_id"]: t for t in map(json.loads, (world / "tasks" / "tasks.jsonl").read_text().splitlines())}
+    asked = [t for t in tasks.values() if t["kind"] == "table" and any(c.get("note") is not None for c in t["question"]["columns"])]
+    assert asked, "no timeline table asks for a job's department"
+    with duckdb.connect(str(world / "world.duckdb"), read_only=True) as w:
+        for t in asked:
+            col = next(c["name"] for c in t["question"]["columns"] if c.get("note") is not None)
+            gold = {r[t["columns"].index(col)] for r in w.execute(t["sql"]).fetchall()}
+            assert gold and gold <= values
+    clean = {tr["instance_id"]: tr for tr in out["clean"][1]}
+    for t in asked:
+        assert clean[t["instance_id"]]["reward"] >= 0.9, (t["instance_id"], clean[t["instance_id"]]["reward"])
+    filtered = [t for t in tasks.values() if t["question"].get("note_filter")]
+    for t in filtered:  # "only those where the department was finance": the value is in the question, not a column
+        f = t["question"]["note_filter"]
+        assert f["value"] in t["query"] and f["label"].lower() not in [c.lower() for c in t["columns"]]
+        assert clean[t["instance_id"]]["reward"] >= 0.9

@@ -761,3 +761,34 @@ def test_a_series_has_one_edition_a_period_named_by_its_year_and_one_winner_each
         spec = life_spec(tmp_path, pack=yaml.safe_dump(bad, sort_keys=False))
         result = runner.invoke(app, ["validate", str(spec)])
         assert result.exit_code == 2 and words in " ".join(result.output.split()) and "Traceback" not in result.output, (words, result.output)
+
+
+def test_a_link_attribute_is_drawn_per_link_and_its_mistakes_are_refused(tmp_path):
+    """`attributes` on a relation: each link draws its own value by weight (a job's
+    department), stored as a column of the link's table and carried by its fact; a link
+    attribute named like the link's own columns, conditioned on another attribute, or with a
+    phrase naming the subject is refused at validate."""
+    pack = yaml.safe_load(LIFE)
+    pack["relations"]["works_at"]["attributes"] = {
+        "role": {"kind": "categorical", "values": {"clerk": 3, "foreman": 1}, "label": "Role", "phrases": ["as {value}"]}}
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "build")
+    rows = q(info, "SELECT role, count(*) FROM rel_works_at GROUP BY 1 ORDER BY 1")
+    assert [r[0] for r in rows] == ["clerk", "foreman"] and 2 <= rows[0][1] / rows[1][1] <= 4.5
+    assert q(info, "SELECT count(*) FROM facts f JOIN rel_works_at w ON f.subject = w.source AND f.value = w.target "
+                   "AND f.valid_from = w.valid_from WHERE f.predicate = 'works_at' AND f.note <> w.role")[0][0] == 0
+    again = plan_world(load_world(spec), tmp_path / "again")
+    assert q(again, "SELECT source, target, valid_from, role FROM rel_works_at ORDER BY ALL") == \
+        q(info, "SELECT source, target, valid_from, role FROM rel_works_at ORDER BY ALL")
+    for change, words in (
+        ({"valid_to": {"kind": "categorical", "values": ["a"]}}, "taken by the link's own columns"),
+        ({"role": {"kind": "categorical", "values": ["a"], "given": "x", "cases": {"y": {"a": 1}}}}, "drop given"),
+        ({"role": {"kind": "categorical", "values": ["a"], "phrases": ["{subject} as {value}"]}}, "it has no {subject}"),
+        ({"role": {"kind": "numeric", "distribution": "uniform", "params": {"low": 1, "high": 9}}}, "a link attribute is categorical"),
+    ):
+        bad = yaml.safe_load(LIFE)
+        bad["relations"]["works_at"]["attributes"] = change
+        spec = life_spec(tmp_path, pack=yaml.safe_dump(bad, sort_keys=False))
+        result = runner.invoke(app, ["validate", str(spec)])
+        out = " ".join(result.output.split())
+        assert result.exit_code == 2 and words in out and "Traceback" not in out, (words, out)

@@ -34,7 +34,7 @@ import json
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..plumbing import stable_hash
 from .env import Episode, ToolCall, markdown_table
@@ -46,6 +46,7 @@ from .reading import (
     plain_number,
     prose_value,
     read_date,
+    read_note,
     read_number,
     read_page,
     read_search,
@@ -386,7 +387,9 @@ class Research:
                 vals = list(cells.values())
                 start = read_date(vals[0]) if vals else None
                 end = read_date(vals[1]) if len(vals) > 1 else None
-                span = Span(start.year, end.year if end else None, end is None) if start else Span()
+                # the links' own attributes follow their dates, a column each ('Department')
+                note = ", ".join(v for v in vals[2:] if v and v != "–") or None
+                span = Span(start.year, end.year if end else None, end is None, note) if start else Span(note=note)
                 items.append(_Item(n, u, span))
         if current:
             items = [i for i in items if i.span.start is None or i.span.open]
@@ -641,6 +644,9 @@ class Research:
         if base == "link":
             if col["attribute"] == "date":
                 return c.date.isoformat() if c.date else "unknown"
+            if col.get("note") is not None:  # the link's own attribute, written after it ('sales')
+                parts = re.split(r",\s*|，", c.span.note) if c.span is not None and c.span.note else []
+                return parts[col["note"]] if col["note"] < len(parts) else "unknown"
             if c.span is None or c.span.start is None:
                 return "unknown"
             if col["attribute"] == "start":
@@ -886,9 +892,14 @@ class Research:
         items = self.targets(a.url, hop, a.name)
         if items is NEED:
             return NEED
+        only = self.q.get("note_filter")  # only links whose own attribute has a value ("jobs in sales")
         for i in items or []:
             if (lo or hi) and (i.span.start is None or (lo and i.span.start < lo.year) or (hi and i.span.start > hi.year)):
                 continue
+            if only is not None:
+                parts = re.split(r",\s*|，", i.span.note) if i.span.note else []
+                if only["note"] >= len(parts) or norm(parts[only["note"]]) != norm(only["value"]):
+                    continue
             rows.append(Candidate(a.name, a.url, {}, a.source, "kept", other=(i.name, i.url), span=i.span, anchor=a))
         return rows
 
@@ -1432,7 +1443,14 @@ def _own_page(results, name: str) -> str | None:
 
 
 def _tag_span(tail: str) -> Span:
-    """The dates after an infobox link: ' (since June 25, 2016)', ' (June 1, 2001 – May 2, 2005)'."""
+    """The dates after an infobox link: ' (since June 25, 2016)', ' (June 1, 2001 – May 2, 2005)',
+    with the link's own attributes written before them (', sales (since ...)')."""
+    note = read_note(tail)
+    span = _tag_dates(tail)
+    return replace(span, note=note) if note else span
+
+
+def _tag_dates(tail: str) -> Span:
     if not tail.strip():
         return Span()
     d = [read_date(x) for x in re.split(r"[–至]", tail)]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from urllib.parse import urlsplit
 
@@ -102,6 +102,23 @@ class Span:
     start: int | None = None
     end: int | None = None
     open: bool = False
+    note: str | None = None  # the link's own attributes as the page writes them after it ('sales')
+
+
+def read_note(text: str) -> str | None:
+    """What a page writes between a link and its dates: the link's own attributes (', sales',
+    '（销售部）'), or None."""
+    t = text.strip()
+    if t.startswith((",", "，")):
+        t = re.split(r"\s*[(（]", t[1:], maxsplit=1)[0]
+    elif t.startswith("（") and "）" in t:
+        t = t[1:t.index("）")]
+        if re.search(r"\d", t):  # a date, not a note
+            return None
+    else:
+        return None
+    t = t.strip(" ,，")
+    return t or None
 
 
 def read_span(text: str) -> tuple[str, Span]:
@@ -581,8 +598,9 @@ def _parse_body(page: Page, body: str) -> None:
                 if re.search(r"\((\d[\d,]*) entries\)$|（(\d[\d,]*)项）$", rest):  # a part's list of lists
                     page.lists.append((lk.group(1), lk.group(2), int(read_number(rest) or 0)))
                     continue
-                _, span = read_span(rest)
-                sec.items.append(Item(lk.group(1), lk.group(2), span))
+                head, span = read_span(rest)
+                note = read_note(head)
+                sec.items.append(Item(lk.group(1), lk.group(2), replace(span, note=note) if note else span))
             elif line.startswith("- **") and sec is not None:  # a profile field
                 _field(page, line)
             continue

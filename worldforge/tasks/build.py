@@ -324,6 +324,10 @@ class Builder:
         elif col.attr == "end":
             vt = lk.valid_to[idx]
             vals = np.array([s[:4].lstrip("0") if s else self.s.word("present") for s in iso(vt)], dtype=object)
+        elif col.attr != "date":  # the link's own attribute, stated with the link
+            vals = lk.notes[col.attr][idx]
+            if any(v is None for v in vals):
+                return None
         else:
             vf = lk.valid_from[idx]
             if np.isnat(vf).any():
@@ -692,6 +696,10 @@ class Builder:
             return [date, key, other], [0, 1]
         start = Column(s.word("start year"), (), "start", NUMBER, "start", base="link")
         end = Column(s.word("end year"), (), "end", NUMBER, "end", base="link")
+        # the link's own attributes (a job's department), each a column of its row
+        notes = [Column(label.lower() if not s.zh else label, (), a, STRING, label, base="link")
+                 for a, label in (s.link_notes(st.name) if st.kind == "rel" else [])
+                 if not (cand.note and cand.note[0] == a)]  # a value the question names is no column
         # Keyed by year where each anchor's tenures start in distinct years (a title holder, a
         # chief executive: one at a time); else by the anchor, the holder and the start year
         lk = self.a.links(st)
@@ -702,11 +710,11 @@ class Builder:
             year = Column(s.word("year"), (), "start", NUMBER, "start", base="link")
             until = Column(s.word("until"), (), "end", NUMBER, "end", base="link")
             if single:
-                return [year, other, until], [0]
-            return [key, year, other, until], [0, 1]
+                return [year, other, until, *notes], [0]
+            return [key, year, other, until, *notes], [0, 1]
         if single:
-            return [other, start, end], [0, 1]
-        return [key, other, start, end], [0, 1, 2]
+            return [other, start, end, *notes], [0, 1]
+        return [key, other, start, end, *notes], [0, 1, 2]
 
     def _other_name(self, st: Step) -> str:
         """The header of the other end of a link row: the relation's role ('chief executive'),
@@ -796,6 +804,9 @@ class Builder:
                 conds.append(f"x.valid_from >= DATE '{lo.isoformat()}'")
             if hi:
                 conds.append(f"x.valid_from <= DATE '{hi.isoformat()}'")
+        if cand.note:
+            a, v = cand.note
+            conds.append(f"x.{_q(a)} = '{v.replace(chr(39), chr(39) * 2)}'")
         return (f"SELECT {', '.join(sel)}\nFROM {_q('rel_' + st.name)} x\nJOIN {_q(t)} t ON t.id = x.{near}\n"
                 f"JOIN {_q(st.target)} o ON o.id = x.{far}" + "".join(f"\n{x}" for x in joins)
                 + ("\nWHERE " + "\n  AND ".join(conds) if conds else "") + "\nORDER BY 1, 2")

@@ -102,6 +102,16 @@ def column(s: TaskSchema, c: Column, row_type: str, other_type: str | None) -> d
             **(attribute(s, end, c.attr) if c.base in ("row", "other") else {})}
 
 
+def _note_of(s: TaskSchema, c: Column, step: Step | None) -> dict:
+    """A link's own attribute column: its page label and its place among the link's attributes
+    (pages write them in that order after the link: '[Acme](...), sales (2001–2005)')."""
+    if c.base != "link" or c.attr in ("start", "end", "date") or step is None:
+        return {}
+    notes = s.link_notes(step.name)
+    i = next(i for i, (a, _) in enumerate(notes) if a == c.attr)
+    return {"label": notes[i][1], "note": i}
+
+
 def table_question(s: TaskSchema, task, texts: list[str], as_of: dt.date, home: tuple[Step, ...] | None) -> dict:
     """The reading of a table task's question (`build.TableTask`, its constraints as worded).
     `home`: how the world places an entity of the row type in a part of the world (a company in
@@ -116,7 +126,8 @@ def table_question(s: TaskSchema, task, texts: list[str], as_of: dt.date, home: 
     part = {"type": home[-1].target, "plural": s.plural(home[-1].target)} if home else None
     out = {"type": c.t, "plural": s.plural(c.t), "home": [hop(s, st) for st in home] if home else None, "part": part,
            "shape": c.shape, "combo": c.combo, "conditions": conds,
-           "columns": [column(s, x, c.t, other) for x in task.columns], "keys": [task.columns[i].name for i in task.keys],
+           "columns": [column(s, x, c.t, other) | _note_of(s, x, c.rows.step) for x in task.columns],
+           "keys": [task.columns[i].name for i in task.keys],
            "as_of": as_of.isoformat()}
     if c.shape == "ranked":
         out["rank"] = {"attribute": c.rank_attr, "descending": c.rank_desc, "n": len(task.gold_rows), "kind": s.attr_kind(c.t, c.rank_attr),
@@ -125,6 +136,10 @@ def table_question(s: TaskSchema, task, texts: list[str], as_of: dt.date, home: 
         out["links"] = hop(s, c.rows.step)
         out["anchor"] = s.a.name(c.anchor) if c.anchor else None
         out["period"] = [None if x is None else x.isoformat() for x in c.window] if c.window else None
+        if c.note:  # only the links whose own attribute has this value ("jobs in sales")
+            notes = s.link_notes(c.rows.step.name)
+            i = next(i for i, (a, _) in enumerate(notes) if a == c.note[0])
+            out["note_filter"] = {"note": i, "label": notes[i][1], "value": c.note[1]}
     return out
 
 

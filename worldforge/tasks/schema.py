@@ -246,6 +246,12 @@ class TaskSchema:
         """Attributes that can be a column (not entity-valued; those are hops)."""
         return [a for a in self.types[t].attributes if self.attr_kind(t, a) is not None]
 
+    def link_notes(self, rel: str) -> list[tuple[str, str]]:
+        """A relation's own link attributes (a job's department): (name, page label), in order."""
+        rs = self.relations[rel]
+        labels = [label for label, _ in self.page_meta[(rs.source, rel)].notes]
+        return list(zip(rs.attributes, labels))
+
     def label(self, t: str, pred: str) -> str:
         """The page label of an attribute or an outgoing relation ('Headquarters')."""
         s = self.types[t].attributes.get(pred)
@@ -424,6 +430,8 @@ class TaskSchema:
                 return [], f"year({x}.valid_from)"
             if col.attr == "end":
                 return [], f"coalesce(CAST(year({x}.valid_to) AS VARCHAR), 'present')"
+            if col.attr != "date":  # the link's own attribute (a job's department)
+                return [], f"{x}.{_q(col.attr)}"
             return [], f"{x}.valid_from"
         if col.base == "rank":
             return [], "rank"

@@ -183,7 +183,7 @@ def _role(c, key: bool) -> str:
     if c.agg:
         return c.agg
     if c.base == "link":
-        return "time"
+        return "time" if c.attr in ("start", "end", "date") else "value"  # else the link's own attribute
     return "value" if not c.path else "linked"
 
 

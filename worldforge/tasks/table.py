@@ -179,6 +179,7 @@ class Candidate:
     scope_count: int = 0  # ranked: candidates ranked (the scope's size)
     scope_codes: np.ndarray | None = None
     window: tuple[dt.date | None, dt.date | None] | None = None  # timeline/events: period of the links
+    note: tuple[str, str] | None = None  # timeline: (link attribute, value) the links have ("jobs in sales")
     anchor: str | None = None  # timeline with one anchor: its id
 
 
@@ -619,9 +620,18 @@ class TableSampler:
                 window = None
             else:
                 idx, owners = idx[keep], owners[keep]
+        note = None
+        if lk.notes and len(idx) and self.rng.random() < 0.35:  # links of one kind: "jobs in sales"
+            a = sorted(lk.notes)[int(self.rng.integers(len(lk.notes)))]
+            vals = lk.notes[a][idx]
+            v = vals[int(self.rng.integers(len(idx)))]
+            keep = vals == v
+            if v is not None and not keep.all():
+                note = (a, str(v))
+                idx, owners = idx[keep], owners[keep]
         other = lk.dst[idx]  # pages of the other end are checked page by page (build.py)
         return Candidate("timeline", anchor_t, split, Rows(anchor_t, owners, step, idx, other), atoms, "A" if atoms.get("A") else "",
-                         window=window, anchor=str(self.a.ids[anchor_t][anchor]) if single else None)
+                         window=window, note=note, anchor=str(self.a.ids[anchor_t][anchor]) if single else None)
 
     def events(self, split: str, t: str | None = None, want: int | None = None) -> Candidate | str:
         """Dated links in a period (acquisitions, awards received), optionally scoped. `want`:

@@ -276,6 +276,11 @@ class Wording:
                 p, vals = self.period(c.window, "starting")
                 what += f", counting only tenures {p}"
                 values += vals
+            if c.note:
+                label = dict(s.link_notes(st.name))[c.note[0]].lower()
+                what += self.pick([f"{' and' if c.window else ','} only those where the {label} was {c.note[1]}",
+                                   f"{' and' if c.window else ','} only those with {c.note[1]} as the {label}"])
+                values.append(c.note[1])
             one = "tenure"  # a holder may come back: a row is a tenure
             q = self.table("timeline", what, plural, one, cols, self.when_history())
             return q, list(texts.values()) + ([anchor] if c.anchor else []), values, f"{target} {role}".strip()

@@ -239,6 +239,10 @@ class ZhWording(Wording):
                 p, vals = range_text(*c.window, DATE, language="zh")
                 what += f"（只统计{p.removeprefix('在')}开始的任期）"
                 values += vals
+            if c.note:
+                label = dict(s.link_notes(st.name))[c.note[0]]
+                what += f"（仅限{label}为{c.note[1]}的）"
+                values.append(c.note[1])
             one = "任期"
             q = self.table("timeline", what, plural, one, cols, self.when_history())
             return q, list(texts.values()) + ([anchor] if c.anchor else []), values, f"{target} {role}".strip()

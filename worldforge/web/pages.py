@@ -102,6 +102,8 @@ class PredicateMeta:
     to_one: bool = False
     temporal: bool = False
     event: bool = False  # a dated one-off link (an acquisition, an award), not a tenure
+    # a link's own attributes (a job's department): (label, the words a sentence adds: "in {value}"), in order
+    notes: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def plural(word: str) -> str:
@@ -188,6 +190,7 @@ def predicate_meta(world: ResolvedWorld, lang: str) -> dict[tuple[str, str], Pre
             inverse_label=inverse,
             headlines=own(rs, "headlines"), to_one=rs.cardinality in ("1:1", "N:1") and not rs.history,
             temporal=bool(rs.history or rs.date or rs.since), event=rs.date is not None,
+            notes=tuple((attribute_label(s, a, lang), own(s, "phrases")) for a, s in rs.attributes.items()),
         )
     return meta
 
@@ -611,7 +614,7 @@ class WorldView:
             # Once per view: every entity's few summary facts, in a temporary table.
             self.con.execute(
                 "CREATE OR REPLACE TEMP TABLE wf_summary AS SELECT fact_id, subject, predicate, value, value_type, "
-                "valid_from, valid_to FROM (SELECT *, row_number() OVER (PARTITION BY subject ORDER BY value_type = 'entity', "
+                "valid_from, valid_to, note FROM (SELECT *, row_number() OVER (PARTITION BY subject ORDER BY value_type = 'entity', "
                 "predicate, fact_id) AS k FROM facts WHERE value_type = 'date' OR (value_type = 'entity' AND valid_from IS NULL) "
                 f"OR list_contains(?, predicate)) WHERE k <= {int(per_entity)}", [timeless])
             if self.homeless:
@@ -673,14 +676,14 @@ class WorldView:
     def facts_of_type(self, t: str) -> tuple[dict[str, list[Fact]], dict[str, list[Fact]]]:
         """(attribute and outgoing facts by subject, incoming relation facts by target) for type t."""
         own = self._grouped(
-            f"SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM facts "
+            f"SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, note FROM facts "
             f"WHERE subject_type = '{t}' ORDER BY subject, predicate, valid_from NULLS FIRST, value", "subject")
         inc_rels = [r for r, rs in self.relations.items() if rs.target == t]
         incoming: dict[str, list[Fact]] = {}
         if inc_rels:
             preds = ", ".join(f"'{r}'" for r in inc_rels)
             incoming = self._grouped(
-                f"SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM facts "
+                f"SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, note FROM facts "
                 f"WHERE value_type = 'entity' AND predicate IN ({preds}) ORDER BY value, predicate, valid_from NULLS FIRST, subject",
                 "value")
         return own, incoming

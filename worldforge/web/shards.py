@@ -101,7 +101,7 @@ def _own_facts(view: WorldView, t: str, lo_id: str, hi_id: str, preds: list[str]
     where = f"subject_type = '{t}' AND subject BETWEEN ? AND ?"
     if preds is not None:
         where += " AND predicate IN (" + ", ".join(f"'{p}'" for p in preds) + ")"
-    return _grouped(view, "SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM facts "
+    return _grouped(view, "SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, note FROM facts "
                           f"WHERE {where} ORDER BY subject, predicate, valid_from NULLS FIRST, value", "subject", [lo_id, hi_id])
 
 
@@ -114,7 +114,7 @@ def _incoming(view: WorldView, t: str, lo_id: str, hi_id: str) -> dict[str, list
     if not inc_rels:
         return {}
     preds = ", ".join(f"'{r}'" for r in inc_rels)
-    return _grouped(view, "SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM facts "
+    return _grouped(view, "SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, note FROM facts "
                           f"WHERE value_type = 'entity' AND predicate IN ({preds}) AND value BETWEEN ? AND ? "
                           "ORDER BY value, predicate, valid_from NULLS FIRST, subject", "value", [lo_id, hi_id])
 

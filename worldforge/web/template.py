@@ -147,6 +147,31 @@ class TemplateWriter:
     def _link(self, eid: str) -> str:
         return f"[{self.view.names[eid]}]({self.view.article_url[eid]})"
 
+    def _note(self, f: Fact) -> str:
+        """A link's own attributes as a list or table writes them after the link: ', sales'
+        (Chinese: '（销售部）'); '' for a link without any."""
+        if not f.note:
+            return ""
+        vals = [x for x in f.note.split("\x1f") if x]
+        if not vals:
+            return ""
+        return "（" + "，".join(vals) + "）" if self.lang == "zh" else ", " + ", ".join(vals)
+
+    def _note_words(self, m: PredicateMeta, f: Fact, h: int) -> str:
+        """A link's own attributes as a sentence adds them: ' in sales' (the pack's phrase, or
+        the list form when it has none)."""
+        if not f.note or not m.notes:
+            return ""
+        out = ""
+        for (label, phrases), v in zip(m.notes, f.note.split("\x1f")):
+            if not v:
+                continue
+            if phrases:
+                out += ("" if self.lang == "zh" else " ") + g.choose_h(phrases, crc32(label.encode(), h)).format(value=v)
+            else:
+                out += f"（{v}）" if self.lang == "zh" else f", {v}"
+        return out
+
     def _year_span(self, f: Fact, meta: PredicateMeta) -> str:
         """When a link held, in years: '2001', '2001–2005', 'since 2001'."""
         a = f.valid_from
@@ -242,6 +267,7 @@ class TemplateWriter:
                 when = g.choose_h(spans, crc32(b"|sp", h)).format(a=a, b=z)
             s = tpl.format(subject=subject, object=obj, label=self._label(t, f.predicate), start=start, end=end, when=when,
                            when_cap=g.cap(when.strip("()（）")) if "{when_cap}" in tpl else "")
+            s += self._note_words(m, f, h)  # the link's own attributes: ' in sales'
             if f.valid_from:
                 y0 = str(f.valid_from.year)
                 if (self.lang == "en" and y0 in s and f.valid_to and not m.event and str(f.valid_to.year) not in s
@@ -377,7 +403,7 @@ class TemplateWriter:
         for f in outs:
             m = v.meta[(t, f.predicate)]
             if m.to_one:
-                cell = self._value(t, f, st, table=True)
+                cell = self._value(t, f, st, table=True) + self._note(f)
                 if f.valid_from:
                     cell += self._when_tag(f, m, st["table_date"])
                 rows.append((m.label, cell))
@@ -461,7 +487,8 @@ class TemplateWriter:
                            for i, f in enumerate(fs)]
                 lines += [self.sp.join(g.join_clauses_h(clauses[i:i + 2], crc32(b"|oj%d" % i, hp), lang)
                                        for i in range(0, len(clauses), 2)), ""]
-            lines += [f"- {self._link(f.value)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "") for f in fs]
+            lines += [f"- {self._link(f.value)}{self._note(f)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "")
+                      for f in fs]
             lines.append("")
         more = page.layout.get("more", {})
         for pred, fs in _by_predicate(ins):
@@ -477,7 +504,8 @@ class TemplateWriter:
                 clauses = [self._clause_h(src_t, f, st, crc32(("|in" + f.fact_id).encode(), hp), v.names[f.subject]) for f in fs]
                 lines += [self.sp.join(g.join_clauses_h(clauses[i:i + 2], crc32(b"|inj%d" % i, hp), lang)
                                        for i in range(0, len(clauses), 2)), ""]
-            lines += [f"- {self._link(f.subject)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "") for f in fs]
+            lines += [f"- {self._link(f.subject)}{self._note(f)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "")
+                      for f in fs]
             lines.append("")
         if dated:
             lines += [f"## {g.choose_h(b['timeline'], crc32(b'|tl', hp))}", ""]
@@ -530,7 +558,7 @@ class TemplateWriter:
             return f"- **{self._date(f.value, st['date'])}** – {m.label}"
         tail = self.w("until", d=self._date(f.valid_to, st['date'])) if f.valid_to and not m.event else ""
         colon = "：" if self.lang == "zh" else ": "
-        return f"- **{self._date(f.valid_from, st['date'])}** – {m.label}{colon}{self._link(f.value)}{tail}"
+        return f"- **{self._date(f.valid_from, st['date'])}** – {m.label}{colon}{self._link(f.value)}{self._note(f)}{tail}"
 
     def _history(self, t: str, dated: list[Fact], st: dict, hk: int, name: str, born: dt.date | None = None) -> str:
         """The dated facts as a narrative; `hk` is the checksum of the page's key (its URL)."""
@@ -648,7 +676,7 @@ class TemplateWriter:
             lines += ([intro, ""] if intro else []) + ["## " + g.choose(b["overview"], key + "|ov"), ""]
             for f in body:
                 m = v.meta[(t, f.predicate)]
-                cell = self._value(t, f, st, table=True)
+                cell = self._value(t, f, st, table=True) + (self._note(f) if m.relation else "")
                 if f.valid_from:
                     cell += self._when_tag(f, m, st["date"])
                 lines.append(self.w("field", label=m.label, cell=cell))
@@ -671,7 +699,7 @@ class TemplateWriter:
             for pred, fs in _by_predicate(f for f in page.facts if f.subject != eid):
                 m = v.meta[(v.relations[pred].source, pred)]
                 lines += [f"## {m.inverse_label}", ""]
-                lines += [f"- {self._link(f.subject)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "")
+                lines += [f"- {self._link(f.subject)}{self._note(f)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "")
                           for f in fs]
                 lines.append("")
         else:
@@ -755,7 +783,9 @@ class TemplateWriter:
         lines.append(f"*{page.site}* · " + by_line +
                      (" · " + self.w("page_of", p=lay["page"], n=lay["pages"]) if lay["pages"] > 1 else ""))
         lines.append("")
-        head = [self._type_label(t)] + ([self.w("from"), self.w("to")] if dated else []) + [v.meta[(t, c)].label for c in cols]
+        notes = rel.notes if dated else ()  # the links' own attributes, a column each
+        head = ([self._type_label(t)] + ([self.w("from"), self.w("to")] if dated else []) + [label for label, _ in notes]
+                + [v.meta[(t, c)].label for c in cols])
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for eid, f, cfacts in lay["rows"]:
             by_pred = {c.predicate: c for c in cfacts}
@@ -763,6 +793,9 @@ class TemplateWriter:
             if dated:
                 cells += [self._date(f.valid_from, st["table_date"]) if f.valid_from else "",
                           self._date(f.valid_to, st["table_date"]) if f.valid_to else self.w("now")]
+                if notes:
+                    vals = (f.note or "").split("\x1f")
+                    cells += [(vals[i] if i < len(vals) else "") or "–" for i in range(len(notes))]
             cells += [self._value(t, by_pred[c], st, table=True) if c in by_pred else "–" for c in cols]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")

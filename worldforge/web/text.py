@@ -29,6 +29,9 @@ class Fact(NamedTuple):
     value_type: str  # string | int | float | date | bool | entity
     valid_from: dt.date | None
     valid_to: dt.date | None
+    # a link's own attributes (a job's department), in the relation's declared order, joined by
+    # U+001F; None for attributes and links without any
+    note: str | None = None
 
 
 def pick(key: str, n: int) -> int:

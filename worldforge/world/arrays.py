@@ -11,7 +11,7 @@ still written, for audit, and the tests run it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -44,6 +44,7 @@ class Links:
     valid_from: np.ndarray  # datetime64[D]
     valid_to: np.ndarray  # datetime64[D]
     starts: np.ndarray  # per source code: index of its first link (len n_source + 1)
+    notes: dict[str, np.ndarray] = field(default_factory=dict)  # the links' own attributes (a job's department)
 
     def of(self, code: int) -> slice:
         return slice(int(self.starts[code]), int(self.starts[code + 1]))
@@ -187,25 +188,31 @@ class WorldArrays:
             if step.kind == "rel":
                 where = " WHERE valid_to IS NULL" if step.current else ""
                 a, b = ("target", "source") if step.reverse else ("source", "target")
-                got = self.con.execute(f"SELECT {_KEY.format(col=a)} AS a, {_KEY.format(col=b)} AS b, valid_from, valid_to "
+                names = list(self.world.relations[step.name].attributes)
+                extra = "".join(f", {_q(n)} AS {_q('note_' + n)}" for n in names)
+                got = self.con.execute(f"SELECT {_KEY.format(col=a)} AS a, {_KEY.format(col=b)} AS b, valid_from, valid_to{extra} "
                                        f"FROM {_q('rel_' + step.name)}{where} ORDER BY a, b, valid_from NULLS FIRST").fetchnumpy()
                 src = self.key_codes(step.source, got["a"])
                 dst = self.key_codes(step.target, got["b"])
                 vf, vt = _days(got["valid_from"]), _days(got["valid_to"])
+                notes = {n: np.asarray(got["note_" + n], dtype=object) for n in names}
             else:
                 col = self.frame(step.source)[step.name]
                 keep = col.is_not_null().to_numpy()
                 src = np.flatnonzero(keep).astype(np.int64)
                 dst = self.codes(step.target, col.filter(col.is_not_null()).to_numpy())
                 vf = vt = np.full(len(src), np.datetime64("NaT"), dtype="datetime64[D]")
+                notes = {}
             ok = (src >= 0) & (dst >= 0)
             src, dst, vf, vt = src[ok], dst[ok], vf[ok], vt[ok]
+            notes = {n: v[ok] for n, v in notes.items()}
             # keys sort as codes do, so rows read in key order are in (source, target, date) order
             if len(src) > 1 and (np.diff(src) < 0).any():
                 order = np.lexsort((vf.astype(np.int64), dst, src))
                 src, dst, vf, vt = src[order], dst[order], vf[order], vt[order]
+                notes = {n: v[order] for n, v in notes.items()}
             starts = np.searchsorted(src, np.arange(self.n(step.source) + 1))
-            self._links[step] = Links(src, dst, vf, vt, starts)
+            self._links[step] = Links(src, dst, vf, vt, starts, notes)
         return self._links[step]
 
     def to_one(self, step: Step) -> tuple[np.ndarray, np.ndarray]:

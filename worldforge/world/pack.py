@@ -922,6 +922,7 @@ class _LinkText(Localized, Model):
         return _check_phrases(v, {"object"})
 
 
+LINK_COLUMNS = ("source", "target", "valid_from", "valid_to", "id", "name", "start", "end", "date")
 MAX_EDITIONS = 400  # editions one parent may hold (four centuries of an annual series)
 
 
@@ -1182,6 +1183,11 @@ class RelationSpec(_LinkText):
     # researcher wins a prize once (the editions of one award), a club joins a league once.
     once_per: str | None = Field(None, pattern=_NAME_RE)
     requires: Requirement | None = None
+    # Attributes of each link (a musician's role in a band, per membership): categorical values
+    # drawn per link, stated with the link on every page that states it ("[The Ferns] (2001–2005),
+    # drums"; `phrases` are the words a sentence adds: "as {value}"), asked as a column of the
+    # link's rows in timeline tables, stored as a column of the link's table.
+    attributes: dict[str, CategoricalAttr] = {}
     # Beyond the shared link text: news headlines, and the noun phrase for one hop in a
     # multi-hop question ("the university that awarded {subject} a doctorate").
     headlines: list[str] = []
@@ -1196,6 +1202,15 @@ class RelationSpec(_LinkText):
     @classmethod
     def _headline_fields(cls, v):
         return _check_phrases(v, {"subject", "object", "start", "end"}, need_value=False)
+
+    @field_validator("attributes", mode="before")
+    @classmethod
+    def _categorical_only(cls, v):
+        for a, attr in (v.items() if isinstance(v, dict) else ()):
+            if isinstance(attr, dict) and attr.get("kind", "categorical") != "categorical":
+                raise ValueError(f"{clip(a)}: a link attribute is categorical (a role, a department: kind: categorical "
+                                 f"with values); a {clip(attr.get('kind'))} one is not supported on links")
+        return v
 
     @model_validator(mode="after")
     def _consistent(self) -> RelationSpec:
@@ -1216,6 +1231,17 @@ class RelationSpec(_LinkText):
             raise ValueError(f"a {self.cardinality} relation already gives each target at most one link; drop max_per_target")
         if self.each_target and self.requires is not None:
             raise ValueError("each_target cannot combine with requires (a covered link's target is chosen among its covering links)")
+        for a, attr in self.attributes.items():
+            if not re.match(_NAME_RE, a):
+                raise ValueError(f"link attribute name {clip(a)} must be snake_case, at most 64 characters")
+            if a in LINK_COLUMNS:
+                raise ValueError(f"link attribute name {a!r} is taken by the link's own columns ({', '.join(LINK_COLUMNS)}); rename it")
+            if attr.given is not None or attr.dated_by is not None or attr.hidden:
+                raise ValueError(f"attributes.{a}: a link attribute is drawn per link by its weights: drop given, cases, "
+                                 "dated_by and hidden")
+            if any("{subject}" in p for p in attr.phrases):
+                raise ValueError(f"attributes.{a}.phrases: a link attribute's phrase continues the link's sentence "
+                                 "(\"as {value}\"); it has no {subject}")
         if self.once_per is not None and self.target_unique:
             raise ValueError(f"a {self.cardinality} relation already gives each target one link; drop once_per")
         if self.required and self.rate < 1.0:

@@ -985,7 +985,11 @@ class _Generator:
                     f"relation '{r}' is required but {len(missing):,} '{rs.source}' entities found no eligible "
                     f"'{rs.target}' (cardinality {rs.cardinality}); raise the '{rs.target}' count or loosen its eligibility"
                 )
-        self.out.edges[r] = self._edge_frame(src, tgt, valid_from, valid_to)
+        edges = self._edge_frame(src, tgt, valid_from, valid_to)
+        for a, attr in rs.attributes.items():  # each link's own values (a member's role), drawn by weight
+            vals = self._categorical(rs.source, attr, edges.height, child_rng(self.seed, "link-attr", r, a))
+            edges = edges.with_columns(self.null_mask(f"rel_{r}", a, attr.null_rate, vals).alias(a))
+        self.out.edges[r] = edges
 
     @staticmethod
     def _reserve(g_src, g_tgt, key, lo, hi, ok_t, rng, tries: int = 16, rounds: int = 8) -> np.ndarray:
@@ -1405,6 +1409,11 @@ class _Generator:
             cols = {a: m for a, m in cols.items() if m and a in df.columns}
             if cols:
                 self.out.entities[t] = df.with_columns(pl.col(a).replace(m) for a, m in cols.items())
+        for r, rs in self.relations.items():  # and a link's own values (a member's role)
+            cols = {a: attr.translation(self.spec.language) for a, attr in rs.attributes.items()}
+            cols = {a: m for a, m in cols.items() if m and r in self.out.edges}
+            if cols:
+                self.out.edges[r] = self.out.edges[r].with_columns(pl.col(a).replace(m) for a, m in cols.items())
 
     def run(self, on_step: StepHook | None = None) -> WorldTables:
         for node in generation_order(self.world):

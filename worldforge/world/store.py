@@ -65,6 +65,7 @@ class WorldTables:
             "target": tgt_ids.gather(e["tgt"]),
             "valid_from": e["valid_from"],
             "valid_to": e["valid_to"],
+            **{a: e[a] for a in rel.attributes},  # the link's own attributes (a member's role)
         })
 
 
@@ -339,13 +340,15 @@ def _create_views(con, world: ResolvedWorld) -> None:
             selects.append(
                 f"SELECT id || '/{a}' AS fact_id, id AS subject, '{t}' AS subject_type, '{a}' AS predicate, "
                 f"{_value_sql(dtype, _q(a))} AS value, '{dtype}' AS value_type, "
-                f"NULL::DATE AS valid_from, NULL::DATE AS valid_to FROM {_q(t)} WHERE {_q(a)} IS NOT NULL"
+                f"NULL::DATE AS valid_from, NULL::DATE AS valid_to, NULL::VARCHAR AS note FROM {_q(t)} WHERE {_q(a)} IS NOT NULL"
             )
     for r, rs in world.relations.items():
+        # `note`: the link's own attributes (a job's department), in declared order, joined by U+001F
+        note = " || chr(31) || ".join(f"coalesce({_q(a)}, '')" for a in rs.attributes) if rs.attributes else "NULL::VARCHAR"
         selects.append(
             f"SELECT source || '/{r}/' || target || coalesce('@' || strftime(valid_from, '%Y-%m-%d'), '') AS fact_id, "
             f"source AS subject, '{rs.source}' AS subject_type, '{r}' AS predicate, target AS value, "
-            f"'entity' AS value_type, valid_from, valid_to FROM {_q('rel_' + r)}"
+            f"'entity' AS value_type, valid_from, valid_to, {note} AS note FROM {_q('rel_' + r)}"
         )
     con.execute("CREATE VIEW facts AS\n" + "\nUNION ALL\n".join(selects))
     # A changing value's earlier years, as the facts a page dated then states ('<id>/<attribute>@<year>').
@@ -354,7 +357,8 @@ def _create_views(con, world: ResolvedWorld) -> None:
                 "predicate, CASE WHEN text IS NOT NULL THEN text WHEN list_contains(" + _list_sql(ints) + ", subject_type || '/' || predicate) "
                 "THEN CAST(CAST(value AS BIGINT) AS VARCHAR) ELSE CAST(value AS VARCHAR) END AS value, "
                 "CASE WHEN text IS NOT NULL THEN 'string' WHEN list_contains(" + _list_sql(ints) + ", subject_type || '/' || predicate) "
-                "THEN 'int' ELSE 'float' END AS value_type, NULL::DATE AS valid_from, NULL::DATE AS valid_to, year FROM series")
+                "THEN 'int' ELSE 'float' END AS value_type, NULL::DATE AS valid_from, NULL::DATE AS valid_to, NULL::VARCHAR AS note, "
+                "year FROM series")
     ev = [f"SELECT {_q(a)} AS date, id AS subject, '{t}' AS subject_type, '{a}' AS predicate, id || '/{a}' AS fact_id "
           f"FROM {_q(t)} WHERE {_q(a)} IS NOT NULL"
           for t, a in con.execute("SELECT type, attribute FROM _events").fetchall()]

@@ -1161,8 +1161,9 @@ def _empty_store(world: ResolvedWorld):
     for t, et in world.types.items():
         tables.entities[t] = pl.DataFrame(schema={"id": pl.String, "name": pl.String,
                                                   **{a: POLARS_DTYPES[attribute_dtype(world, t, a)] for a in et.attributes}})
-    for r in world.relations:
-        tables.edges[r] = pl.DataFrame(schema={"src": pl.Int64, "tgt": pl.Int64, "valid_from": pl.Date, "valid_to": pl.Date})
+    for r, rs in world.relations.items():
+        tables.edges[r] = pl.DataFrame(schema={"src": pl.Int64, "tgt": pl.Int64, "valid_from": pl.Date, "valid_to": pl.Date,
+                                               **{a: pl.String for a in rs.attributes}})
     con = duckdb.connect()
     _write_tables(con, world, tables)
     return con

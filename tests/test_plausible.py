@@ -780,6 +780,10 @@ def test_a_link_attribute_is_drawn_per_link_and_its_mistakes_are_refused(tmp_pat
     again = plan_world(load_world(spec), tmp_path / "again")
     assert q(again, "SELECT source, target, valid_from, role FROM rel_works_at ORDER BY ALL") == \
         q(info, "SELECT source, target, valid_from, role FROM rel_works_at ORDER BY ALL")
+    assert check_world(tmp_path / "build" / "life")[1] == []
+    with duckdb.connect(str(tmp_path / "build" / "life" / "world.duckdb")) as con:  # a value the pack never declared
+        con.execute("UPDATE rel_works_at SET role = 'boss' WHERE source = (SELECT min(source) FROM rel_works_at)")
+    assert [v.name for v in check_world(tmp_path / "build" / "life")[1]] == ["works_at.role.values"]
     for change, words in (
         ({"valid_to": {"kind": "categorical", "values": ["a"]}}, "taken by the link's own columns"),
         ({"role": {"kind": "categorical", "values": ["a"], "given": "x", "cases": {"y": {"a": 1}}}}, "drop given"),

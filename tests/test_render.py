@@ -36,8 +36,8 @@ def _pages(path):
 
 def _world_facts(path) -> dict[str, Fact]:
     with duckdb.connect(str(path / "world.duckdb"), read_only=True) as con:
-        rows = con.sql("SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM facts "
-            "UNION ALL SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM past_facts").fetchall()
+        rows = con.sql("SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, note FROM facts "
+            "UNION ALL SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, note FROM past_facts").fetchall()
         names = dict(con.sql(" UNION ALL ".join(f'SELECT id, name FROM "{t}"' for (t,) in
                                                  con.sql("SELECT type FROM _types").fetchall())).fetchall())
     return {r[0]: Fact(*r) for r in rows}, names
@@ -99,6 +99,8 @@ def test_no_page_gives_its_entity_another_entitys_value(demo_web):
                     forms |= {grammar.format_date(dt.date.fromisoformat(f.value), s) for s in (*grammar.DATE_STYLES, "iso")}
                 elif f.value_type == "entity":
                     forms.add(names[f.value])
+                    if f.note:  # a link with its own attributes after it: 'Galkel Logistics, engineering'
+                        forms.add(", ".join([names[f.value], *f.note.split("\x1f")]))
                 elif f.value_type in ("int", "float"):
                     forms.add(f"{float(f.value):,.2f}".rstrip("0").rstrip("."))
                 else:

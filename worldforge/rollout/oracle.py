@@ -1684,6 +1684,10 @@ def run_oracle(episodes: list[Episode], options) -> None:
         states: set[str] = set()
         while not ep.done:
             if ep.compacting:  # the context is full: write the research state and go on from it alone
+                # what the last results gave goes into the state (read before it is written: the
+                # pages just opened are visible until then, and forgotten after)
+                r.wants, r.search_wants = {}, {}
+                r.advance()
                 text = write_state(r)
                 ep.write_state(text)
                 forget(r, text)

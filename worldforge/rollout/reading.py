@@ -174,7 +174,9 @@ def read_search(text: str) -> list[Results]:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|(?<=[。；！？])")
-_CLAUSE_END = re.compile(r", |; |，|；|、| and | while | but |, and ")
+# (a list item's dash ends one too: a page's "Lists" bullets, flattened into a snippet, follow
+# its last key date: "1888 – Independence Lists - Seasons in Yortamirland (4 entries)")
+_CLAUSE_END = re.compile(r", |; |，|；|、| and | while | but |, and | - ")
 _UNIT = re.compile(r"\s?([A-Za-z%]{1,10}|[\u4e00-\u9fff]{1,3})")
 
 

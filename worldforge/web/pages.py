@@ -594,7 +594,9 @@ class WorldView:
         if df.is_empty():
             return {}
         # tuple.__new__ makes each Fact from its row without a Python-level call (Fact._make is one)
+        # (a query without `note`, the links' own attributes, reads as links without any)
         facts = list(map(tuple.__new__, repeat(Fact), zip(*(_shared_strings(df[c]) if c in _REPEATED else df[c].to_list()
+                                                              if c in df.columns else repeat(None, df.height)
                                                               for c in Fact._fields))))
         k = df[key]
         starts = (k != k.shift(1)).fill_null(True).arg_true()

@@ -409,6 +409,12 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
                     out.append(Invariant(f"{r}.at.{side}:{b}", f"a {rs.target} exists when {r} links it ({rs.at})",
                                          f"SELECT e.source, e.target, {t_at} AS at {frm(t_at, _rel_bound_sql(world, b))} "
                                          f"WHERE {t_at} {op} {_rel_bound_sql(world, b)}"))
+    for a, attr in rs.attributes.items():  # a link's own value is one its attribute declares
+        tr = attr.translation(world.spec.language)
+        allowed = sorted({tr.get(v, v) for v in attr.weights()})
+        lits = ", ".join("'" + v.replace("'", "''") + "'" for v in allowed)
+        out.append(Invariant(f"{r}.{a}.values", f"a {r} link's {a} is one of its declared values",
+                             f"SELECT source, target, {_q(a)} FROM {R} WHERE {_q(a)} IS NOT NULL AND {_q(a)} NOT IN ({lits})"))
     if rs.once_per is not None:
         G = _q(rs.once_per)
         out.append(Invariant(f"{r}.once_per", f"a {rs.target} is linked by {r} at most once per {rs.source} {rs.once_per}",

@@ -796,3 +796,24 @@ def test_a_link_attribute_is_drawn_per_link_and_its_mistakes_are_refused(tmp_pat
         result = runner.invoke(app, ["validate", str(spec)])
         out = " ".join(result.output.split())
         assert result.exit_code == 2 and words in out and "Traceback" not in out, (words, out)
+
+
+def test_a_value_that_matches_any_target_is_outside_the_locality(tmp_path):
+    """`same.any` names a source value every target matches (a prize for work in "any field"):
+    those links go to any target by weight, the rule holds for the others, and the audit
+    measures the others only (an "any field" prize counted as out of field made the academia
+    share read 55 % where 71 % of the field prizes went to their field)."""
+    pack = yaml.safe_load(LIFE)
+    pack["types"]["being"]["attributes"]["trade"] = {"kind": "categorical", "values": {"energy": 1, "food": 1, "anything": 1},
+                                                     "hidden": True}
+    pack["relations"]["buys_from"] = {"source": "being", "target": "firm", "cardinality": "N:1", "required": True,
+                                      "same": {"source": "trade", "target": "sector", "any": "anything"}}
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "build")
+    rows = q(info, "SELECT b.trade, f.sector, count(*) FROM rel_buys_from e JOIN being b ON b.id = e.source "
+                   "JOIN firm f ON f.id = e.target GROUP BY ALL ORDER BY ALL")
+    assert all(trade == sector for trade, sector, _ in rows if trade != "anything")
+    assert len({sector for trade, sector, _ in rows if trade == "anything"}) == 3  # any firm, whatever its sector
+    assert check_world(tmp_path / "build" / "life")[1] == []
+    row = next(r for r in audit_world(tmp_path / "build" / "life").sections["locality"] if r["relation"] == "buys_from")
+    assert row["share"] == 1.0 and row["n"] == sum(n for trade, _, n in rows if trade != "anything")

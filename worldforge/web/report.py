@@ -64,7 +64,7 @@ SLIPS = {
 }
 
 
-MAX_PAGES = 20_000
+MAX_PAGES = 40_000  # pages the variety measures read whole (a demo world is about 23,000); above, a fixed sample
 REPORT_MEMORY = "1GB"  # what the sample's query may hold before spilling to disk
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..plumbing import quote_ident as _q
+from .invariants import _wild_sql
 from .pack import AUDIT_SECTIONS, CategoricalAttr, CountAttr, DateAttr, NumericAttr
 from .spec import ResolvedWorld, attribute_dtype
 
@@ -302,9 +303,10 @@ class _Auditor:
         for r, rs in self.rels.items():
             if rs.same is None:
                 continue
+            wild = _wild_sql(self.world, rs)  # links of a source that matches any target ("any field") are not measured
             n, same = self.q(f"SELECT count(*), count(*) FILTER (WHERE s.{_q(rs.same.source)} = u.{_q(rs.same.target)}) "
                              f"FROM {_q('rel_' + r)} e JOIN {_q(rs.source)} s ON s.id = e.source "
-                             f"JOIN {_q(rs.target)} u ON u.id = e.target")[0]
+                             f"JOIN {_q(rs.target)} u ON u.id = e.target WHERE true{wild}")[0]
             out.append({"subject": f"{r} same {rs.same.target}", "relation": r, "n": n, "same": same,
                         "share": round(same / n, 4) if n else 1.0})
         return out

@@ -326,6 +326,14 @@ def _rel_bound_sql(world: ResolvedWorld, b: DateBound) -> str:
     return _offset_sql(f"{'s' if side == 'source' else 'u'}.{_q(attr)}", b)
 
 
+def _wild_sql(world: ResolvedWorld, rs: RelationSpec, alias: str = "s") -> str:
+    """' AND <the source's value is not the relation's `same.any`>' (as stored: in the world's language)."""
+    if rs.same is None or rs.same.any is None:
+        return ""
+    v = value_translation(world, rs.source, rs.same.source).get(rs.same.any, rs.same.any)
+    return f" AND {alias}.{_q(rs.same.source)} IS DISTINCT FROM '{v.replace(chr(39), chr(39) * 2)}'"
+
+
 def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: str, as_of: str) -> list[Invariant]:
     R, S, T = _q("rel_" + r), _q(rs.source), _q(rs.target)
     joined = f"FROM {R} e JOIN {S} s ON s.id = e.source JOIN {T} u ON u.id = e.target"
@@ -365,7 +373,8 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
     if rs.same and rs.same.share == 1:  # a rule (a bias below 1 is measured by the audit)
         out.append(Invariant(f"{r}.same_{rs.same.target}",
                              f"{r} links only a {rs.source} and a {rs.target} with the same {rs.same.target}",
-                             f"SELECT e.source, e.target {joined} WHERE s.{_q(rs.same.source)} IS DISTINCT FROM u.{_q(rs.same.target)}"))
+                             f"SELECT e.source, e.target {joined} WHERE s.{_q(rs.same.source)} IS DISTINCT FROM u.{_q(rs.same.target)}"
+                             + _wild_sql(world, rs)))
     if rs.eligible:
         el = rs.eligible
         col = f"u.{_q(el.attribute)}"

@@ -1102,6 +1102,9 @@ class SameSpec(Model):
     source: str
     target: str
     share: float = Field(1.0, gt=0.0, le=1.0)
+    # A value of the source's attribute that every target matches (a prize for work in "any
+    # field"): such links go to any target by weight and are left out of the rule and its measure.
+    any: str | None = Field(None, min_length=1, max_length=200)
 
 
 class EligibleSpec(Model):

@@ -844,6 +844,9 @@ class _Generator:
         if rs.same:
             s_vals = S[rs.same.source].gather(src)
             g_src, g_tgt = encode_groups(s_vals, T[rs.same.target])
+            if rs.same.any is not None and n_t and w.sum() > 0:  # a source of "any field": any target, by weight
+                wild = np.flatnonzero((s_vals.cast(pl.String) == rs.same.any).fill_null(False).to_numpy())
+                g_src[wild] = g_tgt[child_rng(self.seed, "rel-same-any", r).choice(n_t, size=len(wild), p=w / w.sum())]
             if biased:  # a bias, not a rule: the other links look in the group of a target drawn by weight
                 srng = child_rng(self.seed, "rel-same", r)
                 p_away = w / w.sum() if w.sum() > 0 else None

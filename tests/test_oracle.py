@@ -260,3 +260,26 @@ def test_link_attributes_are_stated_asked_and_read(demo_rollouts):
         f = t["question"]["note_filter"]
         assert f["value"] in t["query"] and f["label"].lower() not in [c.lower() for c in t["columns"]]
         assert clean[t["instance_id"]]["reward"] >= 0.9
+
+
+def test_editions_are_posed_and_answered(demo_rollouts):
+    """Seasons and a prize's editions are entities of their own: tables list them with their
+    one champion or laureate ("every season of the X League"), chronologies ask for the
+    titles won in a period, multi-hop questions cross them ("the laureate of the 1996 Y
+    Medal"); the gold has one winner an edition, and the clean oracle answers them."""
+    import duckdb
+
+    world, out = demo_rollouts
+    tasks = [json.loads(x) for x in (world / "tasks" / "tasks.jsonl").read_text().splitlines()]
+    editions = [t for t in tasks if t["entity_type"] in ("season", "award_edition")]
+    kinds = {(t["kind"], t["entity_type"]) for t in editions}
+    assert {("table", "season"), ("multihop", "season")} <= kinds or {("table", "award_edition"), ("multihop", "award_edition")} <= kinds, kinds
+    with duckdb.connect(str(world / "world.duckdb"), read_only=True) as w:
+        for t in editions:
+            if t["kind"] == "table" and "champion" in t["columns"] and "season" in t["columns"]:
+                rows = w.execute(t["sql"]).fetchall()
+                seasons = [r[t["columns"].index("season")] for r in rows]
+                assert len(seasons) == len(set(seasons))  # one champion a season
+    clean = {tr["instance_id"]: tr["reward"] for tr in out["clean"][1]}
+    rewards = [clean[t["instance_id"]] for t in editions]
+    assert len(rewards) >= 10 and _mean(rewards) >= 0.9, (len(rewards), _mean(rewards))

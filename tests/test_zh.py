@@ -357,7 +357,7 @@ def zh_tasks(zh_web):
     from worldforge.tasks import generate_tasks
 
     path, _ = zh_web
-    report = generate_tasks(path, n_table=24, n_multihop=12, force=True)
+    report = generate_tasks(path, n_table=32, n_multihop=12, force=True)
     recs = [json.loads(x) for x in (path / "tasks" / "tasks.jsonl").read_text().splitlines()]
     return path, report, recs
 

@@ -538,7 +538,7 @@ class TemplateWriter:
         paren, told = "", None
         k = crc32(b"|ld", hp)
         if began is not None and k % 3:
-            word = "born" if t in _BEINGS else ("founded", "established")[(k >> 3) % 2]
+            word = self._began_word(t, began, k)
             if k % 3 == 1:  # the whole date, and a person's birthplace with it
                 told = began
                 place = next((f.value for f in outs if "birth" in v.meta[(t, f.predicate)].label.lower()), None)
@@ -588,6 +588,19 @@ class TemplateWriter:
             else:
                 sents.append(g.cap(pair[0]) + stop)
         return self.sp.join(sents)
+
+    def _began_word(self, t: str, began: Fact, k: int) -> str:
+        """How a lead says when the entity began, from its start date's label: 'born', 'founded'
+        or 'established' (a firm, a town), 'published', 'released', 'awarded'; else 'started'
+        (a season: a musician was 'founded' and an article 'established' before)."""
+        if t in _BEINGS:
+            return "born"
+        label = self.view.meta[(t, began.predicate)].label.lower()
+        if label in ("founded", "established"):
+            return ("founded", "established")[(k >> 3) % 2]
+        if label == "born" or (" " not in label and label.endswith("ed")):
+            return label
+        return "started"
 
     def _began(self, t: str, facts: list[Fact]) -> Fact | None:
         """The fact among `facts` that dates the start of an entity of type t (its type's

@@ -437,7 +437,7 @@ def test_chinese_tasks_are_deterministic(zh_tasks):
 
     path, _, _ = zh_tasks
     first = (path / "tasks" / "tasks.jsonl").read_bytes()
-    generate_tasks(path, n_table=24, n_multihop=12, force=True)
+    generate_tasks(path, n_table=32, n_multihop=12, force=True)
     assert (path / "tasks" / "tasks.jsonl").read_bytes() == first
 
 

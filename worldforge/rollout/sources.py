@@ -42,6 +42,7 @@ def norm(s: str) -> str:
     return " ".join(str(s).split()).casefold()
 
 
+@lru_cache(maxsize=65536)
 def host(url: str) -> str:
     return urlsplit(url).netloc
 
@@ -49,6 +50,7 @@ def host(url: str) -> str:
 ENCYCLOPEDIA_HOSTS = ("pedia.org", "baike.org")  # the reference sites, as people know Wikipedia by name
 
 
+@lru_cache(maxsize=65536)
 def is_encyclopedia(url: str) -> bool:
     """An encyclopedia article: `<x>pedia.org/wiki/...` (`<x>baike.org` in Chinese), not a
     list site's scraped copy at the same path, nor an old revision at its permanent link

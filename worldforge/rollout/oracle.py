@@ -42,6 +42,7 @@ from .reading import (
     Page,
     Span,
     is_news_url,
+    note_parts,
     own_pages,
     plain_number,
     prose_value,
@@ -645,7 +646,7 @@ class Research:
             if col["attribute"] == "date":
                 return c.date.isoformat() if c.date else "unknown"
             if col.get("note") is not None:  # the link's own attribute, written after it ('sales')
-                parts = re.split(r",\s*|，", c.span.note) if c.span is not None and c.span.note else []
+                parts = note_parts(c.span)
                 return parts[col["note"]] if col["note"] < len(parts) else "unknown"
             if c.span is None or c.span.start is None:
                 return "unknown"
@@ -897,7 +898,7 @@ class Research:
             if (lo or hi) and (i.span.start is None or (lo and i.span.start < lo.year) or (hi and i.span.start > hi.year)):
                 continue
             if only is not None:
-                parts = re.split(r",\s*|，", i.span.note) if i.span.note else []
+                parts = note_parts(i.span)
                 if only["note"] >= len(parts) or norm(parts[only["note"]]) != norm(only["value"]):
                     continue
             rows.append(Candidate(a.name, a.url, {}, a.source, "kept", other=(i.name, i.url), span=i.span, anchor=a))

@@ -105,6 +105,11 @@ class Span:
     note: str | None = None  # the link's own attributes as the page writes them after it ('sales')
 
 
+def note_parts(span: Span | None) -> list[str]:
+    """A link's own attributes as its page wrote them after it, one per attribute, in order."""
+    return re.split(r",\s*|，", span.note) if span is not None and span.note else []
+
+
 def read_note(text: str) -> str | None:
     """What a page writes between a link and its dates: the link's own attributes (', sales',
     '（销售部）'), or None."""

@@ -135,6 +135,13 @@ def test_shards_run_in_ray_workers_and_errors_come_back(cluster):
     assert list(current().map(_square, range(10), 3)) == [i * i + 3 for i in range(10)]  # item order, whoever finishes first
     with pytest.raises(RenderError, match="shard 4 failed"):
         list(current().map(_fail_on_4, range(8)))
+    # A failure while other shards are finishing: cancelling them raced their replies and Ray's
+    # driver aborted the whole test process (exit 1, once in 300 such maps). 150 in a row, then
+    # the cluster still answers.
+    for _ in range(150):
+        with pytest.raises(RenderError, match="shard 4 failed"):
+            list(current().map(_fail_on_4, range(8)))
+    assert list(current().map(_square, range(4), 0)) == [0, 1, 4, 9]
 
 
 def test_workers_run_duckdb_and_polars_on_one_thread(cluster, tmp_path):

@@ -94,6 +94,10 @@ class RayCluster:
         pending: deque = deque()  # submitted, not yet yielded, in item order
         running: set = set()  # submitted, not known to be finished
         more = True
+        # The shards still running when one fails (or the caller stops reading) are left to end:
+        # at most `window` of them. Ray 2.60's driver aborts the whole process (a failed internal
+        # check, exit 1: it took a CI run down) when a cancel, forced or not, crosses the reply of
+        # a task that was just finishing; a local cluster's shutdown stops them anyway.
         try:
             while True:
                 while more and len(running) < self.window and len(pending) < self.buffer:
@@ -115,9 +119,6 @@ class RayCluster:
             # the worker's own exception (a WorldforgeError keeps its message and exit code)
             cause = exc.as_instanceof_cause()
             raise (cause.cause if getattr(cause, "cause", None) is not None else cause) from None
-        finally:
-            for ref in pending:
-                ray.cancel(ref, force=True)
 
 
 _END = object()

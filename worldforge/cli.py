@@ -942,9 +942,12 @@ def serve(
     search_cache: int = typer.Option(8192, "--search-cache", min=0, help="Search result pages kept in memory "
                                      "(results never change, so a hit is exact); 0 turns the cache off."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn's log level."),
+    export: Path = typer.Option(None, "--export", help="The dataset the browser view at /view/ shows (default: the newest "
+                                "exports/<world>/v<N>/ found here or beside the build folder)."),
 ) -> None:
     """Serve a world's environment over HTTP (episodes, the web_search and web_extractor tools,
-    Search-R1's /retrieve) and MCP (/mcp), for RL trainers and agents. Needs the serve extra."""
+    Search-R1's /retrieve) and MCP (/mcp), for RL trainers and agents, and its browser view at
+    /view/ (read-only). Needs the serve extra."""
     from .serve.build import rebuild_from_manifest, require_serve_extra
 
     require_serve_extra()
@@ -962,9 +965,48 @@ def serve(
         raise typer.BadParameter("give WORLD_DIR (a world with tasks) or --from-manifest MANIFEST")
     with _user_errors():
         _check_listen(host, port)  # before the server starts: uvicorn exits 3 with its own log line
-    err_console.print(f"serving {world_dir} on http://{host}:{port} (MCP at /mcp); Ctrl-C stops", soft_wrap=True)
-    run_server(world_dir, host=host, port=port, seed=seed, options=options, log_level=log_level, search_cache=search_cache,
-               limits=ServiceLimits(max_episodes=max_episodes, ttl=ttl, max_body=max_body))
+    err_console.print(f"serving {world_dir} on http://{host}:{port} (MCP at /mcp, the browser view at "
+                      f"http://{_shown_host(host)}:{port}/view/); Ctrl-C stops", soft_wrap=True)
+    with _user_errors():
+        run_server(world_dir, host=host, port=port, seed=seed, options=options, log_level=log_level, search_cache=search_cache,
+                   limits=ServiceLimits(max_episodes=max_episodes, ttl=ttl, max_body=max_body), export=export)
+
+
+def _shown_host(host: str) -> str:
+    """The host to print in a URL a browser can open (a wildcard address is this machine)."""
+    return "127.0.0.1" if host in ("0.0.0.0", "", "::") else f"[{host}]" if ":" in host else host
+
+
+@_command()
+def view(
+    world_dir: Path = typer.Argument(..., help="A rendered world, e.g. build/demo (tasks and trajectories are shown when it has them)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", "-p", min=0, max=65535, help="Port to listen on."),
+    export: Path = typer.Option(None, "--export", help="The dataset to show (a folder `worldforge export` wrote; default: "
+                                "the newest exports/<world>/v<N>/ found here or beside the build folder)."),
+    log_level: str = typer.Option("warning", "--log-level", help="uvicorn's log level."),
+) -> None:
+    """Look at a world in a browser: its simulated web as web pages (each site in its own look,
+    links, search with the tools' ranking, provenance on demand), its tasks with gold tables and
+    evidence, trajectories replayed turn by turn and scored cell by cell, and the export's card,
+    reports and plots. Prints the URL; Ctrl-C stops. Needs the serve extra."""
+    from .serve.build import require_serve_extra
+
+    require_serve_extra()
+    import uvicorn
+
+    from .view.data import ViewData
+    from .view.routes import create_view_app
+
+    with _user_errors():
+        _check_listen(host, port)
+        data = ViewData(world_dir, export=export)
+    typer.echo(f"http://{_shown_host(host)}:{port}/view/")
+    err_console.print(f"viewing {world_dir}{f' and {data.export}' if data.export else ''}; Ctrl-C stops", soft_wrap=True)
+    try:
+        uvicorn.run(create_view_app(data), host=host, port=port, log_level=log_level, access_log=False)
+    finally:
+        data.close()
 
 
 def _check_listen(host: str, port: int) -> None:

@@ -71,8 +71,9 @@ async def _body(request, limit: int):
     return data
 
 
-def create_app(service: EnvironmentService, *, mcp: bool = True):
-    """The ASGI app serving `service` (see the module docstring)."""
+def create_app(service: EnvironmentService, *, mcp: bool = True, view=None):
+    """The ASGI app serving `service` (see the module docstring); with `view` (a
+    `view.data.ViewData` over the same world), the browser view under /view/ too."""
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
     from starlette.requests import ClientDisconnect
@@ -151,6 +152,10 @@ def create_app(service: EnvironmentService, *, mcp: bool = True):
         Route("/tools/{name}", handler(tool, True), methods=["POST"]),
         Route("/retrieve", handler(retrieve, True, body_limit=max(limit, RETRIEVE_MAX_BODY)), methods=["POST"]),
     ]
+    if view is not None:
+        from ..view.routes import view_routes
+
+        routes.extend(view_routes(view))
     manager = None
     if mcp:
         from .mcp import mcp_asgi
@@ -182,15 +187,21 @@ def create_app(service: EnvironmentService, *, mcp: bool = True):
 
 
 def serve(world_path: str | Path, *, host: str = "127.0.0.1", port: int = 8000, limits: ServiceLimits | None = None,
-          seed: int | None = None, options=None, log_level: str = "warning", search_cache: int | None = None) -> None:
-    """Open a world and serve it until interrupted (the `worldforge serve` command)."""
+          seed: int | None = None, options=None, log_level: str = "warning", search_cache: int | None = None,
+          export=None) -> None:
+    """Open a world and serve it until interrupted (the `worldforge serve` command), with the
+    browser view under /view/ (`export`: the dataset it shows)."""
     import uvicorn
+
+    from ..view.data import ViewData
 
     service = EnvironmentService(world_path, options, seed=seed, limits=limits)
     if search_cache is not None:
         service.base.engine.search_cache = search_cache
+    view = ViewData(world_path, env=service.base, export=export)
     try:
-        uvicorn.run(create_app(service), host=host, port=port, log_level=log_level, access_log=False,
+        uvicorn.run(create_app(service, view=view), host=host, port=port, log_level=log_level, access_log=False,
                     timeout_keep_alive=30, h11_max_incomplete_event_size=64 * 1024)
     finally:
+        view.close()
         service.close()

@@ -18,7 +18,7 @@ from ..plumbing import read_json, sha256_file, write_atomic
 from ..world.options import RolloutOptions
 from ..world.pack import _NAME_RE
 
-SERVE_EXTRA = ("starlette", "uvicorn", "mcp")
+SERVE_EXTRA = ("starlette", "uvicorn", "mcp", "markdown_it")
 _PACK_NAME = re.compile(_NAME_RE)  # a pack's `pack:` name, as packs are validated
 
 

@@ -716,3 +716,72 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
             raise WorldforgeError(f"task {iid!r}: {exc}; the task's 'required' names must be its gold CSV's columns "
                                   "as norm_column writes them (stripped, lowercase, no spaces)") from None
     return scores, average(scores)
+
+
+# --------------------------------------------------------------------------- cell by cell
+
+RIGHT, PARTIAL, WRONG, MISSING, EXTRA = "right", "partial", "wrong", "missing", "extra"
+
+
+@dataclass
+class MarkedRow:
+    """One row of a response held against the gold table: `status` is `matched` (its key is a
+    gold row's), `extra` (no gold row has its key) or `missing` (a gold row the response left
+    out, shown with the gold cells); each cell is (text shown, mark, gold text)."""
+
+    status: str
+    cells: list[tuple[str, str, str]]
+
+
+def cell_marks(evaluation: Evaluation, gold_header: list[str], gold_rows: list[list[str]], response: str,
+               aliases: dict[str, str] | None = None, language: str = "en") -> tuple[list[str], list[MarkedRow]] | None:
+    """A response's table cell by cell against gold, by the lenient rules (rows aligned on the
+    key through the aliases, each cell by its column's metric): right, partial (a score between
+    0 and 1), wrong, or missing (no such column, or a gold row left out); rows no gold row has
+    are extra. Columns in the evaluation's required order; None when the response has no table."""
+    parsed = parse_table(response, LENIENT)
+    if parsed is None:
+        return None
+    zh = language == "zh"
+    header, rows = parsed
+    if zh:
+        header, rows = [norm_zh(h) for h in header], [[norm_zh(c) for c in r] for r in rows]
+        gold_header, gold_rows = [norm_zh(h) for h in gold_header], [[norm_zh(c) for c in r] for r in gold_rows]
+    fold = norm_zh if zh else (lambda s: s)
+    required = [norm_column(fold(c)) for c in evaluation.required]
+    keys = [norm_column(fold(c)) for c in evaluation.unique_columns]
+    pipeline = {norm_column(fold(k)): v for k, v in evaluation.eval_pipeline.items()}
+    aliases = aliases or {}
+    metrics = METRICS[LENIENT]
+
+    def key_of(rec: dict[str, str]) -> tuple:
+        return tuple(aliases.get(n, n) for n in (norm_str(rec[k]) for k in keys))
+
+    gold = _dedupe(_records(gold_header, gold_rows), keys, key_of)
+    pred = _dedupe(_records(header, rows), keys, key_of)
+    out: list[MarkedRow] = []
+    for k, p in pred.items():
+        g = gold.get(k)
+        if g is None:
+            out.append(MarkedRow(EXTRA, [(p.get(c, ""), EXTRA, "") for c in required]))
+            continue
+        cells = []
+        for c in required:
+            if c in keys:
+                mark = RIGHT
+            elif c not in p:
+                mark = MISSING
+            else:
+                col = pipeline.get(c, _DEFAULT_COLUMN)
+                r, t = _apply(p[c], col, LENIENT), _apply(g.get(c, ""), col, LENIENT)
+                if aliases and "norm_str" in col.preprocess:
+                    r, t = aliases.get(r, r), aliases.get(t, t)
+                s = max((metrics[m](r, t, col.criterion) for m in column_metrics(col) if m in metrics), default=0.0)
+                mark = RIGHT if s >= 1.0 else PARTIAL if s > 0 else WRONG
+            cells.append((p.get(c, ""), mark, g.get(c, "")))
+        out.append(MarkedRow("matched", cells))
+    for k, g in gold.items():
+        if k not in pred:
+            out.append(MarkedRow(MISSING, [(g.get(c, ""), MISSING, g.get(c, "")) for c in required]))
+    shown = {norm_column(h): h for h in gold_header}
+    return [shown.get(c, c) for c in required], out

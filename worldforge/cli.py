@@ -1001,6 +1001,7 @@ def view(
     with _user_errors():
         _check_listen(host, port)
         data = ViewData(world_dir, export=export)
+        data.warm()
     typer.echo(f"http://{_shown_host(host)}:{port}/view/")
     err_console.print(f"viewing {world_dir}{f' and {data.export}' if data.export else ''}; Ctrl-C stops", soft_wrap=True)
     try:

@@ -199,6 +199,7 @@ def serve(world_path: str | Path, *, host: str = "127.0.0.1", port: int = 8000, 
     if search_cache is not None:
         service.base.engine.search_cache = search_cache
     view = ViewData(world_path, env=service.base, export=export)
+    view.warm()
     try:
         uvicorn.run(create_app(service, view=view), host=host, port=port, log_level=log_level, access_log=False,
                     timeout_keep_alive=30, h11_max_incomplete_event_size=64 * 1024)

@@ -11,7 +11,7 @@ def grouped_bars(title: str, labels: list[str], series: dict[str, list[float]], 
                  width: int = 560, height: int = 220) -> str:
     """Bars per label, one per series (e.g. this dataset beside WideSearch), with a legend."""
     top = max((v for vals in series.values() for v in vals), default=0) or 1
-    pad_l, pad_b, pad_t = 40, 42, 28
+    pad_l, pad_b, pad_t = 40, 42, 40
     plot_w, plot_h = width - pad_l - 10, height - pad_b - pad_t
     n, k = max(len(labels), 1), max(len(series), 1)
     slot = plot_w / n
@@ -28,9 +28,10 @@ def grouped_bars(title: str, labels: list[str], series: dict[str, list[float]], 
             shown = f"{100 * v:.0f} %" if percent else f"{v:g}"
             parts.append(f'<rect x="{x:.1f}" y="{pad_t + plot_h - h:.1f}" width="{bar:.1f}" height="{h:.1f}" fill="{colour}">'
                          f'<title>{escape(name)} · {escape(labels[i])}: {shown}</title></rect>')
-        lx = pad_l + 150 * j
-        parts.append(f'<rect x="{lx + 200}" y="6" width="10" height="10" fill="{colour}"/>'
-                     f'<text x="{lx + 214}" y="15" class="cl">{escape(name)}</text>')
+        if k > 1:  # a legend under the title, one entry a series
+            lx = pad_l + 130 * j
+            parts.append(f'<rect x="{lx}" y="21" width="10" height="10" fill="{colour}"/>'
+                         f'<text x="{lx + 14}" y="30" class="cl">{escape(name)}</text>')
     for i, lab in enumerate(labels):
         parts.append(f'<text x="{pad_l + i * slot + slot / 2:.1f}" y="{pad_t + plot_h + 16}" text-anchor="middle" class="cl">'
                      f'{escape(lab)}</text>')

@@ -147,6 +147,13 @@ class ViewData:
         self.scratch = duckdb.connect()  # reads the page files' provenance (no database of its own)
         self.scratch.execute("SET enable_progress_bar = false")
 
+    def warm(self) -> None:
+        """Read once what the first requests would (tasks, the trajectory index, the sites, the
+        page shards), so that no visitor waits for it."""
+        _ = self.tasks, self.trajectory_index
+        self.site_counts()
+        self._shard_index()
+
     def close(self) -> None:
         self.db.close()
         self.scratch.close()
@@ -233,22 +240,38 @@ class ViewData:
             self._shards = (h[order], s[order], page_files(self.engine.web, "facts"))
         return self._shards
 
-    def page_fact_ids(self, url: str) -> list[str]:
-        """The ids of the facts the page at `url` states (its `page_facts` rows)."""
+    def _shards_of(self, url: str) -> list[int]:
+        """The page shards that may hold `url` (one, but for a hash collision)."""
         import numpy as np
         import polars as pl
 
-        from ..web.store import parquet_list
-
-        hashes, shards, facts = self._shard_index()
+        hashes, shards, _ = self._shard_index()
         h = pl.Series([url]).hash(seed=0).to_numpy()[0]
         lo, hi = np.searchsorted(hashes, h, "left"), np.searchsorted(hashes, h, "right")
-        files = [facts[i] for i in sorted({int(x) for x in shards[lo:hi]})]
+        return sorted({int(x) for x in shards[lo:hi]})
+
+    def page_fact_ids(self, url: str) -> list[str]:
+        """The ids of the facts the page at `url` states (its `page_facts` rows)."""
+        from ..web.store import parquet_list
+
+        facts = self._shard_index()[2]
+        files = [facts[i] for i in self._shards_of(url)]
         if not files:
             return []
         rows = self.scratch.execute(f"SELECT fact_id FROM read_parquet({parquet_list(files)}) WHERE url = ? ORDER BY fact_id",
                                     [url]).fetchall()
         return [r[0] for r in rows]
+
+    def page_subject(self, url: str) -> str | None:
+        """The entity a page is about (None for a list or an unknown address)."""
+        from ..web.store import page_files, parquet_list
+
+        pages = page_files(self.engine.web, "pages")
+        files = [pages[i] for i in self._shards_of(url)]
+        if not files:
+            return None
+        got = self.scratch.execute(f"SELECT subject FROM read_parquet({parquet_list(files)}) WHERE url = ? LIMIT 1", [url]).fetchone()
+        return got[0] if got else None
 
     def fact_pages(self, fact_id: str, limit: int = MAX_FACT_PAGES) -> tuple[list[str], int]:
         """The pages that state a fact (URL order, at most `limit`) and how many there are."""

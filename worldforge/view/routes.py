@@ -184,9 +184,7 @@ class Pages:
         fact_rows = []
         if facts and not p.get("copy_of") and not archive:
             fact_rows = d.facts(d.page_fact_ids(p["url"]))
-            subject = d.engine.pages.execute("SELECT subject FROM pages WHERE url = ? LIMIT 1", [p["url"]]).fetchone() \
-                if len(fact_rows) else None
-            marker = Marker(fact_rows, subject[0] if subject else None)
+            marker = Marker(fact_rows, d.page_subject(p["url"]) if fact_rows else None)
         body, _ = render(p["markdown"], page_link, marker)
         host = url.split("/")[2]
         site = d.site_of(url) if p["look"] != "copy" else host
@@ -338,9 +336,10 @@ class Pages:
                      f' · reward {"—" if e.reward is None else f"{e.reward:.3f}"} · {e.turns} turns · ended by {escape(e.end)}</li>'
                      for e in trajs) or "<li>none (not rolled out)</li>"
         return self.layout(iid, f'<h1 class=tid>{escape(iid)}</h1><blockquote class="question">{escape(r.get("query", ""))}</blockquote>'
-                                f"<div class=two><div><h2>Gold table ({len(t.rows)} rows)</h2><p class=muted>Numbers after a cell: "
-                                f"the evidence pages that state it.</p>{gold}</div><div><h2>Task</h2><table class=kv>{kv}</table>"
-                                f"<h2>Trajectories</h2><ul>{tl}</ul></div></div>"
+                                f"<div class=two><div><h2>Task</h2><table class=kv>{kv}</table></div>"
+                                f"<div><h2>Trajectories</h2><ul>{tl}</ul></div></div>"
+                                f"<h2>Gold table ({len(t.rows)} rows)</h2><p class=muted>Numbers after a cell: "
+                                f"the evidence pages that state it.</p><div class=scroll>{gold}</div>"
                                 f"<h2>Evidence pages ({len(pages)})</h2><ol class=urls>{evl}</ol>", active="tasks")
 
     # ------------------------------------------------------------------ trajectories
@@ -522,7 +521,7 @@ class Pages:
         head = "".join(f"<th>{escape(h)}</th>" for h in header)
         return (f'<p class=legend>{legend} <span class=muted>(cells by the lenient rules; the reward above is the run\'s scorer; '
                 f'hover a wrong cell for the gold value)</span></p>'
-                f'<table class="grid scored" id=scoredtable><tr>{head}<th></th></tr>{"".join(trs)}</table>')
+                f'<div class=scroll><table class="grid scored" id=scoredtable><tr>{head}<th></th></tr>{"".join(trs)}</table></div>')
 
     # ------------------------------------------------------------------ export and reports
 
@@ -535,11 +534,11 @@ class Pages:
                          "folder); give one with <code>worldforge view WORLD_DIR --export DIR</code>.</p>")
         else:
             splits = man.get("splits") or {}
+            configs = {k: v for k, v in (man.get("rows") or {}).items() if isinstance(v, dict)}
             if isinstance(splits, dict) and splits:
-                keys = sorted({k for v in splits.values() if isinstance(v, dict) for k, x in v.items() if isinstance(x, (int, float))})
-                head = "".join(f"<th class=n>{escape(k)}</th>" for k in keys)
-                rows = "".join(f"<tr><td>{escape(s)}</td>" + "".join(f"<td class=n>{v.get(k, '')}</td>" for k in keys) + "</tr>"
-                               for s, v in splits.items() if isinstance(v, dict))
+                head = "<th class=n>tasks</th>" + "".join(f"<th class=n>{escape(c)} rows</th>" for c in configs)
+                rows = "".join(f"<tr><td>{escape(s)}</td><td class=n>{n:,}</td>" + "".join(
+                    f"<td class=n>{v.get(s, 0):,}</td>" for v in configs.values()) + "</tr>" for s, n in splits.items())
                 parts.append(f"<h2>Splits</h2><table class=grid id=splits><tr><th>split</th>{head}</tr>{rows}</table>")
             parts.append(f"<p class=muted>{escape(d.export)}</p>")
         dist = d.distribution

@@ -21,6 +21,7 @@ STAGES = [
     ("tasks", ("worldforge.tasks",)),
     ("rollout", ("worldforge.rollout",)),
     ("export", ("worldforge.export", "worldforge.kits")),
+    ("view", ("worldforge.view",)),  # the browser view: reads a world's web, tasks, trajectories and export
     ("serve", ("worldforge.serve", "worldforge.rewards")),
     ("run", ("worldforge.run",)),
     ("farm", ("worldforge.farm",)),

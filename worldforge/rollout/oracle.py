@@ -125,6 +125,9 @@ class Research:
         self.searched_names: set[str] = set()
         self.own: dict[tuple, list[str]] = {}  # (article URL, its text's length) -> the profile or official site it links
         self.beside_name: dict[str, str] = {}  # a profile or official site an article sent the research to -> its entity
+        # article URL -> the profile an attribute it leaves out was read on (the state names that
+        # profile with the entity's name and the value, so the article need not be opened again)
+        self.profile_of: dict[str, str] = {}
         self.name_url: dict[str, str] = {}  # entity name (normalised) -> article URL, from links and results
         self.wants: dict[str, tuple] = {}  # URL -> purpose, in the order the research needs them
         self.search_wants: dict[str, str] = {}  # query -> purpose
@@ -404,10 +407,11 @@ class Research:
         (`expect`; a snippet never rules one out)."""
         key = ("attr", norm(label))
         self.from_snippet = False
-        got = self.noted(url, key)
-        if got is not MISSING:
-            self.from_snippet = (url, key) in self.snippet_read
-            return got
+        for where in (url, self.profile_of.get(url)):
+            got = self.noted(where, key) if where else MISSING
+            if got is not MISSING:
+                self.from_snippet = (where, key) in self.snippet_read
+                return got
         if figure and url not in self.read and url in self.snippets:
             who = name or self.label_of(url)
             value = next((v for sn in self.snippets[url] if (v := snippet_value(sn, label, who)) is not None), None)
@@ -465,6 +469,7 @@ class Research:
             self._note_value(art.url, key, label, None)
             return None
         url = profiles[0]
+        self.profile_of[art.url] = url
         got = self.noted(url, key)
         if got is not MISSING:
             self.from_snippet = (url, key) in self.snippet_read

@@ -150,9 +150,22 @@ class ViewData:
     def warm(self) -> None:
         """Read once what the first requests would (tasks, the trajectory index, the sites, the
         page shards), so that no visitor waits for it."""
+        from .markdown import render
+
         _ = self.tasks, self.trajectory_index
         self.site_counts()
         self._shard_index()
+        render("# warm\n\n[a](https://x.example/) | b\n\n| a |\n|---|\n| b |", lambda u: u)  # the parser, built once
+        first = self.engine.pages.execute("SELECT url, title FROM pages LIMIT 1").fetchone()
+        if first:  # the index's first reads (a page, a search) page its files in
+            self.engine.page(first[0])
+            self.engine.archive(first[0])  # which articles have an earlier capture: read once (0.7 s on a 1M world)
+            try:
+                self.engine.search(first[1])
+            except WorldforgeError:
+                pass
+            self.engine._pages.clear()
+            self.engine._searches.clear()
 
     def close(self) -> None:
         self.db.close()
@@ -195,15 +208,12 @@ class ViewData:
         return self._site_names().get(url.split("/")[2] if url.count("/") >= 2 else "", url.split("/")[2] if url.count("/") >= 2 else url)
 
     def _site_names(self) -> dict[str, str]:
-        if not hasattr(self, "_sites_by_host"):
-            rows = self.engine.pages.execute(
-                "SELECT split_part(url, '/', 3) AS host, any_value(site) FROM pages GROUP BY host").fetchall()
-            self._sites_by_host = {h: s for h, s in rows}
-            self._site_pages = None
+        if getattr(self, "_sites_by_host", None) is None:
+            self._sites_by_host = {h: s for s, h, _, _ in self.site_counts()}
         return self._sites_by_host
 
     def site_counts(self) -> list[tuple[str, str, str, int]]:
-        """(site, host, look, pages) of every site, most pages first (read once)."""
+        """(site, host, look, pages) of every site, most pages first (read once: 0.5 s on a 1M world)."""
         if getattr(self, "_site_counts", None) is None:
             rows = self.engine.pages.execute(
                 "SELECT any_value(site), split_part(url, '/', 3) AS host, mode(kind), count(*) AS n, any_value(url) "
@@ -294,14 +304,20 @@ class ViewData:
             if t not in self.info.world.types:
                 continue
             for view in ("facts", "past_facts"):
-                want = [i for i in ids if i not in rows]
+                want = set(i for i in ids if i not in rows)
                 if not want:
                     break
+                # by subject and predicate, the columns the views select as they are (a filter on
+                # the fact id, which the views compute, read a 1M world's history for 0.7 s)
+                subjects = sorted({i.split("/", 1)[0] for i in want})
+                preds = sorted({i.split("/")[1].split("@")[0] for i in want if "/" in i})
                 cols = f"fact_id, subject, subject_type, predicate, value, value_type, valid_from, valid_to, " \
                        f"{note if view == 'facts' else 'NULL::VARCHAR AS note'}"
-                for r in self.db.execute(f"SELECT {cols} FROM {view} WHERE subject_type = ? AND fact_id IN "
-                                         "(SELECT unnest(?::VARCHAR[]))", [t, want]).fetchall():
-                    rows[r[0]] = r
+                for r in self.db.execute(f"SELECT {cols} FROM {view} WHERE subject_type = ? AND predicate IN "
+                                         "(SELECT unnest(?::VARCHAR[])) AND subject IN (SELECT unnest(?::VARCHAR[]))",
+                                         [t, preds, subjects]).fetchall():
+                    if r[0] in want:
+                        rows[r[0]] = r
         names = self.names({r[1] for r in rows.values()} | {r[4] for r in rows.values() if r[5] == "entity"})
         out = []
         for fid in fact_ids:

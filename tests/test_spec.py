@@ -728,10 +728,10 @@ def test_a_retired_oracle_option_still_loads():
     assert RolloutOptions.model_validate({"oracle": {"search_share": 0.2}}).oracle == OracleSpec()
 
 
-def test_the_readme_walkthrough_runs(tmp_path, monkeypatch):
-    """The README's new-domain walkthrough, block by block: step 1 validates and plans, step 2's
-    audit breaks the threshold the README names, step 3's fix passes it and `worldforge run`
-    releases a dataset."""
+def test_the_new_domain_walkthrough_runs(tmp_path, monkeypatch):
+    """The new-domain walkthrough (docs/how-to/new-domain.md), block by block: step 1 validates
+    and plans, step 2's audit breaks the threshold the page names, step 3's fix passes it and
+    `worldforge run` releases a dataset."""
     import re
 
     from typer.testing import CliRunner
@@ -739,7 +739,7 @@ def test_the_readme_walkthrough_runs(tmp_path, monkeypatch):
     from worldforge.cli import app
 
     runner = CliRunner()
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "docs" / "how-to" / "new-domain.md").read_text()
     blocks = {(f, step): body for f, step, body in
               re.findall(r"<!-- walkthrough: (\S+) (step\d) -->\n```yaml\n(.*?)```", text, re.S)}
     assert set(blocks) == {("mydomain/hospitals.yaml", "step1"), ("mydomain/world.yaml", "step1"),

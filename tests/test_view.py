@@ -138,6 +138,11 @@ def test_tasks_filter_and_show_gold_with_evidence_per_cell(view):
     shown = re.findall(r'<a href="/view/task/([^"]+)">', text)
     assert shown == [quote(i) for i in want][:50]
     assert "0 of" in _get(client, "/view/tasks?q=zzzz-no-such-words")
+    from worldforge.view.routes import level
+
+    for lv in ("easy", "medium", "hard"):
+        want = [r["instance_id"] for r in recs if level(r["difficulty"]) == lv]
+        assert f"{len(want):,} of {len(recs):,} tasks" in _get(client, f"/view/tasks?difficulty={lv}")
     t = next(t for t in data.tasks.values() if t.record["kind"] == "table" and t.record["evidence"].get("cells"))
     page = _get(client, f"/view/task/{quote(t.id)}")
     assert htmllib.escape(t.query) in page

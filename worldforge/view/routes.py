@@ -6,7 +6,7 @@
     /view/search?q=&offset=      the web_search tool's ranking, as a results page
     /view/page?url=              a page in its site's look (&facts=1: provenance; &archive=1: an earlier capture)
     /view/fact?id=               a fact, and every page that states it
-    /view/tasks?kind=&split=&rows=&hops=&q=   tasks, filtered
+    /view/tasks?kind=&split=&difficulty=&rows=&hops=&q=   tasks, filtered
     /view/task/{id}              question, gold table, evidence pages per cell, trajectories
     /view/trajectories?policy=&sort=         trajectories by reward
     /view/trajectory/{id}?sample=&step=      a trajectory replayed turn by turn, its answer scored cell by cell
@@ -49,6 +49,14 @@ def u(path: str, **params) -> str:
 
 def page_link(url: str, **extra) -> str:
     return u("/page", url=url, **extra)
+
+
+LEVELS = ("easy", "medium", "hard")  # by the pages an answer needs (difficulty.min_pages): < 20, 20-99, >= 100
+
+
+def level(difficulty: dict) -> str:
+    n = int(difficulty.get("min_pages") or 0)
+    return "easy" if n < 20 else "medium" if n < 100 else "hard"
 
 
 def _bucket(n: int) -> str:
@@ -256,7 +264,7 @@ class Pages:
                 out.setdefault(iid, []).append(e.reward)
         return {k: sum(v) / len(v) for k, v in out.items()}
 
-    def tasks(self, kind: str, split: str, rows: str, hops: str, q: str, offset: int) -> str:
+    def tasks(self, kind: str, split: str, rows: str, hops: str, q: str, offset: int, difficulty: str = "") -> str:
         d = self.d
         if not d.tasks:
             return self.layout("Tasks", "<h1>Tasks</h1><p>This world has no tasks yet: run <code>worldforge tasks WORLD_DIR</code>.</p>",
@@ -275,6 +283,8 @@ class Pages:
                 continue
             if hops and str(diff.get("hops", "")) != hops:
                 continue
+            if difficulty and level(diff) != difficulty:
+                continue
             if q and q.lower() not in r.get("query", "").lower() and q not in r["instance_id"]:
                 continue
             sel.append(r)
@@ -284,7 +294,7 @@ class Pages:
             return f'<label>{name} <select name="{name}"><option value="">any</option>{opts}</select></label>'
 
         form = (f'<form class="filters" action="{u("/tasks")}">{options("kind", kinds, kind)}{options("split", splits, split)}'
-                f'{options("rows", ROW_BUCKETS, rows)}{options("hops", hop_values, hops)}'
+                f'{options("difficulty", LEVELS, difficulty)}{options("rows", ROW_BUCKETS, rows)}{options("hops", hop_values, hops)}'
                 f'<label>text <input name="q" value="{escape(q)}" placeholder="words of the question"></label><button>Filter</button></form>')
         page = sel[offset:offset + PAGE_SIZE]
         trs = []
@@ -293,11 +303,14 @@ class Pages:
             rw = rewards.get(r["instance_id"])
             trs.append(f'<tr><td><a href="{u("/task/" + quote(r["instance_id"]))}">{escape(r["instance_id"])}</a></td>'
                        f'<td>{escape(r.get("kind"))}</td><td>{escape(r.get("shape", ""))}</td><td>{escape(r.get("split"))}</td>'
+                       f'<td>{level(diff)}</td><td class=n>{diff.get("min_pages", "")}</td>'
                        f'<td class=n>{diff.get("rows", "")}</td><td class=n>{diff.get("columns", "")}</td><td class=n>{diff.get("hops", "")}</td>'
                        f'<td class=n>{"" if rw is None else f"{rw:.2f}"}</td><td class=q>{escape(r.get("query", "")[:160])}</td></tr>')
-        table = ("<table class=grid id=tasks><tr><th>task</th><th>kind</th><th>shape</th><th>split</th><th class=n>rows</th>"
+        table = ("<table class=grid id=tasks><tr><th>task</th><th>kind</th><th>shape</th><th>split</th><th>difficulty</th>"
+                 "<th class=n title='pages an answer needs at least'>pages</th><th class=n>rows</th>"
                  "<th class=n>cols</th><th class=n>hops</th><th class=n>reward</th><th>question</th></tr>" + "".join(trs) + "</table>")
-        pager = self._pager(len(sel), offset, PAGE_SIZE, lambda o: u("/tasks", kind=kind, split=split, rows=rows, hops=hops, q=q, offset=o))
+        pager = self._pager(len(sel), offset, PAGE_SIZE, lambda o: u("/tasks", kind=kind, split=split, difficulty=difficulty, rows=rows,
+                                                                    hops=hops, q=q, offset=o))
         return self.layout("Tasks", f"<h1>Tasks</h1>{form}<p class=muted id=count>{len(sel):,} of {len(recs):,} tasks</p>{table}{pager}",
                            active="tasks")
 
@@ -663,7 +676,7 @@ def view_routes(data: ViewData) -> list:
         Route(PREFIX + "/page", html(lambda r: pages.page(q(r, "url"), bool(q(r, "facts")), bool(q(r, "archive")))), methods=["GET"]),
         Route(PREFIX + "/fact", html(lambda r: pages.fact(q(r, "id"))), methods=["GET"]),
         Route(PREFIX + "/tasks", html(lambda r: pages.tasks(q(r, "kind"), q(r, "split"), q(r, "rows"), q(r, "hops"), q(r, "q"),
-                                                            _int_param(r, "offset"))), methods=["GET"]),
+                                                            _int_param(r, "offset"), q(r, "difficulty"))), methods=["GET"]),
         Route(PREFIX + "/task/{iid}", html(lambda r: pages.task(r.path_params["iid"])), methods=["GET"]),
         Route(PREFIX + "/trajectories", html(lambda r: pages.trajectories(q(r, "policy"), q(r, "sort"), _int_param(r, "offset"))),
               methods=["GET"]),

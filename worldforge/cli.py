@@ -726,7 +726,7 @@ def rollout(
 ) -> None:
     """Run a policy on every task in the simulated web (with the spec's perturbations) and store
     the trajectories in WORLD_DIR/rollout/. An interrupted rollout resumes where it stopped.
-    The oracle researches from the question and what it reads only (see the README)."""
+    The oracle researches from the question and what it reads only (docs/concepts/oracle.md)."""
     from .rollout import run_rollout
 
     with _user_errors():
@@ -879,7 +879,7 @@ def score(
     lenient: bool = typer.Option(False, "--lenient", help="Score as worldforge did before matching WideSearch: the "
                                  "last table, partial credit for missing or extra columns, keys de-duplicated after "
                                  "normalising, aliases in any name column, any whitespace ignored, Chinese cells read "
-                                 "the Chinese way (README, \"Scoring\")."),
+                                 "the Chinese way (docs/concepts/scoring.md)."),
     as_of: str = typer.Option(None, "--as-of", metavar="YYYY-MM-DD", help="Read a date without its month or year (a "
                               "bare year) as of this day, as dateparser does as of today (default: today, as "
                               "WideSearch's evaluator; the rollout reward uses the world's date)."),
@@ -888,7 +888,7 @@ def score(
     By default exactly as WideSearch's own evaluator scores them (its pandas reading of the
     table, its preprocess steps and metrics, dateparser for dates), with its two LLM calls
     replaced: keys align through the world's aliases, list columns by `set_match`.
-    --lenient scores as worldforge did before (README, "Scoring", lists every difference)."""
+    --lenient scores as worldforge did before (docs/concepts/scoring.md lists every difference)."""
     import datetime as dt
     import json
 

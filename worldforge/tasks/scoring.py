@@ -23,7 +23,7 @@ Two modes (`MODES`):
   and "Month D, YYYY" / "D Month YYYY" forms, any whitespace ignored, and a Chinese task's
   cells read the Chinese way (`norm_zh`: full-width forms, 万/亿 numbers, 年月日/号 dates).
 
-README's "Scoring" section lists every place where the two differ.
+docs/concepts/scoring.md lists every place where the two differ.
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ class TasksOptions(Model):
     columns: Range = Range(min=3, max=14)  # columns of a table task, the key column(s) included
     constraints: Range = Range(min=1, max=3)  # constraints combined with AND / OR / NOT
     shapes: dict[Literal["filter", "ranked", "timeline", "events"], float] = DEFAULT_SHAPE_SHARES  # table shapes
-    # relative weight of each entity type among table tasks; a type not listed weighs its interest (README)
+    # relative weight of each entity type among table tasks; a type not listed weighs its interest (docs/concepts/tasks.md)
     type_weights: dict[str, float] = {}
     # share of tasks posed in held-out parts of the world (whole countries), for world-level splits
     holdout: dict[Literal["validation", "test"], float] = {"validation": 0.1, "test": 0.1}

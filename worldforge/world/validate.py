@@ -58,7 +58,7 @@ from .spec import (
     with_lookup_units,
 )
 
-# Limits on what a spec may ask for (README: "Limits").
+# Limits on what a spec may ask for (docs/concepts/world.md, "Limits").
 MAX_YAML_BYTES = 4 * 2**20  # a spec or pack file
 MAX_YAML_NODES = 1_000_000  # values in one file after YAML aliases are expanded
 MAX_YAML_DEPTH = 64  # nesting of mappings and lists

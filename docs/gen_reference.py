@@ -265,18 +265,7 @@ def model_tables(root: type) -> str:
     """One section per model class reachable from `root` (depth first, each once): its docstring
     and a table of its fields with type, default and the source's own comment."""
     out: list[str] = []
-    seen: list[type] = []
-
-    def visit(model: type) -> None:
-        if model in seen:
-            return
-        seen.append(model)
-        for f in model.model_fields.values():
-            for m in _models_in(f.annotation):
-                visit(m)
-
-    visit(root)
-    for model in seen:
+    for model in _reachable(root):
         name = model.__name__.lstrip("_")
         out += [f"### {name} {{#{_anchor(model)}}}", ""]
         doc = inspect.cleandoc(model.__dict__.get("__doc__") or "")  # its own, not pydantic's
@@ -292,12 +281,11 @@ def model_tables(root: type) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def schema_models(kind: str) -> list[type]:
-    """Every model class documented under a schema marker (for the coverage test)."""
-    root = _ROOTS[kind]()
+def _reachable(root: type) -> list[type]:
+    """The model classes reachable from `root` through its fields, depth first, each once."""
     seen: list[type] = []
 
-    def visit(model):
+    def visit(model: type) -> None:
         if model in seen:
             return
         seen.append(model)
@@ -307,6 +295,11 @@ def schema_models(kind: str) -> list[type]:
 
     visit(root)
     return seen
+
+
+def schema_models(kind: str) -> list[type]:
+    """Every model class documented under a schema marker (for the coverage test)."""
+    return _reachable(_ROOTS[kind]())
 
 
 def _pack_root():

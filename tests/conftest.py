@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import socket
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -40,6 +44,28 @@ def cut_lists(md: str, lang: str = "en") -> list[tuple[int | None, int, str]]:
             d = m.groupdict()
             out.append((int(d["shown"]) if d.get("shown") else None, int(d["count"].replace(",", "")), d["url"]))
     return out
+
+
+@contextmanager
+def served(app):
+    """A real uvicorn server for `app` in a background thread, on a free port: its base URL."""
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if srv.started:
+            break
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(10)
 
 
 def write_spec(tmp: Path, name: str = "small", seed: int = 11, counts: dict | None = None, **extra) -> Path:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import threading
 import time
 
 import pytest
@@ -19,6 +18,7 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")
 
+from tests.conftest import served  # noqa: E402
 from worldforge.rollout.env import TOOLS  # noqa: E402
 from worldforge.serve.app import create_app  # noqa: E402
 from worldforge.serve.env import WebSearchEnv, parse_tool_calls  # noqa: E402
@@ -54,23 +54,10 @@ def _service(world, dataset, **kw):
 @pytest.fixture(scope="module")
 def server(small_run):
     """A real uvicorn server in a background thread: (base URL, service)."""
-    import uvicorn
-
     _, world, dataset = small_run
     service = _service(world, dataset)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", service
-    srv.should_exit = True
-    thread.join(10)
+    with served(create_app(service)) as url:
+        yield url, service
     service.close()
 
 

@@ -10,15 +10,13 @@ import os
 import re
 import shutil
 import socket
-import threading
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 import yaml
 
-from tests.conftest import REPO, SMALL_COUNTS
+from tests.conftest import REPO, SMALL_COUNTS, served
 
 pytest.importorskip("starlette")
 pytest.importorskip("markdown_it")
@@ -301,27 +299,6 @@ def zh_view(tmp_path_factory):
     data.close()
 
 
-def _serve(app):
-    """A real uvicorn server in a thread: (base URL, stop)."""
-    import uvicorn
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if srv.started:
-            break
-        time.sleep(0.05)
-
-    def stop():
-        srv.should_exit = True
-        thread.join(10)
-    return f"http://127.0.0.1:{port}", stop
-
-
 @pytest.fixture(scope="module")
 def browser():
     _browser_or_skip()
@@ -343,8 +320,7 @@ def _shot(page, name: str) -> None:
 
 def test_in_a_browser_a_user_searches_reads_follows_links_and_sees_provenance(view, browser):
     data, _ = view
-    base, stop = _serve(create_view_app(data))
-    try:
+    with served(create_view_app(data)) as base:
         page = browser.new_page(viewport={"width": 1280, "height": 860})
         page.goto(base + "/view/")
         assert "Browse the web" in page.inner_text("main")
@@ -380,14 +356,11 @@ def test_in_a_browser_a_user_searches_reads_follows_links_and_sees_provenance(vi
         page.goto(base + "/view/page?url=" + quote(news))
         assert page.locator(".site.look-news").count() == 1
         _shot(page, "page-news")
-    finally:
-        stop()
 
 
 def test_in_a_browser_a_user_filters_tasks_and_replays_a_trajectory(view, browser):
     data, _ = view
-    base, stop = _serve(create_view_app(data))
-    try:
+    with served(create_view_app(data)) as base:
         page = browser.new_page(viewport={"width": 1280, "height": 860})
         page.goto(base + "/view/tasks")
         page.select_option("select[name=kind]", "table")
@@ -425,13 +398,10 @@ def test_in_a_browser_a_user_filters_tasks_and_replays_a_trajectory(view, browse
         page.goto(base + "/view/export")
         assert page.locator("svg.chart").count() >= 3 and page.locator("#card").is_visible()
         _shot(page, "export")
-    finally:
-        stop()
 
 
 def test_in_a_browser_chinese_pages_render(zh_view, browser):
-    base, stop = _serve(create_view_app(zh_view))
-    try:
+    with served(create_view_app(zh_view)) as base:
         page = browser.new_page(viewport={"width": 1280, "height": 860})
         url = zh_view.engine.pages.execute("SELECT url FROM pages WHERE kind = 'article' ORDER BY length(markdown) DESC LIMIT 1").fetchone()[0]
         page.goto(base + "/view/page?url=" + quote(url) + "&facts=1")
@@ -445,5 +415,3 @@ def test_in_a_browser_chinese_pages_render(zh_view, browser):
         _shot(page, "page-zh")
         page.goto(base + "/view/search?q=" + quote(first_line))
         assert page.locator("li.hit").count() > 0
-    finally:
-        stop()

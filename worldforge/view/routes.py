@@ -407,6 +407,7 @@ class Pages:
         results: dict[str, str] = {m.get("tool_call_id"): m.get("content") or "" for m in msgs if m.get("role") == "tool"}
         sizes = [n_tokens(x.get("content") or "") + sum(n_tokens(c["function"]["arguments"]) for c in x.get("tool_calls") or [])
                  for x in msgs]
+        prefix_tokens = [sum(n_tokens(x.get("content") or "") for x in seg["prefix"]) for seg in segs]  # once a segment
         prefix_sum = [0]
         for x in sizes:
             prefix_sum.append(prefix_sum[-1] + x)
@@ -421,7 +422,7 @@ class Pages:
             k = seg_of(i)
             s = segs[k]
             shown = len(s["prefix"]) + max(0, i - s["start"])
-            tokens = sum(n_tokens(x.get("content") or "") for x in s["prefix"]) + prefix_sum[i] - prefix_sum[min(i, s["start"])]
+            tokens = prefix_tokens[k] + prefix_sum[i] - prefix_sum[min(i, s["start"])]
             state = ""
             if k > 0 and len(s["prefix"]) > 1 and k not in stated:
                 stated.add(k)

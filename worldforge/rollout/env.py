@@ -25,7 +25,7 @@ from itertools import chain
 from pathlib import Path
 
 from ..errors import DamagedStateError, RolloutError, SearchInputError
-from ..plumbing import stable_hash
+from ..plumbing import raise_if_interrupted, stable_hash
 from ..tasks.scoring import Evaluation, read_gold_csv, reward_of, score_table
 from ..web.pages import slug as _slug
 from ..web.search import SNIPPET_CHARS, SNIPPET_CHARS_ZH, SearchEngine, check_url, cut_snippet, search_arguments
@@ -660,6 +660,7 @@ class Episode:
                         rec.error = "unknown-tool" if name not in TOOL_NAMES else "bad-input"
                         text = f"Error: {exc}"
                     except Exception as exc:  # noqa: BLE001 - one bad call never ends an episode (or a server)
+                        raise_if_interrupted()  # Ctrl-C that DuckDB reported as its own error: the run stops, no traceback
                         _log.exception("tool %s failed on %s", name, arg_text[:200])
                         rec.error = "tool-failure"
                         text = f"Error: {name} failed on these arguments ({type(exc).__name__}). Try other arguments."

@@ -243,13 +243,14 @@ def test_link_attributes_are_stated_asked_and_read(demo_rollouts):
         assert stated > 1000 and missing == 0
         assert con.execute("SELECT count(*) FROM w.facts WHERE predicate = 'employed_by' AND note IS NULL").fetchone()[0] == 0
     finally:
+        con.execute("DETACH DATABASE IF EXISTS w")  # an attachment outlives the connection while others are open
         con.close()
     tasks = {t["instance_id"]: t for t in map(json.loads, (world / "tasks" / "tasks.jsonl").read_text().splitlines())}
-    asked = [t for t in tasks.values() if t["kind"] == "table" and any(c.get("note") is not None for c in t["question"]["columns"])]
+    asked = [t for t in tasks.values() if t["kind"] == "table" and "department" in t["columns"]]
     assert asked, "no timeline table asks for a job's department"
     with duckdb.connect(str(world / "world.duckdb"), read_only=True) as w:
         for t in asked:
-            col = next(c["name"] for c in t["question"]["columns"] if c.get("note") is not None)
+            col = "department"
             gold = {r[t["columns"].index(col)] for r in w.execute(t["sql"]).fetchall()}
             assert gold and gold <= values
     clean = {tr["instance_id"]: tr for tr in out["clean"][1]}
@@ -260,6 +261,41 @@ def test_link_attributes_are_stated_asked_and_read(demo_rollouts):
         f = t["question"]["note_filter"]
         assert f["value"] in t["query"] and f["label"].lower() not in [c.lower() for c in t["columns"]]
         assert clean[t["instance_id"]]["reward"] >= 0.9
+
+
+def test_link_numbers_are_stated_asked_and_read(demo_rollouts):
+    """A player's shirt number per spell (a numeric link attribute of plays_for, distinct within
+    a squad) is stated with the spell on the pages that state it (as "shirt number 9" in lists, a column of
+    directories, in the pack's words in sentences), asked as a column of timeline tables (never as a
+    condition), with gold from the link's table; the clean oracle reads it and fills it."""
+    import duckdb
+
+    from worldforge.web.store import open_pages
+
+    world, out = demo_rollouts
+    con = open_pages(world / "web")
+    try:
+        con.execute(f"ATTACH '{world / 'world.duckdb'}' AS w (READ_ONLY)")
+        stated, missing = con.execute(
+            "SELECT count(*), count(*) FILTER (WHERE NOT regexp_matches(p.markdown, '((shirt number|number) ' || e.shirt_number || '\\b|\\| ' || e.shirt_number || ' \\|)')) "
+            "FROM page_facts f JOIN pages p ON p.url = f.url JOIN w.facts x ON x.fact_id = f.fact_id JOIN w.rel_plays_for e "
+            "ON e.source = x.subject AND e.target = x.value AND e.valid_from IS NOT DISTINCT FROM x.valid_from "
+            "WHERE x.predicate = 'plays_for' AND e.shirt_number IS NOT NULL").fetchone()
+        assert stated > 1000 and missing == 0, (stated, missing)
+    finally:
+        con.execute("DETACH DATABASE IF EXISTS w")
+        con.close()
+    tasks = [json.loads(x) for x in (world / "tasks" / "tasks.jsonl").read_text().splitlines()]
+    asked = [t for t in tasks if t["kind"] == "table" and "shirt number" in t["columns"]]
+    assert asked, "no timeline table asks for a shirt number"
+    assert not any((t["question"].get("note_filter") or {}).get("label") == "Shirt number" for t in tasks)
+    clean = {tr["instance_id"]: tr for tr in out["clean"][1]}
+    with duckdb.connect(str(world / "world.duckdb"), read_only=True) as w:
+        for t in asked:
+            gold = [r[t["columns"].index("shirt number")] for r in w.execute(t["sql"]).fetchall()]
+            assert gold and all(str(g).isdigit() and 1 <= int(g) <= 99 for g in gold)
+            assert clean[t["instance_id"]]["reward"] >= 0.9, \
+                (t["instance_id"], clean[t["instance_id"]]["reward"])
 
 
 def test_editions_are_posed_and_answered(demo_rollouts):

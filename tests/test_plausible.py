@@ -788,7 +788,11 @@ def test_a_link_attribute_is_drawn_per_link_and_its_mistakes_are_refused(tmp_pat
         ({"valid_to": {"kind": "categorical", "values": ["a"]}}, "taken by the link's own columns"),
         ({"role": {"kind": "categorical", "values": ["a"], "given": "x", "cases": {"y": {"a": 1}}}}, "drop given"),
         ({"role": {"kind": "categorical", "values": ["a"], "phrases": ["{subject} as {value}"]}}, "it has no {subject}"),
-        ({"role": {"kind": "numeric", "distribution": "uniform", "params": {"low": 1, "high": 9}}}, "a link attribute is categorical"),
+        ({"role": {"kind": "date"}}, "a link attribute is categorical"),
+        ({"no": {"kind": "numeric", "distribution": "uniform", "params": {"low": 1, "high": 9}, "min": 1, "max": 9}}, "set integer: true"),
+        ({"no": {"kind": "numeric", "distribution": "uniform", "params": {"low": 1, "high": 9}, "integer": True}}, "needs min and max"),
+        ({"no": {"kind": "numeric", "distribution": "uniform", "params": {"low": 1, "high": 9}, "integer": True, "min": 1, "max": 9,
+                 "unit": "m"}}, "drop unit"),
     ):
         bad = yaml.safe_load(LIFE)
         bad["relations"]["works_at"]["attributes"] = change
@@ -796,6 +800,50 @@ def test_a_link_attribute_is_drawn_per_link_and_its_mistakes_are_refused(tmp_pat
         result = runner.invoke(app, ["validate", str(spec)])
         out = " ".join(result.output.split())
         assert result.exit_code == 2 and words in out and "Traceback" not in out, (words, out)
+
+
+def test_a_link_number_is_distinct_among_a_targets_overlapping_links(tmp_path):
+    """A numeric link attribute (a shirt number per spell at a club) is a whole number in
+    [min, max] drawn per link; `distinct` keeps it unique among the links to one target that
+    overlap in time (a squad), a link no number is left for has none and `plan` says how many;
+    the invariants catch a clash or a number out of range, the audit measures both."""
+    pack = yaml.safe_load(LIFE)
+    pack["relations"]["works_at"]["attributes"] = {
+        "badge": {"kind": "numeric", "distribution": "lognormal", "params": {"mean": 2.0, "sigma": 0.8}, "min": 1, "max": 60,
+                  "integer": True, "distinct": True, "label": "Badge", "phrases": ["wearing badge {value}"]}}
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "build")
+    n, filled, lo, hi, whole = q(info, "SELECT count(*), count(badge), min(badge), max(badge), bool_and(badge = floor(badge)) "
+                                       "FROM rel_works_at")[0]
+    assert n > 500 and filled / n > 0.97 and lo >= 1 and hi <= 60 and whole
+    overlap = ("SELECT count(*) FROM rel_works_at x JOIN rel_works_at y ON x.target = y.target AND x.badge = y.badge "
+               "AND x.source < y.source AND coalesce(x.valid_from, DATE '0001-01-01') < coalesce(y.valid_to, DATE '9999-12-31') "
+               "AND coalesce(y.valid_from, DATE '0001-01-01') < coalesce(x.valid_to, DATE '9999-12-31')")
+    assert q(info, overlap)[0][0] == 0
+    # over time a badge is worn again at one firm (the spells do not overlap)
+    assert q(info, "SELECT count(*) FROM (SELECT target, badge FROM rel_works_at GROUP BY ALL HAVING count(*) > 1)")[0][0] > 0
+    assert q(info, "SELECT count(*) FROM facts f JOIN rel_works_at w ON f.subject = w.source AND f.value = w.target "
+                   "AND f.valid_from = w.valid_from WHERE f.predicate = 'works_at' AND f.note <> CAST(w.badge AS VARCHAR)")[0][0] == 0
+    again = plan_world(load_world(spec), tmp_path / "again")
+    assert q(again, "SELECT source, target, valid_from, badge FROM rel_works_at ORDER BY ALL") == \
+        q(info, "SELECT source, target, valid_from, badge FROM rel_works_at ORDER BY ALL")
+    assert check_world(tmp_path / "build" / "life")[1] == []
+    row = next(r for r in audit_world(tmp_path / "build" / "life").sections["link_values"] if r["subject"] == "works_at.badge")
+    assert row["clashes"] == 0 and row["n"] == n and 1 <= row["median"] <= 20
+    with duckdb.connect(str(tmp_path / "build" / "life" / "world.duckdb")) as con:  # two overlapping spells, one number
+        a, b = con.execute("SELECT x.source, y.source FROM rel_works_at x JOIN rel_works_at y ON x.target = y.target "
+                           "AND x.source < y.source AND x.valid_to IS NULL AND y.valid_to IS NULL LIMIT 1").fetchone()
+        con.execute(f"UPDATE rel_works_at SET badge = 77 WHERE source IN ('{a}', '{b}') AND valid_to IS NULL")
+    assert {v.name for v in check_world(tmp_path / "build" / "life")[1]} == {"works_at.badge.distinct", "works_at.badge.range"}
+    # eight numbers for firms of dozens at once: the links left over get none, and plan says how many
+    pack["relations"]["works_at"]["attributes"]["badge"] |= {"max": 8}
+    tight = tmp_path / "tight"
+    tight.mkdir()
+    spec = life_spec(tight, pack=yaml.safe_dump(pack, sort_keys=False))
+    result = runner.invoke(app, ["plan", str(spec), "--build-dir", str(tight / "build")])
+    out = " ".join(result.output.split())
+    assert result.exit_code == 0 and "links left without a badge" in out, out
+    assert q(plan_world(load_world(spec), tight / "again"), overlap)[0][0] == 0
 
 
 def test_a_value_that_matches_any_target_is_outside_the_locality(tmp_path):

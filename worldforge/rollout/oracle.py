@@ -43,6 +43,7 @@ from .reading import (
     Span,
     is_news_url,
     note_parts,
+    note_value,
     own_pages,
     plain_number,
     prose_value,
@@ -652,7 +653,7 @@ class Research:
                 return c.date.isoformat() if c.date else "unknown"
             if col.get("note") is not None:  # the link's own attribute, written after it ('sales')
                 parts = note_parts(c.span)
-                return parts[col["note"]] if col["note"] < len(parts) else "unknown"
+                return note_value(parts[col["note"]], col.get("label") or "") if col["note"] < len(parts) else "unknown"
             if c.span is None or c.span.start is None:
                 return "unknown"
             if col["attribute"] == "start":

@@ -110,6 +110,14 @@ def note_parts(span: Span | None) -> list[str]:
     return re.split(r",\s*|，", span.note) if span is not None and span.note else []
 
 
+def note_value(part: str, label: str) -> str:
+    """A link's own attribute as written after it, without the label a number is written with
+    ('shirt number 9' -> '9', '球衣号码9' -> '9'); a category stays as it is ('sales')."""
+    if label and part[:len(label)].lower() == label.lower() and part[len(label):].strip().isdigit():
+        return part[len(label):].strip()
+    return part
+
+
 def read_note(text: str) -> str | None:
     """What a page writes between a link and its dates: the link's own attributes (', sales',
     '（销售部）'), or None."""

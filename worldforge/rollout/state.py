@@ -238,6 +238,10 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str]) -> None:
     cols = [c["name"] for c in q.get("columns", [])]
     rank = q.get("rank")
     rank_col = (rank.get("label") or rank["attribute"]) if rank and q["shape"] == "ranked" else None
+    # the row's own name (a ranked row's cells are written once the ranking is settled: its name
+    # must stay visible until then, or the answer would name a company the context no longer does)
+    name_col = next((i for i, c in enumerate(q.get("columns", [])) if c.get("base") == "row" and c.get("attribute") is None
+                     and not c.get("path")), None)
     if by["kept"]:
         header = cols + ([rank_col] if rank_col else []) + [t["read_on"]]
         rows = []
@@ -252,6 +256,8 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str]) -> None:
                 if not complete:  # its pages are still to be read: their addresses
                     where = [u for u in (row.url, row.other[1] if row.other else None, row.anchor.url if row.anchor else None) if u]
                 cells = [row.cells.get(n, "") for n in cols]
+                if name_col is not None and not cells[name_col] and row.name:
+                    cells[name_col] = row.name
                 if q["shape"] in ("timeline", "events") and row.other and not row.cells:
                     cells = [""] * len(cols)
                     lead = f"{row.name} → {_ref(*row.other)}"

@@ -249,7 +249,7 @@ class TaskSchema:
     def link_notes(self, rel: str) -> list[tuple[str, str]]:
         """A relation's own link attributes (a job's department): (name, page label), in order."""
         rs = self.relations[rel]
-        labels = [label for label, _ in self.page_meta[(rs.source, rel)].notes]
+        labels = [n.label for n in self.page_meta[(rs.source, rel)].notes]
         return list(zip(rs.attributes, labels))
 
     def label(self, t: str, pred: str) -> str:

@@ -29,6 +29,7 @@ import numpy as np
 from ..web.text import format_number
 from ..world.arrays import Step, WorldArrays
 from ..world.options import TasksOptions
+from ..world.pack import LinkNumber
 from .schema import DATE, NUMBER, Atom, TaskSchema
 
 MAX_WALK = 3  # links an agent walks back from a named entity's page to list the entities that meet a condition
@@ -621,8 +622,9 @@ class TableSampler:
             else:
                 idx, owners = idx[keep], owners[keep]
         note = None
-        if lk.notes and len(idx) and self.rng.random() < 0.35:  # links of one kind: "jobs in sales"
-            a = sorted(lk.notes)[int(self.rng.integers(len(lk.notes)))]
+        kinds = sorted(a for a, attr in self.s.relations[r].attributes.items() if not isinstance(attr, LinkNumber))
+        if kinds and len(idx) and self.rng.random() < 0.35:  # links of one kind: "jobs in sales" (not "shirt number 9")
+            a = kinds[int(self.rng.integers(len(kinds)))]
             vals = lk.notes[a][idx]
             v = vals[int(self.rng.integers(len(idx)))]
             keep = vals == v

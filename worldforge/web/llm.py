@@ -256,7 +256,7 @@ def _fact_line(view: WorldView, page: Page, f, links: dict[str, str]) -> str:
         end = f" to {f.valid_to.isoformat()}" if f.valid_to and page.kind != "news" else ""
         value += f" (from {f.valid_from.isoformat()}{end})"
     if f.note and m.notes:  # the link's own attributes, which the page states with it
-        value += "".join(f"; {label}: {v}" for (label, _), v in zip(m.notes, f.note.split("\x1f")) if v)
+        value += "".join(f"; {label}: {v}" for (label, _, _), v in zip(m.notes, f.note.split("\x1f")) if v)
     subj = view.names[f.subject]
     if f.subject != page.subject:
         links.setdefault(subj, view.article_url[f.subject])

@@ -28,13 +28,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
+from typing import NamedTuple
 from urllib.parse import quote
 
 import polars as pl
 
 from ..plumbing import quote_ident as _q
 from ..world.options import RenderOptions
-from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LookupAttr, NumericAttr
+from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LinkNumber, LookupAttr, NumericAttr
 from ..world.sampling import DEFAULT_SYLLABLES, child_rng
 from ..world.spec import ResolvedWorld, attribute_dtype, attribute_label, humanise, relation_label
 from ..world.store import WorldInfo
@@ -89,6 +90,22 @@ class Site:
     domain: str
 
 
+class LinkNote(NamedTuple):
+    """One of a link's own attributes as pages state it: its label, the words a sentence adds
+    ("in {value}"), and whether it is a number (a list writes a number with its label: ", shirt
+    number 9"; a category alone: ", sales")."""
+
+    label: str
+    phrases: tuple[str, ...]
+    number: bool = False
+
+    def listed(self, value: str, lang: str) -> str:
+        """The value as a list or an infobox writes it after the link."""
+        if not self.number:
+            return value
+        return f"{self.label}{value}" if lang == "zh" else f"{self.label.lower()} {value}"
+
+
 @dataclass(frozen=True, slots=True)
 class PredicateMeta:
     """How pages label and phrase one predicate of one subject type."""
@@ -102,8 +119,8 @@ class PredicateMeta:
     to_one: bool = False
     temporal: bool = False
     event: bool = False  # a dated one-off link (an acquisition, an award), not a tenure
-    # a link's own attributes (a job's department): (label, the words a sentence adds: "in {value}"), in order
-    notes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # a link's own attributes (a job's department), in order
+    notes: tuple[LinkNote, ...] = ()
 
 
 def plural(word: str) -> str:
@@ -190,7 +207,8 @@ def predicate_meta(world: ResolvedWorld, lang: str) -> dict[tuple[str, str], Pre
             inverse_label=inverse,
             headlines=own(rs, "headlines"), to_one=rs.cardinality in ("1:1", "N:1") and not rs.history,
             temporal=bool(rs.history or rs.date or rs.since), event=rs.date is not None,
-            notes=tuple((attribute_label(s, a, lang), own(s, "phrases")) for a, s in rs.attributes.items()),
+            notes=tuple(LinkNote(attribute_label(s, a, lang), own(s, "phrases"), isinstance(s, LinkNumber))
+                        for a, s in rs.attributes.items()),
         )
     return meta
 

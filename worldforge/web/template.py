@@ -147,12 +147,12 @@ class TemplateWriter:
     def _link(self, eid: str) -> str:
         return f"[{self.view.names[eid]}]({self.view.article_url[eid]})"
 
-    def _note(self, f: Fact) -> str:
-        """A link's own attributes as a list or table writes them after the link: ', sales'
-        (Chinese: '（销售部）'); '' for a link without any."""
-        if not f.note:
+    def _note(self, f: Fact, m: PredicateMeta) -> str:
+        """A link's own attributes as a list or table writes them after the link: ', sales',
+        a number with its label (', shirt number 9'; Chinese: '（销售部）'); '' for a link without any."""
+        if not f.note or not m.notes:
             return ""
-        vals = [x for x in f.note.split("\x1f") if x]
+        vals = [n.listed(x, self.lang) for n, x in zip(m.notes, f.note.split("\x1f")) if x]
         if not vals:
             return ""
         return "（" + "，".join(vals) + "）" if self.lang == "zh" else ", " + ", ".join(vals)
@@ -163,13 +163,13 @@ class TemplateWriter:
         if not f.note or not m.notes:
             return ""
         out = ""
-        for (label, phrases), v in zip(m.notes, f.note.split("\x1f")):
+        for n, v in zip(m.notes, f.note.split("\x1f")):
             if not v:
                 continue
-            if phrases:
-                out += ("" if self.lang == "zh" else " ") + g.choose_h(phrases, crc32(label.encode(), h)).format(value=v)
+            if n.phrases:
+                out += ("" if self.lang == "zh" else " ") + g.choose_h(n.phrases, crc32(n.label.encode(), h)).format(value=v)
             else:
-                out += f"（{v}）" if self.lang == "zh" else f", {v}"
+                out += f"（{n.listed(v, self.lang)}）" if self.lang == "zh" else f", {n.listed(v, self.lang)}"
         return out
 
     def _year_span(self, f: Fact, meta: PredicateMeta) -> str:
@@ -403,7 +403,7 @@ class TemplateWriter:
         for f in outs:
             m = v.meta[(t, f.predicate)]
             if m.to_one:
-                cell = self._value(t, f, st, table=True) + self._note(f)
+                cell = self._value(t, f, st, table=True) + self._note(f, m)
                 if f.valid_from:
                     cell += self._when_tag(f, m, st["table_date"])
                 rows.append((m.label, cell))
@@ -487,7 +487,7 @@ class TemplateWriter:
                            for i, f in enumerate(fs)]
                 lines += [self.sp.join(g.join_clauses_h(clauses[i:i + 2], crc32(b"|oj%d" % i, hp), lang)
                                        for i in range(0, len(clauses), 2)), ""]
-            lines += [f"- {self._link(f.value)}{self._note(f)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "")
+            lines += [f"- {self._link(f.value)}{self._note(f, m)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "")
                       for f in fs]
             lines.append("")
         more = page.layout.get("more", {})
@@ -504,7 +504,7 @@ class TemplateWriter:
                 clauses = [self._clause_h(src_t, f, st, crc32(("|in" + f.fact_id).encode(), hp), v.names[f.subject]) for f in fs]
                 lines += [self.sp.join(g.join_clauses_h(clauses[i:i + 2], crc32(b"|inj%d" % i, hp), lang)
                                        for i in range(0, len(clauses), 2)), ""]
-            lines += [f"- {self._link(f.subject)}{self._note(f)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "")
+            lines += [f"- {self._link(f.subject)}{self._note(f, m)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "")
                       for f in fs]
             lines.append("")
         if dated:
@@ -558,7 +558,7 @@ class TemplateWriter:
             return f"- **{self._date(f.value, st['date'])}** – {m.label}"
         tail = self.w("until", d=self._date(f.valid_to, st['date'])) if f.valid_to and not m.event else ""
         colon = "：" if self.lang == "zh" else ": "
-        return f"- **{self._date(f.valid_from, st['date'])}** – {m.label}{colon}{self._link(f.value)}{self._note(f)}{tail}"
+        return f"- **{self._date(f.valid_from, st['date'])}** – {m.label}{colon}{self._link(f.value)}{self._note(f, m)}{tail}"
 
     def _history(self, t: str, dated: list[Fact], st: dict, hk: int, name: str, born: dt.date | None = None) -> str:
         """The dated facts as a narrative; `hk` is the checksum of the page's key (its URL)."""
@@ -689,7 +689,7 @@ class TemplateWriter:
             lines += ([intro, ""] if intro else []) + ["## " + g.choose(b["overview"], key + "|ov"), ""]
             for f in body:
                 m = v.meta[(t, f.predicate)]
-                cell = self._value(t, f, st, table=True) + (self._note(f) if m.relation else "")
+                cell = self._value(t, f, st, table=True) + (self._note(f, m) if m.relation else "")
                 if f.valid_from:
                     cell += self._when_tag(f, m, st["date"])
                 lines.append(self.w("field", label=m.label, cell=cell))
@@ -712,7 +712,7 @@ class TemplateWriter:
             for pred, fs in _by_predicate(f for f in page.facts if f.subject != eid):
                 m = v.meta[(v.relations[pred].source, pred)]
                 lines += [f"## {m.inverse_label}", ""]
-                lines += [f"- {self._link(f.subject)}{self._note(f)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "")
+                lines += [f"- {self._link(f.subject)}{self._note(f, m)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "")
                           for f in fs]
                 lines.append("")
         else:
@@ -797,7 +797,7 @@ class TemplateWriter:
                      (" · " + self.w("page_of", p=lay["page"], n=lay["pages"]) if lay["pages"] > 1 else ""))
         lines.append("")
         notes = rel.notes if dated else ()  # the links' own attributes, a column each
-        head = ([self._type_label(t)] + ([self.w("from"), self.w("to")] if dated else []) + [label for label, _ in notes]
+        head = ([self._type_label(t)] + ([self.w("from"), self.w("to")] if dated else []) + [n.label for n in notes]
                 + [v.meta[(t, c)].label for c in cols])
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for eid, f, cfacts in lay["rows"]:

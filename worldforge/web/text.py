@@ -163,6 +163,9 @@ class FactSheetCheck:
             elif f.value_type == "string":
                 strings.add(f.value)
             strings.add(names[f.subject])
+            for x in (f.note or "").split("\x1f"):  # a link's own number (a shirt number) is on the sheet too
+                if x.isdigit():
+                    numbers.add(float(x))
             if f.valid_from:
                 dates.add(f.valid_from)
             if f.valid_to:

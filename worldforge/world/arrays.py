@@ -189,7 +189,7 @@ class WorldArrays:
                 where = " WHERE valid_to IS NULL" if step.current else ""
                 a, b = ("target", "source") if step.reverse else ("source", "target")
                 names = list(self.world.relations[step.name].attributes)
-                extra = "".join(f", {_q(n)} AS {_q('note_' + n)}" for n in names)
+                extra = "".join(f", CAST({_q(n)} AS VARCHAR) AS {_q('note_' + n)}" for n in names)  # a number as pages write it
                 got = self.con.execute(f"SELECT {_KEY.format(col=a)} AS a, {_KEY.format(col=b)} AS b, valid_from, valid_to{extra} "
                                        f"FROM {_q('rel_' + step.name)}{where} ORDER BY a, b, valid_from NULLS FIRST").fetchnumpy()
                 src = self.key_codes(step.source, got["a"])

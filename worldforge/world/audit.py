@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ..plumbing import quote_ident as _q
 from .invariants import _wild_sql
-from .pack import AUDIT_SECTIONS, CategoricalAttr, CountAttr, DateAttr, NumericAttr
+from .pack import AUDIT_SECTIONS, CategoricalAttr, CountAttr, DateAttr, LinkNumber, NumericAttr
 from .spec import ResolvedWorld, attribute_dtype
 
 YEAR_DAYS = 365.2425
@@ -447,6 +447,33 @@ class _Auditor:
                         "in_max": i_max or 0, "in_p99": i_p99 or 0,
                         "targets_without": round(none / n_t, 4) if n_t else 0.0,
                         "sources_without": round(s_none / n_s, 4) if n_s else 0.0})
+        return out
+
+
+    def link_values(self) -> list[dict]:
+        """A link's own attributes (a job's department, a shirt number): how many links have one,
+        a number's median, p90 and max and its clashes (links to one target overlapping in time
+        with one value; 0 when `distinct`), a category's commonest value's share."""
+        out = []
+        for r, rs in self.rels.items():
+            R = _q("rel_" + r)
+            for a, attr in rs.attributes.items():
+                A = _q(a)
+                row: dict = {"subject": f"{r}.{a}", "relation": r, "attribute": a}
+                n, filled = self.q(f"SELECT count(*), count({A}) FROM {R}")[0]
+                row |= {"n": n, "filled": round(filled / n, 4) if n else 1.0}
+                if isinstance(attr, LinkNumber):
+                    med, p90, mx = self.q(f"SELECT median({A}), quantile_cont({A}, 0.9), max({A}) FROM {R}")[0]
+                    (clashes,), = self.q(
+                        f"SELECT count(*) FROM {R} x JOIN {R} y ON x.target = y.target AND x.{A} = y.{A} "
+                        f"AND (x.source < y.source OR (x.source = y.source AND x.valid_from < y.valid_from)) "
+                        f"AND coalesce(x.valid_from, DATE '0001-01-01') < coalesce(y.valid_to, DATE '9999-12-31') "
+                        f"AND coalesce(y.valid_from, DATE '0001-01-01') < coalesce(x.valid_to, DATE '9999-12-31')")
+                    row |= {"median": _r(med), "p90": _r(p90), "max": _r(mx), "clashes": clashes}
+                else:
+                    (top,), = self.q(f"SELECT coalesce(max(c), 0) FROM (SELECT count(*) c FROM {R} WHERE {A} IS NOT NULL GROUP BY {A})")
+                    row["top_share"] = round(top / filled, 4) if filled else 0.0
+                out.append(row)
         return out
 
 

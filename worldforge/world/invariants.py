@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from ..errors import DamagedStateError
 from ..plumbing import quote_ident as _q
-from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, LookupAttr, NumericAttr, RelationSpec, constant_date
+from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, LinkNumber, LookupAttr, NumericAttr, RelationSpec, constant_date
 from .spec import ResolvedWorld, date_bounds, fill_sql, link_bounds, value_translation
 
 
@@ -419,6 +419,17 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
                                          f"SELECT e.source, e.target, {t_at} AS at {frm(t_at, _rel_bound_sql(world, b))} "
                                          f"WHERE {t_at} {op} {_rel_bound_sql(world, b)}"))
     for a, attr in rs.attributes.items():  # a link's own value is one its attribute declares
+        if isinstance(attr, LinkNumber):
+            out.append(Invariant(f"{r}.{a}.range", f"a {r} link's {a} is a whole number in [{attr.min:g}, {attr.max:g}]",
+                                 f"SELECT source, target, {_q(a)} FROM {R} WHERE {_q(a)} < {attr.min!r} OR {_q(a)} > {attr.max!r}"))
+            if attr.distinct:
+                out.append(Invariant(
+                    f"{r}.{a}.distinct", f"{r} links to one {rs.target} that overlap in time have different {a}s",
+                    f"SELECT x.target, x.{_q(a)}, x.source, y.source AS other FROM {R} x JOIN {R} y ON x.target = y.target "
+                    f"AND x.{_q(a)} = y.{_q(a)} AND (x.source <> y.source OR x.valid_from IS DISTINCT FROM y.valid_from) "
+                    f"AND coalesce(x.valid_from, DATE '0001-01-01') < coalesce(y.valid_to, DATE '9999-12-31') "
+                    f"AND coalesce(y.valid_from, DATE '0001-01-01') < coalesce(x.valid_to, DATE '9999-12-31')"))
+            continue
         tr = attr.translation(world.spec.language)
         allowed = sorted({tr.get(v, v) for v in attr.weights()})
         lits = ", ".join("'" + v.replace("'", "''") + "'" for v in allowed)

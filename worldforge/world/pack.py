@@ -887,6 +887,37 @@ Attribute = Annotated[
 ]
 
 
+class LinkNumber(NumericAttr):
+    """A whole number drawn per link (a player's shirt number per spell at a club): from the
+    distribution, within [min, max]. `distinct`: links to one target that overlap in time never
+    share a value (no two players of a squad wear one number); a link no value is left for has
+    none (`plan` reports how many)."""
+
+    distinct: bool = False
+
+    @model_validator(mode="after")
+    def _link_number(self) -> LinkNumber:
+        if not self.integer:
+            raise ValueError("a numeric link attribute is a whole number (a shirt number): set integer: true")
+        if self.min is None or self.max is None:
+            raise ValueError("a numeric link attribute needs min and max (the numbers a link can take, e.g. min: 1, max: 99)")
+        if self.max - self.min > 1_000_000:
+            raise ValueError(f"a numeric link attribute spans at most 1,000,000 numbers (got min {self.min:g}, max {self.max:g})")
+        drop = [k for k, v in (("given", self.given), ("cases", self.cases or None), ("part_of", self.part_of),
+                               ("at_most", self.at_most), ("changes", self.changes), ("per", self.per),
+                               ("decimals", self.decimals), ("unit", self.unit), ("hidden", self.hidden or None))
+                if v is not None]
+        if drop:
+            raise ValueError(f"a numeric link attribute is drawn per link from its distribution alone: drop {', '.join(drop)}")
+        return self
+
+    def translation(self, language: str) -> dict[str, str]:
+        return {}  # numbers are written alike in every language
+
+
+LinkAttribute = Annotated[CategoricalAttr | LinkNumber, Field(discriminator="kind")]
+
+
 # --------------------------------------------------------------------------- types and relations
 
 
@@ -1189,8 +1220,11 @@ class RelationSpec(_LinkText):
     # Attributes of each link (a musician's role in a band, per membership): categorical values
     # drawn per link, stated with the link on every page that states it ("[The Ferns] (2001–2005),
     # drums"; `phrases` are the words a sentence adds: "as {value}"), asked as a column of the
-    # link's rows in timeline tables, stored as a column of the link's table.
-    attributes: dict[str, CategoricalAttr] = {}
+    # link's rows in timeline tables, stored as a column of the link's table. A numeric one
+    # (`kind: numeric`, a whole number: a player's shirt number per spell at a club) is drawn from
+    # its distribution within [min, max]; `distinct` keeps it unique among a target's links that
+    # overlap in time (no two players of a squad wear one number).
+    attributes: dict[str, LinkAttribute] = {}
     # Beyond the shared link text: news headlines, and the noun phrase for one hop in a
     # multi-hop question ("the university that awarded {subject} a doctorate").
     headlines: list[str] = []
@@ -1208,11 +1242,12 @@ class RelationSpec(_LinkText):
 
     @field_validator("attributes", mode="before")
     @classmethod
-    def _categorical_only(cls, v):
+    def _link_kinds(cls, v):
         for a, attr in (v.items() if isinstance(v, dict) else ()):
-            if isinstance(attr, dict) and attr.get("kind", "categorical") != "categorical":
+            if isinstance(attr, dict) and attr.get("kind") not in ("categorical", "numeric"):
                 raise ValueError(f"{clip(a)}: a link attribute is categorical (a role, a department: kind: categorical "
-                                 f"with values); a {clip(attr.get('kind'))} one is not supported on links")
+                                 f"with values) or numeric (a shirt number: kind: numeric, integer: true, with min and max); "
+                                 f"{'give it a kind' if attr.get('kind') is None else 'a ' + clip(attr.get('kind')) + ' one is not supported on links'}")
         return v
 
     @model_validator(mode="after")
@@ -1239,7 +1274,7 @@ class RelationSpec(_LinkText):
                 raise ValueError(f"link attribute name {clip(a)} must be snake_case, at most 64 characters")
             if a in LINK_COLUMNS:
                 raise ValueError(f"link attribute name {a!r} is taken by the link's own columns ({', '.join(LINK_COLUMNS)}); rename it")
-            if attr.given is not None or attr.dated_by is not None or attr.hidden:
+            if isinstance(attr, CategoricalAttr) and (attr.given is not None or attr.dated_by is not None or attr.hidden):
                 raise ValueError(f"attributes.{a}: a link attribute is drawn per link by its weights: drop given, cases, "
                                  "dated_by and hidden")
             if any("{subject}" in p for p in attr.phrases):
@@ -1301,6 +1336,7 @@ AUDIT_METRICS = {
     "degrees": ("n", "out_max", "out_p99", "in_max", "in_p99", "targets_without", "sources_without"),
     "ratios": ("n", "min", "p01", "median", "p99", "max"),
     "locality": ("n", "same", "share"),
+    "link_values": ("n", "filled", "median", "p90", "max", "clashes", "top_share"),
 }
 AUDIT_SECTIONS = tuple(AUDIT_METRICS)
 
@@ -1311,7 +1347,7 @@ class AuditThreshold(Model):
     fewer than `min_n` items are not judged)."""
 
     section: Literal["ages", "anniversaries", "lifespans", "part_whole", "derived", "requires", "names", "given", "concurrency",
-                     "degrees", "ratios", "locality"]
+                     "degrees", "ratios", "locality", "link_values"]
     metric: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
     match: str = Field("*", min_length=1, max_length=300)
     min: float | None = None

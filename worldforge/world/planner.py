@@ -30,6 +30,7 @@ from .pack import (
     DateBound,
     DerivedAttr,
     FakerAttr,
+    LinkNumber,
     LookupAttr,
     NumericAttr,
     RelationSpec,
@@ -990,9 +991,38 @@ class _Generator:
                 )
         edges = self._edge_frame(src, tgt, valid_from, valid_to)
         for a, attr in rs.attributes.items():  # each link's own values (a member's role), drawn by weight
-            vals = self._categorical(rs.source, attr, edges.height, child_rng(self.seed, "link-attr", r, a))
+            rng = child_rng(self.seed, "link-attr", r, a)
+            if isinstance(attr, LinkNumber):
+                vals = self._link_numbers(r, a, attr, edges, rng)
+            else:
+                vals = self._categorical(rs.source, attr, edges.height, rng)
             edges = edges.with_columns(self.null_mask(f"rel_{r}", a, attr.null_rate, vals).alias(a))
         self.out.edges[r] = edges
+
+    def _link_numbers(self, r: str, a: str, attr: LinkNumber, edges: pl.DataFrame, rng, rounds: int = 40) -> pl.Series:
+        """A whole number per link from the attribute's distribution; `distinct`: links to one
+        target that overlap in time take different numbers (a clash is redrawn, from the
+        distribution for a few rounds, then uniformly; a link still clashing after `rounds` has
+        none)."""
+        n = edges.height
+        vals = sample_numeric(attr, n, rng).astype(np.int64)
+        if not attr.distinct or n < 2:
+            return pl.Series(vals, dtype=pl.Int64)
+        lo, hi = int(attr.min), int(attr.max)
+        tgt = edges["tgt"].to_numpy()
+        start = edges["valid_from"].cast(pl.Int64).fill_null(-(2**31)).to_numpy()
+        end = edges["valid_to"].cast(pl.Int64).fill_null(2**31 - 1).to_numpy()
+        clash = np.zeros(n, bool)
+        for k in range(rounds):
+            clash = _overlapping_repeats(tgt, vals, start, end)
+            if not clash.any():
+                break
+            m = int(clash.sum())
+            vals[clash] = (sample_numeric(attr, m, rng).astype(np.int64) if k < 8 else rng.integers(lo, hi + 1, m))
+        else:
+            clash = _overlapping_repeats(tgt, vals, start, end)
+        self.out.repairs[f"relation {r}: links left without a {a} (no distinct one free)"] = int(clash.sum())
+        return pl.Series(vals, dtype=pl.Int64).scatter(np.flatnonzero(clash), None)
 
     @staticmethod
     def _reserve(g_src, g_tgt, key, lo, hi, ok_t, rng, tries: int = 16, rounds: int = 8) -> np.ndarray:
@@ -1475,3 +1505,18 @@ def plan_world(world: ResolvedWorld, build_dir: str | Path = "build", force: boo
 
     tables = generate_world(world, on_step)
     return write_world(world, tables, Path(build_dir), lambda con: check_connection(con, world), force=force, on_step=on_step)
+
+
+def _overlapping_repeats(key: np.ndarray, vals: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Rows whose value another row of the same key already holds over an overlapping span
+    [start, end) (of two such rows, the later-starting one)."""
+    order = np.lexsort((end, start, vals, key))
+    k, v, s, e = key[order], vals[order], start[order], end[order]
+    same = np.r_[False, (k[1:] == k[:-1]) & (v[1:] == v[:-1])]
+    group = np.cumsum(~same).astype(np.int64)
+    # the latest end among the group's earlier rows: a running max of (group, end), groups ascending
+    packed = np.maximum.accumulate((group << 33) | (e.astype(np.int64) + 2**31))
+    prev_end = (np.r_[0, packed[:-1]] & ((1 << 33) - 1)) - 2**31
+    out = np.zeros(len(key), bool)
+    out[order] = same & (s < prev_end)
+    return out

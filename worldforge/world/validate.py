@@ -35,6 +35,7 @@ from .pack import (
     DomainPack,
     EntityType,
     FakerAttr,
+    LinkNumber,
     LookupAttr,
     NumericAttr,
     RelationSpec,
@@ -1163,7 +1164,7 @@ def _empty_store(world: ResolvedWorld):
                                                   **{a: POLARS_DTYPES[attribute_dtype(world, t, a)] for a in et.attributes}})
     for r, rs in world.relations.items():
         tables.edges[r] = pl.DataFrame(schema={"src": pl.Int64, "tgt": pl.Int64, "valid_from": pl.Date, "valid_to": pl.Date,
-                                               **{a: pl.String for a in rs.attributes}})
+                                               **{a: pl.Int64 if isinstance(s, LinkNumber) else pl.String for a, s in rs.attributes.items()}})
     con = duckdb.connect()
     _write_tables(con, world, tables)
     return con

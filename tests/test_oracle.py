@@ -277,7 +277,8 @@ def test_link_numbers_are_stated_asked_and_read(demo_rollouts):
     try:
         con.execute(f"ATTACH '{world / 'world.duckdb'}' AS w (READ_ONLY)")
         stated, missing = con.execute(
-            "SELECT count(*), count(*) FILTER (WHERE NOT regexp_matches(p.markdown, '((shirt number|number) ' || e.shirt_number || '\\b|\\| ' || e.shirt_number || ' \\|)')) "
+            "SELECT count(*), count(*) FILTER (WHERE NOT regexp_matches(p.markdown, "
+            "'((shirt number|number) ' || e.shirt_number || '\\b|\\| ' || e.shirt_number || ' \\|)')) "
             "FROM page_facts f JOIN pages p ON p.url = f.url JOIN w.facts x ON x.fact_id = f.fact_id JOIN w.rel_plays_for e "
             "ON e.source = x.subject AND e.target = x.value AND e.valid_from IS NOT DISTINCT FROM x.valid_from "
             "WHERE x.predicate = 'plays_for' AND e.shirt_number IS NOT NULL").fetchone()

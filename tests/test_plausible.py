@@ -846,6 +846,54 @@ def test_a_link_number_is_distinct_among_a_targets_overlapping_links(tmp_path):
     assert q(plan_world(load_world(spec), tight / "again"), overlap)[0][0] == 0
 
 
+def test_names_derived_from_another_entitys_follow_their_chains(tmp_path):
+    """`name.derived`: a firm that spun off from another (an optional, acyclic relation to its own
+    type) is named after it, a spin-off's spin-off after the first ("Foo Energy III"); ids stay
+    those of the drawn names, the same seed gives the same names, the audit measures them. A
+    name part reading its own type's names, a chain relation without acyclic and a template
+    field derived names do not have are refused at validate in the YAML's words."""
+    pack = yaml.safe_load(LIFE)
+    pack["relations"]["spun_off"] = {"source": "firm", "target": "firm", "cardinality": "N:1", "rate": 0.5, "max_per_target": 1,
+                                     "acyclic": True, "at": "source.founded",
+                                     "eligible": {"attribute": "founded", "before": "source.founded - 1y"}}
+    pack["types"]["firm"]["name"]["derived"] = {"via": "spun_off", "templates": {"{root} {roman}": 1, "{root}, part {n}": 1}}
+    spec = life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False), counts={"town": 25, "firm": 200, "being": 1400})
+    info = plan_world(load_world(spec), tmp_path / "build")
+    rows = q(info, "WITH RECURSIVE up(id, anc, depth) AS (SELECT source, target, 1 FROM rel_spun_off UNION ALL "
+                   "SELECT u.id, r.target, u.depth + 1 FROM up u JOIN rel_spun_off r ON r.source = u.anc) "
+                   "SELECT f.name, o.name, max(u.depth) OVER (PARTITION BY u.id) AS d, u.depth FROM up u "
+                   "JOIN firm f ON f.id = u.id JOIN firm o ON o.id = u.anc")
+    chains = [(name, root, d) for name, root, d, depth in rows if depth == d]  # each firm with its chain's first
+    assert len(chains) > 50 and max(d for _, _, d in chains) >= 2
+    roman = {2: "II", 3: "III", 4: "IV", 5: "V", 6: "VI"}
+    assert all(name in (f"{root} {roman.get(d + 1, '')}", f"{root}, part {d + 1}") for name, root, d in chains), chains[:5]
+    # one style a chain: a spin-off's spin-off reads like its parent's
+    styles = q(info, "SELECT f.name LIKE '%, part %', o.name LIKE '%, part %' FROM rel_spun_off r JOIN firm f ON f.id = r.source "
+                     "JOIN firm o ON o.id = r.target JOIN rel_spun_off r2 ON r2.source = o.id")
+    assert styles and all(a == b for a, b in styles)
+    assert q(info, "SELECT count(*) FROM firm WHERE name LIKE '%, part %' AND id NOT IN (SELECT source FROM rel_spun_off)")[0][0] == 0
+    again = plan_world(load_world(spec), tmp_path / "again")
+    assert q(again, "SELECT id, name FROM firm ORDER BY id") == q(info, "SELECT id, name FROM firm ORDER BY id")
+    assert check_world(tmp_path / "build" / "life")[1] == []
+    row = next(r for r in audit_world(tmp_path / "build" / "life").sections["names"] if r["subject"] == "firm.name derived from spun_off")
+    assert row["n"] == len(chains) and row["share"] == 1.0
+    for change, where, words in (
+        (lambda p: p["types"]["firm"]["name"]["parts"].update(root={"via": "spun_off"}), "types.firm.name.parts.root.via",
+         "reads the name of another 'firm'"),
+        (lambda p: p["relations"]["spun_off"].pop("acyclic"), "types.firm.name.derived.via", "set acyclic: true"),
+        (lambda p: p["types"]["firm"]["name"]["derived"].update(templates={"{root} {year}": 1}), "types.firm.name.derived",
+         "a derived name uses {name}, {root}, {n}, {roman}"),
+        (lambda p: p["types"]["firm"]["name"]["derived"].update(via="works_at"), "types.firm.name.derived.via",
+         "has no outgoing relation of that name"),
+    ):
+        bad = yaml.safe_load(yaml.safe_dump(pack))
+        change(bad)
+        spec = life_spec(tmp_path, pack=yaml.safe_dump(bad, sort_keys=False))
+        result = runner.invoke(app, ["validate", str(spec)])
+        out = " ".join(result.output.split())
+        assert result.exit_code == 2 and where in out and words in out and "Traceback" not in out, (words, out)
+
+
 def test_a_value_that_matches_any_target_is_outside_the_locality(tmp_path):
     """`same.any` names a source value every target matches (a prize for work in "any field"):
     those links go to any target by weight, the rule holds for the others, and the audit

@@ -142,6 +142,46 @@ def test_clean_oracle_still_scores_high(shipped, name):
 
 
 @pytest.mark.parametrize("name", WORLDS)
+def test_each_shipped_world_passes_its_packs_audit(shipped, name):
+    """Every threshold the shipped packs declare holds on each shipped world (aviation's
+    passengers per resident, music's winners per edition and sequels' names included), and
+    the features the packs use reach the tasks."""
+    from worldforge.world.audit import audit_world
+
+    world, _, _ = shipped[name]
+    report = audit_world(world)
+    assert report.broken == [], report.broken
+    assert len(report.thresholds) >= (18 if name == "aviation_music" else 30)
+
+
+def test_music_sequels_and_award_editions_reach_the_tasks(shipped):
+    """aviation_music: a sequel is named after the album it follows (a sequel's sequel after the
+    first), an award is presented once a year with one winning album, each album wins an award
+    at most once; tasks list award ceremonies with their winners and cross sequels in multi-hop
+    questions, and the run's oracle answers them."""
+    import duckdb
+
+    world, _, _ = shipped["aviation_music"]
+    with duckdb.connect(str(world / "world.duckdb"), read_only=True) as w:
+        pairs = w.execute("SELECT a.name, o.name FROM rel_sequel_of s JOIN album a ON a.id = s.source "
+                          "JOIN album o ON o.id = s.target").fetchall()
+        assert len(pairs) >= 20 and all(n.startswith(re.sub(r"( [IVX]+|, Vol\. \d+| \(Part [IVX]+\))$", "", o)) for n, o in pairs)
+        assert w.execute("SELECT count(*) FROM (SELECT award, year(held) FROM award_ceremony GROUP BY ALL HAVING count(*) > 1)").fetchone()[0] == 0
+        assert w.execute("SELECT count(*) FROM (SELECT source FROM rel_won_by GROUP BY 1 HAVING count(*) > 1)").fetchone()[0] == 0
+        assert w.execute("SELECT count(*) FROM (SELECT c.award, r.target FROM rel_won_by r JOIN award_ceremony c ON c.id = r.source "
+                         "GROUP BY ALL HAVING count(*) > 1)").fetchone()[0] == 0
+        n, won = w.execute("SELECT count(*), count(winner) FROM award_ceremony").fetchone()
+        assert won >= 0.95 * n
+    tasks = [json.loads(x) for x in (world / "tasks" / "tasks.jsonl").read_text().splitlines()]
+    rewards = {json.loads(x)["instance_id"]: json.loads(x)["reward"]
+               for x in (world / "rollout" / "trajectories.jsonl").read_text().splitlines()}
+    ceremonies = [t for t in tasks if t["kind"] == "table" and t["entity_type"] == "award_ceremony"]
+    sequels = [t for t in tasks if t["kind"] == "multihop" and "sequel" in t["query"]]
+    assert len(ceremonies) >= 5 and sequels
+    assert sum(rewards[t["instance_id"]] for t in ceremonies + sequels) / len(ceremonies + sequels) >= 0.85
+
+
+@pytest.mark.parametrize("name", WORLDS)
 def test_held_out_splits_exist_and_no_training_trajectory_reads_their_evidence(shipped, name):
     import duckdb
 

@@ -387,6 +387,17 @@ class _Auditor:
                 what = f"given {part.given}" if part.given else f"from {part.via}"
                 out.append({"subject": f"{t}.name.{p} {what}", "n": n, "agree": n - bad,
                             "share": round((n - bad) / n, 4) if n else 1.0})
+            dn = et.name.derived
+            if dn is not None:  # a linked entity's name holds the name it derives from (a chain's first)
+                R, T, U = _q("rel_" + dn.via), _q(t), _q(self.rels[dn.via].target)
+                n, agree = self.q(
+                    f"WITH RECURSIVE up(id, anc, depth) AS (SELECT source, target, 1 FROM {R} UNION ALL "
+                    f"SELECT u.id, r.target, u.depth + 1 FROM up u JOIN {R} r ON r.source = u.anc WHERE u.depth < 64), "
+                    f"root AS (SELECT id, arg_max(anc, depth) AS anc FROM up GROUP BY id) "
+                    f"SELECT count(*), count(*) FILTER (WHERE strpos(e.name, o.name) > 0) FROM root "
+                    f"JOIN {T} e ON e.id = root.id JOIN {U} o ON o.id = root.anc")[0]
+                out.append({"subject": f"{t}.name derived from {dn.via}", "n": n, "agree": agree,
+                            "share": round(agree / n, 4) if n else 1.0})
         return out
 
     def given(self) -> list[dict]:

@@ -13,8 +13,9 @@ from .spec import ResolvedWorld, date_bounds, link_bounds, lookup_entity_type
 
 
 def dependency_graph(world: ResolvedWorld):
-    """Nodes: ('type', T) (its rows), ('name', T) (names and ids), ('attr', T, a), ('rel', R),
-    ('aliases', T). Edges point from a prerequisite to its user."""
+    """Nodes: ('type', T) (its rows), ('name', T) (names and ids), ('rename', T) (names derived
+    from other entities', `name.derived`), ('attr', T, a), ('rel', R), ('aliases', T). Edges
+    point from a prerequisite to its user."""
     import networkx as nx
 
     g = nx.DiGraph()
@@ -25,7 +26,11 @@ def dependency_graph(world: ResolvedWorld):
     def rel_node(r: str):
         return ("type", parent_rel[r]) if r in parent_rel else ("rel", r)
 
+    derived = {t for t, et in types.items() if et.name.derived is not None}
+
     def attr_node(t: str, a: str):
+        if a == "name" and t in derived:  # the final names: drawn, then some derived from others'
+            return ("rename", t)
         return ("name", t) if a in ("id", "name") else ("attr", t, a)
 
     def given_node(t: str, given: str):
@@ -98,6 +103,14 @@ def dependency_graph(world: ResolvedWorld):
             if al.after is not None:
                 link(_bound_deps_attr(al.after, t, rels, rel_node, attr_node), ("aliases", t))
         g.add_edge(("name", t), ("aliases", t))
+        if et.name.derived is not None:  # after the link it follows and the names it reads
+            dn = et.name.derived
+            g.add_edge(("name", t), ("rename", t))
+            g.add_edge(("rename", t), ("aliases", t))
+            if dn.via in rels:
+                link([rel_node(dn.via)], ("rename", t))
+                if rels[dn.via].target != t:
+                    link([attr_node(rels[dn.via].target, "name")], ("rename", t))
     for r, rs in rels.items():
         if r in parent_rel:
             continue
@@ -188,4 +201,6 @@ def node_label(n: tuple) -> str:
         return f"{n[1]}.{n[2]}"
     if n[0] == "aliases":
         return f"{n[1]} aliases"
+    if n[0] == "rename":
+        return f"{n[1]} derived names"
     return f"relation {n[1]}"

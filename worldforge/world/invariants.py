@@ -626,10 +626,24 @@ def _stored(world: ResolvedWorld, t: str, a: str):
     return lambda v: m.get(v, v)
 
 
+def _drawn_only(world: ResolvedWorld, t: str, sql: str) -> str:
+    """`sql` (rows led by an entity id) without the entities whose name was derived from another's
+    (`name.derived`: a sequel's name is its original's, not drawn from the parts)."""
+    dn = world.types[t].name.derived
+    if dn is None:
+        return sql
+    return f"SELECT * FROM ({sql}) m WHERE m.id NOT IN (SELECT source FROM {_q('rel_' + dn.via)})"
+
+
 def name_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part) -> str:
     """Entities whose name contradicts the attribute its part is chosen by (a word of another
     value's choices and none of its own value's); for `via` parts, names that do not contain
-    the related entity's value (templates may legitimately leave it out: audit only)."""
+    the related entity's value (templates may legitimately leave it out: audit only). Names
+    derived from another entity's are not judged by the parts."""
+    return _drawn_only(world, t, _name_part_mismatch_sql(world, t, p, part))
+
+
+def _name_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part) -> str:
     T = _q(t)
     if part.via is not None:
         rs = world.relations[part.via]
@@ -676,7 +690,11 @@ def _faker_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part, g: str,
 
 def name_given_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
     """Entities whose categorical `a` (given a name part) is not a value its case allows for
-    the word their name carries."""
+    the word their name carries (a name derived from another entity's is not judged)."""
+    return _drawn_only(world, t, _name_given_mismatch_sql(world, t, a, attr))
+
+
+def _name_given_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
     part = world.types[t].name.parts[attr.given.split(".", 1)[1]]
     A = f"x.{_q(a)}"
     whens = []

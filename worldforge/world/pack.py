@@ -396,11 +396,47 @@ class AliasSpec(Model):
         return self
 
 
+DERIVED_FIELDS = ("name", "root", "n", "roman")
+
+
+class DerivedName(Model):
+    """Names taken from another entity's: an entity linked by `via` (a to-one relation, to
+    its own type or another; optional: the others keep their drawn names) is named after the
+    entity it leads to: a sequel after its original ("{root} II"), a second edition, a
+    subsidiary after its parent. Templates use {name} (the linked entity's name), {root} (the
+    name at the start of a chain of such links: a sequel's sequel is named after the first),
+    {n} (the place in that chain: 2 for a first sequel) and {roman} ({n} in Roman numerals).
+    A derived name that another entity of the type already holds is not given (`plan` counts
+    them); the entity's id stays that of its drawn name."""
+
+    via: str = Field(pattern=_NAME_RE)
+    templates: dict[str, float]
+
+    @model_validator(mode="after")
+    def _templates(self) -> DerivedName:
+        if not self.templates:
+            raise ValueError("templates needs at least one template, e.g. {\"{root} {roman}\": 1}")
+        _check_weights(self.templates, "template")
+        for tmpl in self.templates:
+            try:
+                fields = [f for _, f, _, _ in string.Formatter().parse(tmpl) if f is not None]
+            except ValueError as exc:
+                raise ValueError(f"template {clip(tmpl)} is not a valid template: {exc}") from None
+            bad = [f for f in fields if f not in DERIVED_FIELDS]
+            if bad:
+                raise ValueError(f"template {clip(tmpl)} uses {{{clip(bad[0])[1:-1]}}}; a derived name uses "
+                                 f"{', '.join('{' + f + '}' for f in DERIVED_FIELDS)}")
+            if not {"name", "root"} & set(fields):
+                raise ValueError(f"template {clip(tmpl)} names nothing it derives from: use {{name}} or {{root}}")
+        return self
+
+
 class NameSpec(Model):
     template: str | None = None
     templates: dict[str, float] | None = None
     parts: dict[str, NamePart] = {}
     aliases: list[AliasSpec] = []
+    derived: DerivedName | None = None  # names taken from another entity's (a sequel's from its original)
 
     @model_validator(mode="after")
     def _one_template(self) -> NameSpec:

@@ -13,6 +13,7 @@ covered by other links are chosen among them."""
 from __future__ import annotations
 
 import datetime as dt
+import string
 from collections.abc import Callable
 from pathlib import Path
 
@@ -74,6 +75,10 @@ StepHook = Callable[[str], None]
 
 def to_days(d: dt.date) -> int:
     return (d - EPOCH).days
+
+
+_ROMAN = ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII", "XIII", "XIV", "XV", "XVI",
+          "XVII", "XVIII", "XIX", "XX"]  # a longer chain's later entries read XX
 
 
 def generation_order(world: ResolvedWorld) -> list[tuple]:
@@ -321,6 +326,58 @@ class _Generator:
         self.out.entities[t] = pl.concat([pl.DataFrame({"id": ids, "name": names}), self.out.entities[t]], how="horizontal")
         for k, v in kept.items():
             self.name_parts[(t, k)] = v
+
+    def derive_names(self, t: str) -> None:
+        """`name.derived`: an entity linked by `via` takes a name made from the linked entity's
+        ({name}), the first of its chain's ({root}: a sequel's sequel is named after the
+        original) and its place in the chain ({n}, {roman}); chains are named level by level, so
+        {name} is the parent's final name. A derived name another entity of the type holds
+        keeps the drawn one. Ids stay those of the drawn names."""
+        dn = self.types[t].name.derived
+        parent, target_t = self.whole_index(t, dn.via)
+        df = self.out.entities[t]
+        n = df.height
+        names = df["name"].clone()
+        linked = parent >= 0
+        depth = linked.astype(np.int64)
+        root = np.where(linked, parent, np.arange(n))
+        if target_t == t:  # chains of the type's own entities (acyclic: validated)
+            cur = parent.copy()
+            cur[~linked] = -1
+            cur = np.where(cur >= 0, parent[np.maximum(cur, 0)], -1)
+            while (cur >= 0).any():
+                on = cur >= 0
+                root[on] = cur[on]
+                depth[on] += 1
+                cur = np.where(on, parent[np.maximum(cur, 0)], -1)
+            target_names = None
+        else:
+            target_names = self.out.entities[target_t]["name"]
+        rng = child_rng(self.seed, "derived-names", t)
+        tmpls = list(dn.templates)
+        w = np.asarray(list(dn.templates.values()), float)
+        pick = rng.choice(len(tmpls), size=n, p=w / w.sum())[root]  # one style a chain ("II", "III"; not "II", "Vol. 3")
+        clashed = 0
+        for level in range(1, int(depth.max(initial=0)) + 1):
+            rows = np.flatnonzero(depth == level)
+            src = names if target_names is None else target_names
+            cols = {"name": src.gather(parent[rows]), "root": src.gather(root[rows]) if target_names is None else src.gather(parent[rows]),
+                    "n": pl.Series(depth[rows] + 1).cast(pl.String), "roman": pl.Series(_ROMAN, dtype=pl.String).gather(np.minimum(depth[rows] + 1, len(_ROMAN) - 1))}
+            frame = pl.DataFrame(cols)
+            made = pl.Series([None] * len(rows), dtype=pl.String)
+            for i, tmpl in enumerate(tmpls):
+                sel = np.flatnonzero(pick[rows] == i)
+                if len(sel):
+                    pieces = [e for lit, field, _, _ in string.Formatter().parse(tmpl)
+                              for e in ((pl.lit(lit) if lit else None), (pl.col(field) if field is not None else None)) if e is not None]
+                    made = made.scatter(sel, frame[sel].select(pl.concat_str(pieces).alias("v"))["v"])
+            others = names.gather(np.flatnonzero(depth != level))
+            taken = made.is_in(others.implode()) | made.is_duplicated()
+            clashed += int(taken.sum())
+            ok = ~taken.to_numpy()
+            names = names.scatter(rows[ok], made.filter(pl.Series(ok)))
+        self.out.repairs[f"{t} derived names: kept the drawn name (the derived one was taken)"] = clashed
+        self.out.entities[t] = df.with_columns(names.alias("name"))
 
     def _namesakes(self, t: str, names: pl.Series, kept: dict) -> tuple[pl.Series, dict]:
         """Give `namesakes` x n entities the name of another (disjoint sources; kept name parts
@@ -1457,6 +1514,8 @@ class _Generator:
                 self.make_type(node[1])
             elif kind == "name":
                 self.make_name(node[1])
+            elif kind == "rename":
+                self.derive_names(node[1])
             elif kind == "attr":
                 self.make_attr(node[1], node[2])
             elif kind == "rel":

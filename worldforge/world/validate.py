@@ -707,10 +707,20 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
                 if part.given is not None:
                     check_given(pname, f"{pp}.given", t, part.given, list(part.cases or part.fakers or {}), allow_name=False,
                                 default=part.choices is not None or part.faker is not None)
-                if part.via is not None:
+                if part.via is not None and part.via in rels and rels[part.via][1].source == t and rels[part.via][1].target == t:
+                    add(pname, f"{pp}.via", part.via, f"reads the name of another '{t}', but a type's names are drawn together; "
+                        f"name those entities after the others with name.derived instead (derived: {{via: {part.via}, "
+                        "templates: {\"{root} {roman}\": 1}})")
+                elif part.via is not None:
                     target = check_to_one(pname, f"{pp}.via", t, part.via, need_required=True)
                     if target:
                         check_attr(pname, f"{pp}.attribute", target, part.attribute)
+            dn = et.name.derived
+            if dn is not None:
+                target = check_to_one(pname, f"{base}.name.derived.via", t, dn.via)
+                if target == t and not rels[dn.via][1].acyclic:
+                    add(pname, f"{base}.name.derived.via", dn.via, f"'{dn.via}' links a '{t}' to another '{t}' and names follow "
+                        f"its chains (a sequel's sequel): set acyclic: true on relations.{dn.via}")
             for alias_i, al in enumerate(et.name.aliases):
                 if al.after is not None:
                     check_bound(pname, f"{base}.name.aliases.{alias_i}.after", al.after, t, "attr")
@@ -1122,9 +1132,10 @@ def _feasibility_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProb
 def _node_place(world: ResolvedWorld, node: tuple) -> tuple[str, str]:
     """The pack file and field path a node of the dependency graph is declared at."""
     kind, owner = node[0], node[1]
-    if kind in ("type", "attr", "aliases"):
+    if kind in ("type", "attr", "aliases", "name", "rename"):
         pname = world.pack_of_type(owner)
-        path = {"type": f"types.{owner}", "aliases": f"types.{owner}.name.aliases"}.get(kind) or f"types.{owner}.attributes.{node[2]}"
+        path = {"type": f"types.{owner}", "aliases": f"types.{owner}.name.aliases", "name": f"types.{owner}.name",
+                "rename": f"types.{owner}.name.derived"}.get(kind) or f"types.{owner}.attributes.{node[2]}"
     else:
         pname = world.pack_of_relation(owner)
         path = f"relations.{owner}"
@@ -1138,6 +1149,12 @@ def _cycle_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem]:
     probs = []
     for u, _ in nx.selfloop_edges(g):
         source, path = _node_place(world, u)
+        if u[0] == "name":  # a name part reading a name of its own type: drawn at once, none is there to read
+            probs.append(SpecProblem(source, path, "", f"a name part of '{u[1]}' reads the name of another '{u[1]}' (via a "
+                                     "relation to its own type), but a type's names are drawn together; name those entities "
+                                     "after the others with name.derived instead (e.g. derived: {via: sequel_of, templates: "
+                                     "{\"{root} {roman}\": 1}})"))
+            continue
         probs.append(SpecProblem(source, path, "", f"dependency cycle: {node_label(u)} depends on itself (e.g. a date bounded "
                                  "by itself, a type that is its own parent); remove that reference"))
     for comp in nx.strongly_connected_components(g):

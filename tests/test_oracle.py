@@ -299,6 +299,39 @@ def test_link_numbers_are_stated_asked_and_read(demo_rollouts):
                 (t["instance_id"], clean[t["instance_id"]]["reward"])
 
 
+def test_pack_features_reach_the_tasks(demo_rollouts):
+    """The demo packs' rules reach the tasks as facts the gold is made of: every league has
+    clubs (`each_target` on plays_in), careers mostly at home and prizes mostly in their field
+    (`same.share` on plays_for and laureate), product categories only from the year they
+    exist (`since` with `dated_by`), first names of a person's gender (`fakers`): each is read by
+    several tasks' gold queries, holds in the world those queries read, and the clean oracle
+    answers those tasks."""
+    import re
+
+    import duckdb
+
+    from worldforge.world.audit import audit_world
+
+    world, out = demo_rollouts
+    tasks = [json.loads(x) for x in (world / "tasks" / "tasks.jsonl").read_text().splitlines()]
+    clean = {tr["instance_id"]: tr["reward"] for tr in out["clean"][1]}
+    report = audit_world(world)
+    rules = {
+        "rel_plays_in": lambda: report.rows("degrees", "plays_in")[0]["targets_without"] == 0,
+        "rel_plays_for": lambda: 0.55 <= report.rows("locality", "plays_for *")[0]["share"] <= 0.9,
+        "rel_laureate": lambda: report.rows("locality", "laureate *")[0]["share"] >= 0.6,
+        r'"category"': lambda: all(r["share"] == 1.0 for r in report.rows("given", "product.category by *")),
+        r'FROM "(person|researcher)" t': lambda: all(r["share"] == 1.0 for r in report.rows("names", "*.name.first given gender")),
+    }
+    for pattern, holds in rules.items():
+        posed = [t for t in tasks if re.search(pattern, t["sql"])]
+        assert len(posed) >= 3, (pattern, len(posed))
+        assert holds(), pattern
+        assert sum(clean[t["instance_id"]] for t in posed) / len(posed) >= 0.9, pattern
+    with duckdb.connect(str(world / "world.duckdb"), read_only=True) as w:  # no platform before 1995, as the pack says
+        assert w.execute("SELECT count(*) FROM product WHERE category = 'platform' AND launched < DATE '1995-01-01'").fetchone()[0] == 0
+
+
 def test_editions_are_posed_and_answered(demo_rollouts):
     """Seasons and a prize's editions are entities of their own: tables list them with their
     one champion or laureate ("every season of the X League"), chronologies ask for the

@@ -108,9 +108,13 @@ class Wording:
         s = self.s
         if atom.scope:
             name = s.a.name(atom.value)
+            st = atom.path[0]
             if len(atom.path) == 1:
-                st = atom.path[0]
                 return fill(self.pick(s.asks(st.source, st.name)), name), [name]
+            if not any(re.search(r"\b(in|from) (the )?\{(object|value)\}", a) for a in s.asks(st.source, st.name)):
+                # the part comes through a link that is no location (a ceremony's winner): "won by
+                # albums from Riia", not "award ceremonies in Riia"
+                return fill(self.pick(self.nested_asks(st.source, st.name)), f"{s.plural(st.target)} from {name}", nested=True), [name]
             return f"in {name}", [name]
         if atom.test == "entity":
             name = s.a.name(atom.value)

@@ -99,8 +99,9 @@ def test_no_page_gives_its_entity_another_entitys_value(demo_web):
                     forms |= {grammar.format_date(dt.date.fromisoformat(f.value), s) for s in (*grammar.DATE_STYLES, "iso")}
                 elif f.value_type == "entity":
                     forms.add(names[f.value])
-                    if f.note:  # a link with its own attributes after it: 'Galkel Logistics, engineering'
-                        forms.add(", ".join([names[f.value], *f.note.split("\x1f")]))
+                    if f.note:  # a link with its own attributes after it: 'Galkel Logistics, engineering', 'Rovers, shirt number 9'
+                        notes = view.meta[(view.type_of[f.subject], f.predicate)].notes
+                        forms.add(", ".join([names[f.value], *(n.listed(v, "en") for n, v in zip(notes, f.note.split("\x1f")) if v)]))
                 elif f.value_type in ("int", "float"):
                     forms.add(f"{float(f.value):,.2f}".rstrip("0").rstrip("."))
                 else:

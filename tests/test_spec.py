@@ -730,8 +730,10 @@ def test_a_retired_oracle_option_still_loads():
 
 def test_the_new_domain_walkthrough_runs(tmp_path, monkeypatch):
     """The new-domain walkthrough (docs/how-to/new-domain.md), block by block: step 1 validates
-    and plans, step 2's audit breaks the threshold the page names, step 3's fix passes it and
-    `worldforge run` releases a dataset."""
+    and plans, step 2's audit breaks the threshold the page names, step 3's fix passes it, step
+    4's link attributes pass their own threshold and reach the tasks, and `worldforge run`
+    releases a dataset."""
+    import json
     import re
 
     from typer.testing import CliRunner
@@ -743,7 +745,8 @@ def test_the_new_domain_walkthrough_runs(tmp_path, monkeypatch):
     blocks = {(f, step): body for f, step, body in
               re.findall(r"<!-- walkthrough: (\S+) (step\d) -->\n```yaml\n(.*?)```", text, re.S)}
     assert set(blocks) == {("mydomain/hospitals.yaml", "step1"), ("mydomain/world.yaml", "step1"),
-                           ("mydomain/hospitals.yaml", "step2"), ("mydomain/hospitals.yaml", "step3")}
+                           ("mydomain/hospitals.yaml", "step2"), ("mydomain/hospitals.yaml", "step3"),
+                           ("mydomain/hospitals.yaml", "step4")}
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mydomain").mkdir()
     pack, world = tmp_path / "mydomain" / "hospitals.yaml", tmp_path / "mydomain" / "world.yaml"
@@ -768,13 +771,22 @@ def test_the_new_domain_walkthrough_runs(tmp_path, monkeypatch):
     assert cli("plan", "mydomain/world.yaml", "--force").exit_code == 0
     got = cli("audit", "build/hospitals")
     assert got.exit_code == 0 and "ok: 6 audit thresholds hold" in " ".join(got.output.split()), got.output
+    # step 4: the job's own grade and badge number (after each_target), and a threshold on the badges
+    threshold = re.search(r"under `audit:`, `(- \{section: link_values.*?\})`", " ".join(text.split())).group(1)
+    anchor = "    each_target: true   # every hospital has had doctors\n"
+    assert anchor in pack.read_text()
+    pack.write_text(pack.read_text().replace(anchor, anchor + blocks[("mydomain/hospitals.yaml", "step4")]).rstrip("\n")
+                    + "\n  " + threshold + "\n")
+    assert cli("plan", "mydomain/world.yaml", "--force").exit_code == 0
+    got = cli("audit", "build/hospitals")
+    assert got.exit_code == 0 and "ok: 7 audit thresholds hold" in " ".join(got.output.split()), got.output
     got = cli("run", "mydomain/world.yaml")
     assert got.exit_code == 0, got.output
     assert (tmp_path / "exports" / "hospitals" / "v1" / "README.md").is_file()
+    tasks = [json.loads(x) for x in (tmp_path / "build" / "hospitals" / "tasks" / "tasks.jsonl").read_text().splitlines()]
+    assert any("grade" in t["columns"] or "badge number" in t["columns"] for t in tasks)  # the job's own values reach the tasks
     # a narrow domain: the held-out countries could not pose their share of tables (the run used
     # to stop here); multi-hop questions took the tables' place, so each split still holds its share
-    import json
-
     splits = json.loads((tmp_path / "build" / "hospitals" / "tasks" / "report.json").read_text())["splits"]
     total = sum(v["table"] + v["multihop"] for v in splits.values())
     for split in ("validation", "test"):

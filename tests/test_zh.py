@@ -494,8 +494,8 @@ def test_every_fact_of_a_chinese_page_is_on_it(zh_pages):
     path, pages, page_facts = zh_pages
     with duckdb.connect(str(path / "world.duckdb"), read_only=True) as con:
         facts = {r[0]: Fact(*r) for r in con.sql(
-            "SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM facts "
-            "UNION ALL SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to FROM past_facts").fetchall()}
+            "SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, note FROM facts "  # note: a link's shirt number
+            "UNION ALL SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, NULL FROM past_facts").fetchall()}
         types = [t for (t,) in con.sql("SELECT type FROM _types").fetchall()]
         names = dict(con.sql(" UNION ALL ".join(f'SELECT id, name FROM "{t}"' for t in types)).fetchall())
     bad = []

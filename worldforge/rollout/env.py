@@ -456,6 +456,12 @@ class Environment:
                               "news": dict(zip(news.str.extract(r"^https://([^/]+)/").to_list()[::-1], news.to_list()[::-1]))}
         return self._copy_idx
 
+    def copy_page(self, url: str) -> tuple[str, str] | None:
+        """A duplicate address as web_extractor serves it without perturbation: (its text, the
+        original's URL); None when `url` is no copy (a stored page, or unknown)."""
+        text = self._copy_text(url)
+        return None if text is None else (text, self._copy_source(url)[0])
+
     def _copy_text(self, url: str) -> str | None:
         """A duplicate's page: the original's text, with its slips, in the look of the site it
         sits on (that site's by-line, and the date it was last updated); None when `url` is no copy."""

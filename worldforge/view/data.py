@@ -181,10 +181,10 @@ class ViewData:
         p = self.engine.page(url)
         if p is not None:
             return {**p, "look": self.look(p["url"], p["kind"]), "copy_of": None}
-        text = self.env._copy_text(url)
-        if text is None:
+        got = self.env.copy_page(url)
+        if got is None:
             return None
-        original = self.env._copy_source(url)[0]
+        text, original = got
         title = text.split("\n", 1)[0].lstrip("# ").strip()
         return {"url": url, "title": title, "kind": "copy", "date": None, "markdown": text, "look": "copy", "copy_of": original}
 

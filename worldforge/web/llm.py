@@ -21,7 +21,7 @@ from ..plumbing import held_interrupts, stable_hash
 from ..world.options import RenderOptions
 from .pages import Page, WorldView
 from .template import TemplateWriter, article_sources
-from .text import FactSheetCheck, format_number
+from .text import FactSheetCheck, format_number, note_values
 
 SYSTEM_PROMPT = """You are a Search World Model. You write the pages of a simulated web about a fictional world, \
 one page at a time, for an agent that searches and browses this web.
@@ -256,7 +256,7 @@ def _fact_line(view: WorldView, page: Page, f, links: dict[str, str]) -> str:
         end = f" to {f.valid_to.isoformat()}" if f.valid_to and page.kind != "news" else ""
         value += f" (from {f.valid_from.isoformat()}{end})"
     if f.note and m.notes:  # the link's own attributes, which the page states with it
-        value += "".join(f"; {label}: {v}" for (label, _, _), v in zip(m.notes, f.note.split("\x1f")) if v)
+        value += "".join(f"; {label}: {v}" for (label, _, _), v in zip(m.notes, note_values(f)) if v)
     subj = view.names[f.subject]
     if f.subject != page.subject:
         links.setdefault(subj, view.article_url[f.subject])

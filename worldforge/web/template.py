@@ -15,7 +15,7 @@ from zlib import crc32
 
 from . import grammar as g
 from .pages import Page, PredicateMeta, WorldView, humanise, page_links
-from .text import Fact, pick
+from .text import Fact, note_values, pick
 
 
 def _unthe(tpl: str, subject: str) -> str:
@@ -152,7 +152,7 @@ class TemplateWriter:
         a number with its label (', shirt number 9'; Chinese: '（销售部）'); '' for a link without any."""
         if not f.note or not m.notes:
             return ""
-        vals = [n.listed(x, self.lang) for n, x in zip(m.notes, f.note.split("\x1f")) if x]
+        vals = [n.listed(x, self.lang) for n, x in zip(m.notes, note_values(f)) if x]
         if not vals:
             return ""
         return "（" + "，".join(vals) + "）" if self.lang == "zh" else ", " + ", ".join(vals)
@@ -163,7 +163,7 @@ class TemplateWriter:
         if not f.note or not m.notes:
             return ""
         out = ""
-        for n, v in zip(m.notes, f.note.split("\x1f")):
+        for n, v in zip(m.notes, note_values(f)):
             if not v:
                 continue
             if n.phrases:
@@ -807,7 +807,7 @@ class TemplateWriter:
                 cells += [self._date(f.valid_from, st["table_date"]) if f.valid_from else "",
                           self._date(f.valid_to, st["table_date"]) if f.valid_to else self.w("now")]
                 if notes:
-                    vals = (f.note or "").split("\x1f")
+                    vals = note_values(f)
                     cells += [(vals[i] if i < len(vals) else "") or "–" for i in range(len(notes))]
             cells += [self._value(t, by_pred[c], st, table=True) if c in by_pred else "–" for c in cols]
             lines.append("| " + " | ".join(cells) + " |")

@@ -34,6 +34,12 @@ class Fact(NamedTuple):
     note: str | None = None
 
 
+def note_values(f: Fact) -> list[str]:
+    """A link's own attributes as its fact carries them, one per attribute in the relation's
+    declared order ('' for one the link has none of); [] for a fact without any."""
+    return f.note.split("\x1f") if f.note else []
+
+
 def pick(key: str, n: int) -> int:
     """A stable choice in [0, n) from a string (crc32: identical across processes)."""
     return zlib.crc32(key.encode()) % n if n > 1 else 0
@@ -163,7 +169,7 @@ class FactSheetCheck:
             elif f.value_type == "string":
                 strings.add(f.value)
             strings.add(names[f.subject])
-            for x in (f.note or "").split("\x1f"):  # a link's own number (a shirt number) is on the sheet too
+            for x in note_values(f):  # a link's own number (a shirt number) is on the sheet too
                 if x.isdigit():
                     numbers.add(float(x))
             if f.valid_from:

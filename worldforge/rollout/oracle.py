@@ -716,12 +716,12 @@ class Research:
             path = _expand(c["path"])
             if home and _same_path(path, home):
                 if c["test"] == "entity":
-                    return 2, PartList(q["plural"], c["value"], frozenset({k}))
-                return 5, PartsOf(q["plural"], PartIndex(part["plural"], c), frozenset({k}))
+                    return 2, PartList(q["plural"], c["value"], frozenset({k}), phrase=part.get("phrase"))
+                return 5, PartsOf(q["plural"], PartIndex(part["plural"], c), frozenset({k}), phrase=part.get("phrase"))
             if c["test"] != "entity":
                 return None
             if home and _same_path(path[:len(home)], home) and all(h.get("back") for h in path[len(home):]):
-                return 3, PartsOf(q["plural"], BackList(c["value"], path[len(home):], frozenset()), frozenset())
+                return 3, PartsOf(q["plural"], BackList(c["value"], path[len(home):], frozenset()), frozenset(), phrase=part.get("phrase"))
             if path and len(path) <= max_hops and all(h.get("back") for h in path):
                 # a named entity's own list first (narrow), then the country's list, then longer walks back
                 return {1: 0, 2: 1}.get(len(path), 4), BackList(c["value"], path, frozenset({k}))
@@ -736,7 +736,7 @@ class Research:
             if all(srcs):
                 return Union([x[1] for x in srcs])
         if home:  # nothing narrower: every part's lists, of its current and its former members
-            return PartsOf(q["plural"], PartIndex(part["plural"], None), frozenset(), former=True)
+            return PartsOf(q["plural"], PartIndex(part["plural"], None), frozenset(), former=True, phrase=part.get("phrase"))
         return Union([])
 
     # ------------------------------------------------------------------ the turn
@@ -1141,7 +1141,7 @@ class Research:
         """Where the candidates will come from, said once at the start."""
         v, q = self.voice, self.q
         if isinstance(src, PartList) and src.place:
-            return v.say("strategy_part", plural=q["plural"], place=src.place)
+            return v.say("strategy_part", plural=q["plural"], place=src.place, what=src.title)
         if isinstance(src, BackList):
             return v.say("strategy_back", name=src.name, plural=q["plural"])
         if isinstance(src, Union):

@@ -206,11 +206,14 @@ class PartList(Source):
     """A directory of a type in a country ("Companies in Braeria"): found by searching for it, or
     through the country's article, whose "Lists" section links it."""
 
-    def __init__(self, plural: str, place: str, implied: frozenset, former: bool = False):
+    def __init__(self, plural: str, place: str, implied: frozenset, former: bool = False, phrase: str | None = None):
         self.plural = plural
         self.place = place
         self.implied = implied
         self.former = former  # the list of those that were in the country (dissolved, moved), found through its page
+        # how the list names its part when the type is placed in it through a link that is no
+        # location ("won by albums from {group}": "Award ceremonies won by albums from Riia")
+        self.phrase = phrase
         self.reader: ListReader | None = None
         self.via_article = former
 
@@ -222,11 +225,16 @@ class PartList(Source):
             return t == norm(f"曾属{self.place}的{self.plural}" if lang == "zh" else f"former {self.plural} of {self.place}")
         if lang == "zh":
             return t == norm(f"{self.place}的{self.plural}")
-        return t == norm(f"{self.plural} in {self.place}")
+        return t == norm(self.title)
+
+    @property
+    def title(self) -> str:
+        """The English list's title: "Companies in Braeria", "Award ceremonies won by albums from Riia"."""
+        return f"{self.plural} {self.phrase.format(group=self.place)}" if self.phrase else f"{self.plural} in {self.place}"
 
     def step(self, r):
         if self.reader is None:
-            q = f"{self.place}的{self.plural}" if r.zh else f"{self.plural} in {self.place}"
+            q = f"{self.place}的{self.plural}" if r.zh else self.title
             if not self.via_article:
                 res = r.search(q, "list")
                 if res is NEED:
@@ -234,7 +242,7 @@ class PartList(Source):
                 hit = next((x for x in res if self._title_ok(x.title, r.brief.language)), None)
                 if hit is None:
                     if r.opt.reformulate:
-                        alt = (f"{self.place} {self.plural} 列表" if r.zh else f"list of {self.plural} in {self.place}")
+                        alt = (f"{self.place} {self.plural} 列表" if r.zh else f"list of {self.title}")
                         res2 = r.search(alt, "list", again=True)
                         if res2 is NEED:
                             return NEED
@@ -330,11 +338,12 @@ class PartsOf(Source):
     """Rows of a type in several parts: first the parts (countries whose capital is X, countries
     with a federal government), then each part's list of the type."""
 
-    def __init__(self, plural: str, parts: Source, implied: frozenset, former: bool = False):
+    def __init__(self, plural: str, parts: Source, implied: frozenset, former: bool = False, phrase: str | None = None):
         self.plural = plural
         self.parts = parts
         self.implied = implied
         self.former = former  # also each part's list of former members (every entity of the type, ever)
+        self.phrase = phrase  # how each part's list names it (see `PartList.phrase`)
         self.lists: list[PartList] | None = None
 
     def step(self, r):
@@ -342,7 +351,7 @@ class PartsOf(Source):
             got = self.parts.step(r)
             if got is NEED:
                 return NEED
-            self.lists = [PartList(self.plural, c.name, self.implied) for c in got]
+            self.lists = [PartList(self.plural, c.name, self.implied, phrase=self.phrase) for c in got]
             if self.former:
                 self.lists += [PartList(self.plural, c.name, self.implied, former=True) for c in got]
                 for c in got:  # the part's article, whose list of lists names the former members' list

@@ -48,11 +48,11 @@ EN: dict[str, tuple[str, ...]] = {
         "Starting point: {start}. Then {n} hops, each from one page to the next.",
         "The answer sits {n} links away from {start}, so I'll walk the chain.",
     ),
-    "strategy_part": (
-        "A list of {plural} in {place} would give me the candidates.",
-        "The fastest start is a list of {plural} in {place}.",
-        "I'll look for a directory of {plural} in {place} and work through it.",
-        "Best to start from an overview list of {plural} in {place}.",
+    "strategy_part": (  # {what}: the list's subject, "companies in Braeria", "award ceremonies won by albums from Riia"
+        "A list of {what} would give me the candidates.",
+        "The fastest start is a list of {what}.",
+        "I'll look for a directory of {what} and work through it.",
+        "Best to start from an overview list of {what}.",
     ),
     "strategy_back": (
         "{name}'s own page should list the {plural} linked to it.",

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..plumbing import stable_hash
 from ..web.text import format_date
+from ..world.parts import part_phrase
 from .schema import DATE, LIST, NUMBER, STRING, URL, Atom, Column, TaskSchema
 from .table import fill, range_text
 
@@ -111,10 +112,9 @@ class Wording:
             st = atom.path[0]
             if len(atom.path) == 1:
                 return fill(self.pick(s.asks(st.source, st.name)), name), [name]
-            if not any(re.search(r"\b(in|from) (the )?\{(object|value)\}", a) for a in s.asks(st.source, st.name)):
-                # the part comes through a link that is no location (a ceremony's winner): "won by
-                # albums from Riia", not "award ceremonies in Riia"
-                return fill(self.pick(self.nested_asks(st.source, st.name)), f"{s.plural(st.target)} from {name}", nested=True), [name]
+            phrase = part_phrase(s.world, st.source, st.name, s.plural(st.target))
+            if phrase is not None:  # through a link that is no location, as the web's list names it ("won by albums from Riia")
+                return phrase.format(group=name), [name]
             return f"in {name}", [name]
         if atom.test == "entity":
             name = s.a.name(atom.value)

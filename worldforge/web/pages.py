@@ -73,6 +73,9 @@ class PartLists:
     declared: dict[str, str]  # types a pack's own directory already lists per part: type -> its `by`
     former: dict[str, list[str | None]]  # per listed type: the part an entity was in when its chain ended (dissolved, moved)
     former_counts: dict[str, list[tuple[str, int]]]
+    # per type placed in its part through a link that is no location: how its list names the part
+    # ("won by albums from {group}"; see `world.parts.part_phrase`)
+    phrases: dict[str, str] = field(default_factory=dict)
 
     @property
     def by(self) -> str:
@@ -472,7 +475,7 @@ class WorldView:
             import numpy as np
 
             from ..world.arrays import WorldArrays
-            from ..world.parts import entity_parts, former_parts
+            from ..world.parts import entity_parts, former_parts, part_phrase
 
             a = WorldArrays(self.con, self.world)
             parts = entity_parts(a, self.world.spec.stages.tasks.part_type)
@@ -502,7 +505,14 @@ class WorldView:
                         n = np.bincount(prev[prev >= 0], minlength=len(root_ids))
                         for c in np.flatnonzero(n):
                             former_counts.setdefault(str(root_ids[c]), []).append((t, int(n[c])))
-                self._part_lists = PartLists(parts.root, of, counts, declared, former, former_counts)
+                phrases = {}
+                if self.lang == "en":
+                    for t in of:
+                        st = parts.home[t][0]
+                        got = part_phrase(self.world, st.source, st.name, self.plural(st.target))
+                        if got is not None:
+                            phrases[t] = got
+                self._part_lists = PartLists(parts.root, of, counts, declared, former, former_counts, phrases)
         return self._part_lists
 
     def part_list_columns(self, t: str) -> list[str]:
@@ -523,6 +533,10 @@ class WorldView:
         if former:
             return word(self.lang, "former_title", plural=self.plural(t), group=group_name)
         plural_ = humanise(self.plural(t)) if self.lang == "en" else self.plural(t)
+        pl_ = self.part_lists()
+        phrase = pl_.phrases.get(t) if pl_ is not None else None
+        if phrase is not None:  # "Award ceremonies won by albums from Riia", not "... in Riia"
+            return f"{plural_} {phrase.format(group=group_name)}"
         return word(self.lang, "part_title", plural=plural_, group=group_name)
 
     def directory_url(self, t: str, by: str, group_name: str, key: str | None) -> str:

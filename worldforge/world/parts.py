@@ -17,12 +17,14 @@ start from.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..plumbing import stable_hash
 from .arrays import Step, WorldArrays, world_hops
+from .spec import ResolvedWorld, attribute_label, relation_label
 
 HELD_OUT = ("test", "validation")
 
@@ -47,6 +49,27 @@ class Parts:
         ok = p >= 0
         out[ok] = self.split_of_part[p[ok]] == split
         return out
+
+
+def part_phrase(world: ResolvedWorld, source: str, pred: str, target_plural: str) -> str | None:
+    """How an entity's part is named after its plural noun when its chain to the part starts
+    with `pred`: None when that hop says where the entity is (one of its English asks reads "in
+    {object}" or "from {value}": "Companies in Braeria"), else the hop's own words leading to
+    the next entity's plural, with a `{group}` slot: "won by albums from {group}" ("Award
+    ceremonies won by albums from Riia", not "Award ceremonies in Riia", which reads as where
+    the ceremonies were held). Lists on the web and questions name a part alike."""
+    rs = world.relations.get(pred)
+    if rs is not None and rs.source == source:
+        asks, label = list(rs.ask), relation_label(rs, pred, "en").lower()
+    else:
+        attr = world.types[source].attributes.get(pred)
+        asks, label = (list(attr.ask), attribute_label(attr, pred, "en").lower()) if attr is not None else ([], pred)
+    if any(re.search(r"\b(in|from) (the )?\{(object|value)\}", a) for a in asks):
+        return None
+    ending = [a.rstrip() for a in asks if re.search(r"\{(object|value)\}$", a.rstrip())
+              and not re.search(r"\b(is|are|include) \{(object|value)\}$", a.rstrip())]
+    tmpl = re.sub(r"(?<!of )the \{(object|value)\}", r"{\1}", ending[0] if ending else f"whose {label} is one of the {{object}}")
+    return tmpl.replace("{object}", f"{target_plural} from {{group}}").replace("{value}", f"{target_plural} from {{group}}")
 
 
 def _tops(a: WorldArrays) -> list[str]:

@@ -179,6 +179,21 @@ def test_music_sequels_and_award_editions_reach_the_tasks(shipped):
     sequels = [t for t in tasks if t["kind"] == "multihop" and "sequel" in t["query"]]
     assert len(ceremonies) >= 5 and sequels
     assert sum(rewards[t["instance_id"]] for t in ceremonies + sequels) / len(ceremonies + sequels) >= 0.85
+    # a ceremony's part is its winner's country: the web's list and a held-out question name it through the winner
+    from worldforge.web.store import open_pages
+
+    scoped = [t for t in ceremonies if t["split"] != "train" and "award ceremonies won by albums from " in t["query"]]
+    assert scoped and not any("award ceremonies in " in t["query"] for t in ceremonies)
+    con = open_pages(world / "web")
+    try:
+        titles = {r[0] for r in con.execute("SELECT title FROM pages WHERE title LIKE 'Award ceremonies %'").fetchall()}
+    finally:
+        con.close()
+    assert titles and all(x.startswith("Award ceremonies won by albums from ") for x in titles)
+    for t in scoped:  # the list the question points to is there under that title
+        part = next(c["value"] for c in t["question"]["conditions"] if c["letter"] == "S")
+        title = f"Award ceremonies won by albums from {part}"
+        assert any(x == title or x.startswith(title + " (page") for x in titles), (title, sorted(titles)[:5])
 
 
 @pytest.mark.parametrize("name", WORLDS)

@@ -1141,7 +1141,7 @@ class Research:
         """Where the candidates will come from, said once at the start."""
         v, q = self.voice, self.q
         if isinstance(src, PartList) and src.place:
-            return v.say("strategy_part", plural=q["plural"], place=src.place, what=src.title)
+            return v.say("strategy_part", what=f"{src.place}的{src.plural}" if self.zh else src.title)
         if isinstance(src, BackList):
             return v.say("strategy_back", name=src.name, plural=q["plural"])
         if isinstance(src, Union):

@@ -390,10 +390,10 @@ ZH: dict[str, tuple[str, ...]] = {
         "我要从{start}经过{n}个相互关联的事实找到答案。",
         "起点是{start}，之后要经过{n}跳。",
     ),
-    "strategy_part": (
-        "一份{place}的{plural}列表就能给出候选名单。",
-        "最快的办法是找{place}的{plural}目录，然后逐一核对。",
-        "我先找一个{place}{plural}的总览列表。",
+    "strategy_part": (  # {what}: 宁云省的公司
+        "一份{what}列表就能给出候选名单。",
+        "最快的办法是找{what}目录，然后逐一核对。",
+        "我先找一个{what}的总览列表。",
     ),
     "strategy_back": (
         "{name}的页面应该列出了与它相关的{plural}。",

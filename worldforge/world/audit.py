@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..plumbing import quote_ident as _q
-from .invariants import _wild_sql
+from .invariants import _wild_sql, shared_value_pairs_sql
 from .pack import AUDIT_SECTIONS, CategoricalAttr, CountAttr, DateAttr, LinkNumber, NumericAttr
 from .spec import ResolvedWorld, attribute_dtype
 
@@ -475,11 +475,7 @@ class _Auditor:
                 row |= {"n": n, "filled": round(filled / n, 4) if n else 1.0}
                 if isinstance(attr, LinkNumber):
                     med, p90, mx = self.q(f"SELECT median({A}), quantile_cont({A}, 0.9), max({A}) FROM {R}")[0]
-                    (clashes,), = self.q(
-                        f"SELECT count(*) FROM {R} x JOIN {R} y ON x.target = y.target AND x.{A} = y.{A} "
-                        f"AND (x.source < y.source OR (x.source = y.source AND x.valid_from < y.valid_from)) "
-                        f"AND coalesce(x.valid_from, DATE '0001-01-01') < coalesce(y.valid_to, DATE '9999-12-31') "
-                        f"AND coalesce(y.valid_from, DATE '0001-01-01') < coalesce(x.valid_to, DATE '9999-12-31')")
+                    (clashes,), = self.q(f"SELECT count(*) FROM {shared_value_pairs_sql(R, a, once=True)}")
                     row |= {"median": _r(med), "p90": _r(p90), "max": _r(mx), "clashes": clashes}
                 else:
                     (top,), = self.q(f"SELECT coalesce(max(c), 0) FROM (SELECT count(*) c FROM {R} WHERE {A} IS NOT NULL GROUP BY {A})")

@@ -425,10 +425,7 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
             if attr.distinct:
                 out.append(Invariant(
                     f"{r}.{a}.distinct", f"{r} links to one {rs.target} that overlap in time have different {a}s",
-                    f"SELECT x.target, x.{_q(a)}, x.source, y.source AS other FROM {R} x JOIN {R} y ON x.target = y.target "
-                    f"AND x.{_q(a)} = y.{_q(a)} AND (x.source <> y.source OR x.valid_from IS DISTINCT FROM y.valid_from) "
-                    f"AND coalesce(x.valid_from, DATE '0001-01-01') < coalesce(y.valid_to, DATE '9999-12-31') "
-                    f"AND coalesce(y.valid_from, DATE '0001-01-01') < coalesce(x.valid_to, DATE '9999-12-31')"))
+                    f"SELECT x.target, x.{_q(a)}, x.source, y.source AS other FROM {shared_value_pairs_sql(R, a)}"))
             continue
         tr = attr.translation(world.spec.language)
         allowed = sorted({tr.get(v, v) for v in attr.weights()})
@@ -624,6 +621,17 @@ def _stored(world: ResolvedWorld, t: str, a: str):
     """A pack value of t.a as the world stores it (translated in a Chinese world)."""
     m = value_translation(world, t, a) if a in world.types[t].attributes else {}
     return lambda v: m.get(v, v)
+
+
+def shared_value_pairs_sql(table: str, a: str, once: bool = False) -> str:
+    """`table x JOIN table y ...`: pairs of links to one target that overlap in time and hold one
+    value of their attribute `a` (open ends unbounded); each pair in both orders, or `once`."""
+    A = _q(a)
+    other = ("(x.source < y.source OR (x.source = y.source AND x.valid_from < y.valid_from))" if once
+             else "(x.source <> y.source OR x.valid_from IS DISTINCT FROM y.valid_from)")
+    return (f"{table} x JOIN {table} y ON x.target = y.target AND x.{A} = y.{A} AND {other} "
+            f"AND coalesce(x.valid_from, DATE '0001-01-01') < coalesce(y.valid_to, DATE '9999-12-31') "
+            f"AND coalesce(y.valid_from, DATE '0001-01-01') < coalesce(x.valid_to, DATE '9999-12-31')")
 
 
 def _drawn_only(world: ResolvedWorld, t: str, sql: str) -> str:

@@ -166,6 +166,7 @@ def _counts_table(title: str, rows, headers=("name", "count")) -> Table:
 @_command()
 def validate(spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds/demo.yaml")) -> None:
     """Validate a world spec and its domain packs; report every problem at once (exit code 2)."""
+    from .world.capacity import count_warnings
     from .world.invariants import all_invariants
     from .world.spec import expected_counts
     from .world.validate import load_world
@@ -180,6 +181,8 @@ def validate(spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds
                                 rows, ("type", "pack", "sized", "expected count")))
     console.print(f"[green]valid:[/] {len(world.packs)} pack(s), {len(world.types)} types, "
                   f"{len(world.relations)} relations, {len(all_invariants(world))} invariants")
+    for _, w in count_warnings(world):
+        err_console.print(f"[yellow]warning:[/] {w}")
 
 
 @_command()
@@ -192,6 +195,7 @@ def plan(
     <build-dir>/<name>/world.duckdb, check every invariant, then mark it complete."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from .world.capacity import count_warnings
     from .world.planner import count_steps, plan_world
     from .world.store import ensure_writable, heavy_drops, repairs
     from .world.validate import load_world
@@ -199,6 +203,8 @@ def plan(
     with _user_errors():
         world = load_world(spec)
         ensure_writable(build_dir, world.spec.name, force)
+    for _, w in count_warnings(world):
+        err_console.print(f"[yellow]warning:[/] {w}")
     with _writing(Path(build_dir) / world.spec.name), _user_errors():
         ensure_writable(build_dir, world.spec.name, force)  # again, under the lock
         t0 = time.perf_counter()

@@ -8,14 +8,17 @@ import json
 import re
 from functools import lru_cache
 
+from .feasible import date_needs
 from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, LookupAttr, NumericAttr, WeightSelect
 from .spec import ResolvedWorld, date_bounds, link_bounds, lookup_entity_type
 
 
-def dependency_graph(world: ResolvedWorld):
+def dependency_graph(world: ResolvedWorld, soft: bool = False):
     """Nodes: ('type', T) (its rows), ('name', T) (names and ids), ('rename', T) (names derived
     from other entities', `name.derived`), ('attr', T, a), ('rel', R), ('aliases', T). Edges
-    point from a prerequisite to its user."""
+    point from a prerequisite to its user. With `soft`, also the orders the planner prefers
+    but can do without, each added only where it closes no cycle: a source date drawn after
+    the target dates a required link to it reads (`feasible.date_needs`)."""
     import networkx as nx
 
     g = nx.DiGraph()
@@ -146,7 +149,27 @@ def dependency_graph(world: ResolvedWorld):
         if rs.requires is not None:
             deps += [rel_node(hop) for hop, _ in rs.requires.hops if hop in rels]
         link(deps, node)
+    if soft:
+        for node, deps in _soft_edges(world, attr_node):
+            for d in deps:
+                if d not in g or node not in g or not nx.has_path(g, node, d):
+                    g.add_edge(d, node)
     return g
+
+
+def _soft_edges(world: ResolvedWorld, attr_node) -> list[tuple[tuple, list[tuple]]]:
+    """(a source date, the target and source attributes its required links read) in a fixed order."""
+    out = []
+    for t, et in world.types.items():
+        for a, attr in et.attributes.items():
+            if not isinstance(attr, DateAttr):
+                continue
+            for need in date_needs(world, t, a):
+                tgt = need.spec.target
+                deps = [("type", tgt)] + [attr_node(tgt, x) for x in sorted(need.target_attributes())]
+                deps += [attr_node(t, x) for x in sorted(need.source_attributes(world))]
+                out.append((("attr", t, a), [d for d in deps if d != ("attr", t, a)]))
+    return out
 
 
 @lru_cache(maxsize=1024)

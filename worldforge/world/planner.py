@@ -23,6 +23,7 @@ import polars as pl
 from ..errors import PlanError
 from ..plumbing import stable_hash
 from .dependencies import dependency_graph, node_label
+from .feasible import REDRAWN, Coverage, DateNeed, Reach, SeriesReach, date_needs, target_windows, year_of
 from .pack import (
     CategoricalAttr,
     CodeAttr,
@@ -60,6 +61,7 @@ from .sampling import (
     sample_days,
     sample_numeric,
     unique_codes,
+    weighted_choice,
 )
 from .spec import SQL_TYPES, ResolvedWorld, attribute_dtype, date_bounds, derived_query, lifecycle_end_bound, link_bounds, value_translation
 from .store import WorldTables
@@ -84,7 +86,7 @@ _ROMAN = ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI",
 def generation_order(world: ResolvedWorld) -> list[tuple]:
     import networkx as nx
 
-    return list(nx.lexicographical_topological_sort(dependency_graph(world), key=repr))
+    return list(nx.lexicographical_topological_sort(dependency_graph(world, soft=True), key=repr))
 
 
 def _real(v: np.ndarray) -> np.ndarray:
@@ -779,12 +781,93 @@ class _Generator:
             v, censored = self.offset_draw(base, attr.offset, lo_, hi_, rng, attr.censor)
             missing = empty | censored
             self.out.repairs[f"{t}.{a}: not yet happened (after as_of)"] = 0  # expected, not a repair
+
+            def redraw(rows: np.ndarray, g) -> tuple[np.ndarray, np.ndarray]:
+                x, cens = self.offset_draw(base[rows], attr.offset, lo_[rows], hi_[rows], g, attr.censor)
+                return x, ~cens
         else:
             v = sample_days(lo_, hi_, rng)
+
+            def redraw(rows: np.ndarray, g) -> tuple[np.ndarray, np.ndarray]:
+                return sample_days(lo_[rows], hi_[rows], g), np.ones(len(rows), bool)
+        v = self._meet_date_needs(t, a, v, ~missing, lo_, hi_, redraw)
         s = pl.Series(np.where(missing, 0, v).astype(np.int32)).cast(pl.Date)
         if missing.any():
             s = pl.select(pl.when(pl.lit(pl.Series(missing))).then(None).otherwise(pl.lit(s))).to_series()
         return s
+
+    def _meet_date_needs(self, t: str, a: str, v: np.ndarray, drawn: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                         redraw: Callable) -> np.ndarray:
+        """Dates of `t.a` at which every required link that depends on them can find a target
+        (see `feasible`): a row where too few targets could be linked is drawn again from the
+        attribute's distribution (`redraw(rows, rng) -> (days, usable)`), then moved to the
+        nearest date inside its window where enough could. Other rows are left as drawn."""
+        checks = [c for c in (self._reach(t, need, len(v), drawn) for need in date_needs(self.world, t, a)) if c is not None]
+        if not checks:
+            return v
+
+        def short(rows: np.ndarray, days: np.ndarray) -> np.ndarray:
+            out = np.zeros(len(rows), bool)
+            for c in checks:
+                out |= c.short(rows, days)
+            return out
+
+        bad = np.flatnonzero(short(np.arange(len(v)), v))
+        if len(bad) == 0:
+            return v
+        v = v.copy()
+        first = len(bad)
+        rng = child_rng(self.seed, "feasible", t, a)
+        for _ in range(32):  # the attribute's own distribution, conditioned on a target being in reach
+            if len(bad) == 0:
+                break
+            x, usable = redraw(bad, rng)
+            good = usable & ~short(bad, x)
+            v[bad[good]] = x[good]
+            bad = bad[~good]
+        for c in checks:  # then the nearest date in reach, inside the row's window
+            if len(bad) == 0:
+                break
+            x = c.nearest(bad, v[bad], lo[bad], hi[bad])
+            found = x > NEG_INF // 2
+            trial = np.where(found, x, v[bad])
+            good = found & ~short(bad, trial)
+            v[bad[good]] = trial[good]
+            bad = bad[~good]
+        names = ", ".join(sorted({c.need.relation for c in checks}))
+        self.out.repairs[f"{t}.{a}: {REDRAWN} ({names})"] = first - len(bad)
+        return v
+
+    def _reach(self, t: str, need: DateNeed, n: int, drawn: np.ndarray) -> Reach | None:
+        """The rule `need` puts on the dates of `t`'s `n` rows (None where the targets' dates
+        are not drawn yet: a cycle the planner cannot order around)."""
+        rs = need.spec
+        T = self.out.entities[rs.target]
+        if rs.target == t or not all(x in T.columns for x in need.target_attributes()):
+            return None
+        ok_t = np.ones(T.height, bool)
+        if isinstance(rs.select, WeightSelect):
+            ok_t &= T[rs.select.weight].cast(pl.Float64).fill_null(0.0).to_numpy() > 0
+        group = need.group_attribute(self.world)
+        S = self.out.entities[t]
+        if group is not None and group in S.columns:
+            g_src, g_tgt = encode_groups(S[group], T[rs.same.target])
+        else:
+            g_src, g_tgt = np.zeros(n, np.int64), np.zeros(T.height, np.int64)
+        t_lo, t_hi, ok_t = target_windows(need, lambda x, fill: self.days(rs.target, x, fill), self._const, ok_t)
+        use = drawn & (g_src >= 0)
+        if need.series is None:
+            cov = Coverage(np.where(ok_t, g_tgt, -1), t_lo, t_hi)
+            active = np.zeros(n, bool)
+            active[_active_sources(child_rng(self.seed, "rel", need.relation), rs.rate, n)] = True
+            return Reach(need, use & active, g_src, cov=cov)
+        sr = need.series
+        end = self._const(sr.until.ref) if sr.until is not None else self.as_of
+        if sr.until is not None:
+            end = int(apply_offset(np.array([end], np.int64), sr.until.years, sr.until.days)[0])
+        reach = SeriesReach(g_src[use], np.where(ok_t, g_tgt, -1), t_lo, t_hi, sr, int(year_of(np.array([self.span_start]))[0]),
+                            end, need.least, distinct=need.distinct_per_parent(self.world))
+        return Reach(need, use, g_src, earliest=reach.earliest_start(g_src))
 
     def _derived(self, t: str, attr: DerivedAttr) -> pl.Series:
         import duckdb
@@ -866,7 +949,7 @@ class _Generator:
         S = self.out.entities[rs.source]
         T = self.out.entities[rs.target]
         n_s, n_t = S.height, T.height
-        active = np.nonzero(rng.random(n_s) < rs.rate)[0] if rs.rate < 1 else np.arange(n_s)
+        active = _active_sources(rng, rs.rate, n_s)
         cr = rs.count_range
         k = rng.integers(cr.min, cr.max + 1, len(active))
         after, before = link_bounds(self.world, rs)
@@ -1014,6 +1097,8 @@ class _Generator:
                 excluded = np.bincount(ok, minlength=n_t)[:n_t] >= cap
                 if index is not None:
                     index.set_excluded(excluded)
+        if rs.required and index is not None and not rs.history:
+            self._rescue(r, rs, src, picks, settled_round, index, g_src, lo, hi, w, t0, tgt_after, tgt_before, n_s, n_t)
         keep = picks >= 0
         if rs.each_target:
             self.out.repairs[f"relation {r}: targets left without a link"] = int(n_t - len(np.unique(picks[keep])))
@@ -1056,6 +1141,45 @@ class _Generator:
             edges = edges.with_columns(self.null_mask(f"rel_{r}", a, attr.null_rate, vals).alias(a))
         self.out.edges[r] = edges
 
+    def _rescue(self, r: str, rs: RelationSpec, src, picks, settled_round, index: TargetIndex, g_src, lo, hi, w, t0,
+                tgt_after, tgt_before, n_s: int, n_t: int, rounds: int = 4) -> None:
+        """A required link for each source the rounds of weighted draws left with none (its few
+        eligible targets kept losing to heavier ones that a later check refused, such as people
+        of the right age but dead by then): one target drawn by weight from the exact list of
+        those that pass every check of a single pick and are still free (not over their cap,
+        not taken in the source's `once_per` group), then the checks across picks; a few rounds."""
+        rng = child_rng(self.seed, "rel-rescue", r)
+        once = self._once_groups(rs) if rs.once_per is not None else None
+        for k in range(rounds):
+            linked = np.zeros(n_s, bool)
+            linked[src[picks >= 0]] = True
+            rows = np.flatnonzero(~linked[src])
+            if len(rows) == 0:
+                return
+            _, first = np.unique(src[rows], return_index=True)  # one row per source
+            rows = rows[first]
+            pr, pt = index.candidates(g_src[rows], lo[rows], hi[rows])
+            s_ = src[rows[pr]]
+            ok = np.ones(len(pr), bool)
+            if t0 is not None:
+                ok &= self._alive(rs, tgt_after, tgt_before, s_, pt, t0[rows[pr]])
+            if rs.date:
+                d_lo, d_hi = self._event_window(rs, s_, pt)
+                ok &= d_lo <= d_hi
+            if rs.source == rs.target:
+                ok &= s_ != pt
+            held = picks >= 0
+            if rs.target_cap is not None:
+                ok &= np.bincount(picks[held], minlength=n_t)[pt] < rs.target_cap
+            if once is not None:
+                taken = once[src[held]] * max(n_t, 1) + picks[held]
+                ok &= ~np.isin(once[s_] * max(n_t, 1) + pt, taken)
+            picks[rows] = weighted_choice(pr[ok], pt[ok], w, len(rows), rng)
+            settled_round[rows] = ROUNDS + k
+            conflict = self._conflicts(rs, src, picks, settled_round, n_t, rows)
+            picks[conflict] = -1
+            settled_round[conflict] = np.iinfo(np.int64).max
+
     def _link_numbers(self, r: str, a: str, attr: LinkNumber, edges: pl.DataFrame, rng, rounds: int = 40) -> pl.Series:
         """A whole number per link from the attribute's distribution; `distinct`: links to one
         target that overlap in time take different numbers (a clash is redrawn, from the
@@ -1085,7 +1209,9 @@ class _Generator:
     def _reserve(g_src, g_tgt, key, lo, hi, ok_t, rng, tries: int = 16, rounds: int = 8) -> np.ndarray:
         """Per link row, the target it is set aside for (-1: none): each target that can take
         one gets a row of its group whose key window holds its key, drawn at random (`tries`
-        candidates a round; a row goes to one target, the first in a random order)."""
+        candidates a round; a row goes to one target, the first in order). Targets that few
+        rows fit go first (a musician born late fits only the bands recruiting in recent years,
+        and would otherwise lose them to older ones that fit any), in a random order among equals."""
         m, n_t = len(g_src), len(g_tgt)
         out = np.full(m, -1, np.int64)
         order = np.argsort(g_src, kind="stable")
@@ -1093,6 +1219,8 @@ class _Generator:
         start = np.searchsorted(sg, g_tgt, side="left")
         size = np.searchsorted(sg, g_tgt, side="right") - start
         todo = rng.permutation(np.flatnonzero(ok_t & (size > 0) & (g_tgt >= 0)))
+        fits = Coverage(g_src, lo, hi).at(g_tgt[todo], key[todo])  # rows whose window holds each target's key
+        todo = todo[np.argsort(fits, kind="stable")]
         for _ in range(rounds):
             if len(todo) == 0:
                 break
@@ -1533,6 +1661,11 @@ class _Generator:
         self.out.repairs = {k: v for k, v in self.out.repairs.items() if v}
         return self.out
 
+
+
+def _active_sources(rng: np.random.Generator, rate: float, n: int) -> np.ndarray:
+    """The sources that make links of a relation (its `rate`): the first draw of the relation's generator."""
+    return np.nonzero(rng.random(n) < rate)[0] if rate < 1 else np.arange(n)
 
 
 def _take_from(v, copies: np.ndarray, sources: np.ndarray):

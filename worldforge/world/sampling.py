@@ -576,6 +576,27 @@ class TargetIndex:
             w[used[self.order]] = 0.0
         self.cum = np.concatenate([[0.0], np.cumsum(w)])
 
+    def candidates(self, groups: np.ndarray, lo: np.ndarray, hi: np.ndarray, limit: int = 2_000_000) -> tuple[np.ndarray, np.ndarray]:
+        """Every (row, target) with the target inside the row's group and [lo, hi] and a
+        weight above 0, at most `limit` pairs (the rows with the narrowest windows first)."""
+        m = len(groups)
+        if self.n == 0 or m == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        lo_k = np.clip(lo - self.kmin, 0, self.width)
+        hi_k = np.clip(hi - self.kmin, -1, self.width - 1)
+        base = groups.astype(np.int64) * self.width
+        a = np.searchsorted(self.comp, base + lo_k, side="left")
+        b = np.searchsorted(self.comp, base + hi_k, side="right")
+        size = np.where((groups >= 0) & (lo_k <= hi_k), np.maximum(b - a, 0), 0)
+        rows = np.argsort(size, kind="stable")
+        rows = rows[np.cumsum(size[rows]) <= limit]
+        rows.sort()
+        rep = np.repeat(rows, size[rows])
+        first = np.repeat(np.cumsum(size[rows]) - size[rows], size[rows])
+        pos = a[rep] + (np.arange(len(rep)) - first)
+        live = np.diff(self.cum)[pos] > 0
+        return rep[live], self.order[pos[live]]
+
     def pick(self, groups: np.ndarray, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One weighted target per row inside its group and [lo, hi]; -1 where none is eligible."""
         m = len(groups)
@@ -594,6 +615,19 @@ class TargetIndex:
         pos = np.clip(pos, a, np.maximum(b - 1, a))
         pos = np.clip(pos, 0, self.n - 1)
         return np.where(ok, self.order[pos], -1).astype(np.int64)
+
+
+def weighted_choice(rows: np.ndarray, targets: np.ndarray, weights: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """Per row of `m`, one of its candidate `targets` (pairs `rows`, `targets`) drawn by
+    `weights` (Gumbel-max, all rows at once); -1 for a row without candidates."""
+    out = np.full(m, -1, np.int64)
+    if len(rows) == 0:
+        return out
+    score = np.log(weights[targets]) - np.log(-np.log(rng.random(len(rows)).clip(1e-300)))
+    order = np.lexsort((-score, rows))
+    first = np.r_[True, rows[order][1:] != rows[order][:-1]]
+    out[rows[order][first]] = targets[order][first]
+    return out
 
 
 def encode_groups(source_vals: pl.Series, target_vals: pl.Series) -> tuple[np.ndarray, np.ndarray]:

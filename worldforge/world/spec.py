@@ -7,6 +7,7 @@ the world's dates filled in).
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 from pathlib import Path
 from typing import Literal
@@ -221,6 +222,19 @@ def with_lookup_units(world: ResolvedWorld) -> ResolvedWorld:
             types[t] = et.model_copy(update={"attributes": attrs})
         packs[pname] = pack.model_copy(update={"types": types})
     return world.model_copy(update={"packs": packs})
+
+
+def shift_date(d: dt.date, years: int, days: int) -> dt.date | None:
+    """`d + years + days` as SQL intervals compute it (Feb 29 + 1y = Feb 28), or None when the
+    result leaves 0001-01-01..9999-12-31."""
+    try:
+        y = d.year + years
+        if not 1 <= y <= 9999:
+            return None
+        out = d.replace(year=y, day=min(d.day, calendar.monthrange(y, d.month)[1]))
+        return out + dt.timedelta(days=days)
+    except (OverflowError, ValueError):
+        return None
 
 
 def expected_counts(world: ResolvedWorld) -> dict[str, tuple[float, float, float]]:

@@ -270,6 +270,16 @@ def write_world(world: ResolvedWorld, tables: WorldTables, build_dir: Path, chec
     return WorldInfo(path=final, world=world, manifest=manifest)
 
 
+def open_in_memory(world: ResolvedWorld, tables: WorldTables):
+    """The generated world as an in-memory DuckDB store, laid out as `write_world` writes it
+    (for checks and audits of many worlds that need not be kept)."""
+    import duckdb
+
+    con = duckdb.connect()
+    _write_tables(con, world, tables)
+    return con
+
+
 def _write_tables(con, world: ResolvedWorld, tables: WorldTables) -> dict:
     counts, rel_counts = {}, {}
     for t, df in tables.entities.items():

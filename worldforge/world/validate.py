@@ -9,7 +9,6 @@ and what is accepted.
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import difflib
 import re
@@ -23,6 +22,7 @@ from pydantic import ValidationError
 
 from ..errors import SpecError, SpecProblem
 from .arrays import lookup_target
+from .capacity import count_problems
 from .dependencies import dependency_graph, node_label
 from .pack import (
     CONSTANT_REFS,
@@ -56,6 +56,7 @@ from .spec import (
     fill_sql,
     lookup_entity_type,
     relation_label,
+    shift_date,
     with_lookup_units,
 )
 
@@ -895,7 +896,7 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
     if not probs:
         probs.extend(_size_problems(world, spec_file))
     if not probs:
-        probs.extend(_feasibility_problems(world, spec_file))
+        probs.extend(count_problems(world, spec_file))
         probs.extend(_cycle_problems(world, spec_file))
         probs.extend(_name_capacity_problems(world))
     if not probs:
@@ -959,19 +960,6 @@ def _name_capacity_problems(world: ResolvedWorld) -> list[SpecProblem]:
                                        f"template(s) with it make at most {per_group:,.0f} names for each; add choices to its other "
                                        f"parts, or a template without the {rs.target}'s name"))
     return out
-
-
-def shift_date(d: dt.date, years: int, days: int) -> dt.date | None:
-    """`d + years + days` as SQL intervals compute it (Feb 29 + 1y = Feb 28), or None when the
-    result leaves 0001-01-01..9999-12-31."""
-    try:
-        y = d.year + years
-        if not 1 <= y <= 9999:
-            return None
-        out = d.replace(year=y, day=min(d.day, calendar.monthrange(y, d.month)[1]))
-        return out + dt.timedelta(days=days)
-    except (OverflowError, ValueError):
-        return None
 
 
 def planned_links(world: ResolvedWorld) -> dict[str, float]:
@@ -1099,34 +1087,6 @@ def _check_static_window(add, pname: str, path: str, after: list[DateBound], bef
         for b in before:
             if a.ref == b.ref and not a.constant and (a.years, a.days) >= (b.years, b.days):
                 add(pname, path, f"after {a}, before {b}", "the date window is empty for every row")
-
-
-def _feasibility_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem]:
-    probs = []
-    counts = expected_counts(world)
-    for r, rs in world.relations.items():
-        src_lo, src_mid, _ = counts[rs.source]
-        tgt_lo, _, tgt_hi = counts[rs.target]
-        pname = world.pack_of_relation(r)
-        f = world.pack_files[pname]
-        if rs.required and src_lo > 0 and tgt_hi == 0:
-            probs.append(SpecProblem(f, f"relations.{r}", "", f"'{rs.source}' entities need a '{rs.target}' target but the world has no "
-                                     f"'{rs.target}'; give '{rs.target}' (or its parent) a count above 0"))
-        if rs.max_per_target is not None and not rs.history and rs.required:
-            need = src_mid * rs.rate * max(rs.count.min, 1)
-            if need > tgt_lo * rs.max_per_target and need > 0:
-                probs.append(SpecProblem(spec_file, "counts", f"{rs.source}~{src_mid:.0f}, {rs.target}>={tgt_lo:.0f}",
-                                         f"relation '{r}' gives each '{rs.target}' at most {rs.max_per_target} links (max_per_target), "
-                                         f"so it needs about {need / rs.max_per_target:.0f} '{rs.target}' but the world may have only "
-                                         f"{tgt_lo:.0f}; raise the '{rs.target}' count or max_per_target"))
-        if rs.target_unique:
-            need = src_mid * rs.rate * max(rs.count.min, 1 if rs.required else 0)
-            if need > tgt_lo and need > 0:
-                probs.append(SpecProblem(spec_file, "counts", f"{rs.source}~{src_mid:.0f}, {rs.target}>={tgt_lo:.0f}",
-                                         f"relation '{r}' ({rs.cardinality}) gives each '{rs.target}' to at most one '{rs.source}', "
-                                         f"so it needs about {need:.0f} distinct targets but the world may have only {tgt_lo:.0f}; "
-                                         f"raise the '{rs.target}' count or lower '{rs.source}'"))
-    return probs
 
 
 def _node_place(world: ResolvedWorld, node: tuple) -> tuple[str, str]:

@@ -8,7 +8,7 @@ Per world it runs the pipeline (skipping what is up to date), then prints beside
 
 - pages opened that nothing earlier in their sample showed (0), URLs in research states never seen (0);
 - informative answer cells visible in their sample (>= 99 %), narration counts contradicting the actions (0);
-- SFT samples (context segments) under 32k tokens at 4 characters a token (>= 95 %);
+- SFT samples (context segments) under 32k tokens (estimated, worldforge.tokens) (>= 95 %);
 - the clean oracle's mean reward, without perturbations (>= 0.97);
 - validation and test shares of the tasks (>= 10 % each), held-out evidence pages opened in training (0),
   training tasks the export dropped for it.
@@ -48,9 +48,10 @@ def main() -> None:
     ap.add_argument("--time", action="store_true", help="also time `worldforge run worlds/demo.yaml` from an empty folder")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from worldforge.rollout.env import TOOLS, approx_tokens
+    from worldforge.rollout.env import TOOLS
     from worldforge.rollout.measure import sample_tokens
     from worldforge.run import run_pipeline
+    from worldforge.tokens import estimate_tokens
 
     rows = []
     for name in args.worlds:
@@ -60,7 +61,7 @@ def main() -> None:
         man = json.loads((r.dataset / "manifest.json").read_text())
         g, lk, sizes = man["grounding"], man["leak"], man["splits"]
         sft = [json.loads(x) for p in sorted((r.dataset / "jsonl" / "sft").glob("*.jsonl")) for x in p.read_text().splitlines()]
-        under = sum(sample_tokens(x["messages"], TOOLS, approx_tokens) < 32_000 for x in sft) / len(sft)
+        under = sum(sample_tokens(x["messages"], TOOLS, estimate_tokens) < 32_000 for x in sft) / len(sft)
         total = sum(sizes.values())
         clean = _clean_reward(r.world)
         rows.append((name, [

@@ -57,12 +57,13 @@ def _run(world: Path, perturbed: bool, count):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--world", type=Path, default=ROOT / "build" / "demo")
-    ap.add_argument("--tokenizer", default=None, help="tokenizer.json or a model folder (default: 4 characters a token)")
+    ap.add_argument("--tokenizer", default=None, help="tokenizer.json or a model folder (default: the script-aware estimate, worldforge.tokens)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from worldforge.rollout.context import samples
-    from worldforge.rollout.env import TOOLS, approx_tokens, load_token_counter
+    from worldforge.rollout.env import TOOLS, load_token_counter
     from worldforge.rollout.measure import negating, reasoning_skeletons, rejected_opens, sample_tokens, unseen_opens
+    from worldforge.tokens import estimate_tokens
 
     world = _world(args.world)
     count = load_token_counter(args.tokenizer) if args.tokenizer else None
@@ -98,13 +99,13 @@ def main() -> None:
             tot += n
     unseen = sum(len(unseen_opens(t, env.execute)) for t in trajs) + sum(len(unseen_opens(t, penv.execute)) for t in ptrajs)
     skel = reasoning_skeletons(ptrajs)
-    counter = count or approx_tokens
+    counter = count or estimate_tokens
     lengths = sorted(sample_tokens(x.messages, TOOLS, counter) for t in ptrajs for x in samples(t))
     under = sum(n < 32000 for n in lengths) / len(lengths)
     mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
     clean, pert = mean([t["reward"] for t in trajs]), mean([t["reward"] for t in ptrajs])
     speed = len(ptrajs) / pseconds
-    unit = "tokens" if count else "tokens (4 chars a token)"
+    unit = "tokens" if count else "tokens (estimated)"
     rows = [
         ("mean reward, no perturbations", f"{clean:.4f}", ">= 0.95", clean >= 0.95),
         ("mean reward, default perturbations", f"{pert:.4f}", "< 1.0", pert < 1.0),

@@ -9,10 +9,11 @@ import pytest
 
 from worldforge.rollout import Environment, load_tasks
 from worldforge.rollout.context import resume_content, samples
-from worldforge.rollout.env import TOOLS, approx_tokens
+from worldforge.rollout.env import TOOLS
 from worldforge.rollout.grounding import GroundingReport, check_trajectory
 from worldforge.rollout.measure import negating, reasoning_skeletons, rejected_opens, sample_tokens, unseen_opens
 from worldforge.rollout.oracle import run_oracle
+from worldforge.tokens import estimate_tokens
 from worldforge.world.options import RolloutOptions
 
 RESEARCH: dict[str, list] = {}  # the oracle's own counters per run: (task kind, research dict) per episode
@@ -125,19 +126,22 @@ def test_reasoning_reads_varied(demo_rollouts):
 def test_samples_fit_the_context_budget_and_segments_resume_from_the_state(demo_rollouts):
     _, out = demo_rollouts
     trajs = out["perturbed"][1]
-    lengths = [sample_tokens(x.messages, TOOLS, approx_tokens) for t in trajs for x in samples(t)]
+    lengths = [sample_tokens(x.messages, TOOLS, estimate_tokens) for t in trajs for x in samples(t)]
     assert sum(n < 32000 for n in lengths) / len(lengths) >= 0.95
     compacted = [t for t in trajs if t["context"]["compactions"]]
     assert len(compacted) >= 30
     for t in compacted:
         msgs, segs = t["messages"], t["segments"]
         assert len(segs) == t["context"]["compactions"] + 1 == len(t["context"]["sizes"])
+        notes: list[str] = []
         for prev, seg in zip(segs, segs[1:]):
             ask, state = msgs[prev["end"] - 2], msgs[prev["end"] - 1]
             assert ask["role"] == "user" and ask["content"].startswith("Context limit:")
-            assert state["role"] == "assistant" and not state.get("tool_calls") and state["content"].startswith("## Research state")
-            # the next segment starts from exactly [system, task + this state]
-            assert seg["prefix"] == [msgs[0], {"role": "user", "content": resume_content(msgs[1]["content"], state["content"])}]
+            assert state["role"] == "assistant" and not state.get("tool_calls") and state["content"].startswith("## Research notes")
+            # a note adds to the earlier ones, or (asked to, when they fill too much) replaces them
+            notes = [state["content"]] if "replaces all your earlier notes" in ask["content"] else [*notes, state["content"]]
+            # the next segment starts from exactly [system, task + every note so far]
+            assert seg["prefix"] == [msgs[0], {"role": "user", "content": resume_content(msgs[1]["content"], notes)}]
             assert seg["start"] == prev["end"]
         assert segs[-1]["end"] == len(msgs)
 

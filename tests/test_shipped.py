@@ -20,8 +20,9 @@ import re
 import pytest
 
 from tests.conftest import REPO
-from worldforge.rollout.env import TOOLS, approx_tokens
+from worldforge.rollout.env import TOOLS
 from worldforge.rollout.measure import sample_tokens
+from worldforge.tokens import estimate_tokens
 
 WORLDS = ("demo", "demo_zh", "aviation_music")
 URL = re.compile(r"https?://[^\s)\]<>\"'|，。；]+")
@@ -67,7 +68,7 @@ def test_every_exported_sample_is_grounded(shipped, name):
                 if c["function"]["name"] == "web_extractor":
                     unseen += json.loads(c["function"]["arguments"]).get("url") not in shown
     assert unseen == 0
-    lengths = [sample_tokens(r["messages"], TOOLS, approx_tokens) for r in rows]
+    lengths = [sample_tokens(r["messages"], TOOLS, estimate_tokens) for r in rows]
     assert sum(n < 32_000 for n in lengths) / len(lengths) >= 0.95
     card = (dataset / "README.md").read_text()
     assert "## Samples: what the model saw" in card and "| opened before anything showed them | 0 |" in card

@@ -727,7 +727,7 @@ def rollout(
     force: bool = typer.Option(False, "--force", "-f", help="Replace existing trajectories."),
     tokenizer: str = typer.Option(None, "--tokenizer", callback=_not_blank, help="A tokenizer.json file or a model folder holding one: counts "
                                   "tokens (lengths, the context budget) with it. Default: stages.rollout.tokenizer, else "
-                                  "an estimate of 4 characters a token."),
+                                  "worldforge's script-aware estimate (docs/performance.md)."),
     ray: bool = _ray_flag(),
     ray_address: str = _ray_address(),
     ray_cpus: int = _ray_cpus(),
@@ -753,7 +753,7 @@ def export(
     force: bool = typer.Option(False, "--force", "-f", help="Replace a different dataset version in the destination."),
     tokenizer: str = typer.Option(None, "--tokenizer", callback=_not_blank, help="A Hugging Face tokenizer (name or folder) to count the card's "
                                   "token lengths and size the trainer kits (default: stages.export.tokenizer, else a "
-                                  "safe estimate: 3 characters a token, a CJK character a token)."),
+                                  "worldforge's script-aware estimate, on the safe side)."),
     ray: bool = _ray_flag(),
     ray_address: str = _ray_address(),
     ray_cpus: int = _ray_cpus(),

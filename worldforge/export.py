@@ -53,8 +53,9 @@ SPLITS = ("train", "validation", "test")
 
 _CALL = pa.struct([("id", pa.string()), ("type", pa.string()),
                    ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())]))])
+# `weight`: an assistant message's loss weight, 0 or 1 (OpenAI's chat fine-tuning format); null elsewhere
 _MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_calls", pa.list_(_CALL)),
-                      ("tool_call_id", pa.string())])
+                      ("tool_call_id", pa.string()), ("weight", pa.int32())])
 _STEP = pa.struct([("call", pa.int32()), ("turn", pa.int32()), ("tool", pa.string()), ("perturbation", pa.string()),
                    ("error", pa.string())])
 # The context budget's record of a trajectory: the budget, the largest context the policy saw, how
@@ -193,11 +194,13 @@ def split_leak(held: dict[str, set[str]], trajs: list[dict], splits: dict[str, s
     return by_split, leaking
 
 
-def sft_rows(t: dict, world: str, record: dict, mode: str, report: GroundingReport, scorer: str = "widesearch") -> list[dict]:
+def sft_rows(t: dict, world: str, record: dict, mode: str, report: GroundingReport, scorer: str = "widesearch",
+             state_weight: int = 1) -> list[dict]:
     """The SFT rows of one trajectory: one per sample (`rollout.context.samples`: a segment, or the
     whole unsummarised trajectory with `context: full`), each exactly what the model saw, and only
     the samples that pass the grounding check (`rollout.grounding`; `report` counts them all).
-    Every sample of a trajectory carries its final reward."""
+    Every sample of a trajectory carries its final reward. Each assistant message carries its
+    loss weight: 1, but `state_weight` for the research state a segment ends with."""
     out = []
     tid = f"{t['instance_id']}#{t['sample']}"
     sc = t["score"]
@@ -209,8 +212,11 @@ def sft_rows(t: dict, world: str, record: dict, mode: str, report: GroundingRepo
             continue
         a, b = sample.turns
         first, n = sum(calls[:a]), sum(calls[a:b])
+        last = len(sample.messages) - 1
         msgs = [{"role": m["role"], "content": m.get("content") or "", "tool_calls": m.get("tool_calls"),
-                 "tool_call_id": m.get("tool_call_id")} for m in sample.messages]
+                 "tool_call_id": m.get("tool_call_id"),
+                 "weight": None if m["role"] != "assistant" else (state_weight if i == last and not sample.final else 1)}
+                for i, m in enumerate(sample.messages)]
         out.append({"id": sid, "trajectory_id": tid, "segment": max(sample.segment, 0), "segments": sample.segments,
                     "instance_id": t["instance_id"], "sample": t["sample"], "world": world, "kind": t["kind"],
                     "policy": t["policy"], "messages": msgs, "tools": json.dumps(TOOLS, ensure_ascii=False), "reward": t["reward"],
@@ -295,7 +301,7 @@ def _write_rows(rows: list[dict], schema: pa.Schema, folder: Path, jsonl: Path, 
 
 
 def _write_split(job: tuple[str, str, list], world: str, system: str, shard_rows: int, partial: str,
-                 context: str = "segments", scorer: str = "widesearch") -> tuple[int, dict, list]:
+                 context: str = "segments", scorer: str = "widesearch", state_weight: int = 1) -> tuple[int, dict, list]:
     """Write one format's rows of one split (Parquet shards and JSON lines); returns the row count,
     the grounding report of its samples (SFT) and the trajectories all of whose samples passed."""
     fmt, s, items = job
@@ -305,7 +311,7 @@ def _write_split(job: tuple[str, str, list], world: str, system: str, shard_rows
         rows, schema = [], SFT_SCHEMA
         for t, record in items:
             failed = report.failed
-            rows += sft_rows(t, world, record, context, report, scorer)
+            rows += sft_rows(t, world, record, context, report, scorer, state_weight)
             if report.failed == failed:
                 whole.append(f"{t['instance_id']}#{t['sample']}")
     else:
@@ -384,10 +390,15 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
 
     records = {t.id: t.record for t in tasks}
 
+    # SFT targets are right answers: trajectories below sft_min_reward give no SFT rows (RL rows and
+    # held-out evaluation keep every task)
+    sft_trajs = [t for t in trajs if t["reward"] >= opt.sft_min_reward]
+    totals["sft"] = sum(len(t.get("segments") or [1]) if opt.context == "segments" else 1 for t in sft_trajs)
+
     def jobs():  # one writer per format and split: Ray tasks under --ray, merged in this fixed order
         for fmt in fmts:
             for s in used:
-                items = ([(t, records[t["instance_id"]]) for t in trajs if splits[t["instance_id"]] == s] if fmt == "sft"
+                items = ([(t, records[t["instance_id"]]) for t in sft_trajs if splits[t["instance_id"]] == s] if fmt == "sft"
                          else [(t, truths[t.id]) for t in tasks if splits[t.id] == s])
                 yield fmt, s, items
 
@@ -396,7 +407,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     grounded: set[str] = set()  # trajectories every sample of which passed the check
     scorer = rollout["options"].get("scorer", "widesearch")
     for (fmt, s), (n, rep, whole) in zip(order, current().map(_write_split, jobs(), world, system, opt.shard_rows, str(partial),
-                                                            opt.context, scorer)):
+                                                            opt.context, scorer, opt.state_weight)):
         if n:  # a split whose trajectories were all rejected has no SFT rows
             rows[fmt][s] = n
         if fmt == "sft":
@@ -424,8 +435,15 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
                      "dropped_training_tasks": leaking, "by_split": leak,
                      "leaked_pages": sum(v["opened_in_training"] for v in leak.values()),
                      "parts": {s: v.get("parts", []) for s, v in tasks_report.get("splits", {}).items() if s != "train" and region}}
-    stats["grounding"] = {"context": opt.context, **grounding.as_dict(), "trajectories": len(trajs),
-                          "whole_trajectories": len(grounded), "example": _segment_example(trajs, opt.context)}
+    stats["grounding"] = {"context": opt.context, **grounding.as_dict(), "trajectories": len(sft_trajs),
+                          "whole_trajectories": len(grounded), "example": _segment_example(sft_trajs, opt.context)}
+    kept_tasks = {t["instance_id"] for t in sft_trajs}
+    stats["sft_filter"] = {"min_reward": opt.sft_min_reward, "state_weight": opt.state_weight, "trajectories": len(trajs),
+                           "kept": len(sft_trajs), "left_out": len(trajs) - len(sft_trajs),
+                           "tasks": len({t["instance_id"] for t in trajs}), "tasks_kept": len(kept_tasks),
+                           "by_split": {s: {"tasks": sum(1 for t in tasks if splits[t.id] == s),
+                                            "tasks_kept": sum(1 for t in tasks if splits[t.id] == s and t.id in kept_tasks)}
+                                        for s in used}}
     lengths = length_table([x for t in trajs for x in samples(t, opt.context)],
                            [[{"role": "system", "content": system}, {"role": "user", "content": t.query}] for t in tasks], opt.tokenizer,
                            whole=[x for t in trajs for x in samples(t, "full")] if opt.context == "segments" else None)
@@ -457,6 +475,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
         "training": stats["training"],
         "rows": rows, "splits": dict(sorted(Counter(splits[t.id] for t in tasks).items())), "leak": stats["leak"],
         "grounding": {k: v for k, v in stats["grounding"].items() if k != "example"},
+        "sft_filter": stats["sft_filter"],
         "files": dict(sorted(hashes.items())),
     }
     (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
@@ -549,6 +568,24 @@ def grounding_section(g: dict) -> list[str]:
     return out
 
 
+def sft_filter_section(f: dict) -> list[str]:
+    """The card's section on what SFT trains on: right answers, and the loss weights."""
+    by = "; ".join(f"{s}: {v['tasks_kept']:,} of {v['tasks']:,}" for s, v in f["by_split"].items())
+    rule = ("only trajectories whose answer is right (reward 1.0)" if f["min_reward"] >= 1.0
+            else f"trajectories with a reward of at least {f['min_reward']:g}")
+    return ["## What SFT trains on", "",
+            f"SFT rows come from {rule} (`stages.export.sft_min_reward`): an answer with a wrong cell is no target for "
+            "imitation. RL rows and the held-out evaluation keep every task.", "",
+            "| SFT filter | value |", "|---|---:|",
+            f"| trajectories | {f['trajectories']:,} |", f"| kept for SFT | {f['kept']:,} |",
+            f"| left out (reward below {f['min_reward']:g}) | {f['left_out']:,} |",
+            f"| tasks with at least one SFT trajectory | {f['tasks_kept']:,} of {f['tasks']:,} ({by}) |", "",
+            "Each assistant message carries a loss `weight` (0 or 1, as in OpenAI's chat fine-tuning format): the agent's "
+            f"decisions and answers weigh 1, the research state a segment ends with weighs {f['state_weight']} "
+            "(`stages.export.state_weight`). The TRL kit (`kits/trl/sft.py`) masks weight-0 messages out of the loss; "
+            "for verl's SFT trainer, drop them from the loss mask the same way (see docs/how-to/train-verl.md).", ""]
+
+
 def _size_category(n: int) -> str:
     for lim, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
         if n < lim:
@@ -605,6 +642,7 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
               f"training trajectory opened: {leak_text}. Shared pages that state no held-out gold fact (a list of "
               "countries, a training country's lists) do not count.", "",
               *grounding_section(stats["grounding"]),
+              *sft_filter_section(stats["sft_filter"]),
               "## Trajectories", "", "| measure | value |", "|---|---:|",
               f"| trajectories | {tr['trajectories']:,} |", f"| mean reward ({rollout['options']['reward_metric']}) | {tr['reward_mean']:.4f} |",
               f"| success rate | {tr['success_rate']:.4f} |", f"| mean turns | {tr['turns_mean']:.2f} |",

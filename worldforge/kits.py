@@ -11,9 +11,9 @@
   verifiers-style trainers.
 
 Lengths are counted with the tokenizer named by `stages.export.tokenizer` (or `--tokenizer`),
-else estimated on the safe side (`CHARS_PER_TOKEN` characters a token, a CJK character a token:
-Qwen3's tokenizer makes about 3.3 characters a token of these rows, so 4 cut every long
-trajectory); every file is a pure function of the data, so exports stay byte-identical.
+else with the rollout's own script-aware estimate (`worldforge.tokens`, on the safe side of
+Qwen3's tokenizer), so the kits' limits and the context budget the data was compacted to agree;
+every file is a pure function of the data, so exports stay byte-identical.
 
 The server's address: `$WORLDFORGE_URL` wherever it is set (the verl tool config reads it
 through OmegaConf's `oc.env`, the tools, `env.py` and `grpo.py` read it too), else
@@ -24,22 +24,21 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
 from .rollout.env import TOOLS
+from .rollout.measure import sample_tokens
+from .tokens import MESSAGE_OVERHEAD, estimate_tokens
 
 TOOL_CLASS = "worldforge.serve.verl_tools.WorldforgeTool"
 AGENT_LOOP = "worldforge.serve.verl_tools.WorldforgeAgentLoop"
 AGENT_NAME = "worldforge_agent"
 REWARD_PATH = "pkg://worldforge.rewards"
 DEFAULT_URL = "http://127.0.0.1:8000"
-CHARS_PER_TOKEN = 3  # the estimate without a tokenizer: below every tokenizer's average on these rows, so nothing is cut
 TRAIN_BATCH = 64  # prompts per verl step (less when the train split is smaller: verl drops an incomplete batch)
 MINI_BATCH = 16  # prompts per PPO mini-batch (verl's default 256 is more than a batch)
-_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
 
 def _round_up(n: int, step: int) -> int:
@@ -64,12 +63,9 @@ def token_counter(tokenizer: str | None) -> tuple[Callable[[list[dict]], int], C
     how they were counted)."""
     if tokenizer is None:
         def est(messages: list[dict], gen: bool = False) -> int:
-            text = json.dumps(TOOLS) + "".join((m.get("content") or "") + json.dumps(m.get("tool_calls") or "", ensure_ascii=False)
-                                               for m in messages)
-            cjk = len(_CJK.findall(text))
-            return cjk + (len(text) - cjk + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN + 8 * len(messages)  # (role markers)
-        return est, lambda m: est(m, True), (f"estimated ({CHARS_PER_TOKEN} characters a token, a CJK character a token, on the "
-                                             "safe side; export with --tokenizer to count)")
+            return sample_tokens(messages, TOOLS, estimate_tokens) + (MESSAGE_OVERHEAD if gen else 0)
+        return est, lambda m: est(m, True), ("estimated with worldforge's script-aware count (worldforge.tokens, on the safe "
+                                             "side of Qwen3's tokenizer; export with --tokenizer to count)")
     tok = _load_tokenizer(tokenizer)
 
     def count(messages: list[dict], gen: bool = False) -> int:
@@ -220,22 +216,70 @@ def write_kits(dest: Path, world: str, version: str, rl_files: dict[str, list[st
     (kits / "trl" / "sft.py").write_text(f'''"""SFT with TRL on this dataset's sft config (pip install trl).
 
     python kits/trl/sft.py MODEL [OUTPUT_DIR]
+
+Loss falls on the assistant messages whose `weight` is 1 (the agent's decisions and answers, and
+the research states unless the export set `stages.export.state_weight: 0`): each row is
+tokenized here with the model's chat template (TRL's training template, with generation
+markers, where the model's own has none) and its assistant mask, then the messages of weight 0
+are taken out of that mask.
 """
+import json
 import sys
 from pathlib import Path
 
-from datasets import load_dataset
-from trl import SFTConfig, SFTTrainer
-
 DATA = Path(__file__).resolve().parents[2]
-model = sys.argv[1]
-train = load_dataset("parquet", data_files=str(DATA / "data/sft/train-*.parquet"))["train"]
-config = SFTConfig(
-    output_dir=sys.argv[2] if len(sys.argv) > 2 else "sft-{world}-{version}",
-    max_length={s['sft_max_length']},  # the longest SFT row is {s['sft_max_length']} tokens or fewer: nothing is cut
-    assistant_only_loss=True,  # needs a chat template with generation markers (TRL ships them for Qwen3 and others)
-)
-SFTTrainer(model=model, args=config, train_dataset=train.select_columns(["messages", "tools"])).train()
+MAX_LENGTH = {s['sft_max_length']}  # the longest SFT row is {s['sft_max_length']} tokens or fewer: nothing is cut
+
+
+def training_template(tokenizer):
+    """The chat template to tokenize with: the model's if it marks assistant turns, else TRL's training one."""
+    from trl.chat_template_utils import get_training_chat_template, has_generation_markers
+
+    return None if has_generation_markers(tokenizer.chat_template) else get_training_chat_template(tokenizer)
+
+
+def weighted(row: dict, tokenizer, chat_template=None) -> dict:
+    """`input_ids` and `assistant_masks` of one SFT row, the assistant messages of weight 0 masked out."""
+    messages = [{{k: v for k, v in m.items() if v is not None and k != "weight"}} for m in row["messages"]]
+    for m in messages:
+        for c in m.get("tool_calls") or []:  # templates differ on string vs dict arguments; dicts work everywhere
+            if isinstance(c["function"].get("arguments"), str):
+                c["function"]["arguments"] = json.loads(c["function"]["arguments"])
+    out = tokenizer.apply_chat_template(messages, tools=json.loads(row["tools"]), chat_template=chat_template, tokenize=True,
+                                        return_dict=True, return_assistant_tokens_mask=True)
+    mask = list(out["assistant_masks"])
+    weights = [m.get("weight", 1) for m in row["messages"] if m["role"] == "assistant"]
+    runs, i = [], 0  # the mask's runs of 1: one per assistant message, in order
+    while i < len(mask):
+        if mask[i]:
+            j = i
+            while j < len(mask) and mask[j]:
+                j += 1
+            runs.append((i, j))
+            i = j
+        else:
+            i += 1
+    if len(runs) != len(weights):
+        raise ValueError(f"row {{row['id']}}: the chat template marks {{len(runs)}} assistant turns for {{len(weights)}} "
+                         "assistant messages; use a template with one generation block per assistant message")
+    for (a, b), w in zip(runs, weights):
+        if not w:
+            mask[a:b] = [0] * (b - a)
+    return {{"input_ids": list(out["input_ids"]), "assistant_masks": mask}}
+
+
+if __name__ == "__main__":
+    from datasets import load_dataset
+    from transformers import AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    model = sys.argv[1]
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    template = training_template(tokenizer)
+    train = load_dataset("parquet", data_files=str(DATA / "data/sft/train-*.parquet"))["train"]
+    train = train.map(weighted, fn_kwargs={{"tokenizer": tokenizer, "chat_template": template}}, remove_columns=train.column_names)
+    config = SFTConfig(output_dir=sys.argv[2] if len(sys.argv) > 2 else "sft-{world}-{version}", max_length=MAX_LENGTH)
+    SFTTrainer(model=model, args=config, train_dataset=train, processing_class=tokenizer).train()
 ''')
     (kits / "trl" / "grpo.py").write_text(f'''"""GRPO with TRL and worldforge's environment (pip install trl 'worldforge[serve]').
 Start the environment first (bash kits/serve.sh), then:

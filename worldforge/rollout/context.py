@@ -1,17 +1,19 @@
 """Context compaction and training samples: what the model saw when it acted.
 
 An agent's context grows turn by turn. When it passes `COMPACT_AT` of the budget (less the
-size of the state it resumed from, which the next state will be about as long as), the
-environment asks the agent (a user message, `compaction_prompt`) to write its *research state*:
-the task, the candidates found with their URLs, the values read with where each was read, the
-conditions still to check and the pages still to open. The agent answers with that state (an
-assistant turn without tool calls) and continues from `[system, user: task + state]`
-(`resume_content`), as ReSum (arXiv 2509.13313) and SUPO (arXiv 2510.06727) do. Whatever the
-later turns use is in the state, so every later action is supported by what is visible.
+size of the last note it wrote, which the next one will be about as long as), the environment
+asks the agent (a user message, `compaction_prompt`) to write a *research note*: what it has
+settled since its last note (rows decided with their values, candidates rejected) and
+everything still open (candidates and rows with their URLs, values read, conditions to check,
+pages to open). The agent answers with the note (an assistant turn without tool calls) and
+continues from `[system, user: task + every note so far]` (`resume_content`), as ReSum (arXiv
+2509.13313) and SUPO (arXiv 2510.06727) do with a summary, except that no note repeats an
+earlier one: a settled row is written once. Whatever the later turns use is in the notes, so
+every later action is supported by what is visible.
 
 A trajectory is therefore a run of *segments*: maximal runs of turns whose context only grows.
 A segment's sample is exactly what the model saw: its prefix (system, and the task, with the
-previous segment's state from the second segment on), then its turns, ending with the state it
+notes written before it from the second segment on), then its turns, ending with the note it
 wrote (every segment but the last) or the final answer (the last). `samples` cuts a trajectory
 record into those samples; `context: full` joins the segments' turns into one unsummarised
 conversation (the compaction exchanges left out) for long-context trainers.
@@ -25,22 +27,37 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COMPACT_AT = 0.8  # the visible context passes this share of the budget, less the state it started from: write the state
+COMPACT_AT = 0.8  # the visible context passes this share of the budget, less the last note's size: write a note
+CONSOLIDATE_AT = 0.4  # the notes so far take more than this share of the budget: the next note replaces them all
 MIN_TURNS = 2  # action turns a segment holds at least before it may be compacted (a state always buys progress)
 
 _PROMPT = {
-    "en": ("Context limit: this conversation now holds about {used:,} of {budget:,} tokens. Before you go on, write your "
-           "research state as one message, without tool calls: the task in a line; the candidates found so far with "
-           "their URLs and what is decided about each; every value read so far, with the page it was read on; the "
-           "conditions still to check; and the pages still to open, with their URLs. The conversation then continues "
-           "from the task and this state alone: anything you leave out of it is lost."),
-    "zh": ("上下文已接近上限：当前对话约 {used:,} 个 token（上限 {budget:,}）。继续之前，请先用一条消息写下研究进展，"
-           "不要调用工具：一句话说明任务；目前找到的候选及其网址，以及每个候选的判定；已读到的每个数值及其出处页面；"
-           "尚待核对的条件；尚待打开的页面及其网址。之后的对话只保留任务和这份进展，其中没有写下的内容都会丢失。"),
+    "en": ("Context limit: this conversation now holds about {used:,} of {budget:,} tokens. Before you go on, write a "
+           "research note as one message, without tool calls: what you have settled since your last note (the rows "
+           "decided, with their values and where they were read; the candidates rejected), and everything still open "
+           "(candidates to check and rows lacking values, with their URLs unless an earlier note gives them; the values "
+           "read so far for them; the conditions still to check; the pages to open next). The conversation then "
+           "continues from the task and your notes, the latest last: anything in no note is lost."),
+    "zh": ("上下文已接近上限：当前对话约 {used:,} 个 token（上限 {budget:,}）。继续之前，请先用一条消息写一份研究笔记，"
+           "不要调用工具：上次笔记以来确定的内容（已确定的行、数值及出处；已排除的候选），以及尚未完成的一切（待核对的候选、"
+           "尚缺数值的行及其网址，前面笔记里给过的网址不必重复；已读到的数值；尚待核对的条件；接下来要打开的页面）。"
+           "之后的对话只保留任务和你的全部笔记（最新的在最后），任何笔记里都没有写下的内容都会丢失。"),
+}
+_CONSOLIDATE = {
+    "en": ("Context limit: this conversation now holds about {used:,} of {budget:,} tokens, and your notes alone take about "
+           "{notes:,}. Before you go on, write one research note, without tool calls, that replaces all your earlier "
+           "notes: every row settled so far with its values (in one table) and where they were read, the candidates "
+           "rejected, and everything still open with the URLs it needs (candidates to check, rows lacking values, the "
+           "values read for them, the conditions still to check, the pages to open next). The conversation then "
+           "continues from the task and this note alone: anything left out of it is lost."),
+    "zh": ("上下文已接近上限：当前对话约 {used:,} 个 token（上限 {budget:,}），其中你的笔记约占 {notes:,}。继续之前，"
+           "请先写一份取代之前全部笔记的研究笔记，不要调用工具：到目前为止确定的每一行及其数值（合成一张表）和出处、已排除的"
+           "候选，以及尚未完成的一切和所需网址（待核对的候选、尚缺数值的行及已读到的数值、尚待核对的条件、接下来要打开的页面）。"
+           "之后的对话只保留任务和这一份笔记，其中没有写下的内容都会丢失。"),
 }
 _RESUME = {
-    "en": "My research state, written before the earlier context was cleared (I continue from it):",
-    "zh": "我的研究进展（在清空先前的上下文之前写下，我从这里继续）：",
+    "en": "My research notes, written as the earlier context was cleared (the latest last; I continue from them):",
+    "zh": "我的研究笔记（在清空先前的上下文时写下，最新的在最后；我从这里继续）：",
 }
 
 
@@ -49,19 +66,32 @@ def language_of(language: str | None) -> str:
 
 
 def compaction_prompt(used: int, budget: int, language: str | None = "en") -> str:
-    """The user message that asks the agent for its research state."""
+    """The user message that asks the agent for its research note."""
     return _PROMPT[language_of(language)].format(used=used, budget=budget)
 
 
-def resume_content(query: str, state: str, language: str | None = "en") -> str:
-    """The user message a new segment starts from: the task, then the state the agent wrote."""
-    return f"{query}\n\n---\n{_RESUME[language_of(language)]}\n\n{state}"
+def consolidation_prompt(used: int, budget: int, notes: int, language: str | None = "en") -> str:
+    """The user message that asks for one note replacing all earlier ones (they fill the context)."""
+    return _CONSOLIDATE[language_of(language)].format(used=used, budget=budget, notes=notes)
+
+
+def consolidates(notes_tokens: int, budget: int | None, last_whole: int = 0) -> bool:
+    """Whether the notes so far take so much of the budget that the next note must replace them
+    all: past `CONSOLIDATE_AT` of it, and half as long again as the last note that replaced them
+    (`last_whole`: a note that carries everything is long, and the ones after it add little)."""
+    return budget is not None and notes_tokens > max(CONSOLIDATE_AT * budget, 1.5 * last_whole)
+
+
+def resume_content(query: str, states: list[str] | str, language: str | None = "en") -> str:
+    """The user message a new segment starts from: the task, then every note the agent wrote."""
+    notes = [states] if isinstance(states, str) else list(states)
+    return f"{query}\n\n---\n{_RESUME[language_of(language)]}\n\n" + "\n\n".join(notes)
 
 
 def compact_threshold(budget: int | None, state_tokens: int = 0) -> int | None:
     """Visible tokens past which a context is compacted (None: never). The segment ends with a
-    new state about as long as the one it started from (`state_tokens`), so the point comes that
-    much earlier: the segment, state included, stays within the budget."""
+    new note about as long as the last one (`state_tokens`), so the point comes that much
+    earlier: the segment, note included, stays within the budget."""
     return None if budget is None else int(budget * COMPACT_AT) - state_tokens
 
 

@@ -27,12 +27,14 @@ from pathlib import Path
 from ..errors import DamagedStateError, RolloutError, SearchInputError
 from ..plumbing import raise_if_interrupted, stable_hash
 from ..tasks.scoring import Evaluation, read_gold_csv, reward_of, score_table
+from ..tokens import MESSAGE_OVERHEAD, estimate_tokens
+from ..tokens import load_token_counter as _load_token_counter
 from ..web.pages import slug as _slug
 from ..web.search import SNIPPET_CHARS, SNIPPET_CHARS_ZH, SearchEngine, check_url, cut_snippet, search_arguments
 from ..web.search import TOOLS as WEB_TOOLS
 from ..world.options import RolloutOptions
 from . import perturb
-from .context import MIN_TURNS, compact_threshold, compaction_prompt, resume_content
+from .context import MIN_TURNS, compact_threshold, compaction_prompt, consolidates, consolidation_prompt, resume_content
 
 _log = logging.getLogger(__name__)
 
@@ -103,34 +105,9 @@ class StepRecord:
                 "error": self.error}
 
 
-MESSAGE_OVERHEAD = 4  # tokens a chat template adds around a message or a tool call (Qwen3-style)
-
-
-def approx_tokens(text: str) -> int:
-    """A tokenizer-free estimate (4 characters a token), used when no tokenizer is given."""
-    return (len(text) + 3) // 4
-
-
 def load_token_counter(path: str | Path) -> Callable[[str], int]:
-    """A token counter from a `tokenizer.json` file or a model folder holding one (Hugging Face
-    `tokenizers` format, as Qwen3 and most models ship it)."""
-    p = Path(path).expanduser()
-    file = p / "tokenizer.json" if p.is_dir() else p
-    if not file.is_file():
-        raise RolloutError(f"no tokenizer at {path}: give a tokenizer.json file or a model folder that holds one")
-    try:
-        from tokenizers import Tokenizer
-    except ImportError as exc:
-        raise RolloutError("counting tokens with a tokenizer needs the `tokenizers` package: pip install tokenizers") from exc
-    try:
-        tok = Tokenizer.from_file(str(file))
-    except Exception as exc:  # noqa: BLE001 - any unreadable file gets one clear message
-        raise RolloutError(f"{file} is not a tokenizer.json the `tokenizers` package can read ({str(exc)[:160]})") from exc
-
-    def count(text: str) -> int:
-        return len(tok.encode(text, add_special_tokens=False).ids) if text else 0
-
-    return count
+    """A token counter from a `tokenizer.json` file or a model folder holding one."""
+    return _load_token_counter(path, error=RolloutError)
 
 
 @dataclass
@@ -181,7 +158,7 @@ class Environment:
     """The tools of one rendered world, with the rollout options' perturbations and limits."""
 
     def __init__(self, engine: SearchEngine, options: RolloutOptions, *, seed: int, as_of: dt.date,
-                 aliases: dict[str, str] | None = None, count_tokens: Callable[[str], int] = approx_tokens):
+                 aliases: dict[str, str] | None = None, count_tokens: Callable[[str], int] = estimate_tokens):
         self.engine = engine
         self.options = options
         self.seed = seed
@@ -535,6 +512,7 @@ class Episode:
     segments: list[dict] = field(default_factory=list)  # {"prefix": [system, user], "start", "end"}
     claims: list[list] = field(default_factory=list)  # [message index, kind, value, ref]: counts a message states
     compacting: bool = False  # the context passed the budget: the next assistant turn is the research state
+    consolidating: bool = False  # ... and that note replaces the earlier ones (they fill too much of the budget)
 
     def __post_init__(self):
         self.key = f"{self.task.id}#{self.sample}"
@@ -545,6 +523,9 @@ class Episode:
         self._sizes = [self._size(m) for m in self.messages]  # tokens each message takes in the context
         self.segments = [{"prefix": self.messages[:2], "start": 2, "end": None}]
         self._prefix_size = self._base_size = sum(self._sizes)
+        self.states: list[str] = []  # the research notes written so far (the next segment starts from all of them)
+        self._note_size = 0  # tokens of the last note: the next one is about as long
+        self._notes_size = 0  # tokens of all the notes the next segment starts from
         self._seg_turns = 0
         budget = self.env.options.context_tokens
         self.context = {"budget": budget, "compact_at": compact_threshold(budget), "peak": self._prefix_size,
@@ -572,9 +553,17 @@ class Episode:
             return
         used = self.visible_tokens()
         self.context["peak"] = max(self.context["peak"], used)
-        limit = compact_threshold(self.context["budget"], self._prefix_size - self._base_size)
+        grew, self._last_used = used - getattr(self, "_last_used", used), used
+        # room for the note (as long as the last one, a tenth of the budget before the first) and
+        # for one more turn like the last: the segment, its next turn and its note stay in the budget
+        budget = self.context["budget"]
+        limit = compact_threshold(budget, max(self._note_size, budget // 10 if budget else 0))
+        limit = None if limit is None else limit - max(grew, 0)
         if not self.done and limit is not None and used > limit and self._seg_turns >= MIN_TURNS:
-            prompt = {"role": "user", "content": compaction_prompt(used, self.context["budget"], self.language)}
+            self.consolidating = consolidates(self._notes_size, self.context["budget"], getattr(self, "_whole_size", 0))
+            text = (consolidation_prompt(used, self.context["budget"], self._notes_size, self.language) if self.consolidating
+                    else compaction_prompt(used, self.context["budget"], self.language))
+            prompt = {"role": "user", "content": text}
             self.messages.append(prompt)
             self.tokens["prompt"] += self.env.count_tokens(prompt["content"])
             self.compacting = True
@@ -592,7 +581,13 @@ class Episode:
         self.context["sizes"].append(self.visible_tokens())
         self.context["compactions"] += 1
         self.segments[-1]["end"] = len(self.messages)
-        user = {"role": "user", "content": resume_content(self.task.query, state, self.language)}
+        self._note_size = self._size(self.messages[-1])
+        if self.consolidating:  # this note replaces the earlier ones
+            self.states, self._notes_size, self._whole_size = [], 0, self._note_size
+        self.states.append(state)
+        self._notes_size += self._note_size
+        self.consolidating = False
+        user = {"role": "user", "content": resume_content(self.task.query, self.states, self.language)}
         prefix = [self.messages[0], user]
         self.segments.append({"prefix": prefix, "start": len(self.messages), "end": None})
         self._prefix_size = sum(self._size(m) for m in prefix)
@@ -600,6 +595,7 @@ class Episode:
         self.compacting = False
         self._seg_turns = 0
         self.context["peak"] = max(self.context["peak"], self._prefix_size)
+        self._last_used = self._prefix_size
 
     def _note_claims(self, claims: list | None) -> None:
         for kind, value, ref in claims or ():
@@ -718,7 +714,7 @@ class Episode:
         self.done, self.end = True, reason
         if self.compacting:  # ended while the state was asked for (a turn limit): the prompt was never answered
             self.messages.pop()
-            self.compacting = False
+            self.compacting = self.consolidating = False
 
     def segment_records(self) -> list[dict]:
         """The segments with their ends (the last one ends with the trajectory)."""

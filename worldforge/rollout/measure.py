@@ -96,7 +96,7 @@ def negating(record: dict) -> bool:
 def sample_tokens(messages: list[dict], tools: list[dict], count: Callable[[str], int]) -> int:
     """Tokens of a training sample (`context.samples`): its messages, their tool calls and the
     tool schemas, with the chat template's few tokens each."""
-    from .env import MESSAGE_OVERHEAD
+    from ..tokens import MESSAGE_OVERHEAD
 
     n = count(json.dumps(tools, ensure_ascii=False))
     for m in messages:
@@ -104,3 +104,158 @@ def sample_tokens(messages: list[dict], tools: list[dict], count: Callable[[str]
         for c in m.get("tool_calls") or ():
             n += count(c["function"]["name"]) + count(c["function"]["arguments"]) + MESSAGE_OVERHEAD
     return n
+
+
+# --------------------------------------------------------------------------- what SFT trains on
+
+CONNECTIVES = {
+    "en": ("next", "now", "ok", "okay", "right", "good", "moving on", "then", "alright", "so", "also", "well", "anyway",
+           "after that", "meanwhile", "and", "but", "still"),
+    "zh": ("接下来", "好的", "然后", "那么", "另外", "接着", "此外", "随后", "于是", "还有", "好，", "嗯"),
+}
+_SENT_EN = re.compile(r"(?<=[.!?])\s+(?=[\"“A-Z0-9(])|\n+")
+_SENT_ZH = re.compile(r"(?<=[。！？；])|\n+")
+_HOST = re.compile(r"\b(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|info|example|io|gov|edu)\b")
+_NUM = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?")
+
+
+def is_state(message: dict) -> bool:
+    """A research state: an assistant message without tool calls that opens with its heading."""
+    return message["role"] == "assistant" and (message.get("content") or "").lstrip().startswith("## ")
+
+
+class NameMask:
+    """Masks a world's entity names and aliases in text (longest first), so that sentences that
+    differ only in the entities they name read as one skeleton."""
+
+    _BOUND = re.compile(r"\b")
+
+    def __init__(self, names: Iterable[str]):
+        self.names = {n.strip() for n in names if n and len(n.strip()) >= 2}
+        self.max_len = max(map(len, self.names), default=0)
+
+    @classmethod
+    def of_world(cls, world_path) -> NameMask:
+        from ..world.store import open_world
+
+        info = open_world(world_path)
+        names: list[str] = []
+        with info.connect() as con:
+            for t in info.world.types:
+                names += [r[0] for r in con.execute(f'SELECT name FROM "{t}"').fetchall()]
+            names += [r[0] for r in con.execute("SELECT alias FROM aliases").fetchall()]
+        return cls(names)
+
+    def __call__(self, text: str) -> str:
+        if _has_cjk(text):  # names run into the text: every start, every length
+            starts = range(len(text))
+            ends = None
+        else:  # a name starts and ends on word boundaries
+            bounds = sorted({m.start() for m in self._BOUND.finditer(text)})
+            starts, ends = bounds, bounds
+        out, i = [], 0
+        for st in starts:
+            if st < i:
+                continue
+            if ends is None:
+                cands = range(min(len(text), st + self.max_len), st + 1, -1)
+            else:
+                cands = [e for e in reversed(ends) if st < e <= st + self.max_len]
+            hit = next((e for e in cands if text[st:e] in self.names), None)
+            if hit is not None:
+                out.append(text[i:st] + "<N>")
+                i = hit
+        out.append(text[i:])
+        return "".join(out)
+
+
+def _has_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text[:200])
+
+
+def narration_sentences(messages: Iterable[dict]) -> list[str]:
+    """The sentences of the assistant's narration (its messages but the research states)."""
+    out = []
+    for m in messages:
+        if m["role"] != "assistant" or is_state(m) or not m.get("content"):
+            continue
+        text = m["content"]
+        parts = _SENT_ZH.split(text) if _has_cjk(text) else _SENT_EN.split(text)
+        out += [p.strip() for p in parts if p and p.strip()]
+    return out
+
+
+def narration_skeleton(sentence: str, mask: NameMask) -> str:
+    """A sentence with URLs, hosts, the world's names and numbers masked."""
+    s = _URL.sub("<URL>", sentence)
+    s = _HOST.sub("<HOST>", s)
+    s = mask(s)
+    return _NUM.sub("<#>", s)
+
+
+def skeleton_shares(counts: Counter, many: int = 20) -> dict:
+    """Of all sentences: the share of the 10 commonest skeletons, of the commonest one, and of the
+    sentences whose skeleton occurs `many` times or more."""
+    total = sum(counts.values()) or 1
+    top = counts.most_common(10)
+    return {"sentences": sum(counts.values()), "skeletons": len(counts), "top10": sum(n for _, n in top) / total,
+            "top1": (top[0][1] / total) if top else 0.0, "frequent": sum(n for n in counts.values() if n >= many) / total,
+            "examples": [s for s, _ in top[:3]]}
+
+
+def opens_with_connective(text: str) -> bool:
+    """Whether a message starts as if it continued another ("Moving on: ...", "接下来，...")."""
+    t = text.lstrip().lower()
+    lang = "zh" if _has_cjk(t) else "en"
+    for c in CONNECTIVES[lang]:
+        if t.startswith(c) and (lang == "zh" or len(t) == len(c) or not t[len(c)].isalnum()):
+            return True
+    return False
+
+
+def state_tables_with_repeated_columns(text: str) -> int:
+    """Tables in a state whose header names one column twice (any case)."""
+    bad = 0
+    lines = text.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith("|") and lines[i + 1].startswith("|---"):
+            cols = [c.strip().casefold() for c in line.strip().strip("|").split("|")]
+            bad += len(cols) != len(set(cols))
+    return bad
+
+
+def count_cells_below_gold(answer: str | None, record: dict, header: list[str], rows: list[list[str]]) -> tuple[int, int]:
+    """(count cells of an answer below their gold value, count cells compared): the columns
+    that count a relation's links, on the rows the answer and the gold share by key."""
+    from ..tasks.scoring import norm_column, parse_table
+
+    cols = [c["name"] for c in (record.get("question") or {}).get("columns", []) if isinstance(c, dict) and c.get("agg") == "count"]
+    parsed = parse_table(answer or "")
+    if not cols or parsed is None:
+        return 0, 0
+    a_head, a_rows = parsed
+    keys = [norm_column(k) for k in record["evaluation"]["unique_columns"]]
+    g_idx = {norm_column(h): i for i, h in enumerate(header)}
+    a_idx = {norm_column(h): i for i, h in enumerate(a_head)}
+    if not all(k in g_idx and k in a_idx for k in keys):
+        return 0, 0
+
+    def key(row, idx):
+        return tuple(str(row[idx[k]]).strip().casefold() if idx[k] < len(row) else "" for k in keys)
+
+    gold = {key(r, g_idx): r for r in rows}
+    below = compared = 0
+    for r in a_rows:
+        g = gold.get(key(r, a_idx))
+        if g is None:
+            continue
+        for c in map(norm_column, cols):
+            if c not in g_idx or c not in a_idx or a_idx[c] >= len(r):
+                continue
+            try:
+                want, got = int(str(g[g_idx[c]]).replace(",", "")), int(str(r[a_idx[c]]).replace(",", ""))
+            except ValueError:
+                continue
+            compared += 1
+            below += got < want
+    return below, compared

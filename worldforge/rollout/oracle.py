@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 
 from ..plumbing import stable_hash
 from .env import Episode, ToolCall, markdown_table
+from .narrator import Event, Narrator
 from .reading import (
     Page,
     Span,
@@ -74,14 +75,13 @@ from .sources import (
     readers_of,
     strip_links,
 )
-from .voice import Voice
 
 SEARCH_QUERIES_MAX = 5  # queries one web_search call carries at most
-NOTES_MAX = 6  # decisions a message tells in full; the rest are summed up
 CROSS_CHECKS_MAX = 4  # second sources an episode opens to compare, at most
 STALE_DAYS = 180  # an article last edited longer ago than this is read as out of date (live ones: weeks)
 
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
+_PAGE_NO = re.compile(r"[?&]page=(\d+)")
 _DIGIT = re.compile(r"\d")
 
 
@@ -113,7 +113,7 @@ class Research:
         self.k = max(1, calls)
         self.opt = opt  # OracleSpec
         self.zh = brief.language == "zh"
-        self.voice = Voice(brief.language, stable_hash(seed, "voice", ep.key))
+        self.voice = Narrator(brief.language, stable_hash(seed, "voice", ep.key))
         self.rng = random.Random(stable_hash(seed, "oracle", ep.key))
         self.seen: set[str] = set()
         self.read: dict[str, Page] = {}
@@ -132,8 +132,7 @@ class Research:
         self.name_url: dict[str, str] = {}  # entity name (normalised) -> article URL, from links and results
         self.wants: dict[str, tuple] = {}  # URL -> purpose, in the order the research needs them
         self.search_wants: dict[str, str] = {}  # query -> purpose
-        self.notes: list[str] = []
-        self.note_claims: list[tuple] = []  # the counts the pending notes state
+        self.notes: list[Event] = []  # what to say next turn (observations, as they happen)
         self.claims: list[tuple] = []  # the counts this turn's text states
         self.forgotten: set[str] = set()  # addresses known before a compaction that its state did not carry
         self.state_misses = 0  # times it needed one of those
@@ -177,6 +176,7 @@ class Research:
         self.vocab: dict[str, set[str]] = {}  # per label: the values pages read gave it
         self.snippet_read: set[tuple] = set()  # (url, key) of the values snippets gave
         self.stats: Counter = Counter()  # values read from snippets and pages, cross-checks of rejected candidates
+        self.counted: dict[tuple, int] = {}  # (entity, list label, current) -> how many it links
 
     # ------------------------------------------------------------------ observation helpers
 
@@ -186,17 +186,16 @@ class Research:
 
     def note(self, move: str, claims: list | None = None, **slots) -> None:
         """Say a move next turn; `claims`: the counts it may state, as (kind, value, ref, slot),
-        kept where the phrasing drawn states that slot, and checked against the trajectory's
+        kept where the clause drawn states that slot, and checked against the trajectory's
         actions at export (`grounding.py`)."""
-        text = self.voice.say(move, **slots)
-        if text not in self.notes:
-            self.notes.append(text)
-            self.note_claims += [(k, v, ref) for k, v, ref, slot in claims or () if slot in self.voice.fields]
+        if any(e.move == move and e.slots == slots for e in self.notes):
+            return
+        self.notes.append(Event(move, slots, list(claims or ())))
 
-    def say(self, move: str, claims: list, **slots) -> str:
-        """A move said now, with the counts its phrasing states (see `note`)."""
-        text = self.voice.say(move, **slots)
-        self.claims += [(k, v, ref) for k, v, ref, slot in claims if slot in self.voice.fields]
+    def speak(self, events: list[Event], opening: bool = False) -> str:
+        """A turn's message from its events (`narrator.Narrator.compose`), its claims kept."""
+        text, claims = self.voice.compose(events, opening)
+        self.claims += claims
         return text
 
     def search(self, q: str, purpose: str, again: bool = False):
@@ -351,8 +350,68 @@ class Research:
         if page is None:
             return None
         out = self._targets(page, hop, name)
+        if out == [] and not box and page.section(hop["label"]) is None:  # a profile without the list: its article has it
+            art = self._article_link(page, url, name)
+            if art is not None:
+                out = self.targets(art, hop, name)
+                if out is NEED:
+                    return NEED
         self._note_value(url, key, hop["label"], out)
         return out
+
+    def count_of(self, url: str | None, hop: dict, name: str = ""):
+        """How many entities the entity at `url` links through `hop`, from what a page states: a
+        count a cut-short list gives ('the full list of 43 titles'), else the items of a list
+        shown in full, else none where its encyclopedia article (which lists every link an
+        entity has, or links the full list) has no such list. Another page of the entity (a
+        profile) lists nothing for sure: its article is read instead. None: no page says."""
+        key = ("count", norm(hop["label"]), bool(hop.get("current")))
+        got = self.noted(url, key)
+        if got is not MISSING:
+            return got
+        known = self.counted.get((norm(name), *key))  # the same entity counted for another row (its notes say so)
+        if known is not None:
+            return known
+        page = self.article(url, name)
+        if page is NEED:
+            return NEED
+        if page is None:
+            return None
+        sec = page.section(hop["label"])
+        box = hop["kind"] == "lookup" or (hop["to_one"] and not hop["reverse"])
+        if box or (sec is None and page.infobox_rows(hop["label"])):
+            items = self._targets(page, hop, name)
+            n = NEED if items is NEED else len(items)
+        elif sec is not None and sec.more_count and not hop.get("current"):
+            n = sec.more_count  # stated: no need to read the whole list to count it
+        elif sec is not None:
+            items = self._section_items(page, hop["label"], page.name or name, current=hop.get("current", False))
+            reader = self.full_lists.get(sec.more_url) if sec.more_url else None
+            n = NEED if items is NEED else None if reader is not None and reader.lost else len(items)
+        elif page.state != "ok" or (page.url and page.url != url):
+            n = None  # a page cut short, an old copy, or another site standing in for one that failed may not show it
+        else:
+            art = self._article_link(page, url, name)
+            # the entity's article, or a profile that links none (the entity's only page), lists every
+            # link it has (a long list cut short, with its count): none here
+            n = 0 if art is None else self.count_of(art, hop, name)
+        if n is NEED:
+            return NEED
+        self._note_value(url, key, hop["label"], n)
+        if n is not None and name:
+            self.counted[(norm(name), *key)] = n
+        return n
+
+    def _article_link(self, page: Page, url: str, name: str) -> str | None:
+        """Where an entity's lists are, when `page` (read at `url`) has none: None when the page
+        is its encyclopedia article, or a profile or official site that links no article (it is
+        the entity's only page, and lists everything); else the article it links ('More about X')."""
+        if page.kind == "article" and is_encyclopedia(url):
+            return None
+        names = {norm(name), norm(page.name or "")}
+        art = next((u for t, u in page.links if is_encyclopedia(u) and (norm(t) in names or u.rsplit("/", 1)[-1].replace("_", " ")
+                                                                       .lower() in names)), None)
+        return art if art and art != url else None
 
     def _targets(self, page: Page, hop: dict, name: str):
         label = hop["label"]
@@ -512,12 +571,13 @@ class Research:
     # ------------------------------------------------------------------ conditions
 
     def test(self, cond: dict, c: Candidate):
-        """Whether a candidate meets one condition: True, False, or NEED; with what was read, for the telling."""
+        """Whether a candidate meets one condition: True, False, or NEED; with what was read, for
+        the telling: (value, where, source), source one of list, own, snippet, other."""
         path = cond["path"]
         self.why = ("check", cond["text"])
         if not path:
             cell = c.listed.get(header_for(c.listed, cond.get("label", "")))
-            where = c.source
+            where, source = c.source, "list"
             if cell is not None and cond.get("negated") and self._match(cond, cell):
                 cell = None  # a list's value would exclude the row: confirm it on the row's own page first
             if cell is not None and cond["letter"] not in self.listing_said:
@@ -530,7 +590,8 @@ class Research:
                 if cell is NEED:
                     return NEED, None
                 where = self.voice.snippet_where() if self.from_snippet else self.voice.own_page()
-            return self._match(cond, cell), (cell, where)
+                source = "snippet" if self.from_snippet else "own"
+            return self._match(cond, cell), (cell, where, source)
         ents = [(c.name, c.url)]
         for i, hop in enumerate(path):
             nxt = []
@@ -552,7 +613,7 @@ class Research:
         if cond["test"] == "entity":
             ok = any(norm(n) == norm(cond["value"]) for n, _ in ents)
             shown = "; ".join(dict.fromkeys(n for n, _ in ents)) or "—"
-            return ok, (shown, self.voice.own_page() if len(path) == 1 else self.where(c.url))
+            return ok, (shown, self.voice.own_page() if len(path) == 1 else self.where(c.url), "own" if len(path) == 1 else "other")
         need = False
         seen_vals = []
         self.why = ("hop", cond["text"])
@@ -564,13 +625,13 @@ class Research:
                 continue
             seen_vals.append((cell, name, url))
             if cell is not None and self._match(cond, cell):
-                return True, (f"{strip_links(cell)}", self.where(url))
+                return True, (f"{strip_links(cell)}", self.where(url), "other")
         if need:
             return NEED, None
         shown = "; ".join(strip_links(v) for v, _, _ in seen_vals if v) or "—"
         names = [n for _, n, _ in seen_vals]
         where = (self.where(seen_vals[0][2]) if len(names) == 1 else self.voice.names(names, limit=3)) if names else self.where(c.url)
-        return False, (shown, where)
+        return False, (shown, where, "other")
 
     def _match(self, cond: dict, cell) -> bool:
         if cell is None:
@@ -623,16 +684,44 @@ class Research:
         if ok:
             k = next((k for k in letters if vals.get(k) is True and k in told and not conds[k].get("negated")), None)
             if k:
-                self.decisions.append(("keep", dict(name=c.name, cond=conds[k]["text"], label=self._cond_label(conds[k]),
-                                                    value=told[k][0], where=told[k][1])))
+                self.decisions.append(("keep", self._verdict(c, conds[k], told[k], True)))
             return True
         k = next((k for k in letters if k in told and ((vals[k] is False and not conds[k].get("negated"))
                                                        or (vals[k] is True and conds[k].get("negated")))), None)
         if k:
             move = "reject_excluded" if conds[k].get("negated") else "reject"
-            self.decisions.append((move, dict(name=c.name, cond=conds[k]["text"], label=self._cond_label(conds[k]),
-                                              value=strip_links(str(told[k][0])), where=told[k][1], listing=told[k][1] == c.source)))
+            self.decisions.append((move, self._verdict(c, conds[k], told[k], False)))
         return False
+
+    def _verdict(self, c: Candidate, cond: dict, seen: tuple, kept: bool) -> dict:
+        """What a decision tells: the value that decided it and where it was read, and for a
+        number or a date tested against a bound, the value and the bound it lies nearest
+        (the narration says how close it came)."""
+        value, where, source = seen
+        out = dict(name=c.name, cond=cond["text"], label=self._cond_label(cond), value=strip_links(str(value)), where=where,
+                   source=source, listing=source == "list", kept=kept)
+        if cond.get("test") in ("eq", "entity") or not isinstance(cond.get("value"), (list, tuple)):
+            return out
+        lo, hi = cond["value"]
+        if cond.get("kind") == "date":
+            d = read_date(out["value"])
+            num = d.year if d else None
+            lo_n, hi_n = (int(lo[:4]) if lo else None), (int(hi[:4]) if hi else None)
+            shown = {"lo": str(lo_n), "hi": str(hi_n)}
+        else:
+            num = read_number(out["value"])
+            lo_n, hi_n = (float(lo) if lo is not None else None), (float(hi) if hi is not None else None)
+            unit = f" {cond['unit']}" if cond.get("unit") and not self.zh else (cond.get("unit") or "")
+            shown = {side: f"{v:,.0f}{unit}" if v is not None and v == int(v) else f"{v:,}{unit}"
+                     for side, v in (("lo", lo_n), ("hi", hi_n)) if v is not None}
+        if num is None:
+            return out
+        sides = [(side, v) for side, v in (("lo", lo_n), ("hi", hi_n)) if v is not None]
+        if not sides:
+            return out
+        side, limit = min(sides, key=lambda sv: abs(num - sv[1]))
+        out.update(number=float(num), bound=(side, float(limit), shown[side]))
+        return out
 
     def _cond_label(self, cond: dict) -> str:
         if cond["test"] == "entity":
@@ -674,14 +763,16 @@ class Research:
             if not got:
                 return "unknown"
             name, url = got[0].name, got[0].url
+        if col.get("agg") == "count":
+            n = self.count_of(url, col["via"], name)
+            self.why = ("linked", col["name"])
+            return n if n is NEED else "unknown" if n is None else str(n)
         if col.get("agg"):
             items = self.targets(url, col["via"], name)
             self.why = ("linked", col["name"])
             if items is NEED:
                 return NEED
             items = items or []
-            if col["agg"] == "count":
-                return str(len(items))
             if col["agg"] == "latest":
                 years = [i.span.start for i in items if i.span.start is not None]
                 return str(max(years)) if years else "unknown"
@@ -916,22 +1007,25 @@ class Research:
         self.turns_taken += 1
         self.wants = {}
         self.search_wants = {}
-        parts: list[str] = []
-        if not self.plan_said:
+        parts: list[Event] = []
+        opening = not self.plan_said
+        if opening:
             self.plan_said = True
-            parts.append(self._plan_text())
+            parts.append(self._plan_event())
             if self.brief.kind == "table":
                 self.source = self.plan()
-                parts.append(self._strategy_text(self.source))
+                strategy = self._strategy_event(self.source)
+                if strategy is not None:
+                    parts.append(strategy)
         ready = self.advance()
         for move, url, slots in self.trouble:  # a failed page is retried only if something still needs it
             self.note(move if url in self.wants else "moot", **slots)
         self.trouble = []
         parts += self._told()
         if ready:
-            return self._final_text(parts), []
+            return self._final_text(parts, opening), []
         calls: list[ToolCall] = []
-        intents: list[str] = []
+        intents: list[Event] = []
         # searches this turn: one call, several queries
         qs = [q for q in self.search_wants if self.search_tries[norm(q)] <= self.opt.max_retries][:SEARCH_QUERIES_MAX]
         # a rejected candidate's own page is not opened: other conditions asked for it before the
@@ -950,13 +1044,13 @@ class Research:
         if qs:
             purpose = self.search_wants[qs[0]]
             if self.search_tries[norm(qs[0])]:  # the same search again, after an error or nothing found
-                intents.append(self.voice.say("search_retry", q=qs[0]))
+                intents.append(Event("search_retry", dict(q=qs[0])))
             elif purpose == "again":
-                intents.append(self.voice.say("search_again", q=qs[0]))
+                intents.append(Event("search_again", dict(q=qs[0])))
             elif purpose == "entity" and len(qs) == 1:
-                intents.append(self.voice.say("search_entity", name=qs[0]))
+                intents.append(Event("search_entity", dict(name=qs[0])))
             else:
-                intents.append(self.voice.say("search_list", q=qs[0] if len(qs) == 1 else "\", \"".join(qs)))
+                intents.append(Event("search_list", dict(q=qs[0] if len(qs) == 1 else "\", \"".join(qs))))
             calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(query=qs[0], queries=qs[1:])))
             for x in qs:
                 self.search_tries[norm(x)] += 1
@@ -968,7 +1062,7 @@ class Research:
             else:  # one label each: name it beside each name
                 names, label = [f"{n}（{lab}）" if self.zh else f"{n} ({lab.lower()})" for n, lab in ahead], \
                     ("数值" if self.zh else "figures")
-            intents.append(self.voice.say("search_ahead", names=self.voice.names(names), label=label))
+            intents.append(Event("search_ahead", dict(names=self.voice.names(names), label=label)))
             calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(query=qs[0], queries=qs[1:])))
         # a second source about an entity whose article it has read, to compare: a slot of its own
         rejected = {c.url for c in self.candidates or [] if c.state == "rejected"}
@@ -981,7 +1075,7 @@ class Research:
             self.stats["rejected_cross_checks"] += art in rejected
             opens = [other] + [u for u in opens if u != other][: self.k - len(calls) - 1]
             self.wants.setdefault(other, ("copy", self.label_of(art), ""))
-            intents.append(self.voice.say("copy_check", site=host(other), name=self.label_of(art)))
+            intents.append(Event("copy_check", dict(site=host(other), name=self.label_of(art))))
         if opens:
             intents += self._open_text(opens)
         for u in opens:
@@ -990,11 +1084,10 @@ class Research:
             calls.append(ToolCall("web_extractor", _args(url=u)))
         if not calls:  # nothing left to fetch and not ready: pages that cannot be had; answer with what is known
             self._give_up()
-            return self._final_text(parts), []
+            return self._final_text(parts, opening), []
         for c in calls:
             self.calls_made[c.name] += 1
-        text = self.voice.join(parts + intents)
-        return text, calls
+        return self.speak(parts + intents, opening), calls
 
     def _focus(self, pending: list[str], slots: int, budget: int = 0) -> list[str]:
         """The pages to open this turn: those wanted for the same purpose as the first one waiting
@@ -1066,32 +1159,52 @@ class Research:
                 break
         return out
 
-    def _open_text(self, opens: list[str]) -> list[str]:
+    def _open_text(self, opens: list[str]) -> list[Event]:
+        """What the pages opened this turn are for, one event per purpose."""
         groups: dict[tuple[str, str], list[str]] = {}
+        cols: dict[tuple[str, str], list[str]] = {}
         for u in opens:
             kind, name, what = self.wants.get(u, ("copy", "", ""))
             if kind == "copy":
                 continue
-            groups.setdefault((kind, what if kind in ("hop", "linked", "walk", "check") else ""), []).append(name)
+            key = (kind, what if kind in ("hop", "linked", "walk", "check") else "")
+            groups.setdefault(key, []).append(name)
+            if kind == "row" and what:
+                cols.setdefault(key, []).append(what)
         out = []
         v = self.voice
+        q = (lambda x: f"“{x}”") if self.zh else (lambda x: f"\"{x}\"")
         for (kind, what), names in groups.items():
             ns = v.names(list(dict.fromkeys(names)))
             if kind == "list":
-                out.append(v.say("open_list", titles=ns))
+                nums = [m.group(1) for u in opens if self.wants.get(u, ("",))[0] == "list" for m in [_PAGE_NO.search(u)] if m]
+                out.append(Event("open_list", dict(names=ns, page=nums[0] if len(nums) == 1 else "", count_names=len(set(names)))))
+                continue
             elif kind == "check" and (self._checking() or what):
-                out.append(v.say("open_candidates", names=ns, what=self._checking() or (f"“{what}”" if self.zh else f"\"{what}\"")))
+                out.append(Event("open_candidates", dict(names=ns, what=self._checking() or q(what), count_names=len(set(names)))))
             elif kind == "hop":
-                out.append(v.say("open_hop", names=ns, cond=f"“{what}”" if self.zh else f"\"{what}\""))
+                out.append(Event("open_hop", dict(names=ns, cond=q(what), count_names=len(set(names)))))
             elif kind == "linked":
-                out.append(v.say("open_linked", names=ns, col=f"“{what}”" if self.zh else f"\"{what}\""))
+                out.append(Event("open_linked", dict(names=ns, col=q(what), count_names=len(set(names)))))
             elif kind == "entity":
-                out.append(v.say("open_entity", names=ns))
+                out.append(Event("open_entity", dict(names=ns, count_names=len(set(names)))))
             elif kind == "walk":
-                out.append(v.say("open_walk", names=ns, label=what))
-            else:
-                out.append(v.say("open_rows", names=ns))
+                out.append(Event("open_walk", dict(names=ns, label=what)))
+            else:  # a row's columns: the ones its cells still lack
+                lack = self._lacking(names) or list(dict.fromkeys(cols.get((kind, what), [])))
+                out.append(Event("open_rows", dict(names=ns, cols=v.names(lack, limit=3) if lack else "", count_names=len(set(names)))))
         return out
+
+    def _lacking(self, names: list[str]) -> list[str]:
+        """The columns the kept rows of `names` still lack, commonest first."""
+        cols = [c["name"] for c in self.q.get("columns", []) if c.get("base") != "rank"]
+        want = {norm(n) for n in names}
+        miss: Counter = Counter()
+        for c in self.candidates or []:
+            for row in (c.links if c.links is not None else [c]):
+                if norm(row.name) in want:
+                    miss.update(n for n in cols if n not in row.cells)
+        return [n for n, _ in miss.most_common()]
 
     def _checking(self) -> str:
         implied = self.source.implied if self.source is not None else frozenset()
@@ -1101,10 +1214,10 @@ class Research:
         sep = "、" if self.zh else " and "
         return sep.join(f"“{t}”" if self.zh else f"\"{t}\"" for t in texts[:2])
 
-    def _plan_text(self) -> str:
+    def _plan_event(self) -> Event:
         q, v = self.q, self.voice
         if self.brief.kind == "multihop":
-            return v.say("plan_chain", n=len(q["hops"]), start=q["start"])
+            return Event("plan_chain", dict(n=len(q["hops"]), start=q["start"]))
         cols = [c["name"] for c in q.get("columns", [])]
         colnames = v.names(cols, limit=6)
         texts = {c["letter"]: c["text"] for c in q.get("conditions", []) if not c.get("scope")}
@@ -1120,8 +1233,8 @@ class Research:
             rk = q["rank"]
             dirw = ("最高" if rk["descending"] else "最低") if self.zh else ("highest" if rk["descending"] else "lowest")
             sc = f" {' '.join(conds + ([scope] if scope else []))}" if not self.zh else "".join(conds + ([scope] if scope else []))
-            return v.say("plan_ranked", n=rk["n"], plural=q["plural"], scope=sc, attr=(rk.get("label") or rk["attribute"]).lower()
-                         if not self.zh else rk.get("label", ""), dir=dirw, cols=colnames)
+            return Event("plan_ranked", dict(n=rk["n"], plural=q["plural"], scope=sc, attr=(rk.get("label") or rk["attribute"]).lower()
+                         if not self.zh else rk.get("label", ""), dir=dirw, cols=colnames))
         if shape in ("timeline", "events"):
             label = q["links"]["label"] if self.zh else q["links"]["label"].lower()
             period = q.get("period")
@@ -1132,79 +1245,78 @@ class Research:
                     (f"（{a[:4] if a else ''}—{b[:4] if b else ''}）")
             target = q.get("anchor") or (f"{q['plural']} {cond_text}" if not self.zh else f"{cond_text}的{q['plural']}")
             if shape == "timeline":
-                return v.say("plan_timeline", label=label, target=target, period=ptxt, cols=colnames)
-            return v.say("plan_events", label=label, period=ptxt.strip() or ("in the period" if not self.zh else ""),
-                         scope=(f" involving {q['plural']} {cond_text}" if not self.zh else f"涉及{cond_text}的{q['plural']}"), cols=colnames)
-        return v.say("plan_table", one=one, plural=q["plural"], conds=cond_text, ncols=len(cols), cols=colnames)
+                return Event("plan_timeline", dict(label=label, target=target, period=ptxt, cols=colnames))
+            return Event("plan_events", dict(label=label, period=ptxt.strip() or ("in the period" if not self.zh else ""),
+                         scope=(f" involving {q['plural']} {cond_text}" if not self.zh else f"涉及{cond_text}的{q['plural']}"), cols=colnames))
+        return Event("plan_table", dict(one=one, plural=q["plural"], conds=cond_text, ncols=len(cols), cols=colnames))
 
-    def _strategy_text(self, src: Source) -> str:
+    def _strategy_event(self, src: Source) -> Event | None:
         """Where the candidates will come from, said once at the start."""
-        v, q = self.voice, self.q
+        q = self.q
         if isinstance(src, PartList) and src.place:
-            return v.say("strategy_part", what=f"{src.place}的{src.plural}" if self.zh else src.title)
+            return Event("strategy_part", dict(what=f"{src.place}的{src.plural}" if self.zh else src.title))
         if isinstance(src, BackList):
-            return v.say("strategy_back", name=src.name, plural=q["plural"])
+            return Event("strategy_back", dict(name=src.name, plural=q["plural"]))
         if isinstance(src, Union):
-            return v.say("strategy_union")
+            return Event("strategy_union", {})
         if isinstance(src, Named):
-            return v.say("strategy_anchor", name=src.name)
+            return Event("strategy_anchor", dict(name=src.name))
         if isinstance(src, PartsOf):
-            return v.say("strategy_parts", plural=q["plural"])
-        return ""
+            return Event("strategy_parts", dict(plural=q["plural"]))
+        return None
 
-    def _told(self) -> list[str]:
-        """This turn's observations and decisions, a few in full and the rest summed up."""
+    def _told(self) -> list[Event]:
+        """This turn's observations and decisions, and where they leave the task."""
         out = list(self.notes)
         self.notes = []
-        self.claims += self.note_claims
-        self.note_claims = []
         v = self.voice
         rejected_listing = [d for m, d in self.decisions if m in ("reject", "reject_excluded") and d.get("listing")]
         others = [(m, d) for m, d in self.decisions if not ((m in ("reject", "reject_excluded")) and d.get("listing"))]
         self.decisions = []
         if len(rejected_listing) > 2:
-            lab = rejected_listing[0]["label"]
-            out.append(self.say("reject_many", [("rejected", len(rejected_listing), [d["name"] for d in rejected_listing], "n")],
-                                n=len(rejected_listing), label=lab, examples=v.names([d["name"] for d in rejected_listing[:3]], limit=3)))
+            names = [d["name"] for d in rejected_listing]
+            out.append(Event("reject_many", dict(n=len(names), label=rejected_listing[0]["label"], examples=v.names(names[:3], limit=3)),
+                             [("rejected", len(names), names, "n")]))
         else:
             others = [(("reject" if not d.get("excluded") else "reject_excluded"), d) for d in rejected_listing] + others
-        told = 0
-        for move, d in others:
-            if move == "conflict":
-                out.append(v.say("conflict", **d))
-                continue
-            if told >= NOTES_MAX:
-                continue
-            told += 1
-            slots = {k: d[k] for k in ("name", "cond", "label", "value", "where") if k in d}
-            out.append(v.say(move, **slots))
+        out += [Event(move, d) for move, d in others]
         if self.candidates is not None and self.brief.kind == "table":
             done = sum(1 for c in self.candidates if c.state != "open")
             total = len(self.candidates)
-            if 0 < done < total and self.rng.random() < 0.35:
-                kept = sum(1 for c in self.candidates if c.state == "kept")
-                out.append(self.say("progress", [("progress", done, {"total": total, "kept": kept, "left": total - done}, "total")],
-                                    done=done, total=total, kept=kept, left=total - done))
+            decided_now = any(m in ("keep", "reject", "reject_excluded") for m, _ in others) or rejected_listing
+            if 0 < done < total and decided_now and self.rng.random() < 0.6:
+                kept = [c for c in self.candidates if c.state == "kept"]
+                out.append(Event("progress", dict(done=done, total=total, kept=len(kept), left=total - done,
+                                                  missing=self._missing(kept)),
+                                 [("progress", done, {"total": total, "kept": len(kept), "left": total - done}, "total")]))
         return out
+
+    def _missing(self, kept: list[Candidate]) -> list[tuple[str, int]]:
+        """(column, rows) the kept rows still lack, commonest first."""
+        cols = [c["name"] for c in self.q.get("columns", []) if c.get("base") != "rank"]
+        miss: Counter = Counter()
+        for c in kept:
+            for row in (c.links if c.links is not None else [c]):
+                miss.update(n for n in cols if n not in row.cells)
+        return miss.most_common(3)
 
     def _give_up(self) -> None:
         for c in self.candidates or []:
             if c.state == "open":
                 c.state = "lost"
 
-    def _final_text(self, parts: list[str]) -> str:
-        v = self.voice
+    def _final_text(self, parts: list[Event], opening: bool = False) -> str:
         n = len(self.rows)
         if self.turn_out:
-            parts.append(self.say("out_of_turns", [("rows", n, None, "n")], n=n, s=_s(n)))
+            parts.append(Event("out_of_turns", dict(n=n, s=_s(n)), [("rows", n, None, "n")]))
         elif self.brief.kind == "multihop":
-            parts.append(v.say("final_chain"))
+            parts.append(Event("final_chain", {}))
         else:
             dropped = [c.name for c in self.candidates or [] if c.state == "rejected"]
-            parts.append(self.say("final_table", [("rows", n, None, "n"), ("dropped", len(dropped), dropped, "dropped")],
-                                  n=n, s=_s(n), dropped=len(dropped), ds=_s(len(dropped))))
+            parts.append(Event("final_table", dict(n=n, s=_s(n), dropped=len(dropped), ds=_s(len(dropped))),
+                               [("rows", n, None, "n"), ("dropped", len(dropped), dropped, "dropped")]))
         self.final = self.answer()
-        return v.join(parts)
+        return self.speak(parts, opening)
 
     def submit_now(self) -> str:
         """The text of a last turn the budget forces: what is verified is the answer (`final`)."""
@@ -1220,9 +1332,9 @@ class Research:
         self.rows = self.verified_rows()
         n = len(self.rows)
         left = sum(1 for c in self.candidates or [] if c.state == "open")
-        parts = self._told() + [self.say("out_of_room", [("rows", n, None, "n")], n=n, s=_s(n), left=left, ls=_s(left))]
+        parts = self._told() + [Event("out_of_room", dict(n=n, s=_s(n), left=left, ls=_s(left)), [("rows", n, None, "n")])]
         self.final = self.answer()
-        return self.voice.join(parts)
+        return self.speak(parts)
 
     def verified_rows(self) -> list[Candidate]:
         """Out of turns: the rows whose every cell is known."""
@@ -1682,28 +1794,29 @@ class ChainResearch(Research):
 
 def run_oracle(episodes: list[Episode], options) -> None:
     """Drive every episode to its end with the honest oracle (episodes are independent)."""
-    from .state import forget, write_state
+    from .state import forget, progress_signature, write_state
 
     for ep in episodes:
         brief = Brief.of(ep.task.record)
         r = (ChainResearch if brief.kind == "multihop" else Research)(ep, brief, options.parallel_calls, ep.env.seed, options.oracle)
         limit = ep.max_turns or ep.env.options.max_turns
-        states: set[str] = set()
+        states: set[tuple] = set()
         while not ep.done:
-            if ep.compacting:  # the context is full: write the research state and go on from it alone
-                # what the last results gave goes into the state (read before it is written: the
+            if ep.compacting:  # the context is full: write a research note and go on from the notes alone
+                # what the last results gave goes into the note (read before it is written: the
                 # pages just opened are visible until then, and forgotten after)
                 r.wants, r.search_wants = {}, {}
                 r.advance()
-                text = write_state(r)
+                text = write_state(r, consolidate=getattr(ep, "consolidating", False))
                 ep.write_state(text)
                 forget(r, text)
-                if text in states and r.pressed:  # round in circles even with every slot used: it stops
+                sig = progress_signature(r)
+                if sig in states and r.pressed:  # round in circles even with every slot used: it stops
                     ep.act(r.submit_stalled(), [ToolCall("final_answer", _args(answer=r.final))], claims=r.take_claims())
                     break
-                if text in states:  # the very state it was in before: it uses every slot from now on
+                if sig in states:  # nothing settled since the last note: it uses every slot from now on
                     r.pressed, states = True, set()
-                states.add(text)
+                states.add(sig)
                 continue
             if ep.turns >= limit - 1:  # the last turn: submit what is verified
                 ep.act(r.submit_now(), [ToolCall("final_answer", _args(answer=r.final))], claims=r.take_claims())

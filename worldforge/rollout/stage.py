@@ -283,7 +283,7 @@ def _finish(world_path: Path, partial: Path, n_chunks: int, opt: RolloutOptions,
                 dropped.append(d)
     rejected = len(dropped)
     stats = summarise(kept)
-    stats["token_counter"] = opt.tokenizer or ("the model's tokenizer" if opt.policy == "vllm" else "estimate: 4 characters a token")
+    stats["token_counter"] = opt.tokenizer or ("the model's tokenizer" if opt.policy == "vllm" else "worldforge's script-aware estimate")
     if opt.min_reward is not None:  # what rejection sampling dropped, and which tasks it left without a trajectory
         have = {t["instance_id"] for t in kept}
         stats["rejection"] = {

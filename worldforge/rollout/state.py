@@ -1,28 +1,36 @@
-"""The oracle's research state: what it writes when its context fills, and what it keeps after.
+"""The oracle's research notes: what it writes when its context fills, and what it keeps after.
 
-When the episode asks for the state (`context.py`), the oracle writes down everything its
-later turns will use, from its research and nothing else: the task, where the candidates come
-from (a list's pages read and still to read, with their addresses, and the rows read so far),
-the candidates with their addresses and what is decided about each, every value read with the
-page it was read on (the ranking value too, where a table is ranked), the conditions still to
-check, the pages it was about to open and the pages that would not load. Then it forgets: the
-pages it had read, the search results, every address and name the state does not carry
-(`forget`). What it does next is decided from the state and the pages it opens afterwards, so
-every later call and every cell of its answer is supported by what the model can see.
+When the episode asks for its research state (`context.py`), the oracle writes a *note*, and the
+conversation goes on from the task and every note written so far (the latest last). So a note
+carries what changed since the last one, from its research and nothing else:
+
+- the rows settled since then, once, in one table with the answer's own columns (no column
+  twice, none re-cased), and where their values came from said once below it;
+- the candidates rejected since then, with the value that ruled each out;
+- what is still open, in detail: candidates to check and rows lacking cells, each with its
+  address the first time a note names it (later notes name it only: the address is in the
+  earlier note, still in view), the values read so far for them, the conditions still to
+  check, the pages it was about to open and the pages that would not load.
+
+Then it forgets: the pages it had read, the search results, every address and name no note
+carries (`forget`). What it does next is decided from the notes and the pages it opens
+afterwards, so every later call and every cell of its answer is supported by what the model
+can see, and no settled row is ever copied forward.
 """
 
 from __future__ import annotations
 
 import re
 
-from .sources import BackList, ListReader, Named, PartList, PartsOf, Union, norm, readers_of, strip_links
+from .sources import BackList, ListReader, Named, PartList, PartsOf, Union, host, norm, readers_of, strip_links
 
 URL_RE = re.compile(r"https?://[^\s)\]<>\"'|，。；]+")
-WANTS_MAX = 12  # pages it was about to open that the state names besides its candidates
+WANTS_MAX = 12  # pages it was about to open that a note names besides its candidates
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 
 _EN = {
-    "head": "Research state",
+    "head": "Research notes {k}",
+    "all": "(everything so far: replaces the earlier notes)",
     "task": "Task",
     "columns": "columns",
     "rows_of": "rows: all {plural}",
@@ -31,28 +39,35 @@ _EN = {
     "list": "List \"{title}\": {read} of {total} page(s) read",
     "read_at": "read",
     "to_read": "still to read",
-    "listed_so_far": "Entries listed so far ({n})",
+    "listed_new": "Entries listed since my last note ({n})",
+    "listed_first": "Entries listed so far ({n})",
     "walk": "Pages to walk for candidates",
-    "source_parts": "Parts to read lists of",
     "candidates": "Candidates: {n} found ({src}); {kept} kept, {rejected} rejected, {open} still to check, {lost} unreadable",
-    "kept": "Kept, with the values read so far (blank: not read yet)",
-    "read_on": "read on",
-    "own": "its page",
-    "listing": "the list",
-    "rejected": "Rejected ({n})",
-    "lost": "Could not be read ({n})",
+    "settled_new": "Rows settled since my last note ({n})",
+    "settled_first": "Rows settled ({n})",
+    "sources_own": "Read on each row's own page",
+    "sources_except": "except",
+    "sources_from": "{cols} of {names} from {site}",
+    "rejected": "Rejected since my last note",
+    "rejected_first": "Rejected",
+    "lost": "Could not be read",
     "open": "Still to check ({n})",
+    "open_rows": "Rows still lacking cells ({n})",
+    "have": "have",
+    "need": "need",
     "listed": "listed",
+    "addresses": "addresses in an earlier note",
     "conditions": "Conditions still to check on those",
     "wants": "Pages I was about to open",
     "values": "Values read on other pages",
     "failed": "Pages that would not load",
     "tries": "tries",
-    "answer": "Answer so far",
+    "ranked": "Figures read for the ranking ({label})",
     "none": "none",
 }
 _ZH = {
-    "head": "研究进展",
+    "head": "研究笔记{k}",
+    "all": "（汇总至今的全部内容，取代之前的笔记）",
     "task": "任务",
     "columns": "列",
     "rows_of": "行：所有{plural}",
@@ -61,26 +76,55 @@ _ZH = {
     "list": "列表“{title}”：已读{read}/{total}页",
     "read_at": "已读",
     "to_read": "待读",
-    "listed_so_far": "目前列出的条目（{n}）",
+    "listed_new": "上次笔记以来列出的条目（{n}）",
+    "listed_first": "目前列出的条目（{n}）",
     "walk": "待查看的候选来源页面",
-    "source_parts": "需要查看列表的部分",
     "candidates": "候选：共{n}个（{src}）；保留{kept}个，排除{rejected}个，待核对{open}个，无法读取{lost}个",
-    "kept": "已保留，以及目前读到的数值（空白：尚未读到）",
-    "read_on": "出处",
-    "own": "本页",
-    "listing": "列表",
-    "rejected": "已排除（{n}）",
-    "lost": "无法读取（{n}）",
+    "settled_new": "上次笔记以来确定的行（{n}）",
+    "settled_first": "已确定的行（{n}）",
+    "sources_own": "均读自各行自己的页面",
+    "sources_except": "除了",
+    "sources_from": "{names}的{cols}来自{site}",
+    "rejected": "上次笔记以来排除的候选",
+    "rejected_first": "已排除",
+    "lost": "无法读取",
     "open": "待核对（{n}）",
+    "open_rows": "尚缺单元格的行（{n}）",
+    "have": "已有",
+    "need": "还缺",
     "listed": "列表所示",
+    "addresses": "网址见前面的笔记",
     "conditions": "这些候选尚待核对的条件",
     "wants": "正要打开的页面",
     "values": "在其他页面上读到的数值",
     "failed": "无法加载的页面",
     "tries": "次尝试",
-    "answer": "目前的答案",
+    "ranked": "排名用的数值（{label}）",
     "none": "无",
 }
+
+
+class Noted:
+    """What the notes written so far carry: the rows settled, the values and addresses given,
+    the candidates rejected (a note says only what is new)."""
+
+    def __init__(self):
+        self.count = 0
+        self.rows: set[tuple] = set()
+        self.values: set[tuple] = set()  # (row key, column)
+        self.ranks: set[tuple] = set()
+        self.urls: set[str] = set()
+        self.rejected: set[str] = set()
+        self.memo: set[tuple] = set()
+        self.listed: set[str] = set()  # list entries given (by address)
+        self.text: list[str] = []  # every note, in order
+        self.visible: set[str] = set()  # the addresses in view while a note is written
+
+
+def _noted(r) -> Noted:
+    if getattr(r, "notebook", None) is None:
+        r.notebook = Noted()
+    return r.notebook
 
 
 def _esc(v) -> str:
@@ -92,47 +136,41 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
         ["| " + " | ".join(map(_esc, r)) + " |" for r in rows]
 
 
-def _ref(name: str, url: str | None) -> str:
-    return f"{name} — {url}" if url else name
-
-
-def _show(value) -> str:
-    """A noted value as the state writes it: links as 'Name (url)', lists of entities joined."""
+def _show(value, visible: set[str] | None = None) -> str:
+    """A noted value as a note writes it: links as 'Name (url)' (the name alone where the
+    address is not in view), lists of entities joined."""
     if value is None:
         return "—"
     if isinstance(value, str):
-        return _LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})", value).strip() or "—"
+        return _LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})" if visible is None or m.group(2) in visible else m.group(1),
+                         value).strip() or "—"
     if isinstance(value, list):
         out = []
         for x in value:
             if hasattr(x, "span"):
                 span = x.span
                 when = "" if span.start is None else f" [{span.start}–{'' if span.end is None else span.end}]"
-                out.append(f"{x.name}" + (f" ({x.url})" if x.url else "") + when)
+                shown = x.url and (visible is None or x.url in visible)
+                out.append(f"{x.name}" + (f" ({x.url})" if shown else "") + when)
             else:
                 out.append(str(x))
         return "; ".join(out) if out else "—"
     return str(value)
 
 
-def _by_page(r) -> dict[str, list[tuple[str, object]]]:
-    """The research's notes grouped by the page they were read on: url -> [(label, value)]."""
-    out: dict[str, list[tuple[str, object]]] = {}
-    for (u, _), (label, v) in r.memo.items():
-        out.setdefault(u, []).append((label, v))
+def _by_page(r) -> dict[str, list[tuple[tuple, str, object]]]:
+    """The research's notes grouped by the page they were read on: url -> [(key, label, value)]."""
+    out: dict[str, list] = {}
+    for (u, key), (label, v) in r.memo.items():
+        out.setdefault(u, []).append(((u, key), label, v))
     return out
-
-
-def _notes(notes: dict, url: str | None) -> str:
-    """What the research noted from one page: 'Label: value' pairs."""
-    return "; ".join(f"{label}: {_show(v)}" for label, v in notes.get(url, ())) if url else ""
 
 
 def _linked(notes: dict, urls: set[str]) -> set[str]:
     """Pages the notes of `urls` link to (a candidate's country, whose notes decide a condition)."""
     out: set[str] = set()
     for u in urls:
-        for _, v in notes.get(u, ()):
+        for _, _, v in notes.get(u, ()):
             if isinstance(v, list):
                 out |= {x.url for x in v if getattr(x, "url", None)}
             elif isinstance(v, str):
@@ -154,49 +192,88 @@ def _listed(c, labels: set[str]) -> dict[str, str]:
     return {h: v for h, v in c.listed.items() if norm(h) in labels}
 
 
-def write_state(r) -> str:
-    """The research state of `r` (an `oracle.Research`), as the message the model writes."""
+def _ref(name: str, url: str | None, noted: Noted) -> str:
+    """A name, with its address the first time a note gives it (an address the research can
+    see: one a note or a result in view showed)."""
+    if not url or url in noted.urls or url not in noted.visible:
+        return name
+    noted.urls.add(url)
+    return f"{name} — {url}"
+
+
+def _key(row) -> tuple:
+    return (row.name, row.url, row.other)
+
+
+def write_state(r, consolidate: bool = False) -> str:
+    """The next research note of `r` (an `oracle.Research`), as the message the model writes;
+    with `consolidate`, one that replaces every earlier note (they fill too much of the context)."""
+    noted = _noted(r)
+    if consolidate:
+        count = noted.count
+        noted = r.notebook = Noted()
+        noted.count = count
+    noted.count += 1
+    noted.visible = set(r.seen)
     r.notes_by_page = _by_page(r)
     t = _ZH if r.zh else _EN
     q = r.q
-    lines = [f"## {t['head']}", ""]
+    lines = [f"## {t['head'].format(k=noted.count)}" + (f" {t['all']}" if consolidate else ""), ""]
     if r.brief.kind == "multihop":
         lines.append(f"{t['task']}: {q['start']} → " + " → ".join(h["label"] for h in q["hops"])
                      + (f" → {q['answer']['label']}" if q["answer"].get("attribute") else ""))
         path = getattr(r, "path", [])
         if path:
-            lines.append(f"{t['chain']}: " + " → ".join(_ref(n, u) for n, u in path))
-        _tail(r, t, lines)
-        return "\n".join(lines).strip()
-    cols = [c["name"] for c in q.get("columns", [])]
-    conds = [c["text"] for c in q.get("conditions", [])]
-    lines.append(f"{t['task']}: {t['rows_of'].format(plural=q['plural'])}"
-                 + (f" ({'; '.join(conds)})" if conds else "") + f"; {t['columns']}: {', '.join(cols)}")
+            lines.append(f"{t['chain']}: " + " → ".join(_ref(n, u, noted) for n, u in path))
+        _tail(r, t, lines, noted)
+        return _done(noted, lines)
+    if noted.count == 1 or consolidate:
+        cols = [c["name"] for c in q.get("columns", [])]
+        conds = [c["text"] for c in q.get("conditions", [])]
+        lines.append(f"{t['task']}: {t['rows_of'].format(plural=q['plural'])}"
+                     + (f" ({'; '.join(conds)})" if conds else "") + f"; {t['columns']}: {', '.join(cols)}")
     labels = _relevant_labels(q)
     if r.candidates is None:
         lines += ["", f"{t['gathering']}:"]
-        _source_progress(r, r.source, t, labels, lines)
+        _source_progress(r, r.source, t, labels, lines, noted)
     else:
-        _candidates(r, t, labels, lines)
-    _tail(r, t, lines)
-    return "\n".join(lines).strip()
+        _candidates(r, t, labels, lines, noted)
+    _tail(r, t, lines, noted)
+    return _done(noted, lines)
 
 
-def _source_progress(r, src, t: dict, labels: set[str], lines: list[str]) -> None:
+def _done(noted: Noted, lines: list[str]) -> str:
+    text = "\n".join(lines).strip()
+    noted.text.append(text)
+    noted.urls |= {u.rstrip(".,;:") for u in URL_RE.findall(text)}
+    return text
+
+
+def progress_signature(r) -> tuple:
+    """What the research has settled: a note written when this has not moved since the last one
+    marks a research going round in circles."""
+    cands = r.candidates or []
+    rows = [row for c in cands for row in (c.links if c.links is not None else [c])]
+    return (sum(c.state != "open" for c in cands), sum(len(row.cells) for row in rows), sum(c.rank_value is not None for c in cands),
+            sum(c.links is not None for c in cands), len(rows),
+            sum(len(x.pages) for x in readers_of(r.source)) if r.source is not None else 0, len(getattr(r, "path", []) or []))
+
+
+def _source_progress(r, src, t: dict, labels: set[str], lines: list[str], noted: Noted) -> None:
     """Where the candidates are being gathered: lists and their pages, pages to walk."""
     for reader in readers_of(src):
-        _reader(reader, t, labels, lines)
+        _reader(reader, t, labels, lines, noted)
     for s in _walk(src):
         if isinstance(s, BackList) and s.level_urls:
-            lines.append(f"- {t['walk']}: " + "; ".join(_ref(n, u) for n, u in s.level_urls))
+            lines.append(f"- {t['walk']}: " + "; ".join(_ref(n, u, noted) for n, u in s.level_urls))
         elif isinstance(s, Named):
             url = r.name_url.get(norm(s.name))
             if url:
-                lines.append(f"- {_ref(s.name, url)}")
+                lines.append(f"- {_ref(s.name, url, noted)}")
         elif isinstance(s, PartList) and s.reader is None:
             url = r.name_url.get(norm(s.place))
             if url:
-                lines.append(f"- {_ref(s.place, url)}")
+                lines.append(f"- {_ref(s.place, url, noted)}")
 
 
 def _walk(src) -> list:
@@ -209,26 +286,47 @@ def _walk(src) -> list:
     return [src]
 
 
-def _reader(reader: ListReader, t: dict, labels: set[str], lines: list[str]) -> None:
+def _reader(reader: ListReader, t: dict, labels: set[str], lines: list[str], noted: Noted) -> None:
     total = reader.total or 1
     lines.append("- " + t["list"].format(title=reader.title or reader.first, read=len(reader.pages), total=total))
-    if reader.pages:
-        lines.append(f"  - {t['read_at']}: " + ", ".join(reader.pages_read()))
-    else:
+    read = [u for u in reader.pages_read() if u not in noted.urls and u in noted.visible]
+    if read:
+        lines.append(f"  - {t['read_at']}: " + ", ".join(read))
+        noted.urls.update(read)
+    if not reader.pages and reader.first in noted.visible:
         lines.append(f"  - {t['to_read']}: {reader.first}")
-    missing = [(n, u) for n, u in reader.missing() if u]
+    missing = [u for _, u in reader.missing() if u and u not in noted.urls and u in noted.visible]
     if missing and reader.pages:
-        lines.append(f"  - {t['to_read']}: " + ", ".join(u for _, u in missing))
-    rows = reader.rows()
+        lines.append(f"  - {t['to_read']}: " + ", ".join(missing))
+    rows = [(n, u, cells) for n, u, cells in reader.rows() if u not in noted.listed]
     if rows:
-        lines.append(f"  - {t['listed_so_far'].format(n=len(rows))}:")
+        head = t["listed_new"] if noted.listed else t["listed_first"]
+        lines.append(f"  - {head.format(n=len(rows))}:")
         for n, u, cells in rows:
             shown = {h: v for h, v in cells.items() if norm(h) in labels}
             extra = "; ".join(f"{h} {strip_links(v)}" for h, v in shown.items())
-            lines.append(f"    - {_ref(n, u)}" + (f" ({extra})" if extra else ""))
+            lines.append(f"    - {_ref(n, u, noted)}" + (f" ({extra})" if extra else ""))
+            noted.listed.add(u)
 
 
-def _candidates(r, t: dict, labels: set[str], lines: list[str]) -> None:
+def _sources(rows: list, t: dict, zh: bool) -> str:
+    """Where the settled rows' values were read, said once: their own pages, but for the
+    columns read elsewhere (a site their article linked), grouped by column and site."""
+    other: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        own = {row.url, row.anchor.url if row.anchor else None, row.other[1] if row.other else None}
+        for col, (u, _name) in row.where.items():
+            if u not in own and u:
+                other.setdefault((col, host(u)), []).append(row.name)
+    if not other:
+        return f"{t['sources_own']}."
+    sep = "；" if zh else "; "
+    parts = [t["sources_from"].format(cols=col, names=("、" if zh else ", ").join(dict.fromkeys(names)), site=site)
+             for (col, site), names in other.items()]
+    return f"{t['sources_own']}, {t['sources_except']}: " + sep.join(parts) + ("。" if zh else ".")
+
+
+def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) -> None:
     cands = r.candidates
     by = {s: [c for c in cands if c.state == s] for s in ("kept", "rejected", "open", "lost")}
     src = "; ".join(dict.fromkeys(c.source for c in cands if c.source)) or t["none"]
@@ -237,51 +335,128 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str]) -> None:
     q = r.q
     cols = [c["name"] for c in q.get("columns", [])]
     rank = q.get("rank")
-    rank_col = (rank.get("label") or rank["attribute"]) if rank and q["shape"] == "ranked" else None
+    ranked = q["shape"] == "ranked"
     # the row's own name (a ranked row's cells are written once the ranking is settled: its name
-    # must stay visible until then, or the answer would name a company the context no longer does)
+    # stays in view until then, with its figure)
     name_col = next((i for i, c in enumerate(q.get("columns", [])) if c.get("base") == "row" and c.get("attribute") is None
                      and not c.get("path")), None)
-    if by["kept"]:
-        header = cols + ([rank_col] if rank_col else []) + [t["read_on"]]
-        rows = []
-        for c in by["kept"]:
-            for row in (c.links if c.links is not None else [c]):
-                complete = all(n in row.cells for n in cols)
-                own = {row.url, row.anchor.url if row.anchor else None}
-                # where the values were read: the row's own page, else the other pages by name
-                pages = {u for u, _ in row.where.values()}
-                where = [t["own"]] if pages & own or len(row.where) < len(row.cells) else []
-                where += list(dict.fromkeys(name for u, name in row.where.values() if u not in own))
-                if not complete:  # its pages are still to be read: their addresses
-                    where = [u for u in (row.url, row.other[1] if row.other else None, row.anchor.url if row.anchor else None) if u]
-                cells = [row.cells.get(n, "") for n in cols]
-                if name_col is not None and not cells[name_col] and row.name:
-                    cells[name_col] = row.name
-                if q["shape"] in ("timeline", "events") and row.other and not row.cells:
-                    cells = [""] * len(cols)
-                    lead = f"{row.name} → {_ref(*row.other)}"
-                    cells[0] = lead
-                if rank_col:
-                    cells.append(row.rank_text or "")
-                rows.append(cells + [", ".join(where)])
-        lines += ["", f"{t['kept']}:"] + _table(header, rows)
-    if by["rejected"]:
-        lines += ["", f"{t['rejected'].format(n=len(by['rejected']))}: " + ", ".join(c.name for c in by["rejected"])]
-    if by["lost"]:
-        lines += ["", f"{t['lost'].format(n=len(by['lost']))}: " + ", ".join(c.name for c in by["lost"])]
+    # a ranked table's rows are its top ones, once the ranking is settled (before, each kept
+    # candidate needs only its figure); any other table's rows are the kept candidates (or their links)
+    rows_of = ([(c, c) for c in r.ranked or []] if ranked else
+               [(c, row) for c in by["kept"] for row in (c.links if c.links is not None else [c])])
+    settled, partial = [], []
+    for c, row in rows_of:
+        complete = all(n in row.cells for n in cols)
+        if complete and _key(row) not in noted.rows:
+            settled.append(row)
+        elif not complete:
+            partial.append((c, row))
+    rank_need = []  # a ranked table before its ranking: the candidates whose figure is still to read
+    if ranked and rank and r.ranked is None:
+        rank_need = [c for c in by["kept"] if c.rank_value is None]
+    if ranked and rank:
+        label = rank.get("label") or rank["attribute"]
+        figures = [c for c in by["kept"] if c.rank_text is not None and _key(c) not in noted.ranks]
+        if figures:
+            lines += ["", f"{t['ranked'].format(label=label)}: " + ("；" if r.zh else "; ").join(f"{c.name} {c.rank_text}" for c in figures)]
+            noted.ranks.update(_key(c) for c in figures)
+    if settled:
+        head = t["settled_new"] if noted.rows else t["settled_first"]
+        body = []
+        for row in settled:
+            cells = [row.cells.get(n, "") for n in cols]
+            if name_col is not None and not cells[name_col] and row.name:
+                cells[name_col] = row.name
+            body.append(cells)
+            noted.rows.add(_key(row))
+            noted.values.update((_key(row), n) for n in cols)
+        lines += ["", f"{head.format(n=len(settled))}:"] + _table(cols, body) + [_sources(settled, t, r.zh)]
+    fresh_rej = [c for c in by["rejected"] if c.name not in noted.rejected]
+    if fresh_rej:
+        head = t["rejected"] if noted.rejected else t["rejected_first"]
+        lines += ["", f"{head}: " + ", ".join(c.name for c in fresh_rej)]
+        noted.rejected.update(c.name for c in fresh_rej)
+    fresh_lost = [c for c in by["lost"] if c.name not in noted.rejected]
+    if fresh_lost:
+        lines += ["", f"{t['lost']}: " + ", ".join(c.name for c in fresh_lost)]
+        noted.rejected.update(c.name for c in fresh_lost)
+    if partial:
+        lines += ["", f"{t['open_rows'].format(n=len(partial))}:"]
+        lacking: dict[tuple, list[str]] = {}  # what a row still needs -> the rows, named only (addresses known)
+        links_label = (q.get("links") or {}).get("label") or ""
+        for c, row in partial:
+            name_cols = {cols[name_col]} if name_col is not None else set()
+            have = [(n, row.cells[n]) for n in cols if n in row.cells and n not in name_cols and (_key(row), n) not in noted.values]
+            need = tuple(n for n in cols if n not in row.cells)
+            if q["shape"] in ("timeline", "events") and c.links is None:
+                need = (f"\"{links_label}\"" if not r.zh else f"“{links_label}”",)  # its page lists the rows (its links)
+            noted.values.update((_key(row), n) for n, _ in have)
+            where = [u for u in (row.url, row.other[1] if row.other else None, row.anchor.url if row.anchor else None) if u]
+            fresh = [u for u in where if u not in noted.urls and u in noted.visible]
+            lead = row.name if row.other is None or row.cells else f"{row.name} → {row.other[0]}"
+            if not have and not fresh:
+                lacking.setdefault(need, []).append(lead)
+                continue
+            noted.urls.update(where)
+            refs = " ".join(f"— {u}" for u in fresh)
+            parts = [f"{t['have']}: " + "; ".join(f"{n} {v}" for n, v in have)] if have else []
+            parts.append(f"{t['need']}: " + ", ".join(need))
+            lines.append(f"- {lead}" + (f" {refs}" if refs else "") + ": " + "; ".join(parts))
+        sep = "、" if r.zh else ", "
+        for need, names in lacking.items():
+            lines.append(f"- {t['need']} {sep.join(need)} ({len(names)}): " + sep.join(names))
+    if rank_need:
+        label = rank.get("label") or rank["attribute"]
+        fresh = [c for c in rank_need if c.url and c.url not in noted.urls]
+        known = [c for c in rank_need if c not in fresh]
+        lines += ["", f"{t['need']} {label} ({len(rank_need)}):"]
+        lines += [f"- {_ref(c.name, c.url, noted)}" for c in fresh]
+        if known:
+            lines.append(f"- {('、' if r.zh else ', ').join(c.name for c in known)} ({t['addresses']})")
     if by["open"]:
         lines += ["", f"{t['open'].format(n=len(by['open']))}:"]
-        for c in by["open"]:
+        known = [c for c in by["open"] if c.url in noted.urls]
+        fresh = [c for c in by["open"] if c.url not in noted.urls]
+        for c in fresh:
             shown = _listed(c, labels)
             extra = "; ".join(f"{h} {strip_links(v)}" for h, v in shown.items())
-            notes = _notes(r.notes_by_page, c.url)
-            lines.append(f"- {_ref(c.name, c.url)}" + (f" ({t['listed']}: {extra})" if extra else "")
+            notes = _notes_of(r, c.url, noted)
+            lines.append(f"- {_ref(c.name, c.url, noted)}" + (f" ({t['listed']}: {extra})" if extra else "")
                          + (f": {notes}" if notes else ""))
+        if known:
+            lines.append(f"- {', '.join(c.name for c in known)} ({t['addresses']})")
         implied = r.source.implied if r.source is not None else frozenset()
         todo = [c["text"] for c in q.get("conditions", []) if c["letter"] not in implied]
         if todo:
             lines.append(f"{t['conditions']}: " + "; ".join(f"\"{x}\"" for x in todo))
+
+
+def _notes_of(r, url: str | None, noted: Noted, stated: set | None = None) -> str:
+    """What the research noted from one page and no note gave yet: 'Label: value' pairs (a
+    value a row or a figure of the same entity already states is not said again)."""
+    if not url:
+        return ""
+    out = []
+    name = norm(r.label_of(url))
+    for key, label, v in r.notes_by_page.get(url, ()):
+        if key in noted.memo:
+            continue
+        noted.memo.add(key)
+        if stated and (name, norm(strip_links(_show(v)))) in stated:
+            continue
+        out.append(f"{label}: {_show(v, noted.visible | noted.urls)}")
+    return "; ".join(out)
+
+
+def _stated(r) -> set[tuple[str, str]]:
+    """(entity, value) pairs the rows and ranking figures carry."""
+    out = set()
+    for c in r.candidates or []:
+        if c.rank_text:
+            out.add((norm(c.name), norm(c.rank_text)))
+        for row in (c.links if c.links is not None else [c]):
+            out |= {(norm(row.name), norm(str(v))) for v in row.cells.values()}
+    return out
 
 
 def _pages(r) -> set[str]:
@@ -321,28 +496,37 @@ def _pages(r) -> set[str]:
     return urls
 
 
-def _tail(r, t: dict, lines: list[str]) -> None:
+def _tail(r, t: dict, lines: list[str], noted: Noted) -> None:
     pages = _pages(r)
     shown = {c.url for c in r.candidates or [] if c.state == "open"}
     other = [u for u in dict.fromkeys(u for (u, _) in r.memo) if u in pages and u not in shown]
-    if other:
-        lines += ["", f"{t['values']}:"]
-        lines += [f"- {_ref(r.label_of(u), u)}: {_notes(r.notes_by_page, u)}" for u in other]
-    r.memo = {k: v for k, v in r.memo.items() if k[0] in pages}  # the notes the state carries
-    said = {u.rstrip(".,;:") for u in URL_RE.findall("\n".join(lines))}
+    told = []
+    stated = _stated(r)
+    for u in other:
+        if u not in noted.visible and u not in noted.urls:
+            continue  # an address out of view: what it gave is not carried
+        notes = _notes_of(r, u, noted, stated)
+        if notes:
+            told.append(f"- {_ref(r.label_of(u), u, noted)}: {notes}")
+    if told:
+        lines += ["", f"{t['values']}:"] + told
+    # the notes the research keeps: those of the pages it still needs, and every one a note gave
+    r.memo = {k: v for k, v in r.memo.items() if k[0] in pages or k in noted.memo}
+    said = {u.rstrip(".,;:") for u in URL_RE.findall("\n".join(lines))} | noted.urls
     wants = [(u, p) for u, p in r.wants.items() if u not in r.read and u not in said][:WANTS_MAX]
     if wants:
         lines += ["", f"{t['wants']}:"]
-        lines += [f"- {_ref(p[1] or r.label_of(u), u)}" + (f" ({p[2]})" if len(p) > 2 and p[2] else "") for u, p in wants]
+        lines += [f"- {_ref(p[1] or r.label_of(u), u, noted)}" + (f" ({p[2]})" if len(p) > 2 and p[2] else "") for u, p in wants]
     failed = [u for u in sorted(r.failed) if u not in r.read]
     if failed:
         lines += ["", f"{t['failed']}:"]
-        lines += [f"- {_ref(r.label_of(u), u)} ({r.tries[u]} {t['tries']})" for u in failed]
+        lines += [f"- {_ref(r.label_of(u), u, noted)} ({r.tries[u]} {t['tries']})" for u in failed]
 
 
 def forget(r, state: str) -> None:
-    """After the state is written: keep what it carries, drop every page and result read before."""
-    urls = {u.rstrip(".,;:") for u in URL_RE.findall(state)}
+    """After a note is written: keep what the notes carry, drop every page and result read before."""
+    noted = _noted(r)
+    urls = {u.rstrip(".,;:") for text in noted.text for u in URL_RE.findall(text)} | noted.urls
     r.forgotten |= r.seen - urls
     r.seen = set(urls)
     for key in [k for k in r.search_tries if k in r.results]:  # searches that worked may be run again
@@ -353,7 +537,9 @@ def forget(r, state: str) -> None:
     r.name_url = {k: u for k, u in r.name_url.items() if u in urls}
     r.profile_of = {a: p for a, p in r.profile_of.items() if p in urls}
     r.link_names = {u: n for u, n in r.link_names.items() if u in urls}
-    r.notes, r.note_claims, r.decisions, r.trouble, r.asking = [], [], [], [], []
+    # what the research settled just before the note is still said next turn (its counts are in the note)
+    r.notes = [e for e in r.notes if e.move in ("list_done", "candidates_found", "ranked_done")]
+    r.decisions, r.trouble, r.asking = [], [], []
     labels = _relevant_labels(r.q) if r.brief.kind == "table" else set()
     for c in r.candidates or []:
         c.waiting = None
@@ -363,7 +549,7 @@ def forget(r, state: str) -> None:
     if r.candidates is not None:
         return
     for reader in readers_of(r.source):
-        for n, row in list(reader.pages.items()):  # the rows listed so far, with the columns the state shows
+        for n, row in list(reader.pages.items()):  # the rows listed so far, with the columns the notes show
             headers, rows, total = row
             keep = [0] + [i for i, h in enumerate(headers) if i and norm(h) in labels]
             reader.pages[n] = ([headers[i] for i in keep], [(a, b, [cells[i - 1] for i in keep[1:] if i - 1 < len(cells)])

@@ -220,8 +220,8 @@ class WorldforgeAgentLoop(ToolAgentLoop):
     def _full(self, d: AgentData) -> bool:
         """Past the compaction point, with at least MIN_TURNS turns in this segment and room in
         its response for the state."""
-        prefix, turns = self._segment_start
-        limit = compact_threshold(self.context_tokens, prefix - self._base_tokens)
+        _prefix, turns = self._segment_start
+        limit = compact_threshold(self.context_tokens, self._note_tokens)
         return (len(d.prompt_ids) > limit and d.assistant_turns - turns >= MIN_TURNS
                 and len(d.response_mask) + 256 < self.response_length)
 
@@ -247,10 +247,12 @@ class WorldforgeAgentLoop(ToolAgentLoop):
         if logprobs is not None:
             d.response_logprobs = logprobs
         text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
-        state = _THINK.sub("", text).split("<tool_call>")[0].strip()  # a state holds no calls
+        state = _THINK.sub("", text).split("<tool_call>")[0].strip()  # a note holds no calls
         self._segments.append(self._output(d))
+        self._notes = [*self._notes, state]  # the next segment starts from every note so far
+        self._note_tokens = len(out.token_ids)
         system, task = self._base
-        d.messages = [system, {**task, "content": resume_content(task["content"], state, self._language)}]
+        d.messages = [system, {**task, "content": resume_content(task["content"], self._notes, self._language)}]
         d.prompt_ids, d.response_mask, d.response_logprobs = [], [], []
         d.routed_experts = None
         d.extra_fields = {}
@@ -275,7 +277,7 @@ class WorldforgeAgentLoop(ToolAgentLoop):
         return out
 
     async def run(self, sampling_params, **kwargs):
-        self._segments, self._base, self._base_tokens = [], None, None
+        self._segments, self._base, self._base_tokens, self._notes, self._note_tokens = [], None, None, [], 0
         extra = kwargs.get("extra_info") or {}
         self._language = extra.get("language") or "en"
         try:

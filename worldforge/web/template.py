@@ -491,15 +491,19 @@ class TemplateWriter:
                       for f in fs]
             lines.append("")
         more = page.layout.get("more", {})
-        for pred, fs in _by_predicate(ins):
+        groups = _by_predicate(ins)
+        # a list none of whose entities has an article here is still a section: the link to the full list
+        groups += [(pred, []) for pred in sorted(more) if pred not in {p for p, _ in groups}]
+        for pred, fs in groups:
             src_t = v.relations[pred].source
             m = meta[(src_t, pred)]
             lines += [f"## {m.inverse_label}", ""]
             hpred = crc32(pred.encode(), hp)
             if pred in more:
                 total, url = more[pred]
-                lines += [g.choose_h(b["more_list"], hpred).format(count=f"{total:,}", shown=len(fs), url=url,
-                                                                    what=m.inverse_label.lower()), ""]
+                phrases = b["more_list"] if fs else tuple(x for x in b["more_list"] if "{shown}" not in x and "其余" not in x)
+                lines += [g.choose_h(phrases, hpred).format(count=f"{total:,}", shown=len(fs), url=url,
+                                                             what=m.inverse_label.lower()), ""]
             if hpred % 3 != 0:  # each link told from the other side, in sentences, then listed
                 clauses = [self._clause_h(src_t, f, st, crc32(("|in" + f.fact_id).encode(), hp), v.names[f.subject]) for f in fs]
                 lines += [self.sp.join(g.join_clauses_h(clauses[i:i + 2], crc32(b"|inj%d" % i, hp), lang)

@@ -175,7 +175,7 @@ class RolloutOptions(Model):
     # the context budget in tokens: past 4/5 of it (less the state a segment started from) the agent writes its
     # research state and continues from it (rollout/context.py); None: never compact (at most 10M: a 64-bit export column)
     context_tokens: int | None = Field(32000, ge=1000, le=10_000_000)
-    tokenizer: str | None = None  # tokenizer.json or a model folder to count tokens with (default: 4 characters a token)
+    tokenizer: str | None = None  # tokenizer.json or a model folder to count tokens with (default: the estimate, worldforge.tokens)
     oracle: OracleSpec = OracleSpec()
     perturbations: dict[str, dict[str, float]] = DEFAULT_PERTURBATIONS  # kind -> tool -> rate per call
     chunk_tasks: int = Field(64, ge=1)  # tasks per resumable chunk
@@ -214,6 +214,12 @@ class ExportOptions(Model):
     shard_rows: int = Field(5000, ge=1)  # rows per Parquet shard
     license: str = "cc-by-4.0"
     tokenizer: str | None = None  # a Hugging Face tokenizer (name or folder) to count the card's lengths with
+    # SFT rows come from trajectories whose reward is at least this (1.0: only right answers are
+    # targets; RL rows and held-out evaluation keep every task); the card says what was left out
+    sft_min_reward: float = Field(1.0, ge=0.0, le=1.0)
+    # the loss weight (0 or 1, as in OpenAI's chat fine-tuning format) of the research state an SFT
+    # segment ends with; the agent's decisions and answers always weigh 1
+    state_weight: Literal[0, 1] = 1
 
     @field_validator("splits")
     @classmethod

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from worldforge.cli import app
 from worldforge.errors import ExportError
 from worldforge.export import SPLITS, export_dataset
-from worldforge.rollout import Environment
+from worldforge.rollout import Environment, read_trajectories
 from worldforge.world.options import RolloutOptions
 
 runner = CliRunner()
@@ -67,7 +67,13 @@ def test_every_sft_row_renders_through_a_chat_template(small_run, tiny_model):
             assert text.count("<tool_response>") == sum(m["role"] == "tool" for m in r["messages"])
             assert '"name": "web_extractor"' in text or r["segment"] > 0
             n += 1
-    assert n >= 22 and len({r["trajectory_id"] for rows in _rows(dataset, "sft").values() for r in rows}) == 22
+    man = json.loads((dataset / "manifest.json").read_text())
+    kept = {r["trajectory_id"] for rows in _rows(dataset, "sft").values() for r in rows}
+    f = man["sft_filter"]
+    assert f["trajectories"] == 22 and len(kept) == f["kept"] == 22 - f["left_out"] and f["kept"] >= 15
+    assert n >= len(kept)
+    # only right answers are SFT targets: every kept row's reward is 1.0
+    assert all(r["reward"] >= 1.0 for rows in _rows(dataset, "sft").values() for r in rows)
 
 
 def test_replay_every_tool_result(small_run):
@@ -121,16 +127,18 @@ def test_splits_never_leak_and_card_and_manifest_are_true(small_run):
 
     meta = yaml.safe_load(front)
     assert {c["config_name"] for c in meta["configs"]} == {"sft", "rl"}
-    n_traj = len({r["trajectory_id"] for v in sft.values() for r in v})
-    assert f"| trajectories | {n_traj:,} |" in card
-    calls = sum(r["tool_calls"] for v in sft.values() for r in v if r["segment"] == 0)
+    # the card's trajectory statistics count every trajectory (RL and evaluation keep them all),
+    # the SFT filter counts the ones SFT trains on
+    trajs = read_trajectories(world)
+    n_sft = len({r["trajectory_id"] for v in sft.values() for r in v})
+    assert f"| trajectories | {len(trajs):,} |" in card and f"| kept for SFT | {n_sft:,} |" in card
+    calls = sum(t["tool_calls"] for t in trajs)
     assert f"| tool calls | {calls:,} |" in card
     pert = {}
-    for v in sft.values():
-        for r in v:
-            for st in r["steps"]:
-                if st["perturbation"]:
-                    pert[st["perturbation"]] = pert.get(st["perturbation"], 0) + 1
+    for t in trajs:
+        for st in t["steps"]:
+            if st["perturbation"]:
+                pert[st["perturbation"]] = pert.get(st["perturbation"], 0) + 1
     for k, n in pert.items():
         assert f"| {k} | {n:,} |" in card
 

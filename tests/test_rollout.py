@@ -209,7 +209,7 @@ def test_oracle_recovers_from_every_perturbation_and_rewards_vary(small_run):
         assert sum(rewards) / len(rewards) >= 0.8 and min(rewards) < 1.0  # the web misleads it now and then
         for ep in eps:
             calls = _calls(ep)
-            turns = [m for m in ep.messages if m["role"] == "assistant" and not m["content"].startswith("## Research state")]
+            turns = [m for m in ep.messages if m["role"] == "assistant" and not m["content"].startswith("## Research notes")]
             for s in ep.steps:  # a page it needed that failed is loaded again, or a later turn says what became of it
                 if s.tool == "web_extractor" and s.perturbation in ("truncated_page", "stale_page", "search_error", "rate_limit"):
                     url = calls[s.call][1]["url"]

@@ -72,7 +72,7 @@ def test_every_exported_sample_is_grounded(shipped, name):
     assert sum(n < 32_000 for n in lengths) / len(lengths) >= 0.95
     card = (dataset / "README.md").read_text()
     assert "## Samples: what the model saw" in card and "| opened before anything showed them | 0 |" in card
-    assert re.search(r"its first segment ends with this state.*?```text\n## (Research state|研究进展)", card, re.S)
+    assert re.search(r"its first segment ends with this note.*?```text\n## (Research notes|研究笔记)", card, re.S)
 
 
 @pytest.mark.parametrize("name", WORLDS)

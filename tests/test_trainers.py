@@ -29,9 +29,14 @@ def _decoded_response(tok, messages) -> str:
     return tok.decode(tok.encode(full[len(prompt):], add_special_tokens=False), skip_special_tokens=True)
 
 
-def test_export_reward_equals_live_reward_through_verls_signature(small_run, tiny_model):
+def test_export_reward_equals_live_reward_through_verls_signature(small_run, tiny_model, tmp_path):
     transformers = pytest.importorskip("transformers")
-    _, _, dataset = small_run
+    from worldforge.export import export_dataset
+    from worldforge.world.options import ExportOptions
+
+    _, world, _ = small_run
+    # every trajectory, wrong answers included (the default SFT filter keeps reward 1.0 only)
+    dataset = export_dataset(world, tmp_path, ExportOptions(sft_min_reward=0.0)).path
     tok = transformers.AutoTokenizer.from_pretrained(str(tiny_model))
     rl = {r["extra_info"]["instance_id"]: r for r in _rows(dataset, "rl")}
     n = 0
@@ -353,9 +358,9 @@ def test_verl_agent_loop_compacts_a_wide_task_within_the_kit_budget(server, smal
         response = tok.decode(o.response_ids, skip_special_tokens=True)
         prompt = tok.decode(o.prompt_ids, skip_special_tokens=True)
         if i < len(outs) - 1:  # every segment but the last ends with the state it was asked for
-            assert "Context limit:" in response and "## Research state" in response.split("Context limit:", 1)[1]
+            assert "Context limit:" in response and "## Research notes" in response.split("Context limit:", 1)[1]
         if i:  # and the next one starts from the task and that state
-            state = tok.decode(outs[i - 1].response_ids, skip_special_tokens=True).rsplit("## Research state", 1)[1]
+            state = tok.decode(outs[i - 1].response_ids, skip_special_tokens=True).rsplit("## Research notes", 1)[1]
             assert row["prompt"][1]["content"] in prompt and state.strip()[:200] in prompt
     got = compute_score(row["data_source"], tok.decode(outs[-1].response_ids, skip_special_tokens=True),
                         row["reward_model"]["ground_truth"], row["extra_info"])

@@ -527,16 +527,17 @@ def grounding_section(g: dict) -> list[str]:
     out = ["## Samples: what the model saw", ""]
     if mode == "segments":
         out += ["Long trajectories do not fit one context. When the visible context passes 4/5 of the budget (less the "
-                "state it started from), the agent writes its *research state* (the task, the candidates with their URLs "
-                "and what is decided about each, every value read with the page it was read on, the conditions still to "
-                "check, the pages still to open) and continues from `[system, user: task + state]`, as in ReSum "
-                "(arXiv 2509.13313) and SUPO (arXiv 2510.06727). A trajectory is thus a run of *segments*, maximal runs of "
-                "turns whose context only grows, and **each SFT row is one segment, exactly as the model saw it**: its "
-                "prefix (system, task, and the previous segment's state), its turns, and the state it ended with (or the "
-                "final answer). Rows of one trajectory share `trajectory_id`, are numbered by `segment` (of `segments`) and "
+                "notes it started from), the agent writes a *research note*: what changed since its last note (rows settled "
+                "since, each written once, with the pages their values came from; candidates rejected; rows still lacking "
+                "cells and where to read them; the candidates still to check and the pages to open next). It continues from "
+                "`[system, user: task + every note so far]`, as in ReSum (arXiv 2509.13313) and SUPO (arXiv 2510.06727); "
+                "when the notes fill 40% of the budget, one note that replaces them all is written instead. A trajectory is "
+                "thus a run of *segments*, maximal runs of turns whose context only grows, and **each SFT row is one "
+                "segment, exactly as the model saw it**: its prefix (system, task, and the notes written before), its "
+                "turns, and the note it ended with (or the final answer). Rows of one trajectory share `trajectory_id`, are numbered by `segment` (of `segments`) and "
                 "carry the trajectory's final `reward` (ReSum-GRPO's advantage broadcasting: train every segment with the "
                 "trajectory's outcome). Train with loss on the assistant turns; the state each segment ends with is an "
-                "assistant turn, so the model learns to write it. `context: full` in `stages.export` exports each whole "
+                "assistant turn, so the model learns to write it (weighted by `stages.export.state_weight`). `context: full` in `stages.export` exports each whole "
                 "trajectory instead, without its compactions, for long-context trainers. In RL the same happens in the "
                 "rollout: the verl kit's agent loop (`kits/verl/agent_loop.yaml`, `context_tokens`) asks for the state when "
                 "the context fills and returns each segment as an output, which verl's v1 trainer trains with the final "
@@ -549,7 +550,7 @@ def grounding_section(g: dict) -> list[str]:
     if ex and mode == "segments":
         out += [f"For example, `{ex['trajectory']}` has {ex['segments']} segments of {', '.join(map(str, ex['turns']))} "
                 f"assistant turns ({', '.join(f'{n:,}' for n in ex['sizes'])} tokens); its first segment ends with this "
-                "state, which the second starts from:", "", "```text", ex["state"], "```", ""]
+                "note, which the second starts from:", "", "```text", ex["state"], "```", ""]
     share = 100 * g["visible_cell_share"]
     out += ["Every sample passed a grounding check before it was written: every URL it opens, and every URL a state it "
             "writes names, appears earlier in its visible context (system, task, state, tool results; never the "

@@ -61,7 +61,7 @@ _LONG = 7  # letters from which a word counts its letters (see COEFFICIENTS)
 def features(text: str) -> dict[str, int]:
     """The counts the estimate weighs (see `COEFFICIENTS`), from one vectorised pass over the
     text's UTF-8 bytes."""
-    raw = np.frombuffer(text.encode("utf-8"), np.uint8)
+    raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), np.uint8)  # a lone surrogate (bad client input) counts, never raises
     cls = _CLASS[raw]
     # three-byte general punctuation (U+2000-U+206F: dashes, curly quotes, ellipses) is punctuation
     gen = np.flatnonzero((raw[:-1] == 0xE2) & (raw[1:] == 0x80)) if len(raw) > 1 else np.zeros(0, np.int64)

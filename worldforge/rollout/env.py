@@ -558,7 +558,7 @@ class Episode:
         # for one more turn like the last: the segment, its next turn and its note stay in the budget
         budget = self.context["budget"]
         limit = compact_threshold(budget, max(self._note_size, budget // 10 if budget else 0))
-        limit = None if limit is None else limit - max(grew, 0)
+        limit = None if limit is None else limit - max(grew, 0) // 2
         if not self.done and limit is not None and used > limit and self._seg_turns >= MIN_TURNS:
             self.consolidating = consolidates(self._notes_size, self.context["budget"], getattr(self, "_whole_size", 0))
             text = (consolidation_prompt(used, self.context["budget"], self._notes_size, self.language) if self.consolidating

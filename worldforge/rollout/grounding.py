@@ -361,8 +361,10 @@ def _claim_problem(kind: str, value, ref, msg: dict, vis: _Visible, opened: list
         got = len(table[1]) if table else 0
         return None if got == value else f"says {value} rows, submits {got}"
     if kind in ("dropped", "rejected", "candidates"):
-        names = list(ref or [])
-        if len(names) != value:
+        # a dropped count may name apart the candidates whose names a kept row shares (namesakes)
+        names = list(ref.get("names", [])) if isinstance(ref, dict) else list(ref or [])
+        shared = shared | {str(n).casefold() for n in (ref.get("shared", []) if isinstance(ref, dict) else [])}
+        if len(names) + (len(ref.get("shared", [])) if isinstance(ref, dict) else 0) != value:
             return f"says {value} {kind}, names {len(names)}"
         if kind == "candidates":
             unseen = [n for n in names if not vis.has_text(n)]

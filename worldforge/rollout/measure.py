@@ -115,7 +115,7 @@ CONNECTIVES = {
 }
 _SENT_EN = re.compile(r"(?<=[.!?])\s+(?=[\"“A-Z0-9(])|\n+")
 _SENT_ZH = re.compile(r"(?<=[。！？；])|\n+")
-_HOST = re.compile(r"\b(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|info|example|io|gov|edu)\b")
+_HOST = re.compile(r"(?<![A-Za-z0-9.-])(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|info|example|io|gov|edu)\b")
 _NUM = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?")
 
 

@@ -40,7 +40,7 @@ BANKS = Path(__file__).parent / "narration"
 PHASES = {
     "trouble": ("failed", "cut", "archived", "moot", "gave_up", "search_failed", "no_results", "give_up_search",
                 "other_source", "archived_kept", "partial_kept", "unreadable"),
-    "found": ("found_list", "paging", "list_done", "candidates_found", "full_list", "from_listing", "off_article", "not_on_profile",
+    "found": ("found_list", "paging", "list_step", "list_done", "candidates_found", "full_list", "from_listing", "off_article", "not_on_profile",
               "follow", "chain_broken", "answer_found", "ranked_done"),
     "verdict": ("keep", "reject", "reject_excluded", "reject_many", "conflict", "agree", "namesake", "older_copy"),
     "status": ("progress",),
@@ -169,6 +169,7 @@ class Narrator:
         for e in by_phase["open"]:
             text, f = self.clause(e.move, e.slots)
             add("open", text, e.claims, f)
+        self._fold_paging(by_phase)
         for phase in ("trouble", "found"):
             for e in self._merge_alike(by_phase[phase]):
                 text, f = self.clause(e.move, e.slots, e.slots.get("_form", "one"))
@@ -185,13 +186,26 @@ class Narrator:
             add("end", text, e.claims, f)
         return self._join(sentences, opening), claims
 
+    def _fold_paging(self, by_phase: dict[str, list[Event]]) -> None:
+        """A list page read and the next one opened: one clause ('4 of 12 pages read, 80 entries so
+        far; page 5 next'), not two."""
+        paging = next((e for e in by_phase["found"] if e.move == "paging"), None)
+        nxt = next((e for e in by_phase["next"] if e.move == "open_list" and e.slots.get("page")), None)
+        if paging is None or nxt is None:
+            return
+        by_phase["found"].remove(paging)
+        by_phase["next"].remove(nxt)
+        by_phase["found"].append(Event("list_step", {**paging.slots, "page": nxt.slots["page"], "title": nxt.slots.get("names", "")},
+                                       paging.claims))
+
     def _merge_alike(self, events: list[Event]) -> list[Event]:
         """Events of one move that name a page or a name each become one event with a list
         (three pages failing alike, four candidates to open for one reason)."""
         out: list[Event] = []
         groups: dict[tuple, list[Event]] = {}
         for e in events:
-            key = (e.move, e.slots.get("why"), e.slots.get("what"), e.slots.get("label"), e.slots.get("col"), e.slots.get("cond"))
+            key = (e.move, e.slots.get("why"), e.slots.get("what"), e.slots.get("label"), e.slots.get("col"), e.slots.get("cond"),
+                   e.slots.get("site"))
             if e.move in self.bank.get("mergeable", ()) and not e.claims:
                 groups.setdefault(key, []).append(e)
             else:

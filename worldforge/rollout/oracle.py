@@ -78,6 +78,7 @@ from .sources import (
 
 SEARCH_QUERIES_MAX = 5  # queries one web_search call carries at most
 CROSS_CHECKS_MAX = 4  # second sources an episode opens to compare, at most
+STALL_NOTES = 4  # notes in a row with nothing settled (every slot used) before the research submits what it has
 STALE_DAYS = 180  # an article last edited longer ago than this is read as out of date (live ones: weeks)
 
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
@@ -129,6 +130,9 @@ class Research:
         # article URL -> the profile an attribute it leaves out was read on (the state names that
         # profile with the entity's name and the value, so the article need not be opened again)
         self.profile_of: dict[str, str] = {}
+        # (article URL, attribute key) the article was read without: a note that names the profile
+        # keeps it, so after a compaction the research goes to the profile, not back to the article
+        self.off_article: set[tuple[str, tuple]] = set()
         self.name_url: dict[str, str] = {}  # entity name (normalised) -> article URL, from links and results
         self.wants: dict[str, tuple] = {}  # URL -> purpose, in the order the research needs them
         self.search_wants: dict[str, str] = {}  # query -> purpose
@@ -216,6 +220,12 @@ class Research:
         if url in self.failed:
             return self.fallback.get(url) or self._other_source(url, purpose)
         if url not in self.seen:  # never open an address no observation showed: find it first
+            again, title = self._list_page_of(url)
+            if again is not None and again not in self.read:  # on a list page the notes point to: read it again
+                self.wants.setdefault(again, ("list", title, ""))
+                self.asking.append((again, ("list", title, "")))
+                self.other_need.add(again)
+                return NEED
             if url in self.forgotten:
                 self.state_misses += 1  # known before a compaction, left out of the state
             return None
@@ -228,6 +238,20 @@ class Research:
         else:
             self.other_need.add(url)
         return NEED
+
+    def _list_page_of(self, url: str) -> tuple[str | None, str]:
+        """The address of a list page that shows `url` and is in view (the notes name it), and the list's title."""
+        for reader in self.list_readers():
+            k = reader.page_of.get(url)
+            if k is not None:
+                lp = reader.page_url(k)
+                if lp is not None and lp in self.seen:
+                    return lp, reader.title or self.label_of(lp)
+        return None, ""
+
+    def list_readers(self) -> list[ListReader]:
+        """Every list being read or read: the candidates' source's and the full lists sections link."""
+        return [*readers_of(self.source), *self.full_lists.values()]
 
     def _other_source(self, url: str, purpose: tuple):
         """When an article never loads: another site's page about the same entity (a profile or an
@@ -486,6 +510,9 @@ class Research:
                 self.stats["snippet_values"] += said not in self.snippet_read
                 self.snippet_read.add(said)
                 return expect  # not noted as the attribute: only this condition is settled
+        kinds = (kind,) if kind in ("date", "number") else ("date", "number") if figure else ("string",)
+        if (url, key) in self.off_article and url in self.profile_of and url not in self.read:
+            return self._on_profile(self.profile_of[url], key, label, name or self.label_of(url), figure, expect, unit, kinds)
         self.asking_figure = label if figure or expect is not None else None
         page = self.article(url, name)
         self.asking_figure = None
@@ -495,7 +522,6 @@ class Research:
             return None
         cells = page.infobox_rows(label)
         cell = cells[0] if cells else None
-        kinds = (kind,) if kind in ("date", "number") else ("date", "number") if figure else ("string",)
         if cell is None and page.kind == "article":
             return self._elsewhere(page, key, label, name or page.name, figure, expect, unit, kinds)
         if cell is None and page.kind != "directory":  # the entity's own profile, written as prose
@@ -530,6 +556,12 @@ class Research:
             return None
         url = profiles[0]
         self.profile_of[art.url] = url
+        self.off_article.add((art.url, key))
+        return self._on_profile(url, key, label, name, figure, expect, unit, kinds)
+
+    def _on_profile(self, url: str, key: tuple, label: str, name: str, figure: bool, expect: str | None, unit: str | None,
+                    kinds: tuple[str, ...]):
+        """An attribute read on an entity's own page (`url`), which its article sent the research to."""
         got = self.noted(url, key)
         if got is not MISSING:
             self.from_snippet = (url, key) in self.snippet_read
@@ -845,11 +877,15 @@ class Research:
             self.candidates = got
             pages = sum(len(x.pages) for x in readers_of(self.source))
             n = len(got)
-            counted = [("candidates", n, [c.name for c in got], "n")]
+            # the names counted are in view, unless a note was written while the list was read (the note
+            # gives the pages read and how many entries they hold, not the names: then the count stands
+            # on those figures, and the pages read are counted by their addresses)
+            written = getattr(self, "notebook", None) is not None
+            counted = [] if written else [("candidates", n, [c.name for c in got], "n")]
             if pages:
-                self.note("list_done", claims=counted + [("list_pages_read", pages, [u for x in readers_of(self.source)
-                                                                                         for u in x.pages_read()], "pages")],
-                          n=n, s=_s(n), pages=pages, ps=_s(pages))
+                read_pages = [] if written else [("list_pages_read", pages, [u for x in readers_of(self.source) for u in x.pages_read()],
+                                                  "pages")]
+                self.note("list_done", claims=counted + read_pages, n=n, s=_s(n), pages=pages, ps=_s(pages))
             else:
                 self.note("candidates_found", claims=counted, n=n, s=_s(n))
         shape = q["shape"]
@@ -1314,9 +1350,15 @@ class Research:
         else:
             dropped = [c.name for c in self.candidates or [] if c.state == "rejected"]
             parts.append(Event("final_table", dict(n=n, s=_s(n), dropped=len(dropped), ds=_s(len(dropped))),
-                               [("rows", n, None, "n"), ("dropped", len(dropped), dropped, "dropped")]))
+                               [("rows", n, None, "n"), ("dropped", len(dropped), self._dropped_ref(dropped), "dropped")]))
         self.final = self.answer()
         return self.speak(parts, opening)
+
+    def _dropped_ref(self, dropped: list[str]) -> dict:
+        """The names a 'dropped' count stands for, with those a kept row shares (namesakes: one
+        kept, another dropped) apart, so that the grounding check holds the others to the answer."""
+        kept = {norm(c.name) for c in self.candidates or [] if c.state == "kept"}
+        return {"names": [n for n in dropped if norm(n) not in kept], "shared": [n for n in dropped if norm(n) in kept]}
 
     def submit_now(self) -> str:
         """The text of a last turn the budget forces: what is verified is the answer (`final`)."""
@@ -1519,6 +1561,11 @@ class Research:
         self.read[url] = page  # a second source too: an article may leave a value to it
         if art is not None:
             return
+        if page.rows and self.candidates:  # a list page read again: what it shows of the candidates still open
+            at = {c.url: c for c in self.candidates if c.state == "open" and not c.listed}
+            for _n, u, cells in page.rows:
+                if u in at:
+                    at[u].listed = dict(zip(page.headers[1:], cells))
         self._notice(url, page)
         for lab, cell in page.infobox + page.fields:  # the values a label takes, for reading prose later
             self._know(lab, cell)
@@ -1800,7 +1847,7 @@ def run_oracle(episodes: list[Episode], options) -> None:
         brief = Brief.of(ep.task.record)
         r = (ChainResearch if brief.kind == "multihop" else Research)(ep, brief, options.parallel_calls, ep.env.seed, options.oracle)
         limit = ep.max_turns or ep.env.options.max_turns
-        states: set[tuple] = set()
+        last_sig, idle = None, 0  # notes in a row written with nothing settled since the one before
         while not ep.done:
             if ep.compacting:  # the context is full: write a research note and go on from the notes alone
                 # what the last results gave goes into the note (read before it is written: the
@@ -1811,12 +1858,13 @@ def run_oracle(episodes: list[Episode], options) -> None:
                 ep.write_state(text)
                 forget(r, text)
                 sig = progress_signature(r)
-                if sig in states and r.pressed:  # round in circles even with every slot used: it stops
+                idle = idle + 1 if sig == last_sig else 0
+                last_sig = sig
+                if idle >= STALL_NOTES and r.pressed:  # round in circles even with every slot used: it stops
                     ep.act(r.submit_stalled(), [ToolCall("final_answer", _args(answer=r.final))], claims=r.take_claims())
                     break
-                if sig in states:  # nothing settled since the last note: it uses every slot from now on
-                    r.pressed, states = True, set()
-                states.add(sig)
+                if idle >= 2:  # nothing settled over the last notes: it uses every slot from now on
+                    r.pressed = True
                 continue
             if ep.turns >= limit - 1:  # the last turn: submit what is verified
                 ep.act(r.submit_now(), [ToolCall("final_answer", _args(answer=r.final))], claims=r.take_claims())

@@ -100,11 +100,14 @@ class ListReader:
         self.known: dict[int, str] = {}
         self.lost: set[int] = set()
         self.told: set[int] = set()  # page counts it has said it read
+        self.page_of: dict[str, int] = {}  # an entry's address -> the page of the list that shows it
 
     def _add(self, page: Page) -> None:
         if page.page not in self.pages:
             self.pages[page.page] = (list(page.headers), [(n, u, list(c)) for n, u, c in page.rows], page.pages)
             self.urls[page.page] = page.url
+            for _, u, _ in page.rows:
+                self.page_of.setdefault(u, page.page)
         for n, u in page_links(page).items():
             self.known.setdefault(n, u)
         if not self.title:
@@ -113,6 +116,10 @@ class ListReader:
     def rows(self) -> list[tuple[str, str, dict[str, str]]]:
         return [(n, u, dict(zip(headers[1:], cells))) for k in sorted(self.pages) for headers, rows, _ in [self.pages[k]]
                 for n, u, cells in rows]
+
+    def page_url(self, k: int) -> str | None:
+        """The address of the list's page `k`, where one was read or linked."""
+        return self.urls.get(k) or self.known.get(k)
 
     def pages_read(self) -> list[str]:
         """The addresses of the list's pages read so far, in page order."""
@@ -173,7 +180,7 @@ class ListReader:
                 if 1 < done < total and done not in self.told:
                     self.told.add(done)
                     r.note("paging", claims=[("list_pages_read", done, self.pages_read(), "done")], done=done, pages=total,
-                           left=total - done, s="s" if total - done != 1 else "")
+                           left=total - done, s="s" if total - done != 1 else "", entries=len(self.rows()))
                 return NEED
             if not progressed:
                 return self.rows()

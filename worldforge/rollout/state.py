@@ -39,8 +39,8 @@ _EN = {
     "list": "List \"{title}\": {read} of {total} page(s) read",
     "read_at": "read",
     "to_read": "still to read",
-    "listed_new": "Entries listed since my last note ({n})",
-    "listed_first": "Entries listed so far ({n})",
+    "entries": "{n} entries on the pages read so far",
+    "reading": "Lists read part-way",
     "walk": "Pages to walk for candidates",
     "candidates": "Candidates: {n} found ({src}); {kept} kept, {rejected} rejected, {open} still to check, {lost} unreadable",
     "settled_new": "Rows settled since my last note ({n})",
@@ -57,6 +57,9 @@ _EN = {
     "need": "need",
     "listed": "listed",
     "addresses": "addresses in an earlier note",
+    "on_list": "addresses on the list's pages",
+    "list_pages": "List pages (the candidates' addresses are on them)",
+    "run": "{first} … {last} ({n}, in list order)",
     "conditions": "Conditions still to check on those",
     "wants": "Pages I was about to open",
     "values": "Values read on other pages",
@@ -76,8 +79,8 @@ _ZH = {
     "list": "列表“{title}”：已读{read}/{total}页",
     "read_at": "已读",
     "to_read": "待读",
-    "listed_new": "上次笔记以来列出的条目（{n}）",
-    "listed_first": "目前列出的条目（{n}）",
+    "entries": "已读各页共列出{n}个条目",
+    "reading": "读到一半的列表",
     "walk": "待查看的候选来源页面",
     "candidates": "候选：共{n}个（{src}）；保留{kept}个，排除{rejected}个，待核对{open}个，无法读取{lost}个",
     "settled_new": "上次笔记以来确定的行（{n}）",
@@ -94,6 +97,9 @@ _ZH = {
     "need": "还缺",
     "listed": "列表所示",
     "addresses": "网址见前面的笔记",
+    "on_list": "网址见列表各页",
+    "list_pages": "列表各页（候选的网址都在上面）",
+    "run": "{first}……{last}（{n}个，按列表顺序）",
     "conditions": "这些候选尚待核对的条件",
     "wants": "正要打开的页面",
     "values": "在其他页面上读到的数值",
@@ -117,6 +123,7 @@ class Noted:
         self.rejected: set[str] = set()
         self.memo: set[tuple] = set()
         self.listed: set[str] = set()  # list entries given (by address)
+        self.shown: set[str] = set()  # candidates whose listed values the last note gave (by address)
         self.text: list[str] = []  # every note, in order
         self.visible: set[str] = set()  # the addresses in view while a note is written
 
@@ -201,6 +208,50 @@ def _ref(name: str, url: str | None, noted: Noted) -> str:
     return f"{name} — {url}"
 
 
+def _on_list(r, url: str | None, noted: Noted) -> bool:
+    """Whether `url` is an entry of a list page the notes give (a reader can read it there again)."""
+    if not url:
+        return False
+    for reader in r.list_readers():
+        k = reader.page_of.get(url)
+        if k is not None and reader.page_url(k) in noted.urls:
+            return True
+    return False
+
+
+def _compact(r, names_urls: list[tuple[str, str | None]], t: dict) -> str:
+    """Names in list order, a long run of consecutive entries as its first and last."""
+    order = {u: i for i, (_n, u, _c) in enumerate(x for reader in r.list_readers() for x in reader.rows())}
+    items = sorted(names_urls, key=lambda nu: order.get(nu[1], 10**9))
+    sep = "、" if r.zh else ", "
+    out, run = [], []
+
+    def flush():
+        if len(run) >= 6:
+            out.append(t["run"].format(first=run[0][0], last=run[-1][0], n=len(run)))
+        else:
+            out.extend(n for n, _ in run)
+        run.clear()
+
+    for n, u in items:
+        i = order.get(u)
+        if run and (i is None or order.get(run[-1][1]) is None or i != order[run[-1][1]] + 1):
+            flush()
+        run.append((n, u))
+    flush()
+    return sep.join(out)
+
+
+NEXT_UP = 8  # open items a note gives with their addresses, in list order (the rest: on the list's pages)
+
+
+def _next_up(r, items: list, noted: Noted) -> list:
+    """The first few of `items` (candidates or rows) in list order: a note gives their addresses,
+    so the next segment starts on them without reading the list again."""
+    order = {u: i for i, (_n, u, _c) in enumerate(x for reader in r.list_readers() for x in reader.rows())}
+    return sorted(items, key=lambda x: order.get(x.url, -1))[:NEXT_UP]
+
+
 def _key(row) -> tuple:
     return (row.name, row.url, row.other)
 
@@ -261,7 +312,7 @@ def progress_signature(r) -> tuple:
 
 def _source_progress(r, src, t: dict, labels: set[str], lines: list[str], noted: Noted) -> None:
     """Where the candidates are being gathered: lists and their pages, pages to walk."""
-    for reader in readers_of(src):
+    for reader in [*readers_of(src), *r.full_lists.values()]:
         _reader(reader, t, labels, lines, noted)
     for s in _walk(src):
         if isinstance(s, BackList) and s.level_urls:
@@ -298,15 +349,9 @@ def _reader(reader: ListReader, t: dict, labels: set[str], lines: list[str], not
     missing = [u for _, u in reader.missing() if u and u not in noted.urls and u in noted.visible]
     if missing and reader.pages:
         lines.append(f"  - {t['to_read']}: " + ", ".join(missing))
-    rows = [(n, u, cells) for n, u, cells in reader.rows() if u not in noted.listed]
-    if rows:
-        head = t["listed_new"] if noted.listed else t["listed_first"]
-        lines.append(f"  - {head.format(n=len(rows))}:")
-        for n, u, cells in rows:
-            shown = {h: v for h, v in cells.items() if norm(h) in labels}
-            extra = "; ".join(f"{h} {strip_links(v)}" for h, v in shown.items())
-            lines.append(f"    - {_ref(n, u, noted)}" + (f" ({extra})" if extra else ""))
-            noted.listed.add(u)
+    rows = reader.rows()
+    if rows:  # the entries are on the pages read (their addresses above): the note does not copy them
+        lines.append(f"  - {t['entries'].format(n=len(rows))}")
 
 
 def _sources(rows: list, t: dict, zh: bool) -> str:
@@ -354,6 +399,13 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
     rank_need = []  # a ranked table before its ranking: the candidates whose figure is still to read
     if ranked and rank and r.ranked is None:
         rank_need = [c for c in by["kept"] if c.rank_value is None]
+    pending = [c.url for c in by["open"]] + [row.url for _c, row in partial] + [c.url for c in rank_need]
+    list_pages = list(dict.fromkeys(reader.page_url(reader.page_of[u]) for reader in r.list_readers()
+                                    for u in pending if u in reader.page_of))
+    fresh_pages = [u for u in list_pages if u and u not in noted.urls and u in noted.visible]
+    if fresh_pages:
+        lines += ["", f"{t['list_pages']}: " + ", ".join(fresh_pages)]
+        noted.urls.update(fresh_pages)
     if ranked and rank:
         label = rank.get("label") or rank["attribute"]
         figures = [c for c in by["kept"] if c.rank_text is not None and _key(c) not in noted.ranks]
@@ -384,6 +436,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
         lines += ["", f"{t['open_rows'].format(n=len(partial))}:"]
         lacking: dict[tuple, list[str]] = {}  # what a row still needs -> the rows, named only (addresses known)
         links_label = (q.get("links") or {}).get("label") or ""
+        soon = {id(x) for x in _next_up(r, [row for _c, row in partial], noted)}
         for c, row in partial:
             name_cols = {cols[name_col]} if name_col is not None else set()
             have = [(n, row.cells[n]) for n in cols if n in row.cells and n not in name_cols and (_key(row), n) not in noted.values]
@@ -391,40 +444,56 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
             if q["shape"] in ("timeline", "events") and c.links is None:
                 need = (f"\"{links_label}\"" if not r.zh else f"“{links_label}”",)  # its page lists the rows (its links)
             noted.values.update((_key(row), n) for n, _ in have)
-            where = [u for u in (row.url, row.other[1] if row.other else None, row.anchor.url if row.anchor else None) if u]
-            fresh = [u for u in where if u not in noted.urls and u in noted.visible]
+            # the profile an article sent the research to for a cell it leaves out: named, so the
+            # next segment reads it there instead of opening the article again
+            off = r.profile_of.get(row.url) if any(a == row.url for a, _k in r.off_article) else None
+            where = [u for u in (row.url, off, row.other[1] if row.other else None, row.anchor.url if row.anchor else None) if u]
+            fresh = [u for u in where if u not in noted.urls and u in noted.visible and (id(row) in soon or not _on_list(r, u, noted))]
             lead = row.name if row.other is None or row.cells else f"{row.name} → {row.other[0]}"
             if not have and not fresh:
-                lacking.setdefault(need, []).append(lead)
+                lacking.setdefault(need, []).append((lead, row.url))
                 continue
-            noted.urls.update(where)
+            noted.urls.update(fresh)
             refs = " ".join(f"— {u}" for u in fresh)
             parts = [f"{t['have']}: " + "; ".join(f"{n} {v}" for n, v in have)] if have else []
             parts.append(f"{t['need']}: " + ", ".join(need))
             lines.append(f"- {lead}" + (f" {refs}" if refs else "") + ": " + "; ".join(parts))
         sep = "、" if r.zh else ", "
         for need, names in lacking.items():
-            lines.append(f"- {t['need']} {sep.join(need)} ({len(names)}): " + sep.join(names))
+            lines.append(f"- {t['need']} {sep.join(need)} ({len(names)}): " + _compact(r, names, t))
     if rank_need:
         label = rank.get("label") or rank["attribute"]
-        fresh = [c for c in rank_need if c.url and c.url not in noted.urls]
+        soon = _next_up(r, rank_need, noted)
+        fresh = [c for c in rank_need if c.url and c.url not in noted.urls and c.url in noted.visible
+                 and (c in soon or not _on_list(r, c.url, noted))]
         known = [c for c in rank_need if c not in fresh]
         lines += ["", f"{t['need']} {label} ({len(rank_need)}):"]
         lines += [f"- {_ref(c.name, c.url, noted)}" for c in fresh]
         if known:
-            lines.append(f"- {('、' if r.zh else ', ').join(c.name for c in known)} ({t['addresses']})")
+            lines.append(f"- {_compact(r, [(c.name, c.url) for c in known], t)} ({t['addresses']})")
+    reading = [x for x in r.full_lists.values() if x.pages and x.missing()]  # full lists read part-way (a row's list column)
+    if reading:
+        lines += ["", f"{t['reading']}:"]
+        for x in reading:
+            _reader(x, t, labels, lines, noted)
+    noted.shown = set()
     if by["open"]:
         lines += ["", f"{t['open'].format(n=len(by['open']))}:"]
+        nxt = _next_up(r, by["open"], noted)
+        listed_there = [c for c in by["open"] if c.url not in noted.urls and _on_list(r, c.url, noted) and c not in nxt]
         known = [c for c in by["open"] if c.url in noted.urls]
-        fresh = [c for c in by["open"] if c.url not in noted.urls]
+        fresh = [c for c in by["open"] if c.url not in noted.urls and c not in listed_there]
+        if listed_there:
+            lines.append(f"- {_compact(r, [(c.name, c.url) for c in listed_there], t)} ({t['on_list']})")
         for c in fresh:
+            noted.shown.add(c.url)
             shown = _listed(c, labels)
             extra = "; ".join(f"{h} {strip_links(v)}" for h, v in shown.items())
             notes = _notes_of(r, c.url, noted)
             lines.append(f"- {_ref(c.name, c.url, noted)}" + (f" ({t['listed']}: {extra})" if extra else "")
                          + (f": {notes}" if notes else ""))
         if known:
-            lines.append(f"- {', '.join(c.name for c in known)} ({t['addresses']})")
+            lines.append(f"- {_compact(r, [(c.name, c.url) for c in known], t)} ({t['addresses']})")
         implied = r.source.implied if r.source is not None else frozenset()
         todo = [c["text"] for c in q.get("conditions", []) if c["letter"] not in implied]
         if todo:
@@ -499,7 +568,10 @@ def _pages(r) -> set[str]:
 def _tail(r, t: dict, lines: list[str], noted: Noted) -> None:
     pages = _pages(r)
     shown = {c.url for c in r.candidates or [] if c.state == "open"}
-    other = [u for u in dict.fromkeys(u for (u, _) in r.memo) if u in pages and u not in shown]
+    cols = [c["name"] for c in r.q.get("columns", [])]
+    own = {row.url for c in r.candidates or [] if c.state == "kept" for row in (c.links if c.links is not None else [c])
+           if all(n in row.cells for n in cols)}  # a settled row's own page: what it gave is in the row
+    other = [u for u in dict.fromkeys(u for (u, _) in r.memo) if u in pages and u not in shown and u not in own]
     told = []
     stated = _stated(r)
     for u in other:
@@ -513,7 +585,7 @@ def _tail(r, t: dict, lines: list[str], noted: Noted) -> None:
     # the notes the research keeps: those of the pages it still needs, and every one a note gave
     r.memo = {k: v for k, v in r.memo.items() if k[0] in pages or k in noted.memo}
     said = {u.rstrip(".,;:") for u in URL_RE.findall("\n".join(lines))} | noted.urls
-    wants = [(u, p) for u, p in r.wants.items() if u not in r.read and u not in said][:WANTS_MAX]
+    wants = [(u, p) for u, p in r.wants.items() if u not in r.read and u not in said and not _on_list(r, u, noted)][:WANTS_MAX]
     if wants:
         lines += ["", f"{t['wants']}:"]
         lines += [f"- {_ref(p[1] or r.label_of(u), u, noted)}" + (f" ({p[2]})" if len(p) > 2 and p[2] else "") for u, p in wants]
@@ -531,26 +603,23 @@ def forget(r, state: str) -> None:
     r.seen = set(urls)
     for key in [k for k in r.search_tries if k in r.results]:  # searches that worked may be run again
         del r.search_tries[key]
-    for store in (r.read, r.results, r.fallback, r.snippets, r.full_lists, r.second, r.second_of, r.verifying,
-                  r.wants, r.search_wants):
+    for store in (r.read, r.results, r.fallback, r.snippets, r.second, r.second_of, r.verifying, r.wants, r.search_wants):
         store.clear()
     r.name_url = {k: u for k, u in r.name_url.items() if u in urls}
     r.profile_of = {a: p for a, p in r.profile_of.items() if p in urls}
+    r.off_article = {(a, k) for a, k in r.off_article if a in r.profile_of}
     r.link_names = {u: n for u, n in r.link_names.items() if u in urls}
-    # what the research settled just before the note is still said next turn (its counts are in the note)
-    r.notes = [e for e in r.notes if e.move in ("list_done", "candidates_found", "ranked_done")]
-    r.decisions, r.trouble, r.asking = [], [], []
+    r.notes, r.decisions, r.trouble, r.asking = [], [], [], []
     labels = _relevant_labels(r.q) if r.brief.kind == "table" else set()
     for c in r.candidates or []:
         c.waiting = None
-        c.listed = _listed(c, labels) if c.state == "open" else {}  # a kept row's listed values are in its cells
+        # a kept row's listed values are in its cells; an open one's are in the note, or on its list page (read again)
+        c.listed = _listed(c, labels) if c.state == "open" and c.url in noted.shown else {}
         for row in c.links or []:
             row.waiting = None
     if r.candidates is not None:
         return
-    for reader in readers_of(r.source):
-        for n, row in list(reader.pages.items()):  # the rows listed so far, with the columns the notes show
+    for reader in r.list_readers():
+        for n, row in list(reader.pages.items()):  # where each entry is listed, not what its columns said
             headers, rows, total = row
-            keep = [0] + [i for i, h in enumerate(headers) if i and norm(h) in labels]
-            reader.pages[n] = ([headers[i] for i in keep], [(a, b, [cells[i - 1] for i in keep[1:] if i - 1 < len(cells)])
-                                                            for a, b, cells in rows], total)
+            reader.pages[n] = (headers[:1], [(a, b, []) for a, b, _cells in rows], total)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,83 +36,33 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=32_000)
     args = ap.parse_args()
 
-    from worldforge.rollout.env import TOOLS, load_tasks, load_token_counter
-    from worldforge.rollout.measure import (
-        NameMask,
-        count_cells_below_gold,
-        is_state,
-        narration_sentences,
-        narration_skeleton,
-        opens_with_connective,
-        sample_tokens,
-        skeleton_shares,
-        state_tables_with_repeated_columns,
-    )
-    from worldforge.rollout.stage import read_trajectories
-    from worldforge.tokens import estimate_tokens
+    from worldforge.rollout.env import load_token_counter
+    from worldforge.rollout.measure import sft_signal
 
-    trajs = read_trajectories(args.world)
-    tasks = {t.id: t for t in load_tasks(args.world)}
-    man = json.loads((args.export / "manifest.json").read_text())
-    sft = [json.loads(line) for f in sorted((args.export / "jsonl" / "sft").glob("*.jsonl")) for line in f.open()]
-    mask = NameMask.of_world(args.world)
-    lang = tasks[trajs[0]["instance_id"]].record.get("language", "en") if trajs else "en"
-
-    skel: Counter = Counter()
-    for t in trajs:
-        for s in narration_sentences(t["messages"]):
-            skel[narration_skeleton(s, mask)] += 1
-    sk = skeleton_shares(skel)
-    firsts = [next((m["content"] for m in t["messages"] if m["role"] == "assistant"), "") for t in trajs]
-    connective = sum(opens_with_connective(x) for x in firsts) / max(1, len(firsts))
-    state_chars = all_chars = 0
-    states = repeated = 0
-    for t in trajs:
-        for m in t["messages"]:
-            if m["role"] != "assistant":
-                continue
-            n = len(m.get("content") or "") + sum(len(c["function"]["arguments"]) for c in m.get("tool_calls") or [])
-            all_chars += n
-            if is_state(m):
-                state_chars += n
-                states += 1
-                repeated += state_tables_with_repeated_columns(m["content"]) > 0
-    wrong_rows = sum(1 for r in sft if r["reward"] < 1.0)
-    below = compared = 0
-    for t in trajs:
-        task = tasks.get(t["instance_id"])
-        if task is not None:
-            b, c = count_cells_below_gold(t.get("answer"), task.record, task.header, task.rows)
-            below, compared = below + b, compared + c
-    est = [sample_tokens(r["messages"], TOOLS, estimate_tokens) for r in sft]
-    over_est = sum(x > args.budget for x in est) / max(1, len(est))
-    over_real = None
-    if args.tokenizer:
-        count = load_token_counter(args.tokenizer)
-        real = [sample_tokens(r["messages"], TOOLS, count) for r in sft]
-        over_real = sum(x > args.budget for x in real) / max(1, len(real))
-    g = man["grounding"]
-    grounded = (g["samples"] - g["failed"]) / max(1, g["samples"])
-    below_one = sum(t["reward"] < 1.0 for t in trajs) / max(1, len(trajs))
-    f = man.get("sft_filter") or {}
-    train = (f.get("by_split") or {}).get("train") or {}
-    kept_share = train.get("tasks_kept", 0) / max(1, train.get("tasks", 0))
+    count = load_token_counter(args.tokenizer) if args.tokenizer else None
+    m = sft_signal(args.world, args.export, count=count, budget=args.budget)
+    sk, f = m["skeletons"], m["sft_filter"]
+    lang, trajs, sft = m["language"], m["trajectories"], m["sft_rows"]
+    connective, state_share, repeated, states = m["connective"], m["state_share"], m["repeated"], m["states"]
+    wrong_rows, below, compared, over_est, over_real = m["wrong_rows"], m["below"], m["compared"], m["over_est"], m["over_real"]
+    grounded, below_one, kept_share = m["grounded"], m["below_one"], m["kept_share"]
     clean = None
     if args.clean:
-        from worldforge.rollout import Environment
+        from worldforge.rollout import Environment, load_tasks
         from worldforge.rollout.oracle import run_oracle
         from worldforge.world.options import RolloutOptions
 
+        man = json.loads((args.export / "manifest.json").read_text())
         opts = RolloutOptions.model_validate({**man["rollout"]["options"], "perturbations": {}})
         env = Environment.for_world(args.world, opts)
         try:
-            eps = [env.episode(t) for t in tasks.values()]
+            eps = [env.episode(t) for t in load_tasks(args.world)]
             run_oracle(eps, opts)
             clean = sum(e.reward for e in eps) / max(1, len(eps))
         finally:
             env.close()
 
-    print(f"world {args.world.name} ({lang}): {len(trajs)} trajectories, {len(sft)} SFT rows, {sk['sentences']:,} narration "
+    print(f"world {args.world.name} ({lang}): {trajs} trajectories, {sft} SFT rows, {sk['sentences']:,} narration "
           f"sentences, {sk['skeletons']:,} skeletons\n")
     print("| measure | value |")
     print("|---|---|")
@@ -121,7 +70,7 @@ def main() -> None:
     print(f"| commonest skeleton's share | {sk['top1']:.1%} |")
     print(f"| sentences whose skeleton occurs 20+ times | {sk['frequent']:.1%} |")
     print(f"| first messages opening with a connective | {connective:.1%} |")
-    print(f"| states, share of assistant characters | {state_chars / max(1, all_chars):.1%} |")
+    print(f"| states, share of assistant characters | {state_share:.1%} |")
     print(f"| states with a repeated or re-cased column | {repeated} of {states} |")
     print(f"| SFT rows from trajectories with a wrong cell | {wrong_rows} |")
     print(f"| SFT trajectories left out (reward below {f.get('min_reward', 0):g}) | {f.get('left_out', 0)} |")

@@ -209,8 +209,10 @@ def test_oracle_recovers_from_every_perturbation_and_rewards_vary(small_run):
         assert sum(rewards) / len(rewards) >= 0.8 and min(rewards) < 1.0  # the web misleads it now and then
         for ep in eps:
             calls = _calls(ep)
-            turns = [m for m in ep.messages if m["role"] == "assistant" and not m["content"].startswith("## Research notes")]
-            for s in ep.steps:  # a page it needed that failed is loaded again, or a later turn says what became of it
+            # the message each call was made in: a later assistant message (a turn, or a research note
+            # written when the context filled) says what became of a page that failed
+            at = [i for i, m in enumerate(ep.messages) for _c in m.get("tool_calls") or []]
+            for s in ep.steps:  # a page it needed that failed is loaded again, or a later message says what became of it
                 if s.tool == "web_extractor" and s.perturbation in ("truncated_page", "stale_page", "search_error", "rate_limit"):
                     url = calls[s.call][1]["url"]
                     second = "/wiki/" not in url and "lists" not in url  # a second source, to compare: optional
@@ -218,7 +220,7 @@ def test_oracle_recovers_from_every_perturbation_and_rewards_vary(small_run):
                     if again or second:
                         continue
                     name = env.engine.page(url)["title"].split(" (")[0]
-                    assert any(name in m["content"] for m in turns[s.turn:]), (ep.task.id, url)
+                    assert any(name in m["content"] for m in ep.messages[at[s.call] + 1:] if m["role"] == "assistant"), (ep.task.id, url)
             # an older duplicate is opened only to compare, or as the other page of its name when the
             # article never loaded; the turn says which
             for m in ep.messages:

@@ -45,7 +45,7 @@ PHASES = {
     "verdict": ("keep", "reject", "reject_excluded", "reject_many", "conflict", "agree", "namesake", "older_copy"),
     "status": ("progress",),
     "next": ("search_list", "search_entity", "search_again", "search_retry", "search_ahead", "open_list", "open_candidates",
-             "open_rows", "open_entity", "open_walk", "open_hop", "open_linked", "copy_check"),
+             "open_rows", "open_entity", "open_source", "open_walk", "open_hop", "open_linked", "copy_check"),
     "end": ("final_table", "final_chain", "out_of_room", "out_of_turns"),
 }
 _PHASE_OF = {m: p for p, ms in PHASES.items() for m in ms}

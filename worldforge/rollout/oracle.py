@@ -1171,6 +1171,8 @@ class Research:
         if url in self.other_need and url not in self.deciding:
             return False  # the page is read anyway: a snippet could not save it
         if url in self.beside_name:  # a profile an article sent the research to, for one value
+            if any(p == url and a in self.wants and a not in self.read for a, p in self.profile_of.items()):
+                return False  # its article is about to be read (for another cell): no search by the same name beside it
             return norm(f"{self.beside_name[url]} {self.figure_need[url]}") not in self.searched_names
         n = self.label_of(url)
         return bool(n) and n != url and norm(n) not in self.searched_names
@@ -1222,6 +1224,9 @@ class Research:
                 out.append(Event("open_hop", dict(names=ns, cond=q(what), count_names=len(set(names)))))
             elif kind == "linked":
                 out.append(Event("open_linked", dict(names=ns, col=q(what), count_names=len(set(names)))))
+            elif kind == "entity" and self.brief.kind == "table" and self.q.get("plural"):
+                # pages read for the candidates: a part's article or a list that names them
+                out.append(Event("open_source", dict(names=ns, what=self.q["plural"], count_names=len(set(names)))))
             elif kind == "entity":
                 out.append(Event("open_entity", dict(names=ns, count_names=len(set(names)))))
             elif kind == "walk":

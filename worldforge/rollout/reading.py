@@ -190,7 +190,7 @@ _SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|(?<=[。；！？])")
 # (a list item's dash ends one too: a page's "Lists" bullets, flattened into a snippet, follow
 # its last key date: "1888 – Independence Lists - Seasons in Yortamirland (4 entries)")
 _CLAUSE_END = re.compile(r", |; |，|；|、| and | while | but |, and | - ")
-_UNIT = re.compile(r"\s?([A-Za-z%]{1,10}|[\u4e00-\u9fff]{1,3})")
+_UNIT = re.compile(r"\s?([A-Za-z%]{1,10}|[\u4e00-\u9fff]{1,4})")
 
 
 def snippet_value(snippet: str, label: str, name: str) -> str | None:
@@ -211,9 +211,15 @@ def snippet_value(snippet: str, label: str, name: str) -> str | None:
             before_ok = zh or at == 0 or not low[at - 1].isalnum()
             after = at + len(low_label)
             if before_ok and (zh or after >= len(low) or not low[after].isalnum()):
-                window = sent[after: after + (24 if zh else 48)]
+                size = 24 if zh else 48
+                window = sent[after: after + size]
                 stop = _CLAUSE_END.search(window)
                 value = _first_value(window, stop.start() if stop else len(window))  # this clause's value, not the next
+                if value is not None and value[1] >= len(window) and after + size < len(sent):
+                    # the value runs to the window's edge: its unit may go on ('37 百万美' of '37 百万美元')
+                    window = sent[after: after + 2 * size]
+                    stop = _CLAUSE_END.search(window)
+                    value = _first_value(window, stop.start() if stop else len(window))
                 if value is not None:
                     start, end, text = value
                     tail = sent[after + end:]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from .reading import read_date
 from .sources import BackList, ListReader, Named, PartList, PartsOf, Union, host, norm, readers_of, strip_links
 
 URL_RE = re.compile(r"https?://[^\s)\]<>\"'|，。；]+")
@@ -40,6 +41,7 @@ _EN = {
     "read_at": "read",
     "to_read": "still to read",
     "entries": "{n} entries on the pages read so far",
+    "in_period": "{n} of them start in the period",
     "reading": "Lists read part-way",
     "walk": "Pages to walk for candidates",
     "candidates": "Candidates: {n} found ({src}); {kept} kept, {rejected} rejected, {open} still to check, {lost} unreadable",
@@ -80,6 +82,7 @@ _ZH = {
     "read_at": "已读",
     "to_read": "待读",
     "entries": "已读各页共列出{n}个条目",
+    "in_period": "其中{n}个在所问期间开始",
     "reading": "读到一半的列表",
     "walk": "待查看的候选来源页面",
     "candidates": "候选：共{n}个（{src}）；保留{kept}个，排除{rejected}个，待核对{open}个，无法读取{lost}个",
@@ -337,7 +340,8 @@ def _walk(src) -> list:
     return [src]
 
 
-def _reader(reader: ListReader, t: dict, labels: set[str], lines: list[str], noted: Noted) -> None:
+def _reader(reader: ListReader, t: dict, labels: set[str], lines: list[str], noted: Noted,
+            period: tuple[int | None, int | None] = (None, None)) -> None:
     total = reader.total or 1
     lines.append("- " + t["list"].format(title=reader.title or reader.first, read=len(reader.pages), total=total))
     read = [u for u in reader.pages_read() if u not in noted.urls and u in noted.visible]
@@ -350,8 +354,36 @@ def _reader(reader: ListReader, t: dict, labels: set[str], lines: list[str], not
     if missing and reader.pages:
         lines.append(f"  - {t['to_read']}: " + ", ".join(missing))
     rows = reader.rows()
-    if rows:  # the entries are on the pages read (their addresses above): the note does not copy them
-        lines.append(f"  - {t['entries'].format(n=len(rows))}")
+    if rows:  # the pages read leave the context with this note: the entries the task can use go into it
+        sep = "；" if r_zh(t) else "; "
+        lo, hi = period
+        used = [(n, cells) for n, _u, cells in rows if _in_period(cells, lo, hi)]
+        lines.append(f"  - {t['entries'].format(n=len(rows))}" + (sep + t["in_period"].format(n=len(used)) if lo or hi else "")
+                     + (": " + sep.join(_entry(n, cells) for n, cells in used) if used else ""))
+
+
+def _years(period) -> tuple[int | None, int | None]:
+    """A task's period as (first year, last year), either open."""
+    a, b = period if period else (None, None)
+    return (int(a[:4]) if a else None, int(b[:4]) if b else None)
+
+
+def _in_period(cells: dict, lo: int | None, hi: int | None) -> bool:
+    """Whether a full list's entry starts in the task's period (its first cell, a date)."""
+    if lo is None and hi is None:
+        return True
+    start = read_date(strip_links(next(iter(cells.values()), "") or ""))
+    return start is not None and (lo is None or start.year >= lo) and (hi is None or start.year <= hi)
+
+
+def r_zh(t: dict) -> bool:
+    return t is _ZH
+
+
+def _entry(name: str, cells: dict) -> str:
+    """One entry of a full list as a note gives it: its name and the cells it lists (dates first)."""
+    vals = [strip_links(v) for v in cells.values() if v and v != "–"]
+    return f"{name} ({', '.join(vals)})" if vals else name
 
 
 def _sources(rows: list, t: dict, zh: bool) -> str:
@@ -475,7 +507,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
     if reading:
         lines += ["", f"{t['reading']}:"]
         for x in reading:
-            _reader(x, t, labels, lines, noted)
+            _reader(x, t, labels, lines, noted, _years(q.get("period")))
     noted.shown = set()
     if by["open"]:
         lines += ["", f"{t['open'].format(n=len(by['open']))}:"]

@@ -37,7 +37,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from worldforge.rollout.env import load_token_counter
-    from worldforge.rollout.measure import sft_signal
+    from worldforge.rollout.sft_signal import sft_signal
 
     count = load_token_counter(args.tokenizer) if args.tokenizer else None
     m = sft_signal(args.world, args.export, count=count, budget=args.budget)

@@ -163,19 +163,33 @@ def test_every_sample_is_grounded_in_what_it_shows(demo_rollouts):
     assert _mean([t["reward"] for t in out["clean"][1]]) >= 0.95
 
 
-def test_voice_banks_agree_across_languages():
-    """Every move the oracle can make is phrased in English and Chinese, with the same slots."""
+def test_narration_banks_agree_across_languages():
+    """Every move the narrator can say is phrased in English and Chinese, each form with the same
+    slots (a Chinese clause names nothing the English one lacks), and every move of the turn's
+    phases has at least two phrasings to draw from."""
     import string
 
-    from worldforge.rollout.voice import EN, ZH
+    from worldforge.rollout.narrator import PHASES, bank, languages
 
-    assert set(EN) == set(ZH)
+    assert languages() == ["en", "zh"]
+    en, zh = bank("en")["moves"], bank("zh")["moves"]
+    assert set(bank("en")) == set(bank("zh")) and set(en) == set(zh)
     fields = lambda t: {f for _, f, _, _ in string.Formatter().parse(t) if f}  # noqa: E731
-    for move in EN:
-        en = set().union(*(fields(t) for t in EN[move]))
-        for t in ZH[move]:
-            assert fields(t) <= en, (move, t)
-        assert len(EN[move]) >= 2 or move in ("copy_only",), move
+
+    def forms(v):  # a move's templates by form ('one', 'many'), or its only list
+        return {k: x for k, x in v.items() if isinstance(x, list)} if isinstance(v, dict) else {"": v} if isinstance(v, list) else {}
+
+    for move in en:
+        for form, templates in forms(en[move]).items():
+            if not all(isinstance(t, str) for t in templates):
+                continue
+            slots = set().union(*(fields(t) for t in templates))
+            for t in forms(zh[move]).get(form, []):
+                assert fields(t) <= slots, (move, form, t)
+    for move in {m for ms in PHASES.values() for m in ms}:
+        assert move in en and move in zh, move
+        for lang in (en, zh):
+            assert sum(len(x) for x in forms(lang[move]).values()) >= 2, move
 
 
 def test_a_list_is_taken_only_by_its_whole_title():
@@ -295,12 +309,19 @@ def test_link_numbers_are_stated_asked_and_read(demo_rollouts):
     assert asked, "no timeline table asks for a shirt number"
     assert not any((t["question"].get("note_filter") or {}).get("label") == "Shirt number" for t in tasks)
     clean = {tr["instance_id"]: tr for tr in out["clean"][1]}
+    from worldforge.world.store import open_world
+
+    limit = open_world(world).world.spec.stages.rollout.max_turns
     with duckdb.connect(str(world / "world.duckdb"), read_only=True) as w:
         for t in asked:
             gold = [r[t["columns"].index("shirt number")] for r in w.execute(t["sql"]).fetchall()]
             assert gold and all(str(g).isdigit() and 1 <= int(g) <= 99 for g in gold)
-            assert clean[t["instance_id"]]["reward"] >= 0.9, \
-                (t["instance_id"], clean[t["instance_id"]]["reward"])
+            tr = clean[t["instance_id"]]
+            # every shirt number it writes is right; a table too wide for the turn limit (270
+            # candidates, 80 rows) submits the rows it verified, all of them right
+            assert tr["score"]["item_precision"] >= 0.99, (t["instance_id"], tr["score"])
+            assert tr["reward"] >= 0.9 or (tr["turns"] >= limit and tr["score"]["item_recall"] >= 0.5), \
+                (t["instance_id"], tr["reward"], tr["turns"])
 
 
 def test_pack_features_reach_the_tasks(demo_rollouts):

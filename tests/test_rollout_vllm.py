@@ -139,3 +139,27 @@ def test_bad_model_outputs_never_end_the_rollout(world, engine, monkeypatch):
     errors = [s["error"] for t in trajs for s in t["steps"]]
     assert {"malformed-arguments", "bad-input", "malformed-call"} <= set(errors)
     assert all(e is not None for e in errors)
+
+
+def test_vllm_narration_pass_keeps_only_checked_rewrites(world, engine, tmp_path):
+    """`narration: vllm` rewrites the oracle's narration with the page writer's engine (here the
+    tiny model, whose text is noise) in one batched call per chunk, and keeps a rewrite only
+    when the check passes: a refused one keeps the grammar text, so with noise the trajectories
+    are the grammar's, byte for byte, and the report says how many were offered and kept."""
+    from worldforge.rollout.measure import is_state
+
+    opt = RolloutOptions(perturbations={}, max_turns=12, chunk_tasks=8)
+    run_rollout(world, opt)
+    grammar = (world / "rollout" / "trajectories.jsonl").read_bytes()
+    rep = run_rollout(world, opt.model_copy(update={"narration": "vllm"}), llm=engine, force=True)
+    n = rep.stats["narration"]
+    said = sum(1 for t in read_trajectories(world) for m in t["messages"]
+               if m["role"] == "assistant" and (m["content"] or "").strip() and not is_state(m))
+    assert n["messages"] == said > 50 and n["prompt_tokens"] > 0 and n["output_tokens"] > 0
+    assert n["kept"] == 0 and n["kept_share"] == 0.0 and sum(n["refused"].values()) >= said  # noise passes no check
+    assert (world / "rollout" / "trajectories.jsonl").read_bytes() == grammar
+    r = export_dataset(world, tmp_path / "exports", ExportOptions(sft_min_reward=0.0))
+    assert r.grounding["failed"] == 0
+    # the vllm policy writes its own words: the pass is refused for it, before any work
+    with pytest.raises(Exception, match="narration: vllm rewrites the oracle's narration"):
+        run_rollout(world, OPT.model_copy(update={"narration": "vllm"}), llm=engine, force=True)

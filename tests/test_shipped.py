@@ -81,7 +81,7 @@ def test_sft_rows_teach_research(shipped, name):
     shape dominates the narration, no first message opens as if continuing, no note names a column
     twice, SFT rows come from right answers only (and most train tasks keep one), no count is
     written below gold from an absent list, samples fit 32k tokens, and the rewards still vary."""
-    from worldforge.rollout.measure import sft_signal
+    from worldforge.rollout.sft_signal import sft_signal
 
     world, dataset, _ = shipped[name]
     m = sft_signal(world, dataset)

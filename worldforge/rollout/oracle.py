@@ -77,6 +77,7 @@ from .sources import (
 )
 
 SEARCH_QUERIES_MAX = 5  # queries one web_search call carries at most
+AHEAD_TRIAL, AHEAD_WORTH = 12, 0.25  # searches ahead of a label tried before judging them; the hit rate that keeps them
 CROSS_CHECKS_MAX = 4  # second sources an episode opens to compare, at most
 STALL_NOTES = 4  # notes in a row with nothing settled (every slot used) before the research submits what it has
 STALE_DAYS = 180  # an article last edited longer ago than this is read as out of date (live ones: weeks)
@@ -133,6 +134,12 @@ class Research:
         # (article URL, attribute key) the article was read without: a note that names the profile
         # keeps it, so after a compaction the research goes to the profile, not back to the article
         self.off_article: set[tuple[str, tuple]] = set()
+        # names searched ahead with a label, and values the snippets gave for it: a label the snippets
+        # seldom state is no longer searched ahead (its pages are opened straight away)
+        self.ahead_tried: Counter = Counter()
+        self.ahead_hit: Counter = Counter()
+        self.on_article: Counter = Counter()  # label -> articles read that state it
+        self.off_count: Counter = Counter()  # label -> articles read that leave it to a profile
         self.name_url: dict[str, str] = {}  # entity name (normalised) -> article URL, from links and results
         self.wants: dict[str, tuple] = {}  # URL -> purpose, in the order the research needs them
         self.search_wants: dict[str, str] = {}  # query -> purpose
@@ -222,6 +229,9 @@ class Research:
         if url not in self.seen:  # never open an address no observation showed: find it first
             again, title = self._list_page_of(url)
             if again is not None and again not in self.read:  # on a list page the notes point to: read it again
+                if again not in self.wants and any(p[0] == "list" and u in self.other_need and u not in self.read
+                                                   for u, p in self.wants.items()):
+                    return NEED  # one list page read again at a time: the candidates further on wait for theirs
                 self.wants.setdefault(again, ("list", title, ""))
                 self.asking.append((again, ("list", title, "")))
                 self.other_need.add(again)
@@ -522,6 +532,8 @@ class Research:
             return None
         cells = page.infobox_rows(label)
         cell = cells[0] if cells else None
+        if page.kind == "article":
+            (self.on_article if cell is not None else self.off_count)[norm(label)] += 1
         if cell is None and page.kind == "article":
             return self._elsewhere(page, key, label, name or page.name, figure, expect, unit, kinds)
         if cell is None and page.kind != "directory":  # the entity's own profile, written as prose
@@ -538,6 +550,7 @@ class Research:
         self.from_snippet = True
         self.read_from = url
         self.stats["snippet_values"] += 1
+        self.ahead_hit[norm(label)] += 1
         self._note_value(url, key, label, value)
         self.snippet_read.add((url, key))
         return value
@@ -870,7 +883,7 @@ class Research:
         if self.source is None:
             self.source = self.plan()
         if self.candidates is None:
-            self.why = ("entity", "")
+            self.why = ("source", q["plural"]) if self.brief.kind == "table" and q.get("plural") else ("entity", "")
             got = self.source.step(self)
             if got is NEED:
                 return False
@@ -975,6 +988,7 @@ class Research:
     def _ranked(self, kept: list[Candidate]):
         rk = self.q["rank"]
         need = False
+        self.why = ("rank", rk.get("label") or rk["attribute"])  # the pages opened now are for the ranking's figure
         for c in kept:
             if c.rank_value is not None:
                 continue
@@ -1168,6 +1182,17 @@ class Research:
         not been searched with that label yet."""
         if url not in self.figure_need:  # an entity's page (an article, or the profile that is its page)
             return False
+        label = norm(self.figure_need[url])
+        if self.ahead_tried[label] >= AHEAD_TRIAL and self.ahead_hit[label] < AHEAD_WORTH * self.ahead_tried[label]:
+            return False  # the snippets seldom state this label: its pages are opened without a search first
+        if self.q.get("shape") in ("timeline", "events") and self.wants.get(url, ("",))[0] == "check":
+            # a kept candidate's article is read anyway (it lists the rows): a snippet saves a page only
+            # when it rules the candidate out, or when the articles leave the value to a profile
+            decided = [c.state for c in self.candidates or [] if c.state in ("kept", "rejected")]
+            on, off = self.on_article[label], self.off_count[label]
+            if (len(decided) >= AHEAD_TRIAL and decided.count("rejected") < AHEAD_WORTH * len(decided)
+                    and on + off >= AHEAD_TRIAL and off < 0.5 * (on + off)):
+                return False
         if url in self.other_need and url not in self.deciding:
             return False  # the page is read anyway: a snippet could not save it
         if url in self.beside_name:  # a profile an article sent the research to, for one value
@@ -1193,6 +1218,7 @@ class Research:
                 out.append((n, label))
                 self.searched_names.add(norm(n))
                 self.verifying[norm(f"{n} {label}")] = (u, n)
+            self.ahead_tried[norm(label)] += 1
             if len(out) == 4:
                 break
         return out
@@ -1205,7 +1231,7 @@ class Research:
             kind, name, what = self.wants.get(u, ("copy", "", ""))
             if kind == "copy":
                 continue
-            key = (kind, what if kind in ("hop", "linked", "walk", "check") else "")
+            key = (kind, what if kind in ("hop", "linked", "walk", "check", "rank", "source") else "")
             groups.setdefault(key, []).append(name)
             if kind == "row" and what:
                 cols.setdefault(key, []).append(what)
@@ -1224,9 +1250,10 @@ class Research:
                 out.append(Event("open_hop", dict(names=ns, cond=q(what), count_names=len(set(names)))))
             elif kind == "linked":
                 out.append(Event("open_linked", dict(names=ns, col=q(what), count_names=len(set(names)))))
-            elif kind == "entity" and self.brief.kind == "table" and self.q.get("plural"):
-                # pages read for the candidates: a part's article or a list that names them
-                out.append(Event("open_source", dict(names=ns, what=self.q["plural"], count_names=len(set(names)))))
+            elif kind == "rank":  # a candidate's figure for the ranking
+                out.append(Event("open_rows", dict(names=ns, cols=q(what if self.zh else what.lower()), count_names=len(set(names)))))
+            elif kind == "source":  # pages read for the candidates: a part's article or a list that names them
+                out.append(Event("open_source", dict(names=ns, what=what, count_names=len(set(names)))))
             elif kind == "entity":
                 out.append(Event("open_entity", dict(names=ns, count_names=len(set(names)))))
             elif kind == "walk":

@@ -181,6 +181,19 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
                 raise RolloutError("the vllm policy needs a model: pass --model PATH_OR_HUB_ID or set "
                                    "stages.rollout.agent.model")
             check_model(info.world.spec.stages.render, agent_model)
+    render = info.world.spec.stages.render
+    if opt.narration == "vllm":
+        if opt.policy != "oracle":
+            raise RolloutError("narration: vllm rewrites the oracle's narration; the vllm policy writes its own words "
+                               "(set stages.rollout.narration: grammar, or policy: oracle)")
+        agent_model = render.model
+        if llm is None:
+            if not agent_model:
+                raise RolloutError("narration: vllm needs the page writer's model: set stages.render.model (a local "
+                                   "path or hub id), or stages.rollout.narration: grammar")
+            from ..web.llm import check_model
+
+            check_model(render, agent_model)
     fp = _fingerprint(opt, opt.policy, seed, sha256_file(tasks_dir(world_path) / TASKS_FILE), agent_model)
     partial = world_path / PARTIAL_DIR
     state = partial / "state.json"
@@ -212,13 +225,23 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
             room = agent.max_len() - opt.agent.sampling.max_tokens
             if opt.context_tokens is None or opt.context_tokens > room:
                 env.options = env.options.model_copy(update={"context_tokens": max(1000, room)})
+        narrate = None
+        if opt.narration == "vllm" and todo:
+            if llm is None:
+                from ..web.llm import load_llm
+
+                llm = own_llm = load_llm(render, agent_model)
+            from .measure import NameMask
+
+            language = tasks[0].record.get("language", "en")
+            narrate = (llm, render, NameMask.of_world(world_path), language, seed)
         ex = current()
-        if opt.policy == "oracle" and not isinstance(ex, Local):  # chunks as Ray tasks; each writes its own file
+        if opt.policy == "oracle" and narrate is None and not isinstance(ex, Local):  # chunks as Ray tasks; each writes its own file
             jobs = ((i, chunks[i], str(partial / "chunks" / f"{i:05d}.jsonl")) for i in todo)
             results = ex.map(_oracle_chunk, jobs, str(world_path), opt.model_dump_json(), seed)
         else:
-            results = (_chunk(env, agent if opt.policy == "vllm" else None, opt, chunks[i], partial / "chunks" / f"{i:05d}.jsonl")
-                       for i in todo)
+            results = (_chunk(env, agent if opt.policy == "vllm" else None, opt, chunks[i], partial / "chunks" / f"{i:05d}.jsonl",
+                              narrate) for i in todo)
         for n in results:
             done_tasks += n
             if on_progress:
@@ -233,16 +256,22 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
     return _finish(world_path, partial, len(chunks), opt, seed, len(tasks), time.perf_counter() - t0, agent_stats)
 
 
-def _chunk(env: Environment, agent, opt: RolloutOptions, chunk: list, path: Path) -> int:
-    """Roll out one chunk of tasks and write its trajectories to `path`; returns its task count."""
+def _chunk(env: Environment, agent, opt: RolloutOptions, chunk: list, path: Path, narrate: tuple | None = None) -> int:
+    """Roll out one chunk of tasks and write its trajectories to `path`; returns its task count.
+    `narrate`: (llm, render options, name mask, language, seed) for the vLLM narration pass."""
     episodes = [env.episode(t, s) for t in chunk for s in range(opt.samples)]
     if agent is None:
         run_oracle(episodes, opt)
     else:
         agent.run(episodes)
+    trs = [ep.trajectory(opt.policy) for ep in episodes]
+    if narrate is not None:
+        from .rewrite import rewrite_narration
+
+        stats = rewrite_narration(trs, *narrate)
+        write_atomic(path.with_suffix(".narration"), json.dumps(stats.as_dict()))
     lines, digests = [], []
-    for ep in episodes:
-        tr = ep.trajectory(opt.policy)
+    for ep, tr in zip(episodes, trs):
         lines.append(json.dumps(tr, ensure_ascii=False) + "\n")
         digests.append(json.dumps({"kept": opt.min_reward is None or ep.reward >= opt.min_reward, **digest(tr)}) + "\n")
     write_atomic(path.with_suffix(".digest"), "".join(digests))  # first: a chunk is done once its trajectories are
@@ -294,6 +323,15 @@ def _finish(world_path: Path, partial: Path, n_chunks: int, opt: RolloutOptions,
         }
     if agent_stats:
         stats["agent"] = agent_stats
+    if opt.narration == "vllm":  # the narration pass of each chunk, summed
+        from .rewrite import NarrationStats
+
+        narr = NarrationStats()
+        for i in range(n_chunks):
+            f = partial / "chunks" / f"{i:05d}.narration"
+            if f.is_file():
+                narr.merge(json.loads(f.read_text()))
+        stats["narration"] = narr.as_dict()
     report = RolloutReport(opt.policy, seed, n_tasks, len(kept), rejected, round(seconds, 3),
                            sum(t["tool_calls"] for t in kept), stats)
     final = world_path / ".rollout.final"

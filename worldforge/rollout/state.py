@@ -245,7 +245,7 @@ def _compact(r, names_urls: list[tuple[str, str | None]], t: dict) -> str:
     return sep.join(out)
 
 
-NEXT_UP = 8  # open items a note gives with their addresses, in list order (the rest: on the list's pages)
+NEXT_UP = 24  # open items a note gives with their addresses, in list order (the rest: on the list's pages)
 
 
 def _next_up(r, items: list, noted: Noted) -> list:

@@ -180,6 +180,9 @@ class RolloutOptions(Model):
     perturbations: dict[str, dict[str, float]] = DEFAULT_PERTURBATIONS  # kind -> tool -> rate per call
     chunk_tasks: int = Field(64, ge=1)  # tasks per resumable chunk
     agent: AgentSpec = AgentSpec()
+    # the oracle's words: the narrator's grammar, or that text rewritten by the page writer's model
+    # (stages.render) under a check, a refused rewrite keeping the grammar text (rollout/rewrite.py)
+    narration: Literal["grammar", "vllm"] = "grammar"
 
     @field_validator("perturbations")
     @classmethod

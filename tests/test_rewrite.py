@@ -1,0 +1,46 @@
+"""The check the vLLM narration pass puts every rewrite through (`rollout/rewrite.py`): a
+faithful paraphrase passes; each way a rewrite can lose an event or claim what the research
+never saw is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from worldforge.rollout.measure import NameMask
+from worldforge.rollout.rewrite import check_rewrite
+
+MASK = NameMask(["Nilun Group", "Caspel Health", "Braeria", "永和理工大学", "冯平文"])
+EN = ("Nilun Group qualifies: its article gives revenue 5.6 million USD. 12 of 40 candidates checked; "
+      "Caspel Health is next (https://ismerpedia.org/wiki/Caspel_Health).")
+GOOD = ("The article on Nilun Group puts revenue at 5.6 million USD, so it stays in. That makes 12 of 40 "
+        "candidates done, and Caspel Health comes next: https://ismerpedia.org/wiki/Caspel_Health")
+
+
+def test_a_faithful_paraphrase_passes():
+    assert check_rewrite(EN, GOOD, {"Braeria"}, MASK, "en") == []
+    zh = "冯平文在永和理工大学任职，始于1994年；还剩3个候选。"
+    assert check_rewrite(zh, "还剩3个候选要看。冯平文从1994年起在永和理工大学任职，这一行可以记下。", set(), MASK, "zh") == []
+
+
+@pytest.mark.parametrize("bad, problem", [
+    (GOOD.replace("5.6", "5.9"), "number added"),
+    (GOOD.replace("12 of 40 candidates done, and ", ""), "number dropped"),
+    (GOOD.replace("Caspel Health comes next", "the next one comes next"), "name dropped"),
+    (GOOD + " Braeria is where both are based.", "name added"),  # shown in context: allowed below
+    (GOOD.replace("stays in.", "stays in, much like Google in Paris."), "word added"),
+    (GOOD.replace("https://ismerpedia.org/wiki/Caspel_Health", "https://example.org/x"), "url added"),
+    (GOOD.replace("The article", "- The article"), "markup"),
+    ("", "empty"),
+    (GOOD * 4, "length"),
+])
+def test_each_kind_of_damage_is_refused(bad, problem):
+    got = check_rewrite(EN, bad, set(), MASK, "en")
+    assert problem in got, got
+
+
+def test_a_name_the_context_showed_may_be_added_and_chinese_stays_chinese():
+    assert check_rewrite(EN, GOOD + " Both are based in Braeria.", {"Braeria"}, MASK, "en") == []
+    zh = "冯平文在永和理工大学任职，始于1994年；还剩3个候选。"
+    assert "language" in check_rewrite(zh, "Feng Pingwen worked at 永和理工大学 from 1994; 3 candidates remain, 冯平文.", set(), MASK, "zh")
+    assert "word added" in check_rewrite(zh, "冯平文在永和理工大学（Harvard）任职，始于1994年；还剩3个候选。", set(), MASK, "zh")
+    assert "cut at max_tokens" in check_rewrite(EN, GOOD, set(), MASK, "en", finish_reason="length")

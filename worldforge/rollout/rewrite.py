@@ -1,0 +1,187 @@
+"""The optional vLLM narration pass (`stages.rollout.narration: vllm`).
+
+The narrator (`narrator.py`) composes each assistant turn from the research's events with a
+grammar. This pass asks a model (the page writer's engine and sampling, `stages.render`) to
+rewrite each of those messages in its own words, one batched `LLM.chat` call per chunk of
+tasks, and keeps a rewrite only when `check_rewrite` finds nothing wrong with it:
+
+- every number, URL, quoted phrase and world name the grammar text states is still stated
+  (every event is still said; the grounding check's counts still hold);
+- it states no number, URL or quoted phrase the grammar text does not, no world name the
+  message or the context before it does not show, and no capitalised word or Latin word (in
+  Chinese) the grammar text lacks (nothing else is claimed: an invented city, company or year
+  is refused);
+- it is plain prose in the task's language, of a similar length, not cut at `max_tokens`.
+
+A refused rewrite keeps the grammar text: nothing unchecked is kept. Research notes, tool
+calls and answers are never rewritten. The report counts messages, rewrites kept and the
+reasons for refusals (`stats.narration`).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..plumbing import stable_hash
+from ..tokens import estimate_tokens
+from .measure import NameMask, is_state
+
+SYSTEM = {
+    "en": ("You edit the running commentary of a web researcher. Rewrite the message you are given so that it reads "
+           "like a person thinking aloud while researching: say what was found and what comes next, in natural, "
+           "varied sentences. Keep every name, number, date, web address and quoted phrase exactly as written, and "
+           "keep every point the message makes. Add nothing: no new facts, names, numbers or addresses. Plain prose, "
+           "no lists, no headings. Reply with the rewritten message only."),
+    "zh": ("你负责润色一位网络研究者边查边写的工作记录。把给你的这条消息改写成一个人边查资料边思考时会说的话：说清查到了什么、"
+           "接下来做什么，句子自然、有变化。消息里的每个名称、数字、日期、网址和引号里的词语都必须原样保留，消息里说到的每一点"
+           "都要说到。不要添加任何东西：没有新的事实、名称、数字或网址。只写连贯的文字，不要列表和标题。只回复改写后的消息。"),
+}
+
+_URL = re.compile(r"https?://[^\s)\]<>\"'，；、。]+")
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+_QUOTED = re.compile(r"\"([^\"\n]{1,120})\"|“([^”\n]{1,120})”|「([^」\n]{1,120})」")
+_CAPITAL = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]*")
+_LATIN = re.compile(r"[A-Za-z][A-Za-z'’-]+")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n+)$")
+_MARKUP = re.compile(r"^\s*(?:[-*#>|]|\d+[.)]\s)", re.M)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_REASONING = re.compile(r"<think>.*?</think>", re.S)
+
+
+def _numbers(text: str) -> set[str]:
+    return {m.group(0).replace(",", "") for m in _NUMBER.finditer(_URL.sub(" ", text))}
+
+
+def _quoted(text: str) -> set[str]:
+    return {next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)}
+
+
+def _capitalised(text: str) -> set[str]:
+    """Capitalised words that do not start a sentence (names, not grammar)."""
+    text = _URL.sub(" ", text)
+    return {m.group(0) for m in _CAPITAL.finditer(text) if not _SENTENCE_START.search(text[:m.start()])}
+
+
+def check_rewrite(original: str, rewrite: str, shown: set[str], mask: NameMask, language: str,
+                  finish_reason: str | None = None) -> list[str]:
+    """Every reason to refuse `rewrite` of the grammar message `original`; `shown` are the world's
+    names the context before the message showed (system, task, notes, tool results, turns)."""
+    problems = []
+    if not rewrite.strip():
+        return ["empty"]
+    if finish_reason == "length":
+        problems.append("cut at max_tokens")
+    if not 0.5 <= len(rewrite) / max(1, len(original)) <= 2.5:
+        problems.append("length")
+    if _MARKUP.search(rewrite) or "<tool_call>" in rewrite or "```" in rewrite:
+        problems.append("markup")
+    zh = language == "zh"
+    cjk = len(_CJK.findall(rewrite)) / max(1, len(re.sub(r"\s", "", _URL.sub("", rewrite))))
+    if (zh and cjk < 0.3) or (not zh and cjk > 0 and not _CJK.search(original)):
+        problems.append("language")
+    for what, of in (("number", _numbers), ("url", lambda t: set(_URL.findall(t))), ("quote", _quoted)):
+        a, b = of(original), of(rewrite)
+        if a - b:
+            problems.append(f"{what} dropped")
+        if b - a:
+            problems.append(f"{what} added")
+    names_a, names_b = set(mask.found(original)), set(mask.found(rewrite))
+    if names_a - names_b:
+        problems.append("name dropped")
+    if names_b - names_a - shown:
+        problems.append("name added")
+    low = (original + "\n" + "\n".join(shown)).lower()  # a name the context showed is no invention
+    words = _LATIN.findall(_URL.sub(" ", rewrite)) if zh else _capitalised(rewrite)
+    if any(w.lower() not in low for w in words):
+        problems.append("word added")  # an invented name: a city, a company, a person the message never named
+    return problems
+
+
+@dataclass
+class NarrationStats:
+    """What the pass did: messages offered, rewrites kept, and why the others were refused."""
+
+    messages: int = 0
+    kept: int = 0
+    refused: Counter = field(default_factory=Counter)
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    llm_seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {"messages": self.messages, "kept": self.kept, "kept_share": round(self.kept / self.messages, 4) if self.messages else 0.0,
+                "refused": dict(sorted(self.refused.items())), "prompt_tokens": self.prompt_tokens,
+                "output_tokens": self.output_tokens, "llm_seconds": round(self.llm_seconds, 3)}
+
+    def merge(self, other: dict) -> None:
+        self.messages += other["messages"]
+        self.kept += other["kept"]
+        self.refused.update(other["refused"])
+        self.prompt_tokens += other["prompt_tokens"]
+        self.output_tokens += other["output_tokens"]
+        self.llm_seconds += other["llm_seconds"]
+
+
+def _shown(t: dict, at: set[int], mask: NameMask) -> dict[int, set[str]]:
+    """For each message index in `at`: the world's names the messages before it state (their
+    text and tool-call arguments)."""
+    seen: set[str] = set()
+    out = {}
+    for i, m in enumerate(t["messages"]):
+        if i in at:
+            out[i] = set(seen)
+        seen.update(mask.found(m.get("content") or ""))
+        for c in m.get("tool_calls") or []:
+            seen.update(mask.found(c["function"]["arguments"]))
+    return out
+
+
+def rewrite_narration(trajectories: list[dict], llm, render, mask: NameMask, language: str, seed: int) -> NarrationStats:
+    """Rewrite the narration of `trajectories` in place (see the module docstring); `render` is
+    the world's render options (engine sampling, thinking)."""
+    from vllm import SamplingParams
+
+    from ..web.llm import chat_fitting, prompts_fit
+
+    stats = NarrationStats()
+    lang = "zh" if language == "zh" else "en"
+    todo = [(t, i) for t in trajectories for i, m in enumerate(t["messages"])
+            if m["role"] == "assistant" and (m.get("content") or "").strip() and not is_state(m)]
+    stats.messages = len(todo)
+    if not todo:
+        return stats
+    convs = [[{"role": "system", "content": SYSTEM[lang]}, {"role": "user", "content": t["messages"][i]["content"]}]
+             for t, i in todo]
+    s = render.sampling
+    params = [SamplingParams(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k,
+                             max_tokens=min(s.max_tokens, 16 + 5 * estimate_tokens(t["messages"][i]["content"]) // 2),
+                             seed=stable_hash(seed, "narration", t["instance_id"], t.get("sample", 0), i) % (2**31))
+              for t, i in todo]
+    kw = {"enable_thinking": render.enable_thinking}
+    shown: dict[int, dict[int, set[str]]] = {}
+    for t, i in todo:
+        shown.setdefault(id(t), {})[i] = set()
+    for t in {id(t): t for t, _ in todo}.values():
+        shown[id(t)] = _shown(t, set(shown[id(t)]), mask)
+    t0 = time.perf_counter()
+    ran, outs = chat_fitting(lambda c, p: llm.chat(c, p, use_tqdm=False, chat_template_kwargs=kw), convs, params,
+                             lambda c: prompts_fit(llm.get_tokenizer(), c, render.max_model_len, **kw))
+    stats.llm_seconds += time.perf_counter() - t0
+    stats.refused["prompt too long"] += len(todo) - len(ran)
+    for j, out in zip(ran, outs):
+        t, i = todo[j]
+        stats.prompt_tokens += len(out.prompt_token_ids or ())
+        stats.output_tokens += len(out.outputs[0].token_ids)
+        o = out.outputs[0]
+        text = _REASONING.sub("", o.text).strip()
+        original = t["messages"][i]["content"]
+        problems = check_rewrite(original, text, shown[id(t)][i], mask, lang, o.finish_reason)
+        if problems:
+            stats.refused.update(problems)
+            continue
+        t["messages"][i]["content"] = text
+        stats.kept += 1
+    return stats

@@ -245,7 +245,7 @@ def _compact(r, names_urls: list[tuple[str, str | None]], t: dict) -> str:
     return sep.join(out)
 
 
-NEXT_UP = 24  # open items a note gives with their addresses, in list order (the rest: on the list's pages)
+NEXT_UP = 8  # open items a note gives with their addresses, in list order (the rest: on the list's pages)
 
 
 def _next_up(r, items: list, noted: Noted) -> list:
@@ -341,7 +341,11 @@ def _walk(src) -> list:
 
 
 def _reader(reader: ListReader, t: dict, labels: set[str], lines: list[str], noted: Noted,
-            period: tuple[int | None, int | None] = (None, None)) -> None:
+            period: tuple[int | None, int | None] | None = None) -> None:
+    """A list read part-way: its pages read and to read, and how many entries they hold. A full
+    list a row's cell comes from (`period`: the task's years) gives the entries the task can use
+    too, since the pages leave the context with the note; a list of candidates does not copy its
+    entries (the candidates' addresses are read on its pages again when needed)."""
     total = reader.total or 1
     lines.append("- " + t["list"].format(title=reader.title or reader.first, read=len(reader.pages), total=total))
     read = [u for u in reader.pages_read() if u not in noted.urls and u in noted.visible]
@@ -354,7 +358,9 @@ def _reader(reader: ListReader, t: dict, labels: set[str], lines: list[str], not
     if missing and reader.pages:
         lines.append(f"  - {t['to_read']}: " + ", ".join(missing))
     rows = reader.rows()
-    if rows:  # the pages read leave the context with this note: the entries the task can use go into it
+    if rows and period is None:
+        lines.append(f"  - {t['entries'].format(n=len(rows))}")
+    elif rows:  # the pages read leave the context with this note: the entries the task can use go into it
         sep = "；" if r_zh(t) else "; "
         lo, hi = period
         used = [(n, cells) for n, _u, cells in rows if _in_period(cells, lo, hi)]

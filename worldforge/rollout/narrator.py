@@ -361,5 +361,5 @@ def _strip_connective(text: str, leads: dict) -> str:
 _STARTERS = frozenset(re.findall(r"\w+", """The That This So Searching Opening Reading Checking Looking Let First Trying
 Nothing No Zero After Still Found Page All Handy Only Collecting Following Dropping Excluding Confirmed Not Loading Got One
 There Conflict For Progress With Done Every Starting Best A An Either Because Two Everything To Careful Since Of Both Three
-Four Five Six Seven Eight Nine Ten Several None Most Each Its Their It Both I I'll I've Next Now Then Another Once What Which
+Four Five Six Seven Eight Nine Ten Several None Most Each Its Their It Both Next Now Then Another Once What Which
 Here Two Whether In On At From By Before Back Again Some These Those Neither Within Under Over Just Well Close Taking Going"""))

@@ -280,12 +280,18 @@ def _exact_judge(col):  # WideSearch's judge, stubbed: a list cell is right only
     return lambda r, t, c: float(r == t)
 
 
+_EVERY_TASK_OF_THREE = frozenset({"gold_unfenced", "gold_columns_reordered", "gold_header_case", "gold_keys_upper", "row_repeated",
+                                   "no_table", "header_only", "column_extra", "column_missing", "rows_dropped", "row_extra",
+                                   "cell_wrong"})
+
+
 @pytest.mark.parametrize("name", WORLDS)
 def test_widesearch_folders_load_in_both_layouts_and_score_as_widesearch(shipped, name):
     """Every exported task, in every split: its WideSearch names are the normalised ones, both of
     WideSearch's layouts hold it, its gold answer scores 1 under WideSearch's rules with and
     without worldforge's LLM stand-ins, and each kind of damaged answer scores as WideSearch's
-    rules say (tests/test_widesearch.py checks those rules against WideSearch's own numbers)."""
+    rules say (tests/test_widesearch.py checks those rules against WideSearch's own numbers): the
+    kinds every task meets on one task in three, the rarer ones on every task that has them."""
     from datasets import load_dataset
 
     from worldforge.tasks import widesearch as ws
@@ -318,6 +324,8 @@ def test_widesearch_folders_load_in_both_layouts_and_score_as_widesearch(shipped
             tasks += 1
             latin = latin or r["language"] == "en"
             for kind, response in answers(header, rows, ev, names):
+                if kind in _EVERY_TASK_OF_THREE and tasks % 3:
+                    continue  # damage every task meets: scored on one task in three (the rare kinds on all)
                 kinds[kind] = kinds.get(kind, 0) + 1
                 o = ws.evaluate(ev, gold, response, judge=_exact_judge)  # WideSearch with no LLM but an exact judge
                 full = score_table(iid, Evaluation.model_validate(ev), header, rows, response, mine, language=r["language"])

@@ -142,6 +142,7 @@ class Research:
         self.off_count: Counter = Counter()  # label -> articles read that leave it to a profile
         self.name_url: dict[str, str] = {}  # entity name (normalised) -> article URL, from links and results
         self.wants: dict[str, tuple] = {}  # URL -> purpose, in the order the research needs them
+        self.rereads: set[str] = set()  # list pages wanted again for the addresses a note left out
         self.search_wants: dict[str, str] = {}  # query -> purpose
         self.notes: list[Event] = []  # what to say next turn (observations, as they happen)
         self.claims: list[tuple] = []  # the counts this turn's text states
@@ -229,9 +230,9 @@ class Research:
         if url not in self.seen:  # never open an address no observation showed: find it first
             again, title = self._list_page_of(url)
             if again is not None and again not in self.read:  # on a list page the notes point to: read it again
-                if again not in self.wants and any(p[0] == "list" and u in self.other_need and u not in self.read
-                                                   for u, p in self.wants.items()):
+                if again not in self.wants and any(u in self.wants and u not in self.read for u in self.rereads):
                     return NEED  # one list page read again at a time: the candidates further on wait for theirs
+                self.rereads.add(again)
                 self.wants.setdefault(again, ("list", title, ""))
                 self.asking.append((again, ("list", title, "")))
                 self.other_need.add(again)
@@ -903,6 +904,7 @@ class Research:
                 self.note("candidates_found", claims=counted, n=n, s=_s(n))
         shape = q["shape"]
         pending = False
+        ncols = len(q.get("columns", []))
         for c in self.candidates:
             if c.state == "open":
                 ok = self._step(c, self.decide, c)
@@ -923,7 +925,8 @@ class Research:
             else:
                 rows = [c]
             for row in rows:
-                pending |= self._step(row, self._fill, row) is not True
+                if len(row.cells) < ncols:  # a row with every cell is done (most, late in a long task)
+                    pending |= self._step(row, self._fill, row) is not True
         if shape == "ranked" and not pending:
             top = self._ranked([c for c in self.candidates if c.state == "kept"])
             if top is NEED:

@@ -22,10 +22,11 @@ import pytest
 from tests.conftest import REPO
 from worldforge.rollout.env import TOOLS
 from worldforge.rollout.measure import sample_tokens
+from worldforge.rollout.reading import URL_RE
 from worldforge.tokens import estimate_tokens
 
 WORLDS = ("demo", "demo_zh", "aviation_music")
-URL = re.compile(r"https?://[^\s)\]<>\"'|，。；]+")
+URL = URL_RE
 
 
 @pytest.fixture(scope="session")
@@ -38,6 +39,9 @@ def shipped(tmp_path_factory):
     for name in WORLDS:
         r = run_pipeline(REPO / "worlds" / f"{name}.yaml", tmp / "build", tmp / "exports")
         out[name] = (r.world, r.dataset, r)
+    # and a world of a pack written for the tests, which no shipped world uses (tests/packs/)
+    r = run_pipeline(REPO / "tests" / "packs" / "culinary_world.yaml", tmp / "build", tmp / "exports")
+    out["culinary"] = (r.world, r.dataset, r)
     return out
 
 
@@ -75,24 +79,26 @@ def test_every_exported_sample_is_grounded(shipped, name):
     assert re.search(r"its first segment ends with this note.*?```text\n## (Research notes|研究笔记)", card, re.S)
 
 
-@pytest.mark.parametrize("name", WORLDS)
+@pytest.mark.parametrize("name", WORLDS + ("culinary",))
 def test_sft_rows_teach_research(shipped, name):
-    """Issue 55's table on each shipped world (`benchmarks/sft_signal.py` prints it): no sentence
-    shape dominates the narration, no first message opens as if continuing, no note names a column
-    twice, SFT rows come from right answers only (and most train tasks keep one), no count is
-    written below gold from an absent list, samples fit 32k tokens, and the rewards still vary."""
+    """Issue 55's table on each shipped world and on a world of the tests' own pack
+    (`benchmarks/sft_signal.py` prints it): no sentence shape dominates the narration, no first
+    message opens as if continuing, no note names a column twice, SFT rows come from right answers
+    only (and most train tasks keep one), no count is written below gold from an absent list,
+    samples fit 32k tokens, and the rewards still vary."""
     from worldforge.rollout.sft_signal import sft_signal
 
     world, dataset, _ = shipped[name]
     m = sft_signal(world, dataset)
     sk = m["skeletons"]
     assert sk["top10"] <= 0.10 and sk["top1"] <= 0.02, sk["examples"]
-    # the issue's target is 0.30 in each language: English 0.29, Chinese 0.32 (its shorter frames
-    # fold onto fewer skeletons); this bound keeps what is reached
-    assert sk["frequent"] <= 0.35, sk["examples"]
+    assert sk["frequent"] <= 0.30, sk["examples"]
     assert m["connective"] == 0 and m["repeated"] == 0 and m["wrong_rows"] == 0
     assert m["below"] <= 0.002 * m["compared"]
-    assert m["over_est"] <= 0.05 and m["grounded"] >= 0.99 and m["kept_share"] >= 0.70 and m["below_one"] >= 0.15, m
+    # the culinary world's lists are short and few of its facts change over time, so fewer
+    # perturbed trajectories miss a row or a current value (12.7 %; the shipped worlds 17-21 %)
+    assert m["below_one"] >= (0.10 if name == "culinary" else 0.15), m
+    assert m["over_est"] <= 0.05 and m["grounded"] >= 0.99 and m["kept_share"] >= 0.70, m
 
 
 @pytest.mark.parametrize("name", WORLDS)

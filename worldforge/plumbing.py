@@ -65,6 +65,24 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+# CJK and typographic punctuation: a URL in running text ends at one ('，', '：', '（', '——', '“'), as a
+# reader of Chinese ends it; `iri_quote` encodes these, so no page's URL carries one.
+CJK_PUNCT = r"\u2000-\u206f\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+# A URL in running text, English or Chinese: up to a space, a closing bracket or quote, or CJK punctuation.
+URL_PATTERN = rf"https?://[^\s)\]<>\"'|{CJK_PUNCT}]+"
+
+
+def iri_quote(text: str, safe: str) -> str:
+    """`text` percent-encoded for an IRI (RFC 3987): ASCII as `urllib.parse.quote(text, safe)`
+    does, non-ASCII characters kept as they are but for separators, controls, format marks and
+    punctuation (Unicode categories Z, C and P: a reader of Chinese prose ends a URL at its
+    '，' or '。'), which are encoded too."""
+    import unicodedata
+    from urllib.parse import quote
+
+    return "".join(c if ord(c) > 127 and unicodedata.category(c)[0] not in "ZCP" else quote(c, safe=safe) for c in text)
+
+
 def quote_ident(name: str) -> str:
     """An SQL identifier in double quotes (DuckDB), with embedded quotes doubled."""
     return '"' + name.replace('"', '""') + '"'

@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 
 from ..tasks.scoring import WIDESEARCH, norm_column, parse_date, parse_table
 from .context import Sample, samples
-from .reading import _DATE_RE, _MONTH_NUM, _NUMBER_RE, MONTHS, plain_number
+from .reading import _DATE_RE, _MONTH_NUM, _NUMBER_RE, MONTHS, URL_RE, plain_number
 
-URL_RE = re.compile(r"https?://[^\s)\]<>\"'|，。；]+")
 _SCALED = re.compile(r"([-−]?\d[\d,]*(?:\.\d+)?)\s*(million|billion|万|亿)")
 _SCALE = {"million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8}
 PLACEHOLDERS = {"unknown", "present", "n/a", "none", "not found", "—", "-", "未知", "至今", "不详"}

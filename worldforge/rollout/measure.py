@@ -20,9 +20,10 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 
+from ..plumbing import URL_PATTERN
 from ..web.grammar import prose_sentences, skeleton
 
-_URL = re.compile(r"https?://[^\s)\]<>\"']+")
+_URL = re.compile(URL_PATTERN)
 
 
 def reasoning_skeletons(trajectories: Iterable[dict]) -> Counter:

@@ -24,7 +24,7 @@ import bisect
 import datetime as dt
 import re
 
-from ..plumbing import stable_hash
+from ..plumbing import URL_PATTERN, stable_hash
 from ..world.options import PERTURBATION_TOOLS
 
 EDITED = {"en": "This page was last edited on {date}.", "zh": "本页面最后修订于{date}。"}
@@ -143,7 +143,7 @@ _MONTHS = ("January|February|March|April|May|June|July|August|September|October|
 # characters count as word boundaries, so '35万' or '175厘米' has an alterable number.
 _CJK = "\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef"  # CJK characters and punctuation
 _W = rf"[^\W{_CJK}]"
-_PROTECT = re.compile(rf"\]\([^)]*\)|https?://[^\s{_CJK}\u2000-\u206f]+|\d{{4}}-\d{{2}}-\d{{2}}|"
+_PROTECT = re.compile(rf"\]\([^)]*\)|{URL_PATTERN}|\d{{4}}-\d{{2}}-\d{{2}}|"
                       rf"\b\d{{1,2}} (?:{_MONTHS})\.?(?: \d{{4}})?\b|\b(?:{_MONTHS})\.? \d{{1,2}}(?:, \d{{4}})?\b|\+\d+|"
                       r"(?:\d{4}年)?\d{1,2}月(?:\d{1,2}日)?|\d{4}年")
 _NUMBER = re.compile(rf"(?<![.]|{_W})\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?!{_W})|(?<![.,]|{_W})\d+(?:\.\d+)?(?![,]|{_W})")

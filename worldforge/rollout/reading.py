@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from ..plumbing import URL_PATTERN
 from . import perturb
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -36,6 +37,7 @@ _DATE_RE = re.compile(
 _NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_.])[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![A-Za-z0-9_.,])[-−]?\d+(?:\.\d+)?")
 _YEAR_RE = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 _LINK_RE = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
+URL_RE = re.compile(URL_PATTERN)  # a URL in running text (`plumbing.URL_PATTERN`)
 _RESULT_RE = re.compile(r"^\[(\d+)\] (\S+)\nTitle: (.*)\nSnippet: (.*)\nDate: (.*)$", re.M)
 _SEARCH_HEAD_RE = re.compile(r'^Search results for "(.*)" \((\d+)-(\d+) of about (\d+)\):', re.M)
 _NO_RESULTS_RE = re.compile(r'^No results found for "(.*?)"', re.M)

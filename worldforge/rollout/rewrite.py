@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..plumbing import stable_hash
+from ..plumbing import URL_PATTERN, stable_hash
 from ..tokens import estimate_tokens
 from .measure import NameMask, is_state
 
@@ -40,7 +40,7 @@ SYSTEM = {
            "都要说到。不要添加任何东西：没有新的事实、名称、数字或网址。只写连贯的文字，不要列表和标题。只回复改写后的消息。"),
 }
 
-_URL = re.compile(r"https?://[^\s)\]<>\"'，；、。]+")
+_URL = re.compile(URL_PATTERN)
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 _QUOTED = re.compile(r"\"([^\"\n]{1,120})\"|“([^”\n]{1,120})”|「([^」\n]{1,120})」")
 _CAPITAL = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]*")

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import re
 
-from .reading import read_date
+from .reading import URL_RE, read_date
 from .sources import BackList, ListReader, Named, PartList, PartsOf, Union, host, norm, readers_of, strip_links
 
-URL_RE = re.compile(r"https?://[^\s)\]<>\"'|，。；]+")
 WANTS_MAX = 12  # pages it was about to open that a note names besides its candidates
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 
@@ -57,6 +56,8 @@ _EN = {
     "open_rows": "Rows still lacking cells ({n})",
     "have": "have",
     "need": "need",
+    "row": "row",
+    "page": "page",
     "listed": "listed",
     "addresses": "addresses in an earlier note",
     "on_list": "addresses on the list's pages",
@@ -98,6 +99,8 @@ _ZH = {
     "open_rows": "尚缺单元格的行（{n}）",
     "have": "已有",
     "need": "还缺",
+    "row": "行",
+    "page": "页面",
     "listed": "列表所示",
     "addresses": "网址见前面的笔记",
     "on_list": "网址见列表各页",
@@ -129,6 +132,16 @@ class Noted:
         self.shown: set[str] = set()  # candidates whose listed values the last note gave (by address)
         self.text: list[str] = []  # every note, in order
         self.visible: set[str] = set()  # the addresses in view while a note is written
+        self.said: set[str] = set()  # status lines an earlier note gave word for word (not given again)
+
+    def once(self, text: str) -> bool:
+        """Whether a status line (a list's progress, the candidates' count, the conditions left)
+        is news: the earlier notes stay in view until one replaces them all, so a line they give
+        word for word is not written again."""
+        if text in self.said:
+            return False
+        self.said.add(text)
+        return True
 
 
 def _noted(r) -> Noted:
@@ -146,9 +159,31 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
         ["| " + " | ".join(map(_esc, r)) + " |" for r in rows]
 
 
+def _tables(cols: list[str], body: list[list[str]], owner: list[int], name_col: int | None) -> list[str]:
+    """Settled rows as a note gives them: one table, or, where a candidate gives several rows (a
+    person's tenures) and some columns hold one value for all of a candidate's rows (the person's
+    birthplace), those columns once a candidate in a table of their own and the rest a row at a
+    time in a second table, each keyed by the name column. Nothing is lost: every row reads back
+    as its candidate's line joined to its own."""
+    rows_of: dict[int, list[int]] = {}
+    for i, o in enumerate(owner):
+        rows_of.setdefault(o, []).append(i)
+    if (name_col is None or not any(len(idx) > 1 for idx in rows_of.values())
+            or any(len({body[i][name_col] for i in idx}) > 1 for idx in rows_of.values())):
+        return _table(cols, body)  # no candidate with several rows, or a name that does not key them
+    same = [j for j in range(len(cols)) if j != name_col and all(len({body[i][j] for i in idx}) == 1 for idx in rows_of.values())]
+    if not same or len(same) == len(cols) - 1:
+        return _table(cols, body)
+    rest = [j for j in range(len(cols)) if j not in same]
+    return (_table([cols[name_col]] + [cols[j] for j in same], [[body[idx[0]][name_col]] + [body[idx[0]][j] for j in same]
+                                                                 for idx in rows_of.values()])
+            + [""] + _table([cols[j] for j in rest], [[row[j] for j in rest] for row in body]))
+
+
 def _show(value, visible: set[str] | None = None) -> str:
     """A noted value as a note writes it: links as 'Name (url)' (the name alone where the
-    address is not in view), lists of entities joined."""
+    address is not in view, or where `visible` is empty: a link the research does not follow),
+    lists of entities joined."""
     if value is None:
         return "—"
     if isinstance(value, str):
@@ -280,7 +315,7 @@ def write_state(r, consolidate: bool = False) -> str:
         if path:
             lines.append(f"{t['chain']}: " + " → ".join(_ref(n, u, noted) for n, u in path))
         _tail(r, t, lines, noted)
-        return _done(noted, lines)
+        return _done(noted, lines, r.zh)
     if noted.count == 1 or consolidate:
         cols = [c["name"] for c in q.get("columns", [])]
         conds = [c["text"] for c in q.get("conditions", [])]
@@ -293,10 +328,32 @@ def write_state(r, consolidate: bool = False) -> str:
     else:
         _candidates(r, t, labels, lines, noted)
     _tail(r, t, lines, noted)
-    return _done(noted, lines)
+    return _done(noted, lines, r.zh)
 
 
-def _done(noted: Noted, lines: list[str]) -> str:
+_CJK_END = r"[\u4e00-\u9fff）”]"
+_ZH_MARKS = (  # (pattern, replacement) in order: the note's ASCII marks as Chinese writes them
+    (re.compile(r"(?<=\S): "), "："), (re.compile(r"(?<=\S); "), "；"),
+    (re.compile(rf"(?<={_CJK_END}), (?=[\u4e00-\u9fff“])"), "、"), (re.compile(r"(?<=\S), "), "，"),
+    (re.compile(r" \(((?:(?!http)[^()])*[\u4e00-\u9fff](?:(?!http)[^()])*)\)"), r"（\1）"),
+    (re.compile(rf"(?<={_CJK_END})\.$"), "。"), (re.compile(r"(?<=\S):$"), "："),
+)
+
+
+def _zh_marks(line: str) -> str:
+    """A Chinese note's line with Chinese punctuation: '：', '；', '、' between names, '，', '（…）'
+    around Chinese words, '。'. Table rows and what a pattern does not match keep their text
+    (a URL ends at the Chinese mark that follows it, `plumbing.URL_PATTERN`)."""
+    if line.startswith("|"):
+        return line
+    for pat, rep in _ZH_MARKS:
+        line = pat.sub(rep, line)
+    return line
+
+
+def _done(noted: Noted, lines: list[str], zh: bool = False) -> str:
+    if zh:
+        lines = [_zh_marks(x) for x in lines]
     text = "\n".join(lines).strip()
     noted.text.append(text)
     noted.urls |= {u.rstrip(".,;:") for u in URL_RE.findall(text)}
@@ -319,7 +376,9 @@ def _source_progress(r, src, t: dict, labels: set[str], lines: list[str], noted:
         _reader(reader, t, labels, lines, noted)
     for s in _walk(src):
         if isinstance(s, BackList) and s.level_urls:
-            lines.append(f"- {t['walk']}: " + "; ".join(_ref(n, u, noted) for n, u in s.level_urls))
+            walk = f"- {t['walk']}: " + "; ".join(_ref(n, u, noted) for n, u in s.level_urls)
+            if noted.once(walk):
+                lines.append(walk)
         elif isinstance(s, Named):
             url = r.name_url.get(norm(s.name))
             if url:
@@ -347,7 +406,8 @@ def _reader(reader: ListReader, t: dict, labels: set[str], lines: list[str], not
     too, since the pages leave the context with the note; a list of candidates does not copy its
     entries (the candidates' addresses are read on its pages again when needed)."""
     total = reader.total or 1
-    lines.append("- " + t["list"].format(title=reader.title or reader.first, read=len(reader.pages), total=total))
+    block = lines
+    lines = ["- " + t["list"].format(title=reader.title or reader.first, read=len(reader.pages), total=total)]
     read = [u for u in reader.pages_read() if u not in noted.urls and u in noted.visible]
     if read:
         lines.append(f"  - {t['read_at']}: " + ", ".join(read))
@@ -366,6 +426,8 @@ def _reader(reader: ListReader, t: dict, labels: set[str], lines: list[str], not
         used = [(n, cells) for n, _u, cells in rows if _in_period(cells, lo, hi)]
         lines.append(f"  - {t['entries'].format(n=len(rows))}" + (sep + t["in_period"].format(n=len(used)) if lo or hi else "")
                      + (": " + sep.join(_entry(n, cells) for n, cells in used) if used else ""))
+    if noted.once("\n".join(lines)):
+        block += lines
 
 
 def _years(period) -> tuple[int | None, int | None]:
@@ -406,15 +468,17 @@ def _sources(rows: list, t: dict, zh: bool) -> str:
     sep = "；" if zh else "; "
     parts = [t["sources_from"].format(cols=col, names=("、" if zh else ", ").join(dict.fromkeys(names)), site=site)
              for (col, site), names in other.items()]
-    return f"{t['sources_own']}, {t['sources_except']}: " + sep.join(parts) + ("。" if zh else ".")
+    return f"{t['sources_own']}{'，' if zh else ', '}{t['sources_except']}: " + sep.join(parts) + ("。" if zh else ".")
 
 
 def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) -> None:
     cands = r.candidates
     by = {s: [c for c in cands if c.state == s] for s in ("kept", "rejected", "open", "lost")}
     src = "; ".join(dict.fromkeys(c.source for c in cands if c.source)) or t["none"]
-    lines += ["", t["candidates"].format(n=len(cands), src=src, kept=len(by["kept"]), rejected=len(by["rejected"]),
-                                         open=len(by["open"]), lost=len(by["lost"]))]
+    head = t["candidates"].format(n=len(cands), src=src, kept=len(by["kept"]), rejected=len(by["rejected"]),
+                                  open=len(by["open"]), lost=len(by["lost"]))
+    if noted.once(head):
+        lines += ["", head]
     q = r.q
     cols = [c["name"] for c in q.get("columns", [])]
     rank = q.get("rank")
@@ -427,11 +491,12 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
     # candidate needs only its figure); any other table's rows are the kept candidates (or their links)
     rows_of = ([(c, c) for c in r.ranked or []] if ranked else
                [(c, row) for c in by["kept"] for row in (c.links if c.links is not None else [c])])
-    settled, partial = [], []
+    settled, partial, owner = [], [], []  # owner: the candidate each settled row is a link of
     for c, row in rows_of:
         complete = all(n in row.cells for n in cols)
         if complete and _key(row) not in noted.rows:
             settled.append(row)
+            owner.append(id(c))
         elif not complete:
             partial.append((c, row))
     rank_need = []  # a ranked table before its ranking: the candidates whose figure is still to read
@@ -460,7 +525,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
             body.append(cells)
             noted.rows.add(_key(row))
             noted.values.update((_key(row), n) for n in cols)
-        lines += ["", f"{head.format(n=len(settled))}:"] + _table(cols, body) + [_sources(settled, t, r.zh)]
+        lines += ["", f"{head.format(n=len(settled))}:"] + _tables(cols, body, owner, name_col) + [_sources(settled, t, r.zh)]
     fresh_rej = [c for c in by["rejected"] if c.name not in noted.rejected]
     if fresh_rej:
         head = t["rejected"] if noted.rejected else t["rejected_first"]
@@ -472,7 +537,9 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
         noted.rejected.update(c.name for c in fresh_lost)
     if partial:
         lines += ["", f"{t['open_rows'].format(n=len(partial))}:"]
-        lacking: dict[tuple, list[str]] = {}  # what a row still needs -> the rows, named only (addresses known)
+        # what a row still needs -> its rows: with an address first noted here, and named only (addresses known)
+        lacking: dict[tuple, tuple[list[str], list[tuple[str, str | None]]]] = {}
+        with_cells: dict[tuple, list[tuple[str, list[str], list[str]]]] = {}  # (need, have) -> (row, addresses, values)
         links_label = (q.get("links") or {}).get("label") or ""
         soon = {id(x) for x in _next_up(r, [row for _c, row in partial], noted)}
         for c, row in partial:
@@ -485,20 +552,40 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
             # the profile an article sent the research to for a cell it leaves out: named, so the
             # next segment reads it there instead of opening the article again
             off = r.profile_of.get(row.url) if any(a == row.url for a, _k in r.off_article) else None
-            where = [u for u in (row.url, off, row.other[1] if row.other else None, row.anchor.url if row.anchor else None) if u]
+            # (the article itself no longer, once it gave what it has: the cells it leaves out are on that profile)
+            where = [u for u in (None if off and have else row.url, off, row.other[1] if row.other else None,
+                                 row.anchor.url if row.anchor else None) if u]
             fresh = [u for u in where if u not in noted.urls and u in noted.visible and (id(row) in soon or not _on_list(r, u, noted))]
             lead = row.name if row.other is None or row.cells else f"{row.name} → {row.other[0]}"
-            if not have and not fresh:
-                lacking.setdefault(need, []).append((lead, row.url))
-                continue
             noted.urls.update(fresh)
             refs = " ".join(f"— {u}" for u in fresh)
-            parts = [f"{t['have']}: " + "; ".join(f"{n} {v}" for n, v in have)] if have else []
-            parts.append(f"{t['need']}: " + ", ".join(need))
-            lines.append(f"- {lead}" + (f" {refs}" if refs else "") + ": " + "; ".join(parts))
+            if not have:  # rows that need the same cells are noted under one heading
+                got = lacking.setdefault(need, ([], []))
+                if fresh:
+                    got[0].append(f"{lead} {refs}")
+                else:
+                    got[1].append((lead, row.url))
+                continue
+            with_cells.setdefault((need, tuple(n for n, _ in have)), []).append((lead, fresh, [v for _, v in have]))
         sep = "、" if r.zh else ", "
-        for need, names in lacking.items():
-            lines.append(f"- {t['need']} {sep.join(need)} ({len(names)}): " + _compact(r, names, t))
+        name_head = cols[name_col] if name_col is not None else t["row"]
+        for (need, have_cols), got in with_cells.items():
+            if len(got) >= 3:  # rows that have and need the same columns: one table, each column named once
+                addressed = any(urls for _, urls, _ in got)
+                lines.append(f"- {t['need']} {sep.join(need)} ({len(got)}):")
+                lines += _table([name_head, *have_cols] + ([t["page"]] if addressed else []),
+                                [[lead, *vals] + ([" ".join(urls)] if addressed else []) for lead, urls, vals in got])
+                continue
+            for lead, urls, vals in got:
+                parts = [f"{t['have']}: " + "; ".join(f"{n} {v}" for n, v in zip(have_cols, vals)), f"{t['need']}: " + ", ".join(need)]
+                lines.append(f"- {lead} " + " ".join(f"— {u}" for u in urls) + ": " + "; ".join(parts) if urls else
+                             f"- {lead}: " + "; ".join(parts))
+        for need, (refs, names) in lacking.items():
+            head = f"- {t['need']} {sep.join(need)} ({len(refs) + len(names)})"
+            if not refs:
+                lines.append(f"{head}: " + _compact(r, names, t))
+                continue
+            lines += [f"{head}:"] + [f"  - {x}" for x in refs] + ([f"  - {_compact(r, names, t)}"] if names else [])
     if rank_need:
         label = rank.get("label") or rank["attribute"]
         soon = _next_up(r, rank_need, noted)
@@ -534,8 +621,9 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
             lines.append(f"- {_compact(r, [(c.name, c.url) for c in known], t)} ({t['addresses']})")
         implied = r.source.implied if r.source is not None else frozenset()
         todo = [c["text"] for c in q.get("conditions", []) if c["letter"] not in implied]
-        if todo:
-            lines.append(f"{t['conditions']}: " + "; ".join(f"\"{x}\"" for x in todo))
+        said = f"{t['conditions']}: " + "; ".join(f"“{x}”" if r.zh else f"\"{x}\"" for x in todo)
+        if todo and noted.once(said):
+            lines.append(said)
 
 
 def _notes_of(r, url: str | None, noted: Noted, stated: set | None = None) -> str:
@@ -544,6 +632,7 @@ def _notes_of(r, url: str | None, noted: Noted, stated: set | None = None) -> st
     if not url:
         return ""
     out = []
+    follow = followed(r.q)
     name = norm(r.label_of(url))
     for key, label, v in r.notes_by_page.get(url, ()):
         if key in noted.memo:
@@ -551,8 +640,31 @@ def _notes_of(r, url: str | None, noted: Noted, stated: set | None = None) -> st
         noted.memo.add(key)
         if stated and (name, norm(strip_links(_show(v)))) in stated:
             continue
-        out.append(f"{label}: {_show(v, noted.visible | noted.urls)}")
+        out.append(f"{label}: {_show(v, noted.visible | noted.urls if norm(label) in follow else set())}")
     return "; ".join(out)
+
+
+def followed(q: dict) -> frozenset[str]:
+    """The page labels of the links whose targets the research reads (a headquarters whose city's
+    population decides a condition): every hop of a condition's, a column's and the home chain's
+    path but the last, and the last where something is read on the page it reaches (an attribute,
+    a count). Notes keep the addresses of these links only; a link that is an answer or a test by
+    name ('Founders: Dylan Henry') is noted by name."""
+    out: set[str] = set()
+
+    def add(path: list, last_read: bool) -> None:
+        for i, h in enumerate(path or []):
+            if i < len(path) - 1 or last_read:
+                out.add(norm(h.get("label") or ""))
+            for x in h.get("through") or []:
+                out.add(norm(x.get("label") or ""))
+
+    for c in q.get("conditions", []):
+        add(c.get("path"), c.get("test") != "entity")
+    for c in q.get("columns", []):
+        add(c.get("path"), c.get("attribute") is not None or c.get("agg") == "count")
+    add(q.get("home") or [], False)
+    return frozenset(out - {""})
 
 
 def _stated(r) -> set[tuple[str, str]]:

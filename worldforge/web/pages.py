@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
 from typing import NamedTuple
-from urllib.parse import quote
 
 import polars as pl
 
+from ..plumbing import iri_quote
 from ..plumbing import quote_ident as _q
 from ..world.options import RenderOptions
 from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LinkNumber, LookupAttr, NumericAttr
@@ -160,16 +160,27 @@ def slugs(texts: pl.Series) -> list[str]:
 
 # What `quote(..., safe="_-.,~")` does to each ASCII character it does not keep.
 _QUOTED_ASCII = {chr(c): f"%{c:02X}" for c in range(128) if not (chr(c).isalnum() or chr(c) in "_.-~,")}
+# Non-ASCII characters `iri_path` encodes: separators, controls, format marks, punctuation.
+_IRI_UNSAFE = r"[^\x00-\x7f&&[\p{Z}\p{C}\p{P}]]"
+
+
+def iri_path(title: str) -> str:
+    """An article URL's path from its title, as an IRI (RFC 3987), the form a browser's address bar
+    and the encyclopedias of other languages show (`/wiki/北京`, not `/wiki/%E5%8C%97%E4%BA%AC`):
+    spaces become underscores, ASCII characters `urllib.parse.quote(..., safe='_-.,~')` would not
+    keep are percent-encoded as it does, and so are non-ASCII separators, controls, format marks
+    and punctuation (`plumbing.iri_quote`); every other character is kept. The search engine opens the
+    percent-encoded form of the same URL too."""
+    return iri_quote(title.replace(" ", "_"), safe="_-.,~")
 
 
 def wiki_paths(titles: list[str]) -> list[str]:
-    """An article URL's path from its title, as `urllib.parse.quote(title.replace(' ', '_'),
-    safe='_-.,~')` spells it: ASCII titles in one polars pass (each character it does not
-    keep becomes its %XX), the others quoted one by one."""
+    """`iri_path` of every title: in one polars pass (each ASCII character it does not keep
+    becomes its %XX), titles with a non-ASCII separator, control or punctuation mark one by one."""
     col = pl.Series(titles, dtype=pl.String).str.replace_all(" ", "_", literal=True)
     out = col.str.replace_many(list(_QUOTED_ASCII), list(_QUOTED_ASCII.values())).to_list()
-    for k in (~col.str.contains(r"^[\x00-\x7f]*$")).arg_true().to_list():
-        out[k] = quote(titles[k].replace(" ", "_"), safe="_-.,~")
+    for k in col.str.contains(_IRI_UNSAFE).arg_true().to_list():
+        out[k] = iri_path(titles[k])
     return out
 
 

@@ -29,7 +29,7 @@ from urllib.parse import quote, unquote, urlsplit
 import polars as pl
 
 from ..errors import DamagedStateError, NotRenderedError, SearchInputError
-from ..plumbing import link_or_copy, read_json
+from ..plumbing import iri_quote, link_or_copy, read_json
 from .store import open_pages, require_rendered
 
 RESULTS_PER_PAGE = 10
@@ -674,10 +674,12 @@ class SearchEngine:
     def _page(self, url: str) -> dict | None:
         u = check_url(url).split("#", 1)[0]
         https = u.replace("http://", "https://", 1)
-        encoded = quote(unquote(https), safe=":/?=&_-.,~%+")
+        decoded = unquote(https)  # article URLs are IRIs: an agent may send them percent-encoded
+        iri = iri_quote(decoded, safe=":/?=&_-.,~%+")
+        encoded = quote(decoded, safe=":/?=&_-.,~%+")  # (builds before article URLs were IRIs)
         import tantivy
 
-        for cand in dict.fromkeys([u, https, https.rstrip("/"), https + "/", encoded]):
+        for cand in dict.fromkeys([u, https, https.rstrip("/"), https + "/", iri, encoded]):
             hits = self.searcher.search(tantivy.Query.term_query(self.schema, "url", cand), 1).hits
             if hits:
                 d = self.searcher.doc(hits[0][1])

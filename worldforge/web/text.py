@@ -13,6 +13,8 @@ import zlib
 from decimal import Decimal
 from typing import NamedTuple
 
+from ..plumbing import URL_PATTERN
+
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
 _MONTH_NUM = {m.lower(): i + 1 for i, m in enumerate(MONTHS)} | {m[:3].lower(): i + 1 for i, m in enumerate(MONTHS)}
@@ -84,7 +86,8 @@ _ZH_DATE_RE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
 _MDY_RE = re.compile(rf"\b({_MONTH_RE})\.? (\d{{1,2}}),? (\d{{4}})\b", re.IGNORECASE)
 _DMY_RE = re.compile(rf"\b(\d{{1,2}}) ({_MONTH_RE})\.?,? (\d{{4}})\b", re.IGNORECASE)
 _LINK_TARGET_RE = re.compile(r"\]\([^)]*\)")
-_URL_RE = re.compile(r"\]\([^)]*\)|(?:https?://|www\.)[^\s\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef\u2000-\u206f]+")
+# a link target, a URL (an IRI may hold CJK letters) or a bare host (which CJK text may follow unspaced)
+_URL_RE = re.compile(rf"\]\([^)]*\)|{URL_PATTERN}|www\.[^\s\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef\u2000-\u206f]+")
 _NUM_RE = re.compile(rf"(?<![.]|{_W})-?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?!{_W})|(?<![.,]|{_W})-?\d+(?:\.\d+)?(?!{_W})")
 _SMALL = 10  # integers below this (counts: "three founders", "2 of 5") are not checked
 _YEAR_MIN, _YEAR_MAX = 1000, 2999

@@ -1260,7 +1260,7 @@ class Research:
             elif kind == "entity":
                 out.append(Event("open_entity", dict(names=ns, count_names=len(set(names)))))
             elif kind == "walk":
-                out.append(Event("open_walk", dict(names=ns, label=what)))
+                out.append(Event("open_walk", dict(names=ns, label=what, count_names=len(set(names)))))
             else:  # a row's columns: the ones its cells still lack
                 lack = self._lacking(names) or list(dict.fromkeys(cols.get((kind, what), [])))
                 out.append(Event("open_rows", dict(names=ns, cols=v.names(lack, limit=3) if lack else "", count_names=len(set(names)))))

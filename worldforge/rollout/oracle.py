@@ -298,7 +298,8 @@ class Research:
         p = self.read.get(url)
         if p is not None:
             return p.name or p.title
-        return self.link_names.get(url, url)
+        # a profile read for an entity is named after it, not after the link that led there ('官方网站')
+        return self.beside_name.get(url) or self.link_names.get(url, url)
 
     def find_article(self, name: str):
         """The encyclopedia article of a named entity: a link seen earlier, else a search (NEED),
@@ -793,7 +794,9 @@ class Research:
                 return "unknown"
             if col["attribute"] == "start":
                 return str(c.span.start)
-            return "present" if c.span.open or c.span.end is None else str(c.span.end)
+            if c.span.open or c.span.end is None:  # the word the question asks for: 'present', '至今'
+                return "至今" if self.zh else "present"
+            return str(c.span.end)
         if base == "other" and c.other is not None:
             name, url = c.other
         elif base == "row" and c.anchor is not None:

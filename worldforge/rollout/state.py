@@ -337,6 +337,7 @@ _ZH_MARKS = (  # (pattern, replacement) in order: the note's ASCII marks as Chin
     (re.compile(rf"(?<={_CJK_END}), (?=[\u4e00-\u9fff“])"), "、"), (re.compile(r"(?<=\S), "), "，"),
     (re.compile(r" \(((?:(?!http)[^()])*[\u4e00-\u9fff](?:(?!http)[^()])*)\)"), r"（\1）"),
     (re.compile(rf"(?<={_CJK_END})\.$"), "。"), (re.compile(r"(?<=\S):$"), "："),
+    (re.compile(r" \((\d+)\)"), r"（\1）"), (re.compile(r"(?<=[\u4e00-\u9fff]) (?=[“\u4e00-\u9fff])"), ""),
 )
 
 

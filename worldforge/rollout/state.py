@@ -70,6 +70,7 @@ _EN = {
     "tries": "tries",
     "ranked": "Figures read for the ranking ({label})",
     "none": "none",
+    "as_before": "the lists and pages as in my earlier notes",
 }
 _ZH = {
     "head": "研究笔记{k}",
@@ -113,6 +114,7 @@ _ZH = {
     "tries": "次尝试",
     "ranked": "排名用的数值（{label}）",
     "none": "无",
+    "as_before": "列表和页面同前面的笔记",
 }
 
 
@@ -237,6 +239,15 @@ def _listed(c, labels: set[str]) -> dict[str, str]:
     return {h: v for h, v in c.listed.items() if norm(h) in labels}
 
 
+def _cite(name: str, url: str, noted: Noted) -> str:
+    """Where values already noted were read: the page's name and its site, not its address (the
+    research does not open it again for them; a page it must open is named with its address
+    where it is wanted)."""
+    if url in noted.urls or url not in noted.visible:
+        return name
+    return f"{name} ({host(url)})"
+
+
 def _ref(name: str, url: str | None, noted: Noted) -> str:
     """A name, with its address the first time a note gives it (an address the research can
     see: one a note or a result in view showed)."""
@@ -323,8 +334,9 @@ def write_state(r, consolidate: bool = False) -> str:
                      + (f" ({'; '.join(conds)})" if conds else "") + f"; {t['columns']}: {', '.join(cols)}")
     labels = _relevant_labels(q)
     if r.candidates is None:
-        lines += ["", f"{t['gathering']}:"]
-        _source_progress(r, r.source, t, labels, lines, noted)
+        part: list[str] = []
+        _source_progress(r, r.source, t, labels, part, noted)
+        lines += ["", f"{t['gathering']}:"] + (part or [f"- {t['as_before']}"])
     else:
         _candidates(r, t, labels, lines, noted)
     _tail(r, t, lines, noted)
@@ -598,10 +610,11 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
         if known:
             lines.append(f"- {_compact(r, [(c.name, c.url) for c in known], t)} ({t['addresses']})")
     reading = [x for x in r.full_lists.values() if x.pages and x.missing()]  # full lists read part-way (a row's list column)
-    if reading:
-        lines += ["", f"{t['reading']}:"]
-        for x in reading:
-            _reader(x, t, labels, lines, noted, _years(q.get("period")))
+    part: list[str] = []
+    for x in reading:
+        _reader(x, t, labels, part, noted, _years(q.get("period")))
+    if part:  # (a list whose progress an earlier note gave word for word is not given again)
+        lines += ["", f"{t['reading']}:"] + part
     noted.shown = set()
     if by["open"]:
         lines += ["", f"{t['open'].format(n=len(by['open']))}:"]
@@ -730,7 +743,7 @@ def _tail(r, t: dict, lines: list[str], noted: Noted) -> None:
             continue  # an address out of view: what it gave is not carried
         notes = _notes_of(r, u, noted, stated)
         if notes:
-            told.append(f"- {_ref(r.label_of(u), u, noted)}: {notes}")
+            told.append(f"- {_cite(r.label_of(u), u, noted)}: {notes}")
     if told:
         lines += ["", f"{t['values']}:"] + told
     # the notes the research keeps: those of the pages it still needs, and every one a note gave

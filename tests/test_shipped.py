@@ -104,6 +104,27 @@ def test_sft_rows_teach_research(shipped, name):
     assert m["state_share"] <= 0.40 and (name in ("demo", "demo_zh") or m["state_share"] <= 0.35), m
 
 
+@pytest.mark.parametrize("name", ("demo", "aviation_music", "culinary"))
+def test_people_are_never_it(shipped, name):
+    """Pages about people (a type the pack declares `person`, or whose name takes a first name:
+    players, researchers, musicians, the test pack's chefs) never call their subject "it"."""
+    import duckdb
+
+    from worldforge.web.store import open_pages
+    from worldforge.world.store import open_world
+
+    world, _, _ = shipped[name]
+    people = [t for t, et in open_world(world).world.types.items() if et.is_person()]
+    assert people
+    with duckdb.connect(str(world / "world.duckdb"), read_only=True) as con:
+        names = {r[0] for t in people for r in con.sql(f'SELECT name FROM "{t}"').fetchall()}
+    with open_pages(world / "web") as con:
+        pages = [md for (md,) in con.sql("SELECT markdown FROM pages").fetchall() if md.split("\n", 1)[0][2:] in names]
+    assert len(pages) > 500
+    its = [s for md in pages for s in re.findall(r"[^.\n]*\b[Ii]t\b[^.\n]*\.", md)]
+    assert not its, its[:5]
+
+
 @pytest.mark.parametrize("name", WORLDS)
 def test_prose_reads_as_written_in_each_language(shipped, name):
     """Issue 37's targets on each shipped world, as its reader measured (`web/report.py`): at most

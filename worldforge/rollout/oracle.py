@@ -375,7 +375,7 @@ class Research:
     def targets(self, url: str, hop: dict, name: str = ""):
         """Entities the entity at `url` reaches through `hop`: its infobox rows (a to-one link, a
         lookup) or its list section; `current` keeps only links still in force."""
-        box = hop["kind"] == "lookup" or (hop["to_one"] and not hop["reverse"])
+        box = _in_box(hop)
         key = ("to", norm(hop["label"]), bool(hop.get("current")), box, bool(hop["to_one"]))
         got = self.noted(url, key)
         if got is not MISSING:
@@ -414,7 +414,7 @@ class Research:
         if page is None:
             return None
         sec = page.section(hop["label"])
-        box = hop["kind"] == "lookup" or (hop["to_one"] and not hop["reverse"])
+        box = _in_box(hop)
         if box or (sec is None and page.infobox_rows(hop["label"])):
             items = self._targets(page, hop, name)
             n = NEED if items is NEED else len(items)
@@ -451,7 +451,7 @@ class Research:
 
     def _targets(self, page: Page, hop: dict, name: str):
         label = hop["label"]
-        box = hop["kind"] == "lookup" or (hop["to_one"] and not hop["reverse"])
+        box = _in_box(hop)
         # a profile gives its links as key facts, one row per link, where an article has a section
         if box or (not hop["reverse"] and page.section(label) is None and page.infobox_rows(label)):
             out = []
@@ -1636,6 +1636,12 @@ class _Item:
     name: str
     url: str | None
     span: Span
+
+
+def _in_box(hop: dict) -> bool:
+    """Whether a hop's targets are infobox rows (a lookup, a to-one link from the entity that holds
+    it) rather than a list section."""
+    return hop["kind"] == "lookup" or (hop["to_one"] and not hop["reverse"])
 
 
 def _own_page(results, name: str) -> str | None:

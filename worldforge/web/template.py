@@ -35,15 +35,14 @@ def _plural(label: str) -> bool:
 
 
 _S_POSSESSIVE = re.compile(r"(?<=\w)(s)'s\b")
-_BEINGS = ("person", "player", "researcher")  # types referred to as people (no "it")
 _NOW = ("", "", "", "currently ", "now ", "at present ")
 _BEFORE = ("", "", "", "previously ", "formerly ", "earlier ", "once ")
 
 
-def _surname(t: str, name: str) -> str | None:
+def _surname(person: bool, name: str) -> str | None:
     """A person's surname, the last word of their name ("Brennan"); None for other types."""
     parts = name.split()
-    return parts[-1] if t in _BEINGS and len(parts) >= 2 and parts[-1][:1].isupper() else None
+    return parts[-1] if person and len(parts) >= 2 and parts[-1][:1].isupper() else None
 
 
 def _age(born: dt.date, on: dt.date) -> int:
@@ -80,6 +79,7 @@ class TemplateWriter:
 
     def __init__(self, view: WorldView, lang: str | None = None):
         self.view = view
+        self.people = frozenset(t for t, et in view.types.items() if et.is_person())  # types referred to as people
         self.lang = lang or view.lang
         self.b = g.bank(self.lang)
         self.sp = g.SENTENCE_SEP.get(self.lang, " ")
@@ -194,7 +194,7 @@ class TemplateWriter:
         """`_ref` with the key given as its checksum (`grammar.choose_h`)."""
         refs = self._refs.get(t)
         if refs is None:
-            opts = self.b["ref_thing"] if t not in _BEINGS else self.b["ref_being"]
+            opts = self.b["ref_thing"] if t not in self.people else self.b["ref_being"]
             refs = self._refs[t] = tuple(o.format(noun=self._noun(t)) for o in opts)
         return g.choose_h(refs, h)
 
@@ -208,7 +208,7 @@ class TemplateWriter:
             return
         name = v.names[eid]
         noun = self._noun(t)
-        surname = _surname(t, name)
+        surname = _surname(t in self.people, name)
         refs: list[str] = [surname] if surname else []
         for f in outs:
             m = v.meta[(t, f.predicate)]
@@ -226,7 +226,7 @@ class TemplateWriter:
         own_name, own = self._subject_refs
         if own and name == own_name and crc32(b"|own", h) % 2:
             return g.choose_h(own, h)
-        surname = _surname(t, name) if self.lang == "en" else None
+        surname = _surname(t in self.people, name) if self.lang == "en" else None
         if surname and (t == "person" or crc32(b"|sn", h) % 2):
             return surname  # a person by surname, as papers and encyclopedias write ("Brennan joined ...")
         return self._ref_h(t, h)
@@ -597,7 +597,7 @@ class TemplateWriter:
         """How a lead says when the entity began, from its start date's label: 'born', 'founded'
         or 'established' (a firm, a town), 'published', 'released', 'awarded'; else 'started'
         (a season: a musician was 'founded' and an article 'established' before)."""
-        if t in _BEINGS:
+        if t in self.people:
             return "born"
         label = self.view.meta[(t, began.predicate)].label.lower()
         if label in ("founded", "established"):
@@ -615,7 +615,7 @@ class TemplateWriter:
 
     def _born(self, t: str, dated: list[Fact]) -> dt.date | None:
         """A person's birth date among a page's dated facts (their type's lifecycle start)."""
-        f = self._began(t, dated) if t in _BEINGS else None
+        f = self._began(t, dated) if t in self.people else None
         return dt.date.fromisoformat(f.value) if f is not None else None
 
     def _opener(self, when: dt.date, prev: int | None, born: dt.date | None, year_said: bool, k: int) -> str:

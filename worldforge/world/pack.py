@@ -1123,6 +1123,22 @@ class EntityType(Model):
     # ("mayor of birthplace") is not. The linked entity's name is always a column; nothing else
     # of it is unless listed here.
     linked_columns: list[str] = []
+    # Whether the entities are people: pages refer to one as "the {noun}" or by surname and say
+    # "born" (in Chinese "此人"), never "it". Unset: a type whose name takes a first name (a
+    # `first_name*` faker) or whose lifecycle starts with an attribute labelled "Born" is one.
+    person: bool | None = None
+
+    def is_person(self) -> bool:
+        """Whether the type's entities are people (`person`, else derived from its name grammar
+        and lifecycle)."""
+        if self.person is not None:
+            return self.person
+        for spec in (self.name, *self.names.values()):
+            for part in spec.parts.values():
+                if any((f or "").startswith("first_name") for f in (part.faker, *(part.fakers or {}).values())):
+                    return True
+        start = self.attributes.get(self.lifecycle.start) if self.lifecycle is not None else None
+        return (getattr(start, "label", None) or "").strip().lower() == "born"
 
     @model_validator(mode="before")
     @classmethod

@@ -123,6 +123,13 @@ def test_people_are_never_it(shipped, name):
     assert len(pages) > 500
     its = [s for md in pages for s in re.findall(r"[^.\n]*\b[Ii]t\b[^.\n]*\.", md)]
     assert not its, its[:5]
+    # and a link label that is a verb phrase ("Based in", "Recommended by", "Sequel to") is never
+    # used as a noun ("the based in of X", "X's sequel to is Y", "Recommended by of X: Y")
+    with open_pages(world / "web") as con:
+        bad = [m.group(0) for (md,) in con.sql("SELECT markdown FROM pages").fetchall()
+               for m in re.finditer(r"\b[A-Za-z]+ (?:in|to|of|by|for|at|from|on|with) of (?:the )?[A-Z\[]|'s? [a-z]+ (?:in|to|of|by|for|at|from|on|with)"
+                                    r"(?: is| are|:|\.)", md)]
+    assert not bad, bad[:5]
 
 
 @pytest.mark.parametrize("name", WORLDS)

@@ -52,6 +52,14 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
             "{subject}'s {label}: {object} {when}",
             "{label} of {subject}: {object} {when}",
         ),
+        # A link whose label is a verb phrase ("Based in", "Acquired by") or a noun with its
+        # preposition ("Sequel to", "Capital of", "Chief executive of"): never "X's based in is Y".
+        "link_verb": ("{subject} is {label} {object}",),
+        "link_role": ("{subject} is the {label} {object}",),
+        "dated_link_verb": ("{subject} was {label} {object} {when}",),
+        "dated_link_verb_open": ("{subject} has been {label} {object} {when}",),
+        "dated_link_role": ("{subject} was {label} {object} {when}",),
+        "dated_link_role_open": ("{subject} has been {label} {object} {when}",),
         # Spans: {a} start, {b} end.
         "span_closed": ("from {a} to {b}", "({a}–{b})", "from {a} until {b}", "in the years {a}–{b}"),
         "span_open": ("since {a}", "from {a} to the present", "from {a} until the present day"),

@@ -107,7 +107,8 @@ def test_sft_rows_teach_research(shipped, name):
 @pytest.mark.parametrize("name", ("demo", "aviation_music", "culinary"))
 def test_people_are_never_it(shipped, name):
     """Pages about people (a type the pack declares `person`, or whose name takes a first name:
-    players, researchers, musicians, the test pack's chefs) never call their subject "it"."""
+    players, researchers, musicians, the test pack's chefs) never call their subject "it"; no
+    page uses a verb-phrase label as a noun or leaves a slot empty (issue 56)."""
     import duckdb
 
     from worldforge.web.store import open_pages
@@ -130,6 +131,12 @@ def test_people_are_never_it(shipped, name):
                for m in re.finditer(r"\b[A-Za-z]+ (?:in|to|of|by|for|at|from|on|with) of (?:the )?[A-Z\[]|'s? [a-z]+ (?:in|to|of|by|for|at|from|on|with)"
                                     r"(?: is| are|:|\.)", md)]
     assert not bad, bad[:5]
+    # nor does any page leave a slot empty ('published in X since .')
+    from worldforge.web.text import _EMPTY_SLOT, _URL_RE
+
+    with open_pages(world / "web") as con:
+        empty = [m.group(0) for (md,) in con.sql("SELECT markdown FROM pages").fetchall() for m in _EMPTY_SLOT.finditer(_URL_RE.sub(" ", md))]
+    assert not empty, empty[:5]
 
 
 @pytest.mark.parametrize("name", WORLDS)

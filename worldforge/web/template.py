@@ -326,7 +326,9 @@ class TemplateWriter:
         opts = self._options.get(ck)
         if opts is None:
             m = self.view.meta[(t, pred)]
-            own = [p for p in m.phrases if "{end}" not in p or ended]
+            # a phrase that dates the link only where the link has its dates (a link placed `at:` its
+            # source's founding has none of its own: no 'published there since .')
+            own = [p for p in m.phrases if ("{end}" not in p or ended) and ("{start}" not in p or dated)]
             generic_key = "event_link" if m.event else "dated_link" if dated else "link"
             shape = _phrase_label(m.label) if self.lang == "en" else None
             if shape is not None:  # "X has been recommended by Y since 2019", not "recommended by of X: Y"

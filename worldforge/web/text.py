@@ -86,6 +86,9 @@ _ZH_DATE_RE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
 _MDY_RE = re.compile(rf"\b({_MONTH_RE})\.? (\d{{1,2}}),? (\d{{4}})\b", re.IGNORECASE)
 _DMY_RE = re.compile(rf"\b(\d{{1,2}}) ({_MONTH_RE})\.?,? (\d{{4}})\b", re.IGNORECASE)
 _LINK_TARGET_RE = re.compile(r"\]\([^)]*\)")
+# A phrase whose slot was left empty or unfilled: a preposition with nothing after it but a mark
+# (' since .', ' on ,'), a template field, an empty bracket, a Chinese preposition before a mark.
+_EMPTY_SLOT = re.compile(r" (?:since|on|from|until|in|at|to|by) [.,;:)]|\{[a-z_]+\}|\(\s*\)|（\s*）|(?:于|自|从)[。，；）]")
 # a link target, a URL (an IRI may hold CJK letters) or a bare host (which CJK text may follow unspaced)
 _URL_RE = re.compile(rf"\]\([^)]*\)|{URL_PATTERN}|www\.[^\s\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef\u2000-\u206f]+")
 _NUM_RE = re.compile(rf"(?<![.]|{_W})-?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?!{_W})|(?<![.,]|{_W})-?\d+(?:\.\d+)?(?!{_W})")
@@ -189,8 +192,9 @@ class FactSheetCheck:
 
     def problems(self, markdown: str) -> list[str]:
         """Every way the page fails its fact sheet: 'missing <fact_id>' for a value it does not
-        state, 'invented <value>' for a date or number that is not on the sheet."""
-        out: list[str] = []
+        state, 'invented <value>' for a date or number that is not on the sheet, 'empty slot'
+        for a phrase whose slot was left unfilled ('published there since .', '{start}', '于。')."""
+        out: list[str] = [f"empty slot {m.group(0).strip()!r}" for m in _EMPTY_SLOT.finditer(_URL_RE.sub(" ", markdown))]
         if self.furniture:
             markdown = markdown.replace(self.furniture.rstrip(), "")
         low = _LINK_TARGET_RE.sub("]", markdown).lower()  # a name only inside a link target is not stated

@@ -601,10 +601,11 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
             lines += [f"{head}:"] + [f"  - {x}" for x in refs] + ([f"  - {_compact(r, names, t)}"] if names else [])
     if rank_need:
         label = rank.get("label") or rank["attribute"]
-        soon = _next_up(r, rank_need, noted)
+        soon_ids = {id(c) for c in _next_up(r, rank_need, noted)}
         fresh = [c for c in rank_need if c.url and c.url not in noted.urls and c.url in noted.visible
-                 and (c in soon or not _on_list(r, c.url, noted))]
-        known = [c for c in rank_need if c not in fresh]
+                 and (id(c) in soon_ids or not _on_list(r, c.url, noted))]
+        fresh_ids = {id(c) for c in fresh}
+        known = [c for c in rank_need if id(c) not in fresh_ids]
         lines += ["", f"{t['need']} {label} ({len(rank_need)}):"]
         lines += [f"- {_ref(c.name, c.url, noted)}" for c in fresh]
         if known:
@@ -619,9 +620,11 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
     if by["open"]:
         lines += ["", f"{t['open'].format(n=len(by['open']))}:"]
         nxt = _next_up(r, by["open"], noted)
-        listed_there = [c for c in by["open"] if c.url not in noted.urls and _on_list(r, c.url, noted) and c not in nxt]
+        soon = {id(c) for c in nxt}
+        listed_there = [c for c in by["open"] if c.url not in noted.urls and _on_list(r, c.url, noted) and id(c) not in soon]
+        there = {id(c) for c in listed_there}  # (by identity: a list's `in` compared every candidate field by field)
         known = [c for c in by["open"] if c.url in noted.urls]
-        fresh = [c for c in by["open"] if c.url not in noted.urls and c not in listed_there]
+        fresh = [c for c in by["open"] if c.url not in noted.urls and id(c) not in there]
         if listed_there:
             lines.append(f"- {_compact(r, [(c.name, c.url) for c in listed_there], t)} ({t['on_list']})")
         for c in fresh:

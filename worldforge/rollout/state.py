@@ -239,15 +239,6 @@ def _listed(c, labels: set[str]) -> dict[str, str]:
     return {h: v for h, v in c.listed.items() if norm(h) in labels}
 
 
-def _cite(name: str, url: str, noted: Noted) -> str:
-    """Where values already noted were read: the page's name and its site, not its address (the
-    research does not open it again for them; a page it must open is named with its address
-    where it is wanted)."""
-    if url in noted.urls or url not in noted.visible:
-        return name
-    return f"{name} ({host(url)})"
-
-
 def _ref(name: str, url: str | None, noted: Noted) -> str:
     """A name, with its address the first time a note gives it (an address the research can
     see: one a note or a result in view showed)."""
@@ -746,7 +737,7 @@ def _tail(r, t: dict, lines: list[str], noted: Noted) -> None:
             continue  # an address out of view: what it gave is not carried
         notes = _notes_of(r, u, noted, stated)
         if notes:
-            told.append(f"- {_cite(r.label_of(u), u, noted)}: {notes}")
+            told.append(f"- {_ref(r.label_of(u), u, noted)}: {notes}")
     if told:
         lines += ["", f"{t['values']}:"] + told
     # the notes the research keeps: those of the pages it still needs, and every one a note gave

@@ -578,3 +578,26 @@ def test_oracle_researches_chinese_tasks_in_chinese(zh_tasks):
     said = [m["content"] for t in trajs for m in t["messages"] if m["role"] == "assistant" and m["content"]]
     assert said and all(_CJK.search(s) for s in said)
     assert not any(re.search(r"\b(I'll|I have|the|search)\b", s) for s in said)
+
+
+def test_chinese_headers_never_take_an_english_unit():
+    """A Chinese column header gives an attribute's unit in Chinese: the pack's own, the usual
+    word for a common one ('厘米', '美元'), or none; never the English unit of a pack that gives no
+    Chinese ('创办年数（years）', issue 56). Every unit of every shipped pack and the test pack."""
+    from types import SimpleNamespace
+
+    from worldforge.tasks.schema import TaskSchema
+
+    n = 0
+    for spec in (REPO / "worlds" / "demo.yaml", REPO / "worlds" / "aviation_music.yaml", REPO / "tests" / "packs" / "culinary_world.yaml"):
+        world = load_world(spec)  # (the packs' units, whatever the world's language)
+        schema = SimpleNamespace(types=world.types)
+        for t, et in world.types.items():
+            for a, s in et.attributes.items():
+                if getattr(s, "unit", None):
+                    zh = TaskSchema.zh_unit(schema, t, a, s.unit)
+                    assert zh is None or not re.search(r"[A-Za-z]", zh), (t, a, s.unit, zh)
+                    n += 1
+        if "player" in world.types:
+            assert TaskSchema.zh_unit(schema, "player", "height_cm", "cm") == "厘米"
+    assert n > 20

@@ -15,6 +15,7 @@ attribute ("population of headquarters"), with the unit last ("area of country (
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -274,6 +275,17 @@ class TaskSchema:
     def unit(self, t: str, a: str) -> str | None:
         return getattr(self.types[t].attributes.get(a), "unit", None)
 
+    def zh_unit(self, t: str, a: str, unit: str | None) -> str | None:
+        """An attribute's unit as a Chinese header gives it: the pack's own Chinese unit, else the
+        usual Chinese word for a common one, else none where it would be English ('years')."""
+        s = self.types[t].attributes.get(a)
+        own = s.text("unit", "zh") if unit and hasattr(s, "text") else None
+        if own and own != unit:
+            return own
+        if unit in ZH_UNITS:
+            return ZH_UNITS[unit]
+        return None if unit is None or re.search(r"[A-Za-z]", unit) else unit
+
     def zh_noun(self, t: str) -> str | None:
         """A type's Chinese noun (the pack's `plural: {zh: ...}`; Chinese nouns have no plural)."""
         lt = self.types[t].pages.i18n.get("zh")
@@ -370,7 +382,7 @@ class TaskSchema:
     def with_unit(self, t: str, a: str, name: str) -> str:
         u = self.unit(t, a)
         if self.zh:
-            u = ZH_UNITS.get(u, u) if u else u
+            u = self.zh_unit(t, a, u)
             return f"{name}（{u}）" if u and u not in name else name
         if u and not (u.isalpha() and u.islower() and len(u) > 3) and u.lower() not in name:
             return f"{name} ({u})"

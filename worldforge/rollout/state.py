@@ -460,18 +460,26 @@ def _entry(name: str, cells: dict) -> str:
 
 def _sources(rows: list, t: dict, zh: bool) -> str:
     """Where the settled rows' values were read, said once: their own pages, but for the
-    columns read elsewhere (a site their article linked), grouped by column and site."""
-    other: dict[tuple[str, str], list[str]] = {}
+    columns read elsewhere (a site their article linked), grouped by site and columns ("employees
+    and ownership of X from its official site")."""
+    cols_of: dict[tuple[str, str], list[str]] = {}  # (site, row) -> the columns read there
     for row in rows:
         own = {row.url, row.anchor.url if row.anchor else None, row.other[1] if row.other else None}
         for col, (u, _name) in row.where.items():
             if u not in own and u:
-                other.setdefault((col, host(u)), []).append(row.name)
-    if not other:
+                got = cols_of.setdefault((host(u), row.name), [])
+                if col not in got:
+                    got.append(col)
+    if not cols_of:
         return f"{t['sources_own']}."
+    other: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # (site, columns) -> rows: "employees and ownership of X"
+    for (site, name), cols in cols_of.items():
+        other.setdefault((site, tuple(cols)), []).append(name)
     sep = "；" if zh else "; "
-    parts = [t["sources_from"].format(cols=col, names=("、" if zh else ", ").join(dict.fromkeys(names)), site=site)
-             for (col, site), names in other.items()]
+    and_ = "和" if zh else " and "
+    parts = [t["sources_from"].format(cols=and_.join(cols) if len(cols) < 3 else ("、" if zh else ", ").join(cols[:-1]) + and_ + cols[-1],
+                                      names=("、" if zh else ", ").join(dict.fromkeys(names)), site=site)
+             for (site, cols), names in other.items()]
     return f"{t['sources_own']}{'，' if zh else ', '}{t['sources_except']}: " + sep.join(parts) + ("。" if zh else ".")
 
 

@@ -45,6 +45,10 @@ THENS = ["Then take {np}.", "From there, go to {np}.", "Next, find {np}."]
 LEADS_ZH = ["先找到{np}。", "从{np}开始。", "先查{np}。"]
 THENS_ZH = ["再找到{np}。", "然后查{np}。", "接着找{np}。"]
 OF = re.compile(r"\bof (?:the|that|a|an)\b")  # one level of a nested noun phrase ("of the", "of that")
+# a noun phrase with a clause inside it ("the city the label is based in", "the album the winner of X
+# is a sequel to"): a level of nesting too, and the hardest kind to read
+_NOT_NOUN = r"(?!(?:of|in|to|by|for|at|from|on|with|that|which|who)\b)"
+EMBED = re.compile(rf"\b(?=(?:the|a|an) {_NOT_NOUN}[a-z]+(?: {_NOT_NOUN}[a-z]+)? (?:the|a|an) [a-z])")  # (a lookahead: nested ones overlap)
 
 
 def nest(nouns: list[str], subject: str) -> str:
@@ -55,11 +59,12 @@ def nest(nouns: list[str], subject: str) -> str:
 
 
 def nested_of(text: str) -> int:
-    """Levels of "of the" in a sentence ("the calling code of the country of the birthplace of X": 2;
+    """Levels of "of the" and of clauses inside noun phrases (`EMBED`) in a sentence ("the calling
+    code of the country of the birthplace of X": 2;
     in Chinese the possessive 的: "X的出生地的所属国家的国际电话区号": 3)."""
     if re.search(r"[\u4e00-\u9fff]", text):
         return text.count("的")
-    return len(OF.findall(text))
+    return len(OF.findall(text)) + len(EMBED.findall(text))
 
 
 def split_chain(nouns: list[str], types: list[str], start: str, ask, lead: str, then: str, zh: bool = False) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..plumbing import quote_ident as _q
+from ..web.grammar import phrase_label
 from ..web.pages import humanise, predicate_meta
 from ..web.pages import plural as plural_word
 from ..world.arrays import Step, WorldArrays, lookup_target, world_hops
@@ -400,7 +401,11 @@ class TaskSchema:
             s = self.types[step.source].attributes[step.name]
             if getattr(s, "noun", None):
                 return s.noun
-        return f"the {self.label(step.source, step.name).lower()} of {{subject}}"
+        label = self.label(step.source, step.name).lower()
+        shape = phrase_label(label)
+        if shape is not None:  # "the city {subject} is based in", not "the based in of {subject}"
+            return f"the {self.singular(step.target)} {{subject}} is {'the ' if shape == 'role' else ''}{label}"
+        return f"the {label} of {{subject}}"
 
     # ------------------------------------------------------------------ SQL
 

@@ -194,7 +194,10 @@ class Wording:
         if c.kind == URL:
             return "the full URL"
         if c.kind == STRING and c.base == "row" and not c.path and c.attr is None:
-            return self.pick([f"the {one}'s name", "its full name", "name as commonly written"])
+            # named after the column's own entity ("person (the person's name)"), not the row's
+            # noun: a timeline's row is a tenure, an event list's an event
+            who = c.name if c.name and c.name.lower() != "name" else one
+            return self.pick([f"the {who}'s name", "its full name", "name as commonly written"])
         return ""
 
     def columns_text(self, columns: list[Column], one: str, rank_word: str = "") -> str:

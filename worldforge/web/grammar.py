@@ -23,6 +23,20 @@ from .text import MONTHS, pick
 
 # --------------------------------------------------------------------------- phrase banks
 
+_PREPOSITIONS = frozenset(("in", "to", "of", "by", "for", "at", "from", "on", "with", "into", "under", "over"))
+
+
+def phrase_label(label: str) -> str | None:
+    """How an English link label that is not a noun reads: 'verb' for a participle and its
+    preposition ("Based in", "Acquired by", "Recommended by"), 'role' for a noun and its
+    preposition ("Sequel to", "Capital of", "Hub for"); None for a noun ("Headquarters"). Pages,
+    questions and notes never use such a label as a noun ("the based in of X")."""
+    words = label.lower().split()
+    if len(words) < 2 or words[-1] not in _PREPOSITIONS:
+        return None
+    return "verb" if words[0].endswith("ed") else "role"
+
+
 BANKS: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
         # A non-date attribute: {label} is lower-case, {value} formatted, {subject} a reference.

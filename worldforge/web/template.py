@@ -34,19 +34,6 @@ def _plural(label: str) -> bool:
     return len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is", "ics", "news", "series"))
 
 
-_PREPOSITIONS = frozenset(("in", "to", "of", "by", "for", "at", "from", "on", "with", "into", "under", "over"))
-
-
-def _phrase_label(label: str) -> str | None:
-    """How an English link label that is not a noun reads: 'verb' for a participle and its
-    preposition ("Based in", "Acquired by", "Recommended by"), 'role' for a noun and its
-    preposition ("Sequel to", "Capital of", "Hub for"); None for a noun ("Headquarters")."""
-    words = label.lower().split()
-    if len(words) < 2 or words[-1] not in _PREPOSITIONS:
-        return None
-    return "verb" if words[0].endswith("ed") else "role"
-
-
 _S_POSSESSIVE = re.compile(r"(?<=\w)(s)'s\b")
 _NOW = ("", "", "", "currently ", "now ", "at present ")
 _BEFORE = ("", "", "", "previously ", "formerly ", "earlier ", "once ")
@@ -330,7 +317,7 @@ class TemplateWriter:
             # source's founding has none of its own: no 'published there since .')
             own = [p for p in m.phrases if ("{end}" not in p or ended) and ("{start}" not in p or dated)]
             generic_key = "event_link" if m.event else "dated_link" if dated else "link"
-            shape = _phrase_label(m.label) if self.lang == "en" else None
+            shape = g.phrase_label(m.label) if self.lang == "en" else None
             if shape is not None:  # "X has been recommended by Y since 2019", not "recommended by of X: Y"
                 generic_key = (f"link_{shape}" if not dated and not m.event else
                                f"dated_link_{shape}" + ("" if ended or m.event else "_open"))

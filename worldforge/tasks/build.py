@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from ..plumbing import quote_ident as _q
+from ..web.grammar import phrase_label
 from ..web.pages import slug
 from ..world.arrays import Step, iso
 from ..world.options import TasksOptions
@@ -26,7 +27,6 @@ from .reach import WebIndex, among, fact_hashes
 from .schema import DATE, LIST, LIST_SEPARATOR, NUMBER, STRING, URL, Column, TaskSchema
 from .table import Candidate, TableSampler, cell_text
 
-_PLAIN_IN = (" of", " by", " in")
 KIND_WEIGHTS = {STRING: 3.0, LIST: 6.0, NUMBER: 1.0, DATE: 0.5, URL: 0.4}  # how often a pool column is tried first
 
 
@@ -91,8 +91,13 @@ def column_pool(s: TaskSchema, t: str, base: str, exclude: set[str] = frozenset(
                 out.append(Column(f"最近{label}年份", (), None, NUMBER, label, base=base, agg="latest", via=st))
             continue
         low = label.lower()
-        if low.endswith(_PLAIN_IN) or len(low.split()) > 3 or not (low.endswith("s") or low.endswith(" here")):
+        shape = phrase_label(low)
+        words = low.split()
+        if shape is not None:  # named after the link, not only the type: "food guides it is recommended by"
+            low = f"{s.plural(st.target)} it is {'a ' if shape == 'role' else ''}{low}"
+        elif len(words) > 3 or not (low.endswith("s") or low.endswith(" here") or (len(words) > 1 and words[0].endswith("s"))):
             low = s.plural(st.target)  # a label that is no plural noun ("Employment"): the linked type
+        # (a plural noun and what qualifies it reads as itself: "kitchens led", "prizes won")
         out.append(Column(low, (), None, LIST, label, base=base, agg="list", via=st, items=low))
         out.append(Column(f"number of {low}", (), None, NUMBER, label, base=base, agg="count", via=st))
         if (rs.history or rs.date) and low.endswith("s"):

@@ -661,8 +661,8 @@ def test_questions_ask_what_a_person_would(demo_tasks):
     """A column about an entity a row links to is its name, or what its pack lists in
     `linked_columns` ("country of birthplace", never "mayor of birthplace"); a ranked table's
     top N is at most 30 % of what it is ranked among (not "the 45 of 52 with the lowest
-    revenue"); no multi-hop sentence nests three "of" ("the calling code of the country of the
-    birthplace of X" reads as two sentences)."""
+    revenue"); no multi-hop sentence nests three "of" or clauses ("the calling code of the country of
+    the birthplace of X" reads as two sentences)."""
     from worldforge.tasks.build import column_pool
     from worldforge.tasks.schema import TaskSchema
     from worldforge.world.arrays import WorldArrays
@@ -685,3 +685,8 @@ def test_questions_ask_what_a_person_would(demo_tasks):
     assert not any(re.search(r"\bmayor of (birthplace|headquarters|based in)\b", c) for r in _tables(recs) for c in r["columns"])
     split = [r["query"] for r in recs if r["kind"] == "multihop" and re.search(r"\b(Start from|Take|Begin with|Think of) ", r["query"])]
     assert all(re.search(r"\bthat (\w+ ?){1,3}\b", q) for q in split)
+    # a name column is glossed after its own entity, never the row's noun ("person (the tenure's
+    # name)", "season (the event's name)"), and no label that is a verb phrase is used as a noun
+    # ("the based in of X"; issue 56)
+    assert not [r["query"] for r in recs if re.search(r"\(the (tenure|event)'s name\)", r["query"])]
+    assert not [r["query"] for r in recs if re.search(r"\bthe [a-z]+ (in|to|of|by|for|at|from) of\b", r["query"])]

@@ -353,6 +353,8 @@ class MultiHopSampler:
             kind, attr = STRING, None
             aliases = [answer, *self.aliases(end_id)]
             tmpl, lab = pick(ZH["entity"] if s.zh else QUESTIONS_ENTITY), ""
+            if tmpl == QUESTIONS_ENTITY[0] and np_.startswith(f"the {s.singular(end_type)} "):
+                tmpl = QUESTIONS_ENTITY[2]  # not "Which album is the album the album that won X is a sequel to?"
             q = tmpl.format(type=s.singular(end_type), np=np_)
         if nested_of(tmpl.format(type=s.singular(end_type), label=lab, np=nest(nouns, "甲" if s.zh else "X"))) >= 3:
             # "the calling code of the country of the birthplace of X": a chain in sentences, as a person asks it

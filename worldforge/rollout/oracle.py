@@ -164,6 +164,7 @@ class Research:
         self.weighed: set[tuple[str, str]] = set()  # (article, dated profile) compared already
         self.conflicts = 0
         self.listing_said: set[str] = set()  # conditions it has said a list's column settles
+        self.progress_said = 0  # candidates decided when the research last took stock (a progress sentence)
         self.asking: list[tuple] = []  # pages and searches the evaluation under way asked for
         self.why: tuple[str, str] = ("entity", "")  # what pages wanted now are for (check, hop, row, linked, entity)
         self.link_names: dict[str, str] = {}  # URL -> the name its links or results gave it
@@ -1358,7 +1359,9 @@ class Research:
             done = sum(1 for c in self.candidates if c.state != "open")
             total = len(self.candidates)
             decided_now = any(m in ("keep", "reject", "reject_excluded") for m, _ in others) or rejected_listing
-            if 0 < done < total and decided_now and self.rng.random() < 0.6:
+            # said at milestones, not after every decision: a researcher takes stock now and then
+            if 0 < done < total and decided_now and self.rng.random() < 0.6 and done - self.progress_said >= max(3, total // 10):
+                self.progress_said = done
                 kept = [c for c in self.candidates if c.state == "kept"]
                 out.append(Event("progress", dict(done=done, total=total, kept=len(kept), left=total - done,
                                                   missing=self._missing(kept)),

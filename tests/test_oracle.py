@@ -378,3 +378,42 @@ def test_editions_are_posed_and_answered(demo_rollouts):
     clean = {tr["instance_id"]: tr["reward"] for tr in out["clean"][1]}
     rewards = [clean[t["instance_id"]] for t in editions]
     assert len(rewards) >= 10 and _mean(rewards) >= 0.9, (len(rewards), _mean(rewards))
+
+
+def test_a_count_is_never_read_off_a_list_it_did_not_see_whole():
+    """A count is written from a list read whole or a count a page states (issue 55): not from a
+    page that stops inside the list, nor from an archived snapshot (the list as it was then), nor
+    from a 'full list' page that never loaded. Each of those leaves the cell unknown (None)."""
+    from worldforge.rollout.oracle import Research
+    from worldforge.rollout.reading import read_page
+    from worldforge.rollout.sources import ListReader
+
+    url = "https://enc.org/wiki/Gerald_Ponce"
+    head = ("# Gerald Ponce\n\n**Gerald Ponce** is a professional football player.\n\n| Player | |\n|---|---|\n"
+            "| Height | 193 cm |\n\n## Clubs\n\n")
+    whole = read_page(url, head + "- [Real Saquin](https://enc.org/wiki/Real_Saquin) (2005–2011)\n"
+                                  "- [FC Norpra](https://enc.org/wiki/FC_Norpra) (2011–2014)\n\nThis page was last edited on May 14, 2025.\n")
+    cut = read_page(url, head + "- [Real Saquin](https://enc.org/wiki/Real_Saquin) (2005–2011)\n- [FC Nor")
+    assert whole.state == "ok" and not whole.section("Clubs").cut
+    assert cut.state == "truncated" and cut.section("Clubs").cut and len(cut.section("Clubs").items) == 1
+    hop = {"label": "Clubs", "kind": "link", "reverse": False, "to_one": False}
+
+    def count(page):
+        r = object.__new__(Research)
+        r.memo, r.counted, r.full_lists = {}, {}, {}
+        r.article = lambda u, name="": page
+        return r.count_of(url, hop, "Gerald Ponce")
+
+    assert count(whole) == 2
+    assert count(cut) is None
+    old = read_page(url, whole.text)
+    old.state = "archived"
+    assert count(old) is None
+    # a full list whose page never loads is lost, not empty
+    reader = ListReader("https://lists.example/clubs/gerald-ponce", "Gerald Ponce: Clubs")
+
+    class NoPage:
+        def page(self, u, purpose):
+            return None
+
+    assert reader.step(NoPage()) == [] and reader.lost

@@ -94,14 +94,14 @@ def test_sft_rows_teach_research(shipped, name):
     assert sk["top10"] <= 0.10 and sk["top1"] <= 0.02, sk["examples"]
     assert sk["frequent"] <= 0.30, sk["examples"]
     assert m["connective"] == 0 and m["repeated"] == 0 and m["wrong_rows"] == 0
-    assert m["below"] <= 0.002 * m["compared"]
+    assert m["below"] == 0  # a count comes from a list seen whole or a stated count, else 'unknown'
     # the culinary world's lists are short and few of its facts change over time, so fewer
     # perturbed trajectories miss a row or a current value (12.7 %; the shipped worlds 17-21 %)
     assert m["below_one"] >= (0.10 if name == "culinary" else 0.15), m
     assert m["over_est"] <= 0.05 and m["grounded"] >= 0.99 and m["kept_share"] >= 0.70, m
-    # notes' share of the assistant's characters: the issue's target is 0.35, met on aviation_music
-    # and culinary (0.30, 0.29); demo and demo_zh, whose tables settle many rows a segment, 0.37
-    assert m["state_share"] <= 0.40 and (name in ("demo", "demo_zh") or m["state_share"] <= 0.35), m
+    # notes' share of the assistant's characters (0.33, 0.35, 0.26 and 0.24 on demo, demo_zh,
+    # aviation_music and culinary)
+    assert m["state_share"] <= 0.35, m
 
 
 @pytest.mark.parametrize("name", ("demo", "aviation_music", "culinary"))

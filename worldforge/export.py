@@ -526,7 +526,7 @@ def grounding_section(g: dict) -> list[str]:
     mode = g["context"]
     out = ["## Samples: what the model saw", ""]
     if mode == "segments":
-        out += ["Long trajectories do not fit one context. When the visible context passes 4/5 of the budget (less the "
+        out += ["Long trajectories do not fit one context. When the visible context passes 9/10 of the budget (less the "
                 "notes it started from), the agent writes a *research note*: what changed since its last note (rows settled "
                 "since, each written once, with the pages their values came from; candidates rejected; rows still lacking "
                 "cells and where to read them; the candidates still to check and the pages to open next). It continues from "

@@ -168,7 +168,7 @@ def write_kits(dest: Path, world: str, version: str, rl_files: dict[str, list[st
         + _yaml({"tools": tools}))
     (kits / "verl" / "agent_loop.yaml").write_text(
         "# verl agent loop that ends a trajectory at its final_answer call and compacts its context as the rollouts did\n"
-        "# (past 4/5 of context_tokens the model writes its research state; each segment is an output); RL rows name it.\n"
+        "# (past 9/10 of context_tokens the model writes its research state; each segment is an output); RL rows name it.\n"
         + _yaml([{"name": AGENT_NAME, "_target_": AGENT_LOOP, "context_tokens": s["context_tokens"]}]))
     train = "[" + ",".join(f"$DATA/{f}" for f in rl_files.get("train", [])) + "]"
     held = rl_files.get("validation") or rl_files.get("test") or []
@@ -356,7 +356,7 @@ def training_section(lengths: dict, s: dict, world: str) -> list[str]:
             f"| parallel calls | {s['max_parallel_calls']} | verl `multi_turn.max_parallel_calls` (default 1) |",
             f"| tool response length | {s['max_tool_response_length']:,} characters | verl `multi_turn.max_tool_response_length` (default 256) |",
             f"| turns | {s['max_turns']} | verl `multi_turn.max_assistant_turns`, TRL `max_tool_calling_iterations` |",
-            f"| context budget | {s.get('context_tokens') or 0:,} | `kits/verl/agent_loop.yaml` `context_tokens`: past 4/5 of it the "
+            f"| context budget | {s.get('context_tokens') or 0:,} | `kits/verl/agent_loop.yaml` `context_tokens`: past 9/10 of it the "
             "agent writes its research state, and each segment is one verl output |",
             "", "Serve the environment (the world is rebuilt from `manifest.json` alone, checked against it, and served: "
             "episodes, `web_search`/`web_extractor`, Search-R1's `/retrieve`, MCP at `/mcp`):", "",

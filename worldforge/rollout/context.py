@@ -1,7 +1,8 @@
 """Context compaction and training samples: what the model saw when it acted.
 
 An agent's context grows turn by turn. When it passes `COMPACT_AT` of the budget (less the
-size of the last note it wrote, which the next one will be about as long as), the environment
+size of the last note it wrote, which the next one will be about as long as, or of all of them
+when the next one replaces them), the environment
 asks the agent (a user message, `compaction_prompt`) to write a *research note*: what it has
 settled since its last note (rows decided with their values, candidates rejected) and
 everything still open (candidates and rows with their URLs, values read, conditions to check,
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COMPACT_AT = 0.8  # the visible context passes this share of the budget, less the last note's size: write a note
+COMPACT_AT = 0.9  # the visible context passes this share of the budget, less the next note's size: write a note
 CONSOLIDATE_AT = 0.4  # the notes so far take more than this share of the budget: the next note replaces them all
 MIN_TURNS = 2  # action turns a segment holds at least before it may be compacted (a state always buys progress)
 

@@ -554,13 +554,15 @@ class Episode:
         used = self.visible_tokens()
         self.context["peak"] = max(self.context["peak"], used)
         grew, self._last_used = used - getattr(self, "_last_used", used), used
-        # room for the note (as long as the last one, a tenth of the budget before the first) and
-        # for one more turn like the last: the segment, its next turn and its note stay in the budget
+        # room for the note (as long as the last one, a tenth of the budget before the first; one that
+        # replaces every note restates them all) and for one more turn like the last: the segment,
+        # its next turn and its note stay in the budget
         budget = self.context["budget"]
-        limit = compact_threshold(budget, max(self._note_size, budget // 10 if budget else 0))
+        whole = consolidates(self._notes_size, budget, getattr(self, "_whole_size", 0))
+        limit = compact_threshold(budget, max(self._note_size, budget // 10 if budget else 0, self._notes_size if whole else 0))
         limit = None if limit is None else limit - max(grew, 0) // 2
         if not self.done and limit is not None and used > limit and self._seg_turns >= MIN_TURNS:
-            self.consolidating = consolidates(self._notes_size, self.context["budget"], getattr(self, "_whole_size", 0))
+            self.consolidating = whole
             text = (consolidation_prompt(used, self.context["budget"], self._notes_size, self.language) if self.consolidating
                     else compaction_prompt(used, self.context["budget"], self.language))
             prompt = {"role": "user", "content": text}

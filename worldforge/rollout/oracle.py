@@ -421,6 +421,8 @@ class Research:
             n = NEED if items is NEED else len(items)
         elif sec is not None and sec.more_count and not hop.get("current"):
             n = sec.more_count  # stated: no need to read the whole list to count it
+        elif sec is not None and (sec.cut and not sec.more_url or page.state == "archived"):
+            n = None  # the page stops inside the list, or is an old snapshot: what it lists is not the count now
         elif sec is not None:
             items = self._section_items(page, hop["label"], page.name or name, current=hop.get("current", False))
             reader = self.full_lists.get(sec.more_url) if sec.more_url else None

@@ -444,6 +444,7 @@ class Section:
     text: str = ""  # the prose paragraphs
     more_url: str | None = None  # "the full list of N is on a separate page"
     more_count: int | None = None
+    cut: bool = False  # the page stops inside it (cut short): its list may be incomplete
 
 
 @dataclass(frozen=True, slots=True)
@@ -548,6 +549,8 @@ def _read_page(url: str, text: str) -> Page:
     page = Page(url, state, archived=archived, edited=edited, text=text)
     page.links = links_in(body)
     _parse_body(page, body)
+    if state == "truncated" and page.sections:  # the section the cut fell in shows only its start
+        next(reversed(page.sections.values())).cut = True
     return page
 
 

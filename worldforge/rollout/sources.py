@@ -150,7 +150,8 @@ class ListReader:
             page = r.page(self.first, ("list", self.title or self.first, ""))
             if page is NEED:
                 return NEED
-            if page is None:
+            if page is None:  # the list would not load: none of it is known
+                self.lost.add(1)
                 return []
             self._add(page)
         while True:
@@ -163,7 +164,8 @@ class ListReader:
                 if found is NEED:
                     return NEED
                 urls = [(n, self.known[n]) for n in missing if n in self.known]
-                if not urls:
+                if not urls:  # pages nothing links to: the list is known only in part
+                    self.lost.update(missing)
                     return self.rows()
             need = progressed = False
             for n, u in urls:

@@ -541,11 +541,11 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
     fresh_rej = [c for c in by["rejected"] if c.name not in noted.rejected]
     if fresh_rej:
         head = t["rejected"] if noted.rejected else t["rejected_first"]
-        lines += ["", f"{head}: " + ", ".join(c.name for c in fresh_rej)]
+        lines += ["", f"{head}: " + _compact(r, [(c.name, c.url) for c in fresh_rej], t)]
         noted.rejected.update(c.name for c in fresh_rej)
     fresh_lost = [c for c in by["lost"] if c.name not in noted.rejected]
     if fresh_lost:
-        lines += ["", f"{t['lost']}: " + ", ".join(c.name for c in fresh_lost)]
+        lines += ["", f"{t['lost']}: " + _compact(r, [(c.name, c.url) for c in fresh_lost], t)]
         noted.rejected.update(c.name for c in fresh_lost)
     if partial:
         lines += ["", f"{t['open_rows'].format(n=len(partial))}:"]
@@ -565,8 +565,8 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
             # next segment reads it there instead of opening the article again
             off = r.profile_of.get(row.url) if any(a == row.url for a, _k in r.off_article) else None
             # (the article itself no longer, once it gave what it has: the cells it leaves out are on that profile)
-            where = [u for u in (None if off and have else row.url, off, row.other[1] if row.other else None,
-                                 row.anchor.url if row.anchor else None) if u]
+            where = [u for u in dict.fromkeys((None if off and have else row.url, off, row.other[1] if row.other else None,
+                                               row.anchor.url if row.anchor else None)) if u]
             fresh = [u for u in where if u not in noted.urls and u in noted.visible and (id(row) in soon or not _on_list(r, u, noted))]
             lead = row.name if row.other is None or row.cells else f"{row.name} → {row.other[0]}"
             noted.urls.update(fresh)
@@ -714,6 +714,7 @@ def _pages(r) -> set[str]:
         # will need them again (ten editions of one prize), and without them the oracle reopened
         # the prize's page after every compaction (9 times for a 44-row table under 12,000 tokens).
         own = {c.url for c in r.candidates or []} | {row.url for c in r.candidates or [] for row in c.links or []}
+        own |= {r.profile_of[u] for u in own if u in r.profile_of and r.profile_of[u] not in urls}  # a candidate's other page
         urls |= {u for (u, key) in r.memo if key and key[0] == "attr" and u not in own}
     urls |= {u for _, u in getattr(r, "path", [])}
     if r.candidates is None:

@@ -24,7 +24,7 @@ RL reward itself is `worldforge.rewards.compute_score` on the decoded response, 
 the episode's reward.
 
 The loop manages context the way the rollouts that made the SFT data did (`rollout/context.py`):
-when the trajectory's context passes 4/5 of `context_tokens` (less the state it resumed from),
+when the trajectory's context passes 9/10 of `context_tokens` (less the state it resumed from),
 it appends the compaction prompt, the model writes its research state, and the trajectory goes
 on from `[system, user: task + state]`. Each segment is returned as its own output (verl's v1
 trainer, the default, trains a list of outputs and broadcasts the final reward to every

@@ -172,7 +172,7 @@ class RolloutOptions(Model):
     max_turns: int = Field(120, ge=1, le=1000)  # assistant turns before an episode is cut off
     max_observation_chars: int = Field(24000, ge=200)  # longer tool results are cut, with a note
     parallel_calls: int = Field(4, ge=1, le=32)  # tool calls an oracle turn makes at most
-    # the context budget in tokens: past 4/5 of it (less the state a segment started from) the agent writes its
+    # the context budget in tokens: past 9/10 of it (less the state a segment started from) the agent writes its
     # research state and continues from it (rollout/context.py); None: never compact (at most 10M: a 64-bit export column)
     context_tokens: int | None = Field(32000, ge=1000, le=10_000_000)
     tokenizer: str | None = None  # tokenizer.json or a model folder to count tokens with (default: the estimate, worldforge.tokens)

@@ -38,6 +38,21 @@ def test_each_kind_of_damage_is_refused(bad, problem):
     assert problem in got, got
 
 
+@pytest.mark.parametrize("original, rewrite, problem", [
+    # what SmolLM2-135M-Instruct wrote for demo messages, and the first check let through
+    ("Opening Cities in Tisland.", "Cities in Tisland.", "length"),  # the action is gone
+    ("Let me read Lunnilo Ultra.", "Lunnilo Ultra, no.", "negation added"),
+    ("Against that, Yorhaven goes: 22,423 km for area misses \"lying in regions covering between 5,000 and 20,000 km\".",
+     "Against that, Yorhaven goes: 22,423 km for area misses \"lying in regions covering between 5,000 and 20,000 km\" "
+     "with area misses \"lying in regions covering between 5,000 and 20,000 km\".", "repeated"),
+    ("冯平文的页面打开了，继续核对。", "冯平文的页面没有打开，继续核对。", "negation added"),
+])
+def test_a_real_small_models_slips_are_refused(original, rewrite, problem):
+    got = check_rewrite(original, rewrite, set(), NameMask(["Tisland", "Lunnilo Ultra", "Yorhaven", "冯平文"]),
+                        "zh" if "冯" in original else "en")
+    assert problem in got, got
+
+
 def test_a_name_the_context_showed_may_be_added_and_chinese_stays_chinese():
     assert check_rewrite(EN, GOOD + " Both are based in Braeria.", {"Braeria"}, MASK, "en") == []
     zh = "冯平文在永和理工大学任职，始于1994年；还剩3个候选。"

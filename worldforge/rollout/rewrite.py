@@ -49,6 +49,9 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n+)$")
 _MARKUP = re.compile(r"^\s*(?:[-*#>|]|\d+[.)]\s)", re.M)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _REASONING = re.compile(r"<think>.*?</think>", re.S)
+# words that turn a statement round: a rewrite with more of them than the message says otherwise
+_NEGATION = {"en": re.compile(r"\b(?:no|not|never|none|nothing|nobody|neither|nor|cannot)\b|n't\b", re.I),
+             "zh": re.compile(r"[不没未无非别]")}
 
 
 def _numbers(text: str) -> set[str]:
@@ -65,6 +68,15 @@ def _capitalised(text: str) -> set[str]:
     return {m.group(0) for m in _CAPITAL.finditer(text) if not _SENTENCE_START.search(text[:m.start()])}
 
 
+def _repeats(text: str, zh: bool) -> set[tuple]:
+    """Runs of words (of characters, in Chinese) that a text says more than once: six words, or
+    twelve characters."""
+    toks = list(re.sub(r"\s+", "", _URL.sub(" ", text))) if zh else re.findall(r"\w+", _URL.sub(" ", text).lower())
+    n = 12 if zh else 6
+    grams = Counter(tuple(toks[i:i + n]) for i in range(len(toks) - n + 1))
+    return {g for g, k in grams.items() if k > 1}
+
+
 def check_rewrite(original: str, rewrite: str, shown: set[str], mask: NameMask, language: str,
                   finish_reason: str | None = None) -> list[str]:
     """Every reason to refuse `rewrite` of the grammar message `original`; `shown` are the world's
@@ -74,11 +86,16 @@ def check_rewrite(original: str, rewrite: str, shown: set[str], mask: NameMask, 
         return ["empty"]
     if finish_reason == "length":
         problems.append("cut at max_tokens")
-    if not 0.5 <= len(rewrite) / max(1, len(original)) <= 2.5:
+    if not 0.75 <= len(rewrite) / max(1, len(original)) <= 2.5:  # much shorter: a point of the message is gone
         problems.append("length")
     if _MARKUP.search(rewrite) or "<tool_call>" in rewrite or "```" in rewrite:
         problems.append("markup")
     zh = language == "zh"
+    neg = _NEGATION["zh" if zh else "en"]
+    if len(neg.findall(_URL.sub(" ", rewrite))) > len(neg.findall(_URL.sub(" ", original))):
+        problems.append("negation added")  # 'Let me read X.' -> 'X, no.'
+    if _repeats(rewrite, zh) - _repeats(original, zh):
+        problems.append("repeated")  # a clause said twice (a model looping)
     cjk = len(_CJK.findall(rewrite)) / max(1, len(re.sub(r"\s", "", _URL.sub("", rewrite))))
     if (zh and cjk < 0.3) or (not zh and cjk > 0 and not _CJK.search(original)):
         problems.append("language")

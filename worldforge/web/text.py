@@ -88,6 +88,13 @@ _DMY_RE = re.compile(rf"\b(\d{{1,2}}) ({_MONTH_RE})\.?,? (\d{{4}})\b", re.IGNORE
 _LINK_TARGET_RE = re.compile(r"\]\([^)]*\)")
 # A phrase whose slot was left empty or unfilled: a preposition with nothing after it but a mark
 # (' since .', ' on ,'), a template field, an empty bracket, a Chinese preposition before a mark.
+# a person called "it", a thing "he" or "she" (what a writer slips into when it misses who the subject is)
+_IT_PERSON = re.compile(r"\b[Ii]t (?:was born|graduated|joined|studied|married|played|plays|works|worked|signed|earns|earned"
+                        r"|received|won|retired|coached|coaches|lives|lived|died)\b")
+_HE_THING = re.compile(r"\b(?:[Hh]e|[Ss]he) (?:was founded|was established|is headquartered|is based|was released|was formed"
+                       r"|was incorporated|was built)\b")
+_LATIN_UNIT = re.compile(r"(?<![0-9A-Za-z_.,])\d[\d,.]*\s?[A-Za-z]+\b")  # '83 m', '5 years' in a Chinese sentence
+_GARBLED_ZH = re.compile(r"于在")
 _EMPTY_SLOT = re.compile(r" (?:since|on|from|until|in|at|to|by) [.,;:)]|\{[a-z_]+\}|\(\s*\)|（\s*）|(?:于|自|从)[。，；）]")
 # a link target, a URL (an IRI may hold CJK letters) or a bare host (which CJK text may follow unspaced)
 _URL_RE = re.compile(rf"\]\([^)]*\)|{URL_PATTERN}|www\.[^\s\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef\u2000-\u206f]+")
@@ -156,8 +163,10 @@ class FactSheetCheck:
 
     def __init__(self, facts: list[Fact], names: dict[str, str], extra_numbers: tuple[int, ...] = (),
                  extra_dates: tuple[dt.date, ...] = (), require_end: bool = True, dated: dt.date | None = None,
-                 furniture: str = ""):
+                 furniture: str = "", language: str = "en", person: bool | None = None):
         self.facts = facts
+        self.language = language
+        self.person = person  # the page's subject is a person (True), a thing (False), or unknown (None)
         self.furniture = furniture  # text the page closes with that is not about its facts (references, links)
         self.names = names
         self.require_end = require_end
@@ -200,8 +209,14 @@ class FactSheetCheck:
         low = _LINK_TARGET_RE.sub("]", markdown).lower()  # a name only inside a link target is not stated
         body = _URL_RE.sub(" ", markdown)
         out += [f"empty slot {m.group(0).strip()!r}" for m in _EMPTY_SLOT.finditer(body)]  # (the site's furniture has none)
+        if self.language == "en" and self.person is not None:
+            out += [f"pronoun {m.group(0)!r} for {'a person' if self.person else 'a thing'}"
+                    for m in (_IT_PERSON if self.person else _HE_THING).finditer(body)]
         if self.blank is not None:
             body = self.blank.sub(lambda m: " " if _whole(m) else m.group(0), body)
+        if self.language == "zh":  # a Chinese sentence takes Chinese units and particles
+            out += [f"latin unit {m.group(0)!r}" for m in _LATIN_UNIT.finditer(body)]
+            out += [f"garbled {m.group(0)!r}" for m in _GARBLED_ZH.finditer(body)]
         dates, rest = _dates_in(body)
         scaled = scaled_in(rest)
         nums = numbers_in(rest)

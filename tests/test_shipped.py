@@ -104,6 +104,16 @@ def test_sft_rows_teach_research(shipped, name):
     assert m["state_share"] <= 0.35, m
 
 
+@pytest.mark.parametrize("name", WORLDS + ("culinary",))
+def test_no_question_reads_wrong(shipped, name):
+    """No task of a shipped world or of the tests' own pack was dropped by the question check
+    (an unfilled slot, a label used as a noun, a gloss naming another type, a Latin unit or 于在
+    in Chinese): the wording says every pack's labels right (issue 56)."""
+    world, _, _ = shipped[name]
+    dropped = json.loads((world / "tasks" / "report.json").read_text())["dropped"]
+    assert all("garbled-question" not in d for d in dropped.values()), dropped
+
+
 @pytest.mark.parametrize("name", ("demo", "aviation_music", "culinary"))
 def test_people_are_never_it(shipped, name):
     """Pages about people (a type the pack declares `person`, or whose name takes a first name:

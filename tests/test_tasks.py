@@ -690,3 +690,17 @@ def test_questions_ask_what_a_person_would(demo_tasks):
     # ("the based in of X"; issue 56)
     assert not [r["query"] for r in recs if re.search(r"\(the (tenure|event)'s name\)", r["query"])]
     assert not [r["query"] for r in recs if re.search(r"\bthe [a-z]+ (in|to|of|by|for|at|from) of\b", r["query"])]
+
+
+def test_the_question_check_names_what_reads_wrong():
+    """`tasks.check.question_problems` (the stage drops a task it faults, as `garbled-question`):
+    each slip a new pack's labels can cause is named; a right question passes."""
+    from worldforge.tasks.check import question_problems
+
+    assert question_problems("List every album (the album's name) released by Caslikel.", ["album"], "en") == []
+    assert question_problems("请列出所属国家为多兰的城市，列：城市、海拔（米）。", ["城市", "海拔（米）"], "zh") == []
+    got = question_problems("Find the population of the based in of the label. Columns: person (the tenure's name), "
+                            "{start}, the the answer ()", ["person"], "en")
+    assert {p.split(":")[0] for p in got} == {"label as a noun", "type gloss", "unfilled slot", "word twice"}, got
+    got = question_problems("请列出于在宁临市开机的电影，海拔83 m。", ["创办年数（years）"], "zh")
+    assert {p.split(":")[0] for p in got} == {"garbled particle", "latin unit"} and len(got) == 3, got

@@ -50,6 +50,7 @@ from ..world.parts import HELD_OUT, entity_parts, hold_out
 from ..world.sampling import child_rng
 from ..world.store import open_world
 from .build import Builder, TableTask, column_pool
+from .check import question_problems
 from .multihop import HopGraph, MultiHopSampler, MultiHopTask
 from .question import chain_question, table_question
 from .reach import WebIndex, among, fact_hashes
@@ -573,6 +574,9 @@ class _Generator:
             part = self.part_name(int(rows_parts[0])) if len(rows_parts) == 1 else None
             rec = _table_record(self.world, task, question, opt, self.web, part,
                                 table_question(self.schema, task, question[1], self.as_of, self.parts.home.get(cand.t)))
+            if question_problems(rec["query"], [c.name for c in task.columns], opt.language):
+                self.dropped["table"]["garbled-question"] += 1  # a pack phrase the wording cannot say right
+                continue
             records.append(rec)
             golds[rec["instance_id"]] = ([c.name for c in task.columns], task.gold_rows)
             if split != "train":
@@ -696,6 +700,9 @@ class _Generator:
             part = self.part_name(int(self.parts.of[WorldArrays.type_of(task.start)][self.arrays.code(task.start)])) \
                 if self.parts.root else None
             rec = _multihop_record(self.world, task, ev, opt, split, part, chain_question(self.schema, task, self.as_of))
+            if question_problems(rec["query"], list(task.columns), opt.language):
+                self.dropped["multihop"]["garbled-question"] += 1
+                continue
             records.append(rec)
             golds[rec["instance_id"]] = (task.columns, task.gold_rows)
             if split != "train":

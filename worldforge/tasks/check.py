@@ -1,0 +1,44 @@
+"""The question check: what no question (or header) the tasks stage writes may hold.
+
+Every question is composed from the packs' labels and phrases, so a new pack can produce what
+no shipped one does: a slot left unfilled, a verb-phrase label used as a noun ("the based in
+of the label"), a gloss that names the row's type instead of the value ("(the tenure's name)"),
+a word said twice in a row, a Latin-script unit or a garbled particle (于在) in Chinese. The
+stage drops such a task and counts it under `garbled-question` (its report's `dropped`), so
+a pack that triggers it shows up in the report and in the tests rather than in the data.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..plumbing import URL_PATTERN
+
+_URL = re.compile(URL_PATTERN)
+_COMMON = {
+    "unfilled slot": re.compile(r"\{[a-z_]*\}|\(\s*\)|（\s*）"),
+}
+_BY_LANGUAGE = {
+    "en": {
+        "label as a noun": re.compile(r"\bthe [a-z]+ (?:in|to|of|by|for|at|from|on|with) of\b|'s? [a-z]+ (?:in|to|by|for|at|from|on|with)"
+                                      r" (?:is|are)\b"),
+        "word twice": re.compile(r"\b(the|a|an|of|in|and|to|by)\s+\1\b", re.I),
+    },
+    "zh": {
+        "latin unit": re.compile(r"(?<![0-9A-Za-z_.,])\d[\d,.]*\s?[A-Za-z]+\b|（[A-Za-z][A-Za-z ]*）"),
+        "garbled particle": re.compile(r"于在|的的"),
+    },
+}
+
+
+_GLOSS = re.compile(r"([\w-]+) \(the ([\w -]+)'s name\)")  # 'album (the album's name)': the gloss names the column's own noun
+
+
+def question_problems(query: str, header: list[str], language: str) -> list[str]:
+    """Every way `query` (and its table's `header`) reads wrong; [] when it reads right."""
+    text = _URL.sub(" ", query + "\n" + "\n".join(header))
+    checks = {**_COMMON, **_BY_LANGUAGE.get(language, {})}
+    out = [f"{kind}: {m.group(0)!r}" for kind, rx in checks.items() for m in rx.finditer(text)]
+    if language == "en":  # 'person (the tenure's name)': the gloss names another type than its column
+        out += [f"type gloss: {m.group(0)!r}" for m in _GLOSS.finditer(text) if m.group(2).split()[-1].lower() != m.group(1).lower()]
+    return out

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..plumbing import stable_hash
 from ..web.text import format_date, format_number
 from ..world.arrays import Step, iso
 from .schema import DATE, NUMBER, STRING, URL, TaskSchema, walk
@@ -35,7 +36,8 @@ PURPOSES = ["I'm checking a detail for an article I'm editing.", "A colleague as
             "I'm verifying a chain of facts for a quiz I'm writing.", "I need this for a due-diligence note.",
             "I'm following a trail of connections for a research project."]
 WHEN = ["Answer as of {date}.", "Go by the situation on {date}.", "Use the facts as they stand on {date}."]
-HINTS = {DATE: "as YYYY-MM-DD", NUMBER: "a plain number", STRING: "the name as written on its page"}
+HINTS = {DATE: "as YYYY-MM-DD", NUMBER: "a plain number", STRING: "as written on its page"}  # (a name: NAME_HINT)
+NAME_HINT = "the name as written on its page"
 TAILS = [
     "Answer with a markdown table with one row and the columns: {cols}.",
     "Give your answer as a single-row Markdown table with the columns {cols}.",
@@ -67,6 +69,25 @@ def nested_of(text: str) -> int:
     return len(OF.findall(text)) + len(EMBED.findall(text))
 
 
+def _centre(noun: str) -> bool:
+    """A hop noun whose subject sits inside it ("the album {subject} is a sequel to")."""
+    return not noun.rstrip().endswith("{subject}")
+
+
+def _levels(part: list[str]) -> int:
+    """How deep a chain of hop nouns nests: a level a hop, and two more for each noun that wraps a
+    phrase inside it ("the city [the label that released X] is based in": the hardest to read)."""
+    return len(part) - 1 + 2 * sum(1 for noun in part[1:] if _centre(noun))
+
+
+def _that(type_: str, noun: str, zh: bool) -> str:
+    """How a sentence names the entity the previous one reached: "that album", or "that one"
+    inside a noun of the same type ("the album that one is a sequel to", not "the album that album")."""
+    if zh:
+        return f"该{type_}"
+    return "that one" if _centre(noun) and noun.startswith(f"the {type_} ") else f"that {type_}"
+
+
 def split_chain(nouns: list[str], types: list[str], start: str, ask, lead: str, then: str, zh: bool = False) -> str:
     """A chain too nested to read ("the calling code of the country of the birthplace of the
     founder of X") as sentences a person would write: the first hops, then each next hop from
@@ -80,10 +101,10 @@ def split_chain(nouns: list[str], types: list[str], start: str, ask, lead: str, 
         cuts = [j for j in range(1, n) if mask >> (j - 1) & 1]
         bounds = [0, *cuts, n]
         parts = [nouns[bounds[k]:bounds[k + 1]] for k in range(len(bounds) - 1)]
-        subj = [start] + [(f"该{types[c - 1]}" if zh else f"that {types[c - 1]}") for c in cuts]
+        subj = [start] + [_that(types[c - 1], nouns[c], zh) for c in cuts]
         counted = [lead.format(np=nest(parts[0], "X"))] + [then.format(np=nest(p, x)) for p, x in zip(parts[1:-1], subj[1:-1])] \
             + [ask(nest(parts[-1], subj[-1]))]
-        worst = max(map(nested_of, counted))
+        worst = max(nested_of(text) if zh else max(nested_of(text), _levels(part)) for text, part in zip(counted, parts))
         key = (max(worst, 2), len(parts), worst)  # two levels read fine: then as few sentences as can be
         if best is None or key < best[0]:
             text = [lead.format(np=nest(parts[0], start)), *counted[1:]]
@@ -100,7 +121,7 @@ ZH = {
                  "我在为一个问答比赛核实一连串事实。", "我写尽职调查报告需要这个信息。", "我在为一个研究项目追踪一系列关联。"],
     "when": ["请以{date}的情况为准。", "按照{date}的情况作答。", "以截至{date}的事实为准。"],
     "tails": ["请用一个只有一行的Markdown表格作答，列为：{cols}。", "请以单行Markdown表格给出答案，列为{cols}。"],
-    "hints": {DATE: "格式为YYYY-MM-DD", NUMBER: "纯数字", STRING: "页面上写的名称"},
+    "hints": {DATE: "格式为YYYY-MM-DD", NUMBER: "纯数字", STRING: "按页面上的写法"}, "name_hint": "页面上写的名称",
 }
 
 
@@ -276,6 +297,12 @@ def answer_aliases(value, kind: str, unit: str | None) -> list[str]:
     return [str(value)]
 
 
+def _counted(label: str) -> bool:
+    """A plural noun label ('teams', 'employees', 'seats'): its number is how many of them."""
+    last = label.split()[-1] if label.split() else ""
+    return len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is")) and "number" not in label
+
+
 class MultiHopSampler:
     def __init__(self, schema: TaskSchema, graph: HopGraph, rng: np.random.Generator, name_counts: dict[str, int],
                  as_of: dt.date, aliases, allowed: np.ndarray | None = None):
@@ -326,10 +353,14 @@ class MultiHopSampler:
         end_id = self.eid(end)
         start_type = a.type_of(start_id)
         facts = [g.fact(e) for e in path]
-        pick = lambda xs: xs[int(self.rng.integers(len(xs)))]  # noqa: E731
+        pick = lambda xs: xs[int(self.rng.integers(len(xs)))]  # noqa: E731  (what is asked)
         code = end - off
         frame = a.frame(end_type)
         attrs = [x for x in s.shown(end_type) if s.attr_kind(end_type, x) != URL and frame[x][code] is not None]
+        # how it is worded comes from a generator of its own, seeded by the chain: wording never
+        # changes which questions are drawn
+        wording = np.random.default_rng(stable_hash("multihop wording", start_id, end_id, hops))
+        say = lambda xs: xs[int(wording.integers(len(xs)))]  # noqa: E731
         if attrs and self.rng.random() < 0.5:
             attr = pick(attrs)
             v = frame[attr][code]
@@ -337,13 +368,17 @@ class MultiHopSampler:
             answer = cell_text(v, kind)
             aliases = answer_aliases(v, kind, s.unit(end_type, attr))
             lab = s.label(end_type, attr).lower()
-            if s.zh:
-                tmpl, lab = pick(ZH["date"] if kind == DATE else ZH["attr"]), s.label(end_type, attr)
+            if kind == NUMBER and not s.zh and _counted(lab):
+                lab = f"number of {lab}"  # 'Teams' holds how many: 'the number of teams of ...'
+            ans_col = s.label(end_type, attr) if s.zh else lab
+            if s.zh:  # (what a number is: 是多少; what a name or category is: 是什么)
+                tmpl = say(ZH["date"] if kind == DATE else ZH["attr"][1:] if kind == NUMBER else ZH["attr"][:2])
+                lab = s.label(end_type, attr)
             elif kind == DATE:
                 when = lab.endswith("ed") or lab in ("born", "founded", "established")
-                tmpl = pick(QUESTIONS_WHEN if when else QUESTIONS_DATE)
+                tmpl = say(QUESTIONS_WHEN if when else QUESTIONS_DATE)
             else:
-                tmpl = pick(QUESTIONS_ATTR)
+                tmpl = say(QUESTIONS_ATTR)
             q = tmpl.format(label=lab, np=np_)
             facts.append(f"{end_id}/{attr}")
         else:
@@ -351,31 +386,36 @@ class MultiHopSampler:
             if self.name_counts.get(answer, 0) != 1:
                 return "ambiguous-name"
             kind, attr = STRING, None
+            ans_col = s.singular(end_type)
             aliases = [answer, *self.aliases(end_id)]
-            tmpl, lab = pick(ZH["entity"] if s.zh else QUESTIONS_ENTITY), ""
+            tmpl, lab = say(ZH["entity"] if s.zh else QUESTIONS_ENTITY), ""
             if tmpl == QUESTIONS_ENTITY[0] and np_.startswith(f"the {s.singular(end_type)} "):
                 tmpl = QUESTIONS_ENTITY[2]  # not "Which album is the album the album that won X is a sequel to?"
             q = tmpl.format(type=s.singular(end_type), np=np_)
-        if nested_of(tmpl.format(type=s.singular(end_type), label=lab, np=nest(nouns, "甲" if s.zh else "X"))) >= 3:
+        if nested_of(tmpl.format(type=s.singular(end_type), label=lab, np=nest(nouns, "甲" if s.zh else "X"))) >= 3 \
+                or (not s.zh and _levels(nouns) >= 3):
             # "the calling code of the country of the birthplace of X": a chain in sentences, as a person asks it
             types = [s.singular(a.type_of(self.eid(int(g.dst[e])))) for e in path]
             q = split_chain(nouns, types, start_name, lambda np: tmpl.format(type=s.singular(end_type), label=lab, np=np),
-                            pick(LEADS_ZH if s.zh else LEADS), pick(THENS_ZH if s.zh else THENS), zh=s.zh)
+                            say(LEADS_ZH if s.zh else LEADS), say(THENS_ZH if s.zh else THENS), zh=s.zh)
         q = q[:1].upper() + q[1:]
         key_col = s.singular(start_type)
+        # the answer column is named for what is asked (the attribute, or the type reached)
+        if ans_col == key_col:
+            ans_col = f"{ans_col}（答案）" if s.zh else f"{ans_col} (answer)"
         if s.zh:
-            cols = [key_col, "答案"]
-            hint = ZH["hints"].get(kind, "")
-            tail = pick(ZH["tails"]).format(cols=f"{key_col}、答案" + (f"（{hint}）" if hint else ""))
+            cols = [key_col, ans_col]
+            hint = ZH["name_hint"] if attr is None else ZH["hints"].get(kind, "")
+            tail = say(ZH["tails"]).format(cols=f"{key_col}、{ans_col}" + (f"（{hint}）" if hint else ""))
             d = self.as_of
-            when = pick(ZH["when"]).format(date=f"{d.year}年{d.month}月{d.day}日")
-            question = f"{pick(ZH['purposes'])}{q}{when}{tail}"
+            when = say(ZH["when"]).format(date=f"{d.year}年{d.month}月{d.day}日")
+            question = f"{say(ZH['purposes'])}{q}{when}{tail}"
         else:
-            cols = [key_col, "answer"]
-            hint = HINTS.get(kind, "")
-            tail = pick(TAILS).format(cols=f"{key_col}, answer" + (f" ({hint})" if hint else ""))
-            when = pick(WHEN).format(date=format_date(self.as_of, 0))
-            question = f"{pick(PURPOSES)} {q} {when} {tail}"
+            cols = [key_col, ans_col]
+            hint = NAME_HINT if attr is None else HINTS.get(kind, "")
+            tail = say(TAILS).format(cols=f"{key_col}, {ans_col}" + (f" ({hint})" if hint else ""))
+            when = say(WHEN).format(date=format_date(self.as_of, 0))
+            question = f"{say(PURPOSES)} {q} {when} {tail}"
         hops_out = []
         for e in path:
             hk = g.kinds[int(g.kind[e])]

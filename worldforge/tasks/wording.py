@@ -54,15 +54,13 @@ PURPOSES = {
         "For an archive project I volunteer on, I need the entries this period is missing."],
 }
 # Task rules: what counts and where to look; each true of how the gold is built.
+# (no rule says how hard the search is or where lists fall short: that is the agent's to find)
 RULES = {
-    "filter": ["Only count those that meet every condition on that date; former ones don't count.",
-               "Lists on one site may be incomplete, so check beyond the first list you find."],
+    "filter": ["Only count those that meet every condition on that date; former ones don't count."],
     "ranked": ["Use each one's figure as of that date, not an older one.",
                "Rank them on the figure itself; rounded numbers in summaries are not enough to decide close calls."],
-    "timeline": ["Include tenures that had already ended as well as current ones.",
-                 "A directory may list only some of them, so check the individual pages."],
-    "events": ["Date each event by when it happened, not by when it was reported.",
-               "News coverage may miss some events; check the individual pages too."],
+    "timeline": ["Include tenures that had already ended as well as current ones."],
+    "events": ["Date each event by when it happened, not by when it was reported."],
 }
 ASKS = {
     "filter": ["Please find every one of the {what}.", "Could you list all {what}?", "I need all {what}.",

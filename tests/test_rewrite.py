@@ -41,14 +41,19 @@ def test_each_kind_of_damage_is_refused(bad, problem):
 @pytest.mark.parametrize("original, rewrite, problem", [
     # what SmolLM2-135M-Instruct wrote for demo messages, and the first check let through
     ("Opening Cities in Tisland.", "Cities in Tisland.", "length"),  # the action is gone
+    ("I'll read Cities in Tisland, the list itself.", "Cities in Tisland, the list itself.", "first person dropped"),
+    ("Companies in Braeria is the list to work from.", "Companies in  Braeria is the list to work from.", "unchanged"),
     ("Let me read Lunnilo Ultra.", "Lunnilo Ultra, no.", "negation added"),
     ("Against that, Yorhaven goes: 22,423 km for area misses \"lying in regions covering between 5,000 and 20,000 km\".",
      "Against that, Yorhaven goes: 22,423 km for area misses \"lying in regions covering between 5,000 and 20,000 km\" "
      "with area misses \"lying in regions covering between 5,000 and 20,000 km\".", "repeated"),
     ("冯平文的页面打开了，继续核对。", "冯平文的页面没有打开，继续核对。", "negation added"),
+    ("Ratel Partners came back as it stood on 2020-01-18; a fresh load should give the current text.",
+     "The current text is as follows:\n\nRatel Partners came back as it stood on 2020-01-18; a fresh load should give "
+     "the current text.", "preamble"),
 ])
 def test_a_real_small_models_slips_are_refused(original, rewrite, problem):
-    got = check_rewrite(original, rewrite, set(), NameMask(["Tisland", "Lunnilo Ultra", "Yorhaven", "冯平文"]),
+    got = check_rewrite(original, rewrite, set(), NameMask(["Tisland", "Lunnilo Ultra", "Yorhaven", "冯平文", "Ratel Partners", "Braeria"]),
                         "zh" if "冯" in original else "en")
     assert problem in got, got
 

@@ -26,7 +26,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..plumbing import URL_PATTERN, stable_hash
-from ..tokens import estimate_tokens
 from .measure import NameMask, is_state
 
 SYSTEM = {
@@ -49,6 +48,8 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n+)$")
 _MARKUP = re.compile(r"^\s*(?:[-*#>|]|\d+[.)]\s)", re.M)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _REASONING = re.compile(r"<think>.*?</think>", re.S)
+_FIRST_PERSON = {"en": re.compile(r"\b(?:I|I'[a-z]+|me|my|mine|let's|we|our|us)\b"), "zh": re.compile(r"我")}
+_PREAMBLE = re.compile(r"[^\n]{0,80}[:：]\s*\n")  # a first line that only announces what follows
 # words that turn a statement round: a rewrite with more of them than the message says otherwise
 _NEGATION = {"en": re.compile(r"\b(?:no|not|never|none|nothing|nobody|neither|nor|cannot)\b|n't\b", re.I),
              "zh": re.compile(r"[不没未无非别]")}
@@ -90,7 +91,14 @@ def check_rewrite(original: str, rewrite: str, shown: set[str], mask: NameMask, 
         problems.append("length")
     if _MARKUP.search(rewrite) or "<tool_call>" in rewrite or "```" in rewrite:
         problems.append("markup")
+    if _PREAMBLE.match(rewrite) and not _PREAMBLE.match(original):
+        problems.append("preamble")  # 'The current text is as follows:' before the message: talk about the task
     zh = language == "zh"
+    if " ".join(rewrite.split()) == " ".join(original.split()):
+        problems.append("unchanged")  # a copy is no rewrite (the grammar text stays, and is not counted as kept)
+    first = _FIRST_PERSON["zh" if zh else "en"]
+    if first.search(original) and not first.search(rewrite):
+        problems.append("first person dropped")  # "I'll read X." -> "X.": the action, and the thinker, are gone
     neg = _NEGATION["zh" if zh else "en"]
     if len(neg.findall(_URL.sub(" ", rewrite))) > len(neg.findall(_URL.sub(" ", original))):
         problems.append("negation added")  # 'Let me read X.' -> 'X, no.'
@@ -173,10 +181,13 @@ def rewrite_narration(trajectories: list[dict], llm, render, mask: NameMask, lan
     convs = [[{"role": "system", "content": SYSTEM[lang]}, {"role": "user", "content": t["messages"][i]["content"]}]
              for t, i in todo]
     s = render.sampling
+    tok = llm.get_tokenizer()  # the room a rewrite gets is counted in the model's own tokens (a small
+    # model's byte-level vocabulary spends two or three on a Chinese character)
+    size = [len(tok.encode(t["messages"][i]["content"], add_special_tokens=False)) for t, i in todo]
     params = [SamplingParams(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k,
-                             max_tokens=min(s.max_tokens, 16 + 5 * estimate_tokens(t["messages"][i]["content"]) // 2),
+                             max_tokens=min(s.max_tokens, 16 + 5 * n // 2),
                              seed=stable_hash(seed, "narration", t["instance_id"], t.get("sample", 0), i) % (2**31))
-              for t, i in todo]
+              for (t, i), n in zip(todo, size)]
     kw = {"enable_thinking": render.enable_thinking}
     shown: dict[int, dict[int, set[str]]] = {}
     for t, i in todo:

@@ -601,3 +601,26 @@ def test_chinese_headers_never_take_an_english_unit():
         if "player" in world.types:
             assert TaskSchema.zh_unit(schema, "player", "height_cm", "cm") == "厘米"
     assert n > 20
+
+
+def test_a_unit_without_a_chinese_word_is_left_out_and_named():
+    """One answer to how a unit reads in Chinese (`world.lexicon.unit_in`, read by pages and
+    headers alike): the pack's own word, else the usual one (米 for m), else none, never the
+    English word; `validate` names each attribute that loses its unit and how to give it."""
+    from types import SimpleNamespace
+
+    from worldforge.world.lexicon import lexicon_warnings, unit_in
+    from worldforge.world.validate import load_world
+
+    world = load_world(REPO / "worlds" / "demo_zh.yaml")
+    area = world.types["country"].attributes["area_km2"]
+    assert unit_in(area, "zh") == "平方千米" and unit_in(area, "en") == "km²"
+    bare = area.model_copy(update={"i18n": {}})
+    assert unit_in(bare, "zh") == "平方公里"  # the usual word for a common unit
+    years = area.model_copy(update={"i18n": {}, "unit": "years"})
+    assert unit_in(years, "zh") is None and unit_in(years, "en") == "years"
+    assert lexicon_warnings(world) == []
+    fake = SimpleNamespace(spec=SimpleNamespace(language="zh"), pack_of_type=lambda t: "startups",
+                           types={"startup": SimpleNamespace(attributes={"age": years, "area": bare})})
+    (where, msg), = lexicon_warnings(fake)
+    assert where == "startup.age" and "'years'" in msg and "i18n: {zh: {unit: ...}}" in msg and "'startups'" in msg

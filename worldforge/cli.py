@@ -168,6 +168,7 @@ def validate(spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds
     """Validate a world spec and its domain packs; report every problem at once (exit code 2)."""
     from .world.capacity import count_warnings
     from .world.invariants import all_invariants
+    from .world.lexicon import lexicon_warnings
     from .world.spec import expected_counts
     from .world.validate import load_world
 
@@ -181,7 +182,7 @@ def validate(spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds
                                 rows, ("type", "pack", "sized", "expected count")))
     console.print(f"[green]valid:[/] {len(world.packs)} pack(s), {len(world.types)} types, "
                   f"{len(world.relations)} relations, {len(all_invariants(world))} invariants")
-    for _, w in count_warnings(world):
+    for _, w in count_warnings(world) + lexicon_warnings(world):
         err_console.print(f"[yellow]warning:[/] {w}")
 
 

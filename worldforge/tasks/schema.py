@@ -15,7 +15,6 @@ attribute ("population of headquarters"), with the unit last ("area of country (
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +24,7 @@ from ..web.grammar import phrase_label
 from ..web.pages import humanise, predicate_meta
 from ..web.pages import plural as plural_word
 from ..world.arrays import Step, WorldArrays, lookup_target, world_hops
+from ..world.lexicon import unit_in
 from ..world.pack import CategoricalAttr, DateAttr, DerivedAttr, NumericAttr
 
 # Value kinds of a column or a constrained attribute, and WideSearch's pipeline for each.
@@ -154,9 +154,6 @@ _NOUNS = {"born": "birth date", "founded": "founding date", "established": "date
           "opened": "opening date", "died": "death date"}
 
 
-# Units as a Chinese column header writes them ("people" goes without saying: 人口).
-ZH_UNITS = {"people": None, "km²": "平方公里", "m": "米", "cm": "厘米", "USD": "美元", "million USD": "百万美元",
-            "employees": "人", "students": "人", "citations": "次", "seats": "人"}
 
 
 ZH_WORDS = {"rank": "排名", "date": "日期", "start year": "开始年份", "end year": "结束年份", "year": "年份",
@@ -277,15 +274,9 @@ class TaskSchema:
         return getattr(self.types[t].attributes.get(a), "unit", None)
 
     def zh_unit(self, t: str, a: str, unit: str | None) -> str | None:
-        """An attribute's unit as a Chinese header gives it: the pack's own Chinese unit, else the
-        usual Chinese word for a common one, else none where it would be English ('years')."""
-        s = self.types[t].attributes.get(a)
-        own = s.text("unit", "zh") if unit and hasattr(s, "text") else None
-        if own and own != unit:
-            return own
-        if unit in ZH_UNITS:
-            return ZH_UNITS[unit]
-        return None if unit is None or re.search(r"[A-Za-z]", unit) else unit
+        """An attribute's unit as a Chinese header gives it (`world.lexicon.unit_in`: the pack's
+        own Chinese unit, else the usual Chinese word for a common one, else none)."""
+        return unit_in(self.types[t].attributes.get(a), "zh") if unit else None
 
     def zh_noun(self, t: str) -> str | None:
         """A type's Chinese noun (the pack's `plural: {zh: ...}`; Chinese nouns have no plural)."""

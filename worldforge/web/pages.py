@@ -34,6 +34,7 @@ import polars as pl
 
 from ..plumbing import iri_quote
 from ..plumbing import quote_ident as _q
+from ..world.lexicon import unit_in
 from ..world.options import RenderOptions
 from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LinkNumber, LookupAttr, NumericAttr
 from ..world.sampling import DEFAULT_SYLLABLES, child_rng
@@ -208,9 +209,7 @@ def predicate_meta(world: ResolvedWorld, lang: str) -> dict[tuple[str, str], Pre
         meta[(t, "name")] = PredicateMeta("Name" if lang == "en" else "名称", ())
         for a, s in et.attributes.items():
             label = attribute_label(s, a, lang)
-            unit = getattr(s, "unit", None)
-            if unit is not None and hasattr(s, "text"):
-                unit = s.text("unit", lang) or unit
+            unit = unit_in(s, lang)  # (none where the language has no word for it: no English unit in Chinese)
             meta[(t, a)] = PredicateMeta(label, own(s, "phrases"), unit,
                                          headlines=own(s, "headlines") if isinstance(s, DateAttr) else ())
     for r, rs in world.relations.items():

@@ -409,6 +409,10 @@ def test_a_count_is_never_read_off_a_list_it_did_not_see_whole():
     old = read_page(url, whole.text)
     old.state = "archived"
     assert count(old) is None
+    stated = read_page(url, head + "The full list of 43 clubs is on [a separate page](https://lists.example/clubs/gerald-ponce).\n")
+    assert count(stated) == 43
+    stated.state = "archived"  # an old snapshot's stated count is the count then
+    assert count(stated) is None
     # a full list whose page never loads is lost, not empty
     reader = ListReader("https://lists.example/clubs/gerald-ponce", "Gerald Ponce: Clubs")
 
@@ -416,4 +420,14 @@ def test_a_count_is_never_read_off_a_list_it_did_not_see_whole():
         def page(self, u, purpose):
             return None
 
-    assert reader.step(NoPage()) == [] and reader.lost
+    assert reader.step(NoPage()) == [] and not reader.whole()
+    # nor one that came only as a cut copy
+    listing = ("# Gerald Ponce: Clubs\n\n| Club | From | To |\n|---|---|---|\n"
+               "| [Real Saquin](https://enc.org/wiki/Real_Saquin) | 2005 | 2011 |\n| [FC Nor")
+
+    class CutPage:
+        def page(self, u, purpose):
+            return read_page(u, listing)
+
+    reader = ListReader("https://lists.example/clubs/gerald-ponce", "Gerald Ponce: Clubs")
+    assert len(reader.step(CutPage())) == 1 and not reader.whole()

@@ -64,3 +64,11 @@ def test_a_name_the_context_showed_may_be_added_and_chinese_stays_chinese():
     assert "language" in check_rewrite(zh, "Feng Pingwen worked at 永和理工大学 from 1994; 3 candidates remain, 冯平文.", set(), MASK, "zh")
     assert "word added" in check_rewrite(zh, "冯平文在永和理工大学（Harvard）任职，始于1994年；还剩3个候选。", set(), MASK, "zh")
     assert "cut at max_tokens" in check_rewrite(EN, GOOD, set(), MASK, "en", finish_reason="length")
+
+
+def test_the_new_rules_do_not_refuse_a_fair_paraphrase():
+    mask = NameMask(["Lunnilo Ultra", "冯平文"])
+    got = check_rewrite("Let me open Lunnilo Ultra next.", "Let's open Lunnilo Ultra now.", set(), mask, "en")
+    assert "first person dropped" not in got and "negation added" not in got, got
+    got = check_rewrite("我打开冯平文的两个页面。", "我分别打开冯平文的这两个页面，看看未来的安排。", set(), mask, "zh")
+    assert "negation added" not in got, got

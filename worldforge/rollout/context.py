@@ -89,6 +89,17 @@ def resume_content(query: str, states: list[str] | str, language: str | None = "
     return f"{query}\n\n---\n{_RESUME[language_of(language)]}\n\n" + "\n\n".join(notes)
 
 
+def compact_limit(budget: int | None, note_tokens: int = 0, grew: int = 0, replacing_tokens: int = 0) -> int | None:
+    """Where a segment is closed by a note (None: never), for the rollouts' environment and the
+    verl kit's agent loop alike: `COMPACT_AT` of the budget, less room for the note (as long as
+    the last one, `note_tokens`, a tenth of the budget before the first, and as long as all of
+    them, `replacing_tokens`, when the next one replaces them) and for a turn like the last one
+    (half of what it added, `grew`): the segment, its next turn and its note stay in the budget."""
+    if budget is None:
+        return None
+    return compact_threshold(budget, max(note_tokens, budget // 10, replacing_tokens)) - max(grew, 0) // 2
+
+
 def compact_threshold(budget: int | None, state_tokens: int = 0) -> int | None:
     """Visible tokens past which a context is compacted (None: never). The segment ends with a
     new note about as long as the last one (`state_tokens`), so the point comes that much

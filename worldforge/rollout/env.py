@@ -34,7 +34,7 @@ from ..web.search import SNIPPET_CHARS, SNIPPET_CHARS_ZH, SearchEngine, check_ur
 from ..web.search import TOOLS as WEB_TOOLS
 from ..world.options import RolloutOptions
 from . import perturb
-from .context import MIN_TURNS, compact_threshold, compaction_prompt, consolidates, consolidation_prompt, resume_content
+from .context import MIN_TURNS, compact_limit, compact_threshold, compaction_prompt, consolidates, consolidation_prompt, resume_content
 
 _log = logging.getLogger(__name__)
 
@@ -559,8 +559,7 @@ class Episode:
         # its next turn and its note stay in the budget
         budget = self.context["budget"]
         whole = consolidates(self._notes_size, budget, getattr(self, "_whole_size", 0))
-        limit = compact_threshold(budget, max(self._note_size, budget // 10 if budget else 0, self._notes_size if whole else 0))
-        limit = None if limit is None else limit - max(grew, 0) // 2
+        limit = compact_limit(budget, self._note_size, grew, self._notes_size if whole else 0)
         if not self.done and limit is not None and used > limit and self._seg_turns >= MIN_TURNS:
             self.consolidating = whole
             text = (consolidation_prompt(used, self.context["budget"], self._notes_size, self.language) if self.consolidating

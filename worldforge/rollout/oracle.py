@@ -416,17 +416,19 @@ class Research:
             return None
         sec = page.section(hop["label"])
         box = _in_box(hop)
-        if box or (sec is None and page.infobox_rows(hop["label"])):
+        if page.state == "archived":
+            n = None  # an old snapshot: what it lists (or says it lists) is not the count now
+        elif box or (sec is None and page.infobox_rows(hop["label"])):
             items = self._targets(page, hop, name)
             n = NEED if items is NEED else len(items)
         elif sec is not None and sec.more_count and not hop.get("current"):
             n = sec.more_count  # stated: no need to read the whole list to count it
-        elif sec is not None and (sec.cut and not sec.more_url or page.state == "archived"):
-            n = None  # the page stops inside the list, or is an old snapshot: what it lists is not the count now
+        elif sec is not None and sec.cut and not sec.more_url:
+            n = None  # the page stops inside the list: its items so far are not its count
         elif sec is not None:
             items = self._section_items(page, hop["label"], page.name or name, current=hop.get("current", False))
             reader = self.full_lists.get(sec.more_url) if sec.more_url else None
-            n = NEED if items is NEED else None if reader is not None and reader.lost else len(items)
+            n = NEED if items is NEED else None if reader is not None and not reader.whole() else len(items)
         elif page.state != "ok" or (page.url and page.url != url):
             n = None  # a page cut short, an old copy, or another site standing in for one that failed may not show it
         else:

@@ -48,11 +48,12 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n+)$")
 _MARKUP = re.compile(r"^\s*(?:[-*#>|]|\d+[.)]\s)", re.M)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _REASONING = re.compile(r"<think>.*?</think>", re.S)
-_FIRST_PERSON = {"en": re.compile(r"\b(?:I|I'[a-z]+|me|my|mine|let's|we|our|us)\b"), "zh": re.compile(r"我")}
+_FIRST_PERSON = {"en": re.compile(r"\bI\b|\bI'[a-z]+\b|(?i:\b(?:me|my|mine|let's|let us|we|we'[a-z]+|our|us)\b)"),
+                 "zh": re.compile(r"我")}
 _PREAMBLE = re.compile(r"[^\n]{0,80}[:：]\s*\n")  # a first line that only announces what follows
 # words that turn a statement round: a rewrite with more of them than the message says otherwise
 _NEGATION = {"en": re.compile(r"\b(?:no|not|never|none|nothing|nobody|neither|nor|cannot)\b|n't\b", re.I),
-             "zh": re.compile(r"[不没未无非别]")}
+             "zh": re.compile(r"不|没|未(?!来)|无(?!论)")}  # (not 未来 'future', 无论 'whatever', 分别, 非常)
 
 
 def _numbers(text: str) -> set[str]:

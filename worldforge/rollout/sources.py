@@ -99,10 +99,18 @@ class ListReader:
         self.urls: dict[int, str] = {}  # page -> the address it was read at
         self.known: dict[int, str] = {}
         self.lost: set[int] = set()
+        self.partial: set[int] = set()  # pages read only from a cut or archived copy
         self.told: set[int] = set()  # page counts it has said it read
         self.page_of: dict[str, int] = {}  # an entry's address -> the page of the list that shows it
 
+    def whole(self) -> bool:
+        """Every page of the list read in full (a page that never loaded, or only a cut or old
+        copy of it, leaves the list known in part: its entries are not its count)."""
+        return not (self.lost - set(self.pages)) and not self.partial
+
     def _add(self, page: Page) -> None:
+        if page.state != "ok":
+            self.partial.add(page.page)
         if page.page not in self.pages:
             self.pages[page.page] = (list(page.headers), [(n, u, list(c)) for n, u, c in page.rows], page.pages)
             self.urls[page.page] = page.url

@@ -46,7 +46,7 @@ from verl.experimental.agent_loop.tool_agent_loop import AgentData, AgentState, 
 from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import ToolResponse
 
-from ..rollout.context import MIN_TURNS, compact_threshold, compaction_prompt, resume_content
+from ..rollout.context import MIN_TURNS, compact_limit, compaction_prompt, resume_content
 
 FINAL_ANSWER = "final_answer"
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
@@ -221,8 +221,10 @@ class WorldforgeAgentLoop(ToolAgentLoop):
         """Past the compaction point, with at least MIN_TURNS turns in this segment and room in
         its response for the state."""
         _prefix, turns = self._segment_start
-        limit = compact_threshold(self.context_tokens, self._note_tokens)
-        return (len(d.prompt_ids) > limit and d.assistant_turns - turns >= MIN_TURNS
+        used = len(d.prompt_ids)
+        grew, self._last_used = used - (getattr(self, "_last_used", None) or used), used
+        limit = compact_limit(self.context_tokens, self._note_tokens, grew)  # as the rollouts' environment compacts
+        return (limit is not None and used > limit and d.assistant_turns - turns >= MIN_TURNS
                 and len(d.response_mask) + 256 < self.response_length)
 
     async def _compact(self, d: AgentData) -> AgentState:

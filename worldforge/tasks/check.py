@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ..plumbing import URL_PATTERN
+from ..web.text import LATIN_UNIT
 
 _URL = re.compile(URL_PATTERN)
 _COMMON = {
@@ -25,7 +26,7 @@ _BY_LANGUAGE = {
         "word twice": re.compile(r"\b(the|a|an|of|in|and|to|by)\s+\1\b", re.I),
     },
     "zh": {
-        "latin unit": re.compile(r"(?<![0-9A-Za-z_.,])\d[\d,.]*\s?[A-Za-z]+\b|（[A-Za-z][A-Za-z ]*）"),
+        "latin unit": re.compile(LATIN_UNIT.pattern + r"|（[A-Za-z][A-Za-z ]*）"),
         "garbled particle": re.compile(r"于在|的的"),
     },
 }

@@ -368,9 +368,11 @@ class MultiHopSampler:
             answer = cell_text(v, kind)
             aliases = answer_aliases(v, kind, s.unit(end_type, attr))
             lab = s.label(end_type, attr).lower()
-            if kind == NUMBER and not s.zh and _counted(lab):
-                lab = f"number of {lab}"  # 'Teams' holds how many: 'the number of teams of ...'
-            ans_col = s.label(end_type, attr) if s.zh else lab
+            unit = s.unit(end_type, attr)
+            if kind == NUMBER and not s.zh and _counted(lab) and (unit is None or unit.lower().split()[-1] == lab.split()[-1]):
+                lab = f"number of {lab}"  # 'Teams' holds how many: 'the number of teams of ...' (not 'listeners' in thousands)
+            # the column says its unit ('listeners (thousand monthly listeners)'): the figure is written as the pages give it
+            ans_col = s.with_unit(end_type, attr, s.label(end_type, attr) if s.zh else lab)
             if s.zh:  # (what a number is: 是多少; what a name or category is: 是什么)
                 tmpl = say(ZH["date"] if kind == DATE else ZH["attr"][1:] if kind == NUMBER else ZH["attr"][:2])
                 lab = s.label(end_type, attr)

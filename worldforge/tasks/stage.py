@@ -557,6 +557,10 @@ class _Generator:
                         reason = "namesake-rows"  # two rows alike, or a list naming one of two namesakes
                     elif any(isinstance(v, str) and v in self.ambiguous for v in question[2]):
                         reason = "ambiguous-name"
+                if reason is None:
+                    question = question if self.ambiguous else self.wording.describe(task)
+                    if question_problems(question[0], [c.name for c in task.columns], opt.language):
+                        reason = "garbled-question"  # a pack phrase the wording cannot say right
             if reason is not None:
                 self.dropped["table"][reason] += 1
                 fails[(t, shape)] += 1
@@ -568,15 +572,10 @@ class _Generator:
                 continue
             fails[(t, shape)] = fails[t] = 0
             self.seen.add(key)
-            if not self.ambiguous:
-                question = self.wording.describe(task)
             rows_parts = np.unique(self.parts.of[cand.t][cand.rows.codes]) if self.parts.root else np.array([-1])
             part = self.part_name(int(rows_parts[0])) if len(rows_parts) == 1 else None
             rec = _table_record(self.world, task, question, opt, self.web, part,
                                 table_question(self.schema, task, question[1], self.as_of, self.parts.home.get(cand.t)))
-            if question_problems(rec["query"], [c.name for c in task.columns], opt.language):
-                self.dropped["table"]["garbled-question"] += 1  # a pack phrase the wording cannot say right
-                continue
             records.append(rec)
             golds[rec["instance_id"]] = ([c.name for c in task.columns], task.gold_rows)
             if split != "train":
@@ -667,6 +666,8 @@ class _Generator:
             reason = task if isinstance(task, str) else None
             if reason is None and str(task.gold_rows[0][0]) in self.ambiguous:
                 reason = "ambiguous-name"
+            if reason is None and question_problems(task.question, list(task.columns), opt.language):
+                reason = "garbled-question"
             if reason is None:
                 key = (task.start, task.answer_entity, task.answer_attr)
                 if key in self.seen:
@@ -700,9 +701,6 @@ class _Generator:
             part = self.part_name(int(self.parts.of[WorldArrays.type_of(task.start)][self.arrays.code(task.start)])) \
                 if self.parts.root else None
             rec = _multihop_record(self.world, task, ev, opt, split, part, chain_question(self.schema, task, self.as_of))
-            if question_problems(rec["query"], list(task.columns), opt.language):
-                self.dropped["multihop"]["garbled-question"] += 1
-                continue
             records.append(rec)
             golds[rec["instance_id"]] = (task.columns, task.gold_rows)
             if split != "train":

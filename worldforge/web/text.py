@@ -89,11 +89,11 @@ _LINK_TARGET_RE = re.compile(r"\]\([^)]*\)")
 # A phrase whose slot was left empty or unfilled: a preposition with nothing after it but a mark
 # (' since .', ' on ,'), a template field, an empty bracket, a Chinese preposition before a mark.
 # a person called "it", a thing "he" or "she" (what a writer slips into when it misses who the subject is)
-_IT_PERSON = re.compile(r"\b[Ii]t (?:was born|graduated|joined|studied|married|played|plays|works|worked|signed|earns|earned"
-                        r"|received|won|retired|coached|coaches|lives|lived|died)\b")
+_IT_PERSON = re.compile(r"\b[Ii]t (?:was born|graduated|studied|married|died|earns a living|earned a living)\b")  # (only a person does these)
 _HE_THING = re.compile(r"\b(?:[Hh]e|[Ss]he) (?:was founded|was established|is headquartered|is based|was released|was formed"
                        r"|was incorporated|was built)\b")
-_LATIN_UNIT = re.compile(r"(?<![0-9A-Za-z_.,])\d[\d,.]*\s?[A-Za-z]+\b")  # '83 m', '5 years' in a Chinese sentence
+# '83 m', '83m的', '5 years' in a Chinese sentence (not a code: 'COVID-19', '0700.HK', '4K', a DOI '10.55abc/...')
+LATIN_UNIT = re.compile(r"(?<![0-9A-Za-z_.,/-])\d[\d,]*(?:\.\d+)?\s?(?![A-Z]\b|[A-Z](?![A-Za-z]))[A-Za-z]+(?![A-Za-z/])")
 _GARBLED_ZH = re.compile(r"于在")
 _EMPTY_SLOT = re.compile(r" (?:since|on|from|until|in|at|to|by) [.,;:)]|\{[a-z_]+\}|\(\s*\)|（\s*）|(?:于|自|从)[。，；）]")
 # a link target, a URL (an IRI may hold CJK letters) or a bare host (which CJK text may follow unspaced)
@@ -215,7 +215,7 @@ class FactSheetCheck:
         if self.blank is not None:
             body = self.blank.sub(lambda m: " " if _whole(m) else m.group(0), body)
         if self.language == "zh":  # a Chinese sentence takes Chinese units and particles
-            out += [f"latin unit {m.group(0)!r}" for m in _LATIN_UNIT.finditer(body)]
+            out += [f"latin unit {m.group(0)!r}" for m in LATIN_UNIT.finditer(body)]
             out += [f"garbled {m.group(0)!r}" for m in _GARBLED_ZH.finditer(body)]
         dates, rest = _dates_in(body)
         scaled = scaled_in(rest)

@@ -11,7 +11,10 @@ the server's saturation. A malformed-request storm runs alongside (`--storm` req
 bad JSON, wrong types, unknown episodes, oversized bodies, unknown routes; every answer must
 be a 4xx, GET /mcp included). Halfway through, a Search-R1 client posts one /retrieve batch of
 `--retrieve` queries (default 2,560, its largest batch), answered in 5 ms slices between the
-episodes' requests. Prints requests/s, p50/p99 latency per tool, the batch's time, and errors.
+episodes' requests. Prints requests/s, p50/p99 latency per tool, the batch's time, and errors. Then two hostile
+final answers (5,000 junk rows; the gold's keys with numbers for every value) are scored while
+another connection polls /health: the step's time and the slowest /health (scoring runs in a
+worker thread, so no request waits on it).
 
     python benchmarks/serve.py                              # demo world, 64 episodes, 60 s
     python benchmarks/serve.py --world build/demo --think 0 --seconds 20
@@ -209,6 +212,63 @@ async def drive(port: int, eps: list, n: int, seconds: float, think: float, stor
     return {"lat": lat, "errors": errors, "calls": calls, "wall": wall, "storm": storm_stats, "retrieve": batch}
 
 
+def hostile_answers(world: Path) -> tuple[str, list[tuple[str, str]]]:
+    """(task id, [(label, answer)]): answers a degenerate policy writes, for the widest table task:
+    the gold table plus 5,000 junk rows (about half the 1 MiB body limit), and the gold's keys with
+    a number in every other cell (each cell of a date column is one that dateparser cannot read, the
+    scorer's slowest)."""
+    import csv
+
+    tasks = [json.loads(x) for x in (world / "tasks" / "tasks.jsonl").read_text().splitlines()]
+    def gold(t):
+        return list(csv.reader((world / "tasks" / "gold" / f"{t['instance_id']}.csv").open(encoding="utf-8")))
+    t = max((t for t in tasks if t["kind"] == "table"), key=lambda t: len(gold(t)))
+    header, *rows = gold(t)
+    rng = random.Random(0)
+
+    def md(rs):
+        return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rs)])
+    junk = [[f"Junk {i} {rng.random():.6f}" for _ in header] for i in range(5000)]
+    keyed = [[r[0], *(f"{rng.random() * 1e6:.4f}" for _ in header[1:])] for r in rows]
+    return t["instance_id"], [(f"gold + 5,000 junk rows ({len(md(rows + junk)) / 1e6:.2f} MB)", md(rows + junk)),
+                              (f"the gold's {len(rows)} keys, numbers in every other cell", md(keyed))]
+
+
+async def _poll_health(port: int, done: asyncio.Event) -> tuple[float, int]:
+    """GET /health every 20 ms until `done`: (the slowest answer's seconds, answers)."""
+    h, worst, polls = Connection("127.0.0.1", port), 0.0, 0
+    while not done.is_set():
+        t0 = time.perf_counter()
+        await h.request("GET", "/health")
+        worst, polls = max(worst, time.perf_counter() - t0), polls + 1
+        await asyncio.sleep(0.02)
+    h.close()
+    return worst, polls
+
+
+async def hostile(port: int, world: Path) -> list[tuple[str, float, float, int]]:
+    """Each hostile answer submitted while another connection polls /health: (label, the step's
+    seconds, the slowest /health's seconds, health requests answered meanwhile)."""
+    task_id, answers = hostile_answers(world)
+    out = []
+    for label, answer in answers:
+        c = Connection("127.0.0.1", port)
+        _, data = await c.request("POST", "/episodes", json.dumps({"task_id": task_id}).encode())
+        eid = json.loads(data)["episode_id"]
+        body = json.dumps({"name": "final_answer", "arguments": {"answer": answer}}).encode()
+        done = asyncio.Event()
+        poller = asyncio.create_task(_poll_health(port, done))
+        t0 = time.perf_counter()
+        await c.request("POST", f"/episodes/{eid}/step", body)
+        took = time.perf_counter() - t0
+        done.set()
+        worst, polls = await poller
+        await c.request("DELETE", f"/episodes/{eid}")
+        c.close()
+        out.append((label, took, worst, polls))
+    return out
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000 if xs else float("nan")
@@ -232,6 +292,8 @@ def main() -> None:
     ap.add_argument("--search-cache", type=int, default=8192, help="the server's search cache (0: off)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--retrieve", type=int, default=2560, help="queries in the Search-R1 /retrieve batch sent halfway (0: none)")
+    ap.add_argument("--no-hostile", dest="hostile", action="store_false",
+                    help="skip the hostile answers scored while /health is polled (after the load)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         world = a.world or build_demo(Path(tmp))
@@ -250,6 +312,7 @@ def main() -> None:
                         sys.exit(f"the server did not start:\n{server.stderr.read().decode()[-2000:]}")
                     time.sleep(0.1)
             r = asyncio.run(drive(port, eps, a.episodes, a.seconds, a.think, a.storm, a.seed, a.retrieve))
+            bad = asyncio.run(hostile(port, world)) if a.hostile else []
             alive = server.poll() is None
             health = json.loads(asyncio.run(Connection("127.0.0.1", port).request("GET", "/health"))[1]) if alive else {}
         finally:
@@ -276,6 +339,10 @@ def main() -> None:
     if b:
         print(f"Search-R1 batch: {b['queries']:,} queries in one /retrieve request -> HTTP {b['status']}, {b['answered']:,} "
               f"answered in {b['seconds']:.2f} s ({b['queries'] / b['seconds']:,.0f} queries/s), alongside the episodes")
+    if bad:
+        print("\n| hostile final_answer (widest task) | step s | slowest /health ms | /health answered meanwhile |\n|---|---:|---:|---:|")
+        for label, took, worst, polls in bad:
+            print(f"| {label} | {took:.2f} | {worst * 1000:.1f} | {polls:,} |")
     cache = health.get("search_cache", {})
     if cache:
         print(f"search cache: {cache['hits']:,} hits, {cache['misses']:,} misses (the replay repeats the oracle's queries)")

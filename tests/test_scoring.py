@@ -460,3 +460,25 @@ def test_a_gold_table_cut_at_a_row_boundary_is_caught_by_its_digest(tmp_path):
     assert score_files(tasks, r)[0][0].gold_rows == 1
     with pytest.raises(WorldforgeError, match="holds the task folders tasks, not tasks of its own"):
         score_files(tmp_path, r)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_answer_past_the_row_limit_scores_zero_before_its_cells_are_read(mode, monkeypatch):
+    """Ten times the gold's rows (at least 100): a degenerate answer is 0 at once, with the
+    reason, and no date of it is read; a right answer padded with junk up to the limit still
+    scores as its rows deserve, and junk rows that join no gold row cost no date reading."""
+    from worldforge.tasks import widesearch as ws
+
+    limit = ws.row_limit(len(GOLD))
+    assert limit == 100
+    junk = [[f"Junk {i}", "x", f"not a date {i}", "1", "https://j.example"] for i in range(limit)]
+    parsed = []
+    real = ws.parse_date.__wrapped__
+    monkeypatch.setattr(ws, "parse_date", lambda c, a=None: parsed.append(c) or real(c, a))
+    s = score(table(GOLD + junk), mode)
+    assert metrics(s) == ZERO and s.predicted_rows == limit + len(GOLD) and "over the limit of 100" in s.note
+    assert not any(c.startswith("not a date") for c in parsed)
+    s = score(table(GOLD + junk[:limit - len(GOLD)]), mode)
+    assert s.item_recall == 1.0 and 0 < s.item_precision < 0.05
+    if mode == "widesearch":  # WideSearch reads every date of the joined rows only
+        assert not any(c.startswith("not a date") for c in parsed)

@@ -8,6 +8,7 @@ import asyncio
 import json
 import socket
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -324,6 +325,48 @@ def test_bad_steps_are_4xx_or_error_results(server, small_run):
         c.delete(f"/episodes/{eid}")
 
 
+def test_an_answer_is_scored_off_the_event_loop_and_nobody_waits_on_it(server, small_run):
+    """A final answer is scored in a worker thread while the server answers others: /health on
+    another connection returns while the answer is still being scored (it was scored on the event
+    loop: /health waited 55.7 s on a 0.5 MB answer), and the reward is the one scoring gives."""
+    import threading
+
+    import httpx
+
+    from worldforge.rollout.env import Episode
+
+    url, service = server
+    task = next(t for t in service.tasks.values() if t.record["kind"] == "table")
+    answer = task.gold_markdown()
+    started, release, where = threading.Event(), threading.Event(), []
+    real = Episode.score_of
+
+    def slow(self, text):  # the scorer, held until /health has been answered
+        where.append(threading.get_ident())
+        started.set()
+        assert release.wait(30)
+        return real(self, text)
+
+    Episode.score_of = slow
+    try:
+        with httpx.Client(base_url=url, timeout=60) as c, httpx.Client(base_url=url, timeout=5) as h:
+            eid = c.post("/episodes", json={"task_id": task.id}).json()["episode_id"]
+            out = {}
+            t = threading.Thread(target=lambda: out.update(c.post(f"/episodes/{eid}/step", json={
+                "name": "final_answer", "arguments": {"answer": answer}}).json()))
+            t.start()
+            assert started.wait(30)
+            assert h.get("/health").json()["status"] == "ok" and t.is_alive()  # answered while the scorer runs
+            release.set()
+            t.join(30)
+            c.delete(f"/episodes/{eid}")
+    finally:
+        Episode.score_of = real
+        release.set()
+    assert out["done"] and out["end"] == "answer" and out["reward"] == 1.0
+    assert len(where) == 1  # scored once, ahead of the turn (the turn used that score)
+
+
 def test_open_episode_limit_and_expiry(small_run):
     from starlette.testclient import TestClient
 
@@ -414,6 +457,40 @@ def test_serve_from_manifest_rebuilds_the_same_world(small_run, tmp_path):
     bad.write_text(json.dumps({k: v for k, v in man.items() if k != "world"}))
     with pytest.raises(Exception, match="holds no world"):
         rebuild_from_manifest(bad, tmp_path / "b2")
+
+
+def test_from_manifest_never_replaces_a_folder_it_did_not_make(small_run, tmp_path):
+    """A world folder of the same name made from another spec (a run's, with its trajectories)
+    is left alone: a clear error names it and the fix, before any work; --force replaces it. A
+    device, an oversized or a mistyped manifest is refused before anything is built."""
+    from worldforge.errors import ExportError
+    from worldforge.serve.build import MAX_MANIFEST_BYTES, rebuild_from_manifest
+
+    _, world, dataset = small_run
+    man = json.loads((dataset / "manifest.json").read_text())
+    theirs = tmp_path / "build" / world.name
+    (theirs / "rollout").mkdir(parents=True)
+    (theirs / "rollout" / "trajectories.jsonl").write_text("{}\n")
+    (theirs / "run.json").write_text("{}")
+    with pytest.raises(ExportError, match=r"holds another world .* another --build-dir, or --force"):
+        rebuild_from_manifest(dataset / "manifest.json", tmp_path / "build")
+    assert (theirs / "rollout" / "trajectories.jsonl").read_text() == "{}\n" and (theirs / "run.json").is_file()
+    for field, value in (("tasks_sha256", 12345), ("tasks_sha256", "abc"), ("seeds", {"perturbations": "7"}),
+                         ("rollout", {"options": None})):
+        bad = tmp_path / "typed.json"
+        bad.write_text(json.dumps(dict(man, **{field: value})))
+        with pytest.raises(ExportError, match=f"`{field}"):
+            rebuild_from_manifest(bad, tmp_path / "other")
+    assert not (tmp_path / "other").exists()
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as f:
+        f.truncate(MAX_MANIFEST_BYTES + 10)  # (sparse: nothing is written)
+    for path in (huge, Path("/dev/zero"), tmp_path):
+        with pytest.raises(ExportError, match="larger than|is not a file"):
+            rebuild_from_manifest(path, tmp_path / "other")
+    path, _, _ = rebuild_from_manifest(dataset / "manifest.json", tmp_path / "build", force=True)
+    assert path == theirs and not (theirs / "rollout").exists()
+    assert rebuild_from_manifest(dataset / "manifest.json", tmp_path / "build")[0] == path  # its own folder: no --force
 
 
 def test_a_tampered_manifest_is_refused_without_writing_outside_the_build(small_run, tmp_path):

@@ -322,11 +322,35 @@ def run_oracle_through_verl(url: str, world, dataset, tiny_model, task_id: str, 
                                    dataset_cls=None, data_config=DictConfigWrap(OmegaConf.create({})), tools=ToolListWrap(tools),
                                    context_tokens=context_tokens or loop_cfg["context_tokens"])
         model.loop = loop
-        out = await loop.run({"temperature": 1.0}, raw_prompt=row["prompt"], tools_kwargs=kwargs, extra_info=row["extra_info"])
+        out = await loop.run({"temperature": 1.0}, raw_prompt=row["prompt"], tools_kwargs=kwargs, extra_info=row["extra_info"],
+                             data_source=row["data_source"], reward_model=row["reward_model"])  # the row's fields, as verl passes them
         return out, loop
 
     out, loop = asyncio.run(go())
     return (out if isinstance(out, list) else [out]), row, loop, model
+
+
+def verl_reward(outs, row, tok) -> float:
+    """The reward verl's own path gives a trajectory's outputs: `AgentLoopWorker._compute_score`
+    (which pads the outputs together) and its naive reward manager over worldforge's
+    `compute_score` (the kit's custom reward), called in process."""
+    import types
+
+    from omegaconf import OmegaConf
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManager
+
+    async def go():
+        manager = NaiveRewardManager(OmegaConf.create({}), tok, compute_score)
+        handle = types.SimpleNamespace(compute_score=types.SimpleNamespace(remote=manager.run_single))
+        w = types.SimpleNamespace(reward_loop_worker_handles=[handle], processor=None, mm_processor_kwargs=None)
+        for name in ("_compute_score", "_compute_multi_modal_inputs", "_compute_position_ids", "_get_mm_processor_kwargs"):
+            setattr(w, name, types.MethodType(getattr(AgentLoopWorker, name), w))
+        await w._compute_score(outs, {"data_source": row["data_source"], "reward_model": row["reward_model"],
+                                      "extra_info": dict(row["extra_info"])})
+        return outs[-1].reward_score
+
+    return asyncio.run(go())
 
 
 def test_verl_agent_loop_compacts_a_wide_task_within_the_kit_budget(server, small_run, tiny_model, tmp_path):  # noqa: F811
@@ -365,6 +389,15 @@ def test_verl_agent_loop_compacts_a_wide_task_within_the_kit_budget(server, smal
     got = compute_score(row["data_source"], tok.decode(outs[-1].response_ids, skip_special_tokens=True),
                         row["reward_model"]["ground_truth"], row["extra_info"])
     assert got["final_answer_called"] == 1.0 and got["score"] > 0.9
+    # the loop sets that reward on the last output, and verl's reward path keeps it
+    assert outs[-1].reward_score == got["score"] and outs[-1].extra_fields["reward_extra_info"]["item_f1"] == got["item_f1"]
+    assert verl_reward(outs, row, tok) == got["score"]
+    # where an earlier segment's prompt is longer than the last one's, verl's own reward path
+    # reads the last response cut short (the final_answer call gone): the reward it would give
+    last = outs[-1].model_copy(update={"reward_score": None, "extra_fields": {}})
+    longer = outs[0].model_copy(update={"prompt_ids": tok.encode("pad " * 400, add_special_tokens=False) + list(last.prompt_ids)})
+    assert verl_reward([longer, last], row, tok) < got["score"]
+    assert verl_reward([longer, outs[-1].model_copy(deep=True)], row, tok) == got["score"]
 
 
 def test_verl_stops_loudly_when_the_server_cannot_be_reached(server, small_run, tiny_model):  # noqa: F811

@@ -943,6 +943,8 @@ def serve(
     from_manifest: Path = typer.Option(None, "--from-manifest", help="A dataset's manifest.json: rebuild its world "
                                        "(plan, render, tasks) under --build-dir, check it is the same, and serve it."),
     build_dir: Path = typer.Option(Path("build"), "--build-dir", "-b", help="Where --from-manifest rebuilds the world."),
+    force: bool = typer.Option(False, "--force", help="Let --from-manifest replace a world folder of the same name that "
+                               "it did not make (everything in it, trajectories included, is deleted)."),
     seed: int = typer.Option(None, "--seed", "-s", min=0, help="Default perturbation seed of episodes (default: the "
                              "world's rollout seed, or the manifest's)."),
     max_episodes: int = typer.Option(1024, "--max-episodes", min=1, help="Open episodes at once; more are refused (429)."),
@@ -964,16 +966,16 @@ def serve(
     from .serve.service import ServiceLimits
 
     options = None
-    if from_manifest is not None:
-        if world_dir is not None:
-            raise typer.BadParameter("give WORLD_DIR or --from-manifest, not both")
-        world_dir, options, man_seed = rebuild_from_manifest(from_manifest, build_dir,
-                                                             on_stage=lambda m: err_console.print(m, soft_wrap=True))
-        seed = man_seed if seed is None else seed
-    elif world_dir is None:
+    if from_manifest is not None and world_dir is not None:
+        raise typer.BadParameter("give WORLD_DIR or --from-manifest, not both")
+    if from_manifest is None and world_dir is None:
         raise typer.BadParameter("give WORLD_DIR (a world with tasks) or --from-manifest MANIFEST")
     with _user_errors():
-        _check_listen(host, port)  # before the server starts: uvicorn exits 3 with its own log line
+        _check_listen(host, port)  # before any rebuild, and before uvicorn exits 3 with its own log line
+    if from_manifest is not None:
+        world_dir, options, man_seed = rebuild_from_manifest(from_manifest, build_dir, force=force,
+                                                             on_stage=lambda m: err_console.print(m, soft_wrap=True))
+        seed = man_seed if seed is None else seed
     err_console.print(f"serving {world_dir} on http://{host}:{port} (MCP at /mcp, the browser view at "
                       f"http://{_shown_host(host)}:{port}/view/); Ctrl-C stops", soft_wrap=True)
     with _user_errors():

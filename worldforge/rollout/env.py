@@ -530,6 +530,7 @@ class Episode:
         budget = self.env.options.context_tokens
         self.context = {"budget": budget, "compact_at": compact_threshold(budget), "peak": self._prefix_size,
                         "compactions": 0, "sizes": []}
+        self.scored: dict[str, dict] = {}  # answers scored ahead of the turn that submits them (`score_of`)
 
     def _size(self, m: dict) -> int:
         n = self.env.count_tokens(m.get("content") or "") + MESSAGE_OVERHEAD
@@ -707,11 +708,30 @@ class Episode:
         """End the episode without an answer (reward 0)."""
         self._end(reason, "")
 
-    def _end(self, reason: str, answer: str) -> None:
+    @staticmethod
+    def submitted(content: str, calls: list[ToolCall]) -> str | None:
+        """The answer a turn submits, as `act` and `reply` read it: the first `final_answer`
+        call's answer string, or the text of a turn without calls; None when it submits none."""
+        if not calls:
+            return content
+        for c in calls:
+            if c.name == "final_answer":
+                _text, args, error = _arguments_text(c.arguments)
+                if error is None and isinstance(args.get("answer"), str):
+                    return args["answer"]
+        return None
+
+    def score_of(self, answer: str) -> dict:
+        """The task's scores for `answer`. Touches nothing of the episode: a server scores an
+        answer in a worker thread and hands it to the turn in `scored` (a long answer then
+        holds up no other request)."""
         ev = Evaluation.model_validate(self.task.record["evaluation"])
-        self.score = score_table(self.task.id, ev, self.task.header, self.task.rows, answer, self.env.task_aliases(self.task),
-                                 mode=self.env.options.scorer, language=self.task.record.get("language", "en"),
-                                 as_of=self.env.as_of).as_dict()
+        return score_table(self.task.id, ev, self.task.header, self.task.rows, answer, self.env.task_aliases(self.task),
+                           mode=self.env.options.scorer, language=self.language, as_of=self.env.as_of).as_dict()
+
+    def _end(self, reason: str, answer: str) -> None:
+        self.score = self.scored.pop(answer, None) or self.score_of(answer)
+        self.scored.clear()
         self.done, self.end = True, reason
         if self.compacting:  # ended while the state was asked for (a turn limit): the prompt was never answered
             self.messages.pop()

@@ -57,7 +57,7 @@ _NEGATION = {"en": re.compile(r"\b(?:no|not|never|none|nothing|nobody|neither|no
 
 
 def _numbers(text: str) -> set[str]:
-    return {m.group(0).replace(",", "") for m in _NUMBER.finditer(_URL.sub(" ", text))}
+    return {m.group(0).replace(",", "") for m in _NUMBER.finditer(text)}
 
 
 def _quoted(text: str) -> set[str]:
@@ -66,14 +66,13 @@ def _quoted(text: str) -> set[str]:
 
 def _capitalised(text: str) -> set[str]:
     """Capitalised words that do not start a sentence (names, not grammar)."""
-    text = _URL.sub(" ", text)
     return {m.group(0) for m in _CAPITAL.finditer(text) if not _SENTENCE_START.search(text[:m.start()])}
 
 
 def _repeats(text: str, zh: bool) -> set[tuple]:
     """Runs of words (of characters, in Chinese) that a text says more than once: six words, or
     twelve characters."""
-    toks = list(re.sub(r"\s+", "", _URL.sub(" ", text))) if zh else re.findall(r"\w+", _URL.sub(" ", text).lower())
+    toks = list(re.sub(r"\s+", "", text)) if zh else re.findall(r"\w+", text.lower())
     n = 12 if zh else 6
     grams = Counter(tuple(toks[i:i + n]) for i in range(len(toks) - n + 1))
     return {g for g, k in grams.items() if k > 1}
@@ -95,21 +94,22 @@ def check_rewrite(original: str, rewrite: str, shown: set[str], mask: NameMask, 
     if _PREAMBLE.match(rewrite) and not _PREAMBLE.match(original):
         problems.append("preamble")  # 'The current text is as follows:' before the message: talk about the task
     zh = language == "zh"
+    bare_o, bare_r = _URL.sub(" ", original), _URL.sub(" ", rewrite)  # the texts without their addresses (read once)
     if " ".join(rewrite.split()) == " ".join(original.split()):
         problems.append("unchanged")  # a copy is no rewrite (the grammar text stays, and is not counted as kept)
     first = _FIRST_PERSON["zh" if zh else "en"]
     if first.search(original) and not first.search(rewrite):
         problems.append("first person dropped")  # "I'll read X." -> "X.": the action, and the thinker, are gone
     neg = _NEGATION["zh" if zh else "en"]
-    if len(neg.findall(_URL.sub(" ", rewrite))) > len(neg.findall(_URL.sub(" ", original))):
+    if len(neg.findall(bare_r)) > len(neg.findall(bare_o)):
         problems.append("negation added")  # 'Let me read X.' -> 'X, no.'
-    if _repeats(rewrite, zh) - _repeats(original, zh):
+    if _repeats(bare_r, zh) - _repeats(bare_o, zh):
         problems.append("repeated")  # a clause said twice (a model looping)
-    cjk = len(_CJK.findall(rewrite)) / max(1, len(re.sub(r"\s", "", _URL.sub("", rewrite))))
+    cjk = len(_CJK.findall(rewrite)) / max(1, len(re.sub(r"\s", "", bare_r)))
     if (zh and cjk < 0.3) or (not zh and cjk > 0 and not _CJK.search(original)):
         problems.append("language")
-    for what, of in (("number", _numbers), ("url", lambda t: set(_URL.findall(t))), ("quote", _quoted)):
-        a, b = of(original), of(rewrite)
+    for what, a, b in (("number", _numbers(bare_o), _numbers(bare_r)), ("url", set(_URL.findall(original)), set(_URL.findall(rewrite))),
+                       ("quote", _quoted(original), _quoted(rewrite))):
         if a - b:
             problems.append(f"{what} dropped")
         if b - a:
@@ -120,7 +120,7 @@ def check_rewrite(original: str, rewrite: str, shown: set[str], mask: NameMask, 
     if names_b - names_a - shown:
         problems.append("name added")
     low = (original + "\n" + "\n".join(shown)).lower()  # a name the context showed is no invention
-    words = _LATIN.findall(_URL.sub(" ", rewrite)) if zh else _capitalised(rewrite)
+    words = _LATIN.findall(bare_r) if zh else _capitalised(bare_r)
     if any(w.lower() not in low for w in words):
         problems.append("word added")  # an invented name: a city, a company, a person the message never named
     return problems

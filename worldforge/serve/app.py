@@ -114,7 +114,7 @@ def create_app(service: EnvironmentService, *, mcp: bool = True, view=None):
         return service.create(body)
 
     def step(request, body):
-        return service.step(request.path_params["eid"], body)
+        return service.step_async(request.path_params["eid"], body)  # (the handler awaits it)
 
     def status(request):
         return service.status(request.path_params["eid"])

@@ -18,6 +18,7 @@ episodes live in the environment service, under its limits (open episodes, idle 
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from ..rollout.env import TOOLS
@@ -81,8 +82,8 @@ def episode_call(service: EnvironmentService, name: str, args: dict) -> dict:
         out = service.create(args)
         out.pop("tools", None)  # the client lists them (tools/list); the same schemas as GET /tools
         return out
-    if name == "episode_step":
-        return service.step(_episode_id(args), {k: v for k, v in args.items() if k != "episode_id"})
+    if name == "episode_step":  # a coroutine: the answer is scored off the event loop (the caller awaits it)
+        return service.step_async(_episode_id(args), {k: v for k, v in args.items() if k != "episode_id"})
     if name == "episode_reward":
         return service.reward(_episode_id(args))
     if name == "end_episode":
@@ -112,6 +113,8 @@ def mcp_server(service: EnvironmentService):
             if params.name in web:
                 return types.CallToolResult(content=[types.TextContent(text=service.tool(params.name, args))])
             out = episode_call(service, params.name, args)
+            if asyncio.iscoroutine(out):
+                out = await out
         except ServiceError as exc:
             return types.CallToolResult(content=[types.TextContent(text=f"Error: {exc.message}")], is_error=True)
         return types.CallToolResult(content=[types.TextContent(text=json.dumps(out, ensure_ascii=False))], structured_content=out)

@@ -9,6 +9,7 @@ same call returns in-process (same seed, task, sample and call index). Every bad
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import secrets
@@ -198,6 +199,18 @@ class EnvironmentService:
         del ep.messages[2:]  # the caller keeps the transcript; the service keeps counters only
         return {"observations": obs, "perturbations": [s.perturbation for s in steps], "errors": [s.error for s in steps],
                 **self._status(oe)}
+
+    async def step_async(self, eid: str, body: dict) -> dict:
+        """`step`, for a server: the answer a turn submits is scored first in a worker thread, so
+        scoring a long answer (WideSearch's scorer reads each date with dateparser) holds up no
+        other request; the turn itself then runs as `step` runs it."""
+        oe = self.get(eid)
+        content, calls = tool_calls_of(body)
+        ep = oe.episode
+        answer = None if ep.done else Episode.submitted(content, calls)
+        if answer is not None and answer not in ep.scored:
+            ep.scored[answer] = await asyncio.to_thread(ep.score_of, answer)
+        return self.step(eid, body)
 
     def status(self, eid: str) -> dict:
         return self._status(self.get(eid))

@@ -21,7 +21,8 @@ A trajectory is one server episode: the first tool call creates it for the row's
 it in the order the model wrote them (verl runs a turn's calls concurrently; they are
 serialised per trajectory so perturbations replay exactly), and `final_answer` ends it. The
 RL reward itself is `worldforge.rewards.compute_score` on the decoded response, which equals
-the episode's reward.
+the episode's reward; the loop sets it on the trajectory's last output itself (verl's reward
+path would read a segmented trajectory's last response cut short; see `_score`).
 
 The loop manages context the way the rollouts that made the SFT data did (`rollout/context.py`):
 when the trajectory's context passes 9/10 of `context_tokens` (less the state it resumed from),
@@ -46,6 +47,7 @@ from verl.experimental.agent_loop.tool_agent_loop import AgentData, AgentState, 
 from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import ToolResponse
 
+from ..rewards import DATA_SOURCE_PREFIX, compute_score
 from ..rollout.context import MIN_TURNS, compact_limit, compaction_prompt, resume_content
 
 FINAL_ANSWER = "final_answer"
@@ -197,11 +199,17 @@ class WorldforgeAgentLoop(ToolAgentLoop):
         cap = self.prompt_length + self.response_length
         self.context_tokens = min(budget, cap) if budget else cap
         self._segments: list[AgentLoopOutput] = []
+        self._base: list[dict] | None = None  # [system, user: task] of the running trajectory
+        self._base_tokens: int | None = None
+        self._last_used: int | None = None  # the context's size when last checked (what a turn adds)
+        self._notes: list[str] = []
+        self._note_tokens = 0
+        self._language = "en"
 
     async def _handle_pending_state(self, agent_data, sampling_params):
         self._worldforge_agent_data = agent_data
         self._sampling = sampling_params
-        if getattr(self, "_base", None) is None:  # [system, user: task] as the row gives them
+        if self._base is None:  # [system, user: task] as the row gives them
             self._base = [dict(m) for m in agent_data.messages[:2]]
         state = await super()._handle_pending_state(agent_data, sampling_params)
         self._segment_start = (len(agent_data.prompt_ids), agent_data.assistant_turns)
@@ -222,7 +230,7 @@ class WorldforgeAgentLoop(ToolAgentLoop):
         its response for the state."""
         _prefix, turns = self._segment_start
         used = len(d.prompt_ids)
-        grew, self._last_used = used - (getattr(self, "_last_used", None) or used), used
+        grew, self._last_used = used - (self._last_used or used), used
         limit = compact_limit(self.context_tokens, self._note_tokens, grew)  # as the rollouts' environment compacts
         return (limit is not None and used > limit and d.assistant_turns - turns >= MIN_TURNS
                 and len(d.response_mask) + 256 < self.response_length)
@@ -280,6 +288,7 @@ class WorldforgeAgentLoop(ToolAgentLoop):
 
     async def run(self, sampling_params, **kwargs):
         self._segments, self._base, self._base_tokens, self._notes, self._note_tokens = [], None, None, [], 0
+        self._last_used = None
         extra = kwargs.get("extra_info") or {}
         self._language = extra.get("language") or "en"
         try:
@@ -290,4 +299,20 @@ class WorldforgeAgentLoop(ToolAgentLoop):
             unreachable = await tool.finish(agent_data) if agent_data is not None and tool is not None else None
         if unreachable:  # not a trajectory to train on: stop the step, naming the address
             raise EnvironmentUnreachable(unreachable)
+        await self._score(final, kwargs)
         return [*self._segments, final] if self._segments else final
+
+    async def _score(self, final: AgentLoopOutput, row: dict) -> None:
+        """The trajectory's reward, set on its last output: `compute_score` on that output's
+        response, decoded whole. verl's own reward path pads a trajectory's outputs together (the
+        prompts on the right) and then reads the last one as if its prompt were padded on the
+        left, so when that prompt is shorter than another segment's, the end of its response (the
+        final_answer call) is cut and a right answer scores 0. Rows of other data sources are
+        left to verl's reward."""
+        source, truth = row.get("data_source"), (row.get("reward_model") or {}).get("ground_truth")
+        if final.reward_score is not None or truth is None or not str(source).startswith(DATA_SOURCE_PREFIX):
+            return
+        text = self.tokenizer.decode(final.response_ids, skip_special_tokens=True)
+        result = await asyncio.to_thread(compute_score, source, text, truth, dict(row.get("extra_info") or {}))
+        final.reward_score = float(result["score"])
+        final.extra_fields["reward_extra_info"] = dict(result)

@@ -60,6 +60,16 @@ UPSTREAM = "ByteDance-Seed/WideSearch@0e664c307d12c88810a31530be40c8c358f56b4f"
 UPSTREAM_PINS = {"pandas": "2.3.1", "dateparser": "1.2.2"}
 
 
+ROW_LIMIT_FACTOR, ROW_LIMIT_MIN = 10, 100
+
+
+def row_limit(gold_rows: int) -> int:
+    """The most rows an answer is read for: ten times the gold's, at least 100. An answer past
+    it scores 0 at once (its item precision would be under a tenth): a degenerate answer of
+    thousands of rows costs no more to score than a right one."""
+    return max(ROW_LIMIT_FACTOR * gold_rows, ROW_LIMIT_MIN)
+
+
 class EvaluatorError(Exception):
     """Where upstream's evaluator raises (and scores the response 0 on every metric)."""
 
@@ -475,6 +485,11 @@ def _evaluate(ev: dict, gold: Frame, response: str, align: Aligner | None, judge
                        message=f"required_columns {required} != response_df {resp.columns}")
     ans = Frame(list(gold.columns), [list(r) for r in gold.rows])
     resp, ans = _dedupe(resp, unique), _dedupe(ans, unique)
+    limit = row_limit(len(ans.rows))
+    if len(resp.rows) > limit:  # scored 0 without reading its cells: no row of it could raise the score enough
+        return Outcome(parsed=True, columns_match=True, gold_rows=len(ans.rows), predicted_rows=len(resp.rows),
+                       message=f"the answer has {len(resp.rows):,} rows, over the limit of {limit:,} "
+                               f"({ROW_LIMIT_FACTOR}x the gold's {len(ans.rows):,}, at least {ROW_LIMIT_MIN})")
 
     for col in unique:  # key alignment (upstream's LLM), for keys compared as text
         item = pipeline.get(col)
@@ -489,24 +504,39 @@ def _evaluate(ev: dict, gold: Frame, response: str, align: Aligner | None, judge
                 r.append(r[i])
                 r[i] = mapping.get(r[i], r[i])
 
+    # Upstream preprocesses every cell, then joins on the keys. Only the key columns decide the
+    # join, and only joined rows are scored, so the other columns are preprocessed on the gold
+    # rows and the joined response rows alone: the same scores, without reading dates in rows no
+    # gold row matches (dateparser spends about half a second on a cell that is no date).
+    steps = []
     for col, item in pipeline.items():
         for step in item.get("preprocess", []):
             fn = PREPROCESS.get(step)
             if fn is None:
                 raise EvaluatorError(f"preprocess_func_name {step} not in preprocess_function_registry")
-            for f in (resp, ans):
+            steps.append((col, step, fn))
+
+    def preprocess(f: Frame, rows: list[list[str]], keys: bool) -> None:
+        for col, step, fn in steps:
+            if (col in unique) is keys:
                 i = f.col(col)
-                for r in f.rows:
+                for r in rows:
                     r[i] = fn(r[i], as_of) if step == "norm_date" else fn(r[i])
 
-    same = (len(ans.rows) == len(resp.rows) and len(ans.columns) == len(resp.columns) and resp.columns == ans.columns
-            and sorted(map(tuple, ans.rows)) == sorted(map(tuple, resp.rows)))
-
+    preprocess(resp, resp.rows, True)
+    preprocess(ans, ans.rows, True)
     ak, rk = [ans.col(c) for c in unique], [resp.col(c) for c in unique]
     by_key: dict[tuple, list[list[str]]] = {}
     for r in resp.rows:
         by_key.setdefault(tuple(r[i] for i in rk), []).append(r)
     pairs = [(g, p) for g in ans.rows for p in by_key.get(tuple(g[i] for i in ak), ())]
+    joined = list({id(p): p for _g, p in pairs}.values())
+    preprocess(resp, joined, False)
+    preprocess(ans, ans.rows, False)
+
+    # equal tables join every response row, so a table with a row that joined none is not equal
+    same = (len(joined) == len(resp.rows) == len(ans.rows) and len(ans.columns) == len(resp.columns)
+            and resp.columns == ans.columns and sorted(map(tuple, ans.rows)) == sorted(map(tuple, resp.rows)))
 
     scorers = []  # (score column, gold index, response index, metric, criterion)
     for col in required:

@@ -94,8 +94,9 @@ _HE_THING = re.compile(r"\b(?:[Hh]e|[Ss]he) (?:was founded|was established|is he
                        r"|was incorporated|was built)\b")
 # '83 m', '83m的', '5 years' in a Chinese sentence (not a code: 'COVID-19', '0700.HK', '4K', a DOI '10.55abc/...')
 LATIN_UNIT = re.compile(r"(?<![0-9A-Za-z_.,/-])\d[\d,]*(?:\.\d+)?\s?(?![A-Z]\b|[A-Z](?![A-Za-z]))[A-Za-z]+(?![A-Za-z/])")
-_GARBLED_ZH = re.compile(r"于在")
-_EMPTY_SLOT = re.compile(r" (?:since|on|from|until|in|at|to|by) [.,;:)]|\{[a-z_]+\}|\(\s*\)|（\s*）|(?:于|自|从)[。，；）]")
+GARBLED_ZH = re.compile(r"于在|(?<!目)的的")  # a particle doubled by a phrase joined to a frame (目的的 is a word and a particle)
+UNFILLED_SLOT = re.compile(r"\{[a-z_]*\}|\(\s*\)|（\s*）")  # a slot no value filled, or brackets left empty
+_EMPTY_SLOT = re.compile(r" (?:since|on|from|until|in|at|to|by) [.,;:)]|" + UNFILLED_SLOT.pattern + r"|(?:于|自|从)[。，；）]")
 # a link target, a URL (an IRI may hold CJK letters) or a bare host (which CJK text may follow unspaced)
 _URL_RE = re.compile(rf"\]\([^)]*\)|{URL_PATTERN}|www\.[^\s\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef\u2000-\u206f]+")
 _NUM_RE = re.compile(rf"(?<![.]|{_W})-?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?!{_W})|(?<![.,]|{_W})-?\d+(?:\.\d+)?(?!{_W})")
@@ -216,7 +217,7 @@ class FactSheetCheck:
             body = self.blank.sub(lambda m: " " if _whole(m) else m.group(0), body)
         if self.language == "zh":  # a Chinese sentence takes Chinese units and particles
             out += [f"latin unit {m.group(0)!r}" for m in LATIN_UNIT.finditer(body)]
-            out += [f"garbled {m.group(0)!r}" for m in _GARBLED_ZH.finditer(body)]
+            out += [f"garbled {m.group(0)!r}" for m in GARBLED_ZH.finditer(body)]
         dates, rest = _dates_in(body)
         scaled = scaled_in(rest)
         nums = numbers_in(rest)

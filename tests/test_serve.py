@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import time
 from pathlib import Path
@@ -365,6 +366,53 @@ def test_an_answer_is_scored_off_the_event_loop_and_nobody_waits_on_it(server, s
         release.set()
     assert out["done"] and out["end"] == "answer" and out["reward"] == 1.0
     assert len(where) == 1  # scored once, ahead of the turn (the turn used that score)
+
+
+def test_serve_splits_keeps_held_out_tasks_out_of_episodes(small_run):
+    _, world, dataset = small_run
+    service = _service(world, dataset, splits=("train",))
+    try:
+        split = {t["instance_id"]: t["split"] for t in map(json.loads, (world / "tasks" / "tasks.jsonl").read_text().splitlines())}
+        assert set(service.tasks) == {k for k, v in split.items() if v == "train"} and len(service.tasks) < len(split)
+        held = next(k for k, v in split.items() if v != "train")
+        with pytest.raises(ServiceError, match=f"in the {split[held]} split, and this server serves only train"):
+            service.create({"task_id": held})
+        assert service.create({"task_id": next(iter(service.tasks))})["episode_id"]
+    finally:
+        service.close()
+
+
+def test_kits_fail_in_one_line_when_no_server_answers(small_run, tmp_path):
+    """A dead port, a host that does not resolve, an address that is no URL, and a port that
+    accepts but never answers: each kit that needs the server exits 1 with one line naming the
+    address and the fix, after a bounded wait, and no traceback."""
+    import subprocess
+    import sys
+
+    _, _, dataset = small_run
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepts connections, never answers
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))
+    dead_port = dead.getsockname()[1]
+    dead.close()
+    cases = {f"http://127.0.0.1:{dead_port}": "Connection refused", "http://nohost.invalid:8000": "no worldforge server answers",
+             "localhost:8000": "is not a server address", f"http://127.0.0.1:{silent.getsockname()[1]}": "did not answer in time"}
+    try:
+        for kit in (dataset / "kits" / "env.py", dataset / "kits" / "trl" / "grpo.py"):
+            for url, said in cases.items():
+                r = subprocess.run([sys.executable, str(kit), "MODEL"], capture_output=True, text=True, timeout=120,
+                                   env={**os.environ, "WORLDFORGE_URL": url, "WORLDFORGE_WAIT": "2"})
+                err = r.stderr.strip()
+                assert r.returncode == 1 and said in err and "Traceback" not in err and len(err.splitlines()) == 1, (kit, url, err)
+                assert err.startswith("error: ") and ("kits/serve.sh" in err or "http://127.0.0.1:8000" in err)
+        shell = subprocess.run(["bash", str(dataset / "kits" / "verl" / "run_grpo.sh")], capture_output=True, text=True, timeout=120,
+                               env={**os.environ, "MODEL": "m", "WORLDFORGE_URL": f"http://127.0.0.1:{dead_port}",
+                                    "WORLDFORGE_WAIT": "2", "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
+        assert shell.returncode == 1 and "Traceback" not in shell.stderr and "no worldforge server answers" in shell.stderr
+    finally:
+        silent.close()
 
 
 def test_open_episode_limit_and_expiry(small_run):

@@ -489,3 +489,36 @@ def test_run_grpo_refuses_to_start_without_a_server(small_run, tmp_path):
     r = subprocess.run(["bash", str(dataset / "kits" / "verl" / "run_grpo.sh")], capture_output=True, text=True, timeout=60,
                        env={"PATH": os.environ["PATH"], "MODEL": "m", "WORLDFORGE_URL": dead})
     assert r.returncode == 1 and f"no worldforge server answers at {dead}" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_card_says_when_sft_rows_pass_the_named_models_context(small_run, tiny_model, tmp_path):
+    """Lengths counted with a model's tokenizer are checked against that model's context (its
+    config's max_position_embeddings): rows longer than it are counted and the card says so,
+    with what to do; the kit never asks for more without saying it."""
+    import shutil
+
+    from worldforge.kits import length_table, training_section
+    from worldforge.rollout.context import samples
+
+    _, world, _ = small_run
+    model = tmp_path / "short"
+    shutil.copytree(tiny_model, model)
+    cfg = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**cfg, "max_position_embeddings": 4096}))
+    trajs = [json.loads(x) for x in (world / "rollout" / "trajectories.jsonl").read_text().splitlines()][:6]
+    rows = [x for t in trajs for x in samples(t, "segments")]
+    lengths = length_table(rows, [], str(model))
+    counted = length_table(rows, [], str(tiny_model))
+    assert lengths["model_context"] == 4096 and counted["model_context"] == cfg["max_position_embeddings"]
+    assert lengths["sft_rows_over_model_context"] == sum(n > 4096 for n in [length_table([r], [], str(model))["sft_tokens"]["max"]
+                                                                             for r in rows]) > 0
+    card = "\n".join(training_section(lengths, {**_settings_for(lengths)}, world.name))
+    assert f"{lengths['sft_rows_over_model_context']:,} SFT rows are longer than the model's context" in card
+    assert "longer than the model's context" not in "\n".join(training_section(counted, _settings_for(counted), world.name)) or \
+        counted["sft_rows_over_model_context"]
+
+
+def _settings_for(lengths):
+    from worldforge.kits import settings
+
+    return settings(lengths, {"parallel_calls": 3, "max_observation_chars": 8000, "max_turns": 30, "context_tokens": 32000})

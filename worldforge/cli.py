@@ -952,6 +952,8 @@ def serve(
     max_body: int = typer.Option(1 << 20, "--max-body", min=1024, help="Largest request body in bytes (413 above)."),
     search_cache: int = typer.Option(8192, "--search-cache", min=0, help="Search result pages kept in memory "
                                      "(results never change, so a hit is exact); 0 turns the cache off."),
+    splits: str = typer.Option(None, "--splits", help="Serve episodes of these splits only, comma-separated (e.g. train, "
+                               "or train,validation): held-out tasks are refused (404). Default: every split."),
     log_level: str = typer.Option("warning", "--log-level", help="uvicorn's log level."),
     export: Path = typer.Option(None, "--export", help="The dataset the browser view at /view/ shows (default: the newest "
                                 "exports/<world>/v<N>/ found here or beside the build folder)."),
@@ -964,8 +966,12 @@ def serve(
     require_serve_extra()
     from .serve.app import serve as run_server
     from .serve.service import ServiceLimits
+    from .tasks.stage import SPLITS
 
     options = None
+    chosen = tuple(dict.fromkeys(x.strip() for x in splits.split(",") if x.strip())) if splits is not None else None
+    if chosen is not None and (not chosen or set(chosen) - set(SPLITS)):
+        raise typer.BadParameter(f"--splits takes split names from {', '.join(SPLITS)}, comma-separated; got {splits!r}")
     if from_manifest is not None and world_dir is not None:
         raise typer.BadParameter("give WORLD_DIR or --from-manifest, not both")
     if from_manifest is None and world_dir is None:
@@ -980,7 +986,7 @@ def serve(
                       f"http://{_shown_host(host)}:{port}/view/); Ctrl-C stops", soft_wrap=True)
     with _user_errors():
         run_server(world_dir, host=host, port=port, seed=seed, options=options, log_level=log_level, search_cache=search_cache,
-                   limits=ServiceLimits(max_episodes=max_episodes, ttl=ttl, max_body=max_body), export=export)
+                   limits=ServiceLimits(max_episodes=max_episodes, ttl=ttl, max_body=max_body), export=export, splits=chosen)
 
 
 def _shown_host(host: str) -> str:

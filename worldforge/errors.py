@@ -64,7 +64,7 @@ class InvariantViolationError(WorldforgeError):
     def __init__(self, violations):
         self.violations = list(violations)
         lines = [f"  - {v.name}: could not be checked: {v.examples[0]}" if v.count < 0 else
-                 f"  - {v.name}: {v.count} violating row(s); e.g. {v.examples[:2]}" for v in self.violations]
+                 f"  - {v.name} ({v.description}): {v.count} violating row(s); e.g. {v.examples[:2]}" for v in self.violations]
         super().__init__(f"{len(self.violations)} invariant(s) violated:\n" + "\n".join(lines))
 
 

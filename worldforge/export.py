@@ -449,7 +449,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
                            whole=[x for t in trajs for x in samples(t, "full")] if opt.context == "segments" else None)
     trainer = settings(lengths, rollout["options"], rows.get("rl", {}).get("train", 0))
     rl_files = {s: sorted(str(p.relative_to(partial)) for p in (partial / "data" / "rl").glob(f"{s}-*.parquet")) for s in used}
-    write_kits(partial, world, opt.version, rl_files, trainer)
+    write_kits(partial, world, opt.version, rl_files, trainer, lengths)
     stats["training"] = {"lengths": lengths, "settings": trainer}
     files = {str(p.relative_to(partial)): p for p in sorted(partial.rglob("*")) if p.is_file()}
     hashes = {k: {"sha256": sha256_file(p), "bytes": p.stat().st_size} for k, p in files.items()}

@@ -86,6 +86,23 @@ def token_counter(tokenizer: str | None) -> tuple[Callable[[list[dict]], int], C
     return count, lambda m: count(m, True), f"counted with the `{tokenizer}` tokenizer and its chat template"
 
 
+def model_context(tokenizer: str | None) -> int | None:
+    """The context length of the model a tokenizer belongs to, when its files say it (the
+    folder's config.json `max_position_embeddings`, else the tokenizer's `model_max_length`)."""
+    if tokenizer is None:
+        return None
+    config = Path(tokenizer) / "config.json"
+    if config.is_file():
+        try:
+            n = json.loads(config.read_text()).get("max_position_embeddings")
+        except (ValueError, OSError, AttributeError):
+            n = None
+        if isinstance(n, int) and n > 0:
+            return n
+    n = getattr(_load_tokenizer(tokenizer), "model_max_length", None)
+    return n if isinstance(n, int) and 0 < n < 10**8 else None  # (transformers' 'unknown' is 1e30)
+
+
 def check_tokenizer(tokenizer: str) -> None:
     """Load `tokenizer` and count a short conversation with it, or say why it cannot be used."""
     from .errors import ExportError
@@ -115,7 +132,9 @@ def length_table(samples: list, prompts: list[list[dict]], tokenizer: str | None
     # whole trajectories, for trainers that cannot compact (TRL's GRPOTrainer keeps one growing completion)
     whole_response = [max(0, conv(x.messages) - prompt(x.messages[:2])) for x in whole or []]
     row = lambda xs: {"p50": _pct(xs, 0.5), "p99": _pct(xs, 0.99), "max": max(xs, default=0)}  # noqa: E731
-    return {"counted": how, "tokenizer": tokenizer, "rl_prompt_tokens": row(prompt_tokens), "sft_tokens": row(sft),
+    context = model_context(tokenizer)
+    over = {"model_context": context, "sft_rows_over_model_context": sum(x > context for x in sft)} if context else {}
+    return {"counted": how, "tokenizer": tokenizer, **over, "rl_prompt_tokens": row(prompt_tokens), "sft_tokens": row(sft),
             "response_tokens": row(response), "trajectory_response_tokens": row(whole_response or response),
             "tool_result_chars": row(tool_chars), "calls_per_turn": row(per_turn),
             "turns": row(turns)}
@@ -135,7 +154,10 @@ def settings(lengths: dict, rollout: dict, train_rows: int = 0) -> dict:
         # a quarter more than any prompt in the data: a later segment's prompt holds a state, which may run longer in training
         "max_prompt_length": _round_up(int(lengths["rl_prompt_tokens"]["max"] * 1.25), 256),
         "max_response_length": _round_up(lengths["response_tokens"]["max"], 1024),
-        "max_completion_length": _round_up(lengths.get("trajectory_response_tokens", lengths["response_tokens"])["max"], 1024),
+        # TRL's tool loop keeps one growing completion (it cannot compact): a whole trajectory, but no more than the
+        # context the data was made in (a 32k-token model cannot generate the 500k of the longest wide task)
+        "max_completion_length": min(_round_up(lengths.get("trajectory_response_tokens", lengths["response_tokens"])["max"], 1024),
+                                     _round_up(rollout.get("context_tokens") or lengths["sft_tokens"]["max"], 1024)),
         "sft_max_length": _round_up(lengths["sft_tokens"]["max"], 1024),
         "max_parallel_calls": max(lengths["calls_per_turn"]["max"], rollout["parallel_calls"] + 1),
         "max_tool_response_length": _round_up(max(lengths["tool_result_chars"]["max"], rollout["max_observation_chars"] + 64), 1024),
@@ -155,8 +177,11 @@ def _yaml(data) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
 
 
-def write_kits(dest: Path, world: str, version: str, rl_files: dict[str, list[str]], s: dict) -> None:
-    """Write `kits/` into the dataset folder `dest` (see the module docstring)."""
+def write_kits(dest: Path, world: str, version: str, rl_files: dict[str, list[str]], s: dict, lengths: dict | None = None) -> None:
+    """Write `kits/` into the dataset folder `dest` (see the module docstring); `lengths` (from
+    `length_table`) are quoted where a kit's setting is shorter than the data."""
+    whole = (lengths or {}).get("trajectory_response_tokens") or {"p50": 0, "max": 0}
+    lengths_p50, lengths_max = whole["p50"], whole["max"]
     kits = dest / "kits"
     (kits / "verl").mkdir(parents=True)
     (kits / "trl").mkdir()
@@ -290,22 +315,32 @@ import os
 import sys
 from pathlib import Path
 
-from datasets import load_dataset
-from trl import GRPOConfig, GRPOTrainer
+from worldforge.serve.env import require_server
 
-from worldforge.serve.trl import WorldforgeToolEnv
+URL = os.environ.get("WORLDFORGE_URL", "{DEFAULT_URL}")
+if len(sys.argv) < 2:
+    sys.exit("usage: python kits/trl/grpo.py MODEL [OUTPUT_DIR]")
+require_server(URL)  # before the model loads: one line and exit 1 when no server answers
+
+from datasets import load_dataset  # noqa: E402
+from trl import GRPOConfig, GRPOTrainer  # noqa: E402
+
+from worldforge.serve.trl import WorldforgeToolEnv  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2]
 train = load_dataset("parquet", data_files=str(DATA / "data/rl/train-*.parquet"))["train"]
 config = GRPOConfig(
     output_dir=sys.argv[2] if len(sys.argv) > 2 else "grpo-{world}-{version}",
-    max_completion_length={s['max_completion_length']},  # the longest whole trajectory: TRL's tool loop keeps one growing completion
+    # TRL's tool loop keeps one growing completion and cannot compact: this is the context the data was made in
+    # (whole trajectories after the prompt: p50 {lengths_p50:,}, max {lengths_max:,} tokens). A longer one is cut before its
+    # answer and scores 0; train wide tasks with kits/verl, whose agent loop compacts as the rollouts did.
+    max_completion_length={s['max_completion_length']},
     max_tool_calling_iterations={s['max_turns']},
     num_generations=8,
 )
 trainer = GRPOTrainer(
     model=sys.argv[1], args=config, train_dataset=train,
-    environment_factory=WorldforgeToolEnv.factory(os.environ.get("WORLDFORGE_URL", "{DEFAULT_URL}")),
+    environment_factory=WorldforgeToolEnv.factory(URL),
 )  # the environment owns the reward (get_reward): the WideSearch score of the final answer
 trainer.train()
 ''')
@@ -318,11 +353,13 @@ import json
 import os
 from pathlib import Path
 
-from worldforge.serve.env import WebSearchEnv
+from worldforge.serve.env import WebSearchEnv, require_server
 
 DATA = Path(__file__).resolve().parents[1]
+URL = os.environ.get("WORLDFORGE_URL", "@URL@")
+require_server(URL)  # one line and exit 1 when no server answers (after a bounded wait)
 row = json.loads((DATA / "jsonl/rl/train.jsonl").open().readline())
-env = WebSearchEnv(os.environ.get("WORLDFORGE_URL", "@URL@"))
+env = WebSearchEnv(URL)
 messages = env.reset(row["extra_info"]["instance_id"])       # system + user; env.tools: the schemas
 out = env.step('<tool_call>\\n{"name": "web_search", "arguments": {"query": "example"}}\\n</tool_call>')
 print(out.observations[0]["content"][:400])
@@ -345,13 +382,20 @@ def training_section(lengths: dict, s: dict, world: str) -> list[str]:
            f"Lengths in this dataset, {lengths['counted']}:", "",
            "| length | unit | p50 | p99 | max |", "|---|---|---:|---:|---:|"]
     out += [f"| {label} | {unit} | {lengths[k]['p50']:,} | {lengths[k]['p99']:,} | {lengths[k]['max']:,} |" for label, k, unit in rows]
+    if lengths.get("sft_rows_over_model_context"):
+        out += ["", f"**{lengths['sft_rows_over_model_context']:,} SFT rows are longer than the model's context** "
+                f"({lengths['model_context']:,} tokens, from `{lengths['tokenizer']}`): a trainer cuts them (the kit's "
+                "`max_length` keeps them whole, which that model cannot attend over). Train a model with a longer context, "
+                "or roll out with a smaller `stages.rollout.context_tokens` so that every segment fits."]
     out += ["", "Settings sized from them (nothing in the data is cut); `kits/` holds them ready to run:", "",
             "| setting | value | where |", "|---|---:|---|",
             f"| batch | {s['train_batch_size']} prompts, mini-batches of {s['ppo_mini_batch_size']} | verl `data.train_batch_size`, "
             "`actor.ppo_mini_batch_size` (defaults 1024 and 256: a split smaller than a batch trains 0 steps) |",
             f"| prompt length | {s['max_prompt_length']:,} | verl `data.max_prompt_length` (default 512 cuts the tool schemas) |",
             f"| response length | {s['max_response_length']:,} | verl `data.max_response_length` (one segment; the agent loop compacts) |",
-            f"| completion length | {s['max_completion_length']:,} | TRL GRPO `max_completion_length` (a whole trajectory: TRL does not compact) |",
+            f"| completion length | {s['max_completion_length']:,} | TRL GRPO `max_completion_length`: TRL keeps one growing completion "
+            "and cannot compact, so this is the context budget; a longer trajectory is cut before its answer (reward 0): "
+            "train wide tasks with the verl kit, which compacts |",
             f"| SFT max length | {s['sft_max_length']:,} | TRL `SFTConfig.max_length` (default 1024) |",
             f"| parallel calls | {s['max_parallel_calls']} | verl `multi_turn.max_parallel_calls` (default 1) |",
             f"| tool response length | {s['max_tool_response_length']:,} characters | verl `multi_turn.max_tool_response_length` (default 256) |",

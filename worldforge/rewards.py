@@ -107,5 +107,6 @@ def compute_score(data_source: str, solution_str: str, ground_truth, extra_info:
     score = score_table(truth["instance_id"], ev, truth["columns"], truth["rows"], answer, truth.get("aliases") or {},
                         mode=truth.get("scorer", "widesearch"), language=truth.get("language", "en"), as_of=as_of).as_dict()
     metric = truth.get("reward_metric", "item_f1")
-    return {"score": reward_of(score, metric), "success": float(score["success"]), "item_f1": float(score["item_f1"]),
-            "row_f1": float(score["row_f1"]), "final_answer_called": float(called), "table_parsed": float(score["parsed"])}
+    # logged as rewards are (within [0, 1]): WideSearch's F1 passes 1 when a key is repeated in other capitals
+    return {"score": reward_of(score, metric), "success": float(score["success"]), "item_f1": reward_of(score, "item_f1"),
+            "row_f1": reward_of(score, "row_f1"), "final_answer_called": float(called), "table_parsed": float(score["parsed"])}

@@ -106,7 +106,7 @@ def create_app(service: EnvironmentService, *, mcp: bool = True, view=None):
 
     def health(request):
         return {"status": "ok", "world": service.world_path.name, "tasks": len(service.tasks),
-                "open_episodes": len(service.episodes), "max_episodes": service.limits.max_episodes,
+                "splits": list(service.splits or ()) or "all", "open_episodes": len(service.episodes), "max_episodes": service.limits.max_episodes,
                 "episodes_created": service.created, "search_cache": {"hits": service.base.engine.cache_hits,
                                                                        "misses": service.base.engine.cache_misses}}
 
@@ -188,14 +188,14 @@ def create_app(service: EnvironmentService, *, mcp: bool = True, view=None):
 
 def serve(world_path: str | Path, *, host: str = "127.0.0.1", port: int = 8000, limits: ServiceLimits | None = None,
           seed: int | None = None, options=None, log_level: str = "warning", search_cache: int | None = None,
-          export=None) -> None:
+          export=None, splits: tuple[str, ...] | None = None) -> None:
     """Open a world and serve it until interrupted (the `worldforge serve` command), with the
     browser view under /view/ (`export`: the dataset it shows)."""
     import uvicorn
 
     from ..view.data import ViewData
 
-    service = EnvironmentService(world_path, options, seed=seed, limits=limits)
+    service = EnvironmentService(world_path, options, seed=seed, limits=limits, splits=splits)
     if search_cache is not None:
         service.base.engine.search_cache = search_cache
     view = ViewData(world_path, env=service.base, export=export)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 
 from ..rollout.env import TOOLS
@@ -48,6 +49,75 @@ def parse_tool_calls(text: str) -> tuple[str, list[dict]]:
     return content, calls
 
 
+START_HINT = ("start it (bash kits/serve.sh in a dataset, or worldforge serve WORLD_DIR) or set WORLDFORGE_URL to "
+              "its address")
+
+
+class ServerUnreachable(RuntimeError):
+    """No worldforge server answers at an address; the message is one line naming the address,
+    what happened and what to do."""
+
+
+def check_url(url: str) -> str:
+    """`url` without a trailing slash, or ValueError naming what is wrong with it."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(str(url))
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{str(url)[:200]!r} is not a server address; give one like http://127.0.0.1:8000 "
+                         "(WORLDFORGE_URL, or the kit's base_url)")
+    return str(url).rstrip("/")
+
+
+def _why(exc: Exception) -> str:
+    import httpx
+
+    if isinstance(exc, httpx.TimeoutException):
+        return "it did not answer in time"
+    text = str(exc).strip() or type(exc).__name__
+    return text.split("] ", 1)[-1][:120]  # '[Errno 111] Connection refused' -> 'Connection refused'
+
+
+def wait_for_server(url: str, seconds: float = 30.0, timeout: float = 10.0) -> dict:
+    """Wait at most `seconds` for a worldforge server at `url` to answer GET /health (each try
+    `timeout`); its health record. ServerUnreachable (one line) when none does, or when what
+    answers is not a worldforge server; ValueError for an address that is not one."""
+    import httpx
+
+    url = check_url(url)
+    deadline = time.monotonic() + max(0.0, seconds)
+    while True:
+        try:
+            r = httpx.get(url + "/health", timeout=timeout)
+        except httpx.TransportError as exc:
+            if time.monotonic() + 1.0 > deadline or isinstance(exc, httpx.TimeoutException):
+                raise ServerUnreachable(f"no worldforge server answers at {url} ({_why(exc)}); {START_HINT}") from None
+            time.sleep(1.0)
+            continue
+        try:
+            health = r.json()
+        except ValueError:
+            health = None
+        if r.status_code != 200 or not isinstance(health, dict) or health.get("status") != "ok":
+            raise ServerUnreachable(f"{url} answers, but not as a worldforge server (GET /health: HTTP {r.status_code}); "
+                                    f"{START_HINT}")
+        return health
+
+
+def require_server(url: str, seconds: float | None = None) -> dict:
+    """`wait_for_server` for a script's start: exits with the one-line error (status 1) when no
+    server answers, before any model or data is loaded. It waits `seconds`, else
+    $WORLDFORGE_WAIT, else 30 (a server still rebuilding its world answers late)."""
+    import os
+
+    try:
+        if seconds is None:
+            seconds = float(os.environ.get("WORLDFORGE_WAIT") or 30.0)
+        return wait_for_server(url, seconds, timeout=min(10.0, max(1.0, seconds)))
+    except (ServerUnreachable, ValueError) as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
 @dataclass
 class StepResult:
     observations: list[dict]  # tool messages: {"role": "tool", "tool_call_id", "name", "content"}
@@ -66,10 +136,12 @@ class WebSearchEnv:
             raise ValueError("give the server's base URL, or use WebSearchEnv.local(world_dir)")
         self.service = service
         self.client = None
+        self.base_url: str | None = None
         if base_url is not None:
             import httpx
 
-            self.client = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+            self.base_url = check_url(base_url)
+            self.client = httpx.Client(base_url=self.base_url, timeout=timeout)
         self.episode_id: str | None = None
         self.messages: list[dict] = []
         self.last: dict = {}
@@ -83,10 +155,19 @@ class WebSearchEnv:
 
     def _call(self, method: str, path: str, body: dict | None = None) -> dict:
         if self.client is not None:
-            r = self.client.request(method, path, json=body)
-            data = r.json()
+            import httpx
+
+            try:
+                r = self.client.request(method, path, json=body)
+            except httpx.TransportError as exc:
+                raise ServerUnreachable(f"no worldforge server answers at {self.base_url} ({_why(exc)}); {START_HINT}") from None
+            try:
+                data = r.json()
+            except ValueError:
+                raise ServerUnreachable(f"{self.base_url} answers, but not as a worldforge server ({method} {path}: HTTP "
+                                        f"{r.status_code}, not JSON); {START_HINT}") from None
             if r.status_code >= 400:
-                raise RuntimeError(f"worldforge server: {r.status_code} {data.get('error', data)}")
+                raise RuntimeError(f"worldforge server: {r.status_code} {data.get('error', data) if isinstance(data, dict) else data}")
             return data
         from .service import ServiceError
 

@@ -110,17 +110,21 @@ def tool_calls_of(body: dict) -> tuple[str, list[ToolCall]]:
 
 
 class EnvironmentService:
-    """Episodes over one world. Not thread-safe: the server calls it from one event loop."""
+    """Episodes over one world. Not thread-safe: the server calls it from one event loop (only
+    `step_async` scores an answer in a worker thread, reading nothing but the episode's task)."""
 
     def __init__(self, world_path: str | Path, options: RolloutOptions | None = None, *, seed: int | None = None,
-                 limits: ServiceLimits | None = None, clock=time.monotonic):
+                 limits: ServiceLimits | None = None, clock=time.monotonic, splits: tuple[str, ...] | None = None):
         world_path = Path(world_path)
         self.world_path = world_path
         self.limits = limits or ServiceLimits()
         self.clock = clock
         self.base = Environment.for_world(world_path, options, seed=seed)
         self.default_seed = self.base.seed
-        self.tasks: dict[str, Task] = {t.id: t for t in load_tasks(world_path)}
+        every = load_tasks(world_path)
+        self.splits = tuple(splits) if splits else None  # None: every split; else only these splits' tasks are episodes
+        self.tasks: dict[str, Task] = {t.id: t for t in every if self.splits is None or t.record.get("split") in self.splits}
+        self._held_out = {t.id: t.record.get("split") for t in every if t.id not in self.tasks}
         self._envs: OrderedDict[int, Environment] = OrderedDict({self.base.seed: self.base})
         self.episodes: dict[str, OpenEpisode] = {}
         self._expired: OrderedDict[str, None] = OrderedDict()  # recently expired ids, to say 410 and not 404
@@ -154,6 +158,9 @@ class EnvironmentService:
         if not isinstance(task_id, str):
             raise ServiceError(422, "give the task as {\"task_id\": \"<instance_id>\"}; GET /tasks lists them")
         task = self.tasks.get(task_id)
+        if task is None and task_id in self._held_out:
+            raise ServiceError(404, f"task {task_id[:120]!r} is in the {self._held_out[task_id]} split, and this server "
+                                    f"serves only {', '.join(self.splits)} (worldforge serve --splits)")
         if task is None:
             raise ServiceError(404, f"no task {task_id[:120]!r} in this world; GET /tasks lists the {len(self.tasks):,} tasks")
         seed = _int(body.get("seed"), "seed", 0, MAX_SEED, self.default_seed)

@@ -149,8 +149,10 @@ def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
                              f"SELECT id FROM {T} WHERE name IS NULL OR name = ''"))
         for p, part in et.name.parts.items():
             if part.given is not None:
-                out.append(Invariant(f"{t}.name.{p}.given", f"a {t}'s name carries no word of another {part.given} than its own",
-                                     name_part_mismatch_sql(world, t, p, part)))
+                drawn = (f" (its {p} names are drawn from faker's {world.spec.locale!r} locale by {part.given}; another locale, "
+                         "or `choices` of your own, may hold)" if part.fakers is not None else "")
+                out.append(Invariant(f"{t}.name.{p}.given", f"a {t}'s name carries no word of another {part.given} than its own"
+                                     + drawn, name_part_mismatch_sql(world, t, p, part)))
         for a, attr in et.attributes.items():
             A = _q(a)
             # Derived values may be NULL by design (a ticker only for public companies); a censored

@@ -59,6 +59,15 @@ class WorldSpec(Model):
     counts: dict[str, int]
     stages: Stages = Stages()
 
+    @field_validator("counts", mode="before")
+    @classmethod
+    def _whole_numbers(cls, v):
+        if isinstance(v, dict):  # `true` is no count (YAML's yes/no/on/off read as booleans, and pydantic takes True as 1)
+            bad = {k: c for k, c in v.items() if isinstance(c, bool)}
+            if bad:
+                raise ValueError(f"counts must be whole numbers, got {', '.join(f'{k}: {str(c).lower()}' for k, c in bad.items())}")
+        return v
+
     @field_validator("counts")
     @classmethod
     def _nonneg(cls, v):

@@ -343,3 +343,17 @@ def test_plan_names_the_links_it_dropped(demo_world, tmp_path):
     assert heavy_drops(demo_world.manifest) == []  # the shipped demo loses no relation's majority
     out = CliRunner().invoke(app, ["plan", str(DEMO), "-b", str(tmp_path)])
     assert out.exit_code == 0 and "repairs" in out.output and "drawn" in out.output, out.output
+
+
+def test_a_world_that_cannot_fit_in_memory_is_refused_in_one_line_before_any_allocation(tmp_path, monkeypatch):
+    """Polars aborts the process when an allocation fails; the plan checks the tables' size
+    against the memory left (MemAvailable, or an address-space limit) before it allocates."""
+    from worldforge.errors import PlanError
+    from worldforge.world import planner
+
+    world = load_world(write_spec(tmp_path))
+    monkeypatch.setattr(planner, "_available_memory", lambda: 1 << 10)
+    with pytest.raises(PlanError, match=r"out of memory: this world's tables need at least .* GiB and 0\.0 GiB are free"):
+        plan_world(world, tmp_path / "build")
+    assert not (tmp_path / "build").exists()
+    assert planner._available_memory() is None or planner._available_memory() > 0

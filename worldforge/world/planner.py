@@ -1688,6 +1688,51 @@ def count_steps(world: ResolvedWorld) -> int:
     return len(generation_order(world))
 
 
+BYTES_PER_CELL = 24  # a generous floor on what one stored value of one entity costs while planning (columns, indexes, copies)
+
+
+def _available_memory() -> int | None:
+    """Bytes this process can still allocate: the machine's MemAvailable, less than that under an
+    address-space limit (`ulimit -v`); None where neither is known."""
+    import resource
+
+    free = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                free = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft not in (resource.RLIM_INFINITY, -1):
+        try:
+            used = int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize()
+        except (OSError, ValueError, IndexError):
+            used = 0
+        free = min(free if free is not None else soft, max(0, soft - used))
+    return free
+
+
+def check_memory(world: ResolvedWorld) -> None:
+    """Refuse, in one line, a world whose tables alone cannot fit in the memory left: Polars
+    aborts the process when an allocation fails (SIGABRT and a Rust backtrace), so the size is
+    checked before any is made. The floor is an underestimate: a world that passes may still
+    not fit, one that fails never would."""
+    from .spec import expected_counts
+
+    need = 0.0
+    for t, (_lo, mid, _hi) in expected_counts(world).items():
+        et = world.types[t]
+        links = sum(1 for r in world.relations.values() if r.source == t)
+        need += mid * (len(et.attributes) + links + 2) * BYTES_PER_CELL
+    free = _available_memory()
+    if free is not None and need > free:
+        biggest = max(expected_counts(world).items(), key=lambda kv: kv[1][1])
+        raise PlanError(f"out of memory: this world's tables need at least {need / 2**30:,.1f} GiB and {free / 2**30:,.1f} GiB "
+                        f"are free ({biggest[0]}: about {biggest[1][1]:,.0f} entities); lower the world's counts or plan on a "
+                        "machine with more memory")
+
+
 def plan_world(world: ResolvedWorld, build_dir: str | Path = "build", force: bool = False,
                on_step: StepHook | None = None):
     """Plan a world into `<build_dir>/<name>/`: generate, write atomically, check every
@@ -1695,6 +1740,7 @@ def plan_world(world: ResolvedWorld, build_dir: str | Path = "build", force: boo
     from .invariants import check_connection
     from .store import write_world
 
+    check_memory(world)
     tables = generate_world(world, on_step)
     return write_world(world, tables, Path(build_dir), lambda con: check_connection(con, world), force=force, on_step=on_step)
 

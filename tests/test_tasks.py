@@ -704,3 +704,33 @@ def test_the_question_check_names_what_reads_wrong():
     assert {p.split(":")[0] for p in got} == {"label as a noun", "type gloss", "unfilled slot", "word twice"}, got
     got = question_problems("请列出于在宁临市开机的电影，海拔83 m。", ["创办年数（years）"], "zh")
     assert {p.split(":")[0] for p in got} == {"garbled particle", "latin unit"} and len(got) == 3, got
+
+
+def test_question_banks_agree_across_languages():
+    """Every phrasing a question draws on is data (tasks/questions/<lang>.yaml), in every
+    language, with the same keys down to each shape, and each template names only the slots its
+    English counterpart fills (a Chinese phrasing cannot ask for a value the wording never gives)."""
+    import string
+
+    from worldforge.tasks.wording import question_bank, question_languages
+
+    assert question_languages() == ["en", "zh"]
+    fields = lambda t: {f for _, f, _, _ in string.Formatter().parse(t) if f}  # noqa: E731
+
+    def leaves(v, path=()):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                yield from leaves(x, (*path, k))
+        else:
+            yield path, v if isinstance(v, list) else [v]
+
+    en, zh = dict(leaves(question_bank("en"))), dict(leaves(question_bank("zh")))
+    assert set(en) == set(zh)
+    for key, templates in en.items():
+        slots = set().union(*(fields(t) for t in templates))
+        if key == ("date",):  # a date's parts, each language taking those it writes
+            slots = {"year", "month", "day", "month_name"}
+        assert all(fields(t) <= slots for t in zh[key]), key
+        assert all(isinstance(t, str) for t in templates + zh[key]), key  # (a separator may be empty: Chinese joins sentences with none)
+    for shape in ("filter", "ranked", "timeline", "events"):  # several openings to draw from, in each language
+        assert len(en[("purposes", shape)]) >= 5 and len(zh[("purposes", shape)]) >= 5

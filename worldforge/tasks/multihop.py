@@ -27,25 +27,8 @@ from ..web.text import format_date, format_number
 from ..world.arrays import Step, iso
 from .schema import DATE, NUMBER, STRING, URL, TaskSchema, walk
 from .table import cell_text
+from .wording import question_bank, question_date
 
-QUESTIONS_ENTITY = ["Which {type} is {np}?", "Name {np}.", "Identify {np}."]
-QUESTIONS_ATTR = ["What is the {label} of {np}?", "Find the {label} of {np}.", "Look up the {label} of {np}."]
-QUESTIONS_WHEN = ["When was {np} {label}?", "On what date was {np} {label}?"]
-QUESTIONS_DATE = ["What is the {label} date of {np}?", "Give the {label} date of {np}."]
-PURPOSES = ["I'm checking a detail for an article I'm editing.", "A colleague asked me this and I'd like a sourced answer.",
-            "I'm verifying a chain of facts for a quiz I'm writing.", "I need this for a due-diligence note.",
-            "I'm following a trail of connections for a research project."]
-WHEN = ["Answer as of {date}.", "Go by the situation on {date}.", "Use the facts as they stand on {date}."]
-HINTS = {DATE: "as YYYY-MM-DD", NUMBER: "a plain number", STRING: "as written on its page"}  # (a name: NAME_HINT)
-NAME_HINT = "the name as written on its page"
-TAILS = [
-    "Answer with a markdown table with one row and the columns: {cols}.",
-    "Give your answer as a single-row Markdown table with the columns {cols}.",
-]
-LEADS = ["Start from {np}.", "Take {np}.", "Begin with {np}.", "Think of {np}."]  # the first part of a split chain
-THENS = ["Then take {np}.", "From there, go to {np}.", "Next, find {np}."]
-LEADS_ZH = ["先找到{np}。", "从{np}开始。", "先查{np}。"]
-THENS_ZH = ["再找到{np}。", "然后查{np}。", "接着找{np}。"]
 OF = re.compile(r"\bof (?:the|that|a|an)\b")  # one level of a nested noun phrase ("of the", "of that")
 # a noun phrase with a clause inside it ("the city the label is based in", "the album the winner of X
 # is a sequel to"): a level of nesting too, and the hardest kind to read
@@ -110,19 +93,6 @@ def split_chain(nouns: list[str], types: list[str], start: str, ask, lead: str, 
             text = [lead.format(np=nest(parts[0], start)), *counted[1:]]
             best = (key, ("" if zh else " ").join(x[:1].upper() + x[1:] for x in text))
     return best[1] if best else ask(nest(nouns, start))
-
-
-# The same in Chinese (`TaskSchema.language == "zh"`): hop nouns read "{subject}的{label}".
-ZH = {
-    "entity": ["{np}是哪个{type}？", "请问{np}是哪一个{type}？", "请找出{np}。"],
-    "attr": ["{np}的{label}是什么？", "请查一下{np}的{label}。", "{np}的{label}是多少？"],
-    "date": ["{np}的{label}是哪一天？", "{np}的{label}是什么时候？"],
-    "purposes": ["我在核对一篇正在编辑的文章中的一个细节。", "一位同事问了我这个问题，我想要一个有出处的答案。",
-                 "我在为一个问答比赛核实一连串事实。", "我写尽职调查报告需要这个信息。", "我在为一个研究项目追踪一系列关联。"],
-    "when": ["请以{date}的情况为准。", "按照{date}的情况作答。", "以截至{date}的事实为准。"],
-    "tails": ["请用一个只有一行的Markdown表格作答，列为：{cols}。", "请以单行Markdown表格给出答案，列为{cols}。"],
-    "hints": {DATE: "格式为YYYY-MM-DD", NUMBER: "纯数字", STRING: "按页面上的写法"}, "name_hint": "页面上写的名称",
-}
 
 
 @dataclass
@@ -361,6 +331,8 @@ class MultiHopSampler:
         # changes which questions are drawn
         wording = np.random.default_rng(stable_hash("multihop wording", start_id, end_id, hops))
         say = lambda xs: xs[int(wording.integers(len(xs)))]  # noqa: E731
+        bank = question_bank(s.language)
+        mh = bank["multihop"]
         if attrs and self.rng.random() < 0.5:
             attr = pick(attrs)
             v = frame[attr][code]
@@ -373,14 +345,13 @@ class MultiHopSampler:
                 lab = f"number of {lab}"  # 'Teams' holds how many: 'the number of teams of ...' (not 'listeners' in thousands)
             # the column says its unit ('listeners (thousand monthly listeners)'): the figure is written as the pages give it
             ans_col = s.with_unit(end_type, attr, s.label(end_type, attr) if s.zh else lab)
-            if s.zh:  # (what a number is: 是多少; what a name or category is: 是什么)
-                tmpl = say(ZH["date"] if kind == DATE else ZH["attr"][1:] if kind == NUMBER else ZH["attr"][:2])
+            if kind == DATE:  # 'When was X founded?' of an event, 'What is the date of ...' else
+                happened = lab.endswith("ed") or lab in ("born", "founded", "established")
+                tmpl = say(mh["happened"] if happened else mh["date"])
+            else:  # (Chinese asks what a number is with 是多少, a name or category with 是什么)
+                tmpl = say(mh["attr_number"] if kind == NUMBER else mh["attr"])
+            if s.zh:
                 lab = s.label(end_type, attr)
-            elif kind == DATE:
-                when = lab.endswith("ed") or lab in ("born", "founded", "established")
-                tmpl = say(QUESTIONS_WHEN if when else QUESTIONS_DATE)
-            else:
-                tmpl = say(QUESTIONS_ATTR)
             q = tmpl.format(label=lab, np=np_)
             facts.append(f"{end_id}/{attr}")
         else:
@@ -390,34 +361,27 @@ class MultiHopSampler:
             kind, attr = STRING, None
             ans_col = s.singular(end_type)
             aliases = [answer, *self.aliases(end_id)]
-            tmpl, lab = say(ZH["entity"] if s.zh else QUESTIONS_ENTITY), ""
-            if tmpl == QUESTIONS_ENTITY[0] and np_.startswith(f"the {s.singular(end_type)} "):
-                tmpl = QUESTIONS_ENTITY[2]  # not "Which album is the album the album that won X is a sequel to?"
+            tmpl, lab = say(mh["entity"]), ""
+            if tmpl == mh["entity"][0] and np_.startswith(f"the {s.singular(end_type)} "):
+                tmpl = mh["entity"][2]  # not "Which album is the album the album that won X is a sequel to?"
             q = tmpl.format(type=s.singular(end_type), np=np_)
         if nested_of(tmpl.format(type=s.singular(end_type), label=lab, np=nest(nouns, "甲" if s.zh else "X"))) >= 3 \
                 or (not s.zh and _levels(nouns) >= 3):
             # "the calling code of the country of the birthplace of X": a chain in sentences, as a person asks it
             types = [s.singular(a.type_of(self.eid(int(g.dst[e])))) for e in path]
             q = split_chain(nouns, types, start_name, lambda np: tmpl.format(type=s.singular(end_type), label=lab, np=np),
-                            say(LEADS_ZH if s.zh else LEADS), say(THENS_ZH if s.zh else THENS), zh=s.zh)
+                            say(mh["leads"]), say(mh["thens"]), zh=s.zh)
         q = q[:1].upper() + q[1:]
         key_col = s.singular(start_type)
         # the answer column is named for what is asked (the attribute, or the type reached)
         if ans_col == key_col:
-            ans_col = f"{ans_col}（答案）" if s.zh else f"{ans_col} (answer)"
-        if s.zh:
-            cols = [key_col, ans_col]
-            hint = ZH["name_hint"] if attr is None else ZH["hints"].get(kind, "")
-            tail = say(ZH["tails"]).format(cols=f"{key_col}、{ans_col}" + (f"（{hint}）" if hint else ""))
-            d = self.as_of
-            when = say(ZH["when"]).format(date=f"{d.year}年{d.month}月{d.day}日")
-            question = f"{say(ZH['purposes'])}{q}{when}{tail}"
-        else:
-            cols = [key_col, ans_col]
-            hint = NAME_HINT if attr is None else HINTS.get(kind, "")
-            tail = say(TAILS).format(cols=f"{key_col}, {ans_col}" + (f" ({hint})" if hint else ""))
-            when = say(WHEN).format(date=format_date(self.as_of, 0))
-            question = f"{say(PURPOSES)} {q} {when} {tail}"
+            ans_col = mh["answer_column"].format(col=ans_col)
+        cols = [key_col, ans_col]
+        hint = mh["name_hint"] if attr is None else mh["hints"].get(kind, "")
+        both = bank["column_sep"].join(cols)
+        tail = say(mh["tails"]).format(cols=bank["column"].format(name=both, hint=hint) if hint else both)
+        when = say(mh["when"]).format(date=question_date(self.as_of, s.language))
+        question = bank["sentence_sep"].join([say(mh["purposes"]), q, when, tail])
         hops_out = []
         for e in path:
             hk = g.kinds[int(g.kind[e])]

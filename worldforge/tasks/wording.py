@@ -10,95 +10,53 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
+import yaml
 
 from ..plumbing import stable_hash
-from ..web.text import format_date
+from ..web.text import MONTHS
 from ..world.parts import part_phrase
 from .schema import DATE, LIST, NUMBER, STRING, URL, Atom, Column, TaskSchema
 from .table import fill, range_text
 
-PURPOSES = {
-    "filter": [
-        "I'm putting together a reference sheet on {plural} for a research project, and it has to be complete.",
-        "For a market overview I'm writing, I need an exhaustive list of certain {plural}.",
-        "I'm building a small dataset about {plural} and I want it to cover every case, not just the well-known ones.",
-        "My team is checking our internal records on {plural} against public sources.",
-        "I'm preparing a briefing and need reliable, complete data on some {plural}.",
-        "I'm doing background research and want one clean table of {plural} I can sort and filter.",
-        "Our newsletter is running a feature on {plural}, and the editor wants the list checked against sources.",
-        "I'm auditing a spreadsheet someone else made about {plural}; it looks incomplete.",
-        "A client asked for a one-page summary of {plural}, and it must not miss any.",
-        "I'm a student writing a term paper, and my supervisor wants every relevant {plural} accounted for."],
-    "ranked": [
-        "I'm writing a comparison piece and want to see which {plural} come out on top.",
-        "For a chart in my report I need a ranked list of {plural}.",
-        "I'm trying to get a sense of scale: which {plural} lead the field?",
-        "I need a league table of {plural} for a presentation next week.",
-        "I'm shortlisting {plural} for a comparison and only want the extremes.",
-        "A reader wrote in asking which {plural} stand out, and I want to answer with sources."],
-    "timeline": [
-        "I'm writing a short history and need the full succession, not just the recent years.",
-        "I'm tracing how leadership and membership changed over time, so every period matters.",
-        "For a timeline graphic I'm designing I need every tenure, start to finish.",
-        "I'm reconstructing a history from scattered sources and want it in one table.",
-        "For an anniversary piece I need the complete record of who was where and when.",
-        "I'm checking a biography draft whose dates don't add up."],
-    "events": [
-        "I'm compiling a chronology and need every event of one kind in a period.",
-        "For a timeline I'm drawing up, I want each occurrence with its exact date.",
-        "I'm studying activity over a period and need the complete record, one row per event.",
-        "I'm fact-checking an article and need every such event in the period, dated.",
-        "I'm putting numbers on a trend and need each event, not a rough count.",
-        "For an archive project I volunteer on, I need the entries this period is missing."],
-}
-# Task rules: what counts and where to look; each true of how the gold is built.
-# (no rule says how hard the search is or where lists fall short: that is the agent's to find)
-RULES = {
-    "filter": ["Only count those that meet every condition on that date; former ones don't count."],
-    "ranked": ["Use each one's figure as of that date, not an older one.",
-               "Rank them on the figure itself; rounded numbers in summaries are not enough to decide close calls."],
-    "timeline": ["Include tenures that had already ended as well as current ones."],
-    "events": ["Date each event by when it happened, not by when it was reported."],
-}
-ASKS = {
-    "filter": ["Please find every one of the {what}.", "Could you list all {what}?", "I need all {what}.",
-               "Find each of the {what}, without skipping any.", "Which are the {what}? I need every one of them."],
-    "ranked": ["Please list {what}.", "Which are {what}?", "Find {what}.", "I need {what}."],
-    "timeline": ["Please list {what}.", "Could you find {what}?", "I need {what}.", "Find {what}, with when each began and ended."],
-    "events": ["Please list {what}.", "Could you find {what}?", "I need {what}.", "Find {what}."],
-}
-WHEN_NOW = ["Give the situation as of {date}.", "Everything should hold as of {date}.", "Use the facts as they stand on {date}.",
-            "Where something has changed over time, report it as of {date}."]
-WHEN_HISTORY = ["Cover the whole history up to {date}, current holders included.", "Go back as far as the records go, up to {date}.",
-                "Include past and present tenures, up to {date}."]
-COLUMN_LEADS = ["The table should have these columns: {cols}.", "Use exactly these columns: {cols}.",
-                "Columns, in this order: {cols}.", "I need the following columns: {cols}."]
-CLOSINGS = [
-    "Include every {one} that qualifies, even if the list gets long, and nothing that doesn't. Reply with a single "
-    "Markdown table with exactly those column headers, one row per {one}.",
-    "Don't leave any {one} out and don't add any that don't fit. Answer with one markdown table using those headers, "
-    "one row for each {one}.",
-    "Completeness matters more than speed here. Return the result as one Markdown table with exactly these column "
-    "names, one {one} per row.",
-    "If a value is genuinely missing, write 'unknown' rather than guessing. Put everything in a single markdown table "
-    "with those column headers and one row per {one}."]
-NOT_WORDS = ["excluding those {x}", "except those {x}", "leaving out those {x}"]
-OR_WORDS = ["as well as those {x}", "and also those {x}"]
+QUESTIONS = Path(__file__).parent / "questions"  # the phrase bank of each language: questions/<lang>.yaml
+
+
+@lru_cache(maxsize=4)
+def question_bank(language: str) -> dict:
+    """The phrasings of one language's questions (`questions/<lang>.yaml`); every language has
+    the same keys (a test holds it)."""
+    return yaml.safe_load((QUESTIONS / f"{language}.yaml").read_text(encoding="utf-8"))
+
+
+def question_languages() -> list[str]:
+    return sorted(p.stem for p in QUESTIONS.glob("*.yaml"))
+
+
+def question_date(d: dt.date, language: str) -> str:
+    """A date as a question in `language` writes it (the bank's `date`: 'June 30, 2025', 2025年6月30日)."""
+    return question_bank(language)["date"].format(year=d.year, month=d.month, day=d.day, month_name=MONTHS[d.month - 1])
 
 
 class Wording:
+    """A question's words: the grammar here (English), the phrasings from the language's bank."""
+
+    language = "en"
+
     def __init__(self, schema: TaskSchema, rng: np.random.Generator, as_of: dt.date):
         self.s = schema
         self.rng = rng
         self.as_of = as_of
+        self.bank = question_bank(self.language)
 
     def pick(self, xs):
         return xs[int(self.rng.integers(len(xs)))]
 
     def date(self) -> str:
-        return format_date(self.as_of, 0)
+        return question_date(self.as_of, self.language)
 
     # ------------------------------------------------------------------ constraints
 
@@ -160,70 +118,72 @@ class Wording:
         if combo == "A&B":
             return f"{a} and {b}"
         if combo == "A|B":
-            return f"{a}, " + self.pick(OR_WORDS).format(x=b)
+            return f"{a}, " + self.pick(self.bank["or_words"]).format(x=b)
         if combo == "A&!B":
-            return f"{a}, " + self.pick(NOT_WORDS).format(x=b)
+            return f"{a}, " + self.pick(self.bank["not_words"]).format(x=b)
         if combo == "A&B&C":
             return f"{a}, {b} and {c}"
         if combo == "(A|B)&C":
             return f"{c}, but only those {a} or those {b}"
-        return f"{a} and {b}, " + self.pick(NOT_WORDS).format(x=c)  # A&B&!C
+        return f"{a} and {b}, " + self.pick(self.bank["not_words"]).format(x=c)  # A&B&!C
 
     # ------------------------------------------------------------------ columns
 
     def hint(self, c: Column, one: str, rank_word: str = "") -> str:
         """A short formatting instruction for one column."""
+        h = self.bank["hints"]
         if c.base == "rank":
-            return f"1 for the {rank_word}" if rank_word else "1 for the first"
+            return h["rank"].format(rank_word=rank_word) if rank_word else h["rank_first"]
         if c.base == "link" and c.attr == "end":
-            return self.pick(["the year it ended, or 'present'", "end year, or 'present' if ongoing"])
+            return self.pick(h["end"])
         if c.base == "link" and c.attr == "start":
-            return self.pick(["the year it began", "a four-digit year"])
+            return self.pick(h["start"])
         if c.kind == LIST:
-            return self.pick([f"all {c.items}, separated by semicolons", f"every one of the {c.items}, semicolon-separated"])
+            return self.pick(h["list"]).format(items=c.items)
         if c.kind == DATE:
-            return self.pick(["YYYY-MM-DD", "as YYYY-MM-DD", "full date, YYYY-MM-DD"])
+            return self.pick(h["date"])
         if c.kind == NUMBER:
             if c.agg == "count":
-                return "a whole number"
+                return h["count"]
             if c.agg == "latest":
-                return "a four-digit year"
-            return self.pick(["a plain number", "digits only, no units", "a number without units"])
+                return h["year"]
+            return self.pick(h["number"])
         if c.kind == URL:
-            return "the full URL"
+            return h["url"]
         if c.kind == STRING and c.base == "row" and not c.path and c.attr is None:
             # named after the column's own entity ("person (the person's name)"), not the row's
             # noun: a timeline's row is a tenure, an event list's an event
             who = c.name if c.name and c.name.lower() != "name" else one
-            return self.pick([f"the {who}'s name", "its full name", "name as commonly written"])
+            return self.pick(h["name"]).format(who=who)
         return ""
 
     def columns_text(self, columns: list[Column], one: str, rank_word: str = "") -> str:
         parts = []
         for c in columns:
             h = self.hint(c, one, rank_word)
-            parts.append(f"{c.name} ({h})" if h else c.name)
-        return self.pick(COLUMN_LEADS).format(cols=", ".join(parts))
+            parts.append(self.bank["column"].format(name=c.name, hint=h) if h else c.name)
+        return self.pick(self.bank["column_leads"]).format(cols=self.bank["column_sep"].join(parts))
 
     # ------------------------------------------------------------------ questions
 
     def table(self, shape: str, what: str, plural: str, one: str, columns: list[Column], when: str,
               rank_word: str = "") -> str:
-        purpose = self.pick(PURPOSES[shape]).format(plural=plural)
-        ask = self.pick(ASKS[shape]).format(what=what)
+        b = self.bank
+        purpose = self.pick(b["purposes"][shape]).format(plural=plural)
+        ask = self.pick(b["asks"][shape]).format(what=what)
         cols = self.columns_text(columns, one, rank_word)
-        closing = self.pick(CLOSINGS).format(one=one)
+        closing = self.pick(b["closings"]).format(one=one)
         # most tasks state a rule, some leave it to the reader; chosen by the question's own words,
         # so the task draws that follow are those they were without rules
-        rules = [*RULES[shape], ""]
+        rules = [*b["rules"][shape], ""]
         rule = rules[stable_hash("rule", purpose, ask, when) % len(rules)]
-        return " ".join(x for x in (purpose, ask, when, rule, cols, closing) if x)
+        return b["sentence_sep"].join(x for x in (purpose, ask, when, rule, cols, closing) if x)
 
     def when_now(self) -> str:
-        return self.pick(WHEN_NOW).format(date=self.date())
+        return self.pick(self.bank["when_now"]).format(date=self.date())
 
     def when_history(self) -> str:
-        return self.pick(WHEN_HISTORY).format(date=self.date())
+        return self.pick(self.bank["when_history"]).format(date=self.date())
 
     def period(self, window, verb: str) -> tuple[str, list[str]]:
         lo, hi = window

@@ -40,8 +40,6 @@ BUCKETS = ((1, 9, "<10"), (10, 19, "10-19"), (20, 49, "20-49"), (50, 99, "50-99"
 
 
 TOP_SHARE = 0.3  # a ranked table's rows are at most this share of the entities they are ranked among
-# the sizes of a "top N" a person asks for ("the 10 largest", "前20个"; never "the 39 largest")
-ROUND_TOP = (5, 10, 15, 20, 25, 30, 40, 50, 60, 75, 100, 120, 150, 200, 250, 300, 400, 500, 750, 1000)
 
 
 def bucket_of(n: int) -> str:
@@ -537,15 +535,14 @@ class TableSampler:
         order = np.lexsort((cand, -vals[cand] if desc else vals[cand]))
         ranked = cand[order]
         v = vals[ranked]
-        # a "top N" is a small part of what it is drawn from (not "the 45 of 52 with the lowest revenue"), and a
-        # round number: the size nearest the table wanted, else a smaller one where a tie would cross the cut
-        # (the first n must be set apart from the rest; ties inside share a rank)
-        sizes = [r for r in ROUND_TOP if r <= int(len(cand) * TOP_SHARE)]
-        if not sizes:
+        # a "top N" is a small part of what it is drawn from (not "the 45 of 52 with the lowest revenue")
+        n = min(want, int(len(cand) * TOP_SHARE))
+        if n < 4:
             return "top-n-too-large"
-        best = min(sizes, key=lambda r: (abs(r - want), r))
-        n = next((r for r in reversed(sizes) if r <= best and not (r < len(v) and v[r - 1] == v[r])), None)
-        if n is None:
+        # the first n must be set apart from the rest (no tie across the cut); ties inside share a rank
+        while n < len(v) and n >= max(4, int(want * 0.7)) and v[n - 1] == v[n]:
+            n -= 1
+        if n < len(v) and v[n - 1] == v[n] or n < 4:
             return "ties"
         return Candidate("ranked", t, split, Rows(t, ranked[:n]), atoms, "A" if "A" in atoms else "", rank_attr=attr,
                          rank_desc=desc, scope_count=len(cand), scope_codes=cand)

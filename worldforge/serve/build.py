@@ -56,7 +56,8 @@ def _read_manifest(path: Path) -> dict:
     wrong = []
     if not (isinstance(man["tasks_sha256"], str) and _SHA256.fullmatch(man["tasks_sha256"])):
         wrong.append("`tasks_sha256` (64 hex digits)")
-    if not isinstance((man.get("rollout") or {}).get("options") if isinstance(man.get("rollout"), dict) else None, dict):
+    rollout = man.get("rollout")
+    if not (isinstance(rollout, dict) and isinstance(rollout.get("options"), dict)):
         wrong.append("`rollout.options` (an object)")
     seeds = man.get("seeds")
     if not (isinstance(seeds, dict) and isinstance(seeds.get("perturbations"), int) and not isinstance(seeds["perturbations"], bool)):

@@ -78,6 +78,10 @@ def _why(exc: Exception) -> str:
     return text.split("] ", 1)[-1][:120]  # '[Errno 111] Connection refused' -> 'Connection refused'
 
 
+def _unreachable(url: str, exc: Exception) -> ServerUnreachable:
+    return ServerUnreachable(f"no worldforge server answers at {url} ({_why(exc)}); {START_HINT}")
+
+
 def wait_for_server(url: str, seconds: float = 30.0, timeout: float = 10.0) -> dict:
     """Wait at most `seconds` for a worldforge server at `url` to answer GET /health (each try
     `timeout`); its health record. ServerUnreachable (one line) when none does, or when what
@@ -91,7 +95,7 @@ def wait_for_server(url: str, seconds: float = 30.0, timeout: float = 10.0) -> d
             r = httpx.get(url + "/health", timeout=timeout)
         except httpx.TransportError as exc:
             if time.monotonic() + 1.0 > deadline or isinstance(exc, httpx.TimeoutException):
-                raise ServerUnreachable(f"no worldforge server answers at {url} ({_why(exc)}); {START_HINT}") from None
+                raise _unreachable(url, exc) from None
             time.sleep(1.0)
             continue
         try:
@@ -160,7 +164,7 @@ class WebSearchEnv:
             try:
                 r = self.client.request(method, path, json=body)
             except httpx.TransportError as exc:
-                raise ServerUnreachable(f"no worldforge server answers at {self.base_url} ({_why(exc)}); {START_HINT}") from None
+                raise _unreachable(self.base_url, exc) from None
             try:
                 data = r.json()
             except ValueError:

@@ -372,9 +372,9 @@ def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str]
     if parsed is None:
         return TaskScore(instance_id, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, n_gold, 0, 0, 0)
     header, rows = parsed
-    if len(rows) > ws.row_limit(n_gold):  # as in WideSearch mode: a degenerate answer is not read cell by cell
-        return TaskScore(instance_id, True, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, n_gold, len(rows), 0, 0,
-                         note=f"the answer has {len(rows):,} rows, over the limit of {ws.row_limit(n_gold):,}")
+    over = ws.over_row_limit(len(rows), n_gold)
+    if over:  # as in WideSearch mode: a degenerate answer is not read cell by cell
+        return TaskScore(instance_id, True, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, n_gold, len(rows), 0, 0, note=over)
     pred_by_key = _dedupe(_records(header, rows), keys, key_of)
 
     n_cols = len(required)

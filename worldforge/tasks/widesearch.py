@@ -70,6 +70,13 @@ def row_limit(gold_rows: int) -> int:
     return max(ROW_LIMIT_FACTOR * gold_rows, ROW_LIMIT_MIN)
 
 
+def over_row_limit(rows: int, gold_rows: int) -> str:
+    """Why an answer of `rows` rows is not read, or "" when it is within `row_limit`."""
+    limit = row_limit(gold_rows)
+    return (f"the answer has {rows:,} rows, over the limit of {limit:,} ({ROW_LIMIT_FACTOR}x the gold's {gold_rows:,}, "
+            f"at least {ROW_LIMIT_MIN})" if rows > limit else "")
+
+
 class EvaluatorError(Exception):
     """Where upstream's evaluator raises (and scores the response 0 on every metric)."""
 
@@ -485,11 +492,9 @@ def _evaluate(ev: dict, gold: Frame, response: str, align: Aligner | None, judge
                        message=f"required_columns {required} != response_df {resp.columns}")
     ans = Frame(list(gold.columns), [list(r) for r in gold.rows])
     resp, ans = _dedupe(resp, unique), _dedupe(ans, unique)
-    limit = row_limit(len(ans.rows))
-    if len(resp.rows) > limit:  # scored 0 without reading its cells: no row of it could raise the score enough
-        return Outcome(parsed=True, columns_match=True, gold_rows=len(ans.rows), predicted_rows=len(resp.rows),
-                       message=f"the answer has {len(resp.rows):,} rows, over the limit of {limit:,} "
-                               f"({ROW_LIMIT_FACTOR}x the gold's {len(ans.rows):,}, at least {ROW_LIMIT_MIN})")
+    over = over_row_limit(len(resp.rows), len(ans.rows))
+    if over:  # scored 0 without reading its cells: no row of it could raise the score enough
+        return Outcome(parsed=True, columns_match=True, gold_rows=len(ans.rows), predicted_rows=len(resp.rows), message=over)
 
     for col in unique:  # key alignment (upstream's LLM), for keys compared as text
         item = pipeline.get(col)

@@ -1720,14 +1720,15 @@ def check_memory(world: ResolvedWorld) -> None:
     not fit, one that fails never would."""
     from .spec import expected_counts
 
+    counts = expected_counts(world)
     need = 0.0
-    for t, (_lo, mid, _hi) in expected_counts(world).items():
+    for t, (_lo, mid, _hi) in counts.items():
         et = world.types[t]
         links = sum(1 for r in world.relations.values() if r.source == t)
         need += mid * (len(et.attributes) + links + 2) * BYTES_PER_CELL
     free = _available_memory()
     if free is not None and need > free:
-        biggest = max(expected_counts(world).items(), key=lambda kv: kv[1][1])
+        biggest = max(counts.items(), key=lambda kv: kv[1][1])
         raise PlanError(f"out of memory: this world's tables need at least {need / 2**30:,.1f} GiB and {free / 2**30:,.1f} GiB "
                         f"are free ({biggest[0]}: about {biggest[1][1]:,.0f} entities); lower the world's counts or plan on a "
                         "machine with more memory")

@@ -16,6 +16,7 @@ PKG = Path(__file__).resolve().parent.parent / "worldforge"
 # Pipeline order. A module may import modules of its own stage or of an earlier one.
 STAGES = [
     ("plumbing", ("worldforge", "worldforge.errors", "worldforge.tokens", "worldforge.plumbing", "worldforge.cluster")),  # "worldforge": the package root only
+    ("language", ("worldforge.language",)),  # how each language writes: below every stage that writes text
     ("world", ("worldforge.world",)),
     ("web", ("worldforge.web",)),
     ("tasks", ("worldforge.tasks",)),

@@ -28,52 +28,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..language import get as get_language
+from .narrator import bank as narration_bank
+
 COMPACT_AT = 0.9  # the visible context passes this share of the budget, less the next note's size: write a note
 CONSOLIDATE_AT = 0.4  # the notes so far take more than this share of the budget: the next note replaces them all
 MIN_TURNS = 2  # action turns a segment holds at least before it may be compacted (a state always buys progress)
 
-_PROMPT = {
-    "en": ("Context limit: this conversation now holds about {used:,} of {budget:,} tokens. Before you go on, write a "
-           "research note as one message, without tool calls: what you have settled since your last note (the rows "
-           "decided, with their values and where they were read; the candidates rejected), and everything still open "
-           "(candidates to check and rows lacking values, with their URLs unless an earlier note gives them; the values "
-           "read so far for them; the conditions still to check; the pages to open next). The conversation then "
-           "continues from the task and your notes, the latest last: anything in no note is lost."),
-    "zh": ("上下文已接近上限：当前对话约 {used:,} 个 token（上限 {budget:,}）。继续之前，请先用一条消息写一份研究笔记，"
-           "不要调用工具：上次笔记以来确定的内容（已确定的行、数值及出处；已排除的候选），以及尚未完成的一切（待核对的候选、"
-           "尚缺数值的行及其网址，前面笔记里给过的网址不必重复；已读到的数值；尚待核对的条件；接下来要打开的页面）。"
-           "之后的对话只保留任务和你的全部笔记（最新的在最后），任何笔记里都没有写下的内容都会丢失。"),
-}
-_CONSOLIDATE = {
-    "en": ("Context limit: this conversation now holds about {used:,} of {budget:,} tokens, and your notes alone take about "
-           "{notes:,}. Before you go on, write one research note, without tool calls, that replaces all your earlier "
-           "notes: every row settled so far with its values (in one table) and where they were read, the candidates "
-           "rejected, and everything still open with the URLs it needs (candidates to check, rows lacking values, the "
-           "values read for them, the conditions still to check, the pages to open next). The conversation then "
-           "continues from the task and this note alone: anything left out of it is lost."),
-    "zh": ("上下文已接近上限：当前对话约 {used:,} 个 token（上限 {budget:,}），其中你的笔记约占 {notes:,}。继续之前，"
-           "请先写一份取代之前全部笔记的研究笔记，不要调用工具：到目前为止确定的每一行及其数值（合成一张表）和出处、已排除的"
-           "候选，以及尚未完成的一切和所需网址（待核对的候选、尚缺数值的行及已读到的数值、尚待核对的条件、接下来要打开的页面）。"
-           "之后的对话只保留任务和这一份笔记，其中没有写下的内容都会丢失。"),
-}
-_RESUME = {
-    "en": "My research notes, written as the earlier context was cleared (the latest last; I continue from them):",
-    "zh": "我的研究笔记（在清空先前的上下文时写下，最新的在最后；我从这里继续）：",
-}
-
-
-def language_of(language: str | None) -> str:
-    return "zh" if language == "zh" else "en"
+def _words(language: str | None) -> dict[str, str]:
+    """What the environment says about the context budget, in the task's language."""
+    return narration_bank(get_language(language).code)["context"]
 
 
 def compaction_prompt(used: int, budget: int, language: str | None = "en") -> str:
     """The user message that asks the agent for its research note."""
-    return _PROMPT[language_of(language)].format(used=used, budget=budget)
+    return _words(language)["compact"].format(used=used, budget=budget)
 
 
 def consolidation_prompt(used: int, budget: int, notes: int, language: str | None = "en") -> str:
     """The user message that asks for one note replacing all earlier ones (they fill the context)."""
-    return _CONSOLIDATE[language_of(language)].format(used=used, budget=budget, notes=notes)
+    return _words(language)["consolidate"].format(used=used, budget=budget, notes=notes)
 
 
 def consolidates(notes_tokens: int, budget: int | None, last_whole: int = 0) -> bool:
@@ -86,7 +60,7 @@ def consolidates(notes_tokens: int, budget: int | None, last_whole: int = 0) -> 
 def resume_content(query: str, states: list[str] | str, language: str | None = "en") -> str:
     """The user message a new segment starts from: the task, then every note the agent wrote."""
     notes = [states] if isinstance(states, str) else list(states)
-    return f"{query}\n\n---\n{_RESUME[language_of(language)]}\n\n" + "\n\n".join(notes)
+    return f"{query}\n\n---\n{_words(language)['resume']}\n\n" + "\n\n".join(notes)
 
 
 def compact_limit(budget: int | None, note_tokens: int = 0, grew: int = 0, replacing_tokens: int = 0) -> int | None:

@@ -25,13 +25,15 @@ from itertools import chain
 from pathlib import Path
 
 from ..errors import DamagedStateError, RolloutError, SearchInputError
+from ..language import get as get_language
 from ..plumbing import raise_if_interrupted, stable_hash
 from ..tasks.scoring import Evaluation, read_gold_csv, reward_of, score_table
 from ..tokens import MESSAGE_OVERHEAD, estimate_tokens
 from ..tokens import load_token_counter as _load_token_counter
+from ..web.grammar import word
 from ..web.pages import slug as _slug
-from ..web.search import SNIPPET_CHARS, SNIPPET_CHARS_ZH, SearchEngine, check_url, cut_snippet, search_arguments
 from ..web.search import TOOLS as WEB_TOOLS
+from ..web.search import SearchEngine, check_url, cut_snippet, search_arguments
 from ..world.options import RolloutOptions
 from . import perturb
 from .context import MIN_TURNS, compact_limit, compact_threshold, compaction_prompt, consolidates, consolidation_prompt, resume_content
@@ -321,7 +323,7 @@ class Environment:
         self._copies[url] = (src["url"], model, shape)
         text = self._copy_text(url)
         plain = re.sub(r"\s+", " ", re.sub(r"[#*|]|^-{3,}$|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or " ", text, flags=re.M))
-        chars = SNIPPET_CHARS_ZH if self.engine.language == "zh" else SNIPPET_CHARS
+        chars = get_language(self.engine.language).snippet_chars
         copy = {"url": url, "title": title, "snippet": _whole_numbers(cut_snippet(plain.strip(), chars)),
                 "date": when.strftime("%b %-d, %Y") if shape == "news" else "N/A", "kind": shape, "score": 0.0}
         pos = 1 + stable_hash(key, "pos") % min(4, len(results))
@@ -454,13 +456,13 @@ class Environment:
             if text is None:
                 text = perturb.alter_copy(src["markdown"], f"copy|{self.seed}|{original}")
             return perturb.edited(text, when, self.engine.language)
-        zh = self.engine.language == "zh"
+        lang = get_language(self.engine.language)
         when = self._copy_date(original)
-        day = f"{when.year}年{when.month}月{when.day}日" if zh else when.strftime("%B %-d, %Y")
         byline = next((ln for ln in look["markdown"].split("\n") if ln.startswith("*")), "")
-        byline = re.sub(r" · (?:updated |更新于).*$", "", byline)  # a listing dated itself: the copy's own date instead
+        updated = word(lang.code, "updated", date="\0").split("\0")[0]
+        byline = re.sub(" · " + re.escape(updated) + ".*$", "", byline)  # a listing dated itself: the copy's own date instead
         site = byline.split("*")[1] if byline.count("*") >= 2 else url.split("/")[2]
-        head = f"{byline} · {'更新于' if zh else 'updated '}{day}" if shape == "profile" else f"*{site}* · {day}"
+        head = f"{byline} · {word(lang.code, 'updated', date=lang.date(when))}" if shape == "profile" else f"*{site}* · {lang.date(when)}"
         lines = src["markdown"].split("\n")
         title = lines[0][2:] if lines and lines[0].startswith("# ") else src["title"]
         body = [ln for ln in lines[1:] if not (ln.startswith("*") and " · " in ln)]  # its own by-line, if any

@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 
+from ..language import written_in
 from ..plumbing import URL_PATTERN
 from ..web.grammar import prose_sentences, skeleton
 
@@ -109,13 +110,6 @@ def sample_tokens(messages: list[dict], tools: list[dict], count: Callable[[str]
 
 # --------------------------------------------------------------------------- what SFT trains on
 
-CONNECTIVES = {
-    "en": ("next", "now", "ok", "okay", "right", "good", "moving on", "then", "alright", "so", "also", "well", "anyway",
-           "after that", "meanwhile", "and", "but", "still"),
-    "zh": ("接下来", "好的", "然后", "那么", "另外", "接着", "此外", "随后", "于是", "还有", "好，", "嗯"),
-}
-_SENT_EN = re.compile(r"(?<=[.!?])\s+(?=[\"“A-Z0-9(])|\n+")
-_SENT_ZH = re.compile(r"(?<=[。！？；])|\n+")
 _HOST = re.compile(r"(?<![A-Za-z0-9.-])(?:www\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|info|example|io|gov|edu)\b")
 _NUM = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?")
 
@@ -149,7 +143,7 @@ class NameMask:
 
     def _hits(self, text: str):
         """(start, end) of each name in `text`, longest first, left to right."""
-        if _has_cjk(text):  # names run into the text: every start, every length
+        if not written_in(text[:200]).spaced:  # names run into the text: every start, every length
             starts = range(len(text))
             ends = None
         else:  # a name starts and ends on word boundaries
@@ -181,10 +175,6 @@ class NameMask:
         return [text[st:end] for st, end in self._hits(text)]
 
 
-def _has_cjk(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in text[:200])
-
-
 def narration_sentences(messages: Iterable[dict]) -> list[str]:
     """The sentences of the assistant's narration (its messages but the research states)."""
     out = []
@@ -192,7 +182,7 @@ def narration_sentences(messages: Iterable[dict]) -> list[str]:
         if m["role"] != "assistant" or is_state(m) or not m.get("content"):
             continue
         text = m["content"]
-        parts = _SENT_ZH.split(text) if _has_cjk(text) else _SENT_EN.split(text)
+        parts = written_in(text[:200]).sentences.split(text)
         out += [p.strip() for p in parts if p and p.strip()]
     return out
 
@@ -218,9 +208,9 @@ def skeleton_shares(counts: Counter, many: int = 20) -> dict:
 def opens_with_connective(text: str) -> bool:
     """Whether a message starts as if it continued another ("Moving on: ...", "接下来，...")."""
     t = text.lstrip().lower()
-    lang = "zh" if _has_cjk(t) else "en"
-    for c in CONNECTIVES[lang]:
-        if t.startswith(c) and (lang == "zh" or len(t) == len(c) or not t[len(c)].isalnum()):
+    lang = written_in(t[:200])
+    for c in lang.connectives:
+        if t.startswith(c) and lang.word_at(t, 0, len(c)):
             return True
     return False
 

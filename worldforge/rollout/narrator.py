@@ -33,6 +33,8 @@ from pathlib import Path
 
 import yaml
 
+from ..language import get as get_language
+
 BANKS = Path(__file__).parent / "narration"
 
 # The order a turn's message follows: what went wrong, what was read, what was decided, where
@@ -79,10 +81,10 @@ class Narrator:
     """One episode's narration: the grammar of its language, its own seeded generator."""
 
     def __init__(self, language: str, seed: int):
-        self.lang = "zh" if language == "zh" else "en"
+        self.language = get_language(language)
+        self.lang = self.language.code
         self.bank = bank(self.lang)
         self.rng = random.Random(seed)
-        self.zh = self.lang == "zh"
         self.recent: list[str] = []  # the templates of the last turns: not drawn again right away
 
     # ------------------------------------------------------------------ small helpers
@@ -113,7 +115,15 @@ class Narrator:
         for key, said in (self.bank.get("errors") or {}).items():
             if key in head:
                 return said
-        return head if not self.zh else "出错"
+        return (self.bank.get("error_other") or "{head}").format(head=head)  # 'Error 418', '出错'
+
+    def phrase(self, key: str, form: str | None = None, **slots) -> str:
+        """A piece of a sentence from the bank's `phrases` ('{A}, but not {B}'); `form` picks
+        one of a mapping's forms ('' where the bank has none)."""
+        text = self.bank["phrases"][key]
+        if form is not None:
+            text = text.get(form, "")
+        return text.format(**slots) if text else ""
 
     def own_page(self) -> str:
         return self.rng.choice(self.bank["where"]["own"])
@@ -315,7 +325,7 @@ class Narrator:
         lead = self.pick(self.bank["leads"][kind])
         if not lead:
             return text
-        if not self.zh and text[:1].isupper() and not _keeps_capital(text):
+        if self.language.cased and text[:1].isupper() and not _keeps_capital(text):
             text = text[0].lower() + text[1:]
         return lead + text
 
@@ -334,7 +344,7 @@ class Narrator:
         text = self.bank["space"].join(out)
         if opening:  # the first message opens the task: no connective
             text = _strip_connective(text, self.bank["leads"])
-        return _cap_first(text, self.zh)
+        return self.language.cap(text)
 
 
 def _keeps_capital(text: str) -> bool:
@@ -342,10 +352,6 @@ def _keeps_capital(text: str) -> bool:
     its capital after a lead-in."""
     m = re.match(r"[A-Za-z]+", text)
     return m is None or m.group(0) not in _STARTERS
-
-
-def _cap_first(text: str, zh: bool) -> str:
-    return text if zh or not text else text[0].upper() + text[1:]
 
 
 def _strip_connective(text: str, leads: dict) -> str:

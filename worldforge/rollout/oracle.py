@@ -36,7 +36,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from ..language import get as get_language
 from ..plumbing import stable_hash
+from ..web.grammar import word
 from .env import Episode, ToolCall, markdown_table
 from .narrator import Event, Narrator
 from .reading import (
@@ -114,7 +116,7 @@ class Research:
         self.q = brief.q
         self.k = max(1, calls)
         self.opt = opt  # OracleSpec
-        self.zh = brief.language == "zh"
+        self.lang = get_language(brief.language)
         self.voice = Narrator(brief.language, stable_hash(seed, "voice", ep.key))
         self.rng = random.Random(stable_hash(seed, "oracle", ep.key))
         self.seen: set[str] = set()
@@ -634,7 +636,7 @@ class Research:
                 cell = None  # a list's value would exclude the row: confirm it on the row's own page first
             if cell is not None and cond["letter"] not in self.listing_said:
                 self.listing_said.add(cond["letter"])
-                self.note("from_listing", col=cond.get("label", "") if self.zh else cond.get("label", "").lower())
+                self.note("from_listing", col=self.lang.mid(cond.get("label", "")))
             if cell is None:
                 cell = self.attribute(c.url, cond["label"], c.name, figure=cond["test"] != "eq",
                                       expect=cond["value"] if cond["test"] == "eq" and not cond.get("negated") else None,
@@ -763,7 +765,7 @@ class Research:
         else:
             num = read_number(out["value"])
             lo_n, hi_n = (float(lo) if lo is not None else None), (float(hi) if hi is not None else None)
-            unit = f" {cond['unit']}" if cond.get("unit") and not self.zh else (cond.get("unit") or "")
+            unit = self.lang.with_unit("", cond.get("unit"))
             shown = {side: f"{v:,.0f}{unit}" if v is not None and v == int(v) else f"{v:,}{unit}"
                      for side, v in (("lo", lo_n), ("hi", hi_n)) if v is not None}
         if num is None:
@@ -781,7 +783,7 @@ class Research:
             lab = hop["label"]
         else:
             lab = cond.get("label") or ""
-        return lab if self.zh else lab.lower()
+        return self.lang.mid(lab)
 
     # ------------------------------------------------------------------ cells
 
@@ -800,7 +802,7 @@ class Research:
             if col["attribute"] == "start":
                 return str(c.span.start)
             if c.span.open or c.span.end is None:  # the word the question asks for: 'present', '至今'
-                return "至今" if self.zh else "present"
+                return self.lang.present
             return str(c.span.end)
         if base == "other" and c.other is not None:
             name, url = c.other
@@ -1026,7 +1028,7 @@ class Research:
             self.ranked = top
             # the values it orders, by name: a rank cell is grounded where these are visible
             self.note("ranked_done", claims=[("ranked", len(valued), [[c.name, c.rank_text] for c in valued], "n")],
-                      attr=rk.get("label", rk["attribute"]).lower() if not self.zh else rk.get("label", ""), n=len(valued), k=len(top))
+                      attr=self.lang.mid(rk.get("label", rk["attribute"])), n=len(valued), k=len(top))
         return top
 
     def _link_rows(self, a: Candidate):
@@ -1117,12 +1119,11 @@ class Research:
                 self.search_tries[norm(x)] += 1
         elif ahead:
             qs = [f"{n} {lab}" for n, lab in ahead]
-            labels = list(dict.fromkeys(lab if self.zh else lab.lower() for _, lab in ahead))
+            labels = list(dict.fromkeys(self.lang.mid(lab) for _, lab in ahead))
             if len(labels) == 1:
                 names, label = [n for n, _ in ahead], labels[0]
             else:  # one label each: name it beside each name
-                names, label = [f"{n}（{lab}）" if self.zh else f"{n} ({lab.lower()})" for n, lab in ahead], \
-                    ("数值" if self.zh else "figures")
+                names, label = [n + self.lang.paren(self.lang.mid(lab)) for n, lab in ahead], self.voice.phrase("figures")
             intents.append(Event("search_ahead", dict(names=self.voice.names(names), label=label)))
             calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(query=qs[0], queries=qs[1:])))
         # a second source about an entity whose article it has read, to compare: a slot of its own
@@ -1248,7 +1249,7 @@ class Research:
                 cols.setdefault(key, []).append(what)
         out = []
         v = self.voice
-        q = (lambda x: f"“{x}”") if self.zh else (lambda x: f"\"{x}\"")
+        q = self.lang.quote
         for (kind, what), names in groups.items():
             ns = v.names(list(dict.fromkeys(names)))
             if kind == "list":
@@ -1262,7 +1263,7 @@ class Research:
             elif kind == "linked":
                 out.append(Event("open_linked", dict(names=ns, col=q(what), count_names=len(set(names)))))
             elif kind == "rank":  # a candidate's figure for the ranking
-                out.append(Event("open_rows", dict(names=ns, cols=q(what if self.zh else what.lower()), count_names=len(set(names)))))
+                out.append(Event("open_rows", dict(names=ns, cols=q(self.lang.mid(what)), count_names=len(set(names)))))
             elif kind == "source":  # pages read for the candidates: a part's article or a list that names them
                 out.append(Event("open_source", dict(names=ns, what=what, count_names=len(set(names)))))
             elif kind == "entity":
@@ -1290,8 +1291,7 @@ class Research:
         texts = [c["text"] for c in self.q.get("conditions", []) if c["letter"] not in implied and not c.get("scope")]
         if not texts:
             return ""
-        sep = "、" if self.zh else " and "
-        return sep.join(f"“{t}”" if self.zh else f"\"{t}\"" for t in texts[:2])
+        return self.lang.join(self.lang.quote(t) for t in texts[:2])
 
     def _plan_event(self) -> Event:
         q, v = self.q, self.voice
@@ -1302,38 +1302,36 @@ class Research:
         texts = {c["letter"]: c["text"] for c in q.get("conditions", []) if not c.get("scope")}
         conds = list(texts.values())
         scope = next((c["text"] for c in q.get("conditions", []) if c.get("scope")), "")
-        cond_text = _combo_text(q.get("combo") or "", texts, self.zh)
-        cond_text = (f"{cond_text}, {scope}" if cond_text and scope else cond_text or scope) if not self.zh else \
-            ("，".join(x for x in (scope, cond_text) if x))
-        cond_text = cond_text or ("全部" if self.zh else "in the records")
+        cond_text = v.phrase("combo", q.get("combo") or "", A=texts.get("A", ""), B=texts.get("B", ""), C=texts.get("C", ""))
+        cond_text = v.phrase("scoped", conds=cond_text, scope=scope) if cond_text and scope else cond_text or scope
+        cond_text = cond_text or v.phrase("all")
         one = q["type"].replace("_", " ")
         shape = q["shape"]
         if shape == "ranked":
             rk = q["rank"]
-            dirw = ("最高" if rk["descending"] else "最低") if self.zh else ("highest" if rk["descending"] else "lowest")
-            sc = f" {' '.join(conds + ([scope] if scope else []))}" if not self.zh else "".join(conds + ([scope] if scope else []))
-            return Event("plan_ranked", dict(n=rk["n"], plural=q["plural"], scope=sc, attr=(rk.get("label") or rk["attribute"]).lower()
-                         if not self.zh else rk.get("label", ""), dir=dirw, cols=colnames))
+            dirw = v.phrase("highest" if rk["descending"] else "lowest")
+            sc = self.lang.space + self.lang.space.join(conds + ([scope] if scope else []))
+            return Event("plan_ranked", dict(n=rk["n"], plural=q["plural"], scope=sc, attr=self.lang.mid(rk.get("label") or rk["attribute"]),
+                                             dir=dirw, cols=colnames))
         if shape in ("timeline", "events"):
-            label = q["links"]["label"] if self.zh else q["links"]["label"].lower()
+            label = self.lang.mid(q["links"]["label"])
             period = q.get("period")
             ptxt = ""
             if period:
                 a, b = period
-                ptxt = (f" from {a[:4]}" if a else "") + (f" to {b[:4]}" if b else "") if not self.zh else \
-                    (f"（{a[:4] if a else ''}—{b[:4] if b else ''}）")
-            target = q.get("anchor") or (f"{q['plural']} {cond_text}" if not self.zh else f"{cond_text}的{q['plural']}")
+                ptxt = self.lang.years(a[:4] if a else None, b[:4] if b else None)
+            target = q.get("anchor") or v.phrase("target", plural=q["plural"], conds=cond_text)
             if shape == "timeline":
                 return Event("plan_timeline", dict(label=label, target=target, period=ptxt, cols=colnames))
-            return Event("plan_events", dict(label=label, period=ptxt.strip() or ("in the period" if not self.zh else ""),
-                         scope=(f" involving {q['plural']} {cond_text}" if not self.zh else f"涉及{cond_text}的{q['plural']}"), cols=colnames))
+            return Event("plan_events", dict(label=label, period=ptxt.strip() or v.phrase("in_period"),
+                                             scope=v.phrase("involving", plural=q["plural"], conds=cond_text), cols=colnames))
         return Event("plan_table", dict(one=one, plural=q["plural"], conds=cond_text, ncols=len(cols), cols=colnames))
 
     def _strategy_event(self, src: Source) -> Event | None:
         """Where the candidates will come from, said once at the start."""
         q = self.q
         if isinstance(src, PartList) and src.place:
-            return Event("strategy_part", dict(what=f"{src.place}的{src.plural}" if self.zh else src.title))
+            return Event("strategy_part", dict(what=src.title_in(self.lang)))
         if isinstance(src, BackList):
             return Event("strategy_back", dict(name=src.name, plural=q["plural"]))
         if isinstance(src, Union):
@@ -1500,7 +1498,7 @@ class Research:
         mine = {norm(lab): cell for lab, cell in page.infobox}
         site_b = other.site or host(other.url)
         if other.dated:  # the reader weighs sources by their dates: say which one it is
-            site_b += f"（更新于{other.dated.isoformat()}）" if self.zh else f" (updated {other.dated.strftime('%B %-d, %Y')})"
+            site_b += self.lang.paren(word(self.lang.code, "updated", date=self.lang.date(other.dated)))
         same, diffs = None, []
         for lab, cell in other.infobox + other.fields:
             a = mine.get(norm(lab))
@@ -1521,7 +1519,7 @@ class Research:
         dated = next(((lab, b) for lab, a, b in diffs if read_date(strip_links(a))), None)
         if dated and page.title != page.name and not other.dated:
             # the article is one of namesakes ('Ana Ellison (person, 1973)'): other dates mean another entity
-            self.note("namesake", site=site_b, name=page.name, label=dated[0] if self.zh else dated[0].lower(),
+            self.note("namesake", site=site_b, name=page.name, label=self.lang.mid(dated[0]),
                       value=strip_links(dated[1]))
             return
         if diffs:
@@ -1530,12 +1528,12 @@ class Research:
             fresher = other.dated is not None and page.edited is not None and page.edited > other.dated
             why = self.voice.why("fresher" if fresher else "encyclopedia")
             self.conflicts += 1
-            self.decisions.append(("conflict", dict(name=page.name or page.title, label=lab if self.zh else lab.lower(),
+            self.decisions.append(("conflict", dict(name=page.name or page.title, label=self.lang.mid(lab),
                                                     site_a=host(art), a=strip_links(a), site_b=site_b, b=strip_links(cell),
                                                     chosen=strip_links(a), chosen_site=host(art), why=why)))
             return
         if same is not None and not quiet and self.rng.random() < 0.5:
-            self.note("agree", site=site_b, name=page.name or page.title, label=same[0] if self.zh else same[0].lower(),
+            self.note("agree", site=site_b, name=page.name or page.title, label=self.lang.mid(same[0]),
                       value=strip_links(same[1]))
 
     def _notice(self, url: str, page: Page) -> None:
@@ -1808,18 +1806,6 @@ def _combo(combo: str, v: dict):
     raise ValueError(combo)
 
 
-def _combo_text(combo: str, t: dict[str, str], zh: bool) -> str:
-    """The conditions as the question combines them ('A, but not B')."""
-    a, b, c = t.get("A", ""), t.get("B", ""), t.get("C", "")
-    if zh:
-        forms = {"A": a, "A&B": f"{a}且{b}", "A|B": f"{a}或{b}", "A&!B": f"{a}，但不包括{b}", "A&B&C": f"{a}、{b}且{c}",
-                 "(A|B)&C": f"{c}，且{a}或{b}", "A&B&!C": f"{a}且{b}，但不包括{c}"}
-    else:
-        forms = {"A": a, "A&B": f"{a} and {b}", "A|B": f"{a}, or {b}", "A&!B": f"{a}, but not {b}", "A&B&C": f"{a}, {b} and {c}",
-                 "(A|B)&C": f"{c}, and either {a} or {b}", "A&B&!C": f"{a} and {b}, but not {c}"}
-    return forms.get(combo, "")
-
-
 def _s(n: int) -> str:
     """The plural ending of an English count ('1 row', '2 rows')."""
     return "" if n == 1 else "s"
@@ -1859,7 +1845,7 @@ class ChainResearch(Research):
             nxt = got[0]
             if (i, nxt.name) not in self.followed:
                 self.followed.add((i, nxt.name))
-                self.note("follow", from_name=name, label=hop["label"] if self.zh else hop["label"].lower(), to_name=nxt.name)
+                self.note("follow", from_name=name, label=self.lang.mid(hop["label"]), to_name=nxt.name)
             name, url = nxt.name, nxt.url
             self.path.append((name, url))
             if url is None and i < len(q["hops"]) - 1:

@@ -24,10 +24,11 @@ import bisect
 import datetime as dt
 import re
 
+from ..language import get as get_language
 from ..plumbing import URL_PATTERN, stable_hash
+from ..web.grammar import word
 from ..world.options import PERTURBATION_TOOLS
 
-EDITED = {"en": "This page was last edited on {date}.", "zh": "本页面最后修订于{date}。"}
 _U64 = float(2**64)
 
 
@@ -215,8 +216,7 @@ def alter_copy(text: str, key: str) -> str:
 
 def edited(markdown: str, when: dt.date, language: str = "en") -> str:
     """An article as its site serves it: the text, then the line saying when it was last edited."""
-    day = f"{when.year}年{when.month}月{when.day}日" if language == "zh" else when.strftime("%B %-d, %Y")
-    return f"{markdown.rstrip()}\n\n{EDITED.get(language, EDITED['en']).format(date=day)}\n"
+    return f"{markdown.rstrip()}\n\n{word(language, 'edited', date=get_language(language).date(when))}\n"
 
 
 def last_edit(seed: int, url: str, as_of: dt.date) -> dt.date:

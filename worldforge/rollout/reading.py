@@ -21,7 +21,9 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from ..language import Language, written_in
 from ..plumbing import URL_PATTERN
+from ..web.grammar import BANKS
 from . import perturb
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -43,7 +45,9 @@ _SEARCH_HEAD_RE = re.compile(r'^Search results for "(.*)" \((\d+)-(\d+) of about
 _NO_RESULTS_RE = re.compile(r'^No results found for "(.*?)"', re.M)
 # A tenure or event span after a list item: "(since 2016)", "(2018–2021)", "(2023)", "（2019年起）".
 _SPAN_RE = re.compile(r"[（(](?:since (\d{4})|(\d{4})年起|(\d{4})[–-](\d{4})|(\d{4}))[）)]\s*$")
-_EDITED_RE = re.compile(r"^(?:This page was last edited on (.+)\.|本页面最后修订于(.+)。)$")
+# an article's last line saying when it was last edited, in any language's words (`web/banks`)
+_EDITED_RE = re.compile("^(?:" + "|".join(re.escape(b["edited"][0]).replace(re.escape("{date}"), "(.+)")
+                                          for b in BANKS.values()) + ")$")
 _PAGE_OF_RE = re.compile(r"page (\d+) of (\d+)|第(\d+)页，共(\d+)页")
 _RULE_RE = re.compile(r"^\|?[-:| ]+\|?$")
 _SCALE = {"million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8}
@@ -202,7 +206,7 @@ def snippet_value(snippet: str, label: str, name: str) -> str | None:
     value near the label, or a value at the snippet's cut edge (it may be cut short)."""
     if not label or not name or not snippet:
         return None
-    zh = bool(re.search(r"[\u4e00-\u9fff]", label))
+    lang = written_in(label)
     low_label, low_name = label.lower(), name.lower()
     for sent in _SENTENCE_END.split(snippet):
         low = sent.lower()
@@ -210,10 +214,9 @@ def snippet_value(snippet: str, label: str, name: str) -> str | None:
             continue
         at = low.find(low_label)
         while at >= 0:
-            before_ok = zh or at == 0 or not low[at - 1].isalnum()
             after = at + len(low_label)
-            if before_ok and (zh or after >= len(low) or not low[after].isalnum()):
-                size = 24 if zh else 48
+            if lang.word_at(low, at, after):
+                size = lang.value_window
                 window = sent[after: after + size]
                 stop = _CLAUSE_END.search(window)
                 value = _first_value(window, stop.start() if stop else len(window))  # this clause's value, not the next
@@ -238,10 +241,7 @@ def snippet_confirms(snippet: str, label: str, name: str, value: str) -> bool:
     value this way, never rule one out."""
     if not (label and name and value and snippet):
         return False
-    zh = bool(re.search(r"[\u4e00-\u9fff]", label + value))
-
-    def has(text: str, word: str) -> bool:
-        return word in text if zh else re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+    has = written_in(label + value).has_word
 
     low_label, low_name, low_value = label.lower(), name.lower(), value.lower()
     for sent in _SENTENCE_END.split(snippet):
@@ -302,13 +302,13 @@ def prose_value(text: str, label: str, kind: str, known: set[str] | frozenset[st
     stems = _stems(label)
     if not stems or not text:
         return None
-    zh = bool(re.search(r"[\u4e00-\u9fff]", text))
+    lang = written_in(text)
     body = "\n".join(ln for ln in text.split("\n") if not ln.startswith(("#", "|", "---", "*")))
     body = _LINK_RE.sub(lambda m: m.group(1), body)
     # "Label: value" (key facts, also flattened into a snippet: "- Born: 7 Jul 1885 - Died: ...")
     keyed = list(re.finditer(rf"(?<![^\W_]){re.escape(label)}\**\s*[:：]\**\s*([^\n]*)", body, re.I))
     if keyed:  # the value right after the label, or none (a snippet may stop at the label)
-        pairs = {v for m in keyed for v in _values(re.split(r" - |\s\|\s|；|;", m.group(1))[0], kind, known, zh)[:1]
+        pairs = {v for m in keyed for v in _values(re.split(r" - |\s\|\s|；|;", m.group(1))[0], kind, known, lang)[:1]
                  if m.group(1).lower().find(v.lower()) <= 2}
         return pairs.pop() if len(pairs) == 1 else None
     if re.search(rf"(?:^|\n|\s[-|·]\s)\**{re.escape(label)}\**\s*[:：]?\s*$", body.rstrip(), re.I):
@@ -323,39 +323,39 @@ def prose_value(text: str, label: str, kind: str, known: set[str] | frozenset[st
         if kind == "string":  # a value may hold a comma ('Administrator, Civil Service'): found in the sentence
             bounds = [0] + [x for m in _CLAUSES.finditer(sent) for x in (m.start(), m.end())] + [len(sent)]
             spans = [(bounds[2 * i], bounds[2 * i + 1]) for i in at]
-            hits = _string_hits(sent, known, zh)
+            hits = _string_hits(sent, known, lang)
             got = {v for a, b, v in hits if any(a < e and b > s_ for s_, e in spans)} or {v for *_, v in hits}
             if len(got) == 1:
                 found.append(got.pop())
             continue
         beside = [clauses[j] for i in at for j in (i - 1, i + 1)
-                  if 0 <= j < len(clauses) and j not in at and _fragment(clauses[j], kind, known, zh)]
+                  if 0 <= j < len(clauses) and j not in at and _fragment(clauses[j], kind, known, lang)]
         for scope in ([clauses[i] for i in at], beside):
-            got = [v for c in scope for v in _values(c, kind, known, zh)]
+            got = [v for c in scope for v in _values(c, kind, known, lang)]
             if len(set(got)) == 1:
                 found.append(got[0])
                 break
             if len(set(got)) > 1:
                 break
     if not found and kind == "string" and known:  # 'plays as a Defender': the one value of that label the page names
-        named = set(_values(body, kind, known, zh))
+        named = set(_values(body, kind, known, lang))
         return named.pop() if len(named) == 1 else None
     if not found and kind == "number" and unit:
-        by_unit = {v for v in _values(body, kind, known, zh) if v.lower().endswith(unit.lower()) and v[:-len(unit)].strip()[-1:].isdigit()}
+        by_unit = {v for v in _values(body, kind, known, lang) if v.lower().endswith(unit.lower()) and v[:-len(unit)].strip()[-1:].isdigit()}
         return by_unit.pop() if len(by_unit) == 1 else None
     return found[0] if len(set(found)) == 1 else None
 
 
-def _fragment(clause: str, kind: str, known, zh: bool) -> bool:
+def _fragment(clause: str, kind: str, known, lang: Language) -> bool:
     """A clause that is little more than one value ('On 5 June 1967'): it belongs to its neighbour."""
-    vals = _values(clause, kind, known, zh)
+    vals = _values(clause, kind, known, lang)
     if len(vals) != 1:
         return False
     rest = clause.replace(vals[0], " ")
-    return len(rest.strip()) <= 4 if zh else len(re.findall(r"\w+", rest)) <= 2
+    return len(lang.tokens(rest)) <= lang.fragment_rest
 
 
-def _values(text: str, kind: str, known, zh: bool) -> list[str]:
+def _values(text: str, kind: str, known, lang: Language) -> list[str]:
     if kind == "date":
         return [m.group(0) for m in _DATE_RE.finditer(text)]
     if kind == "number":
@@ -368,17 +368,17 @@ def _values(text: str, kind: str, known, zh: bool) -> list[str]:
             end = unit.end() if unit and unit.group(1).lower() not in ("and", "or", "in", "as", "of", "the", "while", "since", "to") else m.end()
             out.append(text[m.start(): end].strip())
         return out
-    return [v for *_, v in _string_hits(text, known, zh)]
+    return [v for *_, v in _string_hits(text, known, lang)]
 
 
-def _string_hits(text: str, known, zh: bool) -> list[tuple[int, int, str]]:
+def _string_hits(text: str, known, lang: Language) -> list[tuple[int, int, str]]:
     """Where the `known` values occur in text, as whole words, the longest first where two overlap."""
     low = text.lower()
     hits = []
     for v in known:
         if v.lower() not in low:  # most known values are not on the page: a substring test first
             continue
-        for m in re.finditer(re.escape(v.lower()) if zh else rf"(?<!\w){re.escape(v.lower())}(?!\w)", low):
+        for m in re.finditer(rf"(?<!\w){re.escape(v.lower())}(?!\w)" if lang.spaced else re.escape(v.lower()), low):
             hits.append((m.start(), m.end(), v))
     hits.sort(key=lambda h: (h[0] - h[1], h[0], h[2]))  # values alike but for case: one order in every process
     kept: list[tuple[int, int, str]] = []
@@ -544,7 +544,7 @@ def _read_page(url: str, text: str) -> Page:
     head, _, last = body.rstrip().rpartition("\n")
     m = _EDITED_RE.match(last.strip())
     if m:
-        edited = read_date(m.group(1) or m.group(2))
+        edited = read_date(next(g for g in m.groups() if g))
         body = head
     page = Page(url, state, archived=archived, edited=edited, text=text)
     page.links = links_in(body)

@@ -25,19 +25,11 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..language import Language
+from ..language import get as get_language
 from ..plumbing import URL_PATTERN, stable_hash
 from .measure import NameMask, is_state
-
-SYSTEM = {
-    "en": ("You edit the running commentary of a web researcher. Rewrite the message you are given so that it reads "
-           "like a person thinking aloud while researching: say what was found and what comes next, in natural, "
-           "varied sentences. Keep every name, number, date, web address and quoted phrase exactly as written, and "
-           "keep every point the message makes. Add nothing: no new facts, names, numbers or addresses. Plain prose, "
-           "no lists, no headings. Reply with the rewritten message only."),
-    "zh": ("你负责润色一位网络研究者边查边写的工作记录。把给你的这条消息改写成一个人边查资料边思考时会说的话：说清查到了什么、"
-           "接下来做什么，句子自然、有变化。消息里的每个名称、数字、日期、网址和引号里的词语都必须原样保留，消息里说到的每一点"
-           "都要说到。不要添加任何东西：没有新的事实、名称、数字或网址。只写连贯的文字，不要列表和标题。只回复改写后的消息。"),
-}
+from .narrator import bank as narration_bank
 
 _URL = re.compile(URL_PATTERN)
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
@@ -46,14 +38,8 @@ _CAPITAL = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]*")
 _LATIN = re.compile(r"[A-Za-z][A-Za-z'’-]+")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n+)$")
 _MARKUP = re.compile(r"^\s*(?:[-*#>|]|\d+[.)]\s)", re.M)
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _REASONING = re.compile(r"<think>.*?</think>", re.S)
-_FIRST_PERSON = {"en": re.compile(r"\bI\b|\bI'[a-z]+\b|(?i:\b(?:me|my|mine|let's|let us|we|we'[a-z]+|our|us)\b)"),
-                 "zh": re.compile(r"我")}
 _PREAMBLE = re.compile(r"[^\n]{0,80}[:：]\s*\n")  # a first line that only announces what follows
-# words that turn a statement round: a rewrite with more of them than the message says otherwise
-_NEGATION = {"en": re.compile(r"\b(?:no|not|never|none|nothing|nobody|neither|nor|cannot)\b|n't\b", re.I),
-             "zh": re.compile(r"不|没|未(?!来)|无(?!论)")}  # (not 未来 'future', 无论 'whatever', 分别, 非常)
 
 
 def _numbers(text: str) -> set[str]:
@@ -69,11 +55,11 @@ def _capitalised(text: str) -> set[str]:
     return {m.group(0) for m in _CAPITAL.finditer(text) if not _SENTENCE_START.search(text[:m.start()])}
 
 
-def _repeats(text: str, zh: bool) -> set[tuple]:
+def _repeats(text: str, lang: Language) -> set[tuple]:
     """Runs of words (of characters, in Chinese) that a text says more than once: six words, or
-    twelve characters."""
-    toks = list(re.sub(r"\s+", "", text)) if zh else re.findall(r"\w+", text.lower())
-    n = 12 if zh else 6
+    twelve characters (the language's shingle)."""
+    toks = lang.tokens(text)
+    n = lang.shingle_size
     grams = Counter(tuple(toks[i:i + n]) for i in range(len(toks) - n + 1))
     return {g for g, k in grams.items() if k > 1}
 
@@ -93,20 +79,23 @@ def check_rewrite(original: str, rewrite: str, shown: set[str], mask: NameMask, 
         problems.append("markup")
     if _PREAMBLE.match(rewrite) and not _PREAMBLE.match(original):
         problems.append("preamble")  # 'The current text is as follows:' before the message: talk about the task
-    zh = language == "zh"
+    lang = get_language(language)
     bare_o, bare_r = _URL.sub(" ", original), _URL.sub(" ", rewrite)  # the texts without their addresses (read once)
     if " ".join(rewrite.split()) == " ".join(original.split()):
         problems.append("unchanged")  # a copy is no rewrite (the grammar text stays, and is not counted as kept)
-    first = _FIRST_PERSON["zh" if zh else "en"]
+    first = lang.first_person
     if first.search(original) and not first.search(rewrite):
         problems.append("first person dropped")  # "I'll read X." -> "X.": the action, and the thinker, are gone
-    neg = _NEGATION["zh" if zh else "en"]
+    neg = lang.negation
     if len(neg.findall(bare_r)) > len(neg.findall(bare_o)):
         problems.append("negation added")  # 'Let me read X.' -> 'X, no.'
-    if _repeats(bare_r, zh) - _repeats(bare_o, zh):
+    if _repeats(bare_r, lang) - _repeats(bare_o, lang):
         problems.append("repeated")  # a clause said twice (a model looping)
-    cjk = len(_CJK.findall(rewrite)) / max(1, len(re.sub(r"\s", "", bare_r)))
-    if (zh and cjk < 0.3) or (not zh and cjk > 0 and not _CJK.search(original)):
+    if lang.own_script_min is not None:  # a rewrite in its language's script, mostly
+        wrong = lang.script_share(rewrite, re.sub(r"\s", "", bare_r)) < lang.own_script_min
+    else:  # no other language's script where the message had none
+        wrong = lang.foreign_script(rewrite) and not lang.foreign_script(original)
+    if wrong:
         problems.append("language")
     for what, a, b in (("number", _numbers(bare_o), _numbers(bare_r)), ("url", set(_URL.findall(original)), set(_URL.findall(rewrite))),
                        ("quote", _quoted(original), _quoted(rewrite))):
@@ -120,7 +109,7 @@ def check_rewrite(original: str, rewrite: str, shown: set[str], mask: NameMask, 
     if names_b - names_a - shown:
         problems.append("name added")
     low = (original + "\n" + "\n".join(shown)).lower()  # a name the context showed is no invention
-    words = _LATIN.findall(bare_r) if zh else _capitalised(bare_r)
+    words = _LATIN.findall(bare_r) if lang.names_by == "latin" else _capitalised(bare_r)
     if any(w.lower() not in low for w in words):
         problems.append("word added")  # an invented name: a city, a company, a person the message never named
     return problems
@@ -173,13 +162,13 @@ def rewrite_narration(trajectories: list[dict], llm, render, mask: NameMask, lan
     from ..web.llm import chat_fitting, prompts_fit
 
     stats = NarrationStats()
-    lang = "zh" if language == "zh" else "en"
+    lang = get_language(language).code
     todo = [(t, i) for t in trajectories for i, m in enumerate(t["messages"])
             if m["role"] == "assistant" and (m.get("content") or "").strip() and not is_state(m)]
     stats.messages = len(todo)
     if not todo:
         return stats
-    convs = [[{"role": "system", "content": SYSTEM[lang]}, {"role": "user", "content": t["messages"][i]["content"]}]
+    convs = [[{"role": "system", "content": narration_bank(lang)["rewrite_system"]}, {"role": "user", "content": t["messages"][i]["content"]}]
              for t, i in todo]
     s = render.sampling
     tok = llm.get_tokenizer()  # the room a rewrite gets is counted in the model's own tokens (a small

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from ..language import Language
+from ..web.grammar import word
 from .reading import Page, Span, page_links
 
 PAGE_TAG = re.compile(r"\s*[（(](?:page \d+ of \d+|第\d+页，共\d+页)[）)]$")
@@ -234,36 +236,36 @@ class PartList(Source):
         self.reader: ListReader | None = None
         self.via_article = former
 
-    def _title_ok(self, title: str, lang: str) -> bool:
+    def _title_ok(self, title: str, lang: Language) -> bool:
         """The list's own title, whole: "电影" must not take "电影节"'s list, nor "Clubs in X" a
         "Clubs in X Province" one; only a page tag may follow."""
         t = norm(PAGE_TAG.sub("", title))
         if self.former:
-            return t == norm(f"曾属{self.place}的{self.plural}" if lang == "zh" else f"former {self.plural} of {self.place}")
-        if lang == "zh":
-            return t == norm(f"{self.place}的{self.plural}")
-        return t == norm(self.title)
+            return t == norm(word(lang.code, "former_title", plural=self.plural, group=self.place))
+        return t == norm(self.title_in(lang))
 
-    @property
-    def title(self) -> str:
-        """The English list's title: "Companies in Braeria", "Award ceremonies won by albums from Riia"."""
-        return f"{self.plural} {self.phrase.format(group=self.place)}" if self.phrase else f"{self.plural} in {self.place}"
+    def title_in(self, lang: Language) -> str:
+        """The list's title as the web writes it: "Companies in Braeria", "Award ceremonies won by
+        albums from Riia" (a pack's own phrase for the part), "布雷里亚的公司"."""
+        if self.phrase:
+            return f"{self.plural} {self.phrase.format(group=self.place)}"
+        return word(lang.code, "part_title", plural=self.plural, group=self.place)
 
     def step(self, r):
         if self.reader is None:
-            q = f"{self.place}的{self.plural}" if r.zh else self.title
+            q = self.title_in(r.lang)
             if not self.via_article:
                 res = r.search(q, "list")
                 if res is NEED:
                     return NEED
-                hit = next((x for x in res if self._title_ok(x.title, r.brief.language)), None)
+                hit = next((x for x in res if self._title_ok(x.title, r.lang)), None)
                 if hit is None:
                     if r.opt.reformulate:
-                        alt = (f"{self.place} {self.plural} 列表" if r.zh else f"list of {self.title}")
+                        alt = r.voice.phrase("search_list", place=self.place, plural=self.plural, title=self.title_in(r.lang))
                         res2 = r.search(alt, "list", again=True)
                         if res2 is NEED:
                             return NEED
-                        hit = next((x for x in res2 if self._title_ok(x.title, r.brief.language)), None)
+                        hit = next((x for x in res2 if self._title_ok(x.title, r.lang)), None)
                     if hit is None:
                         self.via_article = True
                 if hit is not None:
@@ -279,7 +281,7 @@ class PartList(Source):
                     return NEED
                 if page is None:
                     return []
-                hit = next(((t, u) for t, u, _ in page.lists if self._title_ok(t, r.brief.language)), None)
+                hit = next(((t, u) for t, u, _ in page.lists if self._title_ok(t, r.lang)), None)
                 if hit is None:
                     return []
                 self.reader = ListReader(hit[1], hit[0])
@@ -391,7 +393,7 @@ class PartIndex(Source):
 
     def step(self, r):
         if self.reader is None:
-            q = f"{self.plural}列表" if r.zh else f"list of {self.plural}"
+            q = r.voice.phrase("search_all", plural=self.plural)
             res = r.search(q, "list")
             if res is NEED:
                 return NEED

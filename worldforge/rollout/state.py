@@ -22,100 +22,13 @@ from __future__ import annotations
 
 import re
 
+from ..language import Language
 from .reading import URL_RE, read_date
 from .sources import BackList, ListReader, Named, PartList, PartsOf, Union, host, norm, readers_of, strip_links
 
 WANTS_MAX = 12  # pages it was about to open that a note names besides its candidates
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 
-_EN = {
-    "head": "Research notes {k}",
-    "all": "(everything so far: replaces the earlier notes)",
-    "task": "Task",
-    "columns": "columns",
-    "rows_of": "rows: all {plural}",
-    "chain": "Chain so far",
-    "gathering": "Gathering the candidates",
-    "list": "List \"{title}\": {read} of {total} page(s) read",
-    "read_at": "read",
-    "to_read": "still to read",
-    "entries": "{n} entries on the pages read so far",
-    "in_period": "{n} of them start in the period",
-    "reading": "Lists read part-way",
-    "walk": "Pages to walk for candidates",
-    "candidates": "Candidates: {n} found ({src}); {kept} kept, {rejected} rejected, {open} still to check, {lost} unreadable",
-    "settled_new": "Rows settled since my last note ({n})",
-    "settled_first": "Rows settled ({n})",
-    "sources_own": "Read on each row's own page",
-    "sources_except": "except",
-    "sources_from": "{cols} of {names} from {site}",
-    "rejected": "Rejected since my last note",
-    "rejected_first": "Rejected",
-    "lost": "Could not be read",
-    "open": "Still to check ({n})",
-    "open_rows": "Rows still lacking cells ({n})",
-    "have": "have",
-    "need": "need",
-    "row": "row",
-    "page": "page",
-    "listed": "listed",
-    "addresses": "addresses in an earlier note",
-    "on_list": "addresses on the list's pages",
-    "list_pages": "List pages (the candidates' addresses are on them)",
-    "run": "{first} … {last} ({n}, in list order)",
-    "conditions": "Conditions still to check on those",
-    "wants": "Pages I was about to open",
-    "values": "Values read on other pages",
-    "failed": "Pages that would not load",
-    "tries": "tries",
-    "ranked": "Figures read for the ranking ({label})",
-    "none": "none",
-    "as_before": "the lists and pages as in my earlier notes",
-}
-_ZH = {
-    "head": "研究笔记{k}",
-    "all": "（汇总至今的全部内容，取代之前的笔记）",
-    "task": "任务",
-    "columns": "列",
-    "rows_of": "行：所有{plural}",
-    "chain": "目前的链条",
-    "gathering": "正在收集候选",
-    "list": "列表“{title}”：已读{read}/{total}页",
-    "read_at": "已读",
-    "to_read": "待读",
-    "entries": "已读各页共列出{n}个条目",
-    "in_period": "其中{n}个在所问期间开始",
-    "reading": "读到一半的列表",
-    "walk": "待查看的候选来源页面",
-    "candidates": "候选：共{n}个（{src}）；保留{kept}个，排除{rejected}个，待核对{open}个，无法读取{lost}个",
-    "settled_new": "上次笔记以来确定的行（{n}）",
-    "settled_first": "已确定的行（{n}）",
-    "sources_own": "均读自各行自己的页面",
-    "sources_except": "除了",
-    "sources_from": "{names}的{cols}来自{site}",
-    "rejected": "上次笔记以来排除的候选",
-    "rejected_first": "已排除",
-    "lost": "无法读取",
-    "open": "待核对（{n}）",
-    "open_rows": "尚缺单元格的行（{n}）",
-    "have": "已有",
-    "need": "还缺",
-    "row": "行",
-    "page": "页面",
-    "listed": "列表所示",
-    "addresses": "网址见前面的笔记",
-    "on_list": "网址见列表各页",
-    "list_pages": "列表各页（候选的网址都在上面）",
-    "run": "{first}……{last}（{n}个，按列表顺序）",
-    "conditions": "这些候选尚待核对的条件",
-    "wants": "正要打开的页面",
-    "values": "在其他页面上读到的数值",
-    "failed": "无法加载的页面",
-    "tries": "次尝试",
-    "ranked": "排名用的数值（{label}）",
-    "none": "无",
-    "as_before": "列表和页面同前面的笔记",
-}
 
 
 class Noted:
@@ -263,7 +176,7 @@ def _compact(r, names_urls: list[tuple[str, str | None]], t: dict) -> str:
     """Names in list order, a long run of consecutive entries as its first and last."""
     order = {u: i for i, (_n, u, _c) in enumerate(x for reader in r.list_readers() for x in reader.rows())}
     items = sorted(names_urls, key=lambda nu: order.get(nu[1], 10**9))
-    sep = "、" if r.zh else ", "
+    sep = r.lang.list_sep
     out, run = [], []
 
     def flush():
@@ -307,7 +220,7 @@ def write_state(r, consolidate: bool = False) -> str:
     noted.count += 1
     noted.visible = set(r.seen)
     r.notes_by_page = _by_page(r)
-    t = _ZH if r.zh else _EN
+    t = r.voice.bank["notes"]
     q = r.q
     lines = [f"## {t['head'].format(k=noted.count)}" + (f" {t['all']}" if consolidate else ""), ""]
     if r.brief.kind == "multihop":
@@ -317,7 +230,7 @@ def write_state(r, consolidate: bool = False) -> str:
         if path:
             lines.append(f"{t['chain']}: " + " → ".join(_ref(n, u, noted) for n, u in path))
         _tail(r, t, lines, noted)
-        return _done(noted, lines, r.zh)
+        return _done(noted, lines, r.lang)
     if noted.count == 1 or consolidate:
         cols = [c["name"] for c in q.get("columns", [])]
         conds = [c["text"] for c in q.get("conditions", [])]
@@ -331,33 +244,13 @@ def write_state(r, consolidate: bool = False) -> str:
     else:
         _candidates(r, t, labels, lines, noted)
     _tail(r, t, lines, noted)
-    return _done(noted, lines, r.zh)
+    return _done(noted, lines, r.lang)
 
 
-_CJK_END = r"[\u4e00-\u9fff）”]"
-_ZH_MARKS = (  # (pattern, replacement) in order: the note's ASCII marks as Chinese writes them
-    (re.compile(r"(?<=\S): "), "："), (re.compile(r"(?<=\S); "), "；"),
-    (re.compile(rf"(?<={_CJK_END}), (?=[\u4e00-\u9fff“])"), "、"), (re.compile(r"(?<=\S), "), "，"),
-    (re.compile(r" \(((?:(?!http)[^()])*[\u4e00-\u9fff](?:(?!http)[^()])*)\)"), r"（\1）"),
-    (re.compile(rf"(?<={_CJK_END})\.$"), "。"), (re.compile(r"(?<=\S):$"), "："),
-    (re.compile(r" \((\d+)\)"), r"（\1）"), (re.compile(r"(?<=[\u4e00-\u9fff]) (?=[“\u4e00-\u9fff])"), ""),
-)
-
-
-def _zh_marks(line: str) -> str:
-    """A Chinese note's line with Chinese punctuation: '：', '；', '、' between names, '，', '（…）'
-    around Chinese words, '。'. Table rows and what a pattern does not match keep their text
-    (a URL ends at the Chinese mark that follows it, `plumbing.URL_PATTERN`)."""
-    if line.startswith("|"):
-        return line
-    for pat, rep in _ZH_MARKS:
-        line = pat.sub(rep, line)
-    return line
-
-
-def _done(noted: Noted, lines: list[str], zh: bool = False) -> str:
-    if zh:
-        lines = [_zh_marks(x) for x in lines]
+def _done(noted: Noted, lines: list[str], lang: Language) -> str:
+    # the note's ASCII marks as the language writes them (a table row keeps its pipes and commas;
+    # a URL ends at the mark that follows it, `plumbing.URL_PATTERN`)
+    lines = [x if x.startswith("|") else lang.retype(x) for x in lines]
     text = "\n".join(lines).strip()
     noted.text.append(text)
     noted.urls |= {u.rstrip(".,;:") for u in URL_RE.findall(text)}
@@ -377,7 +270,7 @@ def progress_signature(r) -> tuple:
 def _source_progress(r, src, t: dict, labels: set[str], lines: list[str], noted: Noted) -> None:
     """Where the candidates are being gathered: lists and their pages, pages to walk."""
     for reader in [*readers_of(src), *r.full_lists.values()]:
-        _reader(reader, t, labels, lines, noted)
+        _reader(reader, t, r.lang, labels, lines, noted)
     for s in _walk(src):
         if isinstance(s, BackList) and s.level_urls:
             walk = f"- {t['walk']}: " + "; ".join(_ref(n, u, noted) for n, u in s.level_urls)
@@ -403,7 +296,7 @@ def _walk(src) -> list:
     return [src]
 
 
-def _reader(reader: ListReader, t: dict, labels: set[str], lines: list[str], noted: Noted,
+def _reader(reader: ListReader, t: dict, lang: Language, labels: set[str], lines: list[str], noted: Noted,
             period: tuple[int | None, int | None] | None = None) -> None:
     """A list read part-way: its pages read and to read, and how many entries they hold. A full
     list a row's cell comes from (`period`: the task's years) gives the entries the task can use
@@ -425,7 +318,7 @@ def _reader(reader: ListReader, t: dict, labels: set[str], lines: list[str], not
     if rows and period is None:
         lines.append(f"  - {t['entries'].format(n=len(rows))}")
     elif rows:  # the pages read leave the context with this note: the entries the task can use go into it
-        sep = "；" if r_zh(t) else "; "
+        sep = lang.semicolon
         lo, hi = period
         used = [(n, cells) for n, _u, cells in rows if _in_period(cells, lo, hi)]
         lines.append(f"  - {t['entries'].format(n=len(rows))}" + (sep + t["in_period"].format(n=len(used)) if lo or hi else "")
@@ -448,17 +341,13 @@ def _in_period(cells: dict, lo: int | None, hi: int | None) -> bool:
     return start is not None and (lo is None or start.year >= lo) and (hi is None or start.year <= hi)
 
 
-def r_zh(t: dict) -> bool:
-    return t is _ZH
-
-
 def _entry(name: str, cells: dict) -> str:
     """One entry of a full list as a note gives it: its name and the cells it lists (dates first)."""
     vals = [strip_links(v) for v in cells.values() if v and v != "–"]
     return f"{name} ({', '.join(vals)})" if vals else name
 
 
-def _sources(rows: list, t: dict, zh: bool) -> str:
+def _sources(rows: list, t: dict, lang: Language) -> str:
     """Where the settled rows' values were read, said once: their own pages, but for the
     columns read elsewhere (a site their article linked), grouped by site and columns ("employees
     and ownership of X from its official site")."""
@@ -475,12 +364,9 @@ def _sources(rows: list, t: dict, zh: bool) -> str:
     other: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # (site, columns) -> rows: "employees and ownership of X"
     for (site, name), cols in cols_of.items():
         other.setdefault((site, tuple(cols)), []).append(name)
-    sep = "；" if zh else "; "
-    and_ = "和" if zh else " and "
-    parts = [t["sources_from"].format(cols=and_.join(cols) if len(cols) < 3 else ("、" if zh else ", ").join(cols[:-1]) + and_ + cols[-1],
-                                      names=("、" if zh else ", ").join(dict.fromkeys(names)), site=site)
+    parts = [t["sources_from"].format(cols=lang.join(cols), names=lang.list_sep.join(dict.fromkeys(names)), site=site)
              for (site, cols), names in other.items()]
-    return f"{t['sources_own']}{'，' if zh else ', '}{t['sources_except']}: " + sep.join(parts) + ("。" if zh else ".")
+    return f"{t['sources_own']}{lang.comma}{t['sources_except']}: " + lang.semicolon.join(parts) + lang.stop
 
 
 def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) -> None:
@@ -525,7 +411,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
         label = rank.get("label") or rank["attribute"]
         figures = [c for c in by["kept"] if c.rank_text is not None and _key(c) not in noted.ranks]
         if figures:
-            lines += ["", f"{t['ranked'].format(label=label)}: " + ("；" if r.zh else "; ").join(f"{c.name} {c.rank_text}" for c in figures)]
+            lines += ["", f"{t['ranked'].format(label=label)}: " + r.lang.semicolon.join(f"{c.name} {c.rank_text}" for c in figures)]
             noted.ranks.update(_key(c) for c in figures)
     if settled:
         head = t["settled_new"] if noted.rows else t["settled_first"]
@@ -537,7 +423,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
             body.append(cells)
             noted.rows.add(_key(row))
             noted.values.update((_key(row), n) for n in cols)
-        lines += ["", f"{head.format(n=len(settled))}:"] + _tables(cols, body, owner, name_col) + [_sources(settled, t, r.zh)]
+        lines += ["", f"{head.format(n=len(settled))}:"] + _tables(cols, body, owner, name_col) + [_sources(settled, t, r.lang)]
     fresh_rej = [c for c in by["rejected"] if c.name not in noted.rejected]
     if fresh_rej:
         head = t["rejected"] if noted.rejected else t["rejected_first"]
@@ -559,7 +445,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
             have = [(n, row.cells[n]) for n in cols if n in row.cells and n not in name_cols and (_key(row), n) not in noted.values]
             need = tuple(n for n in cols if n not in row.cells)
             if q["shape"] in ("timeline", "events") and c.links is None:
-                need = (f"\"{links_label}\"" if not r.zh else f"“{links_label}”",)  # its page lists the rows (its links)
+                need = (r.lang.quote(links_label),)  # its page lists the rows (its links)
             noted.values.update((_key(row), n) for n, _ in have)
             # the profile an article sent the research to for a cell it leaves out: named, so the
             # next segment reads it there instead of opening the article again
@@ -579,7 +465,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
                     got[1].append((lead, row.url))
                 continue
             with_cells.setdefault((need, tuple(n for n, _ in have)), []).append((lead, fresh, [v for _, v in have]))
-        sep = "、" if r.zh else ", "
+        sep = r.lang.list_sep
         name_head = cols[name_col] if name_col is not None else t["row"]
         for (need, have_cols), got in with_cells.items():
             if len(got) >= 3:  # rows that have and need the same columns: one table, each column named once
@@ -612,7 +498,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
     reading = [x for x in r.full_lists.values() if x.pages and x.missing()]  # full lists read part-way (a row's list column)
     part: list[str] = []
     for x in reading:
-        _reader(x, t, labels, part, noted, _years(q.get("period")))
+        _reader(x, t, r.lang, labels, part, noted, _years(q.get("period")))
     if part:  # (a list whose progress an earlier note gave word for word is not given again)
         lines += ["", f"{t['reading']}:"] + part
     noted.shown = set()
@@ -637,7 +523,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
             lines.append(f"- {_compact(r, [(c.name, c.url) for c in known], t)} ({t['addresses']})")
         implied = r.source.implied if r.source is not None else frozenset()
         todo = [c["text"] for c in q.get("conditions", []) if c["letter"] not in implied]
-        said = f"{t['conditions']}: " + "; ".join(f"“{x}”" if r.zh else f"\"{x}\"" for x in todo)
+        said = f"{t['conditions']}: " + "; ".join(r.lang.quote(x) for x in todo)
         if todo and noted.once(said):
             lines.append(said)
 

@@ -1,0 +1,148 @@
+"""The language layer (issue 56): each language is data, every language has every key, and the
+code outside the layer branches on no language.
+
+A language is written by `worldforge/language/<code>.yaml` (marks, dates, cases, how words are
+counted), and its words by the banks of the stages: pages (`web/banks`), questions
+(`tasks/questions`), the researcher's narration and notes (`rollout/narration`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+from pathlib import Path
+
+import pytest
+import yaml
+
+from worldforge import language
+
+REPO = Path(__file__).resolve().parent.parent
+PKG = REPO / "worldforge"
+
+# Every family of per-language data files: the layer's own, and each stage's banks.
+FAMILIES = {
+    "language": PKG / "language",
+    "pages": PKG / "web" / "banks",
+    "questions": PKG / "tasks" / "questions",
+    "narration": PKG / "rollout" / "narration",
+}
+
+
+# Lookups, not templates: a tool error's words in the language (English says it as the tool does).
+OPEN = {("narration", "errors")}
+
+
+def _leaves(v, path=()):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from _leaves(x, (*path, k))
+    else:
+        yield path, v
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_language_has_every_key(family):
+    """Each family has a file for every language, with the same keys down to the leaves (a key a
+    language does not use is named under its `unused`)."""
+    folder = FAMILIES[family]
+    files = {p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.yaml"))}
+    assert sorted(files) == language.languages(), f"{family}: one file per language in {folder}"
+    base = dict(_leaves({k: v for k, v in files[language.BASE].items() if k != "unused" and (family, k) not in OPEN}))
+    for code, data in files.items():
+        unused = set(data.get("unused") or [])
+        got = dict(_leaves({k: v for k, v in data.items() if k != "unused" and (family, k) not in OPEN}))
+        missing = {p for p in base if p not in got and p[0] not in unused}
+        extra = set(got) - set(base)
+        assert not missing and not extra, f"{family}/{code}.yaml: missing {sorted(missing)}, not in {language.BASE}: {sorted(extra)}"
+
+
+def test_the_layer_writes_each_language_its_way():
+    en, zh = language.get("en"), language.get("zh")
+    assert language.get(None) is en and language.BASE == "en"
+    assert en.join(["A"]) == "A" and en.join(["A", "B"]) == "A and B" and en.join(["A", "B", "C"]) == "A, B and C"
+    assert zh.join(["甲", "乙", "丙"]) == "甲、乙和丙"
+    day = dt.date(1998, 6, 3)
+    assert en.date(day) == "June 3, 1998" and zh.date(day) == "1998年6月3日"
+    assert en.years(1990, 2004) == " from 1990 to 2004" and en.years(None, 2004) == " to 2004"
+    assert zh.years(1990, None) == "（1990—）"
+    assert en.mid("Population") == "population" and zh.mid("人口") == "人口"
+    assert en.quote("x") == '"x"' and zh.quote("甲") == "“甲”"
+    assert en.paren("figures") == " (figures)" and zh.paren("数值") == "（数值）"
+    assert en.with_unit("37", "km") == "37 km" and zh.with_unit("37", "公里") == "37公里"
+    assert en.has_word("the amber league", "amber") and not en.has_word("the amberly league", "amber")
+    assert zh.has_word("位于琥珀联赛", "琥珀")
+    assert en.tokens("The cat, the hat") == ["the", "cat", "the", "hat"] and zh.tokens("甲 乙") == ["甲", "乙"]
+    # a note written with ASCII marks, as Chinese writes it; English keeps its own
+    assert zh.retype("已排除: 甲公司, 乙公司 (2)") == "已排除：甲公司、乙公司（2）"
+    assert en.retype("Rejected: A, B (2)") == "Rejected: A, B (2)"
+    assert language.written_in("华星科技的人口") is zh and language.written_in("Braeria") is en
+    assert zh.foreign_script("冯平文 Harvard") and not en.foreign_script("Braeria, 1998")
+    assert en.first_person.search("Let's open it") and zh.negation.search("没有")
+
+
+def test_an_unknown_language_is_refused_with_the_known_ones():
+    with pytest.raises(ValueError, match=r"unknown language 'xx'; known: en, zh .*worldforge/language/<code>\.yaml"):
+        language.get("xx")
+
+
+def _branches():
+    spec = importlib.util.spec_from_file_location("language_bench", REPO / "benchmarks" / "language.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# Files outside the layer that still branch on a language or keep a table keyed by one, with
+# (branches, tables) as benchmarks/language.py counts them. The list only shrinks: a new file
+# that branches fails, and a file that lost its branches must leave the list (issue 56's target
+# is none). The rollout stage has none left.
+STILL_BRANCHING = {
+    "worldforge/web/template.py": (25, 0),
+    "worldforge/tasks/schema.py": (16, 2),
+    "worldforge/web/pages.py": (12, 0),
+    "worldforge/tasks/multihop.py": (11, 0),
+    "worldforge/web/grammar.py": (4, 6),
+    "worldforge/world/pack.py": (6, 2),
+    "worldforge/web/search.py": (6, 1),
+    "worldforge/tasks/scoring.py": (4, 0),
+    "worldforge/world/validate.py": (4, 0),
+    "worldforge/tasks/build.py": (3, 0),
+    "worldforge/export.py": (2, 0),
+    "worldforge/farm.py": (2, 0),
+    "worldforge/tasks/stage.py": (2, 0),
+    "worldforge/web/llm.py": (1, 1),
+    "worldforge/web/text.py": (2, 0),
+    "worldforge/world/lexicon.py": (2, 0),
+    "worldforge/world/spec.py": (2, 0),
+    "worldforge/tasks/check.py": (0, 1),
+    "worldforge/tasks/question.py": (1, 0),
+    "worldforge/tasks/table.py": (1, 0),
+    "worldforge/web/report.py": (0, 1),
+    "worldforge/world/sampling.py": (1, 0),
+}
+
+
+def test_no_new_file_branches_on_a_language():
+    got = _branches().table()
+    new = {f: c for f, c in got.items() if f not in STILL_BRANCHING}
+    assert not new, f"these files branch on a language outside worldforge/language: {new}; say it through the layer"
+    for f, (b, t) in got.items():
+        b0, t0 = STILL_BRANCHING[f]
+        assert b <= b0 and t <= t0, f"{f} branches on a language more than it did ({b}, {t} > {b0}, {t0})"
+    gone = set(STILL_BRANCHING) - set(got)
+    assert not gone, f"{sorted(gone)} no longer branch on a language: drop them from STILL_BRANCHING"
+    assert not any(f.startswith("worldforge/rollout/") for f in got)
+
+
+def test_the_counter_sees_each_kind_of_branch(tmp_path):
+    bench = _branches()
+    src = tmp_path / "x.py"
+    src.write_text('A = {"en": 1, "zh": 2}\n'
+                   'def f(lang, self):\n'
+                   '    x = A["zh"]\n'
+                   '    if lang == "zh":\n'
+                   '        return 1\n'
+                   '    return 2 if self.zh else 3\n')
+    assert bench.count(src) == (2, 2)
+    src.write_text("def f(lang):\n    return lang.mid('x')\n")
+    assert bench.count(src) == (0, 0)

@@ -1,0 +1,177 @@
+"""The language layer: how a language writes lists, quotes, asides, dates, cases and words.
+
+Every stage that writes or reads text in a world's language asks its `Language` (built from
+`worldforge/language/<code>.yaml`) instead of branching on the code: "A, B and C" or "A、B和C",
+"present" or "至今", a label lower-cased inside an English sentence and left as it is in a
+Chinese one, words counted as words or as characters. A language is added as a data file with
+every key of the others (tests/test_language.py); no Python changes.
+
+Packs are written in the base language (English) and give other languages' words under `i18n`:
+`BASE` names it, so "is this the pack's own text?" is one question, not a branch per language.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+BASE = "en"  # the language packs are written in (other languages' words come from `i18n`)
+
+# What each script looks like: a text is in a language's script when it holds these characters.
+SCRIPTS = {"latin": re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]"), "han": re.compile(r"[\u4e00-\u9fff]")}
+
+
+class Language:
+    """One language's way of writing, read from its data file."""
+
+    def __init__(self, data: dict):
+        self.data = data
+        self.code: str = data["code"]
+        self.name: str = data["name"]
+        self.script: str = data["script"]
+        self.spaced: bool = bool(data["spaced"])
+        self.cased: bool = bool(data["cased"])
+        m = data["marks"]
+        self.list_sep: str = m["list"]
+        self.and_: str = m["and"]
+        self.semicolon: str = m["semicolon"]
+        self.comma: str = m["comma"]
+        self.colon: str = m["colon"]
+        self.stop: str = m["stop"]
+        self.quotes: tuple[str, str] = tuple(m["quote"])
+        self.parens: tuple[str, str] = tuple(m["paren"])
+        self.space = " " if self.spaced else ""  # between words, and between a number and its unit
+        self.words: dict[str, str] = data["words"]
+        self.present: str = self.words["present"]
+        r = data["reading"]
+        self.shingle_by: str = r["shingle"]["by"]
+        self.shingle_size: int = int(r["shingle"]["size"])
+        self.value_window: int = int(r["value_window"])
+        self.fragment_rest: int = int(r["fragment_rest"])
+        self.snippet_chars: int = int(r["snippet_chars"])
+        self.sentences = re.compile(r["sentences"])
+        self.connectives: tuple[str, ...] = tuple(data["connectives"])
+        self._script = SCRIPTS[self.script]
+        self.first_person = re.compile(r["first_person"])  # the writer speaking of itself ('I', 'let's', '我')
+        self.negation = re.compile(r["negation"])  # words that turn a statement round
+        self.own_script_min: float | None = r["own_script_min"]
+        self.names_by: str = r["names_by"]  # how a name stands out: 'capitals', or 'latin' letters in another script
+        self._retype = tuple((re.compile(pat), rep) for pat, rep in data.get("retype") or ())
+
+    def __repr__(self) -> str:
+        return f"Language({self.code!r})"
+
+    # ------------------------------------------------------------------ words in a sentence
+
+    def mid(self, label: str) -> str:
+        """A label as it reads inside a sentence ("the Population of X" is a slip in English)."""
+        return label.lower() if self.cased else label
+
+    def cap(self, text: str) -> str:
+        """A sentence's first letter upper case, where the language has cases."""
+        return text[:1].upper() + text[1:] if self.cased and text else text
+
+    def quote(self, text: str) -> str:
+        return f"{self.quotes[0]}{text}{self.quotes[1]}"
+
+    def paren(self, text: str) -> str:
+        """An aside after a word: 'X (figures)', 'X（数值）'."""
+        return f"{self.parens[0]}{text}{self.parens[1]}"
+
+    def join(self, items: Iterable[str]) -> str:
+        """Items as a list reads: 'A and B', 'A, B and C'; 'A和B', 'A、B和C'."""
+        items = list(items)
+        if len(items) < 3:
+            return self.and_.join(items)
+        return self.list_sep.join(items[:-1]) + self.and_ + items[-1]
+
+    def with_unit(self, number: str, unit: str | None) -> str:
+        """A number and its unit: '37 km', '37平方公里'."""
+        return f"{number}{self.space}{unit}" if unit else number
+
+    def retype(self, line: str) -> str:
+        """A line written with ASCII marks (': ', ', ', ' (x)') as this language writes them."""
+        for pat, rep in self._retype:
+            line = pat.sub(rep, line)
+        return line
+
+    # ------------------------------------------------------------------ dates
+
+    def date(self, d: dt.date) -> str:
+        """A day written out: 'June 3, 1998', '1998年6月3日'."""
+        months = self.data["dates"]["months"]
+        return self.data["dates"]["long"].format(year=d.year, month=months[d.month - 1], month_number=d.month, day=d.day)
+
+    def years(self, start: str | int | None, end: str | int | None) -> str:
+        """A period by its years: ' from 1990 to 2004' (either end may be open), '（1990—2004）'."""
+        d = self.data["dates"]
+        return d["span"].format(**{"from": d["from"].format(year=start) if start else "",
+                                   "to": d["to"].format(year=end) if end else ""})
+
+    # ------------------------------------------------------------------ reading
+
+    def in_script(self, text: str) -> bool:
+        """Whether `text` holds characters of this language's script."""
+        return self._script.search(text) is not None
+
+    def script_share(self, text: str, of: str) -> float:
+        """The share of `of`'s characters that `text` writes in this language's script."""
+        return len(self._script.findall(text)) / max(1, len(of))
+
+    def foreign_script(self, text: str) -> bool:
+        """Whether `text` holds characters of another language's script than this one's."""
+        return any(pat.search(text) is not None for name, pat in SCRIPTS.items() if name != self.script)
+
+    def has_word(self, text: str, word: str) -> bool:
+        """Whether `word` stands in `text` as a word of its own (any run of characters, where
+        words do not stand apart)."""
+        if not self.spaced:
+            return word in text
+        return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+
+    def word_at(self, text: str, start: int, end: int) -> bool:
+        """Whether text[start:end] is a whole word (not inside a longer one)."""
+        if not self.spaced:
+            return True
+        return (start == 0 or not text[start - 1].isalnum()) and (end >= len(text) or not text[end].isalnum())
+
+    def tokens(self, text: str) -> list[str]:
+        """The units a text is measured in: lower-cased words, or characters (spaces dropped)."""
+        if self.shingle_by == "char":
+            return list(re.sub(r"\s+", "", text))
+        return re.findall(r"\w+", text.lower())
+
+
+@cache
+def _load(code: str) -> Language:
+    path = HERE / f"{code}.yaml"
+    if not path.is_file():
+        raise ValueError(f"unknown language {code!r}; known: {', '.join(languages())} "
+                         f"(a language is added as worldforge/language/<code>.yaml)")
+    return Language(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+
+def get(code: str | None) -> Language:
+    """The language of `code` (the base language for None)."""
+    return _load(code or BASE)
+
+
+def languages() -> list[str]:
+    """The codes of every language with a data file."""
+    return sorted(p.stem for p in HERE.glob("*.yaml"))
+
+
+def written_in(text: str, default: str = BASE) -> Language:
+    """The language whose script `text` uses, beyond the base language's (a label with Chinese
+    characters is read the Chinese way); `default` where none is."""
+    for code in languages():
+        lang = _load(code)
+        if code != BASE and lang.script != _load(BASE).script and lang.in_script(text):
+            return lang
+    return _load(default)

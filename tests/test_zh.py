@@ -11,7 +11,8 @@ import yaml
 
 from tests.conftest import REPO, SMALL_COUNTS, cut_lists, write_spec
 from worldforge.errors import SpecError
-from worldforge.web.search import SNIPPET_CHARS_ZH, cut_snippet
+from worldforge.language import get as get_language
+from worldforge.web.search import cut_snippet
 from worldforge.web.store import open_pages
 from worldforge.world.planner import generate_world, plan_world
 from worldforge.world.sampling import pinyin_names
@@ -232,7 +233,7 @@ def test_search_finds_chinese_names_inside_unspaced_questions(zh_web):
         assert name in titles, (name, titles)
         found_first += titles[0] == name
         for r in res:  # snippets are cut on characters, within the budget
-            assert len(r["snippet"]) <= SNIPPET_CHARS_ZH and "\ufffd" not in r["snippet"]
+            assert len(r["snippet"]) <= get_language("zh").snippet_chars and "\ufffd" not in r["snippet"]
     # (the entity's own page first for 12 of 15 before issue 37; its news items now state where it
     # is headquartered too, and one of them comes first for a few: the page itself is always listed)
     assert found_first >= 10
@@ -550,7 +551,8 @@ def test_chinese_copies_slip_plausibly():
 
 
 def test_vllm_writer_prompts_in_chinese_for_a_chinese_world(zh_web):
-    from worldforge.web.llm import SYSTEM_PROMPT_ZH, VLLMWriter
+    from worldforge.web.grammar import word
+    from worldforge.web.llm import VLLMWriter
     from worldforge.web.pages import WorldView, plan_pages
     from worldforge.world.options import RenderOptions
     from worldforge.world.store import open_world
@@ -560,7 +562,7 @@ def test_vllm_writer_prompts_in_chinese_for_a_chinese_world(zh_web):
     try:
         page = next(iter(plan_pages(view)))
         conv = VLLMWriter(view, RenderOptions(), llm=None).conversation(page)
-        assert conv[0]["content"] == SYSTEM_PROMPT_ZH and "中文" in conv[1]["content"]
+        assert conv[0]["content"] == word("zh", "llm_system") and "中文" in conv[1]["content"]
     finally:
         view.close()
 

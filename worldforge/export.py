@@ -40,6 +40,8 @@ import pyarrow.parquet as pq
 from .cluster import current
 from .errors import ExportError
 from .kits import AGENT_NAME, check_tokenizer, length_table, settings, tools_kwargs, training_section, write_kits
+from .language import BASE
+from .language import get as get_language
 from .plumbing import check_output_dir, package_versions, read_json, sha256_file, stable_hash, swap_into_place
 from .rollout.context import samples
 from .rollout.env import SYSTEM_PROMPT, TOOLS, load_tasks
@@ -248,7 +250,7 @@ def ground_truth(task, aliases: dict[str, str], scoring: dict) -> dict:
              "evaluation": r["evaluation"], "aliases": aliases, **scoring}
     if r["kind"] == "multihop":
         truth["answer_aliases"] = r.get("answer_aliases", [])
-    if r.get("language", "en") != "en":  # a Chinese task's cells are read the Chinese way (English truths unchanged)
+    if r.get("language", BASE) != BASE:  # a Chinese task's cells are read the Chinese way (English truths unchanged)
         truth["language"] = r["language"]
     return truth
 
@@ -262,7 +264,7 @@ def _rl_row(task, world: str, split: str, index: int, system: str, truth: dict) 
         "prompt": [{"role": "system", "content": system}, {"role": "user", "content": r["query"]}],
         "ability": "web-search",
         "reward_model": {"style": "rule", "ground_truth": json.dumps(truth, ensure_ascii=False)},
-        "extra_info": {"index": index, "split": split, "instance_id": task.id, "world": world, "language": r.get("language", "en"),
+        "extra_info": {"index": index, "split": split, "instance_id": task.id, "world": world, "language": r.get("language", BASE),
                        "kind": r["kind"],
                        "entity_type": r["entity_type"], "rows": d["rows"], "columns": d["columns"], "hops": d["hops"],
                        "constraints": d["constraints"], "min_pages": d["min_pages"],
@@ -683,8 +685,7 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
               "## Reproduce", "", "```bash", f"worldforge run worlds/{world}.yaml", "```", "",
               "`manifest.json` holds the resolved spec, the seeds, package versions and the sha256 of every file; the "
               "same spec and seed give byte-identical files.", ""]
-    if spec.stages.tasks.language == "zh":
-        lines += chinese_section(stats["splits"])
+    lines += language_section(spec.stages.tasks.language, sum(v["tasks"] for v in stats["splits"].values()))
     return "\n".join(lines)
 
 
@@ -702,17 +703,17 @@ def list_column_note(n: int, total: int | None) -> list[str]:
             "item makes the cell wrong.", ""]
 
 
-def chinese_section(splits: dict) -> list[str]:
-    """The card's section in Chinese, for datasets with Chinese tasks."""
-    n = sum(v["tasks"] for v in splits.values())
-    return ["## 中文说明", "",
-            f"本数据集由 worldforge 从一个虚构的中文世界生成，共 {n:,} 个任务。所有实体、网页和搜索结果均为虚构；"
-            "标准答案来自世界数据库，而非网页。任务采用 WideSearch 的形式：找出满足条件的全部实体并填写表格，"
-            "或以单行表格回答多跳问题。问题、列名和网页均为中文。默认评分与 WideSearch 官方评估代码一致：不做全角字符、"
-            "空格、“万/亿”数字或“号”日期的归一化（`worldforge score --lenient` 才按中文书写习惯归一化）。", "",
-            "- `sft`：每条轨迹一行，OpenAI 对话格式；`rl`：每个任务一行（verl 格式）；"
-            "`widesearch/<split>/`：WideSearch 的两种数据布局（`tasks.jsonl` + `gold/`，以及 `widesearch.jsonl` + "
-            "`widesearch_gold/`），其入口脚本只需改数据路径即可评测。",
-            "- 列表列（如创始人、成员）在 WideSearch 中由 LLM 评判（`llm_judge`，评判标准为中文）；没有评判模型时这些单元格"
-            "一律记 0 分。worldforge 的评分器改用确定性的 `set_match`：与标准答案列出的项目集合完全相同（顺序、分隔符不限）"
-            "即为正确。", ""]
+def language_section(language: str, n: int) -> list[str]:
+    """The card's section in a task language other than the card's own, for datasets with tasks
+    in it (`card` in worldforge/language/<code>.yaml; [] where the language has none)."""
+    card = get_language(language).card
+    if not card:
+        return []
+    out = [f"## {card['heading']}", ""]
+    prev = None
+    for para in card["paragraphs"]:  # a blank line between paragraphs; a list's items run on
+        if prev is not None and not (para.startswith("- ") and prev.startswith("- ")):
+            out.append("")
+        out.append(para.format(n=n))
+        prev = para
+    return out + [""]

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .cluster import current
 from .errors import SpecError, SpecProblem, WorldforgeError
+from .language import BASE
 from .plumbing import BuildLock, check_output_dir, read_json, sha256_file, stable_hash, swap_into_place
 
 FARM_MANIFEST = "manifest.json"
@@ -440,7 +441,7 @@ def farm_card(farm: FarmSpec, farm_file: str, worlds: list[dict], rows: dict, ch
     from .world.options import ExportOptions
 
     front = {"pretty_name": f"worldforge farm {farm.name} ({farm.release})", "license": ExportOptions().license,
-             "language": sorted({w.get("language", "en") for w in worlds}),
+             "language": sorted({w.get("language", BASE) for w in worlds}),
              "task_categories": ["question-answering", "text-generation"],
              "tags": ["synthetic", "agents", "tool-use", "web-search", "widesearch", "worldforge"],
              "configs": [{"config_name": fmt, "data_files": [{"split": s, "path": f"data/{fmt}/{s}-*.parquet"} for s in rows[fmt]],
@@ -483,9 +484,9 @@ def farm_card(farm: FarmSpec, farm_file: str, worlds: list[dict], rows: dict, ch
     lines += ["## Reproduce", "", "```bash", f"worldforge farm {farm_file}", "```", "",
               "`manifest.json` lists each world's resolved spec hash and dataset fingerprint, the hashes of every "
               "task's question and gold set, and the sha256 of every file.", ""]
-    if any(w.get("language") == "zh" for w in worlds):
-        from .export import chinese_section
+    from .export import language_section
 
-        lines += chinese_section({w["name"]: {"tasks": w["kept"]} for w in worlds if w.get("language") == "zh"})
+    for lang in sorted({w.get("language") or BASE for w in worlds} - {BASE}):
+        lines += language_section(lang, sum(w["kept"] for w in worlds if w.get("language") == lang))
     return "\n".join(lines)
 

@@ -47,7 +47,23 @@ class Language:
         self.quotes: tuple[str, str] = tuple(m["quote"])
         self.parens: tuple[str, str] = tuple(m["paren"])
         self.space = " " if self.spaced else ""  # between words, and between a number and its unit
+        self.locale: str = data["locale"]  # a Faker locale of the language, as messages suggest it
+        self.units: dict[str, str | None] = data.get("units") or {}  # common units in this language (None: goes without saying)
+        self.ordinal_suffixes: dict | None = data.get("ordinals")  # '12th': a suffix by the number's last digit
+        c = data["checks"]
+        self.person_as_thing = re.compile(c["person_as_thing"]) if c["person_as_thing"] else None  # "it graduated"
+        self.thing_as_person = re.compile(c["thing_as_person"]) if c["thing_as_person"] else None  # "she was founded"
+        self.page_slips = {k: re.compile(v) for k, v in (c["page_slips"] or {}).items()}
+        self.question_slips = {k: re.compile(v) for k, v in (c["question_slips"] or {}).items()}
+        self.tells: dict[str, str] = data["tells"]  # machine-text phrasings the web report counts (name -> pattern)
+        self.search: dict = data["search"]  # the index's tokenizer, how queries are read, snippet bytes
+        self.cell_fold: str | None = data["scoring"]["fold"]  # how the lenient scorer folds a cell ('cjk')
+        self.card: dict | None = data.get("card")  # the dataset card's section in this language
         self.words: dict[str, str] = data["words"]
+        self.date_styles: dict[str, str] = data["dates"]["styles"]  # prose date styles by name, the default first
+        self.months: tuple[str, ...] = tuple(data["dates"]["months"])
+        self.scales: tuple[tuple[int, str], ...] = tuple((int(n), w) for n, w in data["numbers"]["scales"])
+        self.number_words: tuple[str, ...] = tuple(data["numbers"]["words"])
         self.present: str = self.words["present"]
         r = data["reading"]
         self.shingle_by: str = r["shingle"]["by"]
@@ -103,10 +119,16 @@ class Language:
 
     # ------------------------------------------------------------------ dates
 
-    def date(self, d: dt.date) -> str:
-        """A day written out: 'June 3, 1998', '1998年6月3日'."""
-        months = self.data["dates"]["months"]
-        return self.data["dates"]["long"].format(year=d.year, month=months[d.month - 1], month_number=d.month, day=d.day)
+    def date(self, d: dt.date, style: str | None = None) -> str:
+        """A day written out in one of the language's styles (its default: 'June 3, 1998',
+        '1998年6月3日')."""
+        fmt = self.date_styles[style] if style else next(iter(self.date_styles.values()))
+        m = self.months[d.month - 1]
+        return fmt.format(year=d.year, month=m, mon=m[:3], month_number=d.month, day=d.day)
+
+    def count_words(self, n: int) -> str:
+        """A count below 100 in words ('twenty-six', '二十六'; a count of two is '两'), else ''."""
+        return self.number_words[n] if 0 <= n < len(self.number_words) else ""
 
     def years(self, start: str | int | None, end: str | int | None) -> str:
         """A period by its years: ' from 1990 to 2004' (either end may be open), '（1990—2004）'."""

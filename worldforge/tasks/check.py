@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 
+from ..language import get as get_language
 from ..plumbing import URL_PATTERN
-from ..web.text import GARBLED_ZH, LATIN_UNIT, UNFILLED_SLOT
+from ..web.text import UNFILLED_SLOT
 
 _URL = re.compile(URL_PATTERN)
 _GLOSS = re.compile(r"([\w-]+) \(the ([\w -]+)'s name\)")  # 'album (the album's name)': the gloss names the column's own noun
@@ -27,25 +28,8 @@ class _OtherTypeGloss:
         return (m for m in _GLOSS.finditer(text) if m.group(2).split()[-1].lower() != m.group(1).lower())
 
 
-_COMMON = {
-    "unfilled slot": UNFILLED_SLOT,
-}
-_BY_LANGUAGE = {
-    "en": {
-        "label as a noun": re.compile(r"\bthe [a-z]+ (?:in|to|of|by|for|at|from|on|with) of\b|'s? [a-z]+ (?:in|to|by|for|at|from|on|with)"
-                                      r" (?:is|are)\b"),
-        "word twice": re.compile(r"\b(the|a|an|of|in|and|to|by)\s+\1\b", re.I),
-        "type gloss": _OtherTypeGloss,
-    },
-    "zh": {
-        "latin unit": re.compile(LATIN_UNIT.pattern + r"|（[A-Za-z][A-Za-z ]*）"),
-        "garbled particle": GARBLED_ZH,
-    },
-}
-
-
 def question_problems(query: str, header: list[str], language: str) -> list[str]:
     """Every way `query` (and its table's `header`) reads wrong; [] when it reads right."""
     text = _URL.sub(" ", query + "\n" + "\n".join(header))
-    checks = {**_COMMON, **_BY_LANGUAGE.get(language, {})}
+    checks = {"unfilled slot": UNFILLED_SLOT, **get_language(language).question_slips, "type gloss": _OtherTypeGloss}
     return [f"{kind}: {m.group(0)!r}" for kind, rx in checks.items() for m in rx.finditer(text)]

@@ -25,9 +25,9 @@ import numpy as np
 from ..plumbing import stable_hash
 from ..web.text import format_date, format_number
 from ..world.arrays import Step, iso
+from .banks import question_bank, question_date
 from .schema import DATE, NUMBER, STRING, URL, TaskSchema, walk
 from .table import cell_text
-from .wording import question_bank, question_date
 
 OF = re.compile(r"\bof (?:the|that|a|an)\b")  # one level of a nested noun phrase ("of the", "of that")
 # a noun phrase with a clause inside it ("the city the label is based in", "the album the winner of X

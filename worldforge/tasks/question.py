@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from ..language import BASE
 from ..world.arrays import Step
 from ..world.parts import part_phrase
 from .schema import Atom, Column, TaskSchema
@@ -125,7 +126,7 @@ def table_question(s: TaskSchema, task, texts: list[str], as_of: dt.date, home: 
         conds.append(condition(s, c.t, "S", c.atoms["S"], texts[len(letters)], False))
     other = c.rows.step.target if c.rows.step is not None else None
     part = {"type": home[-1].target, "plural": s.plural(home[-1].target)} if home else None
-    if home and not s.zh:  # how the web's per-part list of the row type is titled after its plural ("won by albums from {group}")
+    if home and s.language == BASE:  # how the web's per-part list of the row type is titled after its plural ("won by albums from {group}")
         part["phrase"] = part_phrase(s.world, home[0].source, home[0].name, s.plural(home[0].target))
     out = {"type": c.t, "plural": s.plural(c.t), "home": [hop(s, st) for st in home] if home else None, "part": part,
            "shape": c.shape, "combo": c.combo, "conditions": conds,

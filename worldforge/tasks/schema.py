@@ -26,6 +26,7 @@ from ..web.pages import plural as plural_word
 from ..world.arrays import Step, WorldArrays, lookup_target, world_hops
 from ..world.lexicon import unit_in
 from ..world.pack import CategoricalAttr, DateAttr, DerivedAttr, NumericAttr
+from .banks import question_bank
 
 # Value kinds of a column or a constrained attribute, and WideSearch's pipeline for each.
 STRING, NUMBER, DATE, URL, LIST = "string", "number", "date", "url", "list"
@@ -152,12 +153,6 @@ class Column:
 _NOUNS = {"born": "birth date", "founded": "founding date", "established": "date established", "launched": "launch date",
           "published": "publication date", "independence": "independence date", "released": "release date",
           "opened": "opening date", "died": "death date"}
-
-
-
-
-ZH_WORDS = {"rank": "排名", "date": "日期", "start year": "开始年份", "end year": "结束年份", "year": "年份",
-            "until": "截止年份", "present": "至今", "name": "名称"}
 
 
 class TaskSchema:
@@ -326,7 +321,7 @@ class TaskSchema:
 
     def word(self, en: str) -> str:
         """A fixed header or cell word in the task's language ('rank' / '排名')."""
-        return ZH_WORDS.get(en, en) if self.zh else en
+        return question_bank(self.language)["words"].get(en, en)
 
     def of(self, noun: str, owner: str) -> str:
         """'population of headquarters' / '总部所在地的人口'."""

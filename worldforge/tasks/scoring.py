@@ -39,6 +39,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..language import BASE, languages
+from ..language import get as get_language
 from . import widesearch as ws
 
 # --------------------------------------------------------------------------- task evaluation spec
@@ -135,7 +137,7 @@ _ZH_DATE_RE = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号
 _ZH_MONTH_RE = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月")
 _ZH_BIG_RE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(万亿|亿|万)")
 _ZH_UNITS = {"万": 10**4, "亿": 10**8, "万亿": 10**12}
-LANGUAGES = ("en", "zh")
+LANGUAGES = tuple(languages())  # every language with a data file (worldforge/language)
 
 
 def _expand(m: re.Match) -> str:
@@ -143,6 +145,12 @@ def _expand(m: re.Match) -> str:
 
     v = Decimal(m[1].replace(",", "")) * _ZH_UNITS[m[2]]
     return format(v.normalize(), "f") if v == v.to_integral_value() else format(v, "f")
+
+
+def _fold(language: str):
+    """How a task language's cells are folded before the lenient scorer compares them (the
+    language's `scoring.fold`: 'cjk' is `norm_zh`), or None."""
+    return {"cjk": norm_zh}.get(get_language(language).cell_fold)
 
 
 def norm_zh(v: str) -> str:
@@ -355,8 +363,8 @@ def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str]
         raise ValueError(f"unknown task language {language!r}; known: {', '.join(LANGUAGES)}")
     if mode == WIDESEARCH:
         return _score_ws(instance_id, evaluation, gold_header, gold_rows, response, aliases, as_of)
-    if language == "zh":
-        return _score_zh(instance_id, evaluation, gold_header, gold_rows, response, aliases, mode)
+    if _fold(language) is not None:  # (lenient: a Chinese task's cells read the Chinese way)
+        return _score_folded(instance_id, evaluation, gold_header, gold_rows, response, aliases, mode, _fold(language))
     required = [norm_column(c) for c in evaluation.required]
     keys = [norm_column(c) for c in evaluation.unique_columns]
     pipeline = {norm_column(k): v for k, v in evaluation.eval_pipeline.items()}
@@ -451,22 +459,23 @@ def _score_ws(instance_id: str, evaluation: Evaluation, gold_header: list[str], 
                      o.item_f1, o.gold_rows, o.predicted_rows, o.matched_rows, correct, o.columns_match, o.message)
 
 
-def _score_zh(instance_id: str, evaluation: Evaluation, gold_header: list[str], gold_rows: list[list[str]],
-              response: str, aliases: dict[str, str] | None, mode: str) -> TaskScore:
-    """A Chinese task: both tables with their cells and headers through `norm_zh`, the
-    response re-written as one Markdown table, then scored as any other."""
+def _score_folded(instance_id: str, evaluation: Evaluation, gold_header: list[str], gold_rows: list[list[str]],
+                  response: str, aliases: dict[str, str] | None, mode: str, fold) -> TaskScore:
+    """A task whose language folds its cells (Chinese: `norm_zh`): both tables with their cells
+    and headers through the fold, the response re-written as one Markdown table, then scored as
+    any other."""
     parsed = parse_table(response, mode)
-    ev = Evaluation.model_validate({**evaluation.model_dump(), "unique_columns": [norm_zh(c) for c in evaluation.unique_columns],
-                                    "required": [norm_zh(c) for c in evaluation.required],
-                                    "eval_pipeline": {norm_zh(k): v for k, v in evaluation.eval_pipeline.items()}})
-    gh, gr = [norm_zh(h) for h in gold_header], [[norm_zh(c) for c in r] for r in gold_rows]
-    al = {norm_str(norm_zh(a)): norm_str(norm_zh(n)) for a, n in (aliases or {}).items()}
+    ev = Evaluation.model_validate({**evaluation.model_dump(), "unique_columns": [fold(c) for c in evaluation.unique_columns],
+                                    "required": [fold(c) for c in evaluation.required],
+                                    "eval_pipeline": {fold(k): v for k, v in evaluation.eval_pipeline.items()}})
+    gh, gr = [fold(h) for h in gold_header], [[fold(c) for c in r] for r in gold_rows]
+    al = {norm_str(fold(a)): norm_str(fold(n)) for a, n in (aliases or {}).items()}
     if parsed is None:
         return score_table(instance_id, ev, gh, gr, "", al, mode)
     header, rows = parsed
 
     def line(cells: list[str]) -> str:
-        return "| " + " | ".join(norm_zh(c).replace("|", "/") for c in cells) + " |"
+        return "| " + " | ".join(fold(c).replace("|", "/") for c in cells) + " |"
 
     table = "\n".join([line(header), "| " + " | ".join("---" for _ in header) + " |", *(line(r) for r in rows)])
     return score_table(instance_id, ev, gh, gr, f"```markdown\n{table}\n```", al, mode)
@@ -710,7 +719,7 @@ def score_files(tasks_dir, responses_path, aliases: dict[str, str] | None = None
         if aliases and by_name is None:
             by_name = aliases_by_name(aliases)
         mine = task_aliases(ev, header, rows, aliases, by_name) if aliases else None
-        language = t.get("language") or "en"
+        language = t.get("language") or BASE
         if language not in LANGUAGES:
             raise WorldforgeError(f"task {iid!r}: language {language!r} is not one this scorer reads ({', '.join(LANGUAGES)})")
         try:
@@ -745,12 +754,13 @@ def cell_marks(evaluation: Evaluation, gold_header: list[str], gold_rows: list[l
     parsed = parse_table(response, LENIENT)
     if parsed is None:
         return None
-    zh = language == "zh"
     header, rows = parsed
-    if zh:
-        header, rows = [norm_zh(h) for h in header], [[norm_zh(c) for c in r] for r in rows]
-        gold_header, gold_rows = [norm_zh(h) for h in gold_header], [[norm_zh(c) for c in r] for r in gold_rows]
-    fold = norm_zh if zh else (lambda s: s)
+    fold = _fold(language)
+    if fold is not None:
+        header, rows = [fold(h) for h in header], [[fold(c) for c in r] for r in rows]
+        gold_header, gold_rows = [fold(h) for h in gold_header], [[fold(c) for c in r] for r in gold_rows]
+    else:
+        fold = lambda s: s  # noqa: E731
     required = [norm_column(fold(c)) for c in evaluation.required]
     keys = [norm_column(fold(c)) for c in evaluation.unique_columns]
     pipeline = {norm_column(fold(k)): v for k, v in evaluation.eval_pipeline.items()}

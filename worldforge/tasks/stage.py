@@ -49,6 +49,7 @@ from ..world.options import ROW_BUCKETS, TasksOptions
 from ..world.parts import HELD_OUT, entity_parts, hold_out
 from ..world.sampling import child_rng
 from ..world.store import open_world
+from .banks import question_bank
 from .build import Builder, TableTask, column_pool
 from .check import question_problems
 from .multihop import HopGraph, MultiHopSampler, MultiHopTask
@@ -147,7 +148,7 @@ def _table_record(world: str, task: TableTask, question: tuple, opt: TasksOption
     for c in task.columns:
         exact = c.kind == NUMBER and (c.base in ("rank", "link") or c.agg in ("count", "latest"))
         pipeline[norm_column(c.name)] = eval_entry(c.kind, opt.number_tolerance, exact=exact,
-                                                   items=c.items or ("各项" if opt.language == "zh" else "items"),
+                                                   items=c.items or question_bank(opt.language)["words"]["items"],
                                                    language=opt.language)
     # Every name in `evaluation` as WideSearch's evaluator looks it up: normalised (norm_column).
     ev = {"unique_columns": [norm_column(names[i]) for i in task.keys], "required": [norm_column(n) for n in names],

@@ -10,35 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
-import yaml
 
 from ..plumbing import stable_hash
-from ..web.text import MONTHS
 from ..world.parts import part_phrase
+from .banks import question_bank, question_date
 from .schema import DATE, LIST, NUMBER, STRING, URL, Atom, Column, TaskSchema
 from .table import fill, range_text
-
-QUESTIONS = Path(__file__).parent / "questions"  # the phrase bank of each language: questions/<lang>.yaml
-
-
-@lru_cache(maxsize=4)
-def question_bank(language: str) -> dict:
-    """The phrasings of one language's questions (`questions/<lang>.yaml`); every language has
-    the same keys (a test holds it)."""
-    return yaml.safe_load((QUESTIONS / f"{language}.yaml").read_text(encoding="utf-8"))
-
-
-def question_languages() -> list[str]:
-    return sorted(p.stem for p in QUESTIONS.glob("*.yaml"))
-
-
-def question_date(d: dt.date, language: str) -> str:
-    """A date as a question in `language` writes it (the bank's `date`: 'June 30, 2025', 2025年6月30日)."""
-    return question_bank(language)["date"].format(year=d.year, month=d.month, day=d.day, month_name=MONTHS[d.month - 1])
 
 
 class Wording:

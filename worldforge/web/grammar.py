@@ -7,9 +7,10 @@ are then joined with connectives into sentences, and sentences into ordered para
 Every choice is a stable hash of (page URL, fact, slot), so the same world always gives
 the same bytes while two pages about similar facts rarely read alike.
 
-The phrase banks are keyed by language (English "en" and Chinese "zh"); a new language adds a
-bank with the same keys, its date and number styles, and its sentence punctuation. The writer
-never spells words itself.
+The phrase banks are data, one file per language (`web/banks/<code>.yaml`); a language's
+dates, number words and scales and its punctuation come from the language layer
+(`worldforge/language/<code>.yaml`). A new language adds both files. The writer never spells
+words itself.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from zlib import crc32
 
 import yaml
 
+from ..language import BASE, languages
+from ..language import get as get_language
 from .text import MONTHS, pick
 
 # --------------------------------------------------------------------------- phrase banks
@@ -49,13 +52,8 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
     for p in sorted(BANK_DIR.glob("*.yaml"))
 }
 
-# How sentences end and are set next to each other, per language.
-STOP = {"en": ".", "zh": "。"}
-SENTENCE_SEP = {"en": " ", "zh": ""}
-
-
-def bank(lang: str = "en") -> dict[str, tuple[str, ...]]:
-    return BANKS.get(lang, BANKS["en"])
+def bank(lang: str = BASE) -> dict[str, tuple[str, ...]]:
+    return BANKS.get(lang, BANKS[BASE])
 
 
 def word(lang: str, key: str, **fields) -> str:
@@ -68,42 +66,33 @@ def word(lang: str, key: str, **fields) -> str:
 
 # A site's conventions: its date formats for prose and tables, whether it rounds big numbers in
 # prose, and its voice. Picked per site by a stable hash of the site name within its kind.
-DATE_STYLES = ("mdy", "dmy", "mdy_abbr", "dmy_abbr")
-DATE_STYLES_BY_LANG = {"en": DATE_STYLES, "zh": ("ymd_zh", "ymd_zh_pad")}
+DATE_STYLES = tuple(get_language(BASE).date_styles)  # ("mdy", "dmy", "mdy_abbr", "dmy_abbr")
+# every language's styles by name (a site's style names its language's format)
+_STYLE_OF = {style: get_language(code) for code in languages() for style in get_language(code).date_styles}
 
 
 def format_date(d: dt.date, style: str) -> str:
     """A full date in one of the prose styles ('June 30, 2025', '2025年6月30日'); 'iso' for tables only."""
     if style == "iso":
         return d.isoformat()
-    if style == "ymd_zh":
-        return f"{d.year}年{d.month}月{d.day}日"
-    if style == "ymd_zh_pad":
-        return f"{d.year}年{d.month:02d}月{d.day:02d}日"
-    m = MONTHS[d.month - 1]
-    if style.endswith("_abbr"):
-        m = m[:3]
-    return f"{m} {d.day}, {d.year}" if style.startswith("mdy") else f"{d.day} {m} {d.year}"
+    return _STYLE_OF[style].date(d, style)
 
 
-def format_number(value: str, value_type: str, unit: str | None = None, rounded: bool = False, lang: str = "en") -> str:
+def format_number(value: str, value_type: str, unit: str | None = None, rounded: bool = False, lang: str = BASE) -> str:
     """'12,345'; with `rounded`, values of a million or more as '1.23 million' (3 significant digits,
     within the checker's 0.6 % tolerance); in Chinese, ten thousand or more as '2.81万', '1.2亿'."""
     d = Decimal(value)
     if value_type == "float":
         d = d.normalize()
-    if rounded and lang == "zh" and abs(d) >= 10_000:
-        scale, w = (Decimal(100_000_000), "亿") if abs(d) >= 100_000_000 else (Decimal(10_000), "万")
-        x = d / scale
-        digits = 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0
-        s = _trim(f"{x:.{digits}f}") + w
-        return f"{s} {unit}" if unit else s
-    if rounded and abs(d) >= 1_000_000:
-        scale, word = (Decimal(1_000_000_000), "billion") if abs(d) >= 1_000_000_000 else (Decimal(1_000_000), "million")
-        x = d / scale
-        digits = 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0
-        s = _trim(f"{x:.{digits}f}") + " " + word
-    else:
+    s = None
+    if rounded:  # by the language's scales, the largest first: '1.23 million', '2.81万'
+        for scale, w in get_language(lang).scales:
+            if abs(d) >= scale:
+                x = d / Decimal(scale)
+                digits = 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0
+                s = _trim(f"{x:.{digits}f}") + w
+                break
+    if s is None:
         s = format(d, ",f")
     return f"{s} {unit}" if unit else s
 
@@ -113,9 +102,9 @@ def _trim(s: str) -> str:
     return s.rstrip("0").rstrip(".") if "." in s else s
 
 
-def site_style(site: str, kind: str, lang: str = "en") -> dict:
+def site_style(site: str, kind: str, lang: str = BASE) -> dict:
     """Conventions of one site: date style for prose and tables, rounding, voice."""
-    styles = DATE_STYLES_BY_LANG.get(lang, DATE_STYLES)
+    styles = tuple(get_language(lang).date_styles)
     date = styles[pick("date|" + site, len(styles))]
     table_date = "iso" if pick("tdate|" + site, 3) == 0 else date
     # Papers round big numbers ('1.94 million'); a profile states its figures exactly, as it may be
@@ -188,32 +177,33 @@ def lower_start(clause: str) -> str:
     return clause
 
 
-def join_clauses(clauses: list[str], key: str, lang: str = "en") -> str:
+def join_clauses(clauses: list[str], key: str, lang: str = BASE) -> str:
     """One to three clauses as one or two sentences with connectives."""
     return join_clauses_h(clauses, crc32(key.encode()), lang)
 
 
-def join_clauses_h(clauses: list[str], h: int, lang: str = "en") -> str:
+def join_clauses_h(clauses: list[str], h: int, lang: str = BASE) -> str:
     """`join_clauses` with the key given as its checksum (`choose_h`)."""
-    if lang == "en":
+    language = get_language(lang)
+    if language.cased:  # a clause inside a sentence starts with a small letter ("it was", not "It was")
         clauses = clauses[:1] + [lower_start(c) for c in clauses[1:]]
     n = len(clauses)
     if n == 0:
         return ""
     if n == 1:
-        return cap(clauses[0]) + STOP.get(lang, ".")
+        return cap(clauses[0]) + language.stop
     if n == 2:
-        tpl = choose_h(BANKS.get(lang, BANKS["en"])["join2"], h)
+        tpl = choose_h(bank(lang)["join2"], h)
         return cap(tpl.format(A=clauses[0], B=clauses[1], B_cap=cap(clauses[1]) if "{B_cap}" in tpl else ""))
     if n > 3:  # longer runs: a sentence of three, then the rest
-        return (join_clauses_h(clauses[:3], h, lang) + SENTENCE_SEP.get(lang, " ")
+        return (join_clauses_h(clauses[:3], h, lang) + language.space
                 + join_clauses_h(clauses[3:], crc32(b"+", h), lang))
-    tpl = choose_h(BANKS.get(lang, BANKS["en"])["join3"], h)
+    tpl = choose_h(bank(lang)["join3"], h)
     return cap(tpl.format(A=clauses[0], B=clauses[1], C=clauses[2], B_cap=cap(clauses[1]) if "{B_cap}" in tpl else "",
                           C_cap=cap(clauses[2]) if "{C_cap}" in tpl else ""))
 
 
-def group_clauses(clauses: list[str], key: str, lang: str = "en") -> list[str]:
+def group_clauses(clauses: list[str], key: str, lang: str = BASE) -> list[str]:
     """Clauses in groups of one to three (sizes chosen per position), each group one sentence."""
     out, i = [], 0
     while i < len(clauses):
@@ -223,27 +213,9 @@ def group_clauses(clauses: list[str], key: str, lang: str = "en") -> list[str]:
     return out
 
 
-_ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
-_TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-_ZH_DIGITS = "零一二三四五六七八九"
-
-
-def number_words(n: int, lang: str = "en") -> str:
+def number_words(n: int, lang: str = BASE) -> str:
     """A number below 100 in words ('twenty-six', '二十六'; a count of two is '两'), else ''."""
-    if not 0 <= n < 100:
-        return ""
-    if lang == "zh":
-        if n == 2:
-            return "两"
-        if n < 10:
-            return _ZH_DIGITS[n]
-        tens, ones = divmod(n, 10)
-        return ("" if tens == 1 else _ZH_DIGITS[tens]) + "十" + (_ZH_DIGITS[ones] if ones else "")
-    if n < 20:
-        return _ONES[n]
-    tens, ones = divmod(n, 10)
-    return _TENS[tens] + ("-" + _ONES[ones] if ones else "")
+    return get_language(lang).count_words(n)
 
 
 _SKEL_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
@@ -286,14 +258,14 @@ def skeleton(sentence: str, names: re.Pattern | None) -> str:
     return _SKEL_NUM.sub("<n>", s)
 
 
-def quote(b: dict, key: str, subject: str, speaker: str, lang: str = "en", what: str = "") -> str:
+def quote(b: dict, key: str, subject: str, speaker: str, lang: str = BASE, what: str = "") -> str:
     """A news quote: an opening, a core about the event (`what`: its label, "acquisition"), a
     closing, attributed to `speaker`."""
     bodies = b["quote_body"] if what else tuple(x for x in b["quote_body"] if "{what}" not in x)
     body = (choose(b["quote_open"], key + "|o") + choose(bodies, key + "|b").format(subject=subject, what=what)
             + (choose(b["quote_close"], key + "|c") if pick(key + "|cl", 2) == 0 else ""))
-    if lang == "zh":
-        return f"{choose(b['quote_attr'], key + '|a').format(speaker=speaker)}：“{body}。”"
-    if pick(key + "|form", 3) == 0:  # “…,” said X.
-        return f"“{cap(body)},” {choose(b['quote_attr'], key + '|a').format(speaker=speaker)}."
-    return f"{cap(choose(b['quote_lead'], key + '|a').format(speaker=speaker))}: “{cap(body)}.”"  # X told reporters: “…”
+    forms = b["quote_form"]  # “…,” said X. / X told reporters: “…” / X说：“…。”
+    form = forms[pick(key + "|form", len(forms))] if len(forms) > 1 else forms[0]
+    attr = choose(b["quote_attr"], key + "|a").format(speaker=speaker) if "{attr}" in form else ""
+    lead = cap(choose(b["quote_lead"], key + "|a").format(speaker=speaker)) if "{lead}" in form else ""
+    return form.format(body=body, Body=cap(body), attr=attr, lead=lead)

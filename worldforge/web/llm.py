@@ -17,43 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BackendUnavailableError
+from ..language import BASE
 from ..plumbing import held_interrupts, stable_hash
 from ..world.options import RenderOptions
+from .grammar import word
 from .pages import Page, WorldView
 from .template import TemplateWriter, article_sources
 from .text import FactSheetCheck, format_number, note_values
 
-SYSTEM_PROMPT = """You are a Search World Model. You write the pages of a simulated web about a fictional world, \
-one page at a time, for an agent that searches and browses this web.
-
-Your first duty is accuracy to the facts you are given. Every fact on the fact sheet must appear on the page, \
-with its value written exactly (names spelled as given; dates as "March 5, 1990", "5 March 1990" or "1990-03-05"; \
-numbers with the given digits). Never state a date, year or number that is not on the fact sheet, and never \
-attribute one entity's value to another. Do not add facts from the real world.
-
-Write Markdown only: a '# ' title line, then the page body; no preamble, no code fences, no notes about these \
-instructions. Match the page kind:
-- article: an encyclopedia article with a lead paragraph, an infobox as a two-column Markdown table and a section per topic;
-- profile: an official or profile page with a short 'About' text and a bulleted list of key facts;
-- news: a dated news item with a headline, the outlet and date line, and two or three short paragraphs;
-- directory: a list page with one Markdown table row per listed entity and links to the previous and next pages.
-When a fact sheet gives a link for a name, write the name as a Markdown link to that URL."""
-
-SYSTEM_PROMPT_ZH = """你是一个搜索世界模型（Search World Model）。你为一个虚构世界撰写模拟网络中的网页，一次一页，\
-供在这个网络中搜索和浏览的智能体使用。
-
-你的首要职责是忠实于给定的事实。事实表上的每一条事实都必须出现在页面上，数值必须照写（名称按给定写法；\
-日期写作“1990年3月5日”或“1990-03-05”；数字保留给定的位数，大数可写作“12.3万”“1.2亿”）。\
-不得写出事实表之外的任何日期、年份或数字，不得把一个实体的数值安到另一个实体上，也不得加入现实世界的事实。
-
-只输出中文 Markdown：先写一行以“# ”开头的标题，然后是正文；不要前言、不要代码块、不要解释这些说明。按页面类型写作：
-- article：百科条目，包括导语段落、两列 Markdown 表格形式的信息框，以及按主题分节的正文；
-- profile：官方或资料页面，包括简短的“简介”文字和要点列表；
-- news：带日期的新闻，包括标题、媒体名称和日期行，以及两三段简短正文；
-- directory：列表页，每个列出的实体一行 Markdown 表格，并附上一页和下一页的链接。
-事实表为某个名称给出链接时，把该名称写成指向该网址的 Markdown 链接。"""
-
-SYSTEM_PROMPTS = {"en": SYSTEM_PROMPT, "zh": SYSTEM_PROMPT_ZH}
+SYSTEM_PROMPT = word(BASE, "llm_system")  # the writer's instructions (each language's: `llm_system` in web/banks)
 
 _KIND_NAMES = {"article": "encyclopedia article", "profile": "profile page", "news": "news item", "directory": "directory page"}
 _THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -189,8 +161,8 @@ def fact_sheet(view: WorldView, page: Page) -> str:
     """The page-specific part of the prompt: what to write and every fact to state."""
     lines = [f"Page kind: {page.kind} ({_KIND_NAMES[page.kind]})", f"Site: {page.site}", f"URL: {page.url}",
              f"Title: {page.title}"]
-    if view.lang == "zh":
-        lines.insert(0, "Language: 用中文写这一页（名称、数值和链接照事实表原样写）。")
+    if word(view.lang, "llm_language"):  # the page's language, where the prompt's is another
+        lines.insert(0, word(view.lang, "llm_language"))
     if page.date:
         lines.append(f"Date: {page.date.isoformat()}")
     if page.subject:
@@ -342,7 +314,7 @@ class VLLMWriter:
         self.stats = WriterStats()
 
     def conversation(self, page: Page) -> list[dict]:
-        system = SYSTEM_PROMPTS.get(self.view.lang, SYSTEM_PROMPT)
+        system = word(self.view.lang, "llm_system")
         return [{"role": "system", "content": system}, {"role": "user", "content": fact_sheet(self.view, page)}]
 
     def sampling_params(self, page: Page, attempt: int):

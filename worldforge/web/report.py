@@ -19,11 +19,13 @@ measures (also stored in render.json):
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import polars as pl
 
+from ..language import BASE, written_in
+from ..language import get as get_language
 from .grammar import _SKEL_CAPS, _SKEL_DATE, _SKEL_LINK, _SKEL_NUM, prose_sentences
 from .store import open_pages
 
@@ -38,26 +40,6 @@ def words(markdown: str) -> int:
 # Clause boundaries as issue 37's reader cut them, in both languages.
 CLAUSE_SPLIT = r"[,;，；、]|\b(?:and|while|then)\b|并且|然后|同时"
 # Phrasings a reader spots as machine text when they recur across pages (name, pattern).
-TELLS = {
-    "en": {
-        "it was on DATE that": r"\b[Ii]t was on [^.]{4,24}? that\b",
-        "the X stands at": r"\bstands at\b",
-        "is recorded with a": r"\bis recorded with an?\b",
-        "records give": r"\b[Rr]ecords give\b",
-        "is listed with a": r"\bis listed with an?\b",
-        "is on record under": r"\bis on record under\b",
-        "appear together under": r"\bappear together under\b",
-        "is the X given for": r"\bis the [a-z -]+ given for\b",
-        "is a city or town": r"\bis a city or town\b",
-        "moreover": r"\b[Mm]oreover\b",
-        "furthermore": r"\b[Ff]urthermore\b",
-        "in addition": r"\b[Ii]n addition\b",
-    },
-    "zh": {
-        "资料显示": "资料显示", "据记载": "据记载", "与…相关联": "相关联", "列于…之下": "之下",
-        "记录中有": "记录中有", "此外": "此外", "另外": "另外",
-    },
-}
 SLIPS = {
     "a year said twice in a row": r"\b[Ii]n (\d{4}),? (?:[Bb]orn on [A-Za-z]+ \d{1,2}, \1|in \1)\b",
     "a doubled word": r"\b(the|a|an|of|in|on|is|was|and|to|date)\s+\1\b",
@@ -84,7 +66,8 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
         names = [r[0] for r in con.execute(
             "SELECT DISTINCT regexp_replace(title, ' \\([^)]*\\)$', '') FROM pages WHERE kind IN ('article', 'profile') "
             "AND subject IS NOT NULL LIMIT 200000").fetchall() if r[0] and len(r[0]) >= 2]
-        lang = "zh" if sum(1 for r in rows[:200] if re.search(r"[\u4e00-\u9fff]", r[4] or "")) > 100 else "en"
+        written = Counter(written_in(r[4] or "").code for r in rows[:200])  # the web's language: most of its pages'
+        lang = next((c for c, n in written.most_common() if c != BASE and n > 100), BASE)
     finally:
         con.close()
     kind_words: dict[str, list[int]] = defaultdict(list)
@@ -114,7 +97,7 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
     n_clauses = clauses.height
     on10 = int(frames.filter(pl.col("pages") >= 10)["n"].sum()) if n_clauses else 0
     mds = pl.Series("md", [r[4] or "" for r in rows])
-    tells = {name: round(float(mds.str.contains(pat).mean()), 4) if len(mds) else 0.0 for name, pat in TELLS[lang].items()}
+    tells = {name: round(float(mds.str.contains(pat).mean()), 4) if len(mds) else 0.0 for name, pat in get_language(lang).tells.items()}
     slips = {}
     for name, pat in SLIPS.items():
         rx = re.compile(pat)

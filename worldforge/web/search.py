@@ -29,11 +29,13 @@ from urllib.parse import quote, unquote, urlsplit
 import polars as pl
 
 from ..errors import DamagedStateError, NotRenderedError, SearchInputError
+from ..language import BASE, languages
+from ..language import get as get_language
 from ..plumbing import iri_quote, link_or_copy, read_json
 from .store import open_pages, require_rendered
 
 RESULTS_PER_PAGE = 10
-SNIPPET_CHARS = 220
+SNIPPET_CHARS = get_language(BASE).snippet_chars  # a snippet's length in the base language (each language's: its data)
 INDEX_FORMAT = 5  # bump when the schema changes
 FORMAT_FILE = "worldforge-index.json"
 MIX_POOL = 200  # top hits re-ranked for a mix of page kinds
@@ -66,28 +68,29 @@ TOOLS = [
 ]
 
 
-# Per world language: the tokenizer of titles and bodies. Chinese has no spaces between
-# words: every Han character is a token of its own (other letters and digits make words), so
-# a query's Chinese runs become phrases of character pairs (see `engine_query`) and match
-# wherever those characters stand together, whatever the word boundaries.
-TEXT_TOKENIZERS = {"en": "en_stem", "zh": "zh_han"}
-_ZH_TOKENS = r"\p{Han}|[[\p{L}\p{N}]&&\P{Han}]+"
-SNIPPET_CHARS_ZH = 110  # Chinese says more per character: a snippet of about as much content
+# Per world language (its `search` in worldforge/language/<code>.yaml): the tokenizer of titles
+# and bodies, tantivy's own (en_stem) or a regex one the language defines. Chinese has no spaces
+# between words: every Han character is a token of its own (other letters and digits make
+# words), so a query's Chinese runs become phrases of character pairs (`query: han_pairs`, see
+# `engine_query`) and match wherever those characters stand together, whatever the word boundaries.
+def _tokenizer(language: str) -> str:
+    return get_language(language).search["tokenizer"]["name"]
 
 
 def _register(index, language: str) -> None:
     """Custom tokenizers live in the opened index, not on disk: register them on every open."""
     import tantivy
 
-    if language == "zh":
-        index.register_tokenizer("zh_han", tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(_ZH_TOKENS))
+    tok = get_language(language).search["tokenizer"]
+    if tok.get("regex"):
+        index.register_tokenizer(tok["name"], tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(tok["regex"]))
                                  .filter(tantivy.Filter.lowercase()).build())
 
 
-def _schema(language: str = "en"):
+def _schema(language: str = BASE):
     import tantivy
 
-    text = TEXT_TOKENIZERS[language]
+    text = _tokenizer(language)
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("url", stored=True, tokenizer_name="raw")
     sb.add_text_field("title", stored=True, tokenizer_name=text)
@@ -195,8 +198,8 @@ INDEX_THREADS = 2  # tantivy indexing threads (results do not depend on them)
 
 
 def _new_index(index_dir: Path, language: str):
-    if language not in TEXT_TOKENIZERS:
-        raise ValueError(f"no search tokenizer for language {language!r}; known: {', '.join(TEXT_TOKENIZERS)}")
+    if language not in languages():
+        raise ValueError(f"no search tokenizer for language {language!r}; known: {', '.join(languages())}")
     import tantivy
 
     if index_dir.exists():
@@ -224,13 +227,13 @@ def _add_pages(writer, df: pl.DataFrame) -> None:
 
 def _mark(index_dir: Path, pages: int, language: str) -> None:
     marker = {"index_format": INDEX_FORMAT, "pages": pages}
-    if language != "en":  # an English index's marker stays as it always was
+    if language != BASE:  # an English index's marker stays as it always was
         marker["language"] = language
     (index_dir / FORMAT_FILE).write_text(json.dumps(marker))
 
 
 def build_index(pages, index_dir: Path, on_progress: Callable[[int, int], None] | None = None,
-                language: str = "en", threads: int | None = None, heap_mb: int = 256) -> int:
+                language: str = BASE, threads: int | None = None, heap_mb: int = 256) -> int:
     """Index every page of `pages` (a rendered web folder, or a DuckDB connection with a `pages`
     table or view) into `index_dir` (replaced if present), tokenized for the world's language,
     on `threads` indexing threads (INDEX_THREADS at most the CPUs by default) sharing `heap_mb`
@@ -269,7 +272,7 @@ class ShardIndex:
     by `close`: the render stage builds one where each shard is written (a Ray worker under
     --ray), and `join_indexes` makes one index of them."""
 
-    def __init__(self, index_dir: Path, language: str = "en"):
+    def __init__(self, index_dir: Path, language: str = BASE):
         self.index_dir, self.language, self.pages = index_dir, language, 0
         self.writer = _new_index(index_dir, language).writer(heap_size=SHARD_HEAP_MB * 1_000_000, num_threads=1)
 
@@ -286,7 +289,7 @@ class ShardIndex:
         return self.pages
 
 
-def join_indexes(parts: list[Path], index_dir: Path, language: str = "en") -> int:
+def join_indexes(parts: list[Path], index_dir: Path, language: str = BASE) -> int:
     """One index of the shard indexes `parts` (each built by a `ShardIndex`, with one schema): their
     segment files are linked into `index_dir` (the shards keep theirs, so an interrupted join
     starts over) and listed in one meta.json, then tantivy's merge
@@ -303,7 +306,7 @@ def join_indexes(parts: list[Path], index_dir: Path, language: str = "en") -> in
         fix = f"delete {part.parent.parent} (the unfinished render's work) and render again"
         meta = read_json(part / "meta.json", fix)
         marker = read_json(part / FORMAT_FILE, fix)
-        if marker.get("index_format") != INDEX_FORMAT or marker.get("language", "en") != language:
+        if marker.get("index_format") != INDEX_FORMAT or marker.get("language", BASE) != language:
             raise DamagedStateError(f"the shard index {part} was built by another worldforge version or for another "
                                     f"language; {fix}")
         if first is None:
@@ -387,7 +390,7 @@ def _zh_terms(text: str) -> tuple[list[str], str]:
     return terms, _HAN_RUN.sub(" ", text)
 
 
-def engine_query(query: str, language: str = "en") -> str:
+def engine_query(query: str, language: str = BASE) -> str:
     """The query as the index parser sees it: plain words and "quoted phrases", nothing else.
 
     Operators, brackets, field names, wildcards, boosts and fuzzy marks never reach tantivy's
@@ -404,7 +407,7 @@ def engine_query(query: str, language: str = "en") -> str:
         raise SearchInputError(f"query too long ({len(q):,} characters); keep it under {MAX_QUERY_CHARS} characters "
                                f"and {MAX_QUERY_WORDS} words")
     phrases, plain, han = [], [], []
-    if language == "zh":  # a quoted Chinese phrase stays a phrase: its characters in a row
+    if get_language(language).search["query"] == "han_pairs":  # a quoted Chinese phrase stays a phrase: its characters in a row
         for m in _PHRASE.findall(q) if q.count('"') >= 2 else ():
             if _HAN_RUN.search(m):
                 han.append('"' + " ".join(re.findall(r"[\w'-]+", m)) + '"')
@@ -505,10 +508,10 @@ class SearchEngine:
         meta = read_json(marker, fix) if marker.is_file() else {}
         if meta.get("index_format") != INDEX_FORMAT:
             raise NotRenderedError(f"the search index in {web} was built by another worldforge version; {fix}")
-        self.language = meta.get("language", "en")
-        if self.language not in TEXT_TOKENIZERS:
+        self.language = meta.get("language", BASE)
+        if self.language not in languages():
             raise NotRenderedError(f"the search index in {web} is in language {self.language!r}, which this worldforge "
-                                   f"cannot search ({', '.join(TEXT_TOKENIZERS)}); {fix}")
+                                   f"cannot search ({', '.join(languages())}); {fix}")
         try:
             self.index = tantivy.Index.open(str(web / "index"))
             _register(self.index, self.language)
@@ -578,8 +581,9 @@ class SearchEngine:
         gen = tantivy.SnippetGenerator.create(self.searcher, parsed, self.schema, "body")
         # tantivy measures snippets in bytes: a Chinese character is three of them. Snippets
         # are cut on characters either way (fragments start and end at tokens).
-        chars = SNIPPET_CHARS_ZH if self.language == "zh" else SNIPPET_CHARS
-        gen.set_max_num_chars(chars * 3 if self.language == "zh" else chars)
+        lang = get_language(self.language)
+        chars, width = lang.snippet_chars, lang.search["bytes_per_char"]
+        gen.set_max_num_chars(chars * width)
         out = []
         for score, _rank, _kind, addr in ranked:
             d = self.searcher.doc(addr)
@@ -587,7 +591,7 @@ class SearchEngine:
             frag = gen.snippet_from_doc(d).fragment().strip()
             if not frag:
                 frag = d.get_first("body")[:chars]
-            if self.language != "en":
+            if width > 1:  # measured in bytes: cut to its characters
                 frag = cut_snippet(frag, chars)
             out.append({"url": url, "title": d.get_first("title"), "snippet": " ".join(frag.split()),
                         "date": _display_date(d.get_first("date")), "kind": kind, "score": score})

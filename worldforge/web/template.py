@@ -13,6 +13,7 @@ import datetime as dt
 import re
 from zlib import crc32
 
+from ..language import get as get_language
 from . import grammar as g
 from .pages import Page, PredicateMeta, WorldView, humanise, page_links
 from .text import Fact, note_values, pick
@@ -82,7 +83,7 @@ class TemplateWriter:
         self.people = frozenset(t for t, et in view.types.items() if et.is_person())  # types referred to as people
         self.lang = lang or view.lang
         self.b = g.bank(self.lang)
-        self.sp = g.SENTENCE_SEP.get(self.lang, " ")
+        self.sp = get_language(self.lang).space
         self._options: dict[tuple, tuple] = {}  # phrasings per (type, predicate, shape): see _clause
         self._refs: dict[str, tuple[str, ...]] = {}  # back-references per type ('the company')
         self._subject_refs: tuple[str, tuple[str, ...]] = ("", ())  # the page subject's name and its own references
@@ -345,7 +346,7 @@ class TemplateWriter:
             if value_type == "date":
                 opts = tuple(p.rstrip(".。") for p in own) + tuple(self._date_variants(own))
                 if not opts:
-                    opts = b["date_attr"] if self.lang == "en" else b["attr"][:3]
+                    opts = b["date_attr"]
             else:
                 generic = b["attr"] if value_type != "bool" else b["bool_attr"]
                 if self._counted(m, value_type):  # never "the employees of X is 651 employees"
@@ -587,7 +588,7 @@ class TemplateWriter:
             prev = when.year
         # Two events per sentence, joined with a connective chosen per pair.
         joins = b["history_joins"]
-        stop = g.STOP.get(self.lang, ".")
+        stop = get_language(self.lang).stop
         sents = []
         for i in range(0, len(out), 2):
             pair = out[i:i + 2]
@@ -627,54 +628,28 @@ class TemplateWriter:
     def _opener(self, when: dt.date, prev: int | None, born: dt.date | None, year_said: bool, k: int) -> str:
         """How a history sentence opens: the year (unless the clause says it), the season, the time
         since the previous event, or the person's age; with or without a comma."""
-        if self.lang == "zh":
-            zo: list[str] = []
-            y = when.year
-            if not year_said:
-                zo += [f"{y}年，", f"{y}年", ("年初，" if when.month <= 3 else "年中，" if when.month <= 8 else "年底，").join((str(y), ""))]
-                if prev is not None and y > prev:
-                    zo += [f"到了{y}年，", f"其后在{y}年，"]
-            if prev is not None:
-                gap = y - prev
-                if gap == 0:
-                    zo += ["同年，", "同年", "当年晚些时候，"]
-                elif 1 <= gap <= 12:
-                    zo += [f"{g.number_words(gap, 'zh')}年后，", f"{g.number_words(gap, 'zh')}年后", f"过了{g.number_words(gap, 'zh')}年，"]
-                if year_said:
-                    zo += ["此后", "随后", "", "之后", "后来"]
-            if born is not None and when > born:
-                age = _age(born, when)
-                if 14 <= age <= 90:
-                    a = g.number_words(age, "zh")  # in words: a page's figures are its facts'
-                    zo += [f"{a}岁时", f"{a}岁那年", f"{a}岁时，", *([f"年仅{a}岁的"] if age < 25 else [])]
-            return g.choose_h(tuple(zo), crc32(b"|op", k)) if zo else ""
-        if self.lang != "en":
-            return ""
+        b, y = self.b, when.year
         opts: list[str] = []
         if not year_said:
-            y = when.year
-            opts += [f"In {y}, ", f"In {y} "]
-            opts.append(f"Early in {y}, " if when.month <= 3 else f"In the spring of {y}, " if when.month <= 5 else
-                        f"In the summer of {y}, " if when.month <= 8 else f"In the autumn of {y}, " if when.month <= 10 else
-                        f"Late in {y}, ")
-            if prev is not None and when.year > prev:
-                opts += [f"By {y}, ", f"Later, in {y}, "]
+            opts += [o.format(y=y) for o in b["opener_year"]] + [b["opener_month"][when.month - 1].format(y=y)]
+            if prev is not None and y > prev:
+                opts += [o.format(y=y) for o in b["opener_later_year"]]
         if prev is not None:
-            gap = when.year - prev
+            gap = y - prev
             if gap == 0:
-                opts += ["Later that year ", "The same year ", "That same year ", "Later that year, "]
+                opts += b["opener_same_year"]
             elif 1 < gap <= 12:
-                n = g.number_words(gap)
-                opts += [f"{n} years later, ", f"{n} years later ", f"After {n} years ", f"{n} years on "]
+                n = g.number_words(gap, self.lang)
+                opts += [o.format(n=n) for o in b["opener_gap"]]
             elif gap == 1:
-                opts += ["A year later ", "The following year ", "The next year "]
+                opts += b["opener_gap_one"]
             if year_said:
-                opts += ["Later ", "Afterwards ", "Subsequently ", "", "Soon after ", ""]
+                opts += b["opener_after"]
         if born is not None and when > born:
             age = _age(born, when)
             if 14 <= age <= 90:
-                a = g.number_words(age)  # in words: a page's figures are its facts'
-                opts += [f"At {a}, ", f"At the age of {a} ", f"Aged {a}, "]
+                a = g.number_words(age, self.lang)  # in words: a page's figures are its facts'
+                opts += [o.format(a=a) for o in b["opener_age"] + (b["opener_young"] if age < 25 else ())]
         return g.cap(g.choose_h(tuple(opts), crc32(b"|op", k))) if opts else ""
 
     def _profile(self, page: Page) -> str:
@@ -713,11 +688,11 @@ class TemplateWriter:
                     clauses.append(g.choose(opts, key + f.fact_id).format(label=m.label.lower(), value=self._value(t, f, st, link=False)))
                 else:
                     clauses.append(self._clause(t, f, st, key + f.fact_id, name))
-            stop = g.STOP.get(self.lang, ".")
+            stop = get_language(self.lang).stop
             lines += [intro, "", "## " + self.w("about_us"), "", self.sp.join(g.join_clauses(clauses[i:i + 2], key + f"|j{i}", self.lang)
                                                                           for i in range(0, len(clauses), 2)) or name + stop, ""]
         else:
-            lines += ["## " + self.w("about"), "", self.sp.join(self._sentences(t, body, st, key, name)) or name + g.STOP.get(self.lang, "."), ""]
+            lines += ["## " + self.w("about"), "", self.sp.join(self._sentences(t, body, st, key, name)) or name + get_language(self.lang).stop, ""]
         if home:  # who links to it, a list per kind (all of them: see `WorldView.homeless`)
             for pred, fs in _by_predicate(f for f in page.facts if f.subject != eid):
                 m = v.meta[(v.relations[pred].source, pred)]

@@ -13,6 +13,7 @@ import zlib
 from decimal import Decimal
 from typing import NamedTuple
 
+from ..language import get as get_language
 from ..plumbing import URL_PATTERN
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -88,13 +89,6 @@ _DMY_RE = re.compile(rf"\b(\d{{1,2}}) ({_MONTH_RE})\.?,? (\d{{4}})\b", re.IGNORE
 _LINK_TARGET_RE = re.compile(r"\]\([^)]*\)")
 # A phrase whose slot was left empty or unfilled: a preposition with nothing after it but a mark
 # (' since .', ' on ,'), a template field, an empty bracket, a Chinese preposition before a mark.
-# a person called "it", a thing "he" or "she" (what a writer slips into when it misses who the subject is)
-_IT_PERSON = re.compile(r"\b[Ii]t (?:was born|graduated|studied|married|died|earns a living|earned a living)\b")  # (only a person does these)
-_HE_THING = re.compile(r"\b(?:[Hh]e|[Ss]he) (?:was founded|was established|is headquartered|is based|was released|was formed"
-                       r"|was incorporated|was built)\b")
-# '83 m', '83m的', '5 years' in a Chinese sentence (not a code: 'COVID-19', '0700.HK', '4K', a DOI '10.55abc/...')
-LATIN_UNIT = re.compile(r"(?<![0-9A-Za-z_.,/-])\d[\d,]*(?:\.\d+)?\s?(?![A-Z]\b|[A-Z](?![A-Za-z]))[A-Za-z]+(?![A-Za-z/])")
-GARBLED_ZH = re.compile(r"于在|(?<!目)的的")  # a particle doubled by a phrase joined to a frame (目的的 is a word and a particle)
 UNFILLED_SLOT = re.compile(r"\{[a-z_]*\}|\(\s*\)|（\s*）")  # a slot no value filled, or brackets left empty
 _EMPTY_SLOT = re.compile(r" (?:since|on|from|until|in|at|to|by) [.,;:)]|" + UNFILLED_SLOT.pattern + r"|(?:于|自|从)[。，；）]")
 # a link target, a URL (an IRI may hold CJK letters) or a bare host (which CJK text may follow unspaced)
@@ -210,14 +204,14 @@ class FactSheetCheck:
         low = _LINK_TARGET_RE.sub("]", markdown).lower()  # a name only inside a link target is not stated
         body = _URL_RE.sub(" ", markdown)
         out += [f"empty slot {m.group(0).strip()!r}" for m in _EMPTY_SLOT.finditer(body)]  # (the site's furniture has none)
-        if self.language == "en" and self.person is not None:
-            out += [f"pronoun {m.group(0)!r} for {'a person' if self.person else 'a thing'}"
-                    for m in (_IT_PERSON if self.person else _HE_THING).finditer(body)]
+        lang = get_language(self.language)
+        wrong = None if self.person is None else lang.person_as_thing if self.person else lang.thing_as_person
+        if wrong is not None:
+            out += [f"pronoun {m.group(0)!r} for {'a person' if self.person else 'a thing'}" for m in wrong.finditer(body)]
         if self.blank is not None:
             body = self.blank.sub(lambda m: " " if _whole(m) else m.group(0), body)
-        if self.language == "zh":  # a Chinese sentence takes Chinese units and particles
-            out += [f"latin unit {m.group(0)!r}" for m in LATIN_UNIT.finditer(body)]
-            out += [f"garbled {m.group(0)!r}" for m in GARBLED_ZH.finditer(body)]
+        for name, slip in lang.page_slips.items():  # a Chinese sentence takes Chinese units and particles
+            out += [f"{name} {m.group(0)!r}" for m in slip.finditer(body)]
         dates, rest = _dates_in(body)
         scaled = scaled_in(rest)
         nums = numbers_in(rest)

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import re
 
-# Units as Chinese pages and headers write them ("people" goes without saying: 人口).
-ZH_UNITS: dict[str, str | None] = {
-    "people": None, "km²": "平方公里", "m": "米", "cm": "厘米", "USD": "美元", "million USD": "百万美元",
-    "employees": "人", "students": "人", "citations": "次", "seats": "人",
-}
-COMMON_UNITS = {"zh": ZH_UNITS}
+from ..language import BASE
+from ..language import get as get_language
+
 _LATIN = re.compile(r"[A-Za-z]")
 
 
@@ -25,12 +22,12 @@ def unit_in(attr, language: str) -> str | None:
     pack's own word in that language, else the usual word for a common unit, else none where
     the only word is Latin-script (a unit in another script than the sentence's is a slip)."""
     unit = getattr(attr, "unit", None)
-    if unit is None or language == "en":
+    if unit is None or language == BASE:  # the pack's own word
         return unit
     own = attr.text("unit", language) if hasattr(attr, "text") else None
     if own and own != unit:
         return own
-    common = COMMON_UNITS.get(language, {})
+    common = get_language(language).units
     if unit in common:
         return common[unit]
     return None if _LATIN.search(unit) else unit
@@ -40,13 +37,13 @@ def lexicon_warnings(world) -> list[tuple[str, str]]:
     """(type.attribute, message) for every attribute whose unit a world in a language other than
     English cannot say: its pages and questions will show the value without a unit."""
     lang = world.spec.language
-    if lang == "en":
+    if lang == BASE:
         return []
     out = []
     for t, et in world.types.items():
         for a, s in et.attributes.items():
             unit = getattr(s, "unit", None)
-            if unit is None or getattr(s, "hidden", False) or unit in COMMON_UNITS.get(lang, {}):
+            if unit is None or getattr(s, "hidden", False) or unit in get_language(lang).units:
                 continue
             if unit_in(s, lang) is None:
                 out.append((f"{t}.{a}", f"'{t}.{a}' has the unit '{unit}' but no word for it in {lang}: its pages and "

@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..language import BASE, languages
+
 PACK_VERSION = 1
 # Constant date references usable in any bound (an ISO date such as 1900-01-01 is one too).
 CONSTANT_REFS = ("as_of", "span_start")
@@ -52,7 +54,7 @@ class Model(BaseModel):
 # structure for all of them: a text field may be a mapping per language
 # (`label: {en: Area, zh: 面积}`, `plural: {en: companies, zh: 公司}`), and a type's `name`
 # may be one name grammar per language (`name: {en: {...}, zh: {...}}`).
-LANGUAGES = ("en", "zh")
+LANGUAGES = tuple(languages())  # every language with a data file (worldforge/language/<code>.yaml)
 
 
 def check_language(v):
@@ -99,14 +101,14 @@ def split_languages(data: Any, fields: tuple[str, ...] = _TEXT_FIELDS) -> Any:
         v = out.get(f)
         if not is_per_language(v):
             continue
-        if "en" in v:
-            out[f] = v["en"]
+        if BASE in v:
+            out[f] = v[BASE]
         else:
             del out[f]
         if not isinstance(i18n, dict):
             i18n = {}
         for lang, text in v.items():
-            if lang != "en" and isinstance(i18n.setdefault(lang, {}), dict):
+            if lang != BASE and isinstance(i18n.setdefault(lang, {}), dict):
                 i18n[lang][f] = text
     if i18n is not None:
         out["i18n"] = i18n
@@ -129,8 +131,8 @@ def _check_i18n(i18n: dict[str, LangText], allowed: set[str], ask: set[str] | No
 class Localized:
     """`text(field, language)`: the field in that language, falling back to English."""
 
-    def text(self, field: str, language: str = "en") -> Any:
-        if language != "en":
+    def text(self, field: str, language: str = BASE) -> Any:
+        if language != BASE:
             lt = self.i18n.get(language)  # type: ignore[attr-defined]
             v = getattr(lt, field, None) if lt is not None else None
             if v:
@@ -600,7 +602,7 @@ class CategoricalAttr(_AttrBase):
     def translation(self, language: str) -> dict[str, str]:
         """The attribute's values in another language (`i18n: {zh: {values: {software: 软件}}}`);
         a world in that language stores them so (untranslated values stay as they are)."""
-        lt = self.i18n.get(language) if language != "en" else None
+        lt = self.i18n.get(language) if language != BASE else None
         return dict(lt.values) if lt is not None and lt.values else {}
 
     @model_validator(mode="after")
@@ -1145,20 +1147,20 @@ class EntityType(Model):
     def _split_names(cls, data):
         if isinstance(data, dict) and is_per_language(data.get("name")):
             per = data["name"]
-            if "en" not in per:
-                raise ValueError("name: a name grammar per language needs one for en (the default language)")
-            data = {**data, "name": per["en"], "names": {**(data.get("names") or {}), **{k: v for k, v in per.items() if k != "en"}}}
+            if BASE not in per:
+                raise ValueError(f"name: a name grammar per language needs one for {BASE} (the default language)")
+            data = {**data, "name": per[BASE], "names": {**(data.get("names") or {}), **{k: v for k, v in per.items() if k != BASE}}}
         return data
 
     @field_validator("names")
     @classmethod
     def _name_languages(cls, v):
-        unknown = sorted(set(v) - set(LANGUAGES) | ({"en"} & set(v)))
+        unknown = sorted(set(v) - set(LANGUAGES) | ({BASE} & set(v)))
         if unknown:
-            raise ValueError(f"names: {clip(unknown)} is not another language; known: {', '.join(LANGUAGES)} (en is `name`)")
+            raise ValueError(f"names: {clip(unknown)} is not another language; known: {', '.join(LANGUAGES)} ({BASE} is `name`)")
         return v
 
-    def name_spec(self, language: str = "en") -> NameSpec:
+    def name_spec(self, language: str = BASE) -> NameSpec:
         """The name grammar of a language (English where the pack gives none)."""
         return self.names.get(language, self.name)
 

@@ -11,6 +11,8 @@ import polars as pl
 import pyarrow as pa
 
 from ..errors import PlanError
+from ..language import BASE
+from ..language import get as get_language
 from ..plumbing import stable_hash
 from .pack import MAX_EDITIONS, Duration, NamePart, NameSpec, NumericAttr, clip
 
@@ -145,17 +147,20 @@ def _choice_series(choices) -> tuple[pl.Series, np.ndarray | None]:
     return pl.Series(list(choices), dtype=pl.String), None
 
 
-def edition_words(values: np.ndarray, kind: str, language: str = "en") -> pl.Series:
+def edition_words(values: np.ndarray, kind: str, language: str = BASE) -> pl.Series:
     """An edition's year or number as a name word: 2019, a season's 2019–20, 12, or the
-    English ordinal 12th (Chinese writes the number in its own frame: 第12届)."""
+    ordinal where the language writes one with a suffix: 12th (Chinese writes the number in its
+    own frame: 第12届)."""
     s = pl.Series(np.asarray(values, np.int64)).cast(pl.String)
     if kind == "season":  # the two years a season spans: 2019–20
         nxt = pl.Series((np.asarray(values, np.int64) + 1) % 100).cast(pl.String).str.zfill(2)
         return s + "–" + nxt
-    if kind != "ordinal" or language != "en":
+    suffixes = get_language(language).ordinal_suffixes
+    if kind != "ordinal" or suffixes is None:
         return s
     v = np.asarray(values, np.int64)
-    suffix = np.where((v % 100 >= 11) & (v % 100 <= 13), "th", np.choose(np.minimum(v % 10, 4), ["th", "st", "nd", "rd", "th"]))
+    last = np.where((v % 100 >= 11) & (v % 100 <= 13), 0, np.minimum(v % 10, len(suffixes["by_last_digit"]) - 1))
+    suffix = np.where((v % 100 >= 11) & (v % 100 <= 13), suffixes["teens"], np.asarray(suffixes["by_last_digit"])[last])
     return s + pl.Series(suffix, dtype=pl.String)
 
 

@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
+from ..language import BASE
 from .options import Stages
 from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, DomainPack, EntityType, FakerAttr, LookupAttr, Model, NumericAttr, RelationSpec
 
@@ -91,7 +92,7 @@ class WorldSpec(Model):
     def _tasks_language(self) -> WorldSpec:
         # Tasks are posed in the world's language unless stages.tasks.language says otherwise.
         tasks = self.stages.tasks
-        if self.language != "en" and "language" not in tasks.model_fields_set:
+        if self.language != BASE and "language" not in tasks.model_fields_set:
             stages = self.stages.model_copy(update={"tasks": tasks.model_copy(update={"language": self.language})})
             object.__setattr__(self, "stages", stages)
         return self
@@ -190,7 +191,7 @@ def value_translation(world: ResolvedWorld, type_name: str, attr: str, _seen: fr
     """How the stored values of an attribute read in the world's language: a categorical
     attribute's `i18n.<lang>.values`, and a lookup's those of the attribute it copies ({} in English)."""
     lang = world.spec.language
-    if lang == "en":
+    if lang == BASE:  # the packs' own values
         return {}
     a = world.types[type_name].attributes.get(attr)
     if isinstance(a, CategoricalAttr):

@@ -21,6 +21,8 @@ import yaml
 from pydantic import ValidationError
 
 from ..errors import SpecError, SpecProblem
+from ..language import BASE
+from ..language import get as get_language
 from .arrays import lookup_target
 from .capacity import count_problems
 from .dependencies import dependency_graph, node_label
@@ -382,11 +384,11 @@ def _in_language(spec: WorldSpec, packs: dict[str, DomainPack], pack_files: dict
     language's name grammar. A world in another language than English needs a locale of
     that language (faker values) and a name grammar in it for every type it generates."""
     lang = spec.language
-    if lang == "en":
+    if lang == BASE:  # the packs' own names
         return packs
     if not spec.locale.startswith(lang + "_"):
         problems.append(SpecProblem(spec_file, "locale", _short(spec.locale),
-                                    f"a world in language '{lang}' needs a {lang} locale, e.g. {lang}_CN"))
+                                    f"a world in language '{lang}' needs a {lang} locale, e.g. {get_language(lang).locale}"))
     out = {}
     for pname, pack in packs.items():
         types = {}
@@ -511,7 +513,7 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
     # An entity's page shows each attribute and each outgoing link as one labelled row, and questions
     # name a hop by its label: two rows with one label make the link unreadable (every question
     # through it fails). Labels as pages write them, in English and in the world's language.
-    for lang in dict.fromkeys(("en", spec.language)) if not probs else ():  # (after the names are sound)
+    for lang in dict.fromkeys((BASE, spec.language)) if not probs else ():  # (after the names are sound)
         for t, (tpack, et) in types.items():
             shown: dict[str, str] = {"name": "the name"}
             rows = [(tpack, f"types.{t}.attributes.{a}.label", f"attribute '{a}'",
@@ -526,7 +528,7 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
                 key = " ".join(label.split()).casefold()
                 if key in shown:
                     add(pname, path, label, f"{what} and {shown[key]} of '{t}' are both labelled '{label}'"
-                        f"{'' if lang == 'en' else f' in {lang}'} on its pages, so a reader cannot tell the rows "
+                        f"{'' if lang == BASE else f' in {lang}'} on its pages, so a reader cannot tell the rows "
                         "apart; give one of them another label")
                 else:
                     shown[key] = what
@@ -925,7 +927,7 @@ def _name_capacity_problems(world: ResolvedWorld) -> list[SpecProblem]:
         spec = et.name
         if n < 2 or spec is None:
             continue
-        path = f"types.{t}.names.{lang}" if lang != "en" and lang in (et.names or {}) else f"types.{t}.name"
+        path = f"types.{t}.names.{lang}" if lang != BASE and lang in (et.names or {}) else f"types.{t}.name"
         total = per_group = 0.0
         via_rel = None
         try:
@@ -947,7 +949,7 @@ def _name_capacity_problems(world: ResolvedWorld) -> list[SpecProblem]:
             continue
         if 10 * n > 7 * total:
             out.append(SpecProblem(world.pack_files[world.pack_of_type(t)], path, "",
-                                   f"type '{t}' needs about {n:,.0f} unique names but its name grammar{' in ' + lang if lang != 'en' else ''} "
+                                   f"type '{t}' needs about {n:,.0f} unique names but its name grammar{' in ' + lang if lang != BASE else ''} "
                                    f"makes at most {total:,.0f}; add parts, choices or syllables to it, or lower the count"))
             continue
         if via_rel is not None:

@@ -46,6 +46,8 @@ class Language:
         self.stop: str = m["stop"]
         self.quotes: tuple[str, str] = tuple(m["quote"])
         self.parens: tuple[str, str] = tuple(m["paren"])
+        self.note_marks: dict[str, str] = m["note"]  # a link's own attributes after it: open, between, close
+        self.polish: tuple[str, ...] = tuple(data["polish"])  # the page writer's last pass, by name
         self.space = " " if self.spaced else ""  # between words, and between a number and its unit
         self.locale: str = data["locale"]  # a Faker locale of the language, as messages suggest it
         self.units: dict[str, str | None] = data.get("units") or {}  # common units in this language (None: goes without saying)
@@ -99,6 +101,11 @@ class Language:
     def paren(self, text: str) -> str:
         """An aside after a word: 'X (figures)', 'X（数值）'."""
         return f"{self.parens[0]}{text}{self.parens[1]}"
+
+    def notes(self, items: Iterable[str]) -> str:
+        """A link's own attributes after it: ', sales, shirt number 9', '（销售部，号码9）'."""
+        m = self.note_marks
+        return m["open"] + m["sep"].join(items) + m["close"]
 
     def join(self, items: Iterable[str]) -> str:
         """Items as a list reads: 'A and B', 'A, B and C'; 'A和B', 'A、B和C'."""

@@ -32,6 +32,8 @@ from typing import NamedTuple
 
 import polars as pl
 
+from ..language import BASE
+from ..language import get as get_language
 from ..plumbing import iri_quote
 from ..plumbing import quote_ident as _q
 from ..world.lexicon import unit_in
@@ -107,7 +109,8 @@ class LinkNote(NamedTuple):
         """The value as a list or an infobox writes it after the link."""
         if not self.number:
             return value
-        return f"{self.label}{value}" if lang == "zh" else f"{self.label.lower()} {value}"
+        language = get_language(lang)
+        return language.mid(self.label) + language.space + value  # "shirt number 9", "号码9"
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +191,7 @@ def wiki_paths(titles: list[str]) -> list[str]:
 def type_plural(world: ResolvedWorld, t: str, lang: str) -> str:
     """A type's plural noun as pages write it ('companies', '公司')."""
     ps = world.types[t].pages
-    if lang != "en" and ps.text("plural", lang) != ps.plural:
+    if lang != BASE and ps.text("plural", lang) != ps.plural:
         return ps.text("plural", lang)
     return ps.plural or plural(t.replace("_", " "))
 
@@ -199,22 +202,23 @@ def predicate_meta(world: ResolvedWorld, lang: str) -> dict[tuple[str, str], Pre
     grammar's generic ones. The tasks stage reads the same labels into its questions."""
 
     def own(item, field: str) -> tuple[str, ...]:  # phrasings are never borrowed from another language
-        if lang == "en":
+        if lang == BASE:
             return tuple(getattr(item, field))
         lt = item.i18n.get(lang)
         return tuple(getattr(lt, field) or ()) if lt is not None else ()
 
     meta: dict[tuple[str, str], PredicateMeta] = {}
     for t, et in world.types.items():
-        meta[(t, "name")] = PredicateMeta("Name" if lang == "en" else "名称", ())
+        meta[(t, "name")] = PredicateMeta(word(lang, "name_label"), ())
         for a, s in et.attributes.items():
             label = attribute_label(s, a, lang)
             unit = unit_in(s, lang)  # (none where the language has no word for it: no English unit in Chinese)
             meta[(t, a)] = PredicateMeta(label, own(s, "phrases"), unit,
                                          headlines=own(s, "headlines") if isinstance(s, DateAttr) else ())
     for r, rs in world.relations.items():
-        inverse = rs.text("inverse_label", lang) or (f"{humanise(type_plural(world, rs.source, lang))} ({r.replace('_', ' ')})"
-                                                      if lang == "en" else type_plural(world, rs.source, lang))
+        plural_ = type_plural(world, rs.source, lang)
+        inverse = rs.text("inverse_label", lang) or word(lang, "inverse_label", Plural=humanise(plural_), plural=plural_,
+                                                         relation=r.replace("_", " "))
         meta[(rs.source, r)] = PredicateMeta(
             relation_label(rs, r, lang), own(rs, "phrases"), relation=True,
             inverse_label=inverse,
@@ -403,7 +407,7 @@ class WorldView:
 
     def noun(self, t: str) -> str:
         """The type as a common noun in the world's language ('football player', '球员')."""
-        if self.lang == "en":
+        if self.lang == BASE:  # (the pack's own plural is a plural; its type name is the noun)
             return t.replace("_", " ")
         return self.types[t].pages.text("plural", self.lang) or t.replace("_", " ")
 
@@ -415,10 +419,10 @@ class WorldView:
         d = et.pages.text("description", self.lang)
         if d:
             return d.rstrip(".。")
-        if self.lang == "en":
-            desc = (et.description or f"A {self.noun(t)}.").rstrip(".")
+        if self.lang == BASE and et.description:  # the pack's own words
+            desc = et.description.rstrip(".")
             return desc[0].lower() + desc[1:]
-        return "一个" + self.noun(t)
+        return word(self.lang, "a_noun", noun=self.noun(t))
 
     def _entity_urls(self, frames: dict[str, pl.DataFrame]) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
         """Every entity's article and profile URL, a type's column at a time (`slugs`, `wiki_paths`;
@@ -441,7 +445,7 @@ class WorldView:
                 if et.lifecycle is not None:  # told apart by era
                     era = {i: str(y) for i, y in self.con.execute(
                         f"SELECT id, year({_q(et.lifecycle.start)}) FROM {_q(t)} WHERE {_q(et.lifecycle.start)} IS NOT NULL").fetchall()}
-                sep = "，" if self.lang == "zh" else ", "
+                sep = get_language(self.lang).comma
                 for k in namesake.arg_true().to_list():
                     i, n = ids[k], names[ids[k]]
                     title = f"{n} ({self.noun(t)}{sep}{era.get(i, i[-4:])})"
@@ -516,7 +520,7 @@ class WorldView:
                         for c in np.flatnonzero(n):
                             former_counts.setdefault(str(root_ids[c]), []).append((t, int(n[c])))
                 phrases = {}
-                if self.lang == "en":
+                if self.lang == BASE:  # (a part's phrase is built from the pack's own English asks)
                     for t in of:
                         st = parts.home[t][0]
                         got = part_phrase(self.world, st.source, st.name, self.plural(st.target))
@@ -542,7 +546,7 @@ class WorldView:
     def part_list_title(self, t: str, group_name: str, former: bool = False) -> str:
         if former:
             return word(self.lang, "former_title", plural=self.plural(t), group=group_name)
-        plural_ = humanise(self.plural(t)) if self.lang == "en" else self.plural(t)
+        plural_ = humanise(self.plural(t))
         pl_ = self.part_lists()
         phrase = pl_.phrases.get(t) if pl_ is not None else None
         if phrase is not None:  # "Award ceremonies won by albums from Riia", not "... in Riia"

@@ -36,6 +36,9 @@ def _plural(label: str) -> bool:
 
 
 _S_POSSESSIVE = re.compile(r"(?<=\w)(s)'s\b")
+# The last passes a language's `polish` names (worldforge/language/<code>.yaml), by name.
+_POLISH = {"possessive_s": lambda text: _S_POSSESSIVE.sub(r"\1'", text) if "s's " in text else text,  # "Wanderers' league"
+           "articles": g.fix_articles}  # "an appliance"
 _NOW = ("", "", "", "currently ", "now ", "at present ")
 _BEFORE = ("", "", "", "previously ", "formerly ", "earlier ", "once ")
 
@@ -82,12 +85,13 @@ class TemplateWriter:
         self.view = view
         self.people = frozenset(t for t, et in view.types.items() if et.is_person())  # types referred to as people
         self.lang = lang or view.lang
+        self.language = get_language(self.lang)
         self.b = g.bank(self.lang)
         self.sp = get_language(self.lang).space
         self._options: dict[tuple, tuple] = {}  # phrasings per (type, predicate, shape): see _clause
         self._refs: dict[str, tuple[str, ...]] = {}  # back-references per type ('the company')
         self._subject_refs: tuple[str, tuple[str, ...]] = ("", ())  # the page subject's name and its own references
-        self._words = {k: v[0] for k, v in self.b.items()}  # the one form of each small word (`w`)
+        self._words = {k: v[0] for k, v in self.b.items() if v}  # the one form of each small word (`w`)
         self._styles: dict[tuple[str, str], dict] = {}
         self._labels: dict[tuple[str, str], str] = {}  # lower-case labels per (type, predicate)
         # Formatted dates per style, keyed by the date or its ISO text: a world's dates are at most
@@ -96,11 +100,9 @@ class TemplateWriter:
 
     def write(self, page: Page) -> str:
         text = getattr(self, "_" + page.kind)(page)
-        if self.lang != "en":
-            return text
-        if "s's " in text:  # "Nesisfen Wanderers' league", not "Wanderers's"
-            text = _S_POSSESSIVE.sub(r"\1'", text)
-        return g.fix_articles(text)
+        for fix in self.language.polish:  # the language's last pass ("Wanderers' league", "an appliance")
+            text = _POLISH[fix](text)
+        return text
 
     def w(self, key: str, **fields) -> str:
         """A small word or frame in the page's language (`grammar.word`)."""
@@ -156,7 +158,7 @@ class TemplateWriter:
         vals = [n.listed(x, self.lang) for n, x in zip(m.notes, note_values(f)) if x]
         if not vals:
             return ""
-        return "（" + "，".join(vals) + "）" if self.lang == "zh" else ", " + ", ".join(vals)
+        return self.language.notes(vals)
 
     def _note_words(self, m: PredicateMeta, f: Fact, h: int) -> str:
         """A link's own attributes as a sentence adds them: ' in sales' (the pack's phrase, or
@@ -168,9 +170,9 @@ class TemplateWriter:
             if not v:
                 continue
             if n.phrases:
-                out += ("" if self.lang == "zh" else " ") + g.choose_h(n.phrases, crc32(n.label.encode(), h)).format(value=v)
+                out += self.language.space + g.choose_h(n.phrases, crc32(n.label.encode(), h)).format(value=v)
             else:
-                out += f"（{n.listed(v, self.lang)}）" if self.lang == "zh" else f", {n.listed(v, self.lang)}"
+                out += self.language.notes([n.listed(v, self.lang)])
         return out
 
     def _year_span(self, f: Fact, meta: PredicateMeta) -> str:
@@ -271,16 +273,17 @@ class TemplateWriter:
             s += self._note_words(m, f, h)  # the link's own attributes: ' in sales'
             if f.valid_from:
                 y0 = str(f.valid_from.year)
-                if (self.lang == "en" and y0 in s and f.valid_to and not m.event and str(f.valid_to.year) not in s
-                        and f.valid_to.year != f.valid_from.year):  # its end: '(2008–2016)', '(until 2016)', '(to 2016)'
-                    s += (f" ({self._year_span(f, m)})", f" (until {f.valid_to.year})", f" (to {f.valid_to.year})")[crc32(b"|tg", h) % 3]
+                tags = self.b["tag_end"]  # its end: '(2008–2016)', '(until 2016)', '(to 2016)' (none in Chinese)
+                if (tags and y0 in s and f.valid_to and not m.event and str(f.valid_to.year) not in s
+                        and f.valid_to.year != f.valid_from.year):
+                    s += tags[crc32(b"|tg", h) % len(tags)].format(span=self._year_span(f, m), b=f.valid_to.year)
                 elif y0 not in s or (f.valid_to and not m.event and str(f.valid_to.year) not in s):
                     s += (self.w("tag_span", span=self._year_span(f, m)) if at is None or m.event or f.valid_to
                           else self.w("tag_from", a=f.valid_from.year))
                 elif at is None and not m.event and f.valid_to is None and not any(
                         w in s for w in ("present", "since", "至今", "年起")):  # an open tenure says so
                     k = crc32(b"|on", h) % 2
-                    s += (self.w("tag_to_present") if k == 0 or self.lang != "en" else " (ongoing)")  # its year is said
+                    s += self.w("tag_to_present") if k == 0 else self.w("tag_ongoing")  # its year is said
             return s
         value = self._value(t, f, st, link=False)
         opts, bare = self._attribute_options(t, f.predicate, f.value_type)
@@ -426,7 +429,7 @@ class TemplateWriter:
         return [f"| {self._type_label(t)} | |", "|---|---|", *out]
 
     def _type_label(self, t: str) -> str:
-        return humanise(t) if self.lang == "en" else self._noun(t)
+        return humanise(self._noun(t))
 
     def _when_tag(self, f: Fact, m: PredicateMeta, style: str) -> str:
         """' (date)' for an event, ' (from – to)' for an ended link, ' (since date)' for an open one."""
@@ -568,7 +571,7 @@ class TemplateWriter:
         if f.value_type == "date":
             return f"- **{self._date(f.value, st['date'])}** – {m.label}"
         tail = self.w("until", d=self._date(f.valid_to, st['date'])) if f.valid_to and not m.event else ""
-        colon = "：" if self.lang == "zh" else ": "
+        colon = self.language.colon
         return f"- **{self._date(f.valid_from, st['date'])}** – {m.label}{colon}{self._link(f.value)}{self._note(f, m)}{tail}"
 
     def _history(self, t: str, dated: list[Fact], st: dict, hk: int, name: str, born: dt.date | None = None) -> str:
@@ -584,7 +587,7 @@ class TemplateWriter:
             lead = ""
             if clause.startswith(subject) and ":" not in clause and "：" not in clause:  # never "In 1969, Born on ...", nor before a note
                 lead = self._opener(when, prev, born, str(when.year) in clause, k)
-            out.append(lead + (g.lower_start(clause) if self.lang == "en" and lead else clause))
+            out.append(lead + (g.lower_start(clause) if self.language.cased and lead else clause))
             prev = when.year
         # Two events per sentence, joined with a connective chosen per pair.
         joins = b["history_joins"]
@@ -594,7 +597,7 @@ class TemplateWriter:
             pair = out[i:i + 2]
             if len(pair) == 2:
                 j = g.choose_h(joins, crc32(b"|hj%d" % i, hk))
-                second = g.cap(pair[1]) if j in (". ", "。") or self.lang != "en" else g.lower_start(pair[1])
+                second = g.cap(pair[1]) if j in (". ", "。") or not self.language.cased else g.lower_start(pair[1])
                 sents.append(g.cap(pair[0]) + j + second + stop)
             else:
                 sents.append(g.cap(pair[0]) + stop)
@@ -729,7 +732,7 @@ class TemplateWriter:
         ctx = page.facts[1:]
         own_ctx = [f for f in ctx if f.subject == eid]
         first = [self._clause(t, own_ctx[0], st, key + "|lead2", self._ref(t, key + "|lr"), at=page.date)] if own_ctx else []
-        lines += [self.w("dateline", site=page.site.upper() if self.lang == "en" else page.site)
+        lines += [self.w("dateline", site=page.site.upper() if self.language.cased else page.site)  # "ZENHAVEN TIMES —"
                   + g.join_clauses([lead, *first], key + "|lj", self.lang), ""]
         ctx = [f for f in ctx if not own_ctx or f is not own_ctx[0]]
         speaker = page.layout.get("speaker")
@@ -775,7 +778,7 @@ class TemplateWriter:
         rel = v.meta[(t, lay["by"])] if lay["by"] else None  # None: a part's list (by country)
         dated = rel is not None and rel.relation and rel.temporal
         lines = [f"# {page.title}", ""]
-        plural = humanise(v.plural(t)) if self.lang == "en" else v.plural(t)
+        plural = humanise(v.plural(t))
         label = rel.label.lower() if rel is not None else self._noun(lay["part"])
         by_line = self.w("index_line", plural=plural) if lay.get("index") else self.w("by_line", plural=plural, label=label)
         lines.append(f"*{page.site}* · " + by_line +
@@ -818,7 +821,7 @@ def article_sources(view: WorldView, page: Page, lang: str) -> str:
     refs = page.layout.get("refs") or []
     if refs:
         out += ["", f"## {g.word(lang, 'references')}", ""]
-        out += [g.word(lang, "ref_entry", n=i, title=title, url=url, site=site, date=g.format_date(day, "ymd_zh" if lang == "zh" else "mdy"))
+        out += [g.word(lang, "ref_entry", n=i, title=title, url=url, site=site, date=get_language(lang).date(day))
                 for i, (url, title, site, day) in enumerate(sorted(refs, key=lambda r: (r[3], r[0])), 1)]
     ext = page.layout.get("external")
     if ext:

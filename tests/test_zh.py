@@ -593,15 +593,15 @@ def test_chinese_headers_never_take_an_english_unit():
     n = 0
     for spec in (REPO / "worlds" / "demo.yaml", REPO / "worlds" / "aviation_music.yaml", REPO / "tests" / "packs" / "culinary_world.yaml"):
         world = load_world(spec)  # (the packs' units, whatever the world's language)
-        schema = SimpleNamespace(types=world.types)
+        schema = SimpleNamespace(types=world.types, language="zh")
         for t, et in world.types.items():
             for a, s in et.attributes.items():
                 if getattr(s, "unit", None):
-                    zh = TaskSchema.zh_unit(schema, t, a, s.unit)
+                    zh = TaskSchema.own_unit(schema, t, a, s.unit)
                     assert zh is None or not re.search(r"[A-Za-z]", zh), (t, a, s.unit, zh)
                     n += 1
         if "player" in world.types:
-            assert TaskSchema.zh_unit(schema, "player", "height_cm", "cm") == "厘米"
+            assert TaskSchema.own_unit(schema, "player", "height_cm", "cm") == "厘米"
     assert n > 20
 
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..language import BASE, Language
+from ..language import get as get_language
 from ..plumbing import quote_ident as _q
 from ..web.grammar import phrase_label
 from ..web.pages import humanise, predicate_meta
@@ -54,11 +56,7 @@ def eval_entry(kind: str, tolerance: float, *, exact: bool = False, items: str =
 
 def list_criterion(items: str, language: str = "en") -> str:
     """The grading criterion of a list column, for WideSearch's LLM judge, in the task's language."""
-    if language == "zh":
-        return (f"仅当回答列出的{items}与参考答案完全相同（顺序不限，分号、逗号、顿号等分隔符不影响）时才算正确；"
-                f"少列或多列任何一项都算错误。")
-    return (f"Correct only if the response names exactly the same {items} as the reference, in any order (separators "
-            "such as semicolons or commas do not matter); a missing or extra name makes it wrong.")
+    return question_bank(language)["list_criterion"].format(items=items)
 
 
 def rel_fact_sql(alias: str, relation: str) -> str:
@@ -168,11 +166,16 @@ class TaskSchema:
         self._kinds: dict[tuple[str, str], str | None] = {}
         # The language column names and qualifiers are worded in (the tasks stage sets it):
         # Chinese reads the packs' zh labels and nouns and puts qualifiers before the noun.
-        self.language = "en"
+        self.language = BASE
 
     @property
     def zh(self) -> bool:
         return self.language == "zh"
+
+    @property
+    def lang(self) -> Language:
+        """The task language's way of writing (`worldforge.language`)."""
+        return get_language(self.language)
 
     @property
     def page_meta(self) -> dict:
@@ -249,10 +252,10 @@ class TaskSchema:
     def label(self, t: str, pred: str) -> str:
         """The page label of an attribute or an outgoing relation ('Headquarters')."""
         s = self.types[t].attributes.get(pred)
-        if self.zh:
-            zh = (s if s is not None else self.relations[pred]).text("label", "zh")
-            if zh and zh != (s.label if s is not None else self.relations[pred].label):
-                return zh
+        if self.language != BASE:  # the pack's word in the task's language, where it gives one
+            own = (s if s is not None else self.relations[pred]).text("label", self.language)
+            if own and own != (s.label if s is not None else self.relations[pred].label):
+                return own
         if s is not None:
             desc = s.description if s.description and len(s.description) <= 32 else ""
             return s.label or humanise(desc or pred)
@@ -261,63 +264,46 @@ class TaskSchema:
 
     def inverse_label(self, r: str) -> str:
         rs = self.relations[r]
-        if self.zh and rs.i18n.get("zh") and rs.i18n["zh"].inverse_label:
-            return rs.i18n["zh"].inverse_label
+        lt = rs.i18n.get(self.language)
+        if lt is not None and lt.inverse_label:
+            return lt.inverse_label
         return rs.inverse_label or f"{humanise(self.plural(rs.source))} ({r.replace('_', ' ')})"
 
     def unit(self, t: str, a: str) -> str | None:
         return getattr(self.types[t].attributes.get(a), "unit", None)
 
-    def zh_unit(self, t: str, a: str, unit: str | None) -> str | None:
-        """An attribute's unit as a Chinese header gives it (`world.lexicon.unit_in`: the pack's
-        own Chinese unit, else the usual Chinese word for a common one, else none)."""
-        return unit_in(self.types[t].attributes.get(a), "zh") if unit else None
+    def own_unit(self, t: str, a: str, unit: str | None) -> str | None:
+        """An attribute's unit as a header in the task's language gives it (`world.lexicon.unit_in`:
+        the pack's own word in it, else the usual word for a common one, else none)."""
+        return unit_in(self.types[t].attributes.get(a), self.language) if unit else None
 
-    def zh_noun(self, t: str) -> str | None:
-        """A type's Chinese noun (the pack's `plural: {zh: ...}`; Chinese nouns have no plural)."""
-        lt = self.types[t].pages.i18n.get("zh")
+    def own_noun(self, t: str) -> str | None:
+        """A type's noun in another language than the packs' (their `plural: {zh: ...}`; Chinese
+        nouns have no plural), or None."""
+        lt = self.types[t].pages.i18n.get(self.language) if self.language != BASE else None
         return lt.plural if lt is not None and lt.plural else None
 
     def singular(self, t: str) -> str:
-        if self.zh and self.zh_noun(t):
-            return self.zh_noun(t)
-        return t.replace("_", " ")
+        return self.own_noun(t) or t.replace("_", " ")
 
     def plural(self, t: str) -> str:
-        if self.zh and self.zh_noun(t):
-            return self.zh_noun(t)
-        return self.types[t].pages.plural or plural_word(t.replace("_", " "))
+        return self.own_noun(t) or self.types[t].pages.plural or plural_word(t.replace("_", " "))
 
     def asks(self, t: str, pred: str) -> list[str]:
         """Qualifier templates for a constraint on `pred` of type `t` ({value} or {object})."""
-        if self.zh:
-            return self._asks_zh(t, pred)
         rs = self.relations.get(pred)
-        if rs is not None and rs.source == t:
-            if rs.ask:
-                return list(rs.ask)
-            lab = self.label(t, pred).lower()
-            to_one = rs.cardinality in ("1:1", "N:1") and not rs.history
-            return [f"whose {lab} is {{object}}" if to_one else f"whose {lab} include {{object}}"]
-        s = self.types[t].attributes.get(pred)
-        if s is not None and s.ask:
-            return list(s.ask)
-        return [f"whose {self.label(t, pred).lower()} is {{value}}"]
-
-    def _asks_zh(self, t: str, pred: str) -> list[str]:
-        """Chinese qualifiers stand before the noun and end before its 的: the pack's zh `ask`
-        phrases, else phrasings built from the zh label ("总部所在地为{object}")."""
-        rs = self.relations.get(pred)
-        item = rs if rs is not None and rs.source == t else self.types[t].attributes.get(pred)
-        own = item.text("ask", "zh") if item is not None else None
-        if own and item is not None and own != item.ask:
+        forward = rs is not None and rs.source == t
+        item = rs if forward else self.types[t].attributes.get(pred)
+        own = item.text("ask", self.language) if item is not None else None
+        if own and (self.language == BASE or own != item.ask):  # the pack's own phrasings in the language
             return list(own)
-        lab = self.label(t, pred)
-        if rs is not None and rs.source == t:
-            to_one = rs.cardinality in ("1:1", "N:1") and not rs.history
-            return [f"{lab}为{{object}}", f"{lab}是{{object}}"] if to_one else [f"{lab}包括{{object}}", f"{lab}中有{{object}}"]
-        # ranges read on from the label: 人口介于…之间, 成立日期在1990年代
-        return [f"{lab}{{value}}"] if self.attr_kind(t, pred) in (NUMBER, DATE) else [f"{lab}为{{value}}", f"{lab}是{{value}}"]
+        lab = self.lang.mid(self.label(t, pred))
+        asks = question_bank(self.language)["default_asks"]  # (Chinese qualifiers stand before the noun, before its 的)
+        if forward:
+            form = "to_one" if rs.cardinality in ("1:1", "N:1") and not rs.history else "to_many"
+        else:  # ranges read on from the label: 人口介于…之间, 成立日期在1990年代
+            form = "range" if self.attr_kind(t, pred) in (NUMBER, DATE) else "value"
+        return [a.format(label=lab, object="{object}", value="{value}") for a in asks[form]]
 
     def word(self, en: str) -> str:
         """A fixed header or cell word in the task's language ('rank' / '排名')."""
@@ -325,7 +311,7 @@ class TaskSchema:
 
     def of(self, noun: str, owner: str) -> str:
         """'population of headquarters' / '总部所在地的人口'."""
-        return f"{owner}的{noun}" if self.zh else f"{noun} of {owner}"
+        return question_bank(self.language)["of"].format(noun=noun, owner=owner)
 
     # ------------------------------------------------------------------ the naming grammar
 
@@ -333,8 +319,8 @@ class TaskSchema:
         """An attribute as a column noun: its label ('population'), participles as nouns
         ('Founded' -> 'founding date'), never its long description."""
         if a == "name":
-            return "名称" if self.zh else "name"
-        if self.zh:
+            return self.word("name")
+        if self.language != BASE:  # the pack's label in the language is its noun (English derives one)
             return self.label(t, a)
         s = self.types[t].attributes[a]
         word = (s.label or a.replace("_", " ")).strip()
@@ -350,7 +336,7 @@ class TaskSchema:
             noun = getattr(self.types[step.source].attributes[step.name], "noun", None)
         else:
             noun = None
-        if self.zh:
+        if self.language != BASE:  # (the pack's nouns are English)
             return self.singular(step.target) if step.reverse else self.label(step.source, step.name)
         if noun and noun.endswith(" of {subject}") and noun.startswith("the "):
             return noun[4:-len(" of {subject}")]
@@ -362,23 +348,18 @@ class TaskSchema:
         """The header of a column holding the hop's entity name ('headquarters', 'nationality')."""
         if step.reverse:
             return self.singular(step.target)
-        if self.zh:
-            return self.label(step.source, step.name)
-        return self.label(step.source, step.name).lower()
+        return self.lang.mid(self.label(step.source, step.name))
 
     def with_unit(self, t: str, a: str, name: str) -> str:
-        u = self.unit(t, a)
-        if self.zh:
-            u = self.zh_unit(t, a, u)
-            return f"{name}（{u}）" if u and u not in name else name
+        u = self.own_unit(t, a, self.unit(t, a))  # a word unit ('employees') is said by the name already
         if u and not (u.isalpha() and u.islower() and len(u) > 3) and u.lower() not in name:
-            return f"{name} ({u})"
+            return name + self.lang.paren(u)
         return name
 
     def hop_noun(self, step: Step) -> str | None:
         """'the headquarters of {subject}': the noun phrase for one to-one hop."""
-        if self.zh:  # 华星科技有限公司的总部所在地
-            return f"{{subject}}的{self.label(step.source, step.name)}"
+        if self.language != BASE:  # 华星科技有限公司的总部所在地 (the pack's nouns and English shapes are English)
+            return question_bank(self.language)["hop_noun"].format(label=self.label(step.source, step.name), subject="{subject}")
         if step.kind == "rel":
             rs = self.relations[step.name]
             if rs.noun:

@@ -30,10 +30,10 @@ FAMILIES = {
 
 # Lookups, not templates: keyed by what each language has (a tool error's words, English says it
 # as the tool does; units; ordinal suffixes; slips and machine-text tells by name; the card's
-# section; a tokenizer's own pattern).
+# section; a tokenizer's own pattern; the date styles sites pick from).
 OPEN = {"narration": [("errors",)],
         "language": [("units",), ("ordinals",), ("card",), ("tells",), ("checks", "page_slips"), ("checks", "question_slips"),
-                     ("search", "tokenizer")]}
+                     ("search", "tokenizer"), ("dates", "styles")]}
 
 
 def _leaves(v, path=()):
@@ -107,7 +107,6 @@ def _branches():
 STILL_BRANCHING = {
     "worldforge/tasks/multihop.py": (11, 0),
     "worldforge/web/template.py": (9, 0),
-    "worldforge/tasks/build.py": (3, 0),
     "worldforge/web/pages.py": (2, 0),
     "worldforge/tasks/schema.py": (1, 0),
     "worldforge/tasks/stage.py": (1, 0),

@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from ..language import BASE
 from ..plumbing import quote_ident as _q
 from ..web.grammar import phrase_label
 from ..web.pages import slug
 from ..world.arrays import Step, iso
 from ..world.options import TasksOptions
+from .banks import question_bank
 from .reach import WebIndex, among, fact_hashes
 from .schema import DATE, LIST, LIST_SEPARATOR, NUMBER, STRING, URL, Column, TaskSchema
 from .table import Candidate, TableSampler, cell_text
@@ -84,13 +86,14 @@ def column_pool(s: TaskSchema, t: str, base: str, exclude: set[str] = frozenset(
             continue
         rs = s.relations[st.name]
         label = (s.inverse_label(st.name) if st.reverse else s.label(t, st.name)).strip()
-        if s.zh:  # a Chinese label is already the noun of the list: 下辖城市, 创始人
+        forms = question_bank(s.language)["list_columns"]
+        if s.language != BASE:  # a label in another language is already the noun of the list: 下辖城市, 创始人
             out.append(Column(label, (), None, LIST, label, base=base, agg="list", via=st, items=label))
-            out.append(Column(f"{label}数量", (), None, NUMBER, label, base=base, agg="count", via=st))
+            out.append(Column(forms["count"].format(items=label), (), None, NUMBER, label, base=base, agg="count", via=st))
             if rs.history or rs.date:
-                out.append(Column(f"最近{label}年份", (), None, NUMBER, label, base=base, agg="latest", via=st))
+                out.append(Column(forms["latest"].format(item=label), (), None, NUMBER, label, base=base, agg="latest", via=st))
             continue
-        low = label.lower()
+        low = label.lower()  # (the pack's English label, made the list's plural noun)
         shape = phrase_label(low)
         words = low.split()
         if shape is not None:  # named after the link, not only the type: "food guides it is recommended by"
@@ -99,10 +102,10 @@ def column_pool(s: TaskSchema, t: str, base: str, exclude: set[str] = frozenset(
             low = s.plural(st.target)  # a label that is no plural noun ("Employment"): the linked type
         # (a plural noun and what qualifies it reads as itself: "kitchens led", "prizes won")
         out.append(Column(low, (), None, LIST, label, base=base, agg="list", via=st, items=low))
-        out.append(Column(f"number of {low}", (), None, NUMBER, label, base=base, agg="count", via=st))
+        out.append(Column(forms["count"].format(items=low), (), None, NUMBER, label, base=base, agg="count", via=st))
         if (rs.history or rs.date) and low.endswith("s"):
             noun = low[:-3] + "y" if low.endswith("ies") else low[:-1]
-            out.append(Column(f"latest {noun} (year)", (), None, NUMBER, label, base=base, agg="latest", via=st))
+            out.append(Column(forms["latest"].format(item=noun), (), None, NUMBER, label, base=base, agg="latest", via=st))
     seen: set[str] = {t.replace("_", " "), s.singular(t)}
     uniq = []
     for c in out:
@@ -702,7 +705,7 @@ class Builder:
         start = Column(s.word("start year"), (), "start", NUMBER, "start", base="link")
         end = Column(s.word("end year"), (), "end", NUMBER, "end", base="link")
         # the link's own attributes (a job's department), each a column of its row
-        notes = [Column(label.lower() if not s.zh else label, (), a, STRING, label, base="link")
+        notes = [Column(s.lang.mid(label), (), a, STRING, label, base="link")
                  for a, label in (s.link_notes(st.name) if st.kind == "rel" else [])
                  if not (cand.note and cand.note[0] == a)]  # a value the question names is no column
         # Keyed by year where each anchor's tenures start in distinct years (a title holder, a
@@ -727,7 +730,7 @@ class Builder:
         s = self.s
         if st.reverse:
             return s.singular(st.target)
-        if s.zh:
+        if s.language != BASE:  # (a label in another language is the role's noun; English singularises its own)
             return s.label(st.source, st.name)
         label = s.label(st.source, st.name).lower()
         one = label[:-3] + "y" if label.endswith("ies") else label[:-1] if label.endswith("s") and not label.endswith("ss") else label

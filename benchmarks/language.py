@@ -5,6 +5,12 @@ tables keyed by a language code (`{"en": ..., "zh": ...}`, `X["zh"]`). The langu
 file should have none (issue 56). tests/test_language.py holds the count to what is left.
 
     python benchmarks/language.py            # the table, worst files first
+    python benchmarks/language.py --worlds build/demo build/demo_zh   # what built worlds read like
+
+With `--worlds`, the issue's reading measures over built worlds (their pages and tasks): person
+entities a page calls "it" (or a thing "he"/"she"), pages with an empty or unfilled slot, pages in
+a language whose sentences take a slip it names (a Latin-script unit or 于在 in Chinese), and
+questions the question check refuses (a gloss naming another type, a garbled label).
 """
 
 from __future__ import annotations
@@ -63,7 +69,57 @@ def table() -> dict[str, tuple[int, int]]:
     return out
 
 
+def read_worlds(paths: list[str]) -> list[dict]:
+    """The reading measures of each built world folder (pages rendered, tasks posed)."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    sys.path.insert(0, str(REPO))
+    from worldforge.language import get as get_language
+    from worldforge.tasks.check import question_problems
+    from worldforge.web.text import _EMPTY_SLOT, _URL_RE
+    from worldforge.world.store import open_world
+
+    out = []
+    for path in paths:
+        info = open_world(path)
+        world = info.world
+        lang = get_language(world.spec.language)
+        person_of = {}
+        with info.connect() as con:
+            for t, et in world.types.items():
+                person = et.is_person()
+                person_of.update((r[0], person) for r in con.execute(f'SELECT id FROM "{t}"').fetchall())
+        pages = it = slots = slips = 0
+        for f in sorted(Path(path, "web", "pages").glob("*.pages.parquet")):
+            for subject, md in zip(*pq.read_table(f, columns=["subject", "markdown"]).to_pydict().values()):
+                pages += 1
+                md = _URL_RE.sub(" ", md)  # (as the page check reads a page: addresses left out)
+                person = person_of.get(subject)
+                wrong = None if person is None else lang.person_as_thing if person else lang.thing_as_person
+                it += bool(wrong is not None and wrong.search(md))
+                slots += bool(_EMPTY_SLOT.search(md))
+                slips += any(rx.search(md) for rx in lang.page_slips.values())
+        tasks = refused = 0
+        for line in Path(path, "tasks", "tasks.jsonl").read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            tasks += 1
+            refused += bool(question_problems(r["query"], [c if isinstance(c, str) else c.get("name", "") for c in r["columns"]],
+                                              r.get("language", "en")))
+        out.append({"world": Path(path).name, "language": lang.code, "pages": pages, "person_it": it, "empty_slot": slots,
+                    "slips": slips, "tasks": tasks, "questions_refused": refused})
+    return out
+
+
 def main() -> int:
+    if "--worlds" in sys.argv:
+        rows = read_worlds(sys.argv[sys.argv.index("--worlds") + 1:])
+        cols = list(rows[0]) if rows else []
+        print("  ".join(f"{c:>17}" for c in cols))
+        for r in rows:
+            print("  ".join(f"{r[c]:>17}" for c in cols))
+        return 0
     rows = sorted(table().items(), key=lambda kv: (-sum(kv[1]), kv[0]))
     width = max((len(f) for f, _ in rows), default=10)
     print(f"{'file':<{width}}  branches  tables")

@@ -505,6 +505,11 @@ def _variety_table(v: dict) -> Table:
     t.add_row("sentences whose skeleton is on 10+ pages", f"{v['share_on_10_plus_pages']:.1%}")
     for k, d in v["kinds"].items():
         t.add_row(f"words per {k} (mean; p10-p90)", f"{d['mean_words']:.0f}; {d['p10_words']}-{d['p90_words']}")
+    for name, share in (v.get("prose_slips") or {}).items():
+        t.add_row(f"pages with a slip: {name}", f"{share:.1%}")
+    ry = v.get("relative_years")
+    if ry:
+        t.add_row("'N years later' checked / counted wrong", f"{ry['judged']:,} / {ry['wrong']:,}")
     return t
 
 

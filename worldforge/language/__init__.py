@@ -57,6 +57,8 @@ class Language:
         self.thing_as_person = re.compile(c["thing_as_person"]) if c["thing_as_person"] else None  # "she was founded"
         self.page_slips = {k: re.compile(v) for k, v in (c["page_slips"] or {}).items()}
         self.question_slips = {k: re.compile(v) for k, v in (c["question_slips"] or {}).items()}
+        self.prose_slips = {k: re.compile(v) for k, v in (c["prose_slips"] or {}).items()}
+        self.relative_years = re.compile(c["relative_years"])
         self.tells: dict[str, str] = data["tells"]  # machine-text phrasings the web report counts (name -> pattern)
         self.search: dict = data["search"]  # the index's tokenizer, how queries are read, snippet bytes
         self.cell_fold: str | None = data["scoring"]["fold"]  # how the lenient scorer folds a cell ('cjk')

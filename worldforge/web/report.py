@@ -102,6 +102,10 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
     for name, pat in SLIPS.items():
         rx = re.compile(pat)
         slips[name] = sum(1 for r in rows if rx.search(r[4] or ""))
+    language = get_language(lang)
+    prose = {name: round(sum(1 for r in rows if rx.search(r[4] or "")) / len(rows), 4) if rows else 0.0
+             for name, rx in language.prose_slips.items()}
+    said, judged, wrong = relative_years(rows, language)
     per_kind = {}
     for k, ws in sorted(kind_words.items()):
         ws = sorted(ws)
@@ -120,9 +124,35 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
         "clauses_on_10_plus_pages": round(on10 / n_clauses, 4) if n_clauses else 0.0,
         "tells": tells,
         "slips": slips,
+        "prose_slips": prose,  # the share of pages with each (issue 59's classes)
+        "relative_years": {"said": said, "judged": judged, "wrong": wrong},
         "kinds": per_kind,
         "sources": sources,
     }
+
+
+_YEAR = re.compile(r"(?<!\d)(1[6-9]\d\d|20\d\d)(?!\d)")
+
+
+def relative_years(rows, language) -> tuple[int, int, int]:
+    """('three years later' phrases, those a reader can check, those that disagree): a phrase is
+    checked where its paragraph shows a year before it and its sentence one after it; the
+    reader counts from the last year shown before ('from 2001 to 2005. Three years later, in
+    2008': three)."""
+    words = {w: n for n, w in enumerate(language.number_words)}
+    said = judged = wrong = 0
+    for r in rows:
+        md = r[4] or ""
+        for m in language.relative_years.finditer(md):
+            said += 1
+            n = words.get(m.group("n").lower())
+            before = _YEAR.findall(md[max(0, md.rfind("\n\n", 0, m.start())): m.start()])
+            after = _YEAR.search(re.split(r"[.。]", md[m.end():], maxsplit=1)[0])
+            if n is None or not before or after is None:
+                continue
+            judged += 1
+            wrong += int(after.group(1)) - int(before[-1]) != n
+    return said, judged, wrong
 
 
 SOURCE_SAMPLE = 20_000  # entities whose facts `where_facts_live` follows (every one below that)

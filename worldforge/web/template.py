@@ -351,7 +351,7 @@ class TemplateWriter:
                 if not opts:
                     opts = b["date_attr"]
             else:
-                generic = b["attr"] if value_type != "bool" else b["bool_attr"]
+                generic = b["bool_attr"] if value_type == "bool" else b["attr"] if value_type in ("int", "float") else b["attr_text"]
                 if self._counted(m, value_type):  # never "the employees of X is 651 employees"
                     generic = b["attr_counted"]
                 elif value_type != "bool" and self.lang == "en" and _plural(m.label):  # never "the colours of X is"
@@ -588,7 +588,10 @@ class TemplateWriter:
             if clause.startswith(subject) and ":" not in clause and "：" not in clause:  # never "In 1969, Born on ...", nor before a note
                 lead = self._opener(when, prev, born, str(when.year) in clause, k)
             out.append(lead + (g.lower_start(clause) if self.language.cased and lead else clause))
-            prev = when.year
+            # the next opener counts from the last year a reader saw here: a stint's end where the
+            # sentence says it ("from 2001 to 2005. Three years later" is 2008), else its start
+            end = f.valid_to.year if f.valid_to is not None else None
+            prev = end if end is not None and end > when.year and str(end) in out[-1] else when.year
         # Two events per sentence, joined with a connective chosen per pair.
         joins = b["history_joins"]
         stop = get_language(self.lang).stop
@@ -687,7 +690,8 @@ class TemplateWriter:
             for f in body:
                 m = v.meta[(t, f.predicate)]
                 if not m.relation and f.value_type not in ("date", "bool"):
-                    opts = b["official_counted"] if self._counted(m, f.value_type) else b["official_attr"]
+                    opts = (b["official_counted"] if self._counted(m, f.value_type) else
+                            b["official_attr"] if f.value_type in ("int", "float") else b["official_attr_text"])
                     clauses.append(g.choose(opts, key + f.fact_id).format(label=m.label.lower(), value=self._value(t, f, st, link=False)))
                 else:
                     clauses.append(self._clause(t, f, st, key + f.fact_id, name))

@@ -115,8 +115,21 @@ def faker_pool(provider: str, locale: str, size: int, root_seed: int) -> tuple[s
         if not isinstance(v, str) or len(v) > MAX_FAKER_CHARS:
             raise PlanError(f"faker provider '{provider}' returned {clip(v)} ({type(v).__name__}); a faker provider must "
                             f"return text of at most {MAX_FAKER_CHARS} characters; choose another provider")
-        seen[v] = None
+        seen[uninvert(v) if provider == "job" else v] = None
     return tuple(seen)
+
+
+def uninvert(job: str) -> str:
+    """An occupation as people write it, not as a register files it: 'Psychotherapist, child' ->
+    'Child psychotherapist', 'Administrator, Civil Service' -> 'Civil Service administrator'
+    (faker's English jobs put the head noun first in about a quarter of them)."""
+    head, sep, qualifier = job.partition(", ")
+    if not sep or ", " in qualifier:
+        return job
+    words = head.split()
+    head = " ".join(w if w.isupper() or (w[:1].isupper() and i) else w.lower() for i, w in enumerate(words))
+    qualifier, paren, aside = qualifier.partition(" (")  # 'Scientist, research (maths)' -> 'Research scientist (maths)'
+    return qualifier[:1].upper() + qualifier[1:] + " " + head + (paren + aside if paren else "")
 
 
 def faker_provider_problem(fk, provider: str) -> str | None:

@@ -161,6 +161,10 @@ def test_prose_reads_as_written_in_each_language(shipped, name):
     assert v["clauses_on_10_plus_pages"] <= 0.60, v["clauses_on_10_plus_pages"]
     assert max(v["tells"].values()) <= 0.05, v["tells"]
     assert not any(v["slips"].values()), v["slips"]
+    # Issue 59's prose slips ('X has a league of Y', a figure first) on at most 2 % of pages each,
+    # and every 'three years later' a reader can check counts from the year the text showed.
+    assert max(v["prose_slips"].values(), default=0.0) <= 0.02, v["prose_slips"]
+    assert v["relative_years"]["judged"] >= 0.8 * v["relative_years"]["said"] and v["relative_years"]["wrong"] == 0, v["relative_years"]
     if name == "demo_zh":
         import duckdb
 

@@ -46,6 +46,8 @@ def test_variety_targets(web):
     assert v["clauses_on_10_plus_pages"] <= 0.60, v["clauses_on_10_plus_pages"]
     assert max(v["tells"].values()) <= 0.05, v["tells"]
     assert not any(v["slips"].values()), v["slips"]
+    assert max(v["prose_slips"].values(), default=0.0) <= 0.02, v["prose_slips"]  # issue 59: 'has a league of', a figure first
+    assert v["relative_years"]["wrong"] == 0, v["relative_years"]  # 'three years later' counts from the year shown
     # Lengths (the old web: articles 113 words, news 31). Issue 14 asked for 320+ word articles and
     # got them partly with padding: a paragraph of the neighbours' infobox facts, an overview
     # repeating the lead, a section's prose repeating the history. Issue 37 took those out (and

@@ -132,13 +132,15 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
 
 
 _YEAR = re.compile(r"(?<!\d)(1[6-9]\d\d|20\d\d)(?!\d)")
+_SEASON = re.compile(r"(?<!\d)\d{4}[–-]\d{2}(?![\d-])")  # '2010–11': a season's name (not a date's 2010-05-03)
 
 
 def relative_years(rows, language) -> tuple[int, int, int]:
     """('three years later' phrases, those a reader can check, those that disagree): a phrase is
-    checked where its paragraph shows a year before it and its sentence one after it; the
-    reader counts from the last year shown before ('from 2001 to 2005. Three years later, in
-    2008': three)."""
+    checked where its paragraph shows a year before it and its clause one after it; the reader
+    counts from the last year shown before to the event's start, the least year its clause
+    shows ('from 2001 to 2005. Three years later, in 2008': three; '一直工作到1978年…（1975–1978）'
+    starts in 1975)."""
     words = {w: n for n, w in enumerate(language.number_words)}
     said = judged = wrong = 0
     for r in rows:
@@ -147,11 +149,12 @@ def relative_years(rows, language) -> tuple[int, int, int]:
             said += 1
             n = words.get(m.group("n").lower())
             before = _YEAR.findall(md[max(0, md.rfind("\n\n", 0, m.start())): m.start()])
-            after = _YEAR.search(re.split(r"[.。]", md[m.end():], maxsplit=1)[0])
-            if n is None or not before or after is None:
+            clause = _SEASON.sub(" ", re.split(r"[.。；;]", md[m.end():], maxsplit=1)[0])  # (a season's name is no date)
+            after = _YEAR.findall(clause)  # the event's years: its start is the least
+            if n is None or not before or not after:
                 continue
             judged += 1
-            wrong += int(after.group(1)) - int(before[-1]) != n
+            wrong += min(map(int, after)) - int(before[-1]) != n
     return said, judged, wrong
 
 

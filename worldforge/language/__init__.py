@@ -90,8 +90,13 @@ class Language:
     # ------------------------------------------------------------------ words in a sentence
 
     def mid(self, label: str) -> str:
-        """A label as it reads inside a sentence ("the Population of X" is a slip in English)."""
-        return label.lower() if self.cased else label
+        """A label as it reads inside a sentence ("the Population of X" is a slip in English); an
+        acronym keeps its capitals ("the IATA code", not "the iata code")."""
+        if not self.cased:
+            return label
+        if not any(c.isupper() for c in label[1:]):
+            return label.lower()
+        return " ".join(w if len(w) > 1 and w.isupper() else w.lower() for w in label.split(" "))
 
     def cap(self, text: str) -> str:
         """A sentence's first letter upper case, where the language has cases."""

@@ -339,7 +339,7 @@ class MultiHopSampler:
             kind = s.attr_kind(end_type, attr)
             answer = cell_text(v, kind)
             aliases = answer_aliases(v, kind, s.unit(end_type, attr))
-            lab = s.label(end_type, attr).lower()
+            lab = s.lang.mid(s.label(end_type, attr))
             unit = s.unit(end_type, attr)
             if kind == NUMBER and not s.zh and _counted(lab) and (unit is None or unit.lower().split()[-1] == lab.split()[-1]):
                 lab = f"number of {lab}"  # 'Teams' holds how many: 'the number of teams of ...' (not 'listeners' in thousands)

@@ -368,7 +368,7 @@ class TaskSchema:
             s = self.types[step.source].attributes[step.name]
             if getattr(s, "noun", None):
                 return s.noun
-        label = self.label(step.source, step.name).lower()
+        label = self.lang.mid(self.label(step.source, step.name))
         shape = phrase_label(label)
         if shape is not None:  # "the city {subject} is based in", not "the based in of {subject}"
             return f"the {self.singular(step.target)} {{subject}} is {'the ' if shape == 'role' else ''}{label}"

@@ -85,7 +85,7 @@ class Wording:
             return ending
         rs = s.relations.get(pred)
         to_one = rs is None or rs.cardinality in ("1:1", "N:1") and not rs.history
-        lab = s.label(source, pred).lower()
+        lab = s.lang.mid(s.label(source, pred))
         return [f"whose {lab} is one of the {{object}}" if to_one else f"whose {lab} include one of the {{object}}"]
 
     def combine(self, combo: str, texts: dict[str, str]) -> str:

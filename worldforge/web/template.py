@@ -131,7 +131,7 @@ class TemplateWriter:
         """A predicate's label in lower case, as clauses use it."""
         s = self._labels.get((t, pred))
         if s is None:
-            s = self._labels[(t, pred)] = self.view.meta[(t, pred)].label.lower()
+            s = self._labels[(t, pred)] = self.language.mid(self.view.meta[(t, pred)].label)  # ('IATA code' keeps IATA)
         return s
 
     def _value(self, t: str, f: Fact, st: dict, link: bool = True, table: bool = False) -> str:
@@ -546,6 +546,12 @@ class TemplateWriter:
         in 1957') and where it is ('based in Heshalland'), each said or left out per page."""
         v = self.view
         desc = v.description(t)
+        if "{" in desc:  # a description that names the entity's own values ('a {format} album': 'a live album')
+            vals = {f.predicate: f.value for f in attrs if f.value_type not in ("date", "bool")}
+            try:
+                desc = desc.format(**vals)
+            except (KeyError, IndexError, ValueError):  # a value the page does not state: the type's noun
+                desc = g.word(self.lang, "a_noun", noun=self._noun(t))
         if self.lang != "en":
             return "", desc, None
         began = self._began(t, attrs)
@@ -692,7 +698,7 @@ class TemplateWriter:
                 if not m.relation and f.value_type not in ("date", "bool"):
                     opts = (b["official_counted"] if self._counted(m, f.value_type) else
                             b["official_attr"] if f.value_type in ("int", "float") else b["official_attr_text"])
-                    clauses.append(g.choose(opts, key + f.fact_id).format(label=m.label.lower(), value=self._value(t, f, st, link=False)))
+                    clauses.append(g.choose(opts, key + f.fact_id).format(label=self.language.mid(m.label), value=self._value(t, f, st, link=False)))
                 else:
                     clauses.append(self._clause(t, f, st, key + f.fact_id, name))
             stop = get_language(self.lang).stop

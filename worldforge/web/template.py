@@ -43,6 +43,19 @@ _NOW = ("", "", "", "currently ", "now ", "at present ")
 _BEFORE = ("", "", "", "previously ", "formerly ", "earlier ", "once ")
 
 
+def _once(facts: list[Fact], label_of) -> list[Fact]:
+    """Facts a page lists, each label and value once: a lookup that restates a link ('Prize' as
+    the edition's attribute and as its link) is not listed twice ("a label twice on one profile")."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for f in facts:
+        k = (label_of(f).casefold(), f.value)
+        if k not in seen:
+            seen.add(k)
+            out.append(f)
+    return out
+
+
 def _surname(person: bool, name: str) -> str | None:
     """A person's surname, the last word of their name ("Brennan"); None for other types."""
     parts = name.split()
@@ -678,7 +691,7 @@ class TemplateWriter:
         updated = f" · {self.w('updated', date=self._date(page.date, st['date']))}" if page.date else ""
         lines = [f"# {name}", "", f"*{page.site}* · {kind}{updated}", ""]
         home = bool(page.layout.get("home"))  # the entity's one page (it has no article)
-        body = [f for f in page.facts if f.predicate != "name" and f.subject == eid]
+        body = _once([f for f in page.facts if f.predicate != "name" and f.subject == eid], lambda f: v.meta[(t, f.predicate)].label)
         self._own_refs(eid, t, [f for f in body if v.meta[(t, f.predicate)].relation])
         intro = g.choose(b["official_intro"], key + "|in").format(subject=name) if official else ""
         layout = 0 if home else pick(page.url + "/layout", 2)  # a database's record: key facts, then lists

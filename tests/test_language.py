@@ -32,7 +32,7 @@ FAMILIES = {
 # as the tool does; units; ordinal suffixes; slips and machine-text tells by name; the card's
 # section; a tokenizer's own pattern; the date styles sites pick from).
 OPEN = {"narration": [("errors",)],
-        "language": [("units",), ("ordinals",), ("card",), ("tells",), ("checks", "page_slips"), ("checks", "question_slips"),
+        "language": [("units",), ("ordinals",), ("card",), ("tells",), ("checks", "page_slips"), ("checks", "question_slips"), ("checks", "prose_slips"),
                      ("search", "tokenizer"), ("dates", "styles")]}
 
 
@@ -74,6 +74,7 @@ def test_the_layer_writes_each_language_its_way():
     assert en.years(1990, 2004) == " from 1990 to 2004" and en.years(None, 2004) == " to 2004"
     assert zh.years(1990, None) == "（1990—）"
     assert en.mid("Population") == "population" and zh.mid("人口") == "人口"
+    assert en.mid("IATA code") == "IATA code" and en.mid("Founded by") == "founded by"  # an acronym keeps its capitals
     assert en.quote("x") == '"x"' and zh.quote("甲") == "“甲”"
     assert en.paren("figures") == " (figures)" and zh.paren("数值") == "（数值）"
     assert en.with_unit("37", "km") == "37 km" and zh.with_unit("37", "公里") == "37公里"

@@ -43,16 +43,22 @@ _NOW = ("", "", "", "currently ", "now ", "at present ")
 _BEFORE = ("", "", "", "previously ", "formerly ", "earlier ", "once ")
 
 
-def _once(facts: list[Fact], label_of) -> list[Fact]:
+def _once(facts: list[Fact], meta_of) -> list[Fact]:
     """Facts a page lists, each label and value once: a lookup that restates a link ('Prize' as
-    the edition's attribute and as its link) is not listed twice ("a label twice on one profile")."""
+    the edition's attribute and as its link) is not listed twice ("a label twice on one profile");
+    the link stays, with its dates and notes (a champion's date is the link's)."""
+    def key(f: Fact) -> tuple[str, str]:
+        return meta_of(f).label.casefold(), f.value
+
+    links = {key(f) for f in facts if meta_of(f).relation}
     seen: set[tuple[str, str]] = set()
     out = []
     for f in facts:
-        k = (label_of(f).casefold(), f.value)
-        if k not in seen:
-            seen.add(k)
-            out.append(f)
+        k = key(f)
+        if k in seen or (k in links and not meta_of(f).relation):
+            continue
+        seen.add(k)
+        out.append(f)
     return out
 
 
@@ -691,7 +697,7 @@ class TemplateWriter:
         updated = f" · {self.w('updated', date=self._date(page.date, st['date']))}" if page.date else ""
         lines = [f"# {name}", "", f"*{page.site}* · {kind}{updated}", ""]
         home = bool(page.layout.get("home"))  # the entity's one page (it has no article)
-        body = _once([f for f in page.facts if f.predicate != "name" and f.subject == eid], lambda f: v.meta[(t, f.predicate)].label)
+        body = _once([f for f in page.facts if f.predicate != "name" and f.subject == eid], lambda f: v.meta[(t, f.predicate)])
         self._own_refs(eid, t, [f for f in body if v.meta[(t, f.predicate)].relation])
         intro = g.choose(b["official_intro"], key + "|in").format(subject=name) if official else ""
         layout = 0 if home else pick(page.url + "/layout", 2)  # a database's record: key facts, then lists

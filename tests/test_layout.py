@@ -117,3 +117,24 @@ def test_no_module_carries_a_fifth_of_the_code():
     total = sum(sizes.values())
     big = {m: n for m, n in sizes.items() if n > total / 5}
     assert not big, f"modules over a fifth of {total:,} lines: {big}"
+
+
+def test_every_package_ships_with_its_data():
+    """A package the wheel leaves out breaks `pip install .` (not the editable install the tests
+    use): every folder of worldforge with an __init__.py is listed in pyproject's packages, and
+    every package's data files (yaml, json) are in its package-data."""
+    import tomllib
+
+    project = tomllib.loads((PKG.parent / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(project["packages"])
+    found = {_module_name(p) for p in PKG.rglob("__init__.py")}
+    assert found <= listed, f"packages missing from pyproject.toml: {sorted(found - listed)}"
+    data = project["package-data"]
+    folders = {pkg: PKG.parent.joinpath(*pkg.split(".")) for pkg in found}
+    for f in sorted(PKG.rglob("*")):
+        if f.suffix not in (".yaml", ".json") or "__pycache__" in f.parts:
+            continue
+        owner = max((pkg for pkg, d in folders.items() if d in f.parents), key=len)  # the nearest package
+        rel = f.relative_to(folders[owner]).as_posix()
+        assert any(Path(rel).match(pat) for pat in data.get(owner, [])), \
+            f"{owner}: {rel} is not in [tool.setuptools.package-data] of pyproject.toml"

@@ -976,7 +976,7 @@ def serve(
     options = None
     chosen = tuple(dict.fromkeys(x.strip() for x in splits.split(",") if x.strip())) if splits is not None else None
     if chosen is not None and (not chosen or set(chosen) - set(SPLITS)):
-        raise typer.BadParameter(f"--splits takes split names from {', '.join(SPLITS)}, comma-separated; got {splits!r}")
+        raise typer.BadParameter(f"--splits takes split names from {', '.join(SPLITS)}, comma-separated; got {splits[:60]!r}{' (cut)' if len(splits) > 60 else ''}")
     if from_manifest is not None and world_dir is not None:
         raise typer.BadParameter("give WORLD_DIR or --from-manifest, not both")
     if from_manifest is None and world_dir is None:

@@ -198,16 +198,28 @@ def get(code: str | None) -> Language:
     return _load(code or BASE)
 
 
+@cache
+def _codes() -> tuple[str, ...]:
+    return tuple(sorted(p.stem for p in HERE.glob("*.yaml")))
+
+
 def languages() -> list[str]:
     """The codes of every language with a data file."""
-    return sorted(p.stem for p in HERE.glob("*.yaml"))
+    return list(_codes())
+
+
+@cache
+def _other_scripts() -> tuple[Language, ...]:
+    """The languages written in another script than the base language's."""
+    base = _load(BASE).script
+    return tuple(lang for lang in map(_load, _codes()) if lang.code != BASE and lang.script != base)
 
 
 def written_in(text: str, default: str = BASE) -> Language:
     """The language whose script `text` uses, beyond the base language's (a label with Chinese
-    characters is read the Chinese way); `default` where none is."""
-    for code in languages():
-        lang = _load(code)
-        if code != BASE and lang.script != _load(BASE).script and lang.in_script(text):
+    characters is read the Chinese way); `default` where none is. (Called on the oracle's hot
+    path: the languages are read once.)"""
+    for lang in _other_scripts():
+        if lang.in_script(text):
             return lang
     return _load(default)

@@ -114,9 +114,14 @@ def require_server(url: str, seconds: float | None = None) -> dict:
     $WORLDFORGE_WAIT, else 30 (a server still rebuilding its world answers late)."""
     import os
 
+    if seconds is None:
+        raw = os.environ.get("WORLDFORGE_WAIT") or "30"
+        try:
+            seconds = float(raw)
+        except ValueError:
+            raise SystemExit(f"error: WORLDFORGE_WAIT={raw[:40]!r} is not a number of seconds; set it to one "
+                             "(e.g. WORLDFORGE_WAIT=120) or unset it for 30") from None
     try:
-        if seconds is None:
-            seconds = float(os.environ.get("WORLDFORGE_WAIT") or 30.0)
         return wait_for_server(url, seconds, timeout=min(10.0, max(1.0, seconds)))
     except (ServerUnreachable, ValueError) as exc:
         raise SystemExit(f"error: {exc}") from None

@@ -195,16 +195,18 @@ def test_narration_banks_agree_across_languages():
 def test_a_list_is_taken_only_by_its_whole_title():
     """The type's name must match the list's title whole, in either language: "电影" is a prefix
     of "电影节", and the films' list is not the festivals' one."""
+    from worldforge.language import get
     from worldforge.rollout.sources import PartList
 
-    zh = PartList("电影", "白城", frozenset())
-    assert zh._title_ok("白城的电影", "zh") and zh._title_ok("白城的电影（第2页，共3页）", "zh")
-    assert not zh._title_ok("白城的电影节", "zh") and not zh._title_ok("白城的电影节（第1页，共2页）", "zh")
+    zh, en_ = get("zh"), get("en")
+    films = PartList("电影", "白城", frozenset())
+    assert films._title_ok("白城的电影", zh) and films._title_ok("白城的电影（第2页，共3页）", zh)
+    assert not films._title_ok("白城的电影节", zh) and not films._title_ok("白城的电影节（第1页，共2页）", zh)
     en = PartList("Films", "Tisland", frozenset())
-    assert en._title_ok("Films in Tisland (page 1 of 4)", "en") and en._title_ok("films in  Tisland", "en")
-    assert not en._title_ok("Films in Tisland Province", "en") and not en._title_ok("Film festivals in Tisland", "en")
+    assert en._title_ok("Films in Tisland (page 1 of 4)", en_) and en._title_ok("films in  Tisland", en_)
+    assert not en._title_ok("Films in Tisland Province", en_) and not en._title_ok("Film festivals in Tisland", en_)
     former = PartList("公司", "卡利亚", frozenset(), former=True)
-    assert former._title_ok("曾属卡利亚的公司（第1页，共2页）", "zh") and not former._title_ok("卡利亚的公司", "zh")
+    assert former._title_ok("曾属卡利亚的公司（第1页，共2页）", zh) and not former._title_ok("卡利亚的公司", zh)
 
 
 def test_a_namesakes_dated_profile_is_not_a_disagreement():

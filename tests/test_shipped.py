@@ -96,8 +96,10 @@ def test_sft_rows_teach_research(shipped, name):
     assert m["connective"] == 0 and m["repeated"] == 0 and m["wrong_rows"] == 0
     assert m["below"] == 0  # a count comes from a list seen whole or a stated count, else 'unknown'
     # the culinary world's lists are short and few of its facts change over time, so fewer
-    # perturbed trajectories miss a row or a current value (12.7 %; the shipped worlds 17-21 %)
-    assert m["below_one"] >= (0.10 if name == "culinary" else 0.15), m
+    # perturbed trajectories miss a row or a current value: 8 % (it was 13 % while prose slips
+    # misled the reader too: issue 59's fixes took 21 of its tasks from just below 1.0 to 1.0;
+    # the shipped worlds 17-21 %, issue 59's floor 15 %)
+    assert m["below_one"] >= (0.07 if name == "culinary" else 0.15), m
     assert m["over_est"] <= 0.05 and m["grounded"] >= 0.99 and m["kept_share"] >= 0.70, m
     # notes' share of the assistant's characters (0.33, 0.35, 0.26 and 0.24 on demo, demo_zh,
     # aviation_music and culinary)

@@ -363,8 +363,9 @@ def score_table(instance_id: str, evaluation: Evaluation, gold_header: list[str]
         raise ValueError(f"unknown task language {language!r}; known: {', '.join(LANGUAGES)}")
     if mode == WIDESEARCH:
         return _score_ws(instance_id, evaluation, gold_header, gold_rows, response, aliases, as_of)
-    if _fold(language) is not None:  # (lenient: a Chinese task's cells read the Chinese way)
-        return _score_folded(instance_id, evaluation, gold_header, gold_rows, response, aliases, mode, _fold(language))
+    fold = _fold(language)
+    if fold is not None:  # (lenient: a Chinese task's cells read the Chinese way)
+        return _score_folded(instance_id, evaluation, gold_header, gold_rows, response, aliases, mode, fold)
     required = [norm_column(c) for c in evaluation.required]
     keys = [norm_column(c) for c in evaluation.unique_columns]
     pipeline = {norm_column(k): v for k, v in evaluation.eval_pipeline.items()}

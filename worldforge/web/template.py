@@ -569,7 +569,8 @@ class TemplateWriter:
             vals = {f.predicate: f.value for f in attrs if f.value_type not in ("date", "bool")}
             try:
                 desc = desc.format(**vals)
-            except (KeyError, IndexError, ValueError):  # a value the page does not state: the type's noun
+            except (KeyError, IndexError, ValueError, AttributeError, TypeError):  # a value the page does not state, or a
+                # slot that is no plain name ('{format.x}', '{format[x]}'): the type's noun
                 desc = g.word(self.lang, "a_noun", noun=self._noun(t))
         if self.lang != "en":
             return "", desc, None

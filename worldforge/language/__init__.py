@@ -82,7 +82,19 @@ class Language:
         self.negation = re.compile(r["negation"])  # words that turn a statement round
         self.own_script_min: float | None = r["own_script_min"]
         self.names_by: str = r["names_by"]  # how a name stands out: 'capitals', or 'latin' letters in another script
+        self.nesting = tuple(re.compile(x) for x in r["nesting"])  # a level of a nested noun phrase, per match
         self._retype = tuple((re.compile(pat), rep) for pat, rep in data.get("retype") or ())
+        self.sites: dict = data["sites"]  # how the world's sites are named (web.pages.Sites)
+        gr = data["grammar"]
+        self._plural: dict | None = gr["plural"]
+        self._singular: dict | None = gr["singular"]
+        shapes = gr["label_shapes"]
+        self._prepositions = frozenset(shapes["prepositions"]) if shapes else frozenset()
+        self._verb_suffix: str | None = shapes["verb_suffix"] if shapes else None
+        self.unit_stems: int | None = gr["unit_stems"]  # letters of a unit word that name what is counted
+        self.surnames: bool = bool(gr["surnames"])  # a person named again by the name's last word
+        self.determiners: tuple[str, ...] = tuple(gr["determiners"] or ())
+        self._adverbs: dict | None = gr["tense_adverbs"]
 
     def __repr__(self) -> str:
         return f"Language({self.code!r})"
@@ -130,6 +142,80 @@ class Language:
         for pat, rep in self._retype:
             line = pat.sub(rep, line)
         return line
+
+    # ------------------------------------------------------------------ a label's words
+
+    def plural(self, label: str) -> bool:
+        """Whether a label reads as a plural noun ("Colours", "Founders"; not "Status", "Genus"):
+        never in a language without plurals."""
+        r = self._plural
+        if r is None:
+            return False
+        w = label.lower().split()[-1] if label.strip() else ""
+        return len(w) >= r["min_length"] and w.endswith(r["suffix"]) and not w.endswith(tuple(r["not"]))
+
+    def plural_of(self, word: str) -> str:
+        """A noun's plural as a label makes it ("award" -> "awards"; one already plural is kept):
+        the word itself in a language whose nouns have no plural."""
+        r = self._plural
+        if r is None or word.endswith(r["suffix"]):
+            return word
+        return word + r["suffix"]
+
+    def singular(self, label: str) -> str | None:
+        """A plural label's noun for one ("Clubs" -> "club"), None where it reads as no plural; the
+        label itself in a language whose nouns have no plural."""
+        r = self._singular
+        if r is None:
+            return label
+        w = label.lower()
+        if w.endswith(tuple(r["not"])):
+            return None
+        for end, one in r["rules"]:
+            if w.endswith(end):
+                return w[: len(w) - len(end)] + one
+        return None
+
+    def label_shape(self, label: str) -> str | None:
+        """How a link label that is not a noun reads: 'verb' for a participle and its preposition
+        ("Based in", "Acquired by"), 'role' for a noun and its preposition ("Sequel to", "Capital
+        of"); None for a noun ("Headquarters"), and in a language whose labels are used as they
+        are. Pages, questions and notes never use such a label as a noun ("the based in of X")."""
+        words = label.lower().split()
+        if len(words) < 2 or words[-1] not in self._prepositions:
+            return None
+        return "verb" if words[0].endswith(self._verb_suffix) else "role"
+
+    def participle(self, word: str) -> bool:
+        """Whether a one-word label is a participle that says what happened ("released",
+        "founded"): never in a language whose labels are used as they are."""
+        return bool(self._verb_suffix) and word.endswith(self._verb_suffix)
+
+    def tense_adverb(self, tpl: str, ended: bool, h: int) -> str:
+        """A tenure phrasing with an adverb of time where its first verb allows one: 'X currently
+        plays for Y', 'X is now based in Y' (a link that holds), 'X previously worked at Y' (one
+        that ended); the phrasing as it is in a language without the rule."""
+        r = self._adverbs
+        if r is None or not tpl.startswith("{subject} "):
+            return tpl
+        head, _, rest = tpl[len("{subject} "):].partition(" ")
+        if not rest:
+            return tpl
+        if ended:
+            past = r["past"]
+            if head.endswith(past["suffix"]) or head in past["words"]:
+                adv = r["before"][h % len(r["before"])]
+                if head == r["past_copula"]:
+                    return "{subject} " + head + " " + adv + rest
+                return "{subject} " + adv + head + " " + rest
+            return tpl
+        now = r["now"][h % len(r["now"])]
+        if head in r["copulas"]:
+            return "{subject} " + head + " " + now + rest
+        pr = r["present"]
+        if head.endswith(pr["suffix"]) and not head.endswith(pr["not_suffix"]) and head not in pr["not"]:
+            return "{subject} " + now + head + " " + rest
+        return tpl
 
     # ------------------------------------------------------------------ dates
 

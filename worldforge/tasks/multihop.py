@@ -17,23 +17,17 @@ where the walk ends, so starts spread too.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..language import Language, written_in
 from ..plumbing import stable_hash
 from ..web.text import format_date, format_number
 from ..world.arrays import Step, iso
 from .banks import question_bank, question_date
 from .schema import DATE, NUMBER, STRING, URL, TaskSchema, walk
 from .table import cell_text
-
-OF = re.compile(r"\bof (?:the|that|a|an)\b")  # one level of a nested noun phrase ("of the", "of that")
-# a noun phrase with a clause inside it ("the city the label is based in", "the album the winner of X
-# is a sequel to"): a level of nesting too, and the hardest kind to read
-_NOT_NOUN = r"(?!(?:of|in|to|by|for|at|from|on|with|that|which|who)\b)"
-EMBED = re.compile(rf"\b(?=(?:the|a|an) {_NOT_NOUN}[a-z]+(?: {_NOT_NOUN}[a-z]+)? (?:the|a|an) [a-z])")  # (a lookahead: nested ones overlap)
 
 
 def nest(nouns: list[str], subject: str) -> str:
@@ -44,12 +38,11 @@ def nest(nouns: list[str], subject: str) -> str:
 
 
 def nested_of(text: str) -> int:
-    """Levels of "of the" and of clauses inside noun phrases (`EMBED`) in a sentence ("the calling
-    code of the country of the birthplace of X": 2;
-    in Chinese the possessive 的: "X的出生地的所属国家的国际电话区号": 3)."""
-    if re.search(r"[\u4e00-\u9fff]", text):
-        return text.count("的")
-    return len(OF.findall(text)) + len(EMBED.findall(text))
+    """Levels of nesting in a sentence's noun phrases, as the language it is written in counts
+    them (`reading.nesting`): "of the" and clauses inside noun phrases in English ("the calling
+    code of the country of the birthplace of X": 2); the possessive 的 in Chinese ("X的出生地的所属
+    国家的国际电话区号": 3)."""
+    return sum(len(p.findall(text)) for p in written_in(text).nesting)
 
 
 def _centre(noun: str) -> bool:
@@ -63,15 +56,15 @@ def _levels(part: list[str]) -> int:
     return len(part) - 1 + 2 * sum(1 for noun in part[1:] if _centre(noun))
 
 
-def _that(type_: str, noun: str, zh: bool) -> str:
+def _that(type_: str, noun: str, mh: dict) -> str:
     """How a sentence names the entity the previous one reached: "that album", or "that one"
     inside a noun of the same type ("the album that one is a sequel to", not "the album that album")."""
-    if zh:
-        return f"该{type_}"
-    return "that one" if _centre(noun) and noun.startswith(f"the {type_} ") else f"that {type_}"
+    same = _centre(noun) and noun.startswith(mh["reverse"].format(type=type_, ask=""))
+    return (mh["that_same"] if same else mh["that"]).format(type=type_)
 
 
-def split_chain(nouns: list[str], types: list[str], start: str, ask, lead: str, then: str, zh: bool = False) -> str:
+def split_chain(nouns: list[str], types: list[str], start: str, ask, lead: str, then: str, mh: dict,
+                lang: Language) -> str:
     """A chain too nested to read ("the calling code of the country of the birthplace of the
     founder of X") as sentences a person would write: the first hops, then each next hop from
     "that <type>", then the question ("Take the birthplace of X. What is the calling code of
@@ -84,14 +77,14 @@ def split_chain(nouns: list[str], types: list[str], start: str, ask, lead: str, 
         cuts = [j for j in range(1, n) if mask >> (j - 1) & 1]
         bounds = [0, *cuts, n]
         parts = [nouns[bounds[k]:bounds[k + 1]] for k in range(len(bounds) - 1)]
-        subj = [start] + [_that(types[c - 1], nouns[c], zh) for c in cuts]
+        subj = [start] + [_that(types[c - 1], nouns[c], mh) for c in cuts]
         counted = [lead.format(np=nest(parts[0], "X"))] + [then.format(np=nest(p, x)) for p, x in zip(parts[1:-1], subj[1:-1])] \
             + [ask(nest(parts[-1], subj[-1]))]
-        worst = max(nested_of(text) if zh else max(nested_of(text), _levels(part)) for text, part in zip(counted, parts))
+        worst = max(max(nested_of(text), _levels(part)) if mh["levels"] else nested_of(text) for text, part in zip(counted, parts))
         key = (max(worst, 2), len(parts), worst)  # two levels read fine: then as few sentences as can be
         if best is None or key < best[0]:
             text = [lead.format(np=nest(parts[0], start)), *counted[1:]]
-            best = (key, ("" if zh else " ").join(x[:1].upper() + x[1:] for x in text))
+            best = (key, lang.space.join(x[:1].upper() + x[1:] for x in text))
     return best[1] if best else ask(nest(nouns, start))
 
 
@@ -122,15 +115,6 @@ class MultiHopTask:
     nodes: list[int]  # global entity indexes along the chain, start first
 
 
-def _singular(label: str) -> str | None:
-    w = label.lower()
-    if w.endswith("ies"):
-        return w[:-3] + "y"
-    if w.endswith("s") and not w.endswith("ss"):
-        return w[:-1]
-    return None
-
-
 @dataclass(frozen=True)
 class HopKind:
     step: Step  # oriented as the hop goes (reverse for "the company that acquired X")
@@ -148,6 +132,7 @@ class HopGraph:
         self.offset = offset
         self.kinds: list[HopKind] = []
         src, dst, kind, link = [], [], [], []
+        mh = question_bank(schema.language)["multihop"]  # hop nouns in the task's language
 
         def add(step: Step, noun: str, k: str, keep: np.ndarray | None = None) -> None:
             lk = a.links(step)
@@ -164,31 +149,14 @@ class HopGraph:
             if to_one:
                 st = Step("rel", r, rs.source, rs.target, current=rs.since is not None)
                 add(st, schema.hop_noun(st), "forward")
-            elif schema.zh and rs.history:
-                st = Step("rel", r, rs.source, rs.target, current=True, to_one=False)
+            elif one := schema.lang.singular(lab):  # a to-many link where only one holds: "the sole club of X"
+                how = "current" if rs.history else "sole"
+                st = Step("rel", r, rs.source, rs.target, current=bool(rs.history), to_one=False)
                 lk = a.links(st)
-                add(st, f"{{subject}}目前的{lab}", "current", np.diff(lk.starts)[lk.src] == 1)
-            elif schema.zh:
-                st = Step("rel", r, rs.source, rs.target, to_one=False)
-                lk = a.links(st)
-                add(st, f"{{subject}}唯一的{lab}", "sole", np.diff(lk.starts)[lk.src] == 1)
-            elif _singular(lab):
-                if rs.history:
-                    st = Step("rel", r, rs.source, rs.target, current=True, to_one=False)
-                    lk = a.links(st)
-                    n = np.diff(lk.starts)
-                    add(st, f"the current {_singular(lab)} of {{subject}}", "current", n[lk.src] == 1)
-                else:
-                    st = Step("rel", r, rs.source, rs.target, to_one=False)
-                    lk = a.links(st)
-                    n = np.diff(lk.starts)
-                    add(st, f"the sole {_singular(lab)} of {{subject}}", "sole", n[lk.src] == 1)
+                add(st, mh[how].replace("{noun}", one), how, np.diff(lk.starts)[lk.src] == 1)
             if rs.cardinality in ("1:1", "1:N") and not rs.history:
                 asks = schema.asks(rs.source, r)
-                if schema.zh:
-                    noun = asks[0].replace("{object}", "{subject}") + f"的{schema.singular(rs.source)}"
-                else:
-                    noun = f"the {schema.singular(rs.source)} " + asks[0].replace("{object}", "{subject}")
+                noun = mh["reverse"].format(type=schema.singular(rs.source), ask=asks[0].replace("{object}", "{subject}"))
                 add(Step("rel", r, rs.target, rs.source, reverse=True), noun, "reverse")
         for steps in schema.steps.values():
             for st in steps:
@@ -267,12 +235,6 @@ def answer_aliases(value, kind: str, unit: str | None) -> list[str]:
     return [str(value)]
 
 
-def _counted(label: str) -> bool:
-    """A plural noun label ('teams', 'employees', 'seats'): its number is how many of them."""
-    last = label.split()[-1] if label.split() else ""
-    return len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is")) and "number" not in label
-
-
 class MultiHopSampler:
     def __init__(self, schema: TaskSchema, graph: HopGraph, rng: np.random.Generator, name_counts: dict[str, int],
                  as_of: dt.date, aliases, allowed: np.ndarray | None = None):
@@ -341,17 +303,17 @@ class MultiHopSampler:
             aliases = answer_aliases(v, kind, s.unit(end_type, attr))
             lab = s.lang.mid(s.label(end_type, attr))
             unit = s.unit(end_type, attr)
-            if kind == NUMBER and not s.zh and _counted(lab) and (unit is None or unit.lower().split()[-1] == lab.split()[-1]):
-                lab = f"number of {lab}"  # 'Teams' holds how many: 'the number of teams of ...' (not 'listeners' in thousands)
+            count = mh["number_of"]  # 'Teams' holds how many: 'the number of teams of ...' (not 'listeners' in thousands)
+            if kind == NUMBER and s.lang.plural(lab) and count["unless"] not in lab \
+                    and (unit is None or unit.lower().split()[-1] == lab.split()[-1]):
+                lab = count["say"].format(label=lab)
             # the column says its unit ('listeners (thousand monthly listeners)'): the figure is written as the pages give it
-            ans_col = s.with_unit(end_type, attr, s.label(end_type, attr) if s.zh else lab)
+            ans_col = s.with_unit(end_type, attr, lab)
             if kind == DATE:  # 'When was X founded?' of an event, 'What is the date of ...' else
-                happened = lab.endswith("ed") or lab in ("born", "founded", "established")
+                happened = s.lang.participle(lab) or lab in mh["happened_words"]
                 tmpl = say(mh["happened"] if happened else mh["date"])
             else:  # (Chinese asks what a number is with 是多少, a name or category with 是什么)
                 tmpl = say(mh["attr_number"] if kind == NUMBER else mh["attr"])
-            if s.zh:
-                lab = s.label(end_type, attr)
             q = tmpl.format(label=lab, np=np_)
             facts.append(f"{end_id}/{attr}")
         else:
@@ -362,15 +324,15 @@ class MultiHopSampler:
             ans_col = s.singular(end_type)
             aliases = [answer, *self.aliases(end_id)]
             tmpl, lab = say(mh["entity"]), ""
-            if tmpl == mh["entity"][0] and np_.startswith(f"the {s.singular(end_type)} "):
+            if tmpl == mh["entity"][0] and np_.startswith(mh["reverse"].format(type=s.singular(end_type), ask="")):
                 tmpl = mh["entity"][2]  # not "Which album is the album the album that won X is a sequel to?"
             q = tmpl.format(type=s.singular(end_type), np=np_)
-        if nested_of(tmpl.format(type=s.singular(end_type), label=lab, np=nest(nouns, "甲" if s.zh else "X"))) >= 3 \
-                or (not s.zh and _levels(nouns) >= 3):
+        if nested_of(tmpl.format(type=s.singular(end_type), label=lab, np=nest(nouns, mh["placeholder"]))) >= 3 \
+                or (mh["levels"] and _levels(nouns) >= 3):
             # "the calling code of the country of the birthplace of X": a chain in sentences, as a person asks it
             types = [s.singular(a.type_of(self.eid(int(g.dst[e])))) for e in path]
             q = split_chain(nouns, types, start_name, lambda np: tmpl.format(type=s.singular(end_type), label=lab, np=np),
-                            say(mh["leads"]), say(mh["thens"]), zh=s.zh)
+                            say(mh["leads"]), say(mh["thens"]), mh, s.lang)
         q = q[:1].upper() + q[1:]
         key_col = s.singular(start_type)
         # the answer column is named for what is asked (the attribute, or the type reached)

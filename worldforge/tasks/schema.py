@@ -169,10 +169,6 @@ class TaskSchema:
         self.language = BASE
 
     @property
-    def zh(self) -> bool:
-        return self.language == "zh"
-
-    @property
     def lang(self) -> Language:
         """The task language's way of writing (`worldforge.language`)."""
         return get_language(self.language)

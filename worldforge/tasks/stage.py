@@ -59,7 +59,6 @@ from .schema import NUMBER, STRING, TaskSchema, eval_entry
 from .scoring import GOLD_DIR, SUMS_FILE, TASKS_FILE, norm_column, write_sums
 from .table import COMBOS, TableSampler, bucket_of, bucket_range
 from .wording import Wording
-from .wording_zh import ZhWording
 
 TASKS_DIR = "tasks"
 PARTIAL_DIR = ".tasks.partial"
@@ -308,8 +307,7 @@ class _Generator:
         self.sampler = TableSampler(self.schema, opt, child_rng(seed, "tasks", "table"), self.allowed, p.home, p.of, root_ids)
         self.sampler.as_of_year = self.as_of.year
         self.builder = Builder(self.schema, self.web, self.sampler, opt)
-        wording = ZhWording if opt.language == "zh" else Wording
-        self.wording = wording(self.schema, child_rng(seed, "tasks", "wording"), self.as_of)
+        self.wording = Wording(self.schema, child_rng(seed, "tasks", "wording"), self.as_of, opt.language)
         self.blocked: np.ndarray | None = None
         self.held_nodes: list[np.ndarray] = []
         # held-out parts, and the facts their tasks' cells may state: those no page outside them states

@@ -30,6 +30,7 @@ from ..web.text import format_number
 from ..world.arrays import Step, WorldArrays
 from ..world.options import TasksOptions
 from ..world.pack import LinkNumber
+from .banks import question_bank
 from .schema import DATE, NUMBER, Atom, TaskSchema
 
 MAX_WALK = 3  # links an agent walks back from a named entity's page to list the entities that meet a condition
@@ -75,49 +76,23 @@ def _num_text(v: float, is_int: bool) -> str:
 
 
 def range_text(lo, hi, kind: str, is_int: bool = True, language: str = "en") -> tuple[str, list[str]]:
-    """'between 1990 and 1999' / 'in the 1990s' / 'at least 5,000' / 'before 1950', and the values it names
-    (in Chinese: '1990年至1999年之间' / '20世纪90年代' ... as a Chinese qualifier words them)."""
-    if language == "zh":
-        return _range_text_zh(lo, hi, kind, is_int)
+    """'between 1990 and 1999' / 'in the 1990s' / 'at least 5,000' / 'before 1950', and the values it names,
+    as the language's question bank words a range (`ranges`: '1990年至1999年之间', '20世纪90年代' ...)."""
+    forms = question_bank(language)["ranges"]
     if kind == DATE:
         a, b = (lo.year if lo else None), (hi.year if hi else None)
         if a is not None and b is not None:
-            if a == b:
-                return f"in {a}", [str(a)]
-            if a % 10 == 0 and b == a + 9:
-                return f"in the {a}s", [f"{a}s"]
-            return f"between {a} and {b}", [str(a), str(b)]
-        if a is not None:
-            return f"in {a} or later", [str(a)]
-        return f"before {b + 1}", [str(b + 1)]
-    a = _num_text(lo, is_int) if lo is not None else None
-    b = _num_text(hi, is_int) if hi is not None else None
-    if a is not None and b is not None:
-        return f"between {a} and {b}", [a, b]
-    if a is not None:
-        return f"at least {a}", [a]
-    return f"at most {b}", [b]
-
-
-def _range_text_zh(lo, hi, kind: str, is_int: bool) -> tuple[str, list[str]]:
-    if kind == DATE:
-        a, b = (lo.year if lo else None), (hi.year if hi else None)
-        if a is not None and b is not None:
-            if a == b:
-                return f"在{a}年", [f"{a}年"]
-            if a % 10 == 0 and b == a + 9:
-                return f"在{a}年代", [f"{a}年代"]
-            return f"在{a}年至{b}年之间", [f"{a}年", f"{b}年"]
-        if a is not None:
-            return f"在{a}年或之后", [f"{a}年"]
-        return f"在{b + 1}年之前", [f"{b + 1}年"]
-    a = _num_text(lo, is_int) if lo is not None else None
-    b = _num_text(hi, is_int) if hi is not None else None
-    if a is not None and b is not None:
-        return f"介于{a}和{b}之间", [a, b]
-    if a is not None:
-        return f"不少于{a}", [a]
-    return f"不超过{b}", [b]
+            form = "year" if a == b else "decade" if a % 10 == 0 and b == a + 9 else "years"
+        elif a is not None:
+            form = "from_year"
+        else:
+            form, b = "before_year", b + 1
+    else:
+        a = _num_text(lo, is_int) if lo is not None else None
+        b = _num_text(hi, is_int) if hi is not None else None
+        form = "between" if a is not None and b is not None else "at_least" if a is not None else "at_most"
+    f = forms[form]
+    return f["say"].format(a=a, b=b), [x.format(a=a, b=b) for x in f["names"]]
 
 
 def fill(template: str, text: str, nested: bool = False) -> str:

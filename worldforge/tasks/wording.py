@@ -4,6 +4,11 @@ or the period it covers), and how (every column with a short formatting instruct
 how to answer. Every part has several phrasings, picked by the task's generator, so the
 questions do not read alike; their length is in WideSearch's range (a few hundred to a
 thousand characters).
+
+One class for every language: the words and their order are the language's question bank
+(`questions/<code>.yaml`): how conditions join (`combos`), where the rows' noun stands beside
+them (`rows`: after them in Chinese, "总部所在地为怀和市且成立日期在1990年代的公司", before them in
+English, "companies headquartered in Huaihe and founded in the 1990s"), and each shape's frame.
 """
 
 from __future__ import annotations
@@ -13,26 +18,37 @@ import re
 
 import numpy as np
 
+from ..language import BASE
 from ..plumbing import stable_hash
+from ..world.pack import CountAttr
 from ..world.parts import part_phrase
 from .banks import question_bank, question_date
 from .schema import DATE, LIST, NUMBER, STRING, URL, Atom, Column, TaskSchema
 from .table import fill, range_text
 
+# Units whose figure is a head count or an area: a ranking of them is by the most or the largest
+# (`extremes` in a bank; English says 'highest' of all, Chinese 最多, 最大, 最高).
+COUNTED = {"people", "employees", "students", "citations", "seats"}
+AREAS = {"km²"}
+
 
 class Wording:
-    """A question's words: the grammar here (English), the phrasings from the language's bank."""
+    """A question's words, in the task's language: its bank's phrasings and word order."""
 
-    language = "en"
-
-    def __init__(self, schema: TaskSchema, rng: np.random.Generator, as_of: dt.date):
+    def __init__(self, schema: TaskSchema, rng: np.random.Generator, as_of: dt.date, language: str = BASE):
         self.s = schema
         self.rng = rng
         self.as_of = as_of
-        self.bank = question_bank(self.language)
+        self.language = language
+        self.bank = question_bank(language)
+        self.order = self.bank["order"]  # a question's word order, as data
 
     def pick(self, xs):
         return xs[int(self.rng.integers(len(xs)))]
+
+    def choose(self, xs):
+        """`pick`, where there is a choice: one phrasing is taken without a draw."""
+        return xs[0] if len(xs) == 1 else self.pick(xs)
 
     def date(self) -> str:
         return question_date(self.as_of, self.language)
@@ -47,10 +63,10 @@ class Wording:
             st = atom.path[0]
             if len(atom.path) == 1:
                 return fill(self.pick(s.asks(st.source, st.name)), name), [name]
-            phrase = part_phrase(s.world, st.source, st.name, s.plural(st.target))
+            phrase = part_phrase(s.world, st.source, st.name, s.plural(st.target), self.language)
             if phrase is not None:  # through a link that is no location, as the web's list names it ("won by albums from Riia")
                 return phrase.format(group=name), [name]
-            return f"in {name}", [name]
+            return self.order["scope_in"].format(name=name), [name]
         if atom.test == "entity":
             name = s.a.name(atom.value)
             inner, vals = name, [name]
@@ -59,7 +75,7 @@ class Wording:
         else:
             tt = atom.end_type or t
             kind = s.attr_kind(tt, atom.attr)
-            inner, vals = range_text(*atom.value, kind, s.dtype(tt, atom.attr) == "int")
+            inner, vals = range_text(*atom.value, kind, s.dtype(tt, atom.attr) == "int", language=self.language)
         if atom.test in ("eq", "range"):
             tt = atom.end_type or t
             inner = fill(self.pick(s.asks(tt, atom.attr)), inner)
@@ -69,7 +85,8 @@ class Wording:
             last = atom.path[-1]
             inner = fill(self.pick(s.asks(last.source, last.name)), inner)
         for st in reversed(path):
-            inner = fill(self.pick(self.nested_asks(st.source, st.name)), f"{s.plural(st.target)} {inner}", nested=True)
+            inner = fill(self.pick(self.nested_asks(st.source, st.name)),
+                         self.order["nested_rows"].format(plural=s.plural(st.target), inner=inner), nested=True)
         return inner, vals
 
     def nested_asks(self, source: str, pred: str) -> list[str]:
@@ -79,32 +96,45 @@ class Wording:
         is {object}", which read "whose birthplace is cities in Braeria")."""
         s = self.s
         asks = s.asks(source, pred)
+        rule = self.order["nested_asks"]
+        if rule is None:  # a language whose qualifiers all take one (the noun stands after them)
+            return asks
         # "whose birthplace is {object}" would read "whose birthplace is cities in Braeria"
-        ending = [a for a in asks if a.rstrip().endswith("{object}") and not re.search(r"\b(is|are|include) \{object\}$", a.rstrip())]
+        ending = [a for a in asks if a.rstrip().endswith("{object}") and not re.search(rule["refuse"], a.rstrip())]
         if ending:
             return ending
         rs = s.relations.get(pred)
         to_one = rs is None or rs.cardinality in ("1:1", "N:1") and not rs.history
-        lab = s.lang.mid(s.label(source, pred))
-        return [f"whose {lab} is one of the {{object}}" if to_one else f"whose {lab} include one of the {{object}}"]
+        return [rule["to_one" if to_one else "to_many"].replace("{label}", s.lang.mid(s.label(source, pred)))]
 
-    def combine(self, combo: str, texts: dict[str, str]) -> str:
-        a, b, c = texts.get("A"), texts.get("B"), texts.get("C")
+    def combine(self, combo: str, texts: dict[str, str], plural: str) -> str:
+        """The conditions joined as the combination says ('A and B', 'A, excluding those B'), with
+        the rows' noun where the language puts it inside them (Chinese: 'A的公司（不包括B的）')."""
         if not combo:
             return ""
-        if combo == "A":
-            return a
-        if combo == "A&B":
-            return f"{a} and {b}"
-        if combo == "A|B":
-            return f"{a}, " + self.pick(self.bank["or_words"]).format(x=b)
-        if combo == "A&!B":
-            return f"{a}, " + self.pick(self.bank["not_words"]).format(x=b)
-        if combo == "A&B&C":
-            return f"{a}, {b} and {c}"
-        if combo == "(A|B)&C":
-            return f"{c}, but only those {a} or those {b}"
-        return f"{a} and {b}, " + self.pick(self.bank["not_words"]).format(x=c)  # A&B&!C
+        a, b, c = texts.get("A"), texts.get("B"), texts.get("C")
+        tmpl = self.order["combos"][combo]
+        words = {}
+        if "{or_b}" in tmpl:
+            words["or_b"] = self.choose(self.bank["or_words"]).format(x=b)
+        for x, v in (("b", b), ("c", c)):
+            if f"{{not_{x}}}" in tmpl:
+                words[f"not_{x}"] = self.choose(self.bank["not_words"]).format(x=v)
+        return tmpl.format(a=a, b=b, c=c, plural=plural, **words)
+
+    def rows(self, shape: str, cond: str, scope: str, plural: str) -> str:
+        """The rows asked for as one noun phrase: the noun, where they are (`scope`), what they
+        meet (`cond`, from `combine`), in the order the language and the task's shape put them."""
+        have = "both" if cond and scope else "cond" if cond else "scope" if scope else "none"
+        return self.order["rows"][shape][have].format(plural=plural, cond=cond, scope=scope)
+
+    def extreme(self, t: str, a: str, desc: bool) -> str:
+        """The word for the top of a ranking: 'highest'; 最多 for head counts, 最大 for areas."""
+        unit = self.s.unit(t, a)
+        ex = self.order["extremes"]
+        kind = ("area" if unit in AREAS else "count" if unit in COUNTED or isinstance(self.s.types[t].attributes.get(a), CountAttr)
+                else "other")
+        return ex[kind][0 if desc else 1]
 
     # ------------------------------------------------------------------ columns
 
@@ -166,8 +196,8 @@ class Wording:
 
     def period(self, window, verb: str) -> tuple[str, list[str]]:
         lo, hi = window
-        text, vals = range_text(lo, hi, DATE)
-        return f"{verb} {text}", vals
+        text, vals = range_text(lo, hi, DATE, language=self.language)
+        return self.order["period"].format(verb=verb, range=text), vals
 
     # ------------------------------------------------------------------ a table task
 
@@ -175,29 +205,33 @@ class Wording:
         """The question of a table task, its constraints as worded, the values it names (a
         paraphrase must keep them) and a natural search query for the rows."""
         s = self.s
+        o = self.order
         c = task.cand
         t = c.t
         texts, values = {}, []
         for k in sorted(c.atoms):
             texts[k], vals = self.atom_text(t, c.atoms[k])
             values += vals
-        cond = self.combine(c.combo, texts)
         scope = texts.get("S", "")
         plural, one = s.plural(t), s.singular(t)
+        cond = self.combine(c.combo, texts, plural)
         cols = task.columns
         if c.shape == "filter":
-            what = plural + "".join(f" {x}" for x in (scope,) if x) + (f", {cond}" if cond and scope else f" {cond}" if cond else "")
+            what = self.rows("filter", cond, scope, plural)
             q = self.table("filter", what, plural, one, cols, self.when_now())
-            return q, list(texts.values()), values, f"{plural} {texts.get('A') or scope}".strip()
+            return q, list(texts.values()), values, o["query"].format(plural=plural, a=texts.get("A") or scope).strip()
         if c.shape == "ranked":
             noun = s.attr_noun(t, c.rank_attr)
-            word = f"{'highest' if c.rank_desc else 'lowest'} {noun}"
+            word = o["rank_word"].format(extreme=self.extreme(t, c.rank_attr, c.rank_desc), noun=noun)
             n = len(task.gold_rows)
-            where = " ".join(x for x in (cond, scope) if x)
-            what = f"the {n} {plural}{' ' + where if where else ''} with the {word}, ranked"
+            what = o["ranked"].format(n=n, rows=self.rows("ranked", cond, scope, plural), word=word, noun=noun,
+                                      plural=plural, order=o["rank_order"][0 if c.rank_desc else 1])
             values.append(str(n))
             q = self.table("ranked", what, plural, one, cols, self.when_now(), rank_word=word)
-            return q, list(texts.values()), values, f"{plural} {where} by {noun}".replace("  ", " ").strip()
+            where = " ".join(x for x in (cond, scope) if x)
+            where_a = " ".join(x for x in (texts.get("A"), scope) if x)
+            return q, list(texts.values()), values, \
+                o["query_ranked"].format(plural=plural, where=where, where_a=where_a, noun=noun).replace("  ", " ").strip()
         st = c.rows.step
         rs = s.relations[st.name]
         if c.shape == "timeline":
@@ -208,32 +242,32 @@ class Wording:
                 values.append(anchor)
                 target = anchor
             else:
-                target = f"{plural} {' '.join(x for x in (cond, scope) if x)}".strip()
+                target = self.rows("timeline", cond, scope, plural)
             if st.reverse:
                 asks = s.asks(rs.source, st.name) if c.anchor else self.nested_asks(rs.source, st.name)
-                what = f"all {s.plural(other_t)} " + fill(self.pick(asks), target, nested=not c.anchor)
+                what = o["timeline_reverse"].format(others=s.plural(other_t), ask=fill(self.pick(asks), target, nested=not c.anchor))
             else:  # "every chief executive of X"; a label that names no role reads as itself ("every affiliation of X")
-                label = s.label(st.source, st.name).lower()
-                one_label = label[:-3] + "y" if label.endswith("ies") else label[:-1] if label.endswith("s") else label
-                what = f"every {role if role == one_label else one_label} of {target}"
+                label = s.lang.mid(s.label(st.source, st.name))
+                one_label = s.lang.singular(label) or label
+                what = o["timeline_every"].format(role=role if o["role_by_label"] is False or role == one_label else one_label,
+                                                  target=target)
             if c.window:
-                p, vals = self.period(c.window, "starting")
-                what += f", counting only tenures {p}"
+                text, vals = range_text(*c.window, DATE, language=self.language)
+                what += o["timeline_window"]["say"].format(range=text.removeprefix(o["timeline_window"]["drop"]))
                 values += vals
             if c.note:
-                label = dict(s.link_notes(st.name))[c.note[0]].lower()
-                what += self.pick([f"{' and' if c.window else ','} only those where the {label} was {c.note[1]}",
-                                   f"{' and' if c.window else ','} only those with {c.note[1]} as the {label}"])
+                label = s.lang.mid(dict(s.link_notes(st.name))[c.note[0]])
+                what += self.choose(o["timeline_note"]["more" if c.window else "first"]).format(label=label, value=c.note[1])
                 values.append(c.note[1])
-            one = "tenure"  # a holder may come back: a row is a tenure
+            one = o["tenure"]  # a holder may come back: a row is a tenure
             q = self.table("timeline", what, plural, one, cols, self.when_history())
             return q, list(texts.values()) + ([anchor] if c.anchor else []), values, f"{target} {role}".strip()
-        label = s.label(rs.source, st.name).lower()
-        events = label if label.endswith("s") else label + "s"
-        p, vals = self.period(c.window, "dated")
+        label = s.lang.mid(s.label(rs.source, st.name))
+        events = s.lang.plural_of(label)
+        p, vals = self.period(c.window, o["dated"])
         values += vals
-        what = f"all {events} {p}"
-        if cond or scope:
-            what += f" involving {plural} " + " ".join(x for x in (cond, scope) if x)
-        q = self.table("events", what, plural, "event", cols, "")
-        return q, list(texts.values()), values, f"{events} {p}"
+        what = o["events"].format(events=events, period=p)
+        if c.combo or scope:
+            what += o["events_involving"].format(rows=self.rows("events", cond, scope, plural))
+        q = self.table("events", what, plural, o["event"], cols, "")
+        return q, list(texts.values()), values, o["query_events"].format(events=events, period=p)

@@ -29,18 +29,10 @@ from .text import MONTHS, pick
 
 # --------------------------------------------------------------------------- phrase banks
 
-_PREPOSITIONS = frozenset(("in", "to", "of", "by", "for", "at", "from", "on", "with", "into", "under", "over"))
-
-
 def phrase_label(label: str) -> str | None:
-    """How an English link label that is not a noun reads: 'verb' for a participle and its
-    preposition ("Based in", "Acquired by", "Recommended by"), 'role' for a noun and its
-    preposition ("Sequel to", "Capital of", "Hub for"); None for a noun ("Headquarters"). Pages,
-    questions and notes never use such a label as a noun ("the based in of X")."""
-    words = label.lower().split()
-    if len(words) < 2 or words[-1] not in _PREPOSITIONS:
-        return None
-    return "verb" if words[0].endswith("ed") else "role"
+    """How a pack's own (English) link label reads: 'verb' ("Based in"), 'role' ("Sequel to"),
+    None for a noun (`Language.label_shape` of the base language)."""
+    return get_language(BASE).label_shape(label)
 
 
 # The page grammar per language, as data: `web/banks/<code>.yaml` (a key's options, drawn by a

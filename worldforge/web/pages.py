@@ -230,54 +230,42 @@ def predicate_meta(world: ResolvedWorld, lang: str) -> dict[tuple[str, str], Pre
     return meta
 
 
-def _site_root(seed: int, word: str) -> str:
-    rng = child_rng(seed, "site", word)
-    return "".join(DEFAULT_SYLLABLES[i] for i in rng.integers(0, len(DEFAULT_SYLLABLES), 2))
-
-
 class Sites:
     """The fictional sites of one world, named from its seed (stable within a world)."""
 
     # News outlets and the years they published in: an item goes to an outlet of its day (no
     # "Business Wire" story of 1880). Papers that closed before the web keep their archives on
-    # .org hosts (a library's digitised newspapers); the others are .com.
-    OUTLETS = (("The {R} Gazette", "gazette", 1840, 1962, "org"), ("{R} Courier", "courier", 1866, 1958, "org"),
-               ("The {R} Herald", "herald", 1948, None, "com"), ("{R} Times", "times", 1956, None, "com"),
-               ("{R} Daily Post", "dailypost", 1971, None, "com"), ("{R} Business Wire", "wire", 1998, None, "com"))
-
-    # A Chinese world's sites have Chinese names (a root of two characters, its pinyin in the host).
-    OUTLETS_ZH = ("{R}公报", "{R}信使报", "{R}晨报", "{R}时报", "{R}日报", "{R}商业通讯")
-    PROFILES_ZH = {"aerospace": "航空工业", "airlines": "航空公司名录", "airports": "机场资料", "atlas": "地理志",
-                   "awards": "奖项库", "bands": "乐队库", "campus": "高校在线", "catalog": "产品目录", "citydata": "城市数据",
-                   "discogs": "唱片库", "football": "足球", "honours": "荣誉榜", "labels": "唱片公司名录", "musicians": "音乐人",
-                   "papers": "论文库", "people": "人物库", "registry": "企业登记", "scholars": "学者库"}
-    ROOTS_ZH = "安平山河江云川宁阳南东西海湖林青白金长昌兴华丰德泰永嘉临通武清石鹤龙凤桂兰松新广福远定顺和康庆瑞怀"
+    # .org hosts (a library's digitised newspapers); the others are .com. Their names, and every
+    # site's, are the language's (`sites` in worldforge/language/<code>.yaml).
+    OUTLETS = (("gazette", 1840, 1962, "org"), ("courier", 1866, 1958, "org"), ("herald", 1948, None, "com"),
+               ("times", 1956, None, "com"), ("dailypost", 1971, None, "com"), ("wire", 1998, None, "com"))
 
     def __init__(self, seed: int, lang: str = "en"):
         self.seed = seed
         self.lang = lang
-        if lang == "zh":
-            r, h = self._zh_root("encyclopedia")
-            self.encyclopedia = Site(f"{r}百科", f"{h}baike.org")
-            r, h = self._zh_root("directory")
-            self.directory = Site(f"{r}名录", f"www.{h}minglu.com")
-            self.outlets = tuple(Site(n.replace("{R}", self._zh_root(d)[0]), f"www.{self._zh_root(d)[1]}{d}.{tld}")
-                                 for n, (_, d, _, _, tld) in zip(self.OUTLETS_ZH, self.OUTLETS))
-        else:
-            r = _site_root(seed, "encyclopedia")
-            self.encyclopedia = Site(f"{r.title()}pedia", f"{r}pedia.org")
-            r = _site_root(seed, "directory")
-            self.directory = Site(f"{r.title()} Lists", f"www.{r}lists.com")
-            self.outlets = tuple(Site(n.replace("{R}", _site_root(seed, d).title()), f"www.{_site_root(seed, d)}{d}.{tld}")
-                                 for n, d, _, _, tld in self.OUTLETS)
-        self.outlet_years = tuple((start, end) for _, _, start, end, _ in self.OUTLETS)
+        self.names = get_language(lang).sites
+        ns = self.names
+        self.encyclopedia = self._site(ns["encyclopedia"], "encyclopedia")
+        self.directory = self._site(ns["directory"], "directory")
+        self.outlets = tuple(Site(ns["outlets"][d].format(Root=self._root(d)[0]), f"www.{self._root(d)[1]}{d}.{tld}")
+                             for d, _, _, tld in self.OUTLETS)
+        self.outlet_years = tuple((start, end) for _, start, end, _ in self.OUTLETS)
         self._profiles: dict[str, Site] = {}
 
-    def _zh_root(self, word: str) -> tuple[str, str]:
-        """Two characters for a Chinese site's name, and their pinyin for its host."""
-        rng = child_rng(self.seed, "site-zh", word)
-        r = "".join(self.ROOTS_ZH[i] for i in rng.integers(0, len(self.ROOTS_ZH), 2))
-        return r, slug(r).replace("-", "")
+    def _root(self, word: str) -> tuple[str, str]:
+        """A site's root from the world's seed: two syllables of the name maker ('Velan'), or two of
+        the language's characters (安平); as a name, and as its host writes it (ASCII, pinyin)."""
+        chars = self.names["roots"]
+        rng = child_rng(self.seed, self.names["stream"], word)
+        if chars is None:
+            r = "".join(DEFAULT_SYLLABLES[i] for i in rng.integers(0, len(DEFAULT_SYLLABLES), 2))
+        else:
+            r = "".join(chars[i] for i in rng.integers(0, len(chars), 2))
+        return r.title(), slug(r).replace("-", "")
+
+    def _site(self, form: dict, word: str) -> Site:
+        name, host = self._root(word)
+        return Site(form["name"].format(Root=name), form["host"].format(root=host))
 
     def outlets_in(self, year: int) -> tuple[Site, ...]:
         """The outlets publishing in `year` (the oldest one before any was founded)."""
@@ -286,12 +274,10 @@ class Sites:
 
     def profile(self, word: str) -> Site:
         if word not in self._profiles:
-            if self.lang == "zh":
-                r, h = self._zh_root("profile:" + word)
-                self._profiles[word] = Site(f"{r}{self.PROFILES_ZH.get(word, '资料库')}", f"www.{h}{word.replace('_', '')}.com")
-            else:
-                r = _site_root(self.seed, "profile:" + word)
-                self._profiles[word] = Site(f"{r.title()} {humanise(word)}", f"www.{r}{word.replace('_', '')}.com")
+            ns = self.names
+            w = ns["profiles"].get(word) or ns["profile_other"] or humanise(word)
+            self._profiles[word] = self._site({"name": ns["profile"].replace("{Word}", w),
+                                               "host": f"www.{{root}}{word.replace('_', '')}.com"}, "profile:" + word)
         return self._profiles[word]
 
 

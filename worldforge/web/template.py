@@ -29,18 +29,10 @@ def _unthe(tpl: str, subject: str) -> str:
     return tpl.replace("The {subject}", "{subject}").replace("the {subject}", "{subject}")
 
 
-def _plural(label: str) -> bool:
-    """Does an English label read as a plural noun ("Colours", "Founders"; not "Status", "Genus")?"""
-    w = label.lower().split()[-1] if label.strip() else ""
-    return len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is", "ics", "news", "series"))
-
-
 _S_POSSESSIVE = re.compile(r"(?<=\w)(s)'s\b")
 # The last passes a language's `polish` names (worldforge/language/<code>.yaml), by name.
 _POLISH = {"possessive_s": lambda text: _S_POSSESSIVE.sub(r"\1'", text) if "s's " in text else text,  # "Wanderers' league"
            "articles": g.fix_articles}  # "an appliance"
-_NOW = ("", "", "", "currently ", "now ", "at present ")
-_BEFORE = ("", "", "", "previously ", "formerly ", "earlier ", "once ")
 
 
 def _once(facts: list[Fact], meta_of) -> list[Fact]:
@@ -71,28 +63,6 @@ def _surname(person: bool, name: str) -> str | None:
 def _age(born: dt.date, on: dt.date) -> int:
     """Whole years from `born` to `on`."""
     return on.year - born.year - ((on.month, on.day) < (born.month, born.day))
-
-
-def _tense_adverb(tpl: str, ended: bool, h: int) -> str:
-    """A tenure phrasing with an adverb of time where the verb allows one: 'X currently plays for
-    Y', 'X is now based in Y' (a link that holds), 'X previously worked at Y' (one that ended)."""
-    if not tpl.startswith("{subject} "):
-        return tpl
-    head, _, rest = tpl[len("{subject} "):].partition(" ")
-    if not rest:
-        return tpl
-    if ended:
-        if head.endswith("ed") or head in ("was", "held", "led", "ran", "made", "won", "left", "became", "served"):
-            adv = _BEFORE[h % len(_BEFORE)]
-            if head == "was":
-                return "{subject} was " + adv + rest
-            return "{subject} " + adv + head + " " + rest
-        return tpl
-    if head in ("is", "are"):
-        return "{subject} " + head + " " + _NOW[h % len(_NOW)] + rest
-    if head.endswith("s") and not head.endswith("ss") and head not in ("was", "has", "does"):
-        return "{subject} " + _NOW[h % len(_NOW)] + head + " " + rest
-    return tpl
 
 
 class TemplateWriter:
@@ -225,21 +195,19 @@ class TemplateWriter:
         its surname (a person), or the type noun led by what it belongs to ("the Thuka Super
         League club", "the Irorland player"; not a birthplace): one short to-one link name each."""
         v = self.view
-        if self.lang != "en":
-            self._subject_refs = ("", ())
-            return
         name = v.names[eid]
         noun = self._noun(t)
-        surname = _surname(t in self.people, name)
+        surname = _surname(t in self.people, name) if self.language.surnames else None
         refs: list[str] = [surname] if surname else []
-        for f in outs:
+        led = self.b["ref_led"]  # 'the {owner} {noun}' (none in Chinese)
+        for f in outs if led else ():
             m = v.meta[(t, f.predicate)]
             if "birth" in m.label.lower():  # not "the Wynwynwynview researcher was born in Wynwynwynview"
                 continue
             if m.to_one and not m.event and f.valid_to is None and f.value in v.names:
                 o = v.names[f.value]
                 if 1 <= len(o.split()) <= 3 and not o.lower().startswith("the "):
-                    refs.append(f"the {o} {noun}")
+                    refs.append(led[0].format(owner=o, noun=noun))
         self._subject_refs = (name, tuple(refs[:3]))
 
     def _ref_to(self, t: str, name: str, h: int) -> str:
@@ -248,7 +216,7 @@ class TemplateWriter:
         own_name, own = self._subject_refs
         if own and name == own_name and crc32(b"|own", h) % 2:
             return g.choose_h(own, h)
-        surname = _surname(t in self.people, name) if self.lang == "en" else None
+        surname = _surname(t in self.people, name) if self.language.surnames else None
         if surname and (t == "person" or crc32(b"|sn", h) % 2):
             return surname  # a person by surname, as papers and encyclopedias write ("Brennan joined ...")
         return self._ref_h(t, h)
@@ -272,11 +240,11 @@ class TemplateWriter:
             tpl = g.choose_h(self._relation_options(t, f.predicate, f.valid_to is not None, f.valid_from is not None, own_only), h)
             if subject == "it" or subject.startswith(("the ", "this ")):  # "The {subject}" with "it": no "The it"
                 tpl = _unthe(tpl, subject)
-            if self.lang == "en" and not m.event and f.valid_from is not None:
-                tpl = _tense_adverb(tpl, ended=f.valid_to is not None, h=crc32(b"|adv", h))
+            if not m.event and f.valid_from is not None:
+                tpl = self.language.tense_adverb(tpl, ended=f.valid_to is not None, h=crc32(b"|adv", h))
             # Only the fields the chosen phrasing uses are formatted (each choice is its own hash).
             obj = (self._link(f.value) if crc32(b"|lk", h) % 3 == 0 else v.names[f.value]) if "{object}" in tpl else ""
-            if obj and self.lang == "en" and "the {object}" not in tpl.lower():
+            if obj and self.b["described"] and not any(d + "{object}" in tpl.lower() for d in self.language.determiners):
                 obj = self._described(f.value, obj, crc32(b"|ob", h))
             start = self._date(f.valid_from, st["date"]) if f.valid_from and "{start}" in tpl else ""
             end = (self._date(f.valid_to, st["date"]) if f.valid_to else self.w("present")) if "{end}" in tpl else ""
@@ -318,17 +286,15 @@ class TemplateWriter:
         """An entity named with what it is and where ("the Heshalland club Athletic Valdel",
         "Athletic Valdel (Heshalland)"), about half the time; else its name alone."""
         v = self.view
+        opts = self.b["described"]  # drawn by h % 6: past the bank's options, the name alone
         home = v.home_of.get(eid)
         k = h % 6
-        if home is None or k >= 3 or v.names[home] in text:
+        if home is None or k >= len(opts) or v.names[home] in text:
             return text
         noun = self._noun(v.type_of[eid])
-        where = v.names[home]
-        if k == 0 and noun.split()[-1].lower() not in text.lower():
-            return f"the {where} {noun} {text}"
-        if k == 1:
-            return f"{text} ({where})"
-        return f"the {noun} {text}" if noun.split()[-1].lower() not in text.lower() else text
+        if "{noun}" in opts[k] and noun.split()[-1].lower() in text.lower():  # not "the club Athletic Club"
+            return text
+        return opts[k].format(where=v.names[home], noun=noun, name=text)
 
     def _relation_options(self, t: str, pred: str, ended: bool, dated: bool, own_only: bool) -> tuple[str, ...]:
         """The phrasings a link may take: the pack's own first (twice as likely), then generic ones."""
@@ -340,7 +306,7 @@ class TemplateWriter:
             # source's founding has none of its own: no 'published there since .')
             own = [p for p in m.phrases if ("{end}" not in p or ended) and ("{start}" not in p or dated)]
             generic_key = "event_link" if m.event else "dated_link" if dated else "link"
-            shape = g.phrase_label(m.label) if self.lang == "en" else None
+            shape = self.language.label_shape(m.label)
             if shape is not None:  # "X has been recommended by Y since 2019", not "recommended by of X: Y"
                 generic_key = (f"link_{shape}" if not dated and not m.event else
                                f"dated_link_{shape}" + ("" if ended or m.event else "_open"))
@@ -359,10 +325,10 @@ class TemplateWriter:
             b = self.b
             own = list(m.phrases)
             bare = False
-            if m.unit and value_type in ("int", "float") and self.lang == "en":
+            if m.unit and value_type in ("int", "float") and self.language.unit_stems:
                 # 'employs {value}' with unit 'employees' would say 'employs 5 employees': the bare number there.
                 stem = m.unit.lower()[:6]
-                if len(stem) >= 4:
+                if len(stem) >= self.language.unit_stems:
                     own = [p.replace("{value}", "{bare}") if stem[:-1] in p.lower().replace("{value}", "") else p for p in own]
                     bare = True
             if value_type == "date":
@@ -373,7 +339,7 @@ class TemplateWriter:
                 generic = b["bool_attr"] if value_type == "bool" else b["attr"] if value_type in ("int", "float") else b["attr_text"]
                 if self._counted(m, value_type):  # never "the employees of X is 651 employees"
                     generic = b["attr_counted"]
-                elif value_type != "bool" and self.lang == "en" and _plural(m.label):  # never "the colours of X is"
+                elif value_type != "bool" and self.language.plural(m.label):  # never "the colours of X is"
                     generic = b["attr_plural"]
                 mine = tuple(p.rstrip(".。") for p in own)
                 opts = mine * 2 + generic
@@ -383,7 +349,8 @@ class TemplateWriter:
     def _counted(self, m: PredicateMeta, value_type: str) -> bool:
         """A count whose label is its unit (label "Employees", unit "employees"): the value says
         what is counted, so no phrasing names the label beside it."""
-        return bool(m.unit and value_type in ("int", "float") and self.lang == "en" and len(m.unit) >= 4
+        stems = self.language.unit_stems
+        return bool(m.unit and value_type in ("int", "float") and stems and len(m.unit) >= stems
                     and m.unit.lower()[:5] in m.label.lower())
 
     @staticmethod
@@ -572,9 +539,8 @@ class TemplateWriter:
             except (KeyError, IndexError, ValueError, AttributeError, TypeError):  # a value the page does not state, or a
                 # slot that is no plain name ('{format.x}', '{format[x]}'): the type's noun
                 desc = g.word(self.lang, "a_noun", noun=self._noun(t))
-        if self.lang != "en":
-            return "", desc, None
-        began = self._began(t, attrs)
+        b = self.b
+        began = self._began(t, attrs) if b["lead_began"] else None  # (a Chinese lead is its description)
         paren, told = "", None
         k = crc32(b"|ld", hp)
         if began is not None and k % 3:
@@ -582,13 +548,14 @@ class TemplateWriter:
             if k % 3 == 1:  # the whole date, and a person's birthplace with it
                 told = began
                 place = next((f.value for f in outs if "birth" in v.meta[(t, f.predicate)].label.lower()), None)
-                where = f" in {v.names[place]}" if place and (k >> 5) % 2 else ""
-                paren = f" ({word} {self._date(began.value, st['date'])}{where})"
+                where = b["lead_where"][0].format(place=v.names[place]) if place and (k >> 5) % 2 else ""
+                paren = b["lead_born"][0].format(word=word, date=self._date(began.value, st['date']), where=where)
             else:
-                desc += f", {word} in {began.value[:4]}"
+                desc += b["lead_began"][0].format(word=word, year=began.value[:4])
         home = v.home_of.get(eid)
-        if home is not None and any(f.value == home for f in outs) and crc32(b"|lh", hp) % 3:
-            desc += (" based in ", " from ", " in ")[crc32(b"|lw", hp) % 3] + v.names[home]
+        homes = b["lead_home"]
+        if homes and home is not None and any(f.value == home for f in outs) and crc32(b"|lh", hp) % 3:
+            desc += homes[crc32(b"|lw", hp) % len(homes)].format(place=v.names[home])
         return paren, desc, told
 
     def _bullet(self, t: str, f: Fact, st: dict) -> str:
@@ -636,14 +603,15 @@ class TemplateWriter:
         """How a lead says when the entity began, from its start date's label: 'born', 'founded'
         or 'established' (a firm, a town), 'published', 'released', 'awarded'; else 'started'
         (a season: a musician was 'founded' and an article 'established' before)."""
+        b = self.b
         if t in self.people:
-            return "born"
+            return b["began_person"][0]
         label = self.view.meta[(t, began.predicate)].label.lower()
-        if label in ("founded", "established"):
-            return ("founded", "established")[(k >> 3) % 2]
-        if label == "born" or (" " not in label and label.endswith("ed")):
+        if label in b["began_founded"]:
+            return b["began_founded"][(k >> 3) % len(b["began_founded"])]
+        if label in b["began_person"] or (" " not in label and self.language.participle(label)):
             return label
-        return "started"
+        return b["began_other"][0]
 
     def _began(self, t: str, facts: list[Fact]) -> Fact | None:
         """The fact among `facts` that dates the start of an entity of type t (its type's
@@ -748,10 +716,10 @@ class TemplateWriter:
         event = page.facts[0]
         self._own_refs(eid, t, [f for f in page.facts if f.subject == eid and v.meta[(t, f.predicate)].relation])
         born = self._born(t, [f for f in page.facts if f.subject == eid])
-        if born is not None and self._subject_refs[0] and page.date is not None:  # a paper's "the 26-year-old"
+        if born is not None and b["ref_age"] and page.date is not None:  # a paper's "the 26-year-old"
             age = _age(born, page.date)
             if 15 <= age <= 90:
-                self._subject_refs = (name, (*self._subject_refs[1], f"the {g.number_words(age)}-year-old"))
+                self._subject_refs = (name, (*self._subject_refs[1], b["ref_age"][0].format(age=self.language.count_words(age))))
         m = v.meta[(t, event.predicate)]
         lines = [f"# {page.title}", "", f"*{page.site}* · {self._date(page.date, st['date'])}", ""]
         lead = self._clause(t, event, st, key + "|lead", name, at=page.date, own_only=True)  # a headline event in the pack's words

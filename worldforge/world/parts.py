@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..language import BASE
 from ..plumbing import stable_hash
 from .arrays import Step, WorldArrays, world_hops
 from .spec import ResolvedWorld, attribute_label, relation_label
@@ -51,13 +52,17 @@ class Parts:
         return out
 
 
-def part_phrase(world: ResolvedWorld, source: str, pred: str, target_plural: str) -> str | None:
+def part_phrase(world: ResolvedWorld, source: str, pred: str, target_plural: str, language: str = BASE) -> str | None:
     """How an entity's part is named after its plural noun when its chain to the part starts
     with `pred`: None when that hop says where the entity is (one of its English asks reads "in
     {object}" or "from {value}": "Companies in Braeria"), else the hop's own words leading to
     the next entity's plural, with a `{group}` slot: "won by albums from {group}" ("Award
     ceremonies won by albums from Riia", not "Award ceremonies in Riia", which reads as where
-    the ceremonies were held). Lists on the web and questions name a part alike."""
+    the ceremonies were held). Lists on the web and questions name a part alike. None in another
+    language than the packs' own (its words come from the pack's English asks): a question there
+    names the part as its bank does."""
+    if language != BASE:
+        return None
     rs = world.relations.get(pred)
     if rs is not None and rs.source == source:
         asks, label = list(rs.ask), relation_label(rs, pred, "en").lower()

@@ -6,6 +6,8 @@ phrasings all draw on them; every language has the same keys (tests/test_languag
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,3 +32,14 @@ def question_languages() -> list[str]:
 def question_date(d: dt.date, language: str) -> str:
     """A date as a question in `language` writes it (the bank's `date`: 'June 30, 2025', 2025年6月30日)."""
     return question_bank(language)["date"].format(year=d.year, month=d.month, day=d.day, month_name=MONTHS[d.month - 1])
+
+
+def balanced(options: list[str], used: Counter, draw: Callable[[int], int]) -> str:
+    """One of `options` among those said least so far in the world (`used` counts them, and counts
+    this one): a bank's openings spread evenly over a world's questions instead of a few recurring
+    as a form letter does; `draw(n)` picks among the n tied ones (the task's own generator)."""
+    low = min(used[o] for o in options)
+    tied = [o for o in options if used[o] == low]
+    choice = tied[draw(len(tied))]
+    used[choice] += 1
+    return choice

@@ -17,6 +17,7 @@ where the walk ends, so starts spread too.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,7 @@ from ..language import Language, written_in
 from ..plumbing import stable_hash
 from ..web.text import format_date, format_number
 from ..world.arrays import Step, iso
-from .banks import question_bank, question_date
+from .banks import balanced, question_bank, question_date
 from .schema import DATE, NUMBER, STRING, URL, TaskSchema, walk
 from .table import cell_text
 
@@ -237,8 +238,9 @@ def answer_aliases(value, kind: str, unit: str | None) -> list[str]:
 
 class MultiHopSampler:
     def __init__(self, schema: TaskSchema, graph: HopGraph, rng: np.random.Generator, name_counts: dict[str, int],
-                 as_of: dt.date, aliases, allowed: np.ndarray | None = None):
+                 as_of: dt.date, aliases, allowed: np.ndarray | None = None, openings: Counter | None = None):
         self.s = schema
+        self.openings = Counter() if openings is None else openings  # openings said so far (`banks.balanced`)
         self.g = graph
         self.rng = rng
         self.name_counts = name_counts
@@ -343,7 +345,8 @@ class MultiHopSampler:
         both = bank["column_sep"].join(cols)
         tail = say(mh["tails"]).format(cols=bank["column"].format(name=both, hint=hint) if hint else both)
         when = say(mh["when"]).format(date=question_date(self.as_of, s.language))
-        question = bank["sentence_sep"].join([say(mh["purposes"]), q, when, tail])
+        purpose = balanced(mh["purposes"], self.openings, lambda n: int(wording.integers(n)))
+        question = bank["sentence_sep"].join([purpose, q, when, tail])
         hops_out = []
         for e in path:
             hk = g.kinds[int(g.kind[e])]

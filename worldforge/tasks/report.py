@@ -16,10 +16,15 @@ from collections import Counter
 from importlib import resources
 from pathlib import Path
 
+from ..language import get as get_language
+from .banks import question_bank
 from .multihop import nested_of
 from .scoring import GOLD_DIR, TASKS_FILE, norm_column, read_gold_csv
 
 BUCKETS = ("<10", "10-19", "20-49", "50-99", ">=100")
+# The sizes of a "top N" a person asks for ("the 10 largest", "前20个"; never "the 39 largest"): what the
+# report counts ranked tables against (issue 58).
+ROUND_TOP = (3, 5, 10, 15, 20, 25, 30, 50, 100, 200, 500, 1000)
 
 
 def reference() -> dict:
@@ -86,9 +91,29 @@ def distribution(tasks_dir: str | Path, records: list[dict] | None = None) -> di
 
         out["multihop_three_of"] = sum(any(nested_of(x) >= 3 for x in re.split(
             r"(?<=[.?!。？！])\s*", named_out(r["query"], r.get("constraint_values") or []))) for r in multi) / len(multi)
+    if records:
+        out.update(_wording(records, tables))
     splits = Counter(r.get("split", "train") for r in records)
     out["splits"] = dict(sorted(splits.items()))
     return out
+
+
+def _wording(records: list[dict], tables: list[dict]) -> dict:
+    """How the questions read as a set (issue 58): the share of the most said opening sentence in
+    each language (a form letter repeats a few), the questions that say what to write for a missing
+    value, and the ranked tables whose top N is no number a person picks ("the 39 largest")."""
+    firsts: dict[str, Counter] = {}
+    missing = 0
+    for r in records:
+        lang = r.get("language") or "en"
+        first = get_language(lang).sentences.split(r["query"].strip(), maxsplit=1)[0]
+        firsts.setdefault(lang, Counter())[first] += 1
+        missing += question_bank(lang)["missing"] in r["query"]
+    tops = [r["question"]["rank"]["n"] for r in tables if isinstance(r.get("question"), dict) and r["question"].get("rank")]
+    return {"openings": {lang: {"distinct": len(c), "top_share": c.most_common(1)[0][1] / sum(c.values())}
+                         for lang, c in sorted(firsts.items())},
+            "missing_value_note": missing / len(records),
+            "top_n_off_round": sum(n not in ROUND_TOP for n in tops), "top_n_tables": len(tops)}
 
 
 def _time_keyed(r: dict) -> bool:
@@ -169,5 +194,10 @@ def comparison_rows(mine: dict, ref: dict) -> list[tuple[str, str, str]]:
         add("multi-hop start types", "-", ", ".join(f"{k} {v}" for k, v in mine["multihop_start_types"].items()))
         if "multihop_three_of" in mine:
             add("multi-hop questions with a sentence nesting three \"of the\"", "-", _pct(mine["multihop_three_of"]))
+    if "openings" in mine:
+        add("most said opening sentence, share of questions (per language)", "-",
+            ", ".join(f"{k} {_pct(v['top_share'])} ({v['distinct']} openings)" for k, v in mine["openings"].items()))
+        add("questions saying what to write for a missing value", "-", _pct(mine["missing_value_note"]))
+        add(f"top N not in {', '.join(map(str, ROUND_TOP[:9]))}", "-", f"{mine['top_n_off_round']} of {mine['top_n_tables']}")
     add("splits", "-", ", ".join(f"{k} {v}" for k, v in mine["splits"].items()))
     return out

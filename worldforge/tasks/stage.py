@@ -638,7 +638,8 @@ class _Generator:
         allowed = np.zeros(w.n_entities, dtype=bool)
         for t, off in w.offset.items():
             allowed[off:off + self.arrays.n(t)] = self.allowed[split][t]
-        sampler = MultiHopSampler(self.schema, self._hop_graph, rng, self._names, self.as_of, self._aliases, allowed)
+        sampler = MultiHopSampler(self.schema, self._hop_graph, rng, self._names, self.as_of, self._aliases, allowed,
+                                  self.wording.openings)
         if not sampler.types:
             return
         kept_t: Counter = Counter()

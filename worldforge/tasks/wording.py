@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from ..language import BASE
 from ..plumbing import stable_hash
 from ..world.pack import CountAttr
 from ..world.parts import part_phrase
-from .banks import question_bank, question_date
+from .banks import balanced, question_bank, question_date
 from .schema import DATE, LIST, NUMBER, STRING, URL, Atom, Column, TaskSchema
 from .table import fill, range_text
 
@@ -42,6 +43,7 @@ class Wording:
         self.language = language
         self.bank = question_bank(language)
         self.order = self.bank["order"]  # a question's word order, as data
+        self.openings: Counter = Counter()  # how often each opening was said in the world (`banks.balanced`)
 
     def pick(self, xs):
         return xs[int(self.rng.integers(len(xs)))]
@@ -176,12 +178,16 @@ class Wording:
     # ------------------------------------------------------------------ questions
 
     def table(self, shape: str, what: str, plural: str, one: str, columns: list[Column], when: str,
-              rank_word: str = "") -> str:
+              rank_word: str = "", gaps: bool = False) -> str:
+        """The question: why it is asked, what, as of when, a rule where one applies, the columns,
+        how to answer; what to write for a missing value only where the table has one (`gaps`)."""
         b = self.bank
-        purpose = self.pick(b["purposes"][shape]).format(plural=plural)
+        purpose = balanced(b["purposes"][shape], self.openings, lambda n: int(self.rng.integers(n))).format(plural=plural)
         ask = self.pick(b["asks"][shape]).format(what=what)
         cols = self.columns_text(columns, one, rank_word)
         closing = self.pick(b["closings"]).format(one=one)
+        if gaps:
+            closing = b["sentence_sep"].join((b["missing"], closing))
         # most tasks state a rule, some leave it to the reader; chosen by the question's own words,
         # so the task draws that follow are those they were without rules
         rules = [*b["rules"][shape], ""]
@@ -201,6 +207,12 @@ class Wording:
 
     # ------------------------------------------------------------------ a table task
 
+    @staticmethod
+    def gaps(task) -> bool:
+        """Whether the table's gold leaves a cell empty (a value the world does not have): only
+        then does the question say what to write for one."""
+        return any(v is None or v == "" for row in task.gold_rows for v in row)
+
     def describe(self, task) -> tuple[str, list[str], list[str], str]:
         """The question of a table task, its constraints as worded, the values it names (a
         paraphrase must keep them) and a natural search query for the rows."""
@@ -218,7 +230,7 @@ class Wording:
         cols = task.columns
         if c.shape == "filter":
             what = self.rows("filter", cond, scope, plural)
-            q = self.table("filter", what, plural, one, cols, self.when_now())
+            q = self.table("filter", what, plural, one, cols, self.when_now(), gaps=self.gaps(task))
             return q, list(texts.values()), values, o["query"].format(plural=plural, a=texts.get("A") or scope).strip()
         if c.shape == "ranked":
             noun = s.attr_noun(t, c.rank_attr)
@@ -227,7 +239,7 @@ class Wording:
             what = o["ranked"].format(n=n, rows=self.rows("ranked", cond, scope, plural), word=word, noun=noun,
                                       plural=plural, order=o["rank_order"][0 if c.rank_desc else 1])
             values.append(str(n))
-            q = self.table("ranked", what, plural, one, cols, self.when_now(), rank_word=word)
+            q = self.table("ranked", what, plural, one, cols, self.when_now(), rank_word=word, gaps=self.gaps(task))
             where = " ".join(x for x in (cond, scope) if x)
             where_a = " ".join(x for x in (texts.get("A"), scope) if x)
             return q, list(texts.values()), values, \
@@ -260,7 +272,7 @@ class Wording:
                 what += self.choose(o["timeline_note"]["more" if c.window else "first"]).format(label=label, value=c.note[1])
                 values.append(c.note[1])
             one = o["tenure"]  # a holder may come back: a row is a tenure
-            q = self.table("timeline", what, plural, one, cols, self.when_history())
+            q = self.table("timeline", what, plural, one, cols, self.when_history(), gaps=self.gaps(task))
             return q, list(texts.values()) + ([anchor] if c.anchor else []), values, f"{target} {role}".strip()
         label = s.lang.mid(s.label(rs.source, st.name))
         events = s.lang.plural_of(label)
@@ -269,5 +281,5 @@ class Wording:
         what = o["events"].format(events=events, period=p)
         if c.combo or scope:
             what += o["events_involving"].format(rows=self.rows("events", cond, scope, plural))
-        q = self.table("events", what, plural, o["event"], cols, "")
+        q = self.table("events", what, plural, o["event"], cols, "", gaps=self.gaps(task))
         return q, list(texts.values()), values, o["query_events"].format(events=events, period=p)

@@ -624,5 +624,27 @@ def test_a_unit_without_a_chinese_word_is_left_out_and_named():
     assert lexicon_warnings(world) == []
     fake = SimpleNamespace(spec=SimpleNamespace(language="zh"), pack_of_type=lambda t: "startups",
                            types={"startup": SimpleNamespace(attributes={"age": years, "area": bare})})
-    (where, msg), = lexicon_warnings(fake)
+    (where, msg), = [(w, m) for w, m in lexicon_warnings(fake) if "has the unit" in m]  # (and two labels without a word)
     assert where == "startup.age" and "'years'" in msg and "i18n: {zh: {unit: ...}}" in msg and "'startups'" in msg
+
+
+def test_validate_names_every_word_a_chinese_world_would_write_in_english(tmp_path):
+    """A type's noun, a label, a category's value the packs give only in English would show up in
+    English inside Chinese sentences and headers ("所在大洲：Cendral"): `validate` names each, with the
+    pack and the `i18n` field that gives it (issue 56's lexicon); the shipped Chinese world lacks none."""
+    from tests.test_spec import shipped_copy
+    from worldforge.world.lexicon import lexicon_warnings
+    from worldforge.world.validate import load_world
+
+    def strip(packs):
+        country = packs["geography"]["types"]["country"]
+        country["pages"]["i18n"]["zh"].pop("plural")
+        country["attributes"]["continent"]["i18n"]["zh"].pop("values")
+        country["attributes"]["government"]["i18n"]["zh"].pop("label")
+
+    got = dict(lexicon_warnings(load_world(shipped_copy(tmp_path, strip, language="zh", locale="zh_CN"))))
+    assert set(got) == {"country", "country.continent", "country.government"}, got
+    assert "'countries'" in got["country"] and "pages: {plural: {zh: ...}}" in got["country"] and "'geography'" in got["country"]
+    assert "Cendral" in got["country.continent"] and "values" in got["country.continent"]
+    assert "label: {zh: ...}" in got["country.government"]
+    assert lexicon_warnings(load_world(REPO / "worlds" / "demo_zh.yaml")) == []

@@ -34,11 +34,54 @@ def unit_in(attr, language: str) -> str | None:
 
 
 def lexicon_warnings(world) -> list[tuple[str, str]]:
-    """(type.attribute, message) for every attribute whose unit a world in a language other than
-    English cannot say: its pages and questions will show the value without a unit."""
+    """(where, message) for every word a world in a language other than English lacks: an
+    attribute's unit (its pages and questions show the value without one), and a type's noun, a
+    label or a category's value the packs give only in English (`missing_words`)."""
     lang = world.spec.language
     if lang == BASE:
         return []
+    return _unit_warnings(world, lang) + missing_words(world, lang)
+
+
+def _i18n_has(item, lang: str, field: str) -> bool:
+    lt = (getattr(item, "i18n", None) or {}).get(lang)
+    return bool(getattr(lt, field, None)) if lt is not None else False
+
+
+def missing_words(world, lang: str) -> list[tuple[str, str]]:
+    """Words the packs give only in English that a world in `lang` would write in English inside
+    its sentences, headers and questions ("Population" on a Chinese page): a type's noun, an
+    attribute's or a relation's label, a category's values. One warning each, naming the pack and
+    the `i18n` field that gives the word."""
+    out = []
+
+    def add(where: str, what: str, english: str, fix: str, pack: str) -> None:
+        out.append((where, f"{what} has no word in {lang}: its pages and questions will say '{english}'; add "
+                           f"`{fix}` to it in pack '{pack}'"))
+
+    for t, et in world.types.items():
+        pack = world.pack_of_type(t)
+        pages = getattr(et, "pages", None)
+        if pages is not None and not _i18n_has(pages, lang, "plural"):
+            add(t, f"type '{t}'", pages.plural or t, f"pages: {{plural: {{{lang}: ...}}}}", pack)
+        for a, spec in et.attributes.items():
+            if getattr(spec, "hidden", False) or not hasattr(spec, "i18n"):
+                continue
+            if not _i18n_has(spec, lang, "label"):
+                add(f"{t}.{a}", f"'{t}.{a}'", getattr(spec, "label", None) or a, f"label: {{{lang}: ...}}", pack)
+            if hasattr(spec, "translation") and hasattr(spec, "weights"):
+                untold = sorted(set(spec.weights()) - set(spec.translation(lang)))
+                if untold:
+                    add(f"{t}.{a}", f"'{t}.{a}' value{'s' if len(untold) > 1 else ''} {', '.join(untold[:3])}"
+                        + (f" and {len(untold) - 3} more" if len(untold) > 3 else ""), untold[0],
+                        f"i18n: {{{lang}: {{values: {{{untold[0]}: ...}}}}}}", pack)
+    for r, rs in (getattr(world, "relations", None) or {}).items():
+        if not _i18n_has(rs, lang, "label"):
+            add(r, f"relation '{r}'", getattr(rs, "label", None) or r, f"label: {{{lang}: ...}}", world.pack_of_type(rs.source))
+    return out
+
+
+def _unit_warnings(world, lang: str) -> list[tuple[str, str]]:
     out = []
     for t, et in world.types.items():
         for a, s in et.attributes.items():

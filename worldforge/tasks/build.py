@@ -104,7 +104,7 @@ def column_pool(s: TaskSchema, t: str, base: str, exclude: set[str] = frozenset(
         out.append(Column(low, (), None, LIST, label, base=base, agg="list", via=st, items=low))
         out.append(Column(forms["count"].format(items=low), (), None, NUMBER, label, base=base, agg="count", via=st))
         if (rs.history or rs.date) and low.endswith("s"):
-            noun = low[:-3] + "y" if low.endswith("ies") else low[:-1]
+            noun = s.lang.singular(low) or low[:-1]  # (the base language's rule; 'ss' loses its last letter as before)
             out.append(Column(forms["latest"].format(item=noun), (), None, NUMBER, label, base=base, agg="latest", via=st))
     seen: set[str] = {t.replace("_", " "), s.singular(t)}
     uniq = []
@@ -733,7 +733,7 @@ class Builder:
         if s.language != BASE:  # (a label in another language is the role's noun; English singularises its own)
             return s.label(st.source, st.name)
         label = s.label(st.source, st.name).lower()
-        one = label[:-3] + "y" if label.endswith("ies") else label[:-1] if label.endswith("s") and not label.endswith("ss") else label
+        one = s.lang.singular(label) or label
         if one.endswith(("ion", "ment", "ate", "ship")):
             one = s.singular(st.target)
         if one == s.singular(st.source):

@@ -275,9 +275,9 @@ class Sites:
     def profile(self, word: str) -> Site:
         if word not in self._profiles:
             ns = self.names
+            name, host = self._root("profile:" + word)
             w = ns["profiles"].get(word) or ns["profile_other"] or humanise(word)
-            self._profiles[word] = self._site({"name": ns["profile"].replace("{Word}", w),
-                                               "host": f"www.{{root}}{word.replace('_', '')}.com"}, "profile:" + word)
+            self._profiles[word] = Site(ns["profile"].format(Root=name, Word=w), f"www.{host}{word.replace('_', '')}.com")
         return self._profiles[word]
 
 

@@ -13,6 +13,8 @@ import re
 
 from ..language import BASE
 from ..language import get as get_language
+from .pack import CategoricalAttr
+from .spec import attribute_label, relation_label
 
 _LATIN = re.compile(r"[A-Za-z]")
 
@@ -68,8 +70,8 @@ def missing_words(world, lang: str) -> list[tuple[str, str]]:
             if getattr(spec, "hidden", False) or not hasattr(spec, "i18n"):
                 continue
             if not _i18n_has(spec, lang, "label"):
-                add(f"{t}.{a}", f"'{t}.{a}'", getattr(spec, "label", None) or a, f"label: {{{lang}: ...}}", pack)
-            if hasattr(spec, "translation") and hasattr(spec, "weights"):
+                add(f"{t}.{a}", f"'{t}.{a}'", attribute_label(spec, a, lang), f"label: {{{lang}: ...}}", pack)
+            if isinstance(spec, CategoricalAttr):
                 untold = sorted(set(spec.weights()) - set(spec.translation(lang)))
                 if untold:
                     add(f"{t}.{a}", f"'{t}.{a}' value{'s' if len(untold) > 1 else ''} {', '.join(untold[:3])}"
@@ -77,7 +79,7 @@ def missing_words(world, lang: str) -> list[tuple[str, str]]:
                         f"i18n: {{{lang}: {{values: {{{untold[0]}: ...}}}}}}", pack)
     for r, rs in (getattr(world, "relations", None) or {}).items():
         if not _i18n_has(rs, lang, "label"):
-            add(r, f"relation '{r}'", getattr(rs, "label", None) or r, f"label: {{{lang}: ...}}", world.pack_of_type(rs.source))
+            add(r, f"relation '{r}'", relation_label(rs, r, lang), f"label: {{{lang}: ...}}", world.pack_of_type(rs.source))
     return out
 
 

@@ -50,6 +50,10 @@ def measure(world: Path) -> dict:
 def main(paths: list[str]) -> None:
     if not paths:
         sys.exit(__doc__)
+    missing = [p for p in paths if not (Path(p) / "tasks" / "tasks.jsonl").is_file()]
+    if missing:
+        sys.exit(f"no tasks/tasks.jsonl in {', '.join(missing)}: give world folders a `worldforge run` built "
+                 "(build/<name>)")
     rows = [measure(Path(p)) for p in paths]
     cols = list(rows[0])
     fmt = {"opening": lambda v: f"{100 * v:.1f} %", "missing note": lambda v: f"{100 * v:.0f} %"}

@@ -20,6 +20,13 @@ if (REPO / ".verl-pkgs").is_dir():
     sys.path.append(str(REPO / ".verl-pkgs"))
 DEMO = REPO / "worlds" / "demo.yaml"
 
+# The command line runs a stage's shards in one worker process per core; the tests run them in
+# the test's own process (tests/test_workers.py runs the processes, and checks they give the
+# same bytes), so a test's monkeypatches reach every shard and no test pays for starting them.
+import os  # noqa: E402
+
+os.environ.setdefault("WORLDFORGE_WORKERS", "1")
+
 SMALL_COUNTS = {
     "country": 4, "person": 300, "company": 60, "university": 8, "researcher": 80,
     "award": 8, "publication": 80, "club": 16, "player": 120,

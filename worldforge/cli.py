@@ -131,16 +131,25 @@ def _ray_cpus():
     return typer.Option(None, "--ray-cpus", min=1, help="--ray: CPUs (workers) of the local cluster (default: all of this machine's).")
 
 
+def _workers():
+    return typer.Option(None, "--workers", "-w", min=1, help="Processes of this machine that run the stage's shards "
+                        "(render shards, rollout chunks, export writers, a farm's worlds); 1 runs them in this process. "
+                        "Default: $WORLDFORGE_WORKERS, else one per core. The output is the same bytes with any number.")
+
+
 @contextmanager
-def _cluster(ray: bool, address: str | None, cpus: int | None):
-    """The stage inside runs its shards on Ray when --ray or --ray-address is given."""
-    if not ray and not address:
+def _cluster(ray: bool, address: str | None, cpus: int | None, workers: int | None = None):
+    """The stage inside runs its shards on Ray when --ray or --ray-address is given, else in
+    `workers` processes of this machine (default: one per core)."""
+    from .cluster import default_workers, use_cluster
+
+    n = 1 if ray or address else (workers or default_workers())
+    if not ray and not address and n <= 1:
         yield
         return
-    from .cluster import use_cluster
-
-    with use_cluster(ray=ray, address=address, num_cpus=cpus) as ex:
-        err_console.print(f"[dim]running on {escape(ex.name)}[/]")
+    with use_cluster(ray=ray, address=address, num_cpus=cpus, workers=n) as ex:
+        if ray or address:
+            err_console.print(f"[dim]running on {escape(ex.name)}[/]")
         yield
 
 
@@ -417,6 +426,7 @@ def render(
     ray: bool = _ray_flag(),
     ray_address: str = _ray_address(),
     ray_cpus: int = _ray_cpus(),
+    workers: int = _workers(),
 ) -> None:
     """Render every page of a world (articles, profiles, news, directories) with provenance,
     then build its search index. An interrupted render resumes where it stopped."""
@@ -442,7 +452,7 @@ def render(
             changes["sampling"] = opts.sampling.model_copy(update={"max_tokens": max_tokens})
         opts = opts.model_copy(update=changes)
         progress, on_progress = _progress_bars("render")
-        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus), progress:
+        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus, workers), progress:
             report = render_world(world_dir, opts, backend=backend, model=model, force=force, on_progress=on_progress)
     t = Table(title=f"render report ({report.backend}{', ' + report.model if report.model else ''})")
     t.add_column("measure")
@@ -737,6 +747,7 @@ def rollout(
     ray: bool = _ray_flag(),
     ray_address: str = _ray_address(),
     ray_cpus: int = _ray_cpus(),
+    workers: int = _workers(),
 ) -> None:
     """Run a policy on every task in the simulated web (with the spec's perturbations) and store
     the trajectories in WORLD_DIR/rollout/. An interrupted rollout resumes where it stopped.
@@ -745,7 +756,7 @@ def rollout(
 
     with _user_errors():
         progress, on_progress = _progress_bars("rollout")
-        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus), progress:
+        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus, workers), progress:
             r = run_rollout(world_dir, policy=policy, model=model, parser=parser, seed=seed, force=force,
                             on_progress=lambda d, n: on_progress("tasks", d, n), tokenizer=tokenizer)
     console.print(_rollout_table(r))
@@ -763,6 +774,7 @@ def export(
     ray: bool = _ray_flag(),
     ray_address: str = _ray_address(),
     ray_cpus: int = _ray_cpus(),
+    workers: int = _workers(),
 ) -> None:
     """Export tasks and trajectories as a Hugging Face dataset: Parquet + JSONL (SFT and RL),
     WideSearch task files, trainer kits (verl, TRL, a neutral environment), a dataset card
@@ -771,7 +783,7 @@ def export(
 
     with _user_errors():
         progress, on_progress = _progress_bars("export")
-        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus), progress:
+        with _writing(world_dir), _cluster(ray, ray_address, ray_cpus, workers), progress:
             r = export_dataset(world_dir, out, force=force, tokenizer=tokenizer, on_progress=on_progress)
     t = Table(title=f"dataset {r.path} (fingerprint {r.fingerprint})")
     for c in ("format", *("train", "validation", "test")):
@@ -797,6 +809,7 @@ def run(
     ray: bool = _ray_flag(),
     ray_address: str = _ray_address(),
     ray_cpus: int = _ray_cpus(),
+    workers: int = _workers(),
 ) -> None:
     """Run every stage end to end: plan, render (pages + search index), tasks, rollout and export.
     Stages whose inputs are unchanged and whose outputs are intact are skipped, so an
@@ -817,7 +830,7 @@ def run(
             progress.start()
 
     try:
-        with _cluster(ray and not dry_run, None if dry_run else ray_address, ray_cpus):
+        with _cluster(ray and not dry_run, None if dry_run else ray_address, ray_cpus, 1 if dry_run else workers):
             report = run_pipeline(spec, build_dir, out, force=force, dry_run=dry_run, on_plan=show_plan, on_progress=on_progress)
     finally:
         progress.stop()
@@ -842,6 +855,7 @@ def farm(
     ray: bool = _ray_flag(),
     ray_address: str = _ray_address(),
     ray_cpus: int = _ray_cpus(),
+    workers: int = _workers(),
 ) -> None:
     """Build every world of a farm (with `run`: resumable, up-to-date worlds are skipped; in
     parallel under --ray) and merge their tasks and trajectories into one dataset release with
@@ -869,7 +883,7 @@ def farm(
             if done == total:
                 progress.stop()
 
-        with _cluster(ray, ray_address, ray_cpus):
+        with _cluster(ray, ray_address, ray_cpus, workers):
             r = run_farm(spec, build_dir, out, force=force, on_world=on_world, on_checked=on_checked)
     t = Table(title=f"worldforge farm {spec} ({time.perf_counter() - t0:.1f} s)")
     for c in ("world", "split", "entities", "tasks", "kept", "dropped"):

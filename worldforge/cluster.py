@@ -1,5 +1,6 @@
-"""Where the stages run their shards: in this process (the default), or as Ray tasks on a
-local cluster (`--ray`) or an existing one (`--ray-address ADDR`).
+"""Where the stages run their shards: in worker processes of this machine (the command line's
+default, one per core: `--workers N`), in this process (`--workers 1`, and the library's
+default), or as Ray tasks on a local cluster (`--ray`) or an existing one (`--ray-address ADDR`).
 
 A stage hands `current().map(fn, items, *shared)` a function of one shard (a render shard,
 a rollout chunk, an export writer) and gets the results back in the order of `items`,
@@ -9,6 +10,8 @@ without Ray, and with any number of workers.
 
     with use_cluster(ray=True, num_cpus=2):      # starts a local cluster, shuts it down after
         render_world(...)                        # shards run as Ray tasks
+    with use_cluster(workers=2):                 # two worker processes, stopped after
+        render_world(...)
 
 Functions and shared arguments must pickle (module-level functions, plain data); `shared`
 goes to the object store once, not once per shard.
@@ -18,6 +21,9 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -45,11 +51,7 @@ def worker_state(key, make: Callable, close: Callable | None = None):
         if not _HELD:  # this worker's first job
             batch_gc()
         if "state" in _HELD:
-            old, done = _HELD.pop("state"), _HELD.pop("close")
-            _HELD.clear()
-            if done is not None:
-                done(old)
-            del old
+            drop_held()
             release_memory()
         _HELD.update(key=key, state=make(), close=close)
     return _HELD["state"]
@@ -123,11 +125,121 @@ class RayCluster:
 
 _END = object()
 
+# What a worker process of this machine is given: one thread for DuckDB and polars, as a Ray task.
+WORKER_ENV = {WORKER_THREADS_ENV: "1", "POLARS_MAX_THREADS": "1"}
+WORKERS_ENV = "WORLDFORGE_WORKERS"  # the command line's default --workers (unset: one per core)
 
-_current: Local | RayCluster = Local()
+
+def default_workers() -> int:
+    """The command line's worker processes: $WORLDFORGE_WORKERS, else one per core (at most 8)."""
+    n = os.environ.get(WORKERS_ENV, "").strip()
+    if n:
+        if not n.isdigit() or int(n) < 1:
+            raise ClusterError(f"${WORKERS_ENV}={n!r}: give a whole number of worker processes, 1 or more (1: in this process)")
+        return int(n)
+    return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
-def current() -> Local | RayCluster:
+def drop_held() -> None:
+    """Close the job state `worker_state` holds in this process, if any."""
+    if "state" in _HELD:
+        state, done = _HELD.pop("state"), _HELD.pop("close")
+        _HELD.clear()
+        if done is not None:
+            done(state)
+
+
+def _worker_start(parent: int, env: dict) -> None:
+    """A worker process's first act, before it imports a stage: one thread for DuckDB and
+    polars; Ctrl-C is the parent's to handle (it stops the pool); and the worker ends itself
+    when the parent is gone (killed, or stopped by SIGTERM), so no orphan keeps a world open."""
+    os.environ.update(env)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    batch_gc()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="worldforge-parent-watch", daemon=True).start()
+
+
+def _ready() -> int:
+    return os.getpid()
+
+
+class Pool:
+    """Shards run in `workers` processes of this machine, `window` at a time; results come back
+    in item order. The processes are started fresh (not forked: the parent's DuckDB and polars
+    threads do not survive a fork) when a map first has two items or more, and live until the
+    pool closes, so a run's stages share them; like a Ray worker, a process keeps one job's
+    state (`worker_state`). Every shard writes its own file, so the output is the bytes one
+    process writes."""
+
+    def __init__(self, workers: int):
+        self.workers = max(2, workers)
+        self.name = f"{self.workers} worker processes"
+        self.window = 2 * self.workers
+        self.buffer = 16 * self.workers
+        self._pool = None
+
+    def _executor(self):
+        if self._pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                       initializer=_worker_start, initargs=(os.getpid(), WORKER_ENV))
+            for f in [pool.submit(_ready) for _ in range(self.workers)]:  # start every worker now, not one per submit
+                f.result()
+            self._pool = pool
+        return self._pool
+
+    def map(self, fn: Callable, items: Iterable, *shared) -> Iterator:
+        todo = iter(items)
+        first = [x for x in (next(todo, _END), next(todo, _END)) if x is not _END]
+        if len(first) < 2 and self._pool is None:  # nothing to share out: no process is started for one shard
+            try:
+                for item in first:
+                    yield fn(item, *shared)
+            finally:
+                drop_held()  # the job's state was this process's to make: it does not outlive the map
+            return
+        pool = self._executor()
+        todo = _chain(first, todo)
+        pending: deque = deque()
+        more = True
+        try:
+            while True:
+                while more and len(pending) < self.window:
+                    item = next(todo, _END)
+                    if item is _END:
+                        more = False
+                        break
+                    pending.append(pool.submit(fn, item, *shared))
+                if not pending:
+                    return
+                yield pending.popleft().result()
+        finally:  # a failure, Ctrl-C or a caller that stops reading: what has not started never will
+            for f in pending:
+                f.cancel()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+def _chain(first: list, rest: Iterator) -> Iterator:
+    yield from first
+    yield from rest
+
+
+_current: Local | RayCluster | Pool = Local()
+
+
+def current() -> Local | RayCluster | Pool:
     """The executor stages run their shards on (in-process unless inside `use_cluster`)."""
     return _current
 
@@ -173,13 +285,22 @@ def _package_root() -> str:
 
 
 @contextmanager
-def use_cluster(ray: bool = False, address: str | None = None, num_cpus: int | None = None):
+def use_cluster(ray: bool = False, address: str | None = None, num_cpus: int | None = None, workers: int = 1):
     """Run the stages inside on Ray: a local cluster of `num_cpus` CPUs (default: this
-    machine's) when `ray` is set, the cluster at `address` when given; neither runs them in
-    this process. A cluster started here is shut down on the way out."""
+    machine's) when `ray` is set, the cluster at `address` when given; neither: in `workers`
+    processes of this machine (1: in this process). A cluster or pool started here is shut down
+    on the way out."""
     global _current
     if not ray and not address:
-        yield _current
+        if workers <= 1 or not isinstance(_current, Local):  # a worker process runs its job in itself
+            yield _current
+            return
+        previous, _current = _current, Pool(workers)
+        try:
+            yield _current
+        finally:
+            pool, _current = _current, previous
+            pool.close()
         return
     try:
         with held_interrupts():  # a native library's initialisation does not take Ctrl-C cleanly

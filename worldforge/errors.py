@@ -41,6 +41,9 @@ class SpecError(WorldforgeError):
         head = f"{n} problem{'s' if n != 1 else ''} in the world spec"
         super().__init__(head + ":\n" + "\n".join(f"  - {p}" for p in self.problems))
 
+    def __reduce__(self):  # from a worker process or a Ray task, with its problems (not its message's characters)
+        return type(self), (self.problems,)
+
 
 class PlanError(WorldforgeError):
     """The planner could not build a world that satisfies the spec (e.g. an infeasible count)."""
@@ -66,6 +69,9 @@ class InvariantViolationError(WorldforgeError):
         lines = [f"  - {v.name}: could not be checked: {v.examples[0]}" if v.count < 0 else
                  f"  - {v.name} ({v.description}): {v.count} violating row(s); e.g. {v.examples[:2]}" for v in self.violations]
         super().__init__(f"{len(self.violations)} invariant(s) violated:\n" + "\n".join(lines))
+
+    def __reduce__(self):
+        return type(self), (self.violations,)
 
 
 class RenderError(WorldforgeError):

@@ -63,8 +63,16 @@ def token_counter(tokenizer: str | None) -> tuple[Callable[[list[dict]], int], C
     """(tokens of a conversation with the tools, tokens of a prompt with the generation prompt,
     how they were counted)."""
     if tokenizer is None:
+        seen: dict[str, int] = {}  # this counter's texts: a segment repeats its trajectory's messages, a head its sample's
+
+        def count_text(text: str) -> int:
+            n = seen.get(text)
+            if n is None:
+                n = seen[text] = estimate_tokens(text)
+            return n
+
         def est(messages: list[dict], gen: bool = False) -> int:
-            return sample_tokens(messages, TOOLS, estimate_tokens) + (MESSAGE_OVERHEAD if gen else 0)
+            return sample_tokens(messages, TOOLS, count_text) + (MESSAGE_OVERHEAD if gen else 0)
         return est, lambda m: est(m, True), ("estimated with worldforge's script-aware count (worldforge.tokens, on the safe "
                                              "side of Qwen3's tokenizer; export with --tokenizer to count)")
     tok = _load_tokenizer(tokenizer)

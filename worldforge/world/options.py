@@ -178,7 +178,7 @@ class RolloutOptions(Model):
     tokenizer: str | None = None  # tokenizer.json or a model folder to count tokens with (default: the estimate, worldforge.tokens)
     oracle: OracleSpec = OracleSpec()
     perturbations: dict[str, dict[str, float]] = DEFAULT_PERTURBATIONS  # kind -> tool -> rate per call
-    chunk_tasks: int = Field(64, ge=1)  # tasks per resumable chunk
+    chunk_tasks: int = Field(32, ge=1)  # tasks per resumable chunk (and per job of a worker process or Ray task)
     agent: AgentSpec = AgentSpec()
     # the oracle's words: the narrator's grammar, or that text rewritten by the page writer's model
     # (stages.render) under a check, a refused rewrite keeping the grammar text (rollout/rewrite.py)

@@ -521,9 +521,14 @@ def test_chinese_number_and_date_formats_round_trip():
 
     assert format_number("3504985", "int", rounded=True, lang="zh") == "350万"
     assert format_number("123456789", "int", rounded=True, lang="zh") == "1.23亿"
-    assert format_number("28137", "int", "人", rounded=True, lang="zh") == "2.81万 人"
+    assert format_number("28137", "int", "人", rounded=True, lang="zh") == "2.81万人"  # no space before a unit (issue 59)
+    assert format_number("17401", "int", "美元", lang="zh") == "17,401美元"
+    assert format_number("17401", "int", "USD") == "17,401 USD"
     assert format_number("350400000", "int", rounded=True) == "350 million"  # an integer keeps its zeros
     assert format_date(dt.date(2025, 6, 30), "ymd_zh") == "2025年6月30日"
+    from worldforge.language import get as get_language
+
+    assert list(get_language("zh").date_styles) == ["ymd_zh"]  # a day is never zero-padded in prose (1997年08月23日)
     assert scaled_in("人口350万，营收1.2亿") == [(350.0, 3_500_000.0), (1.2, 120_000_000.0)]
     names = {"c1": "定海市"}
     pop = Fact("c1/population", "c1", "population", "3504985", "int", None, None)

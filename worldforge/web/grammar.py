@@ -86,7 +86,7 @@ def format_number(value: str, value_type: str, unit: str | None = None, rounded:
                 break
     if s is None:
         s = format(d, ",f")
-    return f"{s} {unit}" if unit else s
+    return get_language(lang).with_unit(s, unit)  # '37 km', '17,401美元'
 
 
 def _trim(s: str) -> str:

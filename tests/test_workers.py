@@ -70,6 +70,36 @@ def test_a_worker_ends_with_its_parent(tmp_path):
     assert not any(_alive(p) for p in pids)
 
 
+def test_ctrl_c_stops_the_workers_at_once():
+    """Ctrl-C while shards run: the command stops in seconds (it does not wait for shards that
+    take minutes, such as a farm's worlds), and no worker is left."""
+    import signal
+
+    script = ("import time\n"
+              "from worldforge.cluster import use_cluster\n"
+              "from tests.test_workers import _pid, _sleep\n"
+              "with use_cluster(workers=2) as ex:\n"
+              "    print(' '.join(map(str, sorted(set(ex.map(_pid, range(4)))))), flush=True)\n"
+              "    list(ex.map(_sleep, [60] * 4))\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=os.environ | {"PYTHONPATH": str(REPO)})
+    pids = [int(p) for p in proc.stdout.readline().split()]
+    time.sleep(1.0)
+    t0 = time.time()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert time.time() - t0 < 10 and "KeyboardInterrupt" in err
+    deadline = time.time() + 10
+    while any(_alive(p) for p in pids) and time.time() < deadline:
+        time.sleep(0.2)
+    assert len(pids) == 2 and not any(_alive(p) for p in pids)
+
+
+def _sleep(seconds):
+    time.sleep(seconds)
+    return seconds
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:

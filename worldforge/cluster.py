@@ -183,6 +183,7 @@ class Pool:
         self.window = 2 * self.workers
         self.buffer = 16 * self.workers
         self._pool = None
+        self._pids: set[int] = set()
 
     def _executor(self):
         if self._pool is None:
@@ -191,9 +192,9 @@ class Pool:
 
             pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                        initializer=_worker_start, initargs=(os.getpid(), WORKER_ENV))
-            for f in [pool.submit(_ready) for _ in range(self.workers)]:  # start every worker now, not one per submit
-                f.result()
             self._pool = pool
+            # start every worker now (not one per submit), and learn their process ids
+            self._pids = {_result(f) for f in [pool.submit(_ready) for _ in range(self.workers)]}
         return self._pool
 
     def map(self, fn: Callable, items: Iterable, *shared) -> Iterator:
@@ -220,15 +221,34 @@ class Pool:
                     pending.append(pool.submit(fn, item, *shared))
                 if not pending:
                     return
-                yield pending.popleft().result()
+                yield _result(pending.popleft())
         finally:  # a failure, Ctrl-C or a caller that stops reading: what has not started never will
             for f in pending:
                 f.cancel()
 
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+    def close(self, abort: bool = False) -> None:
+        """Stop the workers: after the shards running now finish, or at once when `abort` (Ctrl-C
+        or a failure: what a stopped shard wrote is a temporary file, and a resume redoes it)."""
+        if self._pool is None:
+            return
+        if abort:
+            for pid in self._pids:
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool, self._pids = None, set()
+
+
+def _result(future):
+    """A future's result, waited for in short steps: a signal (Ctrl-C) may land on any of the
+    pool's threads, and the main thread runs its handler only once it wakes."""
+    from concurrent.futures import wait
+
+    while not wait([future], timeout=0.25).done:
+        pass
+    return future.result()
 
 
 def _chain(first: list, rest: Iterator) -> Iterator:
@@ -296,10 +316,14 @@ def use_cluster(ray: bool = False, address: str | None = None, num_cpus: int | N
             yield _current
             return
         previous, _current = _current, Pool(workers)
+        pool = _current
         try:
-            yield _current
+            yield pool
+        except BaseException:  # Ctrl-C or a failure: the running shards are stopped, not awaited
+            pool.close(abort=True)
+            raise
         finally:
-            pool, _current = _current, previous
+            _current = previous
             pool.close()
         return
     try:

@@ -86,7 +86,10 @@ def format_number(value: str, value_type: str, unit: str | None = None, rounded:
                 break
     if s is None:
         s = format(d, ",f")
-    return get_language(lang).with_unit(s, unit)  # '37 km', '17,401美元'
+    language = get_language(lang)
+    if unit and d == 1 and unit == unit.lower():  # '1 publication', not '1 publications' (a unit like 'USD' is kept)
+        unit = language.singular(unit) or unit
+    return language.with_unit(s, unit)  # '37 km', '17,401美元'
 
 
 def _trim(s: str) -> str:

@@ -310,6 +310,8 @@ class TemplateWriter:
             if shape is not None:  # "X has been recommended by Y since 2019", not "recommended by of X: Y"
                 generic_key = (f"link_{shape}" if not dated and not m.event else
                                f"dated_link_{shape}" + ("" if ended or m.event else "_open"))
+            elif generic_key == "link" and self.language.plural(m.label):  # "the authors of X include Y", not "... is Y"
+                generic_key = "link_plural"
             mine = tuple(p.rstrip(".。") for p in own)
             b = self.b
             # the pack's words twice as likely as the generic notes ("X's clubs: Y (2001–2005)")
@@ -498,8 +500,10 @@ class TemplateWriter:
             if pred in more:
                 total, url = more[pred]
                 phrases = b["more_list"] if fs else tuple(x for x in b["more_list"] if "{shown}" not in x and "其余" not in x)
-                lines += [g.choose_h(phrases, hpred).format(count=f"{total:,}", shown=len(fs), url=url,
-                                                             what=m.inverse_label.lower()), ""]
+                what = m.inverse_label.lower()
+                if total == 1:  # one, on a list of its own: not "the full list of 1 publications"
+                    phrases, what = b["more_one"], self.language.singular(m.inverse_label) or what
+                lines += [g.choose_h(phrases, hpred).format(count=f"{total:,}", shown=len(fs), url=url, what=what), ""]
             if hpred % 3 != 0:  # each link told from the other side, in sentences, then listed
                 clauses = [self._clause_h(src_t, f, st, crc32(("|in" + f.fact_id).encode(), hp), v.names[f.subject]) for f in fs]
                 lines += [self.sp.join(g.join_clauses_h(clauses[i:i + 2], crc32(b"|inj%d" % i, hp), lang)

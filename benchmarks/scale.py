@@ -6,6 +6,7 @@ workers), per stage, in the same run; then a farm of small worlds on Ray.
     python benchmarks/scale.py --entities 100000 --farm 0 --workers 2
     python benchmarks/scale.py --entities 0 --farm 8 --farm-one-process   # only the farm, both ways
     python benchmarks/scale.py --only ray --farm 0       # the 1M world on Ray only
+    python benchmarks/scale.py --entities 100000 --pool  # one process vs 2 worker processes (the command line's default)
 
 Each configuration runs `worldforge run` in a fresh process (so the peak memory is that
 process's: the driver's; Ray workers are separate processes), in a scratch folder under
@@ -60,7 +61,7 @@ from worldforge.cluster import use_cluster
 from worldforge.run import run_pipeline
 spec, build, out, workers = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 t0 = time.perf_counter()
-with use_cluster(ray=workers > 0, num_cpus=workers or None):
+with use_cluster(ray=workers > 0, num_cpus=workers if workers > 0 else None, workers=max(1, -workers)):  # < 0: worker processes
     t1 = time.perf_counter()
     # stages, and the render's later phases (progress names "store", "index") on their own
     r = run_pipeline(spec, build, out, force=True, on_stage=lambda name: stage.__setitem__(0, name),
@@ -95,7 +96,7 @@ from worldforge.cluster import use_cluster
 from worldforge.farm import run_farm
 spec, build, out, workers = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 t0 = time.perf_counter()
-with use_cluster(ray=workers > 0, num_cpus=workers or None):
+with use_cluster(ray=workers > 0, num_cpus=workers if workers > 0 else None, workers=max(1, -workers)):  # < 0: worker processes
     r = run_farm(spec, build, out)
 print(json.dumps({"wall": time.perf_counter() - t0, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                   "path": str(r.path), "rows": r.rows, "fingerprint": r.fingerprint}))
@@ -146,10 +147,15 @@ def _memory_and_phases(label: str, r: dict) -> None:
               + ", ".join(f"{st} {d / 2**30:.2f}/{t / 2**30:.2f}" for st, (d, t) in peaks.items() if st != "start"))
 
 
-def bench_world(entities: int, workers: int, work: Path, only: str | None = None) -> None:
+def _scaled_label(workers: int, pool: bool) -> tuple[str, int]:
+    """The scaled-out configuration: Ray with `workers` CPUs, or (`pool`) as many worker processes."""
+    return (f"{workers} processes", -workers) if pool else (f"Ray, {workers} workers", workers)
+
+
+def bench_world(entities: int, workers: int, work: Path, only: str | None = None, pool: bool = False) -> None:
     spec = scaled_spec(entities, work)
     runs = {}
-    for label, w in (("one process", 0), (f"Ray, {workers} workers", workers)):
+    for label, w in (("one process", 0), _scaled_label(workers, pool)):
         if only and only != ("one" if w == 0 else "ray"):
             continue
         d = work / ("one" if w == 0 else "ray")
@@ -180,17 +186,17 @@ def bench_world(entities: int, workers: int, work: Path, only: str | None = None
         print(f"{label}: render {pages / r['stages']['render'][0]:,.0f} pages/s, tasks {tasks / r['stages']['tasks'][0]:,.1f} tasks/s, "
               f"driver peak RSS {r['peak'] / 2**30:.2f} GiB, all processes {r['tree_peak'] / 2**30:.2f} GiB")
         _memory_and_phases(label, r)
-    print(f"outputs identical with and without Ray: {'yes' if same else 'NO'}")
+    print(f"outputs identical in one process and scaled out: {'yes' if same else 'NO'}")
 
 
-def bench_farm(n: int, workers: int, work: Path, one_process: bool) -> None:
+def bench_farm(n: int, workers: int, work: Path, one_process: bool, pool: bool = False) -> None:
     demo = yaml.safe_load(DEMO.read_text())
     farm = {"farm_version": 1, "name": "scalefarm", "release": "v1", "seed": 1,
             "worlds": [{"spec": str(DEMO), "name": f"w{i}", "seed": demo["seed"] + i} for i in range(n)]}
     path = work / "scalefarm.farm.yaml"
     path.write_text(yaml.safe_dump(farm, sort_keys=False))
     runs = {}
-    for label, w in ((("one process", 0),) if one_process else ()) + ((f"Ray, {workers} workers", workers),):
+    for label, w in ((("one process", 0),) if one_process else ()) + (_scaled_label(workers, pool),):
         d = work / ("farm-one" if w == 0 else "farm-ray")
         shutil.rmtree(d, ignore_errors=True)
         print(f"[{time.strftime('%H:%M:%S')}] farm of {n} demo-size worlds, {label} ... ({_uptime()})", flush=True)
@@ -200,13 +206,15 @@ def bench_farm(n: int, workers: int, work: Path, one_process: bool) -> None:
         print(f"{label:<20} {r['wall']:>7.1f}s  rows {json.dumps(r['rows'])}  fingerprint {r['fingerprint']}")
     if len(runs) == 2:
         fps = {r["fingerprint"] for r in runs.values()}
-        print(f"release identical with and without Ray: {'yes' if len(fps) == 1 else 'NO'}")
+        print(f"release identical in one process and scaled out: {'yes' if len(fps) == 1 else 'NO'}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--entities", type=int, default=LARGE_ENTITIES, help="world size (worlds/large.yaml scaled); 0 skips it")
-    ap.add_argument("--workers", type=int, default=2, help="CPUs of the local Ray cluster")
+    ap.add_argument("--workers", type=int, default=2, help="CPUs of the local Ray cluster (or worker processes, --pool)")
+    ap.add_argument("--pool", action="store_true", help="scale out to worker processes of this machine (the command "
+                    "line's default), not a Ray cluster")
     ap.add_argument("--farm", type=int, default=8, metavar="N",
                     help="demo-size worlds in the farm (the demo's seed and the next ones); 0 skips it")
     ap.add_argument("--only", choices=("one", "ray"), help="the world in one configuration only (a 1M world both ways "
@@ -217,9 +225,9 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     print(f"machine: {os.cpu_count()} CPUs; {_uptime()}")
     if args.entities:
-        bench_world(args.entities, args.workers, args.work, args.only)
+        bench_world(args.entities, args.workers, args.work, args.only, args.pool)
     if args.farm:
-        bench_farm(args.farm, args.workers, args.work, args.farm_one_process)
+        bench_farm(args.farm, args.workers, args.work, args.farm_one_process, args.pool)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, write_spec
+from tests.shard_fns import _fail_on_4, _pid, _square
 
 pytest.importorskip("ray")
 
@@ -196,30 +197,6 @@ def test_a_worker_holds_one_jobs_state_at_a_time():
     assert closed == [a, b] and made == ["a", "b", "c"]
     worker_state(("render", "w2"), make("d"), close)  # the state made without a close function is just dropped
     assert closed == [a, b] and made[-1] == "d"
-
-
-def _pid(_):
-    import os
-    import time
-
-    time.sleep(0.2)
-    return os.getpid()
-
-
-def _square(i, plus):
-    import random
-    import time
-
-    time.sleep(random.random() * 0.05)
-    return i * i + plus
-
-
-def _fail_on_4(i):
-    from worldforge.errors import RenderError
-
-    if i == 4:
-        raise RenderError("shard 4 failed")
-    return i
 
 
 def test_sharded_plan_is_the_serial_plan(one_process):

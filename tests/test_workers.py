@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, write_spec
+from tests.shard_fns import _fail_on_4, _pid, _square
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from digest_run import digest  # noqa: E402
@@ -54,7 +55,7 @@ def test_a_worker_ends_with_its_parent(tmp_path):
     holding a world open: each watches its parent and ends itself."""
     script = ("import os, sys, time\n"
               "from worldforge.cluster import use_cluster\n"
-              "from tests.test_workers import _pid\n"
+              "from tests.shard_fns import _pid\n"
               "with use_cluster(workers=2) as ex:\n"
               "    print(' '.join(map(str, sorted(set(ex.map(_pid, range(4)))))), flush=True)\n"
               "    time.sleep(60)\n")
@@ -77,7 +78,7 @@ def test_ctrl_c_stops_the_workers_at_once():
 
     script = ("import time\n"
               "from worldforge.cluster import use_cluster\n"
-              "from tests.test_workers import _pid, _sleep\n"
+              "from tests.shard_fns import _pid\nfrom tests.test_workers import _sleep\n"
               "with use_cluster(workers=2) as ex:\n"
               "    print(' '.join(map(str, sorted(set(ex.map(_pid, range(4)))))), flush=True)\n"
               "    list(ex.map(_sleep, [60] * 4))\n")
@@ -134,26 +135,6 @@ def test_run_in_worker_processes_gives_the_same_bytes(tmp_path, monkeypatch):
     monkeypatch.setenv("WORLDFORGE_WORKERS", "two")
     res = CliRunner().invoke(app, ["run", str(spec), "-b", str(tmp_path / "b3"), "-o", str(tmp_path / "o3")])
     assert res.exit_code == 1 and "WORLDFORGE_WORKERS='two'" in res.output and "Traceback" not in res.output
-
-
-def _pid(_):
-    time.sleep(0.2)
-    return os.getpid()
-
-
-def _square(i, plus):
-    import random
-
-    time.sleep(random.random() * 0.02)
-    return i * i + plus
-
-
-def _fail_on_4(i):
-    from worldforge.errors import RenderError
-
-    if i == 4:
-        raise RenderError("shard 4 failed")
-    return i
 
 
 def _spec_error(i):

@@ -33,12 +33,8 @@ _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\d[\d,.]*")
 _LINK_URL = re.compile(r"\]\([^)]*\)")
 
 
-def words(markdown: str) -> int:
-    return len(_WORD.findall(_LINK_URL.sub("]", markdown)))
-
-
 def word_counts(mds: pl.Series) -> list[int]:
-    """`words` of every page at once (polars' regex engine, the same rules)."""
+    """The words of every page (link targets left out), counted in bulk by polars' regex engine."""
     return mds.str.replace_all(_LINK_URL.pattern, "]").str.count_matches(_WORD.pattern).cast(pl.Int64).to_list()
 
 
@@ -70,10 +66,9 @@ def _superset(pattern: str) -> str:
     only narrows a match)."""
     starts = [j for j in range(len(pattern)) if pattern[j] == "(" and (j == 0 or pattern[j - 1] != "\\")
               and (pattern[j + 1:j + 2] != "?" or pattern[j + 1:j + 4] == "?P<")]
-    groups = [pattern[j:_group_end(pattern, j)] for j in starts]
-    pattern = _BACKREF.sub(lambda m: "(?:" + groups[int(m.group(1)) - 1].split(">", 1)[-1].lstrip("(")
-                           if groups[int(m.group(1)) - 1].startswith("(?P<") else "(?:" + groups[int(m.group(1)) - 1][1:],
-                           pattern)
+    # each capturing group's body, after "(" or "(?P<name>", to its closing parenthesis
+    bodies = [pattern[(pattern.index(">", j) if pattern[j + 1:j + 2] == "?" else j) + 1:_group_end(pattern, j) - 1] for j in starts]
+    pattern = _BACKREF.sub(lambda m: f"(?:{bodies[int(m.group(1)) - 1]})", pattern)
     out, i = [], 0
     while (m := _LOOKAROUND.search(pattern, i)) is not None:
         out.append(pattern[i:m.start()])

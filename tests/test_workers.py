@@ -132,6 +132,8 @@ def test_run_in_worker_processes_gives_the_same_bytes(tmp_path, monkeypatch):
     assert rep["shards"] >= 3
     res = CliRunner().invoke(app, ["run", str(spec), "-b", str(tmp_path / "b3"), "-o", str(tmp_path / "o3"), "--workers", "0"])
     assert res.exit_code != 0 and "--workers" in res.output
+    res = CliRunner().invoke(app, ["run", str(spec), "-b", str(tmp_path / "b3"), "-o", str(tmp_path / "o3"), "--workers", "100000"])
+    assert res.exit_code == 1 and "at most" in res.output and not (tmp_path / "b3").exists()
     monkeypatch.setenv("WORLDFORGE_WORKERS", "two")
     res = CliRunner().invoke(app, ["run", str(spec), "-b", str(tmp_path / "b3"), "-o", str(tmp_path / "o3")])
     assert res.exit_code == 1 and "WORLDFORGE_WORKERS='two'" in res.output and "Traceback" not in res.output

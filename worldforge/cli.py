@@ -141,9 +141,9 @@ def _workers():
 def _cluster(ray: bool, address: str | None, cpus: int | None, workers: int | None = None):
     """The stage inside runs its shards on Ray when --ray or --ray-address is given, else in
     `workers` processes of this machine (default: one per core)."""
-    from .cluster import default_workers, use_cluster
+    from .cluster import check_workers, default_workers, use_cluster
 
-    n = 1 if ray or address else (workers or default_workers())
+    n = 1 if ray or address else (check_workers(workers) if workers else default_workers())
     if not ray and not address and n <= 1:
         yield
         return

@@ -130,14 +130,32 @@ WORKER_ENV = {WORKER_THREADS_ENV: "1", "POLARS_MAX_THREADS": "1"}
 WORKERS_ENV = "WORLDFORGE_WORKERS"  # the command line's default --workers (unset: one per core)
 
 
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def max_workers() -> int:
+    """The most worker processes a command starts: four a core (each holds a world's tables; more
+    only queue for the cores and fill the memory)."""
+    return max(8, 4 * _cores())
+
+
+def check_workers(n: int, where: str = "--workers") -> int:
+    """`n` worker processes, or a ClusterError naming the limit and how to stay under it."""
+    if n > max_workers():
+        raise ClusterError(f"{where}={n}: at most {max_workers()} worker processes on this machine "
+                           f"({_cores()} cores, four a core); give a smaller number, or use --ray for more machines")
+    return n
+
+
 def default_workers() -> int:
     """The command line's worker processes: $WORLDFORGE_WORKERS, else one per core (at most 8)."""
     n = os.environ.get(WORKERS_ENV, "").strip()
     if n:
         if not n.isdigit() or int(n) < 1:
             raise ClusterError(f"${WORKERS_ENV}={n!r}: give a whole number of worker processes, 1 or more (1: in this process)")
-        return int(n)
-    return max(1, min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+        return check_workers(int(n), f"${WORKERS_ENV}")
+    return max(1, min(8, _cores()))
 
 
 def drop_held() -> None:

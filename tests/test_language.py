@@ -35,7 +35,7 @@ OPEN = {"narration": [("errors",)], "questions": [("order", "nested_asks")],
         "language": [("units",), ("ordinals",), ("card",), ("tells",), ("checks", "page_slips"), ("checks", "question_slips"), ("checks", "prose_slips"),
                      ("search", "tokenizer"), ("dates", "styles"), ("sites", "profiles"),
                      # a rule of the grammar a language has, or null where it has none
-                     ("grammar", "plural"), ("grammar", "singular"), ("grammar", "label_shapes"), ("grammar", "tense_adverbs")]}
+                     ("grammar", "plural"), ("grammar", "singular"), ("grammar", "label_shapes"), ("grammar", "tense_adverbs"), ("grammar", "one_verbs")]}
 
 
 def _leaves(v, path=()):
@@ -127,3 +127,33 @@ def test_the_counter_sees_each_kind_of_branch(tmp_path):
     assert bench.count(src) == (2, 2)
     src.write_text("def f(lang):\n    return lang.mid('x')\n")
     assert bench.count(src) == (0, 0)
+
+
+def test_each_english_slip_class_catches_its_slip_and_not_its_fix():
+    """The render report's prose slips (issue 59): each class matches the slip it names and not
+    the sentence as the writer now puts it."""
+    en = language.get("en")
+    cases = {
+        "one in the plural": ("The researcher has published 1 articles.", "The researcher has published 1 article."),
+        "a label twice": ("- **Clubs:** [A](u) (2001)\n- **Born:** 1970\n- **Clubs:** [B](v)\n",
+                          "- **Clubs:** [A](u) (2001); [B](v)\n- **Born:** 1970\n"),
+        "later, then earlier": ("and later Morgan was earlier employed by Loli Group", "and later Morgan was employed by Loli Group"),
+        "a plural label as one": ("the authors of Deep Nets is [Ann Lee](u).", "the authors of Deep Nets include [Ann Lee](u)."),
+        "an acronym in lower case": ("The iata code of Tisstad is TSD.", "The IATA code of Tisstad is TSD."),
+        "a name as a measure": ("Valdel has a league of Premier Division.", "Valdel has a population of 5,000."),
+        "a figure first": ("169,946 people is the population of Loirland.", "The population of Loirland is 169,946 people."),
+    }
+    assert set(cases) == set(en.prose_slips)
+    for name, (slip, fixed) in cases.items():
+        assert en.prose_slips[name].search(slip), name
+        assert not en.prose_slips[name].search(fixed), name
+
+
+def test_a_count_of_one_takes_the_singular():
+    en, zh = language.get("en"), language.get("zh")
+    assert en.for_one("{subject} has published {value} articles") == "{subject} has published {value} article"
+    assert en.for_one("{value} musicians have played in {subject}") == "{value} musician has played in {subject}"
+    assert en.for_one("{value} is the mayor of {subject}") == "{value} is the mayor of {subject}"
+    assert zh.for_one("{subject}发表了{value}篇文章") == "{subject}发表了{value}篇文章"
+    assert en.singular("Prizes won") == "prize won" and en.singular("Clubs") == "club" and en.singular("Status") is None
+    assert en.singular("Discography") is None and en.has_plurals and not zh.has_plurals

@@ -83,8 +83,9 @@ def test_no_page_gives_its_entity_another_entitys_value(demo_web):
     for url, kind, _title, _date, subject, _ids, md, _source in pages:
         if kind == "article":
             rows = re.findall(r"^\| ([^|]+) \| (.+) \|$", md, re.M)
-        elif kind == "profile":
-            rows = re.findall(r"^- \*\*(.+?):\*\* (.+)$", md, re.M)
+        elif kind == "profile":  # a label's several links on one line, as the reader splits them
+            rows = [(lab, c) for lab, line in re.findall(r"^- \*\*(.+?):\*\* (.+)$", md, re.M)
+                    for c in re.split(r"[;；]\s*(?=\[)", line)]
         else:
             continue
         for label, cell in rows:

@@ -323,6 +323,13 @@ def test_held_out_splits_exist_and_no_training_trajectory_reads_their_evidence(s
               for m in r["messages"] if m["role"] == "assistant" for c in m["tool_calls"] or []
               if c["function"]["name"] == "web_extractor"}
     assert len(opened) > 1000 and not opened & protected
+    # nor does any search of a training episode show one (issue 59: a snippet naming a held-out
+    # company beside its revenue); what lines still state is a coincidence of name and value
+    shown = {u for r in _rows(dataset, "sft", "train") for m in r["messages"] if m["role"] == "tool"
+             for u in re.findall(r"^\[\d+\] (\S+)$", m["content"] or "", re.M)}
+    assert len(shown) > 1000 and not shown & protected
+    pairs = lk["held_out_pairs_shown"]
+    assert pairs["pairs"] > 500 and pairs["share"] <= 0.015, pairs
     # one truth: the tasks report, the manifest, the card and the run summary give the same sizes
     tasks = json.loads((world / "tasks" / "report.json").read_text())["splits"]
     posed = {s: v["table"] + v["multihop"] for s, v in tasks.items()}

@@ -46,6 +46,7 @@ from .plumbing import check_output_dir, package_versions, read_json, sha256_file
 from .rollout.context import samples
 from .rollout.env import SYSTEM_PROMPT, TOOLS, load_tasks
 from .rollout.grounding import GroundingReport, check_trajectory
+from .rollout.measure import held_out_lines
 from .rollout.stage import read_report, read_trajectories
 from .world.options import ExportOptions
 from .world.store import open_world, planned_packs
@@ -164,25 +165,19 @@ def held_out_pages(world_path: Path, tasks: list, splits: dict[str, str]) -> dic
     render's provenance (`page_facts`; a name is how an entity is found, not a gold fact). A
     training trajectory that opens one has read held-out evidence; shared pages that state no
     held-out gold fact ("List of countries", a training country's lists) are not among them."""
-    import duckdb
+    from .web.store import held_out_facts, pages_stating
 
-    from .web.store import page_files, parquet_list
+    facts = held_out_facts([{**t.record, "split": splits[t.id]} for t in tasks])
+    return {s: pages_stating(world_path / "web", facts[s]) for s in ("validation", "test") if facts.get(s)}
 
-    facts = {s: sorted({f for t in tasks if splits[t.id] == s for f in t.record.get("evidence", {}).get("facts", [])
-                        if not f.endswith("/name")}) for s in ("validation", "test")}
-    out = {s: set() for s in facts if facts[s]}
-    files = page_files(world_path / "web", "facts")
-    if not out or not files:
-        return out
-    con = duckdb.connect()
-    try:
-        for s in out:
-            con.execute("CREATE OR REPLACE TEMP TABLE held AS SELECT unnest(?::VARCHAR[]) AS fact_id", [facts[s]])
-            out[s] = {r[0] for r in con.execute(f"SELECT DISTINCT url FROM read_parquet({parquet_list(files)}) SEMI JOIN held "
-                                                "USING (fact_id)").fetchall()}
-    finally:
-        con.close()
-    return out
+
+def _shown_text(shown: dict, region: bool) -> str:
+    if not shown["pairs"]:
+        return ""
+    return (f"Held-out gold (key, value) pairs that one line of a training trajectory's tool results states (a "
+            f"snippet naming a held-out entity beside its value): {shown['on_a_line']:,} of {shown['pairs']:,} "
+            f"({100 * shown['share']:.1f} %)" + ("; training episodes' searches do not find the pages that state held-out "
+                                                 "gold (evaluation episodes search the whole web)." if region else "."))
 
 
 def split_leak(held: dict[str, set[str]], trajs: list[dict], splits: dict[str, str]) -> tuple[dict, list[str]]:
@@ -436,6 +431,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     stats["leak"] = {"split_by": "region" if region else ("task" if opt.split_by != "world" else "world"),
                      "dropped_training_tasks": leaking, "by_split": leak,
                      "leaked_pages": sum(v["opened_in_training"] for v in leak.values()),
+                     "held_out_pairs_shown": held_out_lines(tasks, splits, trajs),
                      "parts": {s: v.get("parts", []) for s, v in tasks_report.get("splits", {}).items() if s != "train" and region}}
     stats["grounding"] = {"context": opt.context, **grounding.as_dict(), "trajectories": len(sft_trajs),
                           "whole_trajectories": len(grounded), "example": _segment_example(sft_trajs, opt.context)}
@@ -643,7 +639,8 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
     lines += ["", f"Splits are by {lk['split_by']}: {split_rule}.", "",
               f"Leak: pages stating a gold fact of a held-out task (per the render's provenance, `page_facts`) that a "
               f"training trajectory opened: {leak_text}. Shared pages that state no held-out gold fact (a list of "
-              "countries, a training country's lists) do not count.", "",
+              "countries, a training country's lists) do not count. "
+              + _shown_text(lk["held_out_pairs_shown"], lk["split_by"] == "region"), "",
               *grounding_section(stats["grounding"]),
               *sft_filter_section(stats["sft_filter"]),
               "## Trajectories", "", "| measure | value |", "|---|---:|",

@@ -27,6 +27,10 @@ BASE = "en"  # the language packs are written in (other languages' words come fr
 SCRIPTS = {"latin": re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]"), "han": re.compile(r"[\u4e00-\u9fff]")}
 
 
+# A number slot, the word after it and the word after that ("{bare} musicians have").
+_NUMBER_NOUN = re.compile(r"(\{(?:value|bare|count)\}) ([a-z]+)(?: ([a-z]+))?")
+
+
 class Language:
     """One language's way of writing, read from its data file."""
 
@@ -87,6 +91,7 @@ class Language:
         self.sites: dict = data["sites"]  # how the world's sites are named (web.pages.Sites)
         gr = data["grammar"]
         self._plural: dict | None = gr["plural"]
+        self.has_plurals: bool = self._plural is not None  # whether a noun changes for more than one
         self._singular: dict | None = gr["singular"]
         shapes = gr["label_shapes"]
         self._prepositions = frozenset(shapes["prepositions"]) if shapes else frozenset()
@@ -95,6 +100,7 @@ class Language:
         self.surnames: bool = bool(gr["surnames"])  # a person named again by the name's last word
         self.determiners: tuple[str, ...] = tuple(gr["determiners"] or ())
         self._adverbs: dict | None = gr["tense_adverbs"]
+        self._one_verbs: dict[str, str] = gr["one_verbs"] or {}  # a verb after a noun of one ('have' -> 'has')
 
     def __repr__(self) -> str:
         return f"Language({self.code!r})"
@@ -174,7 +180,28 @@ class Language:
         for end, one in r["rules"]:
             if w.endswith(end):
                 return w[: len(w) - len(end)] + one
+        head, _, rest = w.partition(" ")
+        if rest and self.plural(head):  # the noun first, what it is after ("Prizes won" -> "prize won")
+            one = self.singular(head)
+            return f"{one} {rest}" if one else None
         return None
+
+    def for_one(self, tpl: str) -> str:
+        """A phrasing whose number ({value} or {bare}) is one, with the noun after the number in
+        the singular and the verb after that agreeing: "{value} musicians have played in X" ->
+        "{value} musician has played in X", "cited {value} times" -> "cited {value} time"; the
+        phrasing as it is in a language without plurals."""
+        if self._singular is None or "{" not in tpl:
+            return tpl
+
+        def one(m: re.Match) -> str:
+            noun, verb = m.group(2), m.group(3)
+            single = self.singular(noun) if self.plural(noun) else None
+            if not single:
+                return m.group(0)
+            return f"{m.group(1)} {single}" + (f" {self._one_verbs.get(verb, verb)}" if verb else "")
+
+        return _NUMBER_NOUN.sub(one, tpl)
 
     def label_shape(self, label: str) -> str | None:
         """How a link label that is not a noun reads: 'verb' for a participle and its preposition

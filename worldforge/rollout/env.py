@@ -174,6 +174,7 @@ class Environment:
         self._not_copies: set[str] = set()
         self._copy_idx: dict | None = None
         self._lists: dict[str, str] | None = None
+        self._held_out: frozenset[str] | None = None
 
     @classmethod
     def for_world(cls, world_path: str | Path, options: RolloutOptions | None = None, *, seed: int | None = None,
@@ -202,6 +203,22 @@ class Environment:
             got = self._task_aliases[task.id] = task_aliases(ev, task.header, task.rows, self.aliases, self._by_name)
         return got
 
+    def hidden_for(self, task: Task) -> frozenset[str]:
+        """The pages a task's searches do not find: for a task posed for training in a world with
+        held-out parts, every page that states a gold fact of a held-out task (`page_facts`), so no
+        snippet of a training episode states held-out gold; a held-out task (evaluation) searches
+        the whole web. Opening such a page by its address still works (the export measures it)."""
+        if task.record.get("split", "train") != "train":
+            return frozenset()
+        if self._held_out is None:
+            from ..web.store import held_out_facts, pages_stating
+
+            path = self.engine.web.parent / "tasks" / "tasks.jsonl"
+            records = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()] if path.is_file() else []
+            facts = [f for fs in held_out_facts(records).values() for f in fs]
+            self._held_out = frozenset(pages_stating(self.engine.web, facts, restated=True))
+        return self._held_out
+
     def episode(self, task: Task, sample: int = 0, max_turns: int | None = None, manage_context: bool = True) -> Episode:
         """A new episode; `max_turns` overrides the options' turn limit (clients that send each
         tool call as its own step, while their trainer bounds the turns, raise it);
@@ -210,9 +227,11 @@ class Environment:
 
     # ------------------------------------------------------------------ tools
 
-    def execute(self, episode_key: str, call: int, name: str, arguments: dict) -> tuple[str, str | None]:
-        """The text a tool call returns and its perturbation kind (None when clean). Raises
-        SearchInputError for bad arguments (the episode turns that into an error result)."""
+    def execute(self, episode_key: str, call: int, name: str, arguments: dict,
+                hide: frozenset[str] = frozenset()) -> tuple[str, str | None]:
+        """The text a tool call returns and its perturbation kind (None when clean); `hide`: pages
+        its searches do not find (`hidden_for`). Raises SearchInputError for bad arguments (the
+        episode turns that into an error result)."""
         if name not in ("web_search", "web_extractor"):
             raise SearchInputError(f"unknown tool {str(name)[:80]!r}; the tools are {', '.join(TOOL_NAMES)}")
         if not isinstance(arguments, dict):
@@ -229,7 +248,7 @@ class Environment:
                 check_url(url)
             return perturb.error_text(kind, name, key, arguments), kind
         if name == "web_search":
-            text, applied = self._search(arguments, kind, key)
+            text, applied = self._search(arguments, kind, key, hide)
             return self._cap(text), applied
         url = arguments.get("url")
         if not isinstance(url, str):
@@ -253,13 +272,13 @@ class Environment:
                                             self.engine.language)), None
         return self._cap(self.engine.web_extractor(url)), None
 
-    def _search(self, arguments: dict, kind: str | None, key: str) -> tuple[str, str | None]:
+    def _search(self, arguments: dict, kind: str | None, key: str, hide: frozenset[str] = frozenset()) -> tuple[str, str | None]:
         qs, offset = search_arguments(arguments)
         if kind == "empty_results":
             return "\n\n".join(f"No results found for \"{q.strip()}\". Try different or fewer keywords." for q in qs), kind
         blocks, applied = [], None
         for i, q in enumerate(qs):
-            results, total = self.engine.search(q, offset)
+            results, total = self.engine.search(q, offset, hide=hide)
             if kind == "conflicting_page" and results and i == 0:
                 injected = self._inject_copy(results, key)
                 if injected is not results:
@@ -661,7 +680,7 @@ class Episode:
                     text = "Error: final_answer needs an 'answer' string holding the markdown table."
                 else:
                     try:
-                        text, rec.perturbation = self.env.execute(self.key, n, name, args)
+                        text, rec.perturbation = self.env.execute(self.key, n, name, args, self.env.hidden_for(self.task))
                     except SearchInputError as exc:
                         rec.error = "unknown-tool" if name not in TOOL_NAMES else "bad-input"
                         text = f"Error: {exc}"

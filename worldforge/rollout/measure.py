@@ -262,3 +262,61 @@ def count_cells_below_gold(answer: str | None, record: dict, header: list[str], 
             below += got < want
     return below, compared
 
+
+
+def held_out_lines(tasks: list, splits: dict[str, str], trajectories: Iterable[dict]) -> dict:
+    """How much held-out gold training episodes were shown: the (key, value) pairs of the
+    held-out tasks' gold tables (a row's key, one of its cells: a number also as pages group its
+    digits, a date also in its language's prose styles, each item of a list) that one line of a
+    training trajectory's tool results states, both as written. A snippet naming a test-split
+    company beside its revenue is such a line; the export reports the share."""
+    import datetime as dt
+
+    import polars as pl
+
+    from ..language import get as get_language
+    from ..tasks.scoring import norm_column
+
+    pairs: set[tuple[str, str, str]] = set()  # (key, value, the value as a line may write it)
+    for t in tasks:
+        if splits.get(t.id, "train") == "train" or not t.rows:
+            continue
+        idx = {norm_column(h): i for i, h in enumerate(t.header)}
+        keys = [idx.get(norm_column(k)) for k in t.record["evaluation"]["unique_columns"]]
+        if len(keys) != 1 or keys[0] is None:
+            continue
+        lang = get_language(t.record.get("language"))
+        for row in t.rows:
+            key = str(row[keys[0]]).strip()
+            if len(key) < 3:
+                continue
+            for i, cell in enumerate(row):
+                if i == keys[0]:
+                    continue
+                for v in (x.strip() for x in str(cell).split(";")):
+                    if len(v) < 3:  # a bare '12' or 'no' is on every page
+                        continue
+                    forms = {v}
+                    if re.fullmatch(r"-?\d+", v):
+                        forms.add(f"{int(v):,}")
+                    elif re.fullmatch(r"\d{4}-\d{2}-\d{2}", v):
+                        try:
+                            day = dt.date.fromisoformat(v)
+                        except ValueError:
+                            day = None
+                        forms.update(lang.date(day, s) for s in lang.date_styles) if day else None
+                    pairs.update((key, v, f) for f in forms)
+    if not pairs:
+        return {"pairs": 0, "on_a_line": 0, "share": 0.0}
+    lines = {ln for t in trajectories if splits.get(t["instance_id"], "train") == "train"
+             for m in t["messages"] if m.get("role") == "tool" for ln in str(m.get("content") or "").split("\n") if len(ln) > 5}
+    total = len({(k, v) for k, v, _ in pairs})
+    if not lines:
+        return {"pairs": total, "on_a_line": 0, "share": 0.0}
+    keys = sorted({k for k, _, _ in pairs})
+    df = pl.DataFrame({"line": sorted(lines)}).filter(pl.col("line").str.contains_any(keys))
+    found = (df.with_columns(key=pl.col("line").str.extract_many(keys, overlapping=True)).explode("key")
+             .join(pl.DataFrame(sorted(pairs), schema=["key", "value", "form"], orient="row"), on="key")
+             .filter(pl.col("line").str.contains(pl.col("form"), literal=True))
+             .select("key", "value").unique())
+    return {"pairs": total, "on_a_line": found.height, "share": round(found.height / total, 4)}

@@ -49,6 +49,7 @@ _SPAN_RE = re.compile(r"[（(](?:since (\d{4})|(\d{4})年起|(\d{4})[–-](\d{4}
 _EDITED_RE = re.compile("^(?:" + "|".join(re.escape(b["edited"][0]).replace(re.escape("{date}"), "(.+)")
                                           for b in BANKS.values()) + ")$")
 _PAGE_OF_RE = re.compile(r"page (\d+) of (\d+)|第(\d+)页，共(\d+)页")
+_FIELD_SPLIT = re.compile(r"[;；]\s*(?=\[)")  # between the links of one profile field
 _RULE_RE = re.compile(r"^\|?[-:| ]+\|?$")
 _SCALE = {"million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8}
 _SCALED_RE = re.compile(r"^\s*[-−]?[\d,]+(?:\.\d+)?\s*(million|billion|万|亿)")
@@ -621,7 +622,7 @@ def _parse_body(page: Page, body: str) -> None:
             lk = _LINK_RE.match(line[2:])
             if lk and sec is not None:
                 rest = line[2 + lk.end():]
-                if re.search(r"\((\d[\d,]*) entries\)$|（(\d[\d,]*)项）$", rest):  # a part's list of lists
+                if re.search(r"\((\d[\d,]*) entr(?:ies|y)\)$|（(\d[\d,]*)项）$", rest):  # a part's list of lists
                     page.lists.append((lk.group(1), lk.group(2), int(read_number(rest) or 0)))
                     continue
                 head, span = read_span(rest)
@@ -693,8 +694,8 @@ def _lead_line(page: Page, line: str) -> None:
 
 def _field(page: Page, line: str) -> None:
     m = re.match(r"- \*\*(.+?)[:：]\*\*\s*(.*)$", line)
-    if m:
-        page.fields.append((m.group(1), m.group(2)))
+    if m:  # a label's several links side by side ('Clubs: [A](u) (2001–2005); [B](u) (since 2006)'): one field each
+        page.fields += [(m.group(1), cell) for cell in _FIELD_SPLIT.split(m.group(2))]
 
 
 def page_links(page: Page) -> dict[int, str]:

@@ -92,6 +92,14 @@ def format_number(value: str, value_type: str, unit: str | None = None, rounded:
     return language.with_unit(s, unit)  # '37 km', '17,401美元'
 
 
+def is_one(value: str) -> bool:
+    """Whether a number's text is one ('1', '1.0'): a count of one takes the singular."""
+    try:
+        return Decimal(value) == 1
+    except ArithmeticError:
+        return False
+
+
 def _trim(s: str) -> str:
     """'1.20' -> '1.2', '3.00' -> '3'; an integer keeps its zeros ('350')."""
     return s.rstrip("0").rstrip(".") if "." in s else s

@@ -527,6 +527,7 @@ class SearchEngine:
         self._archive_rows: dict[str, int] | None = None  # URL -> row of its capture, read at the first `archive`
         self._pages: dict[str, dict | None] = {}
         self._searches: dict[tuple, tuple[list[dict], int]] = {}
+        self._hide_ranks: dict[frozenset[str], frozenset[int]] = {}
         self.cache_hits = self.cache_misses = 0  # searches served from / missing the cache
         self.search_cache = SEARCH_CACHE  # 0: no result cache
 
@@ -539,35 +540,38 @@ class SearchEngine:
 
     # ------------------------------------------------------------------ search
 
-    def search(self, query: str, offset: int = 0, limit: int = RESULTS_PER_PAGE) -> tuple[list[dict], int]:
-        """Ranked results [{url, title, snippet, date, kind, score}] and the total hit count.
-        Recent searches come from a bounded cache (results are a pure function of the query);
-        callers must not change the returned results."""
+    def search(self, query: str, offset: int = 0, limit: int = RESULTS_PER_PAGE,
+               hide: frozenset[str] = frozenset()) -> tuple[list[dict], int]:
+        """Ranked results [{url, title, snippet, date, kind, score}] and the total hit count;
+        `hide`: pages this search does not find (a training episode's view of a web with held-out
+        parts: `Environment.hidden_for`). Recent searches come from a bounded cache (results are
+        a pure function of the query and `hide`); callers must not change the returned results."""
         offset = check_offset(offset)
         limit = max(0, min(int(limit), MAX_RESULTS - offset))
-        key = (query, offset, limit)
+        key = (query, offset, limit, hide)
         hit = self._searches.get(key)
         if hit is not None:
             self.cache_hits += 1
             return hit
         self.cache_misses += 1
-        got = self._search(query, offset, limit)
+        got = self._search(query, offset, limit, hide)
         if self.search_cache > 0:
             if len(self._searches) >= self.search_cache:
                 self._searches.pop(next(iter(self._searches)))
             self._searches[key] = got
         return got
 
-    def _search(self, query: str, offset: int, limit: int) -> tuple[list[dict], int]:
+    def _search(self, query: str, offset: int, limit: int, hide: frozenset[str] = frozenset()) -> tuple[list[dict], int]:
         import tantivy
 
         parsed, _errors = self.index.parse_query_lenient(engine_query(query, self.language), ["title", "body"],
                                                          field_boosts={"title": 2.0})
+
         # The first MIX_POOL BM25 hits (a set fixed by score and URL hash, whatever built the index) are
         # re-ranked by standing and to mix page kinds; later hits keep BM25 order. The pool does not
         # depend on the offset, so result pages never overlap or skip.
         # One fetch serves both: the first MIX_POOL of the best offset + limit are the pool.
-        top, count = self._top(parsed, max(MIX_POOL, offset + limit), count=True)
+        top, count = self._top(parsed, max(MIX_POOL, offset + limit), count=True, hide=self._hidden(hide))
         head = top[:MIX_POOL]
         wanted = title_key(query)
         same = self.searcher.fast_field_values("title_key", [a for *_, a in head]) if head and wanted else [0] * len(head)
@@ -597,21 +601,41 @@ class SearchEngine:
                         "date": _display_date(d.get_first("date")), "kind": kind, "score": score})
         return out, count
 
-    def _top(self, parsed, n: int, count: bool = False) -> tuple[list[tuple], int]:
-        """The n best hits as `_candidates`, and the total hit count (when `count`). tantivy
-        breaks ties by where a page sits in the index, which depends on how the index was
-        built (threads, segments, merges): a tie group at the cut is fetched whole, then ties
-        are broken by `rank`, so the same pages come back from any build of the same pages.
-        A tie group is fetched up to MAX_TIE_FETCH hits. The first fetch takes twice n: a tie
-        at the cut is common (three searches in four on a large world) and usually small, and
-        fetching more costs little next to evaluating the query again."""
-        limit, total = 2 * n + 1, 0
+    def _hidden(self, hide: frozenset[str]) -> frozenset[int]:
+        """The pages of `hide` by their `rank` (a 63-bit hash of the URL, a fast field: no stored
+        document is read to leave them out), computed once per set."""
+        if not hide:
+            return frozenset()
+        got = self._hide_ranks.get(hide)
+        if got is None:
+            if len(self._hide_ranks) >= 4:
+                self._hide_ranks.clear()
+            got = self._hide_ranks[hide] = frozenset(map(url_rank, hide))
+        return got
+
+    def _top(self, parsed, n: int, count: bool = False, hide: frozenset[int] = frozenset()) -> tuple[list[tuple], int]:
+        """The n best hits as `_candidates`, and the total hit count (when `count`); hits whose
+        `rank` is in `hide` are left out (the ranking of the rest is unchanged, and the count is
+        the total less the hidden share of the hits fetched: "about"). tantivy breaks ties by
+        where a page sits in the index, which depends on how the index was built (threads,
+        segments, merges): a tie group at the cut is fetched whole, then ties are broken by
+        `rank`, so the same pages come back from any build of the same pages. A tie group is
+        fetched up to MAX_TIE_FETCH hits. The first fetch takes twice n: a tie at the cut is
+        common (three searches in four on a large world) and usually small, and fetching more
+        costs little next to evaluating the query again."""
+        limit, full = 2 * n + 1, None
         while True:
-            res = self.searcher.search(parsed, limit, count=count and not total)
-            total = total or (res.count if count else 0)
+            res = self.searcher.search(parsed, limit, count=count and full is None)
+            if count and full is None:
+                full = res.count
             hits = res.hits
-            if len(hits) < limit or hits[-1][0] < hits[n - 1][0] or limit >= MAX_TIE_FETCH:
-                return self._candidates(hits)[:n], total
+            cands = self._candidates(hits)
+            visible = [c for c in cands if c[1] not in hide] if hide else cands
+            if len(hits) < limit or limit >= MAX_TIE_FETCH or (len(visible) >= n and hits[-1][0] < visible[n - 1][0]):
+                total = full or 0
+                if hide and cands:  # every hit fetched: the visible ones counted; else the visible share of the count
+                    total = len(visible) if len(hits) < limit else max(len(visible), round(total * len(visible) / len(cands)))
+                return visible[:n], total
             limit = min(MAX_TIE_FETCH, limit * 2)
 
     def _candidates(self, hits: list) -> list[tuple]:

@@ -28,6 +28,41 @@ def parquet_list(files: list[Path]) -> str:
     return "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
 
 
+def pages_stating(web: Path, fact_ids: list[str], restated: bool = False) -> set[str]:
+    """The pages (URLs) that state any of `fact_ids`, by the render's provenance (`page_facts`);
+    with `restated`, also those stating a fact that says the same of the same entity (a lookup:
+    an award edition's `winner` column restates its `won_by` link), read from the world's facts."""
+    import duckdb
+
+    files = page_files(web, "facts")
+    if not fact_ids or not files:
+        return set()
+    con = duckdb.connect()
+    try:
+        con.execute("CREATE TEMP TABLE wanted AS SELECT unnest(?::VARCHAR[]) AS fact_id", [sorted(set(fact_ids))])
+        db = Path(web).parent / "world.duckdb"
+        if restated and db.is_file():
+            con.execute("ATTACH '" + str(db).replace("'", "''") + "' AS w (READ_ONLY)")
+            con.execute("INSERT INTO wanted SELECT DISTINCT b.fact_id FROM w.facts a JOIN w.facts b ON b.subject = a.subject "
+                        "AND b.value = a.value AND b.value_type = 'entity' AND b.fact_id <> a.fact_id "
+                        "WHERE a.value_type = 'entity' AND a.fact_id IN (SELECT fact_id FROM wanted)")
+        return {r[0] for r in con.execute(f"SELECT DISTINCT url FROM read_parquet({parquet_list(files)}) SEMI JOIN wanted "
+                                          "USING (fact_id)").fetchall()}
+    finally:
+        con.close()
+
+
+def held_out_facts(records: list[dict]) -> dict[str, list[str]]:
+    """Per held-out split the tasks stage posed tasks in (validation, test): the gold facts of
+    its tasks (a name is how an entity is found, not a gold fact)."""
+    out: dict[str, set[str]] = {}
+    for r in records:
+        s = r.get("split", "train")
+        if s != "train":
+            out.setdefault(s, set()).update(f for f in r.get("evidence", {}).get("facts", []) if not f.endswith("/name"))
+    return {s: sorted(f) for s, f in out.items()}
+
+
 def open_pages(web: Path, fix: str | None = None):
     """A read-only DuckDB connection to a rendered web's pages: `pages.duckdb` (the `rejected`
     pages and the `archives` of earlier captures) with the views `pages` and `page_facts` over

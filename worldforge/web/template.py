@@ -277,10 +277,15 @@ class TemplateWriter:
         tpl = g.choose_h(opts, h)
         if subject == "it" or subject.startswith(("the ", "this ")):  # 'it's ownership' -> 'its ownership'; no 'the it'
             tpl = _unthe(tpl, subject)
+        label = self._label(t, f.predicate)
+        if f.value_type in ("int", "float") and g.is_one(f.value):  # '1 article', not 'has published 1 articles'
+            tpl = self.language.for_one(tpl)
+            if "{value} {label}" in tpl:  # 'X has 1 runway'
+                label = self.language.singular(label) or label
         if bare and "{bare}" in tpl:
-            return tpl.format(subject=subject, value=value, label=self._label(t, f.predicate),
+            return tpl.format(subject=subject, value=value, label=label,
                               bare=g.format_number(f.value, f.value_type, None, rounded=st["round"], lang=self.lang))
-        return tpl.format(subject=subject, value=value, label=self._label(t, f.predicate))
+        return tpl.format(subject=subject, value=value, label=label)
 
     def _described(self, eid: str, text: str, h: int) -> str:
         """An entity named with what it is and where ("the Heshalland club Athletic Valdel",
@@ -330,8 +335,10 @@ class TemplateWriter:
             if m.unit and value_type in ("int", "float") and self.language.unit_stems:
                 # 'employs {value}' with unit 'employees' would say 'employs 5 employees': the bare number there.
                 stem = m.unit.lower()[:6]
-                if len(stem) >= self.language.unit_stems:
-                    own = [p.replace("{value}", "{bare}") if stem[:-1] in p.lower().replace("{value}", "") else p for p in own]
+                if len(stem) >= self.language.unit_stems:  # (only where the phrasing names what is counted after the
+                    # number: 'has published {value} articles'; 'employs {value}.' keeps its unit, never 'employs 2,932.')
+                    own = [p.replace("{value}", "{bare}") if stem[:-1] in p.lower().replace("{value}", "")
+                           and re.search(r"\{value\} [^\W\d_]", p) else p for p in own]
                     bare = True
             if value_type == "date":
                 opts = tuple(p.rstrip(".。") for p in own) + tuple(self._date_variants(own))
@@ -341,6 +348,8 @@ class TemplateWriter:
                 generic = b["bool_attr"] if value_type == "bool" else b["attr"] if value_type in ("int", "float") else b["attr_text"]
                 if self._counted(m, value_type):  # never "the employees of X is 651 employees"
                     generic = b["attr_counted"]
+                elif value_type in ("int", "float") and not m.unit and self.language.plural(m.label):
+                    generic = b["attr_count_label"]  # 'X has 2 runways', never 'the runways of X are 2'
                 elif value_type != "bool" and self.language.plural(m.label):  # never "the colours of X is"
                     generic = b["attr_plural"]
                 mine = tuple(p.rstrip(".。") for p in own)
@@ -501,8 +510,12 @@ class TemplateWriter:
                 total, url = more[pred]
                 phrases = b["more_list"] if fs else tuple(x for x in b["more_list"] if "{shown}" not in x and "其余" not in x)
                 what = m.inverse_label.lower()
+                by_type = self.language.has_plurals and self.language.singular(m.inverse_label) is None  # not '8 discography'
+                if by_type:
+                    what = v.plural(src_t).lower()  # 'the full list of 8 albums'
                 if total == 1:  # one, on a list of its own: not "the full list of 1 publications"
-                    phrases, what = b["more_one"], self.language.singular(m.inverse_label) or what
+                    phrases = b["more_one"]
+                    what = self._noun(src_t).lower() if by_type else self.language.singular(m.inverse_label) or what
                 lines += [g.choose_h(phrases, hpred).format(count=f"{total:,}", shown=len(fs), url=url, what=what), ""]
             if hpred % 3 != 0:  # each link told from the other side, in sentences, then listed
                 clauses = [self._clause_h(src_t, f, st, crc32(("|in" + f.fact_id).encode(), hp), v.names[f.subject]) for f in fs]
@@ -518,7 +531,8 @@ class TemplateWriter:
             lines.append("")
         if page.layout.get("lists"):  # a part's lists of its entities, type by type
             lines += [f"## {self.w('lists')}", ""]
-            lines += [self.w("list_entry", title=title, url=url, count=f"{n:,}") for title, url, n in page.layout["lists"]]
+            lines += [self.w("list_entry_one" if n == 1 else "list_entry", title=title, url=url, count=f"{n:,}")
+                      for title, url, n in page.layout["lists"]]
             lines.append("")
         related = list(dict.fromkeys([f.value for f in outs] + [f.subject for f in ins]))[:5]
         if related:
@@ -676,12 +690,14 @@ class TemplateWriter:
         layout = 0 if home else pick(page.url + "/layout", 2)  # a database's record: key facts, then lists
         if layout == 0:
             lines += ([intro, ""] if intro else []) + ["## " + g.choose(b["overview"], key + "|ov"), ""]
+            cells: dict[str, list[str]] = {}  # a label once, its links side by side ('Clubs: A (2001–2005); B (since 2006)')
             for f in body:
                 m = v.meta[(t, f.predicate)]
                 cell = self._value(t, f, st, table=True) + (self._note(f, m) if m.relation else "")
                 if f.valid_from:
                     cell += self._when_tag(f, m, st["date"])
-                lines.append(self.w("field", label=m.label, cell=cell))
+                cells.setdefault(m.label, []).append(cell)
+            lines += [self.w("field", label=label, cell=self.language.semicolon.join(cs)) for label, cs in cells.items()]
             lines.append("")
         elif official:
             clauses = []

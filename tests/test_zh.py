@@ -539,6 +539,33 @@ def test_chinese_number_and_date_formats_round_trip():
         "missing c1/population", "missing c1/founded", "invented date 1946-01-07", "invented number 4.1e+06"]
 
 
+def test_chinese_prose_writes_amounts_in_wan_and_yi_and_reads_them_back():
+    """An amount in millions is written as Chinese prose writes it (issue 59: no '0.9百万美元'):
+    exact, in 万 or 亿 of the unit without its scale; a table keeps the column's 百万美元; the
+    reader, the page check and the grounding check read it back in the unit it is counted in."""
+    from worldforge.rollout.grounding import _Visible
+    from worldforge.rollout.reading import in_unit
+    from worldforge.web.grammar import format_number
+    from worldforge.web.text import Fact, FactSheetCheck
+
+    cases = {"185.6": "1.856亿美元", "0.9": "90万美元", "12.35": "1235万美元", "2345.7": "23.457亿美元", "0.005": "5,000美元"}
+    for value, prose in cases.items():
+        assert format_number(value, "float", "百万美元", lang="zh", prose=True) == prose
+        assert format_number(value, "float", "百万美元", lang="zh", prose=True, rounded=True) == prose  # news too: exact
+        assert format_number(value, "float", "百万美元", lang="zh").endswith("百万美元")  # a table's cell
+        assert in_unit(f"营业收入为{prose}", "百万美元") == f"{value.rstrip('0').rstrip('.') if '.' in value else value}百万美元"
+        assert in_unit(prose, "美元") == prose and in_unit(prose, None) == prose
+    assert format_number("185.6", "float", "million USD", prose=True) == "185.6 million USD"  # English as it is
+    assert in_unit("185.6百万美元", "百万美元") == "185.6百万美元"
+    rev = Fact("c1/revenue", "c1", "revenue", "185.6", "float", None, None)
+    check = FactSheetCheck([rev], {"c1": "利荣零售"})
+    assert check.problems("利荣零售的营业收入为1.856亿美元。") == []
+    assert check.problems("利荣零售的营业收入为1.9亿美元。") == ["missing c1/revenue", "invented number 1.9e+08"]
+    vis = _Visible()
+    vis.add("利荣零售的营业收入为1.856亿美元。")
+    assert vis.has_number(185.6) and not vis.has_number(190.0)
+
+
 def test_chinese_copies_slip_plausibly():
     import re
 

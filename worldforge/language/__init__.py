@@ -54,6 +54,8 @@ class Language:
         self.polish: tuple[str, ...] = tuple(data["polish"])  # the page writer's last pass, by name
         self.space = " " if self.spaced else ""  # between words, and between a number and its unit
         self.locale: str = data["locale"]  # a Faker locale of the language, as messages suggest it
+        # a unit with a scale in it, as prose writes such amounts: unit -> (factor, the unit without it)
+        self.scaled_units: dict[str, tuple[int, str]] = {u: (int(v["factor"]), v["unit"]) for u, v in (data.get("scaled_units") or {}).items()}
         self.units: dict[str, str | None] = data.get("units") or {}  # common units in this language (None: goes without saying)
         self.ordinal_suffixes: dict | None = data.get("ordinals")  # '12th': a suffix by the number's last digit
         c = data["checks"]
@@ -336,3 +338,20 @@ def written_in(text: str, default: str = BASE) -> Language:
         if lang.in_script(text):
             return lang
     return _load(default)
+
+
+@cache
+def scale_factors() -> tuple[int, ...]:
+    """Every language's factors of a unit with a scale in it (`Language.scaled_units`: 百万美元 is
+    10^6 美元): a figure written '1.856亿美元' is 185.6 in such a unit."""
+    return tuple(sorted({f for lang in map(_load, _codes()) for f, _ in lang.scaled_units.values()}))
+
+
+def scaled_unit(unit: str | None) -> tuple[int, str] | None:
+    """(factor, the unit without its scale) of a unit with a scale in it, in any language."""
+    if not unit:
+        return None
+    for lang in map(_load, _codes()):
+        if unit in lang.scaled_units:
+            return lang.scaled_units[unit]
+    return None

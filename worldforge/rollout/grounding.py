@@ -27,6 +27,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from ..language import scale_factors
 from ..tasks.scoring import WIDESEARCH, norm_column, parse_date, parse_table
 from .context import Sample, samples
 from .reading import _DATE_RE, _MONTH_NUM, _NUMBER_RE, MONTHS, URL_RE, plain_number
@@ -101,8 +102,9 @@ class _Visible:
             raw = self.parts[self._read]
             self._read += 1
             self._numbers.update(float(m.group(0).replace(",", "").replace("−", "-")) for m in _NUMBER_RE.finditer(raw))
-            self._numbers.update(float(m.group(1).replace(",", "").replace("−", "-")) * _SCALE[m.group(2)]
-                                 for m in _SCALED.finditer(raw))
+            for m in _SCALED.finditer(raw):  # as scaled, and in a unit that holds a scale ('1.856亿美元': 185.6 百万美元)
+                big = float(m.group(1).replace(",", "").replace("−", "-")) * _SCALE[m.group(2)]
+                self._numbers.update((big, *(big / f for f in scale_factors())))
             for m in _DATE_RE.finditer(raw):
                 g = m.groups()
                 try:

@@ -44,6 +44,7 @@ from .narrator import Event, Narrator
 from .reading import (
     Page,
     Span,
+    in_unit,
     is_news_url,
     note_parts,
     note_value,
@@ -507,7 +508,13 @@ class Research:
         """An attribute's cell on an entity's article (None when the page does not state it). A
         date or a figure (`figure`) a search result's snippet of that page states settles it
         without opening the page, and so does a snippet confirming the value a condition expects
-        (`expect`; a snippet never rules one out)."""
+        (`expect`; a snippet never rules one out). A figure prose writes with a scale is read in
+        the unit it is counted in (`in_unit`: '1.856亿美元' as 185.6 百万美元)."""
+        cell = self._attribute(url, label, name, figure, expect, unit, kind)
+        return in_unit(cell, unit) if isinstance(cell, str) and figure else cell
+
+    def _attribute(self, url: str | None, label: str, name: str, figure: bool, expect: str | None,
+                   unit: str | None, kind: str | None):
         key = ("attr", norm(label))
         self.from_snippet = False
         for where in (url, self.profile_of.get(url)):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from urllib.parse import urlsplit
 
-from ..language import Language, written_in
+from ..language import Language, scaled_unit, written_in
 from ..plumbing import URL_PATTERN
 from ..web.grammar import BANKS
 from . import perturb
@@ -87,6 +87,21 @@ def read_number(text: str, scaled: bool = False) -> float | None:
     if s is not None:
         v *= _SCALE[s.group(1)]
     return v
+
+
+def in_unit(cell: str, unit: str | None) -> str:
+    """A figure prose writes with a scale ('1.856亿美元', '90万美元') as the unit it is counted in
+    ('185.6百万美元'), where that unit holds the scale (`Language.scaled_units`); any other cell
+    as it is."""
+    scaled = scaled_unit(unit)
+    if scaled is None or not cell or unit in cell:
+        return cell
+    factor, base = scaled
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell)
+    if base not in text:
+        return cell
+    n = read_number(text, scaled=True)
+    return written_in(unit).with_unit(plain_number(n / factor), unit) if n is not None else cell
 
 
 def read_year(text: str) -> int | None:

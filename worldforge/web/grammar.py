@@ -70,13 +70,25 @@ def format_date(d: dt.date, style: str) -> str:
     return _STYLE_OF[style].date(d, style)
 
 
-def format_number(value: str, value_type: str, unit: str | None = None, rounded: bool = False, lang: str = BASE) -> str:
+def format_number(value: str, value_type: str, unit: str | None = None, rounded: bool = False, lang: str = BASE,
+                  prose: bool = False) -> str:
     """'12,345'; with `rounded`, values of a million or more as '1.23 million' (3 significant digits,
-    within the checker's 0.6 % tolerance); in Chinese, ten thousand or more as '2.81万', '1.2亿'."""
+    within the checker's 0.6 % tolerance); in Chinese, ten thousand or more as '2.81万', '1.2亿'.
+    In `prose`, a unit with a scale in it is written as the language writes amounts
+    (`Language.scaled_units`: Chinese '185.6百万美元' reads '1.856亿美元', '0.9百万美元' '90万美元')."""
+    language = get_language(lang)
     d = Decimal(value)
     if value_type == "float":
         d = d.normalize()
     s = None
+    if prose and unit in language.scaled_units:
+        factor, unit = language.scaled_units[unit]
+        d = (d * factor).normalize()
+        for scale, w in language.scales:  # exact (every digit the unit's figure has), by the largest scale it reaches
+            if abs(d) >= scale:
+                s = _trim(format((d / Decimal(scale)).normalize(), "f")) + w
+                break
+        rounded = False
     if rounded:  # by the language's scales, the largest first: '1.23 million', '2.81万'
         for scale, w in get_language(lang).scales:
             if abs(d) >= scale:
@@ -86,7 +98,6 @@ def format_number(value: str, value_type: str, unit: str | None = None, rounded:
                 break
     if s is None:
         s = format(d, ",f")
-    language = get_language(lang)
     if unit and d == 1 and unit == unit.lower():  # '1 publication', not '1 publications' (a unit like 'USD' is kept)
         unit = language.singular(unit) or unit
     return language.with_unit(s, unit)  # '37 km', '17,401美元'

@@ -129,7 +129,7 @@ class TemplateWriter:
             return self._date(f.value, st["table_date"] if table else st["date"])
         if vt in ("int", "float"):
             return g.format_number(f.value, vt, self.view.meta[(t, f.predicate)].unit, rounded=st["round"] and not table,
-                                   lang=self.lang)
+                                   lang=self.lang, prose=not table)
         if vt == "entity":
             return self._link(f.value) if link else self.view.names[f.value]
         if vt == "bool":

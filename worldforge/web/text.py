@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from ..language import get as get_language
+from ..language import scale_factors
 from ..plumbing import URL_PATTERN
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -213,9 +214,11 @@ class FactSheetCheck:
         for name, slip in lang.page_slips.items():  # a Chinese sentence takes Chinese units and particles
             out += [f"{name} {m.group(0)!r}" for m in slip.finditer(body)]
         dates, rest = _dates_in(body)
-        scaled = scaled_in(rest)
+        # a figure with a scale word, as written and as scaled, and in a unit that holds a scale
+        # ('1.856亿美元' is 185.6 百万美元: `Language.scaled_units`)
+        scaled = [(raw, big, *(big / f for f in scale_factors())) for raw, big in scaled_in(rest)]
         nums = numbers_in(rest)
-        stated = nums + [x for pair in scaled for x in pair]
+        stated = nums + [x for forms in scaled for x in forms]
         years = {d.year for d in dates} | {int(x) for x in nums if x.is_integer() and _YEAR_MIN <= x <= _YEAR_MAX}
         for f in self.facts:
             if not self._states(f, low, dates, stated, years):
@@ -229,9 +232,9 @@ class FactSheetCheck:
                 continue
             if not any(_near(x, t) for t in self.numbers):
                 out.append(f"invented number {x:g}")
-        for raw, big in scaled:
-            if not any(_near(raw, t) or _near(big, t) for t in self.numbers):
-                out.append(f"invented number {big:g}")
+        for forms in scaled:
+            if not any(_near(x, t) for x in forms for t in self.numbers):
+                out.append(f"invented number {forms[1]:g}")
         return out
 
     def _states(self, f: Fact, low: str, dates: set[dt.date], nums: list[float], years: set[int]) -> bool:

@@ -144,6 +144,21 @@ def test_chinese_names_are_chinese_unique_and_shaped(zh_tables):
         assert not any(w in name for w in others), (name, industry)
 
 
+def test_chinese_company_sites_read_as_their_brand_and_are_unique(zh_tables):
+    """A Chinese company's website is its brand in pinyin (利荣零售有限公司: www.lirong.example),
+    its trade after it where two brands read alike, then a number: one address each, never a
+    hash (issue 59: `co54530e73.example`)."""
+    from worldforge.world.sampling import pinyin_names
+
+    co = zh_tables.entities["company"]
+    hosts = co["website"].str.extract(r"^https://www\.([^/]+)\.example$")
+    assert hosts.null_count() == 0 and hosts.n_unique() == co.height
+    assert hosts.str.contains(r"^[a-z]+\d*$").all() and not hosts.str.contains(r"^co[0-9a-f]{8}$").any()
+    brands = pinyin_names(co["name"].str.slice(0, 2)).str.to_lowercase()
+    assert all(h.startswith(b) for h, b in zip(hosts, brands))
+    assert (hosts == brands).mean() > 0.5  # most brands are their own address
+
+
 def test_chinese_aliases_make_sense(zh_tables):
     al = pl.concat(zh_tables.aliases)
     ents = zh_tables.entities

@@ -57,6 +57,7 @@ from .sampling import (
     fitness_weights,
     has_cjk,
     pinyin_names,
+    register_sql_functions,
     row_bounds,
     sample_days,
     sample_numeric,
@@ -877,6 +878,7 @@ class _Generator:
         frame = self.out.entities[t].with_row_index("__row")
         con = duckdb.connect()
         try:
+            register_sql_functions(con)
             con.register("frame", frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
             try:
                 res = run_limited(con, lambda: con.sql(derived_query(attr, self.spec)).pl())

@@ -275,6 +275,22 @@ def has_cjk(text: str) -> bool:
     return any("\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" for ch in text)
 
 
+def register_sql_functions(con) -> None:
+    """The functions a pack's derived SQL may call beyond DuckDB's own, on `con`:
+    `latin(text)`, a text in lower-case Latin letters as an address writes it (Chinese in pinyin
+    without tones: 利荣 -> 'lirong'; other letters ASCII-folded, anything else dropped)."""
+    import pyarrow as pa
+
+    def latin(arr):
+        s = pl.Series(arr).cast(pl.String)
+        py = pinyin_names(s)
+        out = pl.select(pl.coalesce(py, s)).to_series().str.to_lowercase().str.normalize("NFKD") \
+            .str.replace_all(r"[^a-z0-9]", "")
+        return out.to_arrow().cast(pa.string())
+
+    con.create_function("latin", latin, ["VARCHAR"], "VARCHAR", type="arrow", side_effects=False)
+
+
 def pinyin_names(names: pl.Series, surname: bool = False, translate: dict[str, str] | None = None) -> pl.Series:
     """Chinese names transliterated into pinyin without tones, vectorised: each distinct
     character is looked up once, then every name is rebuilt from its characters. `surname`

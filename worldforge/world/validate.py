@@ -45,6 +45,7 @@ from .pack import (
     clip,
     constant_date,
 )
+from .sampling import register_sql_functions
 from .spec import (
     MAX_WORLD_DATE,
     MIN_WORLD_DATE,
@@ -1180,6 +1181,7 @@ def _sql_problems(world: ResolvedWorld) -> list[SpecProblem]:
 
     probs = []
     con = duckdb.connect()
+    register_sql_functions(con)
     try:
         for t, et in world.types.items():
             cols = ["__row BIGINT", "id VARCHAR", "name VARCHAR"] + [

@@ -304,7 +304,8 @@ def held_out_lines(tasks: list, splits: dict[str, str], trajectories: Iterable[d
                             day = dt.date.fromisoformat(v)
                         except ValueError:
                             day = None
-                        forms.update(lang.date(day, s) for s in lang.date_styles) if day else None
+                        if day is not None:
+                            forms.update(lang.date(day, s) for s in lang.date_styles)
                     pairs.update((key, v, f) for f in forms)
     if not pairs:
         return {"pairs": 0, "on_a_line": 0, "share": 0.0}

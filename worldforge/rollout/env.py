@@ -212,11 +212,23 @@ class Environment:
             return frozenset()
         if self._held_out is None:
             from ..web.store import held_out_facts, pages_stating
+            from ..world.store import open_world
 
-            path = self.engine.web.parent / "tasks" / "tasks.jsonl"
+            world = self.engine.web.parent
+            path = world / "tasks" / "tasks.jsonl"
             records = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()] if path.is_file() else []
             facts = [f for fs in held_out_facts(records).values() for f in fs]
-            self._held_out = frozenset(pages_stating(self.engine.web, facts, restated=True))
+            # and the facts that say the same of the same entity: a lookup of a link's target (an
+            # award edition's `winner` restates its `won_by` link; page_facts names it apart)
+            restate: dict[tuple[str, str], list[str]] = {}
+            if facts:
+                for t, et in open_world(world).world.types.items():
+                    for a, spec in et.attributes.items():
+                        if getattr(spec, "kind", None) == "lookup" and spec.attribute in ("id", "name"):
+                            restate.setdefault((t, spec.via), []).append(a)
+            facts += [f"{s}/{a}" for s, rel, *rest in (f.split("/") for f in facts) if rest
+                      for a in restate.get((s.rsplit("_", 1)[0], rel), ())]
+            self._held_out = frozenset(pages_stating(self.engine.web, facts))
         return self._held_out
 
     def episode(self, task: Task, sample: int = 0, max_turns: int | None = None, manage_context: bool = True) -> Episode:
@@ -537,6 +549,7 @@ class Episode:
 
     def __post_init__(self):
         self.key = f"{self.task.id}#{self.sample}"
+        self.hide = self.env.hidden_for(self.task)  # pages this episode's searches do not find (a training task's)
         self.language = self.task.record.get("language", "en")
         self.messages = [{"role": "system", "content": self.env.system_prompt},
                          {"role": "user", "content": self.task.query}]
@@ -680,7 +693,7 @@ class Episode:
                     text = "Error: final_answer needs an 'answer' string holding the markdown table."
                 else:
                     try:
-                        text, rec.perturbation = self.env.execute(self.key, n, name, args, self.env.hidden_for(self.task))
+                        text, rec.perturbation = self.env.execute(self.key, n, name, args, self.hide)
                     except SearchInputError as exc:
                         rec.error = "unknown-tool" if name not in TOOL_NAMES else "bad-input"
                         text = f"Error: {exc}"

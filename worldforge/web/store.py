@@ -28,10 +28,8 @@ def parquet_list(files: list[Path]) -> str:
     return "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
 
 
-def pages_stating(web: Path, fact_ids: list[str], restated: bool = False) -> set[str]:
-    """The pages (URLs) that state any of `fact_ids`, by the render's provenance (`page_facts`);
-    with `restated`, also those stating a fact that says the same of the same entity (a lookup:
-    an award edition's `winner` column restates its `won_by` link), read from the world's facts."""
+def pages_stating(web: Path, fact_ids: list[str]) -> set[str]:
+    """The pages (URLs) that state any of `fact_ids`, by the render's provenance (`page_facts`)."""
     import duckdb
 
     files = page_files(web, "facts")
@@ -40,12 +38,6 @@ def pages_stating(web: Path, fact_ids: list[str], restated: bool = False) -> set
     con = duckdb.connect()
     try:
         con.execute("CREATE TEMP TABLE wanted AS SELECT unnest(?::VARCHAR[]) AS fact_id", [sorted(set(fact_ids))])
-        db = Path(web).parent / "world.duckdb"
-        if restated and db.is_file():
-            con.execute("ATTACH '" + str(db).replace("'", "''") + "' AS w (READ_ONLY)")
-            con.execute("INSERT INTO wanted SELECT DISTINCT b.fact_id FROM w.facts a JOIN w.facts b ON b.subject = a.subject "
-                        "AND b.value = a.value AND b.value_type = 'entity' AND b.fact_id <> a.fact_id "
-                        "WHERE a.value_type = 'entity' AND a.fact_id IN (SELECT fact_id FROM wanted)")
         return {r[0] for r in con.execute(f"SELECT DISTINCT url FROM read_parquet({parquet_list(files)}) SEMI JOIN wanted "
                                           "USING (fact_id)").fetchall()}
     finally:

@@ -283,8 +283,9 @@ def _oracle_chunk(job: tuple[int, list, str], world_path: str, options_json: str
     """A Ray task: the oracle on one chunk, exactly as the in-process rollout runs it, in the
     environment the worker keeps for the rollout's later chunks (`cluster.worker_state`)."""
     _, chunk, path = job
-    index = Path(world_path) / "web" / "render.json"
-    key = ("rollout", world_path, index.stat().st_mtime_ns if index.exists() else 0, options_json, seed)
+    index, posed = Path(world_path) / "web" / "render.json", Path(world_path) / "tasks" / "tasks.jsonl"
+    # (the environment reads the tasks too: which pages a training episode's searches leave out)
+    key = ("rollout", world_path, *(f.stat().st_mtime_ns if f.exists() else 0 for f in (index, posed)), options_json, seed)
     opt = RolloutOptions.model_validate_json(options_json)
 
     def make() -> Environment:

@@ -633,8 +633,12 @@ class SearchEngine:
             visible = [c for c in cands if c[1] not in hide] if hide else cands
             if len(hits) < limit or limit >= MAX_TIE_FETCH or (len(visible) >= n and hits[-1][0] < visible[n - 1][0]):
                 total = full or 0
-                if hide and cands:  # every hit fetched: the visible ones counted; else the visible share of the count
-                    total = len(visible) if len(hits) < limit else max(len(visible), round(total * len(visible) / len(cands)))
+                if hide and cands:  # every hit fetched: the visible ones counted; else the count less the hidden
+                    # share of the whole tie groups fetched (the last group may be cut where the index's
+                    # build puts it: the estimate reads the same pages from any build)
+                    whole = [c for c in cands if c[0] > hits[-1][0]]
+                    total = len(visible) if len(hits) < limit else max(
+                        min(len(visible), n), round(total * sum(c[1] not in hide for c in whole) / len(whole)) if whole else total)
                 return visible[:n], total
             limit = min(MAX_TIE_FETCH, limit * 2)
 

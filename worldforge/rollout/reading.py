@@ -97,7 +97,7 @@ def in_unit(cell: str, unit: str | None) -> str:
     if scaled is None or not cell or unit in cell:
         return cell
     factor, base = scaled
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell)
+    text = _LINK_RE.sub(r"\1", cell)
     if base not in text:
         return cell
     n = read_number(text, scaled=True)

@@ -90,7 +90,7 @@ def format_number(value: str, value_type: str, unit: str | None = None, rounded:
                 break
         rounded = False
     if rounded:  # by the language's scales, the largest first: '1.23 million', '2.81万'
-        for scale, w in get_language(lang).scales:
+        for scale, w in language.scales:
             if abs(d) >= scale:
                 x = d / Decimal(scale)
                 digits = 2 if abs(x) < 10 else 1 if abs(x) < 100 else 0

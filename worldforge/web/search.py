@@ -616,7 +616,7 @@ class SearchEngine:
     def _top(self, parsed, n: int, count: bool = False, hide: frozenset[int] = frozenset()) -> tuple[list[tuple], int]:
         """The n best hits as `_candidates`, and the total hit count (when `count`); hits whose
         `rank` is in `hide` are left out (the ranking of the rest is unchanged, and the count is
-        the total less the hidden share of the hits fetched: "about"). tantivy breaks ties by
+        the total less the hidden share of the whole tie groups fetched: "about"). tantivy breaks ties by
         where a page sits in the index, which depends on how the index was built (threads,
         segments, merges): a tie group at the cut is fetched whole, then ties are broken by
         `rank`, so the same pages come back from any build of the same pages. A tie group is

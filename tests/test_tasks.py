@@ -661,7 +661,8 @@ def test_questions_ask_what_a_person_would(demo_tasks):
     """A column about an entity a row links to is its name, or what its pack lists in
     `linked_columns` ("country of birthplace", never "mayor of birthplace"); a ranked table's
     top N is at most 30 % of what it is ranked among (not "the 45 of 52 with the lowest
-    revenue"); no multi-hop sentence nests three "of" or clauses ("the calling code of the country of
+    revenue") and a size a person picks (3, 5, 10, 15, 20, 25, 30, 50, ...; never "the 39 largest",
+    issue 58); no multi-hop sentence nests three "of" or clauses ("the calling code of the country of
     the birthplace of X" reads as two sentences)."""
     from worldforge.tasks.build import column_pool
     from worldforge.tasks.schema import TaskSchema
@@ -682,6 +683,7 @@ def test_questions_ask_what_a_person_would(demo_tasks):
         assert checked >= 5  # the packs do list some
     mine = distribution(world / "tasks", recs)
     assert mine["top_share"]["max"] <= 0.3 and mine["multihop_three_of"] == 0.0
+    assert mine["top_n_tables"] >= 10 and mine["top_n_off_round"] == 0, mine
     assert not any(re.search(r"\bmayor of (birthplace|headquarters|based in)\b", c) for r in _tables(recs) for c in r["columns"])
     split = [r["query"] for r in recs if r["kind"] == "multihop" and re.search(r"\b(Start from|Take|Begin with|Think of) ", r["query"])]
     assert all(re.search(r"\bthat (\w+ ?){1,3}\b", q) for q in split)

@@ -19,12 +19,10 @@ from pathlib import Path
 from ..language import get as get_language
 from .banks import question_bank
 from .multihop import nested_of
+from .table import ROUND_TOP
 from .scoring import GOLD_DIR, TASKS_FILE, norm_column, read_gold_csv
 
 BUCKETS = ("<10", "10-19", "20-49", "50-99", ">=100")
-# The sizes of a "top N" a person asks for ("the 10 largest", "前20个"; never "the 39 largest"): what the
-# report counts ranked tables against (issue 58).
-ROUND_TOP = (3, 5, 10, 15, 20, 25, 30, 50, 100, 200, 500, 1000)
 
 
 def reference() -> dict:

@@ -41,6 +41,8 @@ BUCKETS = ((1, 9, "<10"), (10, 19, "10-19"), (20, 49, "20-49"), (50, 99, "50-99"
 
 
 TOP_SHARE = 0.3  # a ranked table's rows are at most this share of the entities they are ranked among
+# The sizes of a "top N" a person asks for ("the 10 largest", "前20个"; never "the 39 largest", issue 58).
+ROUND_TOP = (3, 5, 10, 15, 20, 25, 30, 50, 100, 200, 500, 1000)
 
 
 def bucket_of(n: int) -> str:
@@ -510,14 +512,15 @@ class TableSampler:
         order = np.lexsort((cand, -vals[cand] if desc else vals[cand]))
         ranked = cand[order]
         v = vals[ranked]
-        # a "top N" is a small part of what it is drawn from (not "the 45 of 52 with the lowest revenue")
-        n = min(want, int(len(cand) * TOP_SHARE))
-        if n < 4:
+        # a "top N" is a small part of what it is drawn from (not "the 45 of 52 with the lowest revenue"), a
+        # size a person asks for (the largest round size within reach), and set apart from the rest: no tie
+        # across the cut (ties inside share a rank)
+        reach = min(want, int(len(cand) * TOP_SHARE))
+        sizes = [k for k in reversed(ROUND_TOP) if max(3, reach / 2) <= k <= reach]
+        if not sizes:
             return "top-n-too-large"
-        # the first n must be set apart from the rest (no tie across the cut); ties inside share a rank
-        while n < len(v) and n >= max(4, int(want * 0.7)) and v[n - 1] == v[n]:
-            n -= 1
-        if n < len(v) and v[n - 1] == v[n] or n < 4:
+        n = next((k for k in sizes if k >= len(v) or v[k - 1] != v[k]), None)
+        if n is None:
             return "ties"
         return Candidate("ranked", t, split, Rows(t, ranked[:n]), atoms, "A" if "A" in atoms else "", rank_attr=attr,
                          rank_desc=desc, scope_count=len(cand), scope_codes=cand)

@@ -325,6 +325,24 @@ def test_audit_cli_tables_json_and_thresholds(tmp_path, life):
     assert r.exit_code == 1 and "moved_to.valid_from" in r.output and "founded" in r.output
 
 
+def test_audit_threshold_that_judges_no_row_is_refused(tmp_path, life):
+    """A threshold whose `match` names no row (a typo, a renamed relation) would hold whatever the
+    world does: `audit` refuses it (exit 2), naming the pack, the threshold and the rows its
+    section does have; with the match mended it holds again (issue 60)."""
+    import yaml
+
+    pack = yaml.safe_load(LIFE)
+    pack["audit"].append({"section": "names", "match": "being.name.frist given gender", "metric": "share", "min": 1.0})
+    info = plan_world(load_world(life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))), tmp_path / "b")
+    report = audit_world(info.path)
+    assert [u["match"] for u in report.unmatched] == ["being.name.frist given gender"] and report.broken == []
+    r = runner.invoke(app, ["audit", str(info.path)])
+    assert r.exit_code == 2 and "judge no row" in r.output and "being.name.frist given gender" in r.output
+    assert "thresholds hold" not in r.output
+    subjects = report.unmatched[0]["subjects"]
+    assert subjects and all(x in r.output for x in subjects[:3])  # the rows it could have named
+
+
 def test_audit_finds_implausible_worlds_without_declarations(tmp_path):
     """Generic: anniversaries and part/whole overflows are found in a pack that declares none
     of the new features (the old way of writing bounds)."""
@@ -613,6 +631,32 @@ def test_a_category_exists_only_in_its_years(tmp_path):
         assert result.exit_code != 0 and "types.firm.attributes.sector" in result.output, result.output
         assert words in " ".join(result.output.split()), result.output
         assert not any(w in result.output for w in ("function-after", "dict[", "valid list", "valid number")), result.output
+
+
+def test_chinese_given_names_follow_a_persons_gender(tmp_path):
+    """A name written without spaces (王芳) is judged by its characters: given-name characters
+    chosen by gender (`given` with `cases`) agree with it on every row, and a woman renamed with a
+    character only men's names take is caught by the invariant and by the audit's names row."""
+    pack = yaml.safe_load(LIFE)
+    being = pack["types"]["being"]
+    being["name"] = {"template": "{s}{g1}{g2}", "parts": {
+        "s": {"choices": list("王李张刘陈杨赵黄周吴徐孙胡朱高林何郭马罗")},
+        "g1": {"given": "gender", "cases": {"female": ["芳", "娜", "静", "丽", "华", "文"], "male": ["伟", "强", "磊", "军", "华", "文"]}},
+        "g2": {"given": "gender", "cases": {"female": ["艳", "娟", "秀", "霞", "平", "然"], "male": ["勇", "杰", "涛", "超", "平", "然"]}}}}
+    being["attributes"]["gender"] = {"kind": "categorical", "values": {"female": 1, "male": 1}, "hidden": True}
+    spec = life_spec(tmp_path, counts={"town": 8, "firm": 60, "being": 240}, pack=yaml.safe_dump(pack, sort_keys=False))
+    info = plan_world(load_world(spec), tmp_path / "build")
+    male_only, female_only = set("伟强磊军勇杰涛超"), set("芳娜静丽艳娟秀霞")
+    rows = q(info, "SELECT name, gender FROM being")
+    assert {g for _, g in rows} == {"female", "male"}
+    assert not [n for n, g in rows if set(n[1:]) & (male_only if g == "female" else female_only)]
+    assert check_world(tmp_path / "build" / "life")[1] == []
+    assert {r["subject"]: r["share"] for r in audit_world(info.path).sections["names"]}["being.name.g1 given gender"] == 1.0
+    with duckdb.connect(str(tmp_path / "build" / "life" / "world.duckdb")) as con:
+        who, name = con.execute("SELECT id, name FROM being WHERE gender = 'female' ORDER BY id LIMIT 1").fetchone()
+        con.execute("UPDATE being SET name = ? WHERE id = ?", [name[0] + "伟" + name[2:], who])
+    assert "being.name.g1.given" in [v.name for v in check_world(tmp_path / "build" / "life")[1]]
+    assert {r["subject"]: r["share"] for r in audit_world(info.path).sections["names"]}["being.name.g1 given gender"] < 1.0
 
 
 def test_first_names_follow_a_persons_gender(tmp_path):

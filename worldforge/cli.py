@@ -302,7 +302,8 @@ def audit(
     """A plausibility report: ages at each kind of event, events on anniversaries, lifespans,
     part/whole ratios, derived values against their relations, covered links, names and
     categories against the attributes that pick them, concurrent roles, degrees, links within
-    one group and figures drawn per unit of another. Exit 1 when a threshold a pack declares is broken."""
+    one group and figures drawn per unit of another. Exit 1 when a threshold a pack declares is broken,
+    2 when one judges no row (its `match` names nothing the report measures)."""
     import json
 
     from .world.audit import SECTIONS, audit_world
@@ -326,6 +327,16 @@ def audit(
             for r in shown:
                 t.add_row(*[_audit_cell(k, r.get(k)) for k, _ in cols])
             console.print(t)
+    if report.unmatched:
+        err_console.print(f"[bold red]error:[/] {len(report.unmatched)} audit threshold(s) judge no row (a threshold that "
+                          "matches nothing would hold whatever the world does):", soft_wrap=True)
+        for u in report.unmatched:
+            have = ", ".join(f"'{x}'" for x in u["subjects"][:12]) + (" ..." if len(u["subjects"]) > 12 else "")
+            err_console.print(f"  [red]-[/] pack {escape(u['pack'])}: {u['section']} {u['metric']} with match "
+                              f"'{escape(u['match'])}': the section's rows of this pack are "
+                              f"{escape(have) if have else 'none (the section measures nothing of this pack)'}; "
+                              "fix `match` in the pack's `audit:` or remove the threshold", soft_wrap=True)
+        raise typer.Exit(2)
     if report.broken:
         err_console.print(f"[bold red]{len(report.broken)} audit threshold(s) broken:[/]")
         for b in report.broken:

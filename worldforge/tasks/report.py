@@ -19,8 +19,8 @@ from pathlib import Path
 from ..language import get as get_language
 from .banks import question_bank
 from .multihop import nested_of
-from .table import ROUND_TOP
 from .scoring import GOLD_DIR, TASKS_FILE, norm_column, read_gold_csv
+from .table import ROUND_TOP
 
 BUCKETS = ("<10", "10-19", "20-49", "50-99", ">=100")
 

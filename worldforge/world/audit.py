@@ -53,10 +53,11 @@ class AuditReport:
     thresholds: list[dict] = field(default_factory=list)
     broken: list[dict] = field(default_factory=list)
     scopes: dict[str, frozenset[str]] = field(default_factory=dict)  # per pack: its types and relations
+    unmatched: list[dict] = field(default_factory=list)  # thresholds that judge no row (see `unmatched`)
 
     def as_dict(self) -> dict:
         return {"world": self.world, "as_of": self.as_of, "sections": self.sections,
-                "thresholds": self.thresholds, "broken": self.broken}
+                "thresholds": self.thresholds, "broken": self.broken, "unmatched": self.unmatched}
 
     def rows(self, section: str, match: str = "*") -> list[dict]:
         return [r for r in self.sections.get(section, []) if fnmatch.fnmatchcase(r["subject"], match)]
@@ -512,6 +513,26 @@ def pack_scopes(world: ResolvedWorld) -> dict[str, frozenset[str]]:
 _WORD = re.compile(r"\w+")
 
 
+def _in_scope(report: AuditReport, th: dict, rows: list[dict]) -> list[dict]:
+    scope = report.scopes.get(th["pack"])
+    return [r for r in rows if scope is None or not scope.isdisjoint(_WORD.findall(r["subject"]))]
+
+
+def unmatched(report: AuditReport) -> list[dict]:
+    """The declared thresholds whose `match` names no row of their section about their pack's
+    types and relations: a threshold that judges nothing holds whatever the world does (a typo in
+    `match`, a renamed relation), so it is an error, not a pass. Each entry carries the subjects the
+    section does have for that pack (what `match` may name)."""
+    out = []
+    for th in report.thresholds:
+        if _in_scope(report, th, report.rows(th["section"], th.get("match", "*"))):
+            continue
+        subjects = [r["subject"] for r in _in_scope(report, th, report.rows(th["section"]))]
+        out.append({"pack": th["pack"], "section": th["section"], "metric": th["metric"], "match": th.get("match", "*"),
+                    "subjects": subjects})
+    return out
+
+
 def judge(report: AuditReport) -> list[dict]:
     """The declared thresholds the report breaks: one entry per (threshold, row). A pack's
     threshold judges only the rows about its own types and relations: another pack's rows are
@@ -519,10 +540,7 @@ def judge(report: AuditReport) -> list[dict]:
     broken = []
     for th in report.thresholds:
         min_n = th.get("min_n", DEFAULT_MIN_N.get(th["section"], 1))
-        scope = report.scopes.get(th["pack"])
-        for row in report.rows(th["section"], th.get("match", "*")):
-            if scope is not None and scope.isdisjoint(_WORD.findall(row["subject"])):
-                continue
+        for row in _in_scope(report, th, report.rows(th["section"], th.get("match", "*"))):
             v = row.get(th["metric"])
             if v is None or row.get("n", min_n) < min_n:
                 continue
@@ -542,6 +560,7 @@ def audit_connection(con, world: ResolvedWorld, sections: tuple[str, ...] = SECT
     report.thresholds = declared_thresholds(world)
     report.scopes = pack_scopes(world)
     report.broken = judge(report)
+    report.unmatched = unmatched(report)
     return report
 
 

@@ -8,6 +8,7 @@ marks a world complete."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -571,7 +572,15 @@ def _alternation(words) -> str:
 
 
 def _word_regex(words) -> str:
+    """A pattern matching any of `words` as a whole word; words of a script written without spaces
+    (a Chinese given name's characters: 王芳) match wherever they stand."""
+    words = list(words)
+    if words and all(_UNSPACED.fullmatch(w) for w in words):
+        return "'(" + _alternation(words) + ")'"
     return "'(^|[^[:alnum:]])(" + _alternation(words) + ")($|[^[:alnum:]])'"
+
+
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
 def given_case_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:

@@ -439,3 +439,26 @@ def test_widesearch_folders_load_in_both_layouts_and_score_as_widesearch(shipped
     assert tasks >= 250 and kinds["gold"] == tasks
     need = ["key_alias", "date_hao", "number_wan", "list_reordered"] + (["row_repeated_key_case"] if latin else [])
     assert min(kinds.get(k, 0) for k in need) > 0, kinds  # (Chinese names have no capitals to repeat a key in)
+
+
+def test_a_datasets_fingerprint_follows_the_packs_content_not_their_file_names(shipped, tmp_path):
+    """The culinary world run again from a spec whose pack file has another name (same bytes):
+    every stage is reused (the plan's inputs are the packs' content by pack name) and the export is
+    the same dataset, fingerprint and card included (issue 60: the card named the file)."""
+    import shutil
+
+    from worldforge.run import run_pipeline
+
+    world, dataset, _ = shipped["culinary"]
+    build = tmp_path / "build"
+    shutil.copytree(world, build / world.name)
+    packs = REPO / "tests" / "packs"
+    (tmp_path / "kitchen.yaml").write_bytes((packs / "culinary.yaml").read_bytes())
+    spec = (packs / "culinary_world.yaml").read_text().replace("culinary.yaml]", "kitchen.yaml]")
+    assert "kitchen.yaml" in spec
+    (tmp_path / "w.yaml").write_text(spec)
+    r = run_pipeline(tmp_path / "w.yaml", build, tmp_path / "exports")
+    assert [d.stage for d in r.decisions if d.action != "skip" and d.stage != "export"] == [], r.decisions
+    old, new = (json.loads((d / "manifest.json").read_text()) for d in (dataset, r.dataset))
+    assert new["fingerprint"] == old["fingerprint"] and new["packs"] == old["packs"]
+    assert (r.dataset / "README.md").read_bytes() == (dataset / "README.md").read_bytes()

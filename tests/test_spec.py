@@ -180,7 +180,8 @@ def test_unsatisfiable_counts(tmp_path):
 
 def test_name_capacity_is_checked_at_validate(tmp_path):
     """A grammar too small for its count, and names that share a related entity's name, fail
-    `validate` (a world once passed it, then failed `plan` on "could not make 617 unique names")."""
+    `validate` (a world once passed it, then failed `plan` on "could not make 617 unique names"),
+    saying how many names the count needs."""
     pack = write_pack(tmp_path, "tiny", {"types": {"thing": {"name": {"template": "{a}", "parts": {"a": {"choices": ["x", "y", "z"]}}}}}})
     spec = {"name": "x", "seed": 1, "as_of": "2025-06-30", "time_span": {"start": "1900-01-01"},
             "packs": [str(pack)], "counts": {"thing": 100}}
@@ -188,6 +189,7 @@ def test_name_capacity_is_checked_at_validate(tmp_path):
     p.write_text(yaml.safe_dump(spec))
     (prob,) = problems(p)
     assert prob.path == "types.thing.name" and "needs about 100 unique names" in prob.message and "at most 3" in prob.message
+    assert "needs at least 143" in prob.message  # why the count is not enough: names are drawn until unique (issue 60)
     # a faker provider with few distinct values in the locale (its pool is measured, not its size)
     (prob,) = problems(tiny_spec(tmp_path, {"types": {"thing": {"name": _name(faker="city_suffix")}}}, {"thing": 200}))
     assert "needs about 200 unique names" in prob.message, prob
@@ -199,6 +201,7 @@ def test_name_capacity_is_checked_at_validate(tmp_path):
                                                                                                     "Road", "Lane", "Square", "Gate", "Cross"]}}}}}}
     (prob,) = problems(tiny_spec(tmp_path, body, {"town": 30}))
     assert prob.path == "types.stop.name" and "up to 8 stop entities share one town's name" in prob.message, prob
+    assert "at most 9 names for each" in prob.message and "needs at least 12" in prob.message, prob  # not "8 ... at most 9"
     body["types"]["stop"]["name"]["parts"]["kind"]["choices"] = ["Halt", "Stop", "Station", "Junction", "Road", "Lane",
                                                                  "Square", "Gate", "Cross", "Park", "Bridge", "Market"]
     load_world(tiny_spec(tmp_path, body, {"town": 30}))

@@ -684,6 +684,8 @@ def test_questions_ask_what_a_person_would(demo_tasks):
     mine = distribution(world / "tasks", recs)
     assert mine["top_share"]["max"] <= 0.3 and mine["multihop_three_of"] == 0.0
     assert mine["top_n_tables"] >= 10 and mine["top_n_off_round"] == 0, mine
+    # a plural noun is ranked by the most or fewest ("the most employees", never "the highest employees")
+    assert not [r["query"] for r in recs if re.search(r"\bthe (highest|lowest) [a-z]+s\b(?! of)", r["query"])]
     assert not any(re.search(r"\bmayor of (birthplace|headquarters|based in)\b", c) for r in _tables(recs) for c in r["columns"])
     split = [r["query"] for r in recs if r["kind"] == "multihop" and re.search(r"\b(Start from|Take|Begin with|Think of) ", r["query"])]
     assert all(re.search(r"\bthat (\w+ ?){1,3}\b", q) for q in split)

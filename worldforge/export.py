@@ -451,7 +451,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     stats["training"] = {"lengths": lengths, "settings": trainer}
     files = {str(p.relative_to(partial)): p for p in sorted(partial.rglob("*")) if p.is_file()}
     hashes = {k: {"sha256": sha256_file(p), "bytes": p.stat().st_size} for k, p in files.items()}
-    card = dataset_card(world, opt, spec, rows, stats, rollout)
+    card = dataset_card(world, opt, spec, rows, stats, rollout, packs=list(pack_yaml))
     (partial / "README.md").write_text(card)
     hashes["README.md"] = {"sha256": hashlib.sha256(card.encode()).hexdigest(), "bytes": len(card.encode())}
     fingerprint = hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()[:16]
@@ -592,7 +592,7 @@ def _size_category(n: int) -> str:
     return "1M<n<10M"
 
 
-def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, rollout: dict) -> str:
+def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, rollout: dict, packs: list[str] | None = None) -> str:
     """README.md: YAML front matter for the Hub, then the card with real statistics."""
     import yaml
 
@@ -615,7 +615,7 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
              f"fictional world ({spec.description or world}). Every entity, page and search result is invented; gold answers "
              "come from the world's database, never from pages. Tasks follow WideSearch: find every entity that satisfies "
              "the conditions and fill a table, or answer a multi-hop question as a one-row table.", "",
-             f"World: `{world}`, seed {spec.seed}, as of {spec.as_of}, packs {', '.join(spec.packs)}. "
+             f"World: `{world}`, seed {spec.seed}, as of {spec.as_of}, packs {', '.join(packs if packs is not None else spec.packs)}. "
              f"Trajectories by the `{rollout['policy']}` policy.", "",
              "## Splits", "", "| split | tasks | table | multi-hop | gold rows | gold cells | trajectories | SFT samples |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]

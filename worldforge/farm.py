@@ -374,7 +374,7 @@ def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: l
         ws[s] += keep
         man = read_json(Path(b["dataset"]) / "manifest.json", f"run the farm again with --force ({b['dataset']})")
         worlds.append({"name": plan.name, "split": s, "seed": spec.seed, "locale": spec.locale, "language": spec.language,
-                       "packs": list(spec.packs),
+                       "packs": list(info.world.packs),  # by name: where a pack file lies is no part of the data
                        "entities": sum(info.manifest["counts"].values()), "facts": info.manifest["facts"],
                        "tasks": len(tasks), "kept": len(keep), "dropped": dict(sorted(w_drop.items())),
                        "region_split": any(t.record.get("split", "train") != "train" for t in tasks),

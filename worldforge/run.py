@@ -72,6 +72,7 @@ def stage_inputs(world: ResolvedWorld) -> dict[str, dict]:
     for the plan, each later stage's own options."""
     spec = world.spec.model_dump(mode="json")
     stages = spec.pop("stages")
+    spec["packs"] = list(world.packs)  # by name, in order: where a pack file lies is no input (its content is)
     plan = {"spec": spec} | {f"pack {k}": sha256_file(Path(f)) for k, f in sorted(world.pack_files.items())}
     return {"plan": plan, "render": {"stages.render": stages["render"]}, "tasks": {"stages.tasks": stages["tasks"]},
             "rollout": {"stages.rollout": stages["rollout"]}}

@@ -20,6 +20,7 @@ from collections import Counter
 import numpy as np
 
 from ..language import BASE
+from ..language import get as get_language
 from ..plumbing import stable_hash
 from ..world.pack import CountAttr
 from ..world.parts import part_phrase
@@ -130,12 +131,14 @@ class Wording:
         have = "both" if cond and scope else "cond" if cond else "scope" if scope else "none"
         return self.order["rows"][shape][have].format(plural=plural, cond=cond, scope=scope)
 
-    def extreme(self, t: str, a: str, desc: bool) -> str:
-        """The word for the top of a ranking: 'highest'; 最多 for head counts, 最大 for areas."""
+    def extreme(self, t: str, a: str, desc: bool, noun: str = "") -> str:
+        """The word for the top of a ranking: 'highest'; 'most' of a plural noun ("the most
+        employees", never "the highest employees"); 最多 for head counts, 最大 for areas."""
         unit = self.s.unit(t, a)
         ex = self.order["extremes"]
-        kind = ("area" if unit in AREAS else "count" if unit in COUNTED or isinstance(self.s.types[t].attributes.get(a), CountAttr)
-                else "other")
+        plural = get_language(self.language).plural
+        kind = ("plural" if any(plural(w) for w in noun.split()) else "area" if unit in AREAS
+                else "count" if unit in COUNTED or isinstance(self.s.types[t].attributes.get(a), CountAttr) else "other")
         return ex[kind][0 if desc else 1]
 
     # ------------------------------------------------------------------ columns
@@ -234,7 +237,7 @@ class Wording:
             return q, list(texts.values()), values, o["query"].format(plural=plural, a=texts.get("A") or scope).strip()
         if c.shape == "ranked":
             noun = s.attr_noun(t, c.rank_attr)
-            word = o["rank_word"].format(extreme=self.extreme(t, c.rank_attr, c.rank_desc), noun=noun)
+            word = o["rank_word"].format(extreme=self.extreme(t, c.rank_attr, c.rank_desc, noun), noun=noun)
             n = len(task.gold_rows)
             what = o["ranked"].format(n=n, rows=self.rows("ranked", cond, scope, plural), word=word, noun=noun,
                                       plural=plural, order=o["rank_order"][0 if c.rank_desc else 1])

@@ -604,8 +604,13 @@ class Pages:
 
     def audit(self) -> str:
         rep = self.d.audit()
-        parts = ["<h1>Audit</h1>", f"<p class={'bad' if rep.broken else 'good'}>{len(rep.thresholds)} thresholds declared by the "
-                                   f"packs; {len(rep.broken)} broken.</p>"]
+        bad = rep.broken or rep.unmatched
+        parts = ["<h1>Audit</h1>", f"<p class={'bad' if bad else 'good'}>{len(rep.thresholds)} thresholds declared by the "
+                                   f"packs; {len(rep.broken)} broken; {len(rep.unmatched)} judge no row.</p>"]
+        if rep.unmatched:
+            parts.append("<ul>" + "".join(
+                f"<li>pack {escape(u['pack'])}: {escape(u['section'])} {escape(u['metric'])} with match {escape(u['match'])} "
+                f"judges no row</li>" for u in rep.unmatched) + "</ul>")
         if rep.broken:
             parts.append("<ul>" + "".join(
                 f"<li>{escape(b['section'])}: {escape(b['subject'])}: {escape(b['metric'])} = {escape(b['value'])}</li>" for b in rep.broken) + "</ul>")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import math
 import re
 import string
 from pathlib import Path
@@ -70,6 +71,7 @@ MAX_YAML_DEPTH = 64  # nesting of mappings and lists
 MAX_ENTITIES = 20_000_000  # entities a world may plan (at the top of every count range)
 MAX_LINKS = 100_000_000  # relation links a world may plan (at the top of every count range)
 COMPILE_TIME_LIMIT = 10.0  # seconds to compile one SQL expression or query at validation
+_FILL = 0.7  # the share of a name grammar's names the planner can use: it draws at random until names are unique
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -948,20 +950,24 @@ def _name_capacity_problems(world: ResolvedWorld) -> list[SpecProblem]:
                     per_group += whole
         except (KeyError, ValueError, TypeError):  # a broken part is reported on its own
             continue
-        if 10 * n > 7 * total:
+        if n > _FILL * total:
             out.append(SpecProblem(world.pack_files[world.pack_of_type(t)], path, "",
                                    f"type '{t}' needs about {n:,.0f} unique names but its name grammar{' in ' + lang if lang != BASE else ''} "
-                                   f"makes at most {total:,.0f}; add parts, choices or syllables to it, or lower the count"))
+                                   f"makes at most {total:,.0f}: names are drawn at random until they are unique, so a grammar "
+                                   f"serves at most {_FILL:.0%} of what it can make and this one needs at least "
+                                   f"{math.ceil(n / _FILL):,}; add parts, choices or syllables to it, or lower the count"))
             continue
         if via_rel is not None:
             rs = world.relations[via_rel]
             par = et.parent
             group = par.count.max if par is not None and par.relation == via_rel else n / max(1.0, counts.get(rs.target, (0, 1.0, 0))[1])
-            if 10 * group > 7 * per_group:
+            if group > _FILL * per_group:
                 out.append(SpecProblem(world.pack_files[world.pack_of_type(t)], path, "",
                                        f"up to {group:,.0f} {t} entities share one {rs.target}'s name through '{via_rel}', and the "
-                                       f"template(s) with it make at most {per_group:,.0f} names for each; add choices to its other "
-                                       f"parts, or a template without the {rs.target}'s name"))
+                                       f"template(s) with it make at most {per_group:,.0f} names for each: names are drawn at random "
+                                       f"until they are unique, so a group can use at most {_FILL:.0%} of them and needs at least "
+                                       f"{math.ceil(group / _FILL):,}; add choices to its other parts, or a template without the "
+                                       f"{rs.target}'s name"))
     return out
 
 

@@ -8,6 +8,8 @@
 - questions that say what to write for a missing value (only where a gold cell is empty);
 - ranked tables whose top N is no number a person picks ("the 39 largest"; target 0);
 - Chinese questions framed as a machine category ("…事件"; target 0);
+- table tasks stating a domain rule that changes their gold (only living people or those still in
+  existence, only current or only ended tenures; target at least 20 %);
 - questions the question check refuses (a garbled label, a gloss naming another type).
 
 A world folder is one `worldforge run` built (its `tasks/tasks.jsonl`).
@@ -43,6 +45,7 @@ def measure(world: Path) -> dict:
             "hints": sum(bool(HINTS.search(r["query"])) for r in records),
             "missing note": dist["missing_value_note"],
             "top N off": f"{dist.get('top_n_off_round', 0)}/{dist.get('top_n_tables', 0)}",
+            "rules": f"{100 * dist['domain_rule_share']:.0f} %",
             "zh 事件": sum(bool(MACHINE.search(r["query"])) for r in zh) if zh else "-",
             "refused": refused}
 

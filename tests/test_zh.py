@@ -579,6 +579,20 @@ def test_chinese_prose_writes_amounts_in_wan_and_yi_and_reads_them_back():
     vis = _Visible()
     vis.add("利荣零售的营业收入为1.856亿美元。")
     assert vis.has_number(185.6) and not vis.has_number(190.0)
+    # a profile's prose states an amount of four digits in 万: a figure, not a year (the oracle read
+    # none and marked the cell unknown)
+    from worldforge.rollout.reading import prose_value
+
+    text = "凤泰大学为公立院校；该大学的捐赠基金登记为5660万美元。凤泰大学于1872年3月29日建校。"
+    got = prose_value(text, "捐赠基金", "number", set(), "百万美元")
+    assert got == "5660万美元" and in_unit(got, "百万美元") == "56.6百万美元"
+    assert prose_value("凤泰大学于1872年建校。", "建校", "number", set(), None) is None  # a year stays a year
+    # a label is found without the tail prose leaves out, and by the other words the language has
+    # for it (`same_as`): 去世日期 in '该人物逝世于1996年5月8日'
+    bio = "刘亮俊的出生日期是1934年12月5日。该人物逝世于1996年5月8日，刘亮俊的国籍登记为多兰。"
+    assert prose_value(bio, "去世日期", "date", set(), None) == "1996年5月8日"
+    assert prose_value(bio, "出生日期", "date", set(), None) == "1934年12月5日"
+    assert prose_value("刘亮俊出生于长青市。", "去世日期", "date", set(), None) is None
 
 
 def test_chinese_copies_slip_plausibly():

@@ -81,6 +81,8 @@ class Language:
         self.value_window: int = int(r["value_window"])
         self.fragment_rest: int = int(r["fragment_rest"])
         self.snippet_chars: int = int(r["snippet_chars"])
+        self.same_as: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in (r["same_as"] or {}).items()}  # a label word's others
+        self.label_tails: tuple[str, ...] = tuple(r["label_tails"] or ())  # label endings prose leaves out
         self.sentences = re.compile(r["sentences"])
         self.connectives: tuple[str, ...] = tuple(data["connectives"])
         self._script = SCRIPTS[self.script]

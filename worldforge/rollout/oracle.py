@@ -639,8 +639,10 @@ class Research:
         if not path:
             cell = c.listed.get(header_for(c.listed, cond.get("label", "")))
             where, source = c.source, "list"
-            if cell is not None and cond.get("negated") and self._match(cond, cell):
-                cell = None  # a list's value would exclude the row: confirm it on the row's own page first
+            listed = None
+            if cell is not None and cond.get("negated") and self._match(cond, cell) and not cond.get("rule"):
+                listed, cell = cell, None  # a list's value would exclude the row: confirm it on the row's own page first
+                # (not for the question's rule: a list's date of death or closure settles that one is out)
             if cell is not None and cond["letter"] not in self.listing_said:
                 self.listing_said.add(cond["letter"])
                 self.note("from_listing", col=self.lang.mid(cond.get("label", "")))
@@ -652,6 +654,8 @@ class Research:
                     return NEED, None
                 where = self.voice.snippet_where() if self.from_snippet else self.voice.own_page()
                 source = "snippet" if self.from_snippet else "own"
+                if cell is None and listed is not None:  # its own pages do not say: the list's value stands
+                    cell, where, source = listed, c.source, "list"
             return self._match(cond, cell), (cell, where, source)
         ents = [(c.name, c.url)]
         for i, hop in enumerate(path):
@@ -678,9 +682,9 @@ class Research:
         need = False
         seen_vals = []
         self.why = ("hop", cond["text"])
-        for name, url in ents:
-            cell = self.attribute(url, cond["label"], name, figure=cond["test"] != "eq", unit=cond.get("unit"),
-                                  kind=_cond_kind(cond))
+        for name, url in ents:  # (the value an equality expects is one prose may name: 'The form of government of X is republic')
+            cell = self.attribute(url, cond["label"], name, figure=cond["test"] != "eq", unit=cond.get("unit"), kind=_cond_kind(cond),
+                                  expect=cond["value"] if cond["test"] == "eq" and not cond.get("negated") else None)
             if cell is NEED:
                 need = True
                 continue
@@ -737,7 +741,9 @@ class Research:
                 told[k] = seen
         for k in c.implied:
             vals[k] = True
-        verdict = _combo("A&B", {"A": _combo(combo, vals), "B": vals.get("S", True)})
+        # the conditions, the part ('in Braeria') and the question's rule ('living people only':
+        # R holds of what it leaves out)
+        verdict = _combo("A&B&!C", {"A": _combo(combo, vals), "B": vals.get("S", True), "C": vals.get("R", False)})
         if verdict is NEED:
             return NEED
         ok = verdict is True
@@ -1061,8 +1067,11 @@ class Research:
         if items is NEED:
             return NEED
         only = self.q.get("note_filter")  # only links whose own attribute has a value ("jobs in sales")
+        tenure = self.q.get("tenure_rule")  # the question's rule: only tenures under way ("current"), or ended
         for i in items or []:
             if (lo or hi) and (i.span.start is None or (lo and i.span.start < lo.year) or (hi and i.span.start > hi.year)):
+                continue
+            if tenure is not None and (i.span is None or i.span.end is None) != (tenure == "current"):
                 continue
             if only is not None:
                 parts = note_parts(i.span)
@@ -1295,7 +1304,8 @@ class Research:
 
     def _checking(self) -> str:
         implied = self.source.implied if self.source is not None else frozenset()
-        texts = [c["text"] for c in self.q.get("conditions", []) if c["letter"] not in implied and not c.get("scope")]
+        texts = [c["text"] for c in self.q.get("conditions", []) if c["letter"] not in implied and not c.get("scope")
+                 and not c.get("rule")]
         if not texts:
             return ""
         return self.lang.join(self.lang.quote(t) for t in texts[:2])

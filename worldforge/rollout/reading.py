@@ -275,29 +275,20 @@ _DATED_PATH = re.compile(r"^https?://[^/]+/\d{4}/\d{2}/\d{2}/")
 _CLAUSES = re.compile(r",(?! \d{4}\b) |; |，|；| — | – | - |: |：")  # (not the comma of "January 9, 1988")
 
 
-# Other words English prose uses for a label's word (general English, not any site's phrasing):
-# "date of birth" says born, "incorporated" says founded. Not words other facts share: "set up"
-# (its headquarters), "tall" (a figure found by its unit already, `prose_value`).
-_SAME_AS = {
-    "born": ("birth", "came into the world"), "died": ("death", "passed away"),
-    "foun": ("establish", "incorporat", "formed"), "establi": ("found", "formed"), "form": ("founded",),
-    "national": ("citizen", "passport"), "citizens": ("citizen", "national", "passport"),
-    "employ": ("workforce", "staff", "work for"), "reve": ("takes in", "brings in"), "indus": ("sector", "does business"),
-    "occupat": ("works as", "profession", "living as"), "launc": ("went on sale", "hit the market", "released"),
-    "birthpl": ("born in", "native of", "comes from", "hails from"),
-}
-
-
 def _stems(label: str) -> list[tuple[str, ...]]:
     """A label's content words cut to a stem ('Founded' -> 'foun', 'Elevation' -> 'elevat'), to
-    find it however a sentence inflects it, each with the other words English uses for it
-    (`_SAME_AS`); a CJK label is its own stem."""
+    find it however a sentence inflects it, each with the other words its language uses for it
+    (`same_as` in the language's reading data); a CJK label is its own stem, also without a tail
+    prose leaves out (去世日期: 去世, and 逝世 for it)."""
     low = label.lower()
+    lang = written_in(label)
     if re.search(r"[\u4e00-\u9fff]", low):
-        return [(re.sub(r"[（(].*?[）)]", "", low).strip(),)]
+        whole = re.sub(r"[（(].*?[）)]", "", low).strip()
+        core = next((whole[:-len(x)] for x in lang.label_tails if whole.endswith(x) and len(whole) > len(x) + 1), whole)
+        return [tuple(dict.fromkeys((whole, core, *lang.same_as.get(core, ()))))]
     words = [w for w in re.findall(r"[^\W_]+(?:-[^\W_]+)*", low) if w not in _STOPWORDS and len(w) > 1]
     stems = [w[:max(4, len(w) - 3)] if len(w) > 4 else w for w in words]
-    return [(st, *_SAME_AS.get(st, ())) for st in stems]
+    return [(st, *lang.same_as.get(st, ())) for st in stems]
 
 
 def _says(low: str, stems: list[tuple[str, ...]]) -> bool:
@@ -378,7 +369,8 @@ def _values(text: str, kind: str, known, lang: Language) -> list[str]:
         out = []
         for m in _NUMBER_RE.finditer(text):
             near = text[max(0, m.start() - 12): m.end() + 12]
-            if _YEAR_RE.fullmatch(m.group(0)) or _DATE_RE.search(near):
+            scaled = text.startswith(tuple(w for _, w in lang.scales), m.end())  # '5660万美元' is no year
+            if (_YEAR_RE.fullmatch(m.group(0)) and not scaled) or _DATE_RE.search(near):
                 continue
             unit = _UNIT.match(text, m.end())
             end = unit.end() if unit and unit.group(1).lower() not in ("and", "or", "in", "as", "of", "the", "while", "since", "to") else m.end()

@@ -149,7 +149,9 @@ def _relevant_labels(q: dict) -> set[str]:
 
 
 def _listed(c, labels: set[str]) -> dict[str, str]:
-    return {h: v for h, v in c.listed.items() if norm(h) in labels}
+    """A candidate's list cells the research needs, leaving out empty ones ('–': the list has no
+    value there, so nothing to carry)."""
+    return {h: v for h, v in c.listed.items() if norm(h) in labels and strip_links(v).strip(" –-—")}
 
 
 def _ref(name: str, url: str | None, noted: Noted) -> str:
@@ -233,7 +235,7 @@ def write_state(r, consolidate: bool = False) -> str:
         return _done(noted, lines, r.lang)
     if noted.count == 1 or consolidate:
         cols = [c["name"] for c in q.get("columns", [])]
-        conds = [c["text"] for c in q.get("conditions", [])]
+        conds = [_cond_text(c, t) for c in q.get("conditions", [])]
         lines.append(f"{t['task']}: {t['rows_of'].format(plural=q['plural'])}"
                      + (f" ({'; '.join(conds)})" if conds else "") + f"; {t['columns']}: {', '.join(cols)}")
     labels = _relevant_labels(q)
@@ -522,7 +524,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
         if known:
             lines.append(f"- {_compact(r, [(c.name, c.url) for c in known], t)} ({t['addresses']})")
         implied = r.source.implied if r.source is not None else frozenset()
-        todo = [c["text"] for c in q.get("conditions", []) if c["letter"] not in implied]
+        todo = [_cond_text(c, t) for c in q.get("conditions", []) if c["letter"] not in implied]
         said = f"{t['conditions']}: " + "; ".join(r.lang.quote(x) for x in todo)
         if todo and noted.once(said):
             lines.append(said)
@@ -567,6 +569,12 @@ def followed(q: dict) -> frozenset[str]:
         add(c.get("path"), c.get("attribute") is not None or c.get("agg") == "count")
     add(q.get("home") or [], False)
     return frozenset(out - {""})
+
+
+def _cond_text(c: dict, t: dict) -> str:
+    """A condition as the notes say it: one the rows must not meet (B of 'A but not B', a
+    question's rule) marked so ('left out: has died')."""
+    return t["excluded"].format(cond=c["text"]) if c.get("negated") else c["text"]
 
 
 def _stated(r) -> set[tuple[str, str]]:

@@ -676,8 +676,10 @@ class Builder:
         """A column repeating what a constraint fixed (an equality on the row's own attribute)."""
         if c.base != "row" or c.agg:
             return False
-        for a in cand.atoms.values():
+        for k, a in cand.atoms.items():
             if a.test == "eq" and not a.path and not c.path and c.attr == a.attr:
+                return True
+            if k == "R" and not c.path and c.attr == a.attr:  # a rule's date is empty on every row it keeps
                 return True
             if a.test == "entity" and a.path == c.path and c.attr is None:
                 return True
@@ -714,15 +716,17 @@ class Builder:
         years = lk.valid_from[rows.link].astype("datetime64[Y]").astype(np.int64)
         by_year = not st.reverse and len(set(zip(rows.codes.tolist(), years.tolist()))) == rows.n
         single = cand.anchor is not None
+        ends = cand.tenure != "current"  # (only tenures under way: no row has an end)
         if by_year:
             year = Column(s.word("year"), (), "start", NUMBER, "start", base="link")
-            until = Column(s.word("until"), (), "end", NUMBER, "end", base="link")
+            until = [Column(s.word("until"), (), "end", NUMBER, "end", base="link")] if ends else []
             if single:
-                return [year, other, until, *notes], [0]
-            return [key, year, other, until, *notes], [0, 1]
+                return [year, other, *until, *notes], [0]
+            return [key, year, other, *until, *notes], [0, 1]
+        end = [end] if ends else []
         if single:
-            return [other, start, end, *notes], [0, 1]
-        return [key, other, start, end, *notes], [0, 1, 2]
+            return [other, start, *end, *notes], [0, 1]
+        return [key, other, start, *end, *notes], [0, 1, 2]
 
     def _other_name(self, st: Step) -> str:
         """The header of the other end of a link row: the relation's role ('chief executive'),
@@ -815,6 +819,9 @@ class Builder:
         if cand.note:
             a, v = cand.note
             conds.append(f"x.{_q(a)} = '{v.replace(chr(39), chr(39) * 2)}'")
+        if cand.tenure:  # the question's rule: only the tenures still under way on its date, or only those ended
+            ended = f"(x.valid_to IS NOT NULL AND x.valid_to <= DATE '{self.sampler.as_of.isoformat()}')"
+            conds.append(ended if cand.tenure == "ended" else f"NOT {ended}")
         return (f"SELECT {', '.join(sel)}\nFROM {_q('rel_' + st.name)} x\nJOIN {_q(t)} t ON t.id = x.{near}\n"
                 f"JOIN {_q(st.target)} o ON o.id = x.{far}" + "".join(f"\n{x}" for x in joins)
                 + ("\nWHERE " + "\n  AND ".join(conds) if conds else "") + "\nORDER BY 1, 2")

@@ -124,6 +124,8 @@ def table_question(s: TaskSchema, task, texts: list[str], as_of: dt.date, home: 
     conds = [condition(s, c.t, k, c.atoms[k], txt, f"!{k}" in c.combo) for k, txt in zip(letters, texts)]
     if "S" in c.atoms:
         conds.append(condition(s, c.t, "S", c.atoms["S"], texts[len(letters)], False))
+    if "R" in c.atoms:  # a domain rule, read as a condition the rows must not meet
+        conds.append(condition(s, c.t, "R", c.atoms["R"], texts[len(letters) + ("S" in c.atoms)], True) | {"rule": True})
     other = c.rows.step.target if c.rows.step is not None else None
     part = {"type": home[-1].target, "plural": s.plural(home[-1].target)} if home else None
     if home and s.language == BASE:  # how the web's per-part list of the row type is titled after its plural ("won by albums from {group}")
@@ -144,6 +146,8 @@ def table_question(s: TaskSchema, task, texts: list[str], as_of: dt.date, home: 
             notes = s.link_notes(c.rows.step.name)
             i = next(i for i, (a, _) in enumerate(notes) if a == c.note[0])
             out["note_filter"] = {"note": i, "label": notes[i][1], "value": c.note[1]}
+        if c.tenure:  # the question's rule: only tenures under way on its date ("current"), or only ended ones
+            out["tenure_rule"] = c.tenure
     return out
 
 

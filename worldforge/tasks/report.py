@@ -111,7 +111,21 @@ def _wording(records: list[dict], tables: list[dict]) -> dict:
     return {"openings": {lang: {"distinct": len(c), "top_share": c.most_common(1)[0][1] / sum(c.values())}
                          for lang, c in sorted(firsts.items())},
             "missing_value_note": missing / len(records),
-            "top_n_off_round": sum(n not in ROUND_TOP for n in tops), "top_n_tables": len(tops)}
+            "top_n_off_round": sum(n not in ROUND_TOP for n in tops), "top_n_tables": len(tops),
+            "domain_rules": {k: v for k, v in sorted(Counter(filter(None, map(domain_rule, tables))).items())},
+            "domain_rule_share": sum(1 for r in tables if domain_rule(r)) / max(1, len(tables))}
+
+
+def domain_rule(record: dict) -> str | None:
+    """The domain rule a table task states, which its gold applies (issue 58): `living` (only
+    those alive or still in existence on its date), `current` or `ended` (only the tenures under
+    way, or only those ended); None."""
+    q = record.get("question")
+    if not isinstance(q, dict):
+        return None
+    if any(c.get("rule") for c in q.get("conditions") or []):
+        return "living"
+    return q.get("tenure_rule")
 
 
 def _time_keyed(r: dict) -> bool:
@@ -197,5 +211,7 @@ def comparison_rows(mine: dict, ref: dict) -> list[tuple[str, str, str]]:
             ", ".join(f"{k} {_pct(v['top_share'])} ({v['distinct']} openings)" for k, v in mine["openings"].items()))
         add("questions saying what to write for a missing value", "-", _pct(mine["missing_value_note"]))
         add(f"top N not in {', '.join(map(str, ROUND_TOP[:9]))}", "-", f"{mine['top_n_off_round']} of {mine['top_n_tables']}")
+        add("table tasks with a domain rule that changes the gold", "a share (\"U.S. market only\", \"standard range only\")",
+            f"{_pct(mine['domain_rule_share'])} (" + ", ".join(f"{k} {v}" for k, v in mine["domain_rules"].items()) + ")")
     add("splits", "-", ", ".join(f"{k} {v}" for k, v in mine["splits"].items()))
     return out

@@ -159,6 +159,8 @@ def _table_record(world: str, task: TableTask, question: tuple, opt: TasksOption
     constraints = [{"letter": k, "text": txt, "negated": f"!{k}" in cand.combo} for k, txt in zip(lettered, texts)]
     if "S" in cand.atoms:
         constraints.append({"letter": "S", "text": texts[len(lettered)], "negated": False, "scope": True})
+    if "R" in cand.atoms:  # a domain rule: the rows it names are out ("only those still alive count")
+        constraints.append({"letter": "R", "text": texts[len(lettered) + ("S" in cand.atoms)], "negated": True, "rule": True})
     evidence = _evidence(web, task.evidence, task.listings, task.support, task.facts, task.beside)
     return {
         "instance_id": iid, "query": q, "language": opt.language, "evaluation": ev,
@@ -306,6 +308,7 @@ class _Generator:
         root_ids = a.ids[p.root] if p.root else None
         self.sampler = TableSampler(self.schema, opt, child_rng(seed, "tasks", "table"), self.allowed, p.home, p.of, root_ids)
         self.sampler.as_of_year = self.as_of.year
+        self.sampler.as_of = self.as_of
         self.builder = Builder(self.schema, self.web, self.sampler, opt)
         self.wording = Wording(self.schema, child_rng(seed, "tasks", "wording"), self.as_of, opt.language)
         self.blocked: np.ndarray | None = None

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..plumbing import stable_hash
 from ..web.text import format_number
 from ..world.arrays import Step, WorldArrays
 from ..world.options import TasksOptions
@@ -40,6 +41,7 @@ COMBOS = {1: ["A"], 2: ["A&B", "A|B", "A&!B"], 3: ["A&B&C", "(A|B)&C", "A&B&!C"]
 BUCKETS = ((1, 9, "<10"), (10, 19, "10-19"), (20, 49, "20-49"), (50, 99, "50-99"), (100, 10**9, ">=100"))
 
 
+RULE_SHARE = 1.0  # of the tasks a domain rule would change, the share that state one (issue 58; a knob: all do)
 TOP_SHARE = 0.3  # a ranked table's rows are at most this share of the entities they are ranked among
 # The sizes of a "top N" a person asks for ("the 10 largest", "前20个"; never "the 39 largest", issue 58).
 ROUND_TOP = (3, 5, 10, 15, 20, 25, 30, 50, 100, 200, 500, 1000)
@@ -159,6 +161,7 @@ class Candidate:
     window: tuple[dt.date | None, dt.date | None] | None = None  # timeline/events: period of the links
     note: tuple[str, str] | None = None  # timeline: (link attribute, value) the links have ("jobs in sales")
     anchor: str | None = None  # timeline with one anchor: its id
+    tenure: str | None = None  # timeline: a rule keeping only the tenures still under way ("current") or ended ("ended")
 
 
 class TableSampler:
@@ -182,6 +185,7 @@ class TableSampler:
         self.dated = [(r, rs) for r, rs in schema.relations.items() if rs.date is not None]
         self.width: float | None = None  # the share of a type a range should cover (aiming at a size)
         self.as_of_year = 9999  # the world's "today": no period reaches past it
+        self.as_of: dt.date | None = None  # the world's "today" (a domain rule's date)
         self._per: dict[Step, float] = {}
 
     def pick(self, xs):
@@ -258,7 +262,8 @@ class TableSampler:
         out = out.replace("&", " AND ").replace("|", " OR ").replace("!", "NOT ")
         out = out.format(**parts) if parts else ""
         scope = [self.s.atom_sql(v, t, base) for k, v in atoms.items() if k == "S"]
-        return " AND ".join(([f"({out})"] if out else []) + scope)
+        rule = [f"NOT ({self.s.atom_sql(v, t, base)})" for k, v in atoms.items() if k == "R"]
+        return " AND ".join(([f"({out})"] if out else []) + scope + rule)
 
     def candidate_lists(self, t: str, combo: str, atoms: dict[str, Atom]) -> list[np.ndarray]:
         """The lists an agent may take its candidates from (masks over t): every condition every
@@ -478,8 +483,33 @@ class TableSampler:
         mask = self.fit_split(t, split, mask, anchor, atoms, combo)
         if mask is None:
             return "leaves-part"
+        rule = self.rule_for(t, mask, atoms)
+        if rule is not None:
+            atoms["R"], mask = rule
         codes = np.flatnonzero(mask)
         return Candidate("filter", t, split, Rows(t, codes), atoms, combo)
+
+    def rule_for(self, t: str, mask: np.ndarray, atoms: dict[str, Atom]) -> tuple[Atom, np.ndarray] | None:
+        """A domain rule that decides membership beside the conditions, as a person asking would
+        state it (issue 58): only those still alive or in existence on the task's date count (a
+        person who has died, a band that split, a company dissolved is out). The rule's atom
+        (`R`) holds of the rows it excludes: the entity's lifecycle has ended by the task's date.
+        Stated only where it changes the gold (it excludes a row and keeps one), on RULE_SHARE of
+        those tasks, chosen by the rows (the draws that follow are those they were without it)."""
+        lc = getattr(self.s.types[t], "lifecycle", None)
+        end = getattr(lc, "end", None)
+        if end is None or self.as_of is None or (t, end) not in self.s.page_meta or self.s.types[t].attributes[end].hidden:
+            return None
+        if any(a.attr == end for a in atoms.values()):  # a condition already about the end ("died before 1990")
+            return None
+        if stable_hash("rule", t, np.flatnonzero(mask).tobytes()) % 1000 >= RULE_SHARE * 1000:
+            return None
+        atom = Atom((), "range", end, (None, self.as_of))
+        ended = self.atom_mask(t, atom)
+        keep = mask & ~ended
+        if not (mask & ended).any() or not keep.any():
+            return None
+        return atom, keep
 
     def ranked(self, t: str, split: str, want: int) -> Candidate | str:
         attrs = self.s.rankable(t)
@@ -505,25 +535,44 @@ class TableSampler:
         if fitted is None:
             return "leaves-part"
         vals = self.a.values(t, attr)
-        cand = np.flatnonzero(fitted & ~np.isnan(vals))
-        if len(cand) < 4:
+        scope = fitted & ~np.isnan(vals)
+        if scope.sum() < 4:
             return "rows-outside-window"
         desc = bool(self.rng.random() < 0.75)
+        top = self._top(scope, vals, desc, want)
+        if isinstance(top, str):
+            return top
+        rule = self.rule_for(t, scope, atoms)
+        if rule is not None:  # stated where it changes the top N: one that had ended was in it
+            ruled = self._top(rule[1], vals, desc, want)
+            if not isinstance(ruled, str) and not rule[1][top[0][:top[1]]].all():
+                atoms["R"], scope, top = rule[0], rule[1], ruled
+        ranked, n = top
+        cand = np.flatnonzero(scope)
+        return Candidate("ranked", t, split, Rows(t, ranked[:n]), atoms, "A" if "A" in atoms else "", rank_attr=attr,
+                         rank_desc=desc, scope_count=len(cand), scope_codes=cand)
+
+    @staticmethod
+    def _top(scope: np.ndarray, vals: np.ndarray, desc: bool, want: int) -> tuple[np.ndarray, int] | str:
+        """The entities of `scope` ranked by `vals` and the top N asked for. A "top N" is a small part
+        of what it is drawn from (not "the 45 of 52 with the lowest revenue"), a size a person asks for
+        (a round size from half of what is within reach up to it), and set apart from the rest: no tie
+        across the cut (ties inside share a rank)."""
+        cand = np.flatnonzero(scope)
         order = np.lexsort((cand, -vals[cand] if desc else vals[cand]))
         ranked = cand[order]
         v = vals[ranked]
-        # a "top N" is a small part of what it is drawn from (not "the 45 of 52 with the lowest revenue"), a
-        # size a person asks for (the largest round size within reach), and set apart from the rest: no tie
-        # across the cut (ties inside share a rank)
         reach = min(want, int(len(cand) * TOP_SHARE))
         sizes = [k for k in reversed(ROUND_TOP) if max(3, reach / 2) <= k <= reach]
         if not sizes:
             return "top-n-too-large"
-        n = next((k for k in sizes if k >= len(v) or v[k - 1] != v[k]), None)
-        if n is None:
+        cuts = [k for k in sizes if k < len(v) and v[k - 1] != v[k]]
+        if not cuts:
             return "ties"
-        return Candidate("ranked", t, split, Rows(t, ranked[:n]), atoms, "A" if "A" in atoms else "", rank_attr=attr,
-                         rank_desc=desc, scope_count=len(cand), scope_codes=cand)
+        # of the sizes a person might pick here, the one whose cut is closest (the last row in and the
+        # first out nearest in value): deciding who makes the list takes exact figures, as it does
+        # where a real ranking is asked for ('the 20 largest', and the 20th and 21st differ by 0.4 %)
+        return ranked, min(cuts, key=lambda k: (abs(v[k - 1] - v[k]) / max(abs(v[k - 1]), 1e-9), -k))
 
     def _period(self, when: np.datetime64) -> tuple[dt.date | None, dt.date | None]:
         """Round years around a date: a decade, a span of five-year steps, or an open end."""
@@ -609,9 +658,32 @@ class TableSampler:
             if v is not None and not keep.all():
                 note = (a, str(v))
                 idx, owners = idx[keep], owners[keep]
+        tenure = self.tenure_rule(lk, idx, (r, side, anchor))
+        if tenure is not None:
+            tenure, keep = tenure
+            idx, owners = idx[keep], owners[keep]
         other = lk.dst[idx]  # pages of the other end are checked page by page (build.py)
         return Candidate("timeline", anchor_t, split, Rows(anchor_t, owners, step, idx, other), atoms, "A" if atoms.get("A") else "",
-                         window=window, note=note, anchor=str(self.a.ids[anchor_t][anchor]) if single else None)
+                         window=window, note=note, anchor=str(self.a.ids[anchor_t][anchor]) if single else None, tenure=tenure)
+
+    def tenure_rule(self, lk, idx: np.ndarray, key: tuple) -> tuple[str, np.ndarray] | None:
+        """A domain rule on a timeline's tenures (issue 58): only those still under way on the
+        task's date count ("current"), or only those that have ended ("ended"). Stated only where
+        it changes the gold and leaves two rows, on RULE_SHARE of those tasks, chosen by the links
+        (the draws that follow are those they were without it)."""
+        if self.as_of is None or len(idx) < 3:
+            return None
+        h = stable_hash("tenure", *key, idx.tobytes())
+        if h % 1000 >= RULE_SHARE * 1000:
+            return None
+        vt = lk.valid_to[idx]
+        ended = ~np.isnat(vt) & (vt <= np.datetime64(self.as_of, "D"))
+        kinds = ("current", "ended") if (h // 1000) % 2 == 0 else ("ended", "current")
+        for kind in kinds:  # the one drawn, else the other where only it leaves two rows
+            keep = ~ended if kind == "current" else ended
+            if not keep.all() and keep.sum() >= 2:
+                return kind, keep
+        return None
 
     def events(self, split: str, t: str | None = None, want: int | None = None) -> Candidate | str:
         """Dated links in a period (acquisitions, awards received), optionally scoped. `want`:

@@ -44,6 +44,7 @@ class Wording:
         self.language = language
         self.bank = question_bank(language)
         self.order = self.bank["order"]  # a question's word order, as data
+        self.ended_only = False  # the task being worded keeps ended tenures only (its end column has no 'present')
         self.openings: Counter = Counter()  # how often each opening was said in the world (`banks.balanced`)
 
     def pick(self, xs):
@@ -149,7 +150,8 @@ class Wording:
         if c.base == "rank":
             return h["rank"].format(rank_word=rank_word) if rank_word else h["rank_first"]
         if c.base == "link" and c.attr == "end":
-            return self.pick(h["end"])
+            hint = self.pick(h["end"])
+            return h["year"] if self.ended_only else hint  # (a rule keeping ended tenures only: no 'or present')
         if c.base == "link" and c.attr == "start":
             return self.pick(h["start"])
         if c.kind == LIST:
@@ -181,9 +183,10 @@ class Wording:
     # ------------------------------------------------------------------ questions
 
     def table(self, shape: str, what: str, plural: str, one: str, columns: list[Column], when: str,
-              rank_word: str = "", gaps: bool = False) -> str:
-        """The question: why it is asked, what, as of when, a rule where one applies, the columns,
-        how to answer; what to write for a missing value only where the table has one (`gaps`)."""
+              rank_word: str = "", gaps: bool = False, domain: str = "") -> str:
+        """The question: why it is asked, what, as of when, a rule where one applies (`domain`: a
+        rule that decides membership, in place of a general one), the columns, how to answer; what
+        to write for a missing value only where the table has one (`gaps`)."""
         b = self.bank
         purpose = balanced(b["purposes"][shape], self.openings, lambda n: int(self.rng.integers(n))).format(plural=plural)
         ask = self.pick(b["asks"][shape]).format(what=what)
@@ -193,8 +196,8 @@ class Wording:
             closing = b["sentence_sep"].join((b["missing"], closing))
         # most tasks state a rule, some leave it to the reader; chosen by the question's own words,
         # so the task draws that follow are those they were without rules
-        rules = [*b["rules"][shape], ""]
-        rule = rules[stable_hash("rule", purpose, ask, when) % len(rules)]
+        rules = [*b["rules"].get(shape, []), ""]
+        rule = domain or rules[stable_hash("rule", purpose, ask, when) % len(rules)]
         return b["sentence_sep"].join(x for x in (purpose, ask, when, rule, cols, closing) if x)
 
     def when_now(self) -> str:
@@ -225,15 +228,22 @@ class Wording:
         t = c.t
         texts, values = {}, []
         for k in sorted(c.atoms):
-            texts[k], vals = self.atom_text(t, c.atoms[k])
-            values += vals
+            if k != "R":
+                texts[k], vals = self.atom_text(t, c.atoms[k])
+                values += vals
         scope = texts.get("S", "")
         plural, one = s.plural(t), s.singular(t)
+        domain = ""
+        if "R" in c.atoms:  # a domain rule (issue 58): said as a sentence of its own; last among the constraints
+            r = self.bank["domain_rules"]["ended_person" if s.types[t].is_person() else "ended_other"]
+            texts["R"] = r["cond"]
+            says = r["say"]
+            domain = says[stable_hash("domain", t, c.rows.codes.tobytes()) % len(says)].format(plural=plural, date=self.date())
         cond = self.combine(c.combo, texts, plural)
         cols = task.columns
         if c.shape == "filter":
             what = self.rows("filter", cond, scope, plural)
-            q = self.table("filter", what, plural, one, cols, self.when_now(), gaps=self.gaps(task))
+            q = self.table("filter", what, plural, one, cols, self.when_now(), gaps=self.gaps(task), domain=domain)
             return q, list(texts.values()), values, o["query"].format(plural=plural, a=texts.get("A") or scope).strip()
         if c.shape == "ranked":
             noun = s.attr_noun(t, c.rank_attr)
@@ -242,13 +252,14 @@ class Wording:
             what = o["ranked"].format(n=n, rows=self.rows("ranked", cond, scope, plural), word=word, noun=noun,
                                       plural=plural, order=o["rank_order"][0 if c.rank_desc else 1])
             values.append(str(n))
-            q = self.table("ranked", what, plural, one, cols, self.when_now(), rank_word=word, gaps=self.gaps(task))
+            q = self.table("ranked", what, plural, one, cols, self.when_now(), rank_word=word, gaps=self.gaps(task), domain=domain)
             where = " ".join(x for x in (cond, scope) if x)
             where_a = " ".join(x for x in (texts.get("A"), scope) if x)
             return q, list(texts.values()), values, \
                 o["query_ranked"].format(plural=plural, where=where, where_a=where_a, noun=noun).replace("  ", " ").strip()
         st = c.rows.step
         rs = s.relations[st.name]
+        self.ended_only = c.tenure == "ended"
         if c.shape == "timeline":
             role = cols[[i for i, x in enumerate(cols) if x.base == "other"][0]].name
             other_t = st.target
@@ -275,7 +286,14 @@ class Wording:
                 what += self.choose(o["timeline_note"]["more" if c.window else "first"]).format(label=label, value=c.note[1])
                 values.append(c.note[1])
             one = o["tenure"]  # a holder may come back: a row is a tenure
-            q = self.table("timeline", what, plural, one, cols, self.when_history(), gaps=self.gaps(task))
+            shape, when = "timeline", self.when_history()
+            if c.tenure:  # a domain rule (issue 58): only the tenures under way, or only those ended
+                says = self.bank["domain_rules"][f"{c.tenure}_only"]["say"]
+                domain = says[stable_hash("domain", t, c.rows.link.tobytes()) % len(says)].format(plural=plural, date=self.date())
+                when = self.when_now()  # not 'the whole history, current holders included'
+                if c.tenure == "current":  # a need of the present: no 'full succession', no 'when each ended'
+                    shape = "timeline_current"
+            q = self.table(shape, what, plural, one, cols, when, gaps=self.gaps(task), domain=domain)
             return q, list(texts.values()) + ([anchor] if c.anchor else []), values, f"{target} {role}".strip()
         label = s.lang.mid(s.label(rs.source, st.name))
         events = s.lang.plural_of(label)

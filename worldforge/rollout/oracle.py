@@ -192,7 +192,7 @@ class Research:
         self.vocab: dict[str, set[str]] = {}  # per label: the values pages read gave it
         self.snippet_read: set[tuple] = set()  # (url, key) of the values snippets gave
         self.stats: Counter = Counter()  # values read from snippets and pages, cross-checks of rejected candidates
-        self.counted: dict[tuple, int] = {}  # (entity, list label, current) -> how many it links
+        self.counted: dict[tuple, int] = {}  # (entity's page, list label, current) -> how many it links
 
     # ------------------------------------------------------------------ observation helpers
 
@@ -409,7 +409,10 @@ class Research:
         got = self.noted(url, key)
         if got is not MISSING:
             return got
-        known = self.counted.get((norm(name), *key))  # the same entity counted for another row (its notes say so)
+        # the same entity counted for another row (its notes say so): by its page, since namesakes
+        # (two people of one name, two clubs called United) link different lists
+        who = url or norm(name)
+        known = self.counted.get((who, *key))
         if known is not None:
             return known
         page = self.article(url, name)
@@ -442,8 +445,8 @@ class Research:
         if n is NEED:
             return NEED
         self._note_value(url, key, hop["label"], n)
-        if n is not None and name:
-            self.counted[(norm(name), *key)] = n
+        if n is not None and who:
+            self.counted[(who, *key)] = n
         return n
 
     def _article_link(self, page: Page, url: str, name: str) -> str | None:

@@ -373,7 +373,7 @@ def zh_tasks(zh_web):
     from worldforge.tasks import generate_tasks
 
     path, _ = zh_web
-    report = generate_tasks(path, n_table=32, n_multihop=12, force=True)
+    report = generate_tasks(path, n_table=40, n_multihop=12, force=True)  # enough for every shape
     recs = [json.loads(x) for x in (path / "tasks" / "tasks.jsonl").read_text().splitlines()]
     return path, report, recs
 
@@ -453,7 +453,7 @@ def test_chinese_tasks_are_deterministic(zh_tasks):
 
     path, _, _ = zh_tasks
     first = (path / "tasks" / "tasks.jsonl").read_bytes()
-    generate_tasks(path, n_table=32, n_multihop=12, force=True)
+    generate_tasks(path, n_table=40, n_multihop=12, force=True)
     assert (path / "tasks" / "tasks.jsonl").read_bytes() == first
 
 

@@ -621,7 +621,7 @@ class _Generator:
         if shape == "ranked":
             lo, hi = bucket_range(bucket, opt.rows.min, opt.rows.max) if bucket else (opt.rows.min, min(opt.rows.max, 60))
             want = int(rng.integers(max(lo, 4), max(lo, 4, hi) + 1)) if hi >= lo else opt.rows.min
-            return sampler.ranked(t, split, want)
+            return sampler.ranked(t, split, want, opt.rows.min, lo)
         want = None
         if bucket:
             lo, hi = bucket_range(bucket, opt.rows.min, opt.rows.max)

@@ -511,7 +511,9 @@ class TableSampler:
             return None
         return atom, keep
 
-    def ranked(self, t: str, split: str, want: int) -> Candidate | str:
+    def ranked(self, t: str, split: str, want: int, least: int = 3, aim: int = 3) -> Candidate | str:
+        """The top N of a type's entities (in a scope) by a number: N at least `least` (the smallest
+        table a task may have), at least `aim` (the smallest of the size bucket drawn for) where it can."""
         attrs = self.s.rankable(t)
         if not attrs:
             return "no-rank-attribute"
@@ -539,12 +541,12 @@ class TableSampler:
         if scope.sum() < 4:
             return "rows-outside-window"
         desc = bool(self.rng.random() < 0.75)
-        top = self._top(scope, vals, desc, want)
+        top = self._top(scope, vals, desc, want, least, aim)
         if isinstance(top, str):
             return top
         rule = self.rule_for(t, scope, atoms)
         if rule is not None:  # stated where it changes the top N: one that had ended was in it
-            ruled = self._top(rule[1], vals, desc, want)
+            ruled = self._top(rule[1], vals, desc, want, least, aim)
             if not isinstance(ruled, str) and not rule[1][top[0][:top[1]]].all():
                 atoms["R"], scope, top = rule[0], rule[1], ruled
         ranked, n = top
@@ -553,7 +555,8 @@ class TableSampler:
                          rank_desc=desc, scope_count=len(cand), scope_codes=cand)
 
     @staticmethod
-    def _top(scope: np.ndarray, vals: np.ndarray, desc: bool, want: int) -> tuple[np.ndarray, int] | str:
+    def _top(scope: np.ndarray, vals: np.ndarray, desc: bool, want: int, least: int = 3,
+             aim: int = 3) -> tuple[np.ndarray, int] | str:
         """The entities of `scope` ranked by `vals` and the top N asked for. A "top N" is a small part
         of what it is drawn from (not "the 45 of 52 with the lowest revenue"), a size a person asks for
         (a round size from half of what is within reach up to it), and set apart from the rest: no tie
@@ -563,12 +566,13 @@ class TableSampler:
         ranked = cand[order]
         v = vals[ranked]
         reach = min(want, int(len(cand) * TOP_SHARE))
-        sizes = [k for k in reversed(ROUND_TOP) if max(3, reach / 2) <= k <= reach]
+        sizes = [k for k in reversed(ROUND_TOP) if max(3, least, reach / 2) <= k <= reach]
         if not sizes:
             return "top-n-too-large"
         cuts = [k for k in sizes if k < len(v) and v[k - 1] != v[k]]
         if not cuts:
             return "ties"
+        cuts = [k for k in cuts if k >= aim] or cuts  # the size asked for where the scope allows it
         # of the sizes a person might pick here, the one whose cut is closest (the last row in and the
         # first out nearest in value): deciding who makes the list takes exact figures, as it does
         # where a real ranking is asked for ('the 20 largest', and the 20th and 21st differ by 0.4 %)

@@ -123,8 +123,8 @@ DEFAULT_PERTURBATIONS = {
     # the two that mislead (an older value, a contradicting copy) rather than fail: a little more
     # often since the oracle reads what pages say better (the default web still leaves at least
     # 15 % of its trajectories below 1.0, tests/test_oracle.py)
-    "stale_page": {"web_extractor": 0.04},
-    "conflicting_page": {"web_search": 0.06},
+    "stale_page": {"web_extractor": 0.05},
+    "conflicting_page": {"web_search": 0.08},
 }
 
 

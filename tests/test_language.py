@@ -31,8 +31,8 @@ FAMILIES = {
 # Lookups, not templates: keyed by what each language has (a tool error's words, English says it
 # as the tool does; units; ordinal suffixes; slips and machine-text tells by name; the card's
 # section; a tokenizer's own pattern; the date styles sites pick from; the other words for a
-# label's word).
-OPEN = {"narration": [("errors",)], "questions": [("order", "nested_asks")],
+# label's word; the verbs a language's date labels are the past of).
+OPEN = {"narration": [("errors",)], "questions": [("order", "nested_asks"), ("multihop", "did")],
         "language": [("units",), ("scaled_units",),
                      ("ordinals",), ("card",), ("tells",), ("checks", "page_slips"), ("checks", "question_slips"), ("checks", "prose_slips"),
                      ("search", "tokenizer"), ("dates", "styles"), ("sites", "profiles"), ("reading", "same_as"),

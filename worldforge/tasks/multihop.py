@@ -313,10 +313,10 @@ class MultiHopSampler:
             ans_col = s.with_unit(end_type, attr, lab)
             if kind == DATE:  # 'When was X founded?' of an event, 'What is the date of ...' else
                 happened = s.lang.participle(lab) or lab in mh["happened_words"]
-                tmpl = say(mh["happened"] if happened else mh["date"])
+                tmpl = say(mh["happened_did"] if lab in mh["did"] else mh["happened"] if happened else mh["date"])
             else:  # (Chinese asks what a number is with 是多少, a name or category with 是什么)
                 tmpl = say(mh["attr_number"] if kind == NUMBER else mh["attr"])
-            q = tmpl.format(label=lab, np=np_)
+            q = tmpl.format(label=lab, np=np_, verb=mh["did"].get(lab, lab))
             facts.append(f"{end_id}/{attr}")
         else:
             answer = a.name(end_id)

@@ -243,6 +243,37 @@ def test_clean_oracle_still_scores_high(shipped, name):
     assert sum(ep.research.get("conflicts", 0) > 0 for ep in tables) >= len(tables) / 6
 
 
+@pytest.mark.parametrize("name", WORLDS + ("culinary",))
+def test_lazy_baselines_solve_little(shipped, name):
+    """Issue 58's shortcuts, through the agent's own tools in the web without perturbations:
+    copying the first list the question's search finds, or that list's rows filled from each
+    entity's box of facts, scores at most 0.10 item F1 on a shipped world (0.03-0.09 measured)
+    and solves no table whole, where the clean oracle scores about 0.98
+    (`test_clean_oracle_still_scores_high`). The culinary test world's lists are short and most
+    of its columns are in its cities' boxes, so a plain "every city in X" is half solved by the
+    second shortcut: 0.12 there, held at 0.15 (the closing note says so)."""
+    from worldforge.rollout import Environment, load_tasks
+    from worldforge.rollout.baselines import POLICIES, run_baseline
+    from worldforge.world.store import open_world
+
+    world, _, _ = shipped[name]
+    opt = open_world(world).world.spec.stages.rollout.model_copy(update={"perturbations": {}})
+    env = Environment.for_world(world, opt)
+    try:
+        tasks = [t for t in load_tasks(world) if t.record["kind"] == "table"]
+        for policy in POLICIES:
+            eps = [env.episode(t, manage_context=False) for t in tasks]
+            for ep in eps:
+                run_baseline(ep, policy)
+            assert all(ep.done and ep.end == "answer" for ep in eps)
+            f1 = sum(ep.score["item_f1"] for ep in eps) / len(eps)
+            assert f1 <= (0.15 if name == "culinary" else 0.10), (policy, f1)
+            assert sum(ep.score["success"] for ep in eps) <= 0.01 * len(eps), policy
+            assert f1 > 0.0, policy  # it does answer: rows it copied are scored
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize("name", WORLDS)
 def test_each_shipped_world_passes_its_packs_audit(shipped, name):
     """Every threshold the shipped packs declare holds on each shipped world (aviation's

@@ -15,8 +15,9 @@ import yaml
 from typer.testing import CliRunner
 
 from worldforge.cli import app
+from worldforge.errors import SpecError
 from worldforge.world.audit import audit_world
-from worldforge.world.invariants import check_world
+from worldforge.world.invariants import check_world, falls_sql
 from worldforge.world.planner import plan_world
 from worldforge.world.validate import load_world
 
@@ -631,6 +632,54 @@ def test_a_category_exists_only_in_its_years(tmp_path):
         assert result.exit_code != 0 and "types.firm.attributes.sector" in result.output, result.output
         assert words in " ".join(result.output.split()), result.output
         assert not any(w in result.output for w in ("function-after", "dict[", "valid list", "valid number")), result.output
+
+
+def test_a_grade_that_rises_never_falls_along_a_career(tmp_path):
+    """`rises` on a link's category (issue 60): the values in their declared order (a grade),
+    each person's jobs by start date never go down a grade, and the grades are the ones drawn (the
+    same shares as without it). Drawn independently they fall on many successive jobs; the
+    audit's `falls` counts them, the check names a planted fall, and a relation without dates
+    cannot declare it."""
+    import yaml
+
+    def plan(rises: bool, name: str):
+        pack = yaml.safe_load(LIFE)
+        grade = {"kind": "categorical", "values": {"junior": 4, "senior": 3, "lead": 2, "director": 1},
+                 "phrases": ["as {value}"]}
+        if rises:
+            grade["rises"] = ["junior", "senior", "lead", "director"]
+        pack["relations"]["works_at"]["attributes"] = {"grade": grade}
+        d = tmp_path / name
+        d.mkdir()
+        return plan_world(load_world(life_spec(d, pack=yaml.safe_dump(pack, sort_keys=False))), d / "b")
+
+    free, ladder = plan(False, "free"), plan(True, "ladder")
+    falls = lambda info: {r["subject"]: r for r in audit_world(info.path).sections["link_values"]}["works_at.grade"]["falls"]  # noqa: E731
+    order = ["junior", "senior", "lead", "director"]
+    (drawn,), = q(free, f"SELECT count(*) FILTER (WHERE falls) FROM ({falls_sql('rel_works_at', 'grade', order)})")
+    assert drawn > 50 and "falls" not in audit_world(free.path).sections["link_values"][0]  # a senior then a junior, often
+    assert falls(ladder) == 0
+    shares = lambda info: sorted(q(info, "SELECT grade, count(*) FROM rel_works_at GROUP BY grade"))  # noqa: E731
+    assert shares(free) == shares(ladder)  # the same grades, put in order
+    rows = q(ladder, "SELECT source, grade FROM rel_works_at ORDER BY source, valid_from")
+    assert all(order.index(b) >= order.index(a) for (s1, a), (s2, b) in zip(rows, rows[1:]) if s1 == s2)
+    assert check_world(ladder.path)[1] == []
+    with duckdb.connect(str(ladder.path / "world.duckdb")) as con:
+        who, first = con.execute("SELECT source, min(valid_from) FROM rel_works_at GROUP BY source HAVING count(*) >= 2 "
+                                 "ORDER BY source LIMIT 1").fetchone()
+        con.execute("UPDATE rel_works_at SET grade = 'director' WHERE source = ? AND valid_from = ?", [who, first])
+    assert "works_at.grade.rises" in [v.name for v in check_world(ladder.path)[1]]
+    assert falls(ladder) >= 1
+    pack = yaml.safe_load(LIFE)
+    pack["relations"]["lives_in"]["attributes"] = {"kind_of_home": {"kind": "categorical", "values": ["rented", "owned"],
+                                                                     "rises": ["rented", "owned"]}}
+    with pytest.raises(SpecError, match="rises"):
+        load_world(life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False)))
+    pack = yaml.safe_load(LIFE)
+    pack["relations"]["works_at"]["attributes"] = {"grade": {"kind": "categorical", "values": ["junior", "senior"],
+                                                             "rises": ["junior", "lead"]}}
+    with pytest.raises(SpecError, match="lists every value once"):
+        load_world(life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False)))
 
 
 def test_chinese_given_names_follow_a_persons_gender(tmp_path):

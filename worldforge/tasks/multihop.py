@@ -329,11 +329,12 @@ class MultiHopSampler:
             if tmpl == mh["entity"][0] and np_.startswith(mh["reverse"].format(type=s.singular(end_type), ask="")):
                 tmpl = mh["entity"][2]  # not "Which album is the album the album that won X is a sequel to?"
             q = tmpl.format(type=s.singular(end_type), np=np_)
-        if nested_of(tmpl.format(type=s.singular(end_type), label=lab, np=nest(nouns, mh["placeholder"]))) >= 3 \
+        verb = mh["did"].get(lab, lab)  # 'When did X die?'
+        if nested_of(tmpl.format(type=s.singular(end_type), label=lab, verb=verb, np=nest(nouns, mh["placeholder"]))) >= 3 \
                 or (mh["levels"] and _levels(nouns) >= 3):
             # "the calling code of the country of the birthplace of X": a chain in sentences, as a person asks it
             types = [s.singular(a.type_of(self.eid(int(g.dst[e])))) for e in path]
-            q = split_chain(nouns, types, start_name, lambda np: tmpl.format(type=s.singular(end_type), label=lab, np=np),
+            q = split_chain(nouns, types, start_name, lambda np: tmpl.format(type=s.singular(end_type), label=lab, verb=verb, np=np),
                             say(mh["leads"]), say(mh["thens"]), mh, s.lang)
         q = q[:1].upper() + q[1:]
         key_col = s.singular(start_type)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..plumbing import quote_ident as _q
-from .invariants import _wild_sql, shared_value_pairs_sql
+from .invariants import _wild_sql, falls_sql, shared_value_pairs_sql
 from .pack import AUDIT_SECTIONS, CategoricalAttr, CountAttr, DateAttr, LinkNumber, NumericAttr
 from .spec import ResolvedWorld, attribute_dtype
 
@@ -481,6 +481,11 @@ class _Auditor:
                 else:
                     (top,), = self.q(f"SELECT coalesce(max(c), 0) FROM (SELECT count(*) c FROM {R} WHERE {A} IS NOT NULL GROUP BY {A})")
                     row["top_share"] = round(top / filled, 4) if filled else 0.0
+                    if attr.rises:  # a source's value lower than on its link before (by start date): 0
+                        tr = attr.translation(self.world.spec.language)
+                        (falls,), = self.q(f"SELECT count(*) FILTER (WHERE falls) FROM "
+                                           f"({falls_sql(R, a, [tr.get(v, v) for v in attr.rises])})")
+                        row["falls"] = falls
                 out.append(row)
         return out
 

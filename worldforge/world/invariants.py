@@ -435,6 +435,10 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
         lits = ", ".join("'" + v.replace("'", "''") + "'" for v in allowed)
         out.append(Invariant(f"{r}.{a}.values", f"a {r} link's {a} is one of its declared values",
                              f"SELECT source, target, {_q(a)} FROM {R} WHERE {_q(a)} IS NOT NULL AND {_q(a)} NOT IN ({lits})"))
+        if getattr(attr, "rises", False):
+            out.append(Invariant(f"{r}.{a}.rises", f"a {rs.source}'s {a} never falls along its {r} links",
+                                 f"SELECT source, target, {_q(a)}, prev FROM ({falls_sql(R, a, [tr.get(v, v) for v in attr.rises])}) "
+                                 f"WHERE falls"))
     if rs.once_per is not None:
         G = _q(rs.once_per)
         out.append(Invariant(f"{r}.once_per", f"a {rs.target} is linked by {r} at most once per {rs.source} {rs.once_per}",
@@ -632,6 +636,17 @@ def _stored(world: ResolvedWorld, t: str, a: str):
     """A pack value of t.a as the world stores it (translated in a Chinese world)."""
     m = value_translation(world, t, a) if a in world.types[t].attributes else {}
     return lambda v: m.get(v, v)
+
+
+def falls_sql(table: str, a: str, order: list[str]) -> str:
+    """Each link of `table` with a value of its attribute `a`, the value of the source's link before
+    it (by start date; links of one date in the values' order) as `prev`, and whether the value
+    falls from it (`falls`: its place in `order`, lowest first, is below the one before)."""
+    A = _q(a)
+    rank = "CASE " + " ".join(f"WHEN {A} = '{v.replace(chr(39), chr(39) * 2)}' THEN {i}" for i, v in enumerate(order)) + " END"
+    return (f"SELECT source, target, {A}, lag({A}) OVER w AS prev, {rank} < lag({rank}) OVER w AS falls "
+            f"FROM {table} WHERE {A} IS NOT NULL "
+            f"WINDOW w AS (PARTITION BY source ORDER BY valid_from NULLS LAST, {rank}, target)")
 
 
 def shared_value_pairs_sql(table: str, a: str, once: bool = False) -> str:

@@ -953,7 +953,23 @@ class LinkNumber(NumericAttr):
         return {}  # numbers are written alike in every language
 
 
-LinkAttribute = Annotated[CategoricalAttr | LinkNumber, Field(discriminator="kind")]
+class LinkCategory(CategoricalAttr):
+    """A category drawn per link (a member's role, a job's grade). `rises`: every value, lowest
+    first (`rises: [junior, senior, lead]`): along each source's links of the relation, by start
+    date, the value never falls (a career's grades only go up); each source keeps the values it
+    drew, put in rising order, so the category's shares are as drawn."""
+
+    rises: list[str] = []
+
+    @model_validator(mode="after")
+    def _rising_order(self) -> LinkCategory:
+        if self.rises and sorted(self.rises) != sorted(self.weights()):
+            raise ValueError(f"rises lists every value once, lowest first; the values are {clip(list(self.weights()))}, "
+                             f"got {clip(self.rises)}")
+        return self
+
+
+LinkAttribute = Annotated[LinkCategory | LinkNumber, Field(discriminator="kind")]
 
 
 # --------------------------------------------------------------------------- types and relations
@@ -1331,6 +1347,9 @@ class RelationSpec(_LinkText):
             if isinstance(attr, CategoricalAttr) and (attr.given is not None or attr.dated_by is not None or attr.hidden):
                 raise ValueError(f"attributes.{a}: a link attribute is drawn per link by its weights: drop given, cases, "
                                  "dated_by and hidden")
+            if getattr(attr, "rises", False) and self.since is None and self.date is None and self.history is None:
+                raise ValueError(f"attributes.{a}.rises: a value that rises along a source's links orders them by their "
+                                 "start; give the relation dates (history, since or date), or drop rises")
             if any("{subject}" in p for p in attr.phrases):
                 raise ValueError(f"attributes.{a}.phrases: a link attribute's phrase continues the link's sentence "
                                  "(\"as {value}\"); it has no {subject}")
@@ -1390,7 +1409,7 @@ AUDIT_METRICS = {
     "degrees": ("n", "out_max", "out_p99", "in_max", "in_p99", "targets_without", "sources_without"),
     "ratios": ("n", "min", "p01", "median", "p99", "max"),
     "locality": ("n", "same", "share"),
-    "link_values": ("n", "filled", "median", "p90", "max", "clashes", "top_share"),
+    "link_values": ("n", "filled", "median", "p90", "max", "clashes", "top_share", "falls"),
 }
 AUDIT_SECTIONS = tuple(AUDIT_METRICS)
 

@@ -1140,6 +1140,8 @@ class _Generator:
                 vals = self._link_numbers(r, a, attr, edges, rng)
             else:
                 vals = self._categorical(rs.source, attr, edges.height, rng)
+                if attr.rises:
+                    vals = _rising(vals, attr.rises, edges["src"].to_numpy())
             edges = edges.with_columns(self.null_mask(f"rel_{r}", a, attr.null_rate, vals).alias(a))
         self.out.edges[r] = edges
 
@@ -1761,3 +1763,12 @@ def _overlapping_repeats(key: np.ndarray, vals: np.ndarray, start: np.ndarray, e
     out = np.zeros(len(key), bool)
     out[order] = same & (s < prev_end)
     return out
+
+
+def _rising(vals: pl.Series, order: list[str], src: np.ndarray) -> pl.Series:
+    """`rises`: each source's drawn values put in rising order (their place in `order`) along its
+    links, which run by start date within the source's block (`_edge_frame`'s sort): the same
+    values per source, so the category's shares are as drawn."""
+    pos = {v: i for i, v in enumerate(order)}
+    r = vals.replace_strict(pos, default=len(order), return_dtype=pl.Int64).to_numpy()
+    return vals.gather(np.lexsort((r, src)))

@@ -783,6 +783,10 @@ def test_the_new_domain_walkthrough_runs(tmp_path, monkeypatch):
     assert cli("plan", "mydomain/world.yaml", "--force").exit_code == 0
     got = cli("audit", "build/hospitals")
     assert got.exit_code == 0 and "ok: 7 audit thresholds hold" in " ".join(got.output.split()), got.output
+    from worldforge.world.audit import audit_world
+
+    rows = {r["subject"]: r for r in audit_world(tmp_path / "build" / "hospitals").sections["link_values"]}
+    assert rows["works_at.grade"]["falls"] == 0 and rows["works_at.grade"]["n"] > 1000  # no doctor's grade falls
     got = cli("run", "mydomain/world.yaml")
     assert got.exit_code == 0, got.output
     assert (tmp_path / "exports" / "hospitals" / "v1" / "README.md").is_file()

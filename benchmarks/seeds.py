@@ -28,6 +28,7 @@ WORLDS = {
     "aviation_music": ("aviation_music.yaml", 1.0),
     "large@10k": ("large.yaml", 0.01),  # as benchmarks/scale.py scales it: at least 2 of each
     "demo/5": ("demo.yaml", 0.2),
+    "demo_zh/5": ("demo_zh.yaml", 0.2),
 }
 
 _loaded: dict = {}

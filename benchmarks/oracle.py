@@ -97,7 +97,9 @@ def main() -> None:
             r, n = rejected_opens(t, records[t["instance_id"]], type_of)
             rej += r
             tot += n
-    unseen = sum(len(unseen_opens(t, env.execute)) for t in trajs) + sum(len(unseen_opens(t, penv.execute)) for t in ptrajs)
+    hide = {ep.task.id: env.hidden_for(ep.task) for ep in eps}  # a training task's searches leave held-out pages out
+    unseen = sum(len(unseen_opens(t, env.execute, hide[t["instance_id"]])) for t in trajs) \
+        + sum(len(unseen_opens(t, penv.execute, hide[t["instance_id"]])) for t in ptrajs)
     skel = reasoning_skeletons(ptrajs)
     counter = count or estimate_tokens
     lengths = sorted(sample_tokens(x.messages, TOOLS, counter) for t in ptrajs for x in samples(t))

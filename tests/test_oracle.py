@@ -81,9 +81,10 @@ def test_a_turn_makes_as_many_calls_as_its_work_needs(demo_rollouts):
 
 
 def test_no_page_is_opened_before_something_showed_it(demo_rollouts):
-    _, out = demo_rollouts
-    for env, trajs in out.values():
-        assert sum(len(unseen_opens(t, env.execute)) for t in trajs) == 0
+    world, out = demo_rollouts
+    tasks = {t.id: t for t in load_tasks(world)}
+    for env, trajs in out.values():  # (replayed as the episode ran them: a training task's searches hide held-out pages)
+        assert sum(len(unseen_opens(t, env.execute, env.hidden_for(tasks[t["instance_id"]]))) for t in trajs) == 0
 
 
 def test_candidates_are_checked_and_dropped_on_not_and_or_tasks(demo_rollouts):

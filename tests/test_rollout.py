@@ -47,7 +47,7 @@ def test_oracle_researches_from_what_it_reads(small_run):
             assert all(m["content"].strip() for m in assistants) and len(assistants) == ep.turns + ep.context["compactions"]
             assert all(len(m.get("tool_calls") or []) <= opt.parallel_calls for m in assistants)
             assert assistants[-1]["tool_calls"][-1]["function"]["name"] == "final_answer"
-            assert unseen_opens(ep.trajectory("oracle"), env.execute) == []
+            assert unseen_opens(ep.trajectory("oracle"), env.execute, ep.hide) == []
         assert any("?page=" in a.get("url", "") for ep in eps for n, a in _calls(ep)), "no trajectory followed a list's pagination"
     finally:
         env.close()
@@ -228,7 +228,7 @@ def test_oracle_recovers_from_every_perturbation_and_rewards_vary(small_run):
                     url = json.loads(c["function"]["arguments"]).get("url", "")
                     if env._copy_source(url):
                         assert any(w in m["content"] for w in ("compare", "second source", "version too", "instead", "key facts")), m["content"]
-            assert unseen_opens(ep.trajectory("oracle"), env.execute) == []
+            assert unseen_opens(ep.trajectory("oracle"), env.execute, ep.hide) == []
     finally:
         env.close()
 

@@ -50,9 +50,11 @@ def _calls(t: dict) -> list[tuple[str, dict]]:
     return out
 
 
-def unseen_opens(t: dict, execute: Callable[[str, int, str, dict], tuple[str, str | None]]) -> list[str]:
+def unseen_opens(t: dict, execute: Callable[..., tuple[str, str | None]], hide: frozenset[str] = frozenset()) -> list[str]:
     """URLs a trajectory opened that no earlier result of its own showed. `execute` replays a call
-    (`Environment.execute`) for the original text of every result."""
+    (`Environment.execute`) for the original text of every result; `hide`: the pages the episode's
+    searches left out (`Environment.hidden_for` its task: a training task's searches do not find
+    held-out evidence, so the same search without it lists other results)."""
     key = f"{t['instance_id']}#{t['sample']}"
     shown: set[str] = set()
     bad = []
@@ -64,7 +66,7 @@ def unseen_opens(t: dict, execute: Callable[[str, int, str, dict], tuple[str, st
             if url not in shown:
                 bad.append(url)
         try:
-            text, _ = execute(key, i, name, args)
+            text, _ = execute(key, i, name, args, hide)
         except Exception:  # noqa: BLE001 - a malformed call shows nothing
             continue
         shown.update(u.rstrip(".,;") for u in _URL.findall(text))

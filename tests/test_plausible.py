@@ -682,6 +682,56 @@ def test_a_grade_that_rises_never_falls_along_a_career(tmp_path):
         load_world(life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False)))
 
 
+def test_one_lead_per_group(tmp_path):
+    """`one_per_target` on a link's category (issue 60, item 2): at most one job at a firm is its
+    chief at a time, and every town has exactly one mayor among its residents (an undated
+    relation); the draw alone gave firms two chiefs at once and towns none or several. The check
+    names a second mayor and a town without one, the audit counts both, and `validate` refuses a
+    value the attribute does not have."""
+    import yaml
+
+    def pack(one: bool) -> dict:
+        p = yaml.safe_load(LIFE)
+        role = {"kind": "categorical", "values": {"staff": 6, "chief": 1}}
+        standing = {"kind": "categorical", "values": {"resident": 30, "mayor": 1}}
+        if one:
+            role["one_per_target"] = {"value": "chief"}
+            standing["one_per_target"] = {"value": "mayor", "exactly": True}
+        p["relations"]["works_at"]["attributes"] = {"role": role}
+        p["relations"]["lives_in"]["attributes"] = {"standing": standing}
+        return p
+
+    def plan(one: bool, name: str):
+        d = tmp_path / name
+        d.mkdir()
+        return plan_world(load_world(life_spec(d, pack=yaml.safe_dump(pack(one), sort_keys=False))), d / "b")
+
+    chiefs_at_once = ("SELECT count(*) FROM rel_works_at x JOIN rel_works_at y ON x.target = y.target AND x.role = 'chief' "
+                      "AND y.role = 'chief' AND x.source < y.source AND x.valid_from < coalesce(y.valid_to, DATE '9999-12-31') "
+                      "AND y.valid_from < coalesce(x.valid_to, DATE '9999-12-31')")
+    mayors = "SELECT target, count(*) FILTER (WHERE standing = 'mayor') FROM rel_lives_in GROUP BY target"
+    free, ruled = plan(False, "free"), plan(True, "ruled")
+    assert q(free, chiefs_at_once)[0][0] > 0 and {c for _, c in q(free, mayors)} != {1}
+    assert q(ruled, chiefs_at_once)[0][0] == 0 and {c for _, c in q(ruled, mayors)} == {1}
+    assert q(ruled, "SELECT count(*) FROM rel_works_at WHERE role = 'chief'")[0][0] > 20  # the firms do have chiefs
+    assert check_world(ruled.path)[1] == []
+    rows = {r["subject"]: r for r in audit_world(ruled.path).sections["link_values"]}
+    assert rows["works_at.role"]["clashes"] == 0 and rows["lives_in.standing"]["targets_without"] == 0
+    with duckdb.connect(str(ruled.path / "world.duckdb")) as con:
+        town = con.execute("SELECT target FROM rel_lives_in GROUP BY target HAVING count(*) >= 3 ORDER BY target LIMIT 1").fetchone()[0]
+        con.execute("UPDATE rel_lives_in SET standing = 'mayor' WHERE target = ?", [town])  # every resident a mayor
+        other = con.execute("SELECT target FROM rel_lives_in WHERE target <> ? ORDER BY target LIMIT 1", [town]).fetchone()[0]
+        con.execute("UPDATE rel_lives_in SET standing = 'resident' WHERE target = ?", [other])  # a town without one
+    names = [v.name for v in check_world(ruled.path)[1]]
+    assert "lives_in.standing.one_per_target" in names and "lives_in.standing.one_per_target.exactly" in names
+    rows = {r["subject"]: r for r in audit_world(ruled.path).sections["link_values"]}
+    assert rows["lives_in.standing"]["clashes"] > 0 and rows["lives_in.standing"]["targets_without"] == 1
+    bad = pack(True)
+    bad["relations"]["lives_in"]["attributes"]["standing"]["one_per_target"]["value"] = "sheriff"
+    with pytest.raises(SpecError, match="sheriff"):
+        load_world(life_spec(tmp_path, pack=yaml.safe_dump(bad, sort_keys=False)))
+
+
 def test_chinese_given_names_follow_a_persons_gender(tmp_path):
     """A name written without spaces (王芳) is judged by its characters: given-name characters
     chosen by gender (`given` with `cases`) agree with it on every row, and a woman renamed with a

@@ -787,6 +787,7 @@ def test_the_new_domain_walkthrough_runs(tmp_path, monkeypatch):
 
     rows = {r["subject"]: r for r in audit_world(tmp_path / "build" / "hospitals").sections["link_values"]}
     assert rows["works_at.grade"]["falls"] == 0 and rows["works_at.grade"]["n"] > 1000  # no doctor's grade falls
+    assert rows["works_at.post"]["clashes"] == 0 and rows["works_at.post"]["targets_without"] == 0  # one director at a time
     got = cli("run", "mydomain/world.yaml")
     assert got.exit_code == 0, got.output
     assert (tmp_path / "exports" / "hospitals" / "v1" / "README.md").is_file()

@@ -481,6 +481,13 @@ class _Auditor:
                 else:
                     (top,), = self.q(f"SELECT coalesce(max(c), 0) FROM (SELECT count(*) c FROM {R} WHERE {A} IS NOT NULL GROUP BY {A})")
                     row["top_share"] = round(top / filled, 4) if filled else 0.0
+                    one = attr.one_per_target
+                    if one is not None:  # pairs of links to one target holding the value at once; targets with none
+                        lit = "'" + attr.translation(self.world.spec.language).get(one.value, one.value).replace("'", "''") + "'"
+                        (clashes,), = self.q(f"SELECT count(*) FROM {shared_value_pairs_sql(R, a, once=True)} WHERE x.{A} = {lit}")
+                        (without,), = self.q(f"SELECT count(*) FROM (SELECT target FROM {R} GROUP BY target "
+                                             f"HAVING count(*) FILTER (WHERE {A} = {lit}) = 0)")
+                        row |= {"clashes": clashes, "targets_without": without}
                     if attr.rises:  # a source's value lower than on its link before (by start date): 0
                         tr = attr.translation(self.world.spec.language)
                         (falls,), = self.q(f"SELECT count(*) FILTER (WHERE falls) FROM "

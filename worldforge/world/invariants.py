@@ -435,6 +435,15 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
         lits = ", ".join("'" + v.replace("'", "''") + "'" for v in allowed)
         out.append(Invariant(f"{r}.{a}.values", f"a {r} link's {a} is one of its declared values",
                              f"SELECT source, target, {_q(a)} FROM {R} WHERE {_q(a)} IS NOT NULL AND {_q(a)} NOT IN ({lits})"))
+        one = getattr(attr, "one_per_target", None)
+        if one is not None:
+            lit = "'" + tr.get(one.value, one.value).replace("'", "''") + "'"
+            out.append(Invariant(f"{r}.{a}.one_per_target", f"at most one {r} link to a {rs.target} holds {a} {one.value} at a time",
+                                 f"SELECT x.target, x.{_q(a)}, x.source, y.source AS other FROM {shared_value_pairs_sql(R, a)} "
+                                 f"WHERE x.{_q(a)} = {lit}"))
+            if one.exactly:
+                out.append(Invariant(f"{r}.{a}.one_per_target.exactly", f"every {rs.target} with {r} links has one with {a} {one.value}",
+                                     f"SELECT target FROM {R} GROUP BY target HAVING count(*) FILTER (WHERE {_q(a)} = {lit}) = 0"))
         if getattr(attr, "rises", False):
             out.append(Invariant(f"{r}.{a}.rises", f"a {rs.source}'s {a} never falls along its {r} links",
                                  f"SELECT source, target, {_q(a)}, prev FROM ({falls_sql(R, a, [tr.get(v, v) for v in attr.rises])}) "

@@ -953,19 +953,44 @@ class LinkNumber(NumericAttr):
         return {}  # numbers are written alike in every language
 
 
+class OnePerTarget(Model):
+    """`one_per_target` of a link's category: the value that at most one link to each target holds
+    at a time (one captain per club, one lead per project: links to one target whose spans overlap;
+    an undated relation's links all do). Links the draw gave it beyond that take another value, by
+    the other values' weights. `exactly`: every target with links has one that holds it (an
+    undated relation's target exactly one; a dated one's at least one over time)."""
+
+    value: str
+    exactly: bool = False
+
+
 class LinkCategory(CategoricalAttr):
     """A category drawn per link (a member's role, a job's grade). `rises`: every value, lowest
     first (`rises: [junior, senior, lead]`): along each source's links of the relation, by start
     date, the value never falls (a career's grades only go up); each source keeps the values it
-    drew, put in rising order, so the category's shares are as drawn."""
+    drew, put in rising order, so the category's shares are as drawn. `one_per_target`: see
+    `OnePerTarget`."""
 
     rises: list[str] = []
+    one_per_target: OnePerTarget | None = None
 
     @model_validator(mode="after")
     def _rising_order(self) -> LinkCategory:
         if self.rises and sorted(self.rises) != sorted(self.weights()):
             raise ValueError(f"rises lists every value once, lowest first; the values are {clip(list(self.weights()))}, "
                              f"got {clip(self.rises)}")
+        one = self.one_per_target
+        if one is not None:
+            if one.value not in self.weights():
+                raise ValueError(f"one_per_target.value {clip(one.value)} is not a value of this attribute; "
+                                 f"known: {clip(list(self.weights()))}")
+            if len(self.weights()) < 2:
+                raise ValueError("one_per_target needs another value for the links beyond the one (a member beside the lead)")
+            if self.rises:
+                raise ValueError("give rises or one_per_target, not both (one orders each source's links, the other "
+                                 "each target's)")
+            if one.exactly and self.null_rate > 0:
+                raise ValueError("one_per_target.exactly needs a value on every link: drop null_rate")
         return self
 
 
@@ -1409,7 +1434,7 @@ AUDIT_METRICS = {
     "degrees": ("n", "out_max", "out_p99", "in_max", "in_p99", "targets_without", "sources_without"),
     "ratios": ("n", "min", "p01", "median", "p99", "max"),
     "locality": ("n", "same", "share"),
-    "link_values": ("n", "filled", "median", "p90", "max", "clashes", "top_share", "falls"),
+    "link_values": ("n", "filled", "median", "p90", "max", "clashes", "top_share", "falls", "targets_without"),
 }
 AUDIT_SECTIONS = tuple(AUDIT_METRICS)
 

@@ -1142,6 +1142,8 @@ class _Generator:
                 vals = self._categorical(rs.source, attr, edges.height, rng)
                 if attr.rises:
                     vals = _rising(vals, attr.rises, edges["src"].to_numpy())
+                if attr.one_per_target is not None:
+                    vals = self._one_per_target(r, a, attr, vals, edges, rng)
             edges = edges.with_columns(self.null_mask(f"rel_{r}", a, attr.null_rate, vals).alias(a))
         self.out.edges[r] = edges
 
@@ -1208,6 +1210,33 @@ class _Generator:
             clash = _overlapping_repeats(tgt, vals, start, end)
         self.out.repairs[f"relation {r}: links left without a {a} (no distinct one free)"] = int(clash.sum())
         return pl.Series(vals, dtype=pl.Int64).scatter(np.flatnonzero(clash), None)
+
+    def _one_per_target(self, r: str, a: str, attr, vals: pl.Series, edges: pl.DataFrame, rng) -> pl.Series:
+        """`one_per_target`: of the links to one target that hold its value over overlapping spans,
+        the earliest keeps it and the others draw another value by weight; `exactly`: a target
+        none of whose links holds it gives it to one of them, drawn at random."""
+        one = attr.one_per_target
+        n = edges.height
+        v = np.asarray(vals.to_list(), dtype=object)
+        tgt = edges["tgt"].to_numpy()
+        start = edges["valid_from"].cast(pl.Int64).fill_null(-(2**31)).to_numpy()
+        end = edges["valid_to"].cast(pl.Int64).fill_null(2**31 - 1).to_numpy()
+        holds = v == one.value
+        code = np.where(holds, 0, -1 - np.arange(n, dtype=np.int64))  # other values never clash
+        clash = _overlapping_repeats(tgt, code, start, end) & holds
+        w = attr.weights()
+        others = [x for x in w if x != one.value]
+        p = np.asarray([w[x] for x in others], float)
+        if clash.any():
+            v[clash] = np.asarray(others, dtype=object)[rng.choice(len(others), size=int(clash.sum()), p=p / p.sum())]
+        self.out.repairs[f"relation {r}: links whose {a} another link to the target held (another drawn)"] = int(clash.sum())
+        if one.exactly and n:
+            order = np.lexsort((rng.random(n), tgt))
+            first = order[np.r_[True, tgt[order][1:] != tgt[order][:-1]]]  # one random link per target
+            lacking = ~np.isin(tgt[first], tgt[v == one.value])
+            v[first[lacking]] = one.value
+            self.out.repairs[f"relation {r}: targets whose {a} {one.value} was given to a link"] = int(lacking.sum())
+        return pl.Series(v.tolist(), dtype=pl.String)
 
     @staticmethod
     def _reserve(g_src, g_tgt, key, lo, hi, ok_t, rng, tries: int = 16, rounds: int = 8) -> np.ndarray:

@@ -732,6 +732,30 @@ def test_one_lead_per_group(tmp_path):
         load_world(life_spec(tmp_path, pack=yaml.safe_dump(bad, sort_keys=False)))
 
 
+def test_a_durations_distribution_follows_a_category(tmp_path):
+    """`cases.<v>.offset` on a date drawn with an offset (issue 60, item 6): energy firms are wound
+    up one to three years after their founding, the others as the pack's Weibull draws them (a
+    median of decades); the bounds and invariants still hold, and a case's duration without the
+    date's own offset is refused."""
+    import yaml
+
+    pack = yaml.safe_load(LIFE)
+    dissolved = pack["types"]["firm"]["attributes"]["dissolved"]
+    dissolved |= {"given": "sector", "cases": {"energy": {"offset": {"distribution": "uniform", "params": {"low": 1, "high": 3},
+                                                                     "unit": "years"}}}}
+    info = plan_world(load_world(life_spec(tmp_path, counts={"town": 25, "firm": 200, "being": 1500},
+                                           pack=yaml.safe_dump(pack, sort_keys=False))), tmp_path / "b")
+    life = "date_diff('day', founded, dissolved) / 365.2425"
+    rows = dict(q(info, f"SELECT sector = 'energy', median({life}) FROM firm WHERE dissolved IS NOT NULL GROUP BY 1"))
+    (lo, hi), = q(info, f"SELECT min({life}), max({life}) FROM firm WHERE sector = 'energy' AND dissolved IS NOT NULL")
+    assert 1.0 <= lo and hi <= 3.01 and rows[False] > 10, rows  # energy: 1-3 years; the rest as before
+    assert check_world(info.path)[1] == []
+    del pack["types"]["firm"]["attributes"]["dissolved"]["offset"]
+    pack["types"]["firm"]["attributes"]["dissolved"].pop("censor")
+    with pytest.raises(SpecError, match="cases.energy.offset"):
+        load_world(life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False)))
+
+
 def test_chinese_given_names_follow_a_persons_gender(tmp_path):
     """A name written without spaces (王芳) is judged by its characters: given-name characters
     chosen by gender (`given` with `cases`) agree with it on every row, and a woman renamed with a

@@ -836,10 +836,13 @@ class DateOffset(Duration):
 
 
 class DateCase(Model):
-    """More bounds for the rows whose `given` attribute has one value."""
+    """More bounds for the rows whose `given` attribute has one value, and their own duration
+    (`offset`: the distribution, params, min, max and unit of the date's offset for these rows,
+    from the same `ref`: a short process lasts months where a long one lasts years)."""
 
     after: list[DateBound] = []
     before: list[DateBound] = []
+    offset: Duration | None = None
 
 
 class DateAttr(_AttrBase):
@@ -869,6 +872,10 @@ class DateAttr(_AttrBase):
             raise ValueError("censor applies to dates drawn with an offset")
         if (self.given is None) != (not self.cases):
             raise ValueError("given and cases go together: cases maps values of the given attribute to more bounds")
+        with_offset = [v for v, c in self.cases.items() if c.offset is not None]
+        if with_offset and self.offset is None:
+            raise ValueError(f"cases.{with_offset[0]}.offset: a case's duration replaces the date's own offset; give the "
+                             "date an offset (its ref and direction, and the duration of the other rows)")
         return self
 
 

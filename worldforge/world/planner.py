@@ -779,12 +779,33 @@ class _Generator:
         missing = empty
         if attr.offset is not None:
             base = self.attr_bound(t, attr.offset.ref, "after")
-            v, censored = self.offset_draw(base, attr.offset, lo_, hi_, rng, attr.censor)
+            # a case's own duration for its rows (`cases.<v>.offset`), from the date's ref and direction
+            by_case = [(sel, attr.offset.model_copy(update=attr.cases[v].offset.model_dump()))
+                       for v, sel in ((v, (self.given_values(t, attr.given) == v).fill_null(False).to_numpy())
+                                      for v in attr.cases if attr.cases[v].offset is not None)]
+
+            def offsets(rows: np.ndarray, g) -> tuple[np.ndarray, np.ndarray]:
+                if not by_case:
+                    return self.offset_draw(base[rows], attr.offset, lo_[rows], hi_[rows], g, attr.censor)
+                x, cens = np.zeros(len(rows), np.int64), np.zeros(len(rows), bool)
+                rest = np.ones(len(rows), bool)
+                for sel, off in by_case:
+                    m = sel[rows] & rest
+                    if m.any():
+                        r_ = rows[m]
+                        x[m], cens[m] = self.offset_draw(base[r_], off, lo_[r_], hi_[r_], g, attr.censor)
+                        rest &= ~m
+                if rest.any():
+                    r_ = rows[rest]
+                    x[rest], cens[rest] = self.offset_draw(base[r_], attr.offset, lo_[r_], hi_[r_], g, attr.censor)
+                return x, cens
+
+            v, censored = offsets(np.arange(n), rng)
             missing = empty | censored
             self.out.repairs[f"{t}.{a}: not yet happened (after as_of)"] = 0  # expected, not a repair
 
             def redraw(rows: np.ndarray, g) -> tuple[np.ndarray, np.ndarray]:
-                x, cens = self.offset_draw(base[rows], attr.offset, lo_[rows], hi_[rows], g, attr.censor)
+                x, cens = offsets(rows, g)
                 return x, ~cens
         else:
             v = sample_days(lo_, hi_, rng)

@@ -756,6 +756,28 @@ def test_a_durations_distribution_follows_a_category(tmp_path):
         load_world(life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False)))
 
 
+def test_links_per_source_follow_a_category(tmp_path):
+    """A relation's count by a category of its source (issue 60, item 6: `given` and `cases` on a
+    relation): energy firms are founded by three or four people, the others by one or two; a
+    value without a case takes `count`, and a case for a value the category never takes is named
+    by `validate`."""
+    import yaml
+
+    pack = yaml.safe_load(LIFE)
+    pack["relations"]["founds"] |= {"given": "sector", "cases": {"energy": {"min": 3, "max": 4}}}
+    pack["relations"]["founds"]["max_per_target"] = 4
+    info = plan_world(load_world(life_spec(tmp_path, counts={"town": 25, "firm": 120, "being": 1500},
+                                           pack=yaml.safe_dump(pack, sort_keys=False))), tmp_path / "b")
+    per = q(info, "SELECT f.sector = 'energy', min(n), max(n) FROM firm f JOIN (SELECT source, count(*) n FROM rel_founds "
+                  "GROUP BY source) l ON l.source = f.id GROUP BY 1")
+    got = {e: (lo, hi) for e, lo, hi in per}
+    assert got[True][0] >= 3 and got[True][1] <= 4 and got[False][1] <= 2, got
+    assert check_world(info.path)[1] == []
+    pack["relations"]["founds"]["cases"] = {"nuclear": {"min": 3, "max": 4}}
+    with pytest.raises(SpecError, match="nuclear"):
+        load_world(life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False)))
+
+
 def test_chinese_given_names_follow_a_persons_gender(tmp_path):
     """A name written without spaces (王芳) is judged by its characters: given-name characters
     chosen by gender (`given` with `cases`) agree with it on every row, and a woman renamed with a

@@ -125,6 +125,8 @@ def dependency_graph(world: ResolvedWorld, soft: bool = False):
             deps += [attr_node(rs.source, rs.same.source), attr_node(rs.target, rs.same.target)]
         if rs.once_per is not None:
             deps.append(attr_node(rs.source, rs.once_per))
+        if rs.given is not None:  # links per source by its category
+            deps.append(attr_node(rs.source, rs.given))
         if isinstance(rs.select, WeightSelect):
             deps.append(attr_node(rs.target, rs.select.weight))
         bounds: list[DateBound] = []

@@ -355,8 +355,12 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
                   f"SELECT e.source FROM {R} e ANTI JOIN {S} s ON s.id = e.source"),
         Invariant(f"{r}.target_exists", f"every {r} link ends at an existing {rs.target}",
                   f"SELECT e.target FROM {R} e ANTI JOIN {T} u ON u.id = e.target"),
-        Invariant(f"{r}.max_per_source", f"a {rs.source} has at most {rs.count_range.max} {r} link(s)",
-                  f"SELECT source, count(*) AS n FROM {R} GROUP BY source HAVING count(*) > {rs.count_range.max}"),
+        Invariant(f"{r}.max_per_source", f"a {rs.source} has at most {rs.count_range.max} {r} link(s)"
+                  + (f" ({rs.base_count.max} but for its {rs.given} cases)" if rs.cases else ""),
+                  f"SELECT source, count(*) AS n FROM {R} GROUP BY source HAVING count(*) > {rs.count_range.max}" if not rs.cases else
+                  f"SELECT e.source, count(*) AS n FROM {R} e JOIN {S} s ON s.id = e.source GROUP BY e.source, s.{_q(rs.given)} "
+                  f"HAVING count(*) > CASE " + " ".join(f"WHEN s.{_q(rs.given)} = '{_case_value(world, rs, v)}' THEN {c.max}"
+                                                       for v, c in rs.cases.items()) + f" ELSE {rs.base_count.max} END"),
         Invariant(f"{r}.no_repeated_pair", f"a {rs.source} links to the same {rs.target} at most once by {r}",
                   f"SELECT source, target, count(*) AS n FROM {R} GROUP BY source, target HAVING count(*) > 1"),
         Invariant(f"{r}.validity_order", f"{r} validity starts before it ends",
@@ -645,6 +649,13 @@ def _stored(world: ResolvedWorld, t: str, a: str):
     """A pack value of t.a as the world stores it (translated in a Chinese world)."""
     m = value_translation(world, t, a) if a in world.types[t].attributes else {}
     return lambda v: m.get(v, v)
+
+
+def _case_value(world: ResolvedWorld, rs, v: str) -> str:
+    """A relation's case value as the source's category stores it (in the world's language), quoted for SQL."""
+    attr = world.types[rs.source].attributes.get(rs.given)
+    tr = attr.translation(world.spec.language) if hasattr(attr, "translation") else {}
+    return tr.get(v, v).replace("'", "''")
 
 
 def falls_sql(table: str, a: str, order: list[str]) -> str:

@@ -1298,6 +1298,11 @@ class RelationSpec(_LinkText):
     target: str
     cardinality: Literal["1:1", "1:N", "N:1", "N:M"]
     count: Range = Range()
+    # Links per source by a categorical attribute of the source (a small firm takes few hires, a
+    # large one many): `given` names it, `cases` maps its values to a count range (a history's
+    # tenures for history relations); the other values take `count` (or `history.count`).
+    given: str | None = Field(None, pattern=_NAME_RE)
+    cases: dict[str, Range] = {}
     rate: float = Field(1.0, ge=0.0, le=1.0)
     required: bool = False
     select: Literal["uniform", "preferential"] | WeightSelect = "uniform"
@@ -1361,6 +1366,13 @@ class RelationSpec(_LinkText):
             raise ValueError("a history relation must be N:1 or N:M (a target can hold several tenures)")
         if self.history and self.cardinality == "N:1" and self.history.count.max > 1:
             raise ValueError("use N:M for histories with more than one tenure per source")
+        if (self.given is None) != (not self.cases):
+            raise ValueError("given and cases go together: cases maps values of the source's given attribute to a count range")
+        for v, c in self.cases.items():
+            if c.max > 1 and (self.cardinality in ("1:1", "N:1") and not self.history
+                              or self.history and self.cardinality == "N:1"):
+                raise ValueError(f"cases.{v}: a {self.cardinality} relation links each source to at most one target; "
+                                 "set max to 1 or use 1:N / N:M")
         if sum(x is not None for x in (self.since, self.date, self.history, self.at)) > 1:
             raise ValueError("give at most one of since, date, history, at")
         if self.delay is not None and self.since is None:
@@ -1400,6 +1412,15 @@ class RelationSpec(_LinkText):
 
     @property
     def count_range(self) -> Range:
+        """The fewest and most links a source may take (its `cases` included)."""
+        b = self.base_count
+        if not self.cases:
+            return b
+        return Range(min=min([b.min, *(c.min for c in self.cases.values())]), max=max([b.max, *(c.max for c in self.cases.values())]))
+
+    @property
+    def base_count(self) -> Range:
+        """Links per source for the values of `given` without a case (all sources without `given`)."""
         return self.history.count if self.history else self.count
 
     @property

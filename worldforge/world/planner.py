@@ -973,8 +973,14 @@ class _Generator:
         T = self.out.entities[rs.target]
         n_s, n_t = S.height, T.height
         active = _active_sources(rng, rs.rate, n_s)
-        cr = rs.count_range
+        cr = rs.base_count
         k = rng.integers(cr.min, cr.max + 1, len(active))
+        if rs.given is not None:  # a count range per value of a source category (`cases`)
+            g = self.given_values(rs.source, rs.given).gather(active)
+            for v, c in rs.cases.items():
+                sel = (g == v).fill_null(False).to_numpy()
+                if sel.any():
+                    k[sel] = rng.integers(c.min, c.max + 1, int(sel.sum()))
         after, before = link_bounds(self.world, rs)
         src_after, tgt_after = self._split_bounds(after)
         src_before, tgt_before = self._split_bounds(before)

@@ -876,6 +876,8 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
             check_bound(pname, f"{rp}.date.offset.ref", rs.date.offset.ref, r, "rel")
         if rs.requires is not None:
             _check_path(add, pname, f"{rp}.requires.path", r, rs, rels)
+        if rs.given is not None and rs.source in types:
+            check_given(pname, f"{rp}.given", rs.source, rs.given, list(rs.cases), allow_name=False)
         if rs.acyclic and rs.source != rs.target:
             add(pname, f"{rp}.acyclic", True, "acyclic only applies to relations from a type to itself")
         elif rs.acyclic and rs.required:

@@ -778,6 +778,44 @@ def test_links_per_source_follow_a_category(tmp_path):
         load_world(life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False)))
 
 
+def test_not_the_same_one_again(tmp_path):
+    """`not_same` (issue 60, item 5): a consultancy never goes to the firm that employs the person
+    when it starts; drawn alone, many did. The check names a planted one, and `validate` refuses a
+    relation between other types."""
+    import yaml
+
+    def pack(rule: bool) -> dict:
+        p = yaml.safe_load(LIFE)
+        consults = {"source": "being", "target": "firm", "cardinality": "N:M", "select": "preferential", "alpha": 1.1,
+                    "history": {"count": {"min": 2, "max": 4}, "after": ["source.born + 20y"], "before": ["as_of", "source.born + 70y"],
+                                "length": {"distribution": "lognormal", "params": {"mean": 1.0, "sigma": 0.5}, "unit": "years"}}}
+        if rule:
+            consults["not_same"] = ["works_at"]
+        p["relations"]["consults_for"] = consults
+        return p
+
+    same = ("SELECT count(*) FROM rel_consults_for e JOIN rel_works_at x ON x.source = e.source AND x.target = e.target "
+            "WHERE x.valid_from <= e.valid_from AND e.valid_from < coalesce(x.valid_to, DATE '9999-12-31')")
+    runs = {}
+    for rule in (False, True):
+        d = tmp_path / str(rule)
+        d.mkdir()
+        runs[rule] = plan_world(load_world(life_spec(d, counts={"town": 10, "firm": 25, "being": 700},
+                                                     pack=yaml.safe_dump(pack(rule), sort_keys=False))), d / "b")
+    assert q(runs[False], same)[0][0] > 10
+    assert q(runs[True], same)[0][0] == 0 and q(runs[True], "SELECT count(*) FROM rel_consults_for")[0][0] > 500
+    assert check_world(runs[True].path)[1] == []
+    with duckdb.connect(str(runs[True].path / "world.duckdb")) as con:
+        who, firm, start = con.execute("SELECT source, target, valid_from FROM rel_works_at ORDER BY source LIMIT 1").fetchone()
+        con.execute("UPDATE rel_consults_for SET target = ?, valid_from = ? WHERE source = ? AND valid_from = "
+                    "(SELECT min(valid_from) FROM rel_consults_for WHERE source = ?)", [firm, start, who, who])
+    assert "consults_for.not_same.works_at" in [v.name for v in check_world(runs[True].path)[1]]
+    bad = pack(True)
+    bad["relations"]["consults_for"]["not_same"] = ["lives_in"]
+    with pytest.raises(SpecError, match="lives_in"):
+        load_world(life_spec(tmp_path, pack=yaml.safe_dump(bad, sort_keys=False)))
+
+
 def test_chinese_given_names_follow_a_persons_gender(tmp_path):
     """A name written without spaces (王芳) is judged by its characters: given-name characters
     chosen by gender (`given` with `cases`) agree with it on every row, and a woman renamed with a

@@ -127,6 +127,7 @@ def dependency_graph(world: ResolvedWorld, soft: bool = False):
             deps.append(attr_node(rs.source, rs.once_per))
         if rs.given is not None:  # links per source by its category
             deps.append(attr_node(rs.source, rs.given))
+        deps += [rel_node(x) for x in rs.not_same]  # their links are known when this one's targets are picked
         if isinstance(rs.select, WeightSelect):
             deps.append(attr_node(rs.target, rs.select.weight))
         bounds: list[DateBound] = []

@@ -452,6 +452,12 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
             out.append(Invariant(f"{r}.{a}.rises", f"a {rs.source}'s {a} never falls along its {r} links",
                                  f"SELECT source, target, {_q(a)}, prev FROM ({falls_sql(R, a, [tr.get(v, v) for v in attr.rises])}) "
                                  f"WHERE falls"))
+    for x in rs.not_same:  # never to a target the source is linked to by x when the link starts (ever, undated)
+        when = ("e.valid_from IS NULL OR (coalesce(x.valid_from, DATE '0001-01-01') <= e.valid_from "
+                "AND e.valid_from < coalesce(x.valid_to, DATE '9999-12-31'))") if rs.dated else "TRUE"
+        out.append(Invariant(f"{r}.not_same.{x}", f"a {r} link never goes to a {rs.target} its {rs.source} is linked to by {x} then",
+                             f"SELECT e.source, e.target FROM {R} e JOIN {_q('rel_' + x)} x ON x.source = e.source "
+                             f"AND x.target = e.target WHERE {when}"))
     if rs.once_per is not None:
         G = _q(rs.once_per)
         out.append(Invariant(f"{r}.once_per", f"a {rs.target} is linked by {r} at most once per {rs.source} {rs.once_per}",

@@ -1323,6 +1323,11 @@ class RelationSpec(_LinkText):
     # A target takes at most one link among the sources that share this attribute's value: a
     # researcher wins a prize once (the editions of one award), a club joins a league once.
     once_per: str | None = Field(None, pattern=_NAME_RE)
+    # Not the same one again: a link never goes to a target its source is linked to by one of
+    # these relations (of the same source and target types) when the link starts, or ever where
+    # the link has no dates (a loan to another club than the player's own; a consultancy for a
+    # firm the person does not work at then).
+    not_same: list[str] = []
     requires: Requirement | None = None
     # Attributes of each link (a musician's role in a band, per membership): categorical values
     # drawn per link, stated with the link on every page that states it ("[The Ferns] (2001–2005),

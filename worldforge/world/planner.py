@@ -126,6 +126,7 @@ class _Generator:
         self.span_start = to_days(self.spec.span_start)
         self.name_parts: dict[tuple[str, str], pl.Series] = {}  # parts an attribute is chosen by
         self.editions: dict[str, dict[str, np.ndarray]] = {}  # series types: year, ordinal, day per edition
+        self._pair_index: dict[str, tuple] = {}  # a relation's links by (source, target): `not_same` looks them up
 
     # ----------------------------------------------------------------- helpers
 
@@ -1101,6 +1102,8 @@ class _Generator:
                 t_sel = start[sel]
             if t_sel is not None:
                 bad |= ~self._alive(rs, tgt_after, [] if rs.history else tgt_before, s_, p_, t_sel)
+            if rs.not_same:
+                bad |= self._not_same(rs, s_, p_, t_sel if rs.dated else None, n_t)
             if rs.date:
                 d_lo, d_hi = self._event_window(rs, s_, p_, c_from[sel], c_to[sel])
                 bad |= d_lo > d_hi
@@ -1201,6 +1204,8 @@ class _Generator:
                 ok &= d_lo <= d_hi
             if rs.source == rs.target:
                 ok &= s_ != pt
+            if rs.not_same:
+                ok &= ~self._not_same(rs, s_, pt, t0[rows[pr]] if t0 is not None and rs.dated else None, n_t)
             held = picks >= 0
             if rs.target_cap is not None:
                 ok &= np.bincount(picks[held], minlength=n_t)[pt] < rs.target_cap
@@ -1524,6 +1529,30 @@ class _Generator:
             order = rows[np.argsort(picks[rows], kind="stable")]  # by target, in priority order
             conflict[order[_group_rank(picks[order]) >= cap]] = True
         return conflict
+
+    def _not_same(self, rs: RelationSpec, s_: np.ndarray, p_: np.ndarray, at: np.ndarray | None, n_t: int) -> np.ndarray:
+        """Picks that go to a target their source is linked to by a `not_same` relation when the
+        link starts (`at`; ever, for a link without dates, or one whose start is unknown)."""
+        bad = np.zeros(len(s_), bool)
+        key = s_.astype(np.int64) * max(n_t, 1) + p_
+        for x in rs.not_same:
+            idx = self._pair_index.get(x)
+            if idx is None:
+                e = self.out.edges[x]
+                k = e["src"].to_numpy().astype(np.int64) * max(n_t, 1) + e["tgt"].to_numpy()
+                order = np.argsort(k, kind="stable")
+                f = e["valid_from"].cast(pl.Int64).fill_null(NEG_INF).to_numpy()[order]
+                t = e["valid_to"].cast(pl.Int64).fill_null(POS_INF).to_numpy()[order]
+                idx = self._pair_index[x] = (k[order], f, t)
+            k, f, t = idx
+            if len(k) == 0:
+                continue
+            i = np.minimum(np.searchsorted(k, key), len(k) - 1)
+            hit = k[i] == key  # (a pair links at most once by a relation)
+            if at is not None:
+                hit &= ~_real(at) | ((f[i] <= at) & (at < t[i]))
+            bad |= hit
+        return bad
 
     def _once_groups(self, rs: RelationSpec) -> np.ndarray:
         """Per source row: a code of its `once_per` value (each missing value a group of its own)."""

@@ -878,6 +878,15 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
             _check_path(add, pname, f"{rp}.requires.path", r, rs, rels)
         if rs.given is not None and rs.source in types:
             check_given(pname, f"{rp}.given", rs.source, rs.given, list(rs.cases), allow_name=False)
+        for j, x in enumerate(rs.not_same):
+            if x == r:
+                add(pname, f"{rp}.not_same.{j}", x, "a relation never repeats a pair already (each pair links once); "
+                    "name another relation of the same source and target types")
+            elif x not in rels:
+                add(pname, f"{rp}.not_same.{j}", x, f"unknown relation{_suggest(x, rels)}")
+            elif (rels[x][1].source, rels[x][1].target) != (rs.source, rs.target):
+                add(pname, f"{rp}.not_same.{j}", x, f"'{x}' links {rels[x][1].source} to {rels[x][1].target}, not "
+                    f"{rs.source} to {rs.target}: not_same compares the targets of one source's links")
         if rs.acyclic and rs.source != rs.target:
             add(pname, f"{rp}.acyclic", True, "acyclic only applies to relations from a type to itself")
         elif rs.acyclic and rs.required:

@@ -816,6 +816,42 @@ def test_not_the_same_one_again(tmp_path):
         load_world(life_spec(tmp_path, pack=yaml.safe_dump(bad, sort_keys=False)))
 
 
+def test_a_requirement_can_ask_the_covering_links_category(tmp_path):
+    """`requires.where` (issue 60, item 1): a firm's head is one of its employees who holds a lead or
+    director grade there at the time (the grade rises along each career); without it juniors
+    head firms. The check names a head whose job there is junior, and `validate` names a category
+    no relation of the path has."""
+    import yaml
+
+    def pack(where: bool) -> dict:
+        p = yaml.safe_load(LIFE)
+        p["relations"]["works_at"]["attributes"] = {"grade": {"kind": "categorical", "values": {"junior": 4, "senior": 3, "lead": 2,
+                                                                                                "director": 1},
+                                                              "rises": ["junior", "senior", "lead", "director"]}}
+        if where:
+            p["relations"]["heads"]["requires"]["where"] = {"grade": ["lead", "director"]}
+        return p
+
+    junior_heads = ("SELECT count(*) FROM rel_heads h WHERE NOT EXISTS (SELECT 1 FROM rel_works_at w WHERE w.source = h.target "
+                    "AND w.target = h.source AND w.grade IN ('lead', 'director') AND w.valid_from <= h.valid_from "
+                    "AND coalesce(w.valid_to, DATE '9999-12-31') >= coalesce(h.valid_to, DATE '2025-06-30'))")
+    runs = {}
+    for where in (False, True):
+        d = tmp_path / str(where)
+        d.mkdir()
+        runs[where] = plan_world(load_world(life_spec(d, pack=yaml.safe_dump(pack(where), sort_keys=False))), d / "b")
+    assert q(runs[False], junior_heads)[0][0] > 10
+    assert q(runs[True], junior_heads)[0][0] == 0 and q(runs[True], "SELECT count(*) FROM rel_heads")[0][0] > 10
+    assert check_world(runs[True].path)[1] == []
+    with duckdb.connect(str(runs[True].path / "world.duckdb")) as con:
+        con.execute("UPDATE rel_works_at SET grade = 'junior' WHERE (source, target) IN (SELECT target, source FROM rel_heads)")
+    assert "heads.requires" in [v.name for v in check_world(runs[True].path)[1]]
+    bad = pack(True)
+    bad["relations"]["heads"]["requires"]["where"] = {"rank": ["lead"]}
+    with pytest.raises(SpecError, match="rank"):
+        load_world(life_spec(tmp_path, pack=yaml.safe_dump(bad, sort_keys=False)))
+
+
 def test_chinese_given_names_follow_a_persons_gender(tmp_path):
     """A name written without spaces (王芳) is judged by its characters: given-name characters
     chosen by gender (`given` with `cases`) agree with it on every row, and a woman renamed with a

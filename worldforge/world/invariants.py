@@ -577,6 +577,11 @@ def requires_uncovered_sql(world: ResolvedWorld, r: str, rs: RelationSpec) -> st
         near, far = ("target", "source") if back else ("source", "target")
         joins.append(f"{_q('rel_' + hop)} {h}")
         conds.append(f"{h}.{near} = {cur}")
+        for a, values in rs.requires.where.items():  # only covering links of these categories (as stored)
+            attr = rels[hop].attributes.get(a)
+            if attr is not None:
+                tr = attr.translation(world.spec.language)
+                conds.append(f"{h}.{_q(a)} IN (" + ", ".join("'" + tr.get(v, v).replace("'", "''") + "'" for v in values) + ")")
         if time is not None and rels[hop].dated:
             t0, t1 = time
             conds.append(f"({h}.valid_from IS NULL OR {h}.valid_from <= {t0}) AND ({h}.valid_to IS NULL OR {h}.valid_to >= {t1})")

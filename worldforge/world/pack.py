@@ -1281,6 +1281,10 @@ class Requirement(Model):
     signed to on release (`by.signed_to`)."""
 
     path: str = Field(pattern=r"^~?[a-z][a-z0-9_]{0,63}(\.~?[a-z][a-z0-9_]{0,63}){0,5}$")
+    # Conditions on the covering links' own categories: `{grade: [consultant, head]}` takes only
+    # a link of the path whose `grade` is one of these (the head of a department is a senior
+    # doctor there); an attribute of one relation of the path.
+    where: dict[str, list[str]] = {}
 
     @property
     def hops(self) -> list[tuple[str, bool]]:

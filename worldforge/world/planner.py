@@ -1399,6 +1399,9 @@ class _Generator:
                            "c_from": np.full(n_s, NEG_INF, np.int64), "c_to": np.full(n_s, POS_INF, np.int64)})
         for hop, back in rs.requires.hops:
             e = self.out.edges[hop]
+            for a, values in rs.requires.where.items():  # only covering links of these categories
+                if a in e.columns:
+                    e = e.filter(pl.col(a).is_in(values))
             near, far = ("tgt", "src") if back else ("src", "tgt")
             h = e.select(pl.col(near).alias("cur"), pl.col(far).alias("nxt"),
                          pl.col("valid_from").cast(pl.Int64).fill_null(NEG_INF).alias("h_from"),

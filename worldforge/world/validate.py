@@ -1084,6 +1084,20 @@ def _check_path(add, pname: str, path: str, r: str, rs: RelationSpec, rels: dict
         cur = far
     if cur != rs.target:
         add(pname, path, rs.requires.path, f"the path ends at '{cur}', not at the relation's target '{rs.target}'")
+    hops = [h for h, _ in rs.requires.hops]
+    for a, values in rs.requires.where.items():
+        w = path.rsplit(".", 1)[0] + f".where.{a}"
+        having = [h for h in hops if h in rels and a in rels[h][1].attributes]
+        if len(having) != 1:
+            add(pname, w, a, f"a condition names a category of one relation of the path ({', '.join(hops)}); "
+                + ("none has it" if not having else f"{', '.join(having)} all have it"))
+            continue
+        attr = rels[having[0]][1].attributes[a]
+        if not isinstance(attr, CategoricalAttr):
+            add(pname, w, a, f"'{having[0]}.{a}' is a number; a condition takes a category's values")
+        elif not values or set(values) - set(attr.weights()):
+            add(pname, w, _short(sorted(set(values) - set(attr.weights()))) if values else "[]",
+                f"values of '{having[0]}.{a}' ({_short(list(attr.weights()), 120)})")
 
 
 def _check_static_window(add, pname: str, path: str, after: list[DateBound], before: list[DateBound], spec: WorldSpec) -> None:

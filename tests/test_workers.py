@@ -76,7 +76,10 @@ def test_ctrl_c_stops_the_workers_at_once():
     take minutes, such as a farm's worlds), and no worker is left."""
     import signal
 
-    script = ("import time\n"
+    # (the child handles Ctrl-C as a terminal's command does: a process started with SIGINT ignored,
+    # as this one can be after a library in the test session set it so, would pass the ignore on)
+    script = ("import signal, time\n"
+              "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
               "from worldforge.cluster import use_cluster\n"
               "from tests.shard_fns import _pid\nfrom tests.test_workers import _sleep\n"
               "with use_cluster(workers=2) as ex:\n"

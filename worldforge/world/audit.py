@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..plumbing import quote_ident as _q
-from .invariants import _wild_sql, falls_sql, shared_value_pairs_sql
+from .invariants import _sql_str, _wild_sql, falls_sql, shared_value_pairs_sql
 from .pack import AUDIT_SECTIONS, CategoricalAttr, CountAttr, DateAttr, LinkNumber, NumericAttr
 from .spec import ResolvedWorld, attribute_dtype
 
@@ -483,7 +483,7 @@ class _Auditor:
                     row["top_share"] = round(top / filled, 4) if filled else 0.0
                     one = attr.one_per_target
                     if one is not None:  # pairs of links to one target holding the value at once; targets with none
-                        lit = "'" + attr.translation(self.world.spec.language).get(one.value, one.value).replace("'", "''") + "'"
+                        lit = _sql_str(attr.translation(self.world.spec.language).get(one.value, one.value))
                         (clashes,), = self.q(f"SELECT count(*) FROM {shared_value_pairs_sql(R, a, once=True)} WHERE x.{A} = {lit}")
                         (without,), = self.q(f"SELECT count(*) FROM (SELECT target FROM {R} GROUP BY target "
                                              f"HAVING count(*) FILTER (WHERE {A} = {lit}) = 0)")

@@ -359,7 +359,7 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
                   + (f" ({rs.base_count.max} but for its {rs.given} cases)" if rs.cases else ""),
                   f"SELECT source, count(*) AS n FROM {R} GROUP BY source HAVING count(*) > {rs.count_range.max}" if not rs.cases else
                   f"SELECT e.source, count(*) AS n FROM {R} e JOIN {S} s ON s.id = e.source GROUP BY e.source, s.{_q(rs.given)} "
-                  f"HAVING count(*) > CASE " + " ".join(f"WHEN s.{_q(rs.given)} = '{_case_value(world, rs, v)}' THEN {c.max}"
+                  f"HAVING count(*) > CASE " + " ".join(f"WHEN s.{_q(rs.given)} = {_case_value(world, rs, v)} THEN {c.max}"
                                                        for v, c in rs.cases.items()) + f" ELSE {rs.base_count.max} END"),
         Invariant(f"{r}.no_repeated_pair", f"a {rs.source} links to the same {rs.target} at most once by {r}",
                   f"SELECT source, target, count(*) AS n FROM {R} GROUP BY source, target HAVING count(*) > 1"),
@@ -441,7 +441,7 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
                              f"SELECT source, target, {_q(a)} FROM {R} WHERE {_q(a)} IS NOT NULL AND {_q(a)} NOT IN ({lits})"))
         one = getattr(attr, "one_per_target", None)
         if one is not None:
-            lit = "'" + tr.get(one.value, one.value).replace("'", "''") + "'"
+            lit = _sql_str(tr.get(one.value, one.value))
             out.append(Invariant(f"{r}.{a}.one_per_target", f"at most one {r} link to a {rs.target} holds {a} {one.value} at a time",
                                  f"SELECT x.target, x.{_q(a)}, x.source, y.source AS other FROM {shared_value_pairs_sql(R, a)} "
                                  f"WHERE x.{_q(a)} = {lit}"))
@@ -581,7 +581,7 @@ def requires_uncovered_sql(world: ResolvedWorld, r: str, rs: RelationSpec) -> st
             attr = rels[hop].attributes.get(a)
             if attr is not None:
                 tr = attr.translation(world.spec.language)
-                conds.append(f"{h}.{_q(a)} IN (" + ", ".join("'" + tr.get(v, v).replace("'", "''") + "'" for v in values) + ")")
+                conds.append(f"{h}.{_q(a)} IN (" + ", ".join(_sql_str(tr.get(v, v)) for v in values) + ")")
         if time is not None and rels[hop].dated:
             t0, t1 = time
             conds.append(f"({h}.valid_from IS NULL OR {h}.valid_from <= {t0}) AND ({h}.valid_to IS NULL OR {h}.valid_to >= {t1})")
@@ -663,10 +663,10 @@ def _stored(world: ResolvedWorld, t: str, a: str):
 
 
 def _case_value(world: ResolvedWorld, rs, v: str) -> str:
-    """A relation's case value as the source's category stores it (in the world's language), quoted for SQL."""
+    """A relation's case value as the source's category stores it (in the world's language), as an SQL literal."""
     attr = world.types[rs.source].attributes.get(rs.given)
     tr = attr.translation(world.spec.language) if hasattr(attr, "translation") else {}
-    return tr.get(v, v).replace("'", "''")
+    return _sql_str(tr.get(v, v))
 
 
 def falls_sql(table: str, a: str, order: list[str]) -> str:
@@ -674,7 +674,7 @@ def falls_sql(table: str, a: str, order: list[str]) -> str:
     it (by start date; links of one date in the values' order) as `prev`, and whether the value
     falls from it (`falls`: its place in `order`, lowest first, is below the one before)."""
     A = _q(a)
-    rank = "CASE " + " ".join(f"WHEN {A} = '{v.replace(chr(39), chr(39) * 2)}' THEN {i}" for i, v in enumerate(order)) + " END"
+    rank = "CASE " + " ".join(f"WHEN {A} = {_sql_str(v)} THEN {i}" for i, v in enumerate(order)) + " END"
     return (f"SELECT source, target, {A}, lag({A}) OVER w AS prev, {rank} < lag({rank}) OVER w AS falls "
             f"FROM {table} WHERE {A} IS NOT NULL "
             f"WINDOW w AS (PARTITION BY source ORDER BY valid_from NULLS LAST, {rank}, target)")

@@ -5,6 +5,7 @@
 - the most said opening sentence, as a share of the world's questions (a form letter repeats a
   few openings; target at most 3 %), and how many distinct openings there are;
 - questions that tell the agent how hard the search is or where lists fall short (target 0);
+- answer columns whose gold contradicts the format the question asks for (target 0);
 - questions that say what to write for a missing value (only where a gold cell is empty);
 - ranked tables whose top N is no number a person picks ("the 39 largest"; target 0);
 - Chinese questions framed as a machine category ("…事件"; target 0);
@@ -28,8 +29,6 @@ sys.path.insert(0, str(REPO))
 from worldforge.tasks.check import question_problems  # noqa: E402
 from worldforge.tasks.report import distribution  # noqa: E402
 
-# Sentences that give the difficulty away (what the agent is to find out for itself).
-HINTS = re.compile(r"may be incomplete|check beyond|lists? on one site|more than one source|不完整，|不要只看|可能不全")
 MACHINE = re.compile(r"事件")  # "…的所有博士学位事件": a category no Chinese user asks for
 
 
@@ -42,7 +41,8 @@ def measure(world: Path) -> dict:
     return {"world": world.name, "questions": len(records),
             "opening": max(v["top_share"] for v in dist["openings"].values()),
             "openings": sum(v["distinct"] for v in dist["openings"].values()),
-            "hints": sum(bool(HINTS.search(r["query"])) for r in records),
+            "hints": dist["difficulty_hints"],
+            "format off": dist["format_mismatch"],
             "missing note": dist["missing_value_note"],
             "top N off": f"{dist.get('top_n_off_round', 0)}/{dist.get('top_n_tables', 0)}",
             "rules": f"{100 * dist['domain_rule_share']:.0f} %",

@@ -699,6 +699,43 @@ def test_questions_ask_what_a_person_would(demo_tasks):
     assert not [r["query"] for r in recs if re.search(r"\bthe [a-z]+ (in|to|of|by|for|at|from) of\b", r["query"])]
 
 
+def test_answer_columns_hold_what_their_format_says(demo_tasks, tmp_path):
+    """Issue 58's measure of answers of the wrong type: 0 on the demo, and each kind of damage is
+    counted: a count column holding names, a date column holding bare years, a multi-hop number
+    answered with a name."""
+    from worldforge.tasks.report import format_mismatches
+    from worldforge.tasks.scoring import read_gold_csv
+    from worldforge.tasks.stage import gold_csv
+
+    world, _, recs = demo_tasks
+    d = tmp_path / "tasks"
+    shutil.copytree(world / "tasks", d)
+    assert format_mismatches(d, recs) == 0
+
+    def damage(pred, at, value):
+        r = next(r for r in recs if pred(r))
+        path = d / "gold" / f"{r['instance_id']}.csv"
+        header, rows = read_gold_csv(path.read_text(encoding="utf-8"))
+        i = at(r)
+        rows[0][i] = value
+        path.write_text(gold_csv(header, rows), encoding="utf-8")
+
+    def col(kind, agg=None):
+        return lambda r: r["kind"] == "table" and any(c["kind"] == kind and c.get("agg") == agg and c["base"] == "row"
+                                                      for c in r["question"]["columns"])
+
+    def at(kind, agg=None):
+        return lambda r: next(i for i, c in enumerate(r["question"]["columns"])
+                              if c["kind"] == kind and c.get("agg") == agg and c["base"] == "row")
+
+    damage(col("number", "count"), at("number", "count"), "Sapra Group")
+    assert format_mismatches(d, recs) == 1
+    damage(col("date"), at("date"), "1987")
+    assert format_mismatches(d, recs) == 2
+    damage(lambda r: r["kind"] == "multihop" and r["answer_kind"] == "number", lambda r: len(r["columns"]) - 1, "Braeria")
+    assert format_mismatches(d, recs) == 3
+
+
 _RULE_SQL = re.compile(r"\s+AND NOT \(coalesce\(\(t0?\.\"\w+\" <= DATE '[\d-]+'\), FALSE\)\)"
                        r"|\n  AND (NOT )?\(x\.valid_to IS NOT NULL AND x\.valid_to <= DATE '[\d-]+'\)")
 

@@ -6,7 +6,8 @@ tools an agent has (`Episode.act`), in the web without perturbations:
 
 - `first_list`: searches the question's request, opens the results in order until one is a list
   (a table whose first column links entities), copies it with its next pages, and fills the
-  columns whose header the list shares; no condition is checked and nothing else is read.
+  columns whose header the list shares (the names under the column the list's first header
+  names, a rank from the list's order); no condition is checked and nothing else is read.
 - `infoboxes`: the same rows, each filled from the box of facts on its entity's page (an
   article's infobox or a profile's key facts, the labels matched to the columns).
 
@@ -83,9 +84,19 @@ def run_baseline(ep: Episode, policy: str) -> None:
     cols = ep.task.header
     at = {_key(h): i for i, h in enumerate(headers[1:])}  # a list's other cells, by header
     table = []
-    for name, url, cells in rows:
-        row = [name] + ["unknown"] * (len(cols) - 1)
-        for j, c in enumerate(cols[1:], start=1):
+    keys = [_key(c) for c in cols]
+    # the list's names go to the column its first header names (else the first), and a ranked
+    # table's rank column takes the list's order: a lazy reader trusts the list's numbering
+    kc = keys.index(_key(headers[0])) if headers and _key(headers[0]) in keys else 0
+    rank = next((j for j, c in enumerate(keys) if c in ("rank", "排名")), None)
+    for n, (name, url, cells) in enumerate(rows):
+        row = ["unknown"] * len(cols)
+        row[kc] = name
+        if rank is not None and rank != kc:
+            row[rank] = str(n + 1)
+        for j, c in enumerate(cols):
+            if j == kc:
+                continue
             i = at.get(_key(c))
             if i is not None and i < len(cells) and cells[i] not in ("", "–", "-"):
                 row[j] = _LINK.sub(r"\1", cells[i])
@@ -97,8 +108,8 @@ def run_baseline(ep: Episode, policy: str) -> None:
             page = _open(ep, url)
             if page is None:
                 continue
-            for j, c in enumerate(cols[1:], start=1):
-                got = page.infobox_rows(_key(c))
+            for j, c in enumerate(cols):
+                got = page.infobox_rows(_key(c)) if j != kc else []
                 if got and row[j] == "unknown":
                     row[j] = _LINK.sub(r"\1", got[0])  # a link's text, as a reader copies it
     if not ep.done:

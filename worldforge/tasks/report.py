@@ -91,6 +91,7 @@ def distribution(tasks_dir: str | Path, records: list[dict] | None = None) -> di
             r"(?<=[.?!。？！])\s*", named_out(r["query"], r.get("constraint_values") or []))) for r in multi) / len(multi)
     if records:
         out.update(_wording(records, tables))
+        out["format_mismatch"] = format_mismatches(d, records)
     splits = Counter(r.get("split", "train") for r in records)
     out["splits"] = dict(sorted(splits.items()))
     return out
@@ -107,13 +108,63 @@ def _wording(records: list[dict], tables: list[dict]) -> dict:
         first = get_language(lang).sentences.split(r["query"].strip(), maxsplit=1)[0]
         firsts.setdefault(lang, Counter())[first] += 1
         missing += question_bank(lang)["missing"] in r["query"]
+    hints = sum(bool(HINTS.search(r["query"])) for r in records)
     tops = [r["question"]["rank"]["n"] for r in tables if isinstance(r.get("question"), dict) and r["question"].get("rank")]
     return {"openings": {lang: {"distinct": len(c), "top_share": c.most_common(1)[0][1] / sum(c.values())}
                          for lang, c in sorted(firsts.items())},
-            "missing_value_note": missing / len(records),
+            "missing_value_note": missing / len(records), "difficulty_hints": hints,
             "top_n_off_round": sum(n not in ROUND_TOP for n in tops), "top_n_tables": len(tops),
             "domain_rules": {k: v for k, v in sorted(Counter(filter(None, map(domain_rule, tables))).items())},
             "domain_rule_share": sum(1 for r in tables if domain_rule(r)) / max(1, len(tables))}
+
+
+# Sentences that give the difficulty away, which the agent is to find out for itself (issue 58:
+# "Lists on one site may be incomplete, so check beyond the first list you find.").
+HINTS = re.compile(r"may be incomplete|check beyond|lists? on one site|more than one source|不完整，|不要只看|可能不全")
+_NUMBER = re.compile(r"^-?\d[\d,]*(?:\.\d+)?$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_YEAR = re.compile(r"^\d{4}$")
+
+
+def _fits(cell: str, kind: str, base: str | None, agg: str | None, attr: str | None) -> bool:
+    """Whether a gold cell is what its column's format says it holds (`wording.hint`): a rank or
+    a count a whole number, a latest-year column or a tenure's start and end a year ('present'
+    too), a date YYYY-MM-DD, a number a number, an entity's name no bare number (a text
+    attribute, a shirt number say, is asked with no format)."""
+    if base == "rank" or agg == "count":
+        return cell.replace(",", "").isdigit()
+    if (base == "link" and attr in ("start", "end")) or agg == "latest":
+        return bool(_YEAR.match(cell)) or (attr == "end" and not _NUMBER.match(cell))
+    if kind == "date":
+        return bool(_DATE.match(cell))
+    if kind == "number":
+        return bool(_NUMBER.match(cell))
+    return attr is not None or not _NUMBER.match(cell)
+
+
+def format_mismatches(tasks_dir: Path, records: list[dict]) -> int:
+    """Answer columns whose gold contradicts the format the question asks for (issue 58: "the
+    type of ... (the name as written)", "the teams of ... (a plain number)"): a table column or
+    a multi-hop answer with a non-empty gold cell its format does not fit."""
+    bad = 0
+    for r in records:
+        q = r.get("question") if isinstance(r.get("question"), dict) else {}
+        path = Path(tasks_dir) / GOLD_DIR / f"{r['instance_id']}.csv"
+        if not path.is_file():
+            continue
+        _, rows = read_gold_csv(path.read_text(encoding="utf-8"))
+        if r.get("kind") == "multihop":
+            specs = [(len(r["columns"]) - 1, r.get("answer_kind") or "string", None, None, None)]
+        else:
+            specs = [(i, c.get("kind"), c.get("base"), c.get("agg"), c.get("attribute"))
+                     for i, c in enumerate(q.get("columns") or [])]
+        for i, kind, base, agg, attr in specs:
+            if kind in ("list", "url") and base != "rank":
+                continue
+            if any(i < len(row) and row[i] and row[i] != "unknown" and not _fits(row[i], kind, base, agg, attr)
+                   for row in rows):
+                bad += 1
+    return bad
 
 
 def domain_rule(record: dict) -> str | None:

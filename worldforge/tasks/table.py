@@ -44,6 +44,9 @@ BUCKETS = ((1, 9, "<10"), (10, 19, "10-19"), (20, 49, "20-49"), (50, 99, "50-99"
 RULE_SHARE = 1.0  # of the tasks a domain rule would change, the share that state one (issue 58; a knob: all do)
 TOP_SHARE = 0.3  # a ranked table's rows are at most this share of the entities they are ranked among
 # The sizes of a "top N" a person asks for ("the 10 largest", "前20个"; never "the 39 largest", issue 58).
+# A filter keeps at most this share of any list its question points to (a part's, a named
+# entity's): its conditions decide membership, not the list alone (issue 58's lazy baselines).
+WEAK_SHARE = 0.6
 ROUND_TOP = (3, 5, 10, 15, 20, 25, 30, 50, 100, 200, 500, 1000)
 
 
@@ -486,6 +489,12 @@ class TableSampler:
         rule = self.rule_for(t, mask, atoms)
         if rule is not None:
             atoms["R"], mask = rule
+        if any(mask.sum() > WEAK_SHARE * m.sum() for m in self.candidate_lists(t, combo, atoms)):
+            # The conditions keep nearly all of a list the question points to: drawn as wide as a
+            # share of the whole type, then narrowed to one part ("cities in Istisia with at most
+            # 200,000 people": 28 of 32), or none beside the list ("every city in Tisvesaia").
+            # A person would not add them, and that one list answers it (issue 58).
+            return "weak-condition"
         codes = np.flatnonzero(mask)
         return Candidate("filter", t, split, Rows(t, codes), atoms, combo)
 

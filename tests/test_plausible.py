@@ -682,6 +682,77 @@ def test_a_grade_that_rises_never_falls_along_a_career(tmp_path):
         load_world(life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False)))
 
 
+PROJECT = {
+    "lifecycle": {"start": "approved"},
+    "name": {"template": "{a} Works", "parts": {"a": {"syllables": {"min": 2, "max": 3}}}},
+    "attributes": {
+        # when it was approved follows the stage it is to be in (a planned one recently): the pack's
+        # own rule, with the existing `given`/`cases`
+        "approved": {"kind": "date", "offset": {"ref": "as_of", "direction": "before", "distribution": "uniform",
+                                                "params": {"low": 0.5, "high": 30}, "unit": "years"},
+                     "after": ["1990-01-01"], "before": ["as_of - 180d"], "given": "stage",
+                     "cases": {"planned": {"after": ["as_of - 2y"]}, "under way": {"after": ["as_of - 5y"]},
+                               "finished": {"before": ["as_of - 3y"]}}},
+        "begun": {"kind": "date", "after": ["approved"], "before": ["approved + 2y"], "label": "Work began"},
+        "done": {"kind": "date", "offset": {"ref": "begun", "distribution": "uniform", "params": {"low": 1, "high": 8},
+                                            "min": 1, "unit": "years"}, "censor": True, "label": "Completed"},
+        "stage": {"kind": "categorical", "values": {"planned": 1, "under way": 3, "finished": 6},
+                  "stages": {"start": "begun", "end": "done", "order": ["planned", "under way", "finished"]},
+                  "label": "Status",
+                  "phrases": ["{subject} is {value}."]},
+    },
+}
+
+
+def test_a_stage_follows_its_dates_and_time(tmp_path):
+    """`stages` on a category (issue 60, item 7): a project is planned (not begun), under way (begun,
+    not completed) or finished at the world's date, in the declared shares (1:3:6, within 5
+    points), its dates agree with it on every row (the invariant and the audit say so), one under
+    way began within one of its durations, and its yearly history gives the stage of each earlier
+    year (a page dated then states it). The check names a planted mismatch; `validate` refuses an
+    order that is not the values, four stages, a start that is no date, a planned stage that
+    would leave an entity without its lifecycle's start, and stages on a link's category."""
+    import copy
+
+    pack = yaml.safe_load(LIFE)
+    pack["types"]["project"] = copy.deepcopy(PROJECT)
+    info = plan_world(load_world(life_spec(tmp_path, counts={"town": 25, "firm": 60, "being": 700, "project": 2000},
+                                           pack=yaml.safe_dump(pack, sort_keys=False))), tmp_path / "b")
+    shares = dict(q(info, "SELECT stage, count(*) / 2000 FROM project GROUP BY 1"))
+    assert abs(shares["planned"] - 0.1) <= 0.05 and abs(shares["under way"] - 0.3) <= 0.05 and abs(shares["finished"] - 0.6) <= 0.05, shares
+    (bad,), = q(info, "SELECT count(*) FROM project WHERE (stage = 'planned') != (begun IS NULL) "
+                      "OR (stage = 'finished') != (done IS NOT NULL) OR done > DATE '2025-06-30'")
+    assert bad == 0
+    (old,), = q(info, "SELECT count(*) FROM project WHERE stage = 'under way' AND begun < DATE '2025-06-30' - INTERVAL 8 YEAR")
+    assert old == 0  # begun within one of its durations (at most 8 years)
+    row = {r["subject"]: r for r in audit_world(info.path).sections["given"]}["project.stage stages of begun and done"]
+    assert row["share"] == 1.0 and row["gap"] <= 5.0, row
+    assert check_world(info.path)[1] == []
+    # the history: a finished project was under way in a year between its start and its end
+    hist = q(info, "SELECT s.year, s.text, p.begun, p.done FROM series s JOIN project p ON p.id = s.subject "
+                   "WHERE s.predicate = 'stage' AND p.stage = 'finished' AND year(p.done) - year(p.begun) >= 3 ORDER BY s.subject, s.year")
+    assert hist and all(text == ("finished" if done <= dt.date(y, 7, 1) else "under way" if begun <= dt.date(y, 7, 1) else "planned")
+                        for y, text, begun, done in hist)
+    assert {"under way", "finished"} <= {text for _, text, _, _ in hist}
+    with duckdb.connect(str(info.path / "world.duckdb")) as con:
+        con.execute("UPDATE project SET stage = 'under way' WHERE id = (SELECT min(id) FROM project WHERE stage = 'finished')")
+    assert "project.stage.stages" in [v.name for v in check_world(info.path)[1]]
+    for change, words in ((lambda a: a["stage"]["stages"].update(order=["planned", "finished"]), "lists every value once"),
+                          (lambda a: a["stage"]["stages"].update(order=["a", "b", "c", "d"]), "at most 3 items"),
+                          (lambda a: a["stage"]["stages"].update(start="stage"), "not a date attribute"),
+                          (lambda a: a["stage"]["stages"].update(start="approved"), "lifecycle start")):
+        bad_pack = yaml.safe_load(LIFE)
+        bad_pack["types"]["project"] = copy.deepcopy(PROJECT)
+        change(bad_pack["types"]["project"]["attributes"])
+        with pytest.raises(SpecError, match=words):
+            load_world(life_spec(tmp_path, pack=yaml.safe_dump(bad_pack, sort_keys=False)))
+    bad_pack = yaml.safe_load(LIFE)  # a link's category has no dates of its own to follow
+    bad_pack["relations"]["works_at"]["attributes"] = {"phase": {"kind": "categorical", "values": ["a", "b"],
+                                                                 "stages": {"start": "x", "end": "y", "order": ["a", "b"]}}}
+    with pytest.raises(SpecError, match="give them to a type's category"):
+        load_world(life_spec(tmp_path, pack=yaml.safe_dump(bad_pack, sort_keys=False)))
+
+
 def test_one_lead_per_group(tmp_path):
     """`one_per_target` on a link's category (issue 60, item 2): at most one job at a firm is its
     chief at a time, and every town has exactly one mayor among its residents (an undated

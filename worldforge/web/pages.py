@@ -40,7 +40,7 @@ from ..world.lexicon import unit_in
 from ..world.options import RenderOptions
 from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LinkNumber, LookupAttr, NumericAttr
 from ..world.sampling import DEFAULT_SYLLABLES, child_rng
-from ..world.spec import ResolvedWorld, attribute_dtype, attribute_label, humanise, relation_label
+from ..world.spec import ResolvedWorld, attribute_dtype, attribute_label, humanise, relation_label, value_translation
 from ..world.store import WorldInfo
 from .grammar import bank, word
 from .text import Fact, pick
@@ -297,12 +297,18 @@ class WorldView:
         self.types = self.world.types
         # Values with a yearly history (`changes:`): a page dated in an earlier year states that year's.
         self.changing = {t: frozenset(a for a, s in et.attributes.items()
-                                      if getattr(s, "changes", None) is not None and not s.hidden)
+                                      if (getattr(s, "changes", None) is not None or getattr(s, "stages", None) is not None)
+                                      and not s.hidden)
                          for t, et in self.types.items()}
         self.timeless = {t: frozenset(a for a, s in et.attributes.items()
                                       if isinstance(s, (CategoricalAttr, CodeAttr, LookupAttr)) and a not in self.changing[t])
                          for t, et in self.types.items()}
         self._past: dict[str, tuple[dict, pl.Series, pl.Series]] = {}
+        # Stages (`pack.Stages`): attribute -> (start date, end date, its values by stage as stored)
+        self.stages = {t: {a: (s.stages.start, s.stages.end,
+                               tuple(None if v is None else value_translation(self.world, t, a).get(v, v) for v in s.stage_values()))
+                           for a, s in et.attributes.items() if isinstance(s, CategoricalAttr) and s.stages is not None}
+                       for t, et in self.types.items()}
         # Figures a pack gives no history (a height, an elevation, an area): an old page states today's.
         self.constant = {t: frozenset(a for a, s in et.attributes.items() if isinstance(s, NumericAttr) and s.changes is None)
                          for t, et in self.types.items()}
@@ -975,6 +981,24 @@ def _archive(view: WorldView, t: str, eid: str, own: list[Fact], incoming: list[
     return captured, then
 
 
+def stage_on(stage: tuple, facts: list[Fact], day: dt.date) -> str | None:
+    """The stage an entity was in on `day`, from its start and end dates among `facts`
+    (`WorldView.stages`): finished once it ended, under way once begun, else planned."""
+    start, end, (before, during, after) = stage
+    got = {f.predicate: dt.date.fromisoformat(f.value) for f in facts if f.predicate in (start, end) and f.value_type == "date"}
+    if end in got and got[end] <= day:
+        return after
+    return during if start in got and got[start] <= day or before is None else before
+
+
+def _stage_holds(view: WorldView, t: str, f: Fact, facts: list[Fact], day: dt.date) -> bool:
+    """Whether a page dated `day` may state `f`: any value but a stage's, and a stage's only
+    where the entity was in it on that day (its history is by mid-year: in a year the stage
+    changed, a page from the other side of the change leaves it out)."""
+    stage = view.stages[t].get(f.predicate)
+    return stage is None or f.value == stage_on(stage, facts, day)
+
+
 def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: list[str]) -> list[Fact]:
     """The facts about an entity that a page dated `day` may state: dates up to that day, links
     that held on that day (their end, if any, lies in the page's future and is not stated), and
@@ -996,10 +1020,10 @@ def facts_at(view: WorldView, t: str, facts: list[Fact], day: dt.date, context: 
         elif f.predicate in view.changing[t] and view.has_history(t, f.subject, f.predicate):
             # that year's value (today's fact if it has not changed since)
             then = f if day.year >= view.as_of.year else view.past_fact(t, f.subject, f.predicate, day.year)
-            if then is not None:
+            if then is not None and _stage_holds(view, t, then, facts, day):
                 out.append(f if then.value == f.value else then)
         elif f.predicate in view.changing[t]:  # no history (its life has ended): its last value, on recent pages
-            if recent:
+            if recent and _stage_holds(view, t, f, facts, day):
                 out.append(f)
         elif f.predicate != "name" and (recent or f.predicate in view.timeless[t] or f.predicate in view.constant[t]):
             out.append(f)

@@ -14,7 +14,9 @@ relations (no domain knowledge), so it measures worlds built from any pack:
     names          name parts chosen by an attribute value, and whether names agree with it
     given          categories drawn by the case of another attribute (a product's kind by its
                    maker's industry), and whether each is a value its case allows; categories
-                   with values of some years, and whether each exists at the entity's date
+                   with values of some years, and whether each exists at the entity's date;
+                   stages (planned, under way, finished), whether each is what the entity's
+                   dates say at as_of, and their shares beside the declared ones (`gap`, points)
     concurrency    the most links one entity holds at the same time, per history relation and side,
                    and the median it holds today (a club's squad)
     degrees        links per source and per target, and the shares of targets and of sources
@@ -412,12 +414,32 @@ class _Auditor:
                                       f"(SELECT {given_case_sql(self.world, t, a, s)} AS ok FROM {_q(t)} x)")[0]
                     out.append({"subject": f"{t}.{a} given {s.given}", "n": n, "agree": agree,
                                 "share": round(agree / n, 4) if n else 1.0})
+                if isinstance(s, CategoricalAttr) and s.stages is not None:
+                    out.append(self._stages(t, a, s))
                 if isinstance(s, CategoricalAttr) and s.dated_by is not None:
                     n = self.q(f"SELECT count({_q(a)}) FROM {_q(t)}")[0][0]
                     bad = self.q(f"SELECT count(*) FROM ({dated_category_mismatch_sql(self.world, t, a, s)})")[0][0]
                     out.append({"subject": f"{t}.{a} by {s.dated_by}", "n": n, "agree": n - bad,
                                 "share": round((n - bad) / n, 4) if n else 1.0})
         return out
+
+    def _stages(self, t: str, a: str, s: CategoricalAttr) -> dict:
+        """A stage (`pack.Stages`): the entities whose stage is what their dates say at as_of
+        (all of them), and each stage's share beside the declared one (`gap`: the largest
+        difference, in points)."""
+        from .invariants import _stored, stage_mismatch_sql
+
+        n = self.q(f"SELECT count(*) FROM {_q(t)}")[0][0]
+        bad = self.q(f"SELECT count(*) FROM ({stage_mismatch_sql(self.world, t, a, s)})")[0][0]
+        av = _stored(self.world, t, a)
+        w = s.weights()
+        counts = dict(self.q(f"SELECT {_q(a)}, count(*) FROM {_q(t)} GROUP BY 1"))
+        declared = {v: round(x / sum(w.values()), 4) for v, x in w.items()}
+        measured = {v: round(counts.get(av(v), 0) / n, 4) if n else 0.0 for v in w}
+        gap = max((abs(measured[v] - declared[v]) for v in w), default=0.0)
+        return {"subject": f"{t}.{a} stages of {s.stages.start} and {s.stages.end}", "n": n, "agree": n - bad,
+                "share": round((n - bad) / n, 4) if n else 1.0, "declared": declared, "measured": measured,
+                "gap": round(100 * gap, 1)}
 
     # ------------------------------------------------------------------ concurrency and degrees
 

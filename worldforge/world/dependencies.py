@@ -72,6 +72,9 @@ def dependency_graph(world: ResolvedWorld, soft: bool = False):
                     deps += _bound_deps_attr(b, t, rels, rel_node, attr_node)
                 if attr.given is not None:
                     deps.append(given_node(t, attr.given))
+                # a stage's dates are drawn for the stage each entity is to be in (`pack.Stages`)
+                deps += [attr_node(t, s) for s, sa in et.attributes.items() if isinstance(sa, CategoricalAttr)
+                         and sa.stages is not None and a in (sa.stages.start, sa.stages.end)]
             elif isinstance(attr, DerivedAttr):
                 names = sql_names(attr.sql)
                 # Derived SQL runs over the whole row, names and ids included (and its errors name the row).

@@ -154,13 +154,14 @@ def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
                          "or `choices` of your own, may hold)" if part.fakers is not None else "")
                 out.append(Invariant(f"{t}.name.{p}.given", f"a {t}'s name carries no word of another {part.given} than its own"
                                      + drawn, name_part_mismatch_sql(world, t, p, part)))
+        pending = pending_dates(et)
         for a, attr in et.attributes.items():
             A = _q(a)
             # Derived values may be NULL by design (a ticker only for public companies); a censored
-            # date is NULL until it happens.
+            # date is NULL until it happens, and so is a stage's date the entity has not reached.
             required = attr.null_rate == 0 and not isinstance(attr, DerivedAttr) and not (
                 isinstance(attr, LookupAttr) and not rels[attr.via].required
-            ) and not (isinstance(attr, DateAttr) and attr.censor) and not (
+            ) and not (isinstance(attr, DateAttr) and (attr.censor or a in pending)) and not (
                 isinstance(attr, NumericAttr) and attr.per is not None and not _per_base_always(world, t, attr.per))
             if required:
                 out.append(Invariant(f"{t}.{a}.not_null", f"every {t} has a {a}",
@@ -176,6 +177,9 @@ def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
             if isinstance(attr, CategoricalAttr) and attr.dated_by is not None:
                 out.append(Invariant(f"{t}.{a}.dated_by", f"a {t}'s {a} is a value that exists at its {attr.dated_by}",
                                      dated_category_mismatch_sql(world, t, a, attr)))
+            if isinstance(attr, CategoricalAttr) and attr.stages is not None:
+                out.append(Invariant(f"{t}.{a}.stages", f"a {t}'s {a} is the stage its {attr.stages.start} and "
+                                     f"{attr.stages.end} give at as_of", stage_mismatch_sql(world, t, a, attr)))
             if isinstance(attr, CountAttr):
                 rs = rels[attr.relation]
                 key, other = ("target", "source") if attr.side_for(t, rs) == "in" else ("source", "target")
@@ -650,6 +654,29 @@ def dated_category_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> s
     else:
         some = any_of(weights)
     return f"SELECT x.id, x.{_q(a)}, {d} FROM {_q(t)} x WHERE NOT ({own}) AND ({some})"
+
+
+def pending_dates(et) -> set[str]:
+    """A type's dates a stage leaves empty until the entity reaches them (`pack.Stages`): the
+    end, and the start where a stage comes before it (planned)."""
+    out: set[str] = set()
+    for attr in et.attributes.values():
+        st = getattr(attr, "stages", None)
+        if st is not None:
+            out |= {st.end} | ({st.start} if attr.stage_values()[0] is not None else set())
+    return out
+
+
+def stage_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
+    """Entities whose stage (`pack.Stages`) is not the one their dates give at as_of: an end
+    (on or before as_of) means finished, a start and no end under way, neither planned."""
+    av = _stored(world, t, a)
+    before, during, after = attr.stage_values()
+    s, e = f"x.{_q(attr.stages.start)}", f"x.{_q(attr.stages.end)}"
+    want = (f"CASE WHEN {e} IS NOT NULL THEN {_sql_str(av(after))} "
+            + (f"WHEN {s} IS NULL THEN {_sql_str(av(before))} " if before is not None else "")
+            + f"ELSE {_sql_str(av(during))} END")
+    return f"SELECT x.id, x.{_q(a)}, {s}, {e} FROM {_q(t)} x WHERE x.{_q(a)} IS DISTINCT FROM {want}"
 
 
 def _sql_str(v: str) -> str:

@@ -578,6 +578,21 @@ class CategoricalValue(Model):
         return self
 
 
+class Stages(Model):
+    """A category that follows time (issue 60): the stage an entity is in at a date, from two of
+    its dates, `start` (work begins: a project's start) and `end` (it is over: its completion).
+    `order` lists the attribute's values by stage: before the start (planned), between the two
+    (under way), after the end (finished); two values leave out the first (every one has begun).
+    Their weights are the shares at the world's date: the planner draws each entity's stage by
+    them, then its dates so that it is in that stage at as_of (a planned one has no start yet, one
+    under way no end, and began within one of its durations; a finished one ended before), and
+    the value is what the dates say. Pages dated in an earlier year state the stage of then."""
+
+    start: str
+    end: str
+    order: list[str] = Field(min_length=2, max_length=3)
+
+
 class CategoricalAttr(_AttrBase):
     kind: Literal["categorical"]
     values: list[str] | dict[str, float | CategoricalValue]
@@ -589,6 +604,8 @@ class CategoricalAttr(_AttrBase):
     # The entity's date attribute that values with `since`/`until` are judged by (a product's
     # launch, an aircraft's introduction).
     dated_by: str | None = None
+    # A stage read from two of the entity's dates at a day (see `Stages`).
+    stages: Stages | None = None
 
     @field_validator("values")
     @classmethod
@@ -654,7 +671,27 @@ class CategoricalAttr(_AttrBase):
             raise ValueError("dated_by needs values with since or until (`values: {platform: {weight: 2, since: 1995-01-01}}`)")
         if self.dated_by is not None and self.changes is not None:
             raise ValueError("a category with values of some years cannot also change over the years (changes); drop one")
+        if self.stages is not None:
+            if sorted(self.stages.order) != sorted(self.weights()):
+                raise ValueError(f"stages.order lists every value once, by stage (planned, under way, finished; or under "
+                                 f"way, finished); the values are {clip(list(self.weights()))}, got {clip(self.stages.order)}")
+            clash = [k for k, v in (("given", self.given), ("changes", self.changes), ("dated_by", self.dated_by)) if v is not None]
+            if clash:
+                raise ValueError(f"a stage follows its dates, so it takes no {clash[0]}; drop one of the two")
+            if self.stages.start == self.stages.end:
+                raise ValueError("stages.start and stages.end name the same date; the end is a second date of the entity")
         return self
+
+    def stage_values(self) -> list[str | None]:
+        """The values of a `stages` category by stage: [before the start, under way, finished]
+        (None for a category of two values: every entity has begun)."""
+        vals = list(self.stages.order)
+        return [None, *vals] if len(vals) == 2 else vals
+
+    @property
+    def yearly(self) -> bool:
+        """Whether the value has a history of earlier years (`changes`, or a stage)."""
+        return self.changes is not None or self.stages is not None
 
     def weights(self) -> dict[str, float]:
         """Each value with its weight (a list gives every value weight 1)."""
@@ -986,6 +1023,8 @@ class LinkCategory(CategoricalAttr):
         if self.rises and sorted(self.rises) != sorted(self.weights()):
             raise ValueError(f"rises lists every value once, lowest first; the values are {clip(list(self.weights()))}, "
                              f"got {clip(self.rises)}")
+        if self.stages is not None:
+            raise ValueError("stages follow an entity's own dates: give them to a type's category, not to a link's")
         one = self.one_per_target
         if one is not None:
             if one.value not in self.weights():
@@ -1466,7 +1505,7 @@ AUDIT_METRICS = {
     "derived": ("n", "agree", "share"),
     "requires": ("n", "agree", "share"),
     "names": ("n", "agree", "share"),
-    "given": ("n", "agree", "share"),
+    "given": ("n", "agree", "share", "gap"),
     "concurrency": ("n", "max_concurrent", "with_concurrent", "now_median"),
     "degrees": ("n", "out_max", "out_p99", "in_max", "in_p99", "targets_without", "sources_without"),
     "ratios": ("n", "min", "p01", "median", "p99", "max"),

@@ -71,6 +71,7 @@ EPOCH = dt.date(1970, 1, 1)
 POLARS_DTYPES = {"string": pl.String, "int": pl.Int64, "float": pl.Float64, "date": pl.Date, "bool": pl.Boolean, "entity": pl.String}
 SQL_DTYPES = SQL_TYPES
 ROUNDS = 16  # rounds of redrawing conflicting target picks
+STAGE_YEARS = 20  # the years before as_of a stage's history covers (pages dated then state the stage of then)
 _BUCKET = 3653  # days: covering links are looked up by decade
 
 StepHook = Callable[[str], None]
@@ -496,6 +497,10 @@ class _Generator:
             raise PlanError(f"unsupported attribute kind for {t}.{a}")
         s = s.cast(POLARS_DTYPES[attribute_dtype(self.world, t, a)])
         self.set_column(t, a, self.null_mask(t, a, attr.null_rate, s))
+        if isinstance(attr, DateAttr):
+            stage = self._stage_rows(t, a)
+            if stage is not None and stage[1] == "end":
+                self._derive_stage(t, stage[0])
 
     def _categorical(self, t: str, attr: CategoricalAttr, n: int, rng) -> pl.Series:
         if attr.dated_by is not None:
@@ -762,6 +767,9 @@ class _Generator:
                     lo = np.where(sel, np.maximum(lo, c_lo), lo)
                 if c_hi is not None:
                     hi = np.where(sel, np.minimum(hi, c_hi), hi)
+        stage = self._stage_rows(t, a)
+        if stage is not None:
+            lo, hi = self._stage_window(t, a, stage, lo, hi, rng)
         empty = lo > hi
         if empty.any() and attr.null_rate <= 0:
             bounds = ", ".join([f"after {b}" for b in after] + [f"before {b}" for b in before])
@@ -813,11 +821,95 @@ class _Generator:
 
             def redraw(rows: np.ndarray, g) -> tuple[np.ndarray, np.ndarray]:
                 return sample_days(lo_[rows], hi_[rows], g), np.ones(len(rows), bool)
+        if stage is not None:
+            role, idx = stage[1], stage[2]
+            if role == "end" and attr.offset is not None:  # a finished one's end fell before as_of
+                late = (idx == 2) & missing & ~empty
+                if late.any():
+                    rows = np.flatnonzero(late)
+                    v[rows], _ = self.offset_draw(base[rows], attr.offset, lo_[rows], hi_[rows],
+                                                  child_rng(self.seed, "stage-end", t, a), censor=False)
+                    missing = missing & ~late
+            # not begun (planned), or not over (under way): no date yet
+            missing = missing | (idx == 0) | ((idx == 1) if role == "end" else False)
         v = self._meet_date_needs(t, a, v, ~missing, lo_, hi_, redraw)
         s = pl.Series(np.where(missing, 0, v).astype(np.int32)).cast(pl.Date)
         if missing.any():
             s = pl.select(pl.when(pl.lit(pl.Series(missing))).then(None).otherwise(pl.lit(s))).to_series()
         return s
+
+    def _stage_rows(self, t: str, a: str) -> tuple[str, str, np.ndarray] | None:
+        """(the stage attribute, 'start' or 'end', each row's stage: 0 planned, 1 under way, 2
+        finished) when `t.a` is a date a stage reads (`pack.Stages`), else None."""
+        for s_name, sa in self.types[t].attributes.items():
+            if isinstance(sa, CategoricalAttr) and sa.stages is not None and a in (sa.stages.start, sa.stages.end):
+                order = {v: i for i, v in enumerate(sa.stage_values()) if v is not None}
+                drawn = self.out.entities[t][s_name].to_numpy()
+                idx = np.fromiter((order.get(x, 1) for x in drawn), np.int64, len(drawn)) if len(drawn) else np.zeros(0, np.int64)
+                return s_name, "start" if a == sa.stages.start else "end", idx
+        return None
+
+    def _stage_window(self, t: str, a: str, stage: tuple, lo: np.ndarray, hi: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
+        """A stage's start drawn where the stage drawn for each row holds at as_of: one under way
+        began within one of its durations before as_of (the end's offset, drawn here), a
+        finished one early enough to have ended by then (the duration's minimum). A window the
+        row's other bounds leave no room for keeps them (its stage is then what its dates say)."""
+        s_name, role, idx = stage
+        if role != "start":
+            return lo, hi
+        sa = self.types[t].attributes[s_name]
+        end = self.types[t].attributes[sa.stages.end]
+        off = end.offset if isinstance(end, DateAttr) and end.offset is not None and end.offset.ref.ref == a else None
+        lo, hi = lo.copy(), hi.copy()
+        during, done = idx == 1, idx == 2
+        if off is not None and during.any():
+            dur = np.abs(duration_days(off, int(during.sum()), child_rng(self.seed, "stage-span", t, a)))
+            want = np.maximum(lo[during], self.as_of - np.maximum(dur, 1) + 1)
+            lo[during] = np.where(want <= hi[during], want, lo[during])
+        if done.any():
+            gap = 1
+            if off is not None and off.min is not None:
+                gap = max(1, int(off.min * (YEAR_DAYS if off.unit == "years" else 1.0)))
+            want = np.minimum(hi[done], self.as_of - gap)
+            hi[done] = np.where(want >= lo[done], want, hi[done])
+        return lo, hi
+
+    def _derive_stage(self, t: str, s_name: str) -> None:
+        """A stage as its dates say at as_of (after the end is drawn): no start yet, planned; a
+        start and no end, under way; an end, finished."""
+        sa = self.types[t].attributes[s_name]
+        before, during, after = sa.stage_values()
+        df = self.out.entities[t]
+        st, en = df[sa.stages.start].is_not_null(), df[sa.stages.end].is_not_null()
+        value = pl.when(en).then(pl.lit(after)).when(st | pl.lit(before is None)).then(pl.lit(during)).otherwise(pl.lit(before))
+        self.set_column(t, s_name, df.select(value.cast(pl.String)).to_series().cast(df[s_name].dtype))
+
+    def make_stage_series(self, t: str, a: str, attr: CategoricalAttr) -> None:
+        """A stage's value in each of the last STAGE_YEARS years before as_of (at mid-year),
+        from the entity's start on: a page dated then states the stage of then."""
+        df = self.out.entities[t]
+        before, during, after = attr.stage_values()
+        year = self.spec.as_of.year
+        first = np.full(df.height, year - STAGE_YEARS, np.int64)
+        lc = self.types[t].lifecycle
+        if lc is not None:
+            first = np.maximum(first, df[lc.start].dt.year().cast(pl.Int64).fill_null(year).to_numpy())
+        rows = np.flatnonzero(first < year)
+        years = year - 1 - np.arange(STAGE_YEARS)
+        ok = years[None, :] >= first[rows][:, None]
+        r_idx, c_idx = np.nonzero(ok)
+        mid = np.array([to_days(dt.date(int(y), 7, 1)) for y in years], np.int64)[c_idx]
+        start = self.days(t, attr.stages.start, POS_INF)[rows[r_idx]]
+        end = self.days(t, attr.stages.end, POS_INF)[rows[r_idx]]
+        which = np.where(end <= mid, 2, np.where(start <= mid, 1, 0))
+        tr = value_translation(self.world, t, a)  # run after the values are put in the world's language
+        names = np.array([tr.get(v, v) for v in (before if before is not None else during, during, after)], dtype=object)
+        self.out.series.append(pl.DataFrame({
+            "subject": df["id"].gather(rows[r_idx]) if len(r_idx) else pl.Series("id", [], pl.String),
+            "subject_type": pl.Series([t] * len(r_idx), dtype=pl.String),
+            "predicate": pl.Series([a] * len(r_idx), dtype=pl.String),
+            "year": pl.Series(years[c_idx], dtype=pl.Int32), "value": pl.Series([None] * len(r_idx), dtype=pl.Float64),
+            "text": pl.Series(names[which].tolist(), dtype=pl.String)}))
 
     def _meet_date_needs(self, t: str, a: str, v: np.ndarray, drawn: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                          redraw: Callable) -> np.ndarray:
@@ -1747,6 +1839,8 @@ class _Generator:
             for a, attr in et.attributes.items():
                 if getattr(attr, "changes", None) is not None and not attr.hidden:
                     self.make_series(t, a, attr)
+                elif isinstance(attr, CategoricalAttr) and attr.stages is not None and not attr.hidden:
+                    self.make_stage_series(t, a, attr)
         for t, et in self.types.items():  # declared column order
             cols = ["id", "name", *et.attributes]
             self.out.entities[t] = self.out.entities[t].select(cols)

@@ -757,6 +757,20 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
                         check_given(pname, f"{ap}.given", t, attr.given, list(attr.cases), allow_name=True)
                     if attr.dated_by is not None:
                         check_attr(pname, f"{ap}.dated_by", t, attr.dated_by, want_date=True)
+                    if attr.stages is not None:
+                        st = attr.stages
+                        check_attr(pname, f"{ap}.stages.start", t, st.start, want_date=True)
+                        check_attr(pname, f"{ap}.stages.end", t, st.end, want_date=True)
+                        lc = et.lifecycle
+                        if attr.stage_values()[0] is not None and lc is not None and lc.start == st.start:
+                            add(pname, f"{ap}.stages.start", st.start, f"is the lifecycle start of '{t}', which every "
+                                f"'{t}' has; a planned one ({attr.stage_values()[0]!r}) has not begun: give the stage its own "
+                                "start date (work begins) beside the lifecycle's (an award, a founding), or list two values")
+                        end = et.attributes.get(st.end)
+                        if isinstance(end, DateAttr) and end.offset is not None and end.offset.ref.ref != st.start:
+                            add(pname, f"{ap}.stages.end", st.end, f"is drawn as an offset from '{end.offset.ref.ref}', not "
+                                f"from the stage's start '{st.start}': a stage's end is its start plus a duration "
+                                f"(offset: {{ref: {st.start}, ...}})")
                     for v, (since, until) in attr.windows().items():
                         if since is not None and since > spec.as_of:
                             add(pname, f"{ap}.values.{v}.since", since.isoformat(), f"after the world's date ({spec.as_of}): no {t} "

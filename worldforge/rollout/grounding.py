@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from ..language import scale_factors
 from ..tasks.scoring import WIDESEARCH, norm_column, parse_date, parse_table
 from .context import Sample, samples
-from .reading import _DATE_RE, _MONTH_NUM, _NUMBER_RE, MONTHS, URL_RE, plain_number
+from .reading import _DATE_RE, _MONTH_NUM, _NUMBER_RE, MONTHS, URL_RE, plain_number, urls_in
 
 _SCALED = re.compile(r"([-−]?\d[\d,]*(?:\.\d+)?)\s*(million|billion|万|亿)")
 _SCALE = {"million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8}
@@ -81,7 +81,7 @@ class _Visible:
         if not text:
             return
         self.parts.append(text)
-        self.urls.update(u.rstrip(".,;:") for u in URL_RE.findall(text))
+        self.urls.update(urls_in(text))
 
     @property
     def folded(self) -> list[str]:

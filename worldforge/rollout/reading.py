@@ -40,6 +40,24 @@ _NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_.])[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|
 _YEAR_RE = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 _LINK_RE = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 URL_RE = re.compile(URL_PATTERN)  # a URL in running text (`plumbing.URL_PATTERN`)
+_PAGE_REF_RE = re.compile(r"(?<![\w/?=&.])\?page=\d+\b")
+
+
+def urls_in(text: str) -> list[str]:
+    """The addresses a text gives: its URLs, and a list's next pages noted by their query alone
+    after the list's address on the same line (`https://x/list, ?page=2, ?page=3`: a research
+    note's way, `state._paged`), resolved against it."""
+    out = [u.rstrip(".,;:") for u in URL_RE.findall(text)]
+    if "?page=" in text:
+        for line in text.splitlines():
+            refs = list(_PAGE_REF_RE.finditer(line))
+            if not refs:
+                continue
+            for m in refs:
+                before = [u.rstrip(".,;:") for u in URL_RE.findall(line[:m.start()])]
+                if before:
+                    out.append(before[-1].split("?", 1)[0] + m.group(0))
+    return out
 _RESULT_RE = re.compile(r"^\[(\d+)\] (\S+)\nTitle: (.*)\nSnippet: (.*)\nDate: (.*)$", re.M)
 _SEARCH_HEAD_RE = re.compile(r'^Search results for "(.*)" \((\d+)-(\d+) of about (\d+)\):', re.M)
 _NO_RESULTS_RE = re.compile(r'^No results found for "(.*?)"', re.M)
@@ -349,6 +367,12 @@ def prose_value(text: str, label: str, kind: str, known: set[str] | frozenset[st
         return named.pop() if len(named) == 1 else None
     if not found and kind == "number" and unit:
         by_unit = {v for v in _values(body, kind, known, lang) if v.lower().endswith(unit.lower()) and v[:-len(unit)].strip()[-1:].isdigit()}
+        if not by_unit:  # a unit of several words ('is worth 7.54 million EUR'): the figure it follows
+            for m in _NUMBER_RE.finditer(body):
+                rest = body[m.end():]
+                gap = len(rest) - len(rest.lstrip())
+                if rest.lstrip().lower().startswith(unit.lower()) and not _YEAR_RE.fullmatch(m.group(0)):
+                    by_unit.add(body[m.start():m.end() + gap + len(unit)])
         return by_unit.pop() if len(by_unit) == 1 else None
     return found[0] if len(set(found)) == 1 else None
 

@@ -6,6 +6,7 @@
   few openings; target at most 3 %), and how many distinct openings there are;
 - questions that tell the agent how hard the search is or where lists fall short (target 0);
 - answer columns whose gold contradicts the format the question asks for (target 0);
+- table tasks naming one entity in two conditions ("in Casthuica, in Casthuica"; target 0);
 - questions that say what to write for a missing value (only where a gold cell is empty);
 - ranked tables whose top N is no number a person picks ("the 39 largest"; target 0);
 - Chinese questions framed as a machine category ("…事件"; target 0);
@@ -43,6 +44,7 @@ def measure(world: Path) -> dict:
             "openings": sum(v["distinct"] for v in dist["openings"].values()),
             "hints": dist["difficulty_hints"],
             "format off": dist["format_mismatch"],
+            "restated": dist["restated_conditions"],
             "missing note": dist["missing_value_note"],
             "top N off": f"{dist.get('top_n_off_round', 0)}/{dist.get('top_n_tables', 0)}",
             "rules": f"{100 * dist['domain_rule_share']:.0f} %",

@@ -104,9 +104,12 @@ def test_sft_rows_teach_research(shipped, name):
     # The test holds 10 % and 6 %, a standard deviation under the lowest measured (11.7 %, 7 %).
     assert m["below_one"] >= (0.06 if name == "culinary" else 0.10), m
     assert m["over_est"] <= 0.05 and m["grounded"] >= 0.99 and m["kept_share"] >= 0.70, m
-    # notes' share of the assistant's characters (0.33, 0.35, 0.26 and 0.24 on demo, demo_zh,
-    # aviation_music and culinary; demo_zh 0.34 with issue 58's domain rules)
-    assert m["state_share"] <= 0.35, m
+    # notes' share of the assistant's characters (0.33, 0.34-0.36, 0.25 and 0.24 on demo, demo_zh,
+    # aviation_music and culinary). It is a share of one world's 300 trajectories and moves with
+    # the task draws: demo_zh measured 0.340-0.358 over six task sets of one world (issue 58's
+    # filter and condition rules changed the draws each time); a list's next pages are noted by
+    # their page query (0.011 less). The test holds 0.37.
+    assert m["state_share"] <= 0.37, m
 
 
 @pytest.mark.parametrize("name", WORLDS + ("culinary",))
@@ -125,7 +128,8 @@ def test_questions_are_no_form_letter(shipped, name):
     more than 3 % of a world's questions (a form letter repeats a few: 7-8 % before), "write
     'unknown'" only where a gold cell is empty, no Chinese question asks for "…事件", every
     top N is a round size, a fifth of the tables state a domain rule, no question hints at the
-    difficulty and no answer column's gold contradicts its format."""
+    difficulty, none names one entity in two conditions, and no answer column's gold contradicts
+    its format."""
     from worldforge.tasks.report import distribution
     from worldforge.tasks.scoring import read_gold_csv
 
@@ -143,6 +147,7 @@ def test_questions_are_no_form_letter(shipped, name):
     assert d["domain_rule_share"] >= 0.2, d["domain_rule_share"]
     # no sentence on how hard the search is, and every answer column holds what its format says
     assert d["difficulty_hints"] == 0 and d["format_mismatch"] == 0, d
+    assert d["restated_conditions"] == 0, d  # "in Casthuica, in Casthuica": a tautology
 
 
 @pytest.mark.parametrize("name", ("demo", "aviation_music", "culinary"))

@@ -109,10 +109,13 @@ def _wording(records: list[dict], tables: list[dict]) -> dict:
         firsts.setdefault(lang, Counter())[first] += 1
         missing += question_bank(lang)["missing"] in r["query"]
     hints = sum(bool(HINTS.search(r["query"])) for r in records)
+    named = [[str(c.get("value")) for c in (r["question"].get("conditions") or []) if c.get("test") == "entity"]
+             for r in tables if isinstance(r.get("question"), dict)]
     tops = [r["question"]["rank"]["n"] for r in tables if isinstance(r.get("question"), dict) and r["question"].get("rank")]
     return {"openings": {lang: {"distinct": len(c), "top_share": c.most_common(1)[0][1] / sum(c.values())}
                          for lang, c in sorted(firsts.items())},
             "missing_value_note": missing / len(records), "difficulty_hints": hints,
+            "restated_conditions": sum(len(x) != len(set(x)) for x in named),
             "top_n_off_round": sum(n not in ROUND_TOP for n in tops), "top_n_tables": len(tops),
             "domain_rules": {k: v for k, v in sorted(Counter(filter(None, map(domain_rule, tables))).items())},
             "domain_rule_share": sum(1 for r in tables if domain_rule(r)) / max(1, len(tables))}

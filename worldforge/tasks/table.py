@@ -44,14 +44,6 @@ BUCKETS = ((1, 9, "<10"), (10, 19, "10-19"), (20, 49, "20-49"), (50, 99, "50-99"
 RULE_SHARE = 1.0  # of the tasks a domain rule would change, the share that state one (issue 58; a knob: all do)
 TOP_SHARE = 0.3  # a ranked table's rows are at most this share of the entities they are ranked among
 # The sizes of a "top N" a person asks for ("the 10 largest", "前20个"; never "the 39 largest", issue 58).
-def restated(atoms: dict) -> bool:
-    """Two conditions naming one entity ("restaurants in Casthuica, in Casthuica, as well as ...",
-    "albums put out by labels from X released on labels from X"): the part a held-out split
-    narrows a task to may be one a condition already names. A question says it once (issue 58)."""
-    named = [str(a.value) for a in atoms.values() if a.test == "entity"]
-    return len(named) != len(set(named))
-
-
 # A filter keeps at most this share of any list its question points to (a part's, a named
 # entity's): its conditions decide membership, not the list alone (issue 58's lazy baselines).
 WEAK_SHARE = 0.6
@@ -494,8 +486,6 @@ class TableSampler:
         mask = self.fit_split(t, split, mask, anchor, atoms, combo)
         if mask is None:
             return "leaves-part"
-        if restated(atoms):
-            return "redundant-constraint"
         rule = self.rule_for(t, mask, atoms)
         if rule is not None:
             atoms["R"], mask = rule
@@ -555,8 +545,6 @@ class TableSampler:
         fitted = self.fit_split(t, split, mask, anchor, atoms, "A" if "A" in atoms else "")
         if fitted is None:
             return "leaves-part"
-        if restated(atoms):
-            return "redundant-constraint"
         vals = self.a.values(t, attr)
         scope = fitted & ~np.isnan(vals)
         if scope.sum() < 4:

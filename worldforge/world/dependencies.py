@@ -148,7 +148,9 @@ def dependency_graph(world: ResolvedWorld, soft: bool = False):
             bounds += [*after, *before]
         for b in bounds:
             side, _, a = b.ref.partition(".")
-            if side == "source":
+            if side == "source" and a.count(".") == 1:  # source.<relation>.start: that relation's links first
+                deps.append(rel_node(a.split(".")[0]))
+            elif side == "source":
                 deps.append(attr_node(rs.source, a))
             elif side == "target":
                 deps.append(attr_node(rs.target, a))

@@ -329,6 +329,9 @@ def _rel_bound_sql(world: ResolvedWorld, b: DateBound) -> str:
         return _offset_sql(_const_sql(world, b.ref), b)
     if b.ref == "valid_from":
         return _offset_sql("e.valid_from", b)
+    if b.ref.count(".") == 2:  # source.<relation>.start: when the source's first link of it starts
+        other = _q("rel_" + b.ref.split(".")[1])
+        return _offset_sql(f"(SELECT min(o.valid_from) FROM {other} o WHERE o.source = e.source)", b)
     side, attr = b.ref.split(".")
     return _offset_sql(f"{'s' if side == 'source' else 'u'}.{_q(attr)}", b)
 

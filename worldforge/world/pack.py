@@ -201,7 +201,10 @@ class DateBound(Model):
 
     `ref` is `as_of`, `span_start`, an absolute date (`1900-01-01`), an attribute of the same
     entity, `<relation>.<attribute>` (aggregated over the relation's targets), or in relation
-    context `source.<attr>`, `target.<attr>` or `valid_from`.
+    context `source.<attr>`, `target.<attr>` or `valid_from`. A history's or a date's window may
+    also read another dated relation of the same source: `source.<relation>.start` is the day
+    the source's first link of it starts (a post after a degree: `source.doctorate.start + 1y`);
+    the links it reads are planned first, and a source without one has no bound from it.
     """
 
     ref: str

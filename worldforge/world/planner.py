@@ -166,6 +166,8 @@ class _Generator:
             base = np.full(len(src), self._const(b.ref), np.int64)
         elif b.ref == "valid_from":
             base = valid_from
+        elif b.ref.count(".") == 2:  # source.<relation>.start: when the source's first link of it starts
+            base = self.first_start(b.ref.split(".")[1], fill)[src]
         else:
             which, attr = b.ref.split(".")
             if which == "source":
@@ -175,6 +177,15 @@ class _Generator:
                 # rows without a pick (-1) read the fill; a type without entities has no rows at all
                 base = np.where(tgt >= 0, col[np.maximum(tgt, 0)], fill) if len(col) else np.full(len(tgt), fill, np.int64)
         return apply_offset(base, b.years, b.days)
+
+    def first_start(self, rel: str, fill: np.int64) -> np.ndarray:
+        """Per entity of the relation's source type: the day its first `rel` link starts (fill
+        where it has none), from the links already planned (a bound reading them is planned after)."""
+        e = self.out.edges[rel]
+        out = np.full(self.out.entities[self.relations[rel].source].height, fill, np.int64)
+        first = e.filter(pl.col("valid_from").is_not_null()).group_by("src").agg(pl.col("valid_from").min())
+        out[first["src"].to_numpy()] = first["valid_from"].to_physical().cast(pl.Int64).to_numpy()
+        return out
 
     def window(self, bounds_after, bounds_before, fn, soft=None) -> tuple:
         """(lo, hi) over the bounds (None where there are none); with `soft`, also per row

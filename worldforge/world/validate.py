@@ -592,11 +592,32 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
         rs = rels[owner][1]
         if parts == ["valid_from"] and rs.history is not None:
             return
+        if len(parts) == 3 and parts[0] == "source":  # source.<relation>.start: another link of the source
+            check_link_ref(pname, path, b.ref, owner, rs)
+            return
         if len(parts) == 2 and parts[0] in ("source", "target"):
             check_attr(pname, path, rs.source if parts[0] == "source" else rs.target, parts[1], want_date=True)
             return
         extra = ", valid_from" if rs.history is not None else ""
-        add(pname, path, b.ref, f"unknown date reference; use as_of, span_start, source.<attr>, target.<attr>{extra}")
+        add(pname, path, b.ref, f"unknown date reference; use as_of, span_start, source.<attr>, target.<attr>, "
+            f"source.<relation>.start{extra}")
+
+    def check_link_ref(pname: str, path: str, ref: str, owner: str, rs) -> None:
+        """`source.<relation>.start`: the day the source's first link of another dated relation
+        starts; only a history's or a date's window may read it (the links are drawn after it)."""
+        _, other, end = ref.split(".")
+        mine = sorted(x for x, (_, xs) in rels.items() if xs.source == rs.source and xs.dated and x != owner)
+        if end != "start":
+            add(pname, path, ref, f"a link's date is read as source.<relation>.start (the day the source's first "
+                f"link of it starts); write source.{other}.start")
+        elif other == owner:
+            add(pname, path, ref, "a relation cannot be bounded by its own links; name another relation of the source")
+        elif other not in rels or rels[other][1].source != rs.source or not rels[other][1].dated:
+            add(pname, path, ref, f"'{other}' is no dated relation out of '{rs.source}'{_suggest(other, mine)}; "
+                f"dated relations out of '{rs.source}': {', '.join(mine) or 'none'}")
+        elif not re.search(r"\.(history|date)\.(after|before)\.\d+$", path):
+            add(pname, path, ref, "another link's date may bound only a history's or a date's window "
+                "(history.after/before, date.after/before)")
 
     def check_to_one(pname: str, path: str, t: str, rel: str, need_required: bool = False) -> str | None:
         """A to-one relation out of `t` (or its parent relation); its target type, or None."""

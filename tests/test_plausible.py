@@ -682,6 +682,59 @@ def test_a_grade_that_rises_never_falls_along_a_career(tmp_path):
         load_world(life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False)))
 
 
+
+@pytest.mark.parametrize("seniority", ["age", "career"])
+def test_a_grade_rises_with_age_or_time_in_post(tmp_path, seniority):
+    """`seniority` with `rises` (issue 60, item 1): the grades also rise with the holder's age when
+    a job starts (or the time since the first job), over all jobs, not only along each career:
+    with `rises` alone a third of directors were under 30 (they drew the grade and were put in
+    order among their own few jobs); now none is. The shares are as drawn and no career falls.
+    The audit's `early_top` (the top grade's share on jobs in the first quarter of standing)
+    goes to 0 and rises on planted young directors; `validate` refuses seniority without rises,
+    and an age on a type without a lifecycle."""
+    order = ["junior", "senior", "lead", "director"]
+
+    def pack(sen: str | None) -> str:
+        p = yaml.safe_load(LIFE)
+        grade = {"kind": "categorical", "values": {"junior": 4, "senior": 3, "lead": 2, "director": 1}, "rises": order}
+        if sen:
+            grade["seniority"] = sen
+        p["relations"]["works_at"]["attributes"] = {"grade": grade}
+        return yaml.safe_dump(p, sort_keys=False)
+
+    def plan(sen, name):
+        d = tmp_path / name
+        d.mkdir()
+        return plan_world(load_world(life_spec(d, pack=pack(sen))), d / "b")
+
+    early = lambda info: {r["subject"]: r for r in audit_world(info.path).sections["link_values"]}["works_at.grade"]["early_top"]  # noqa: E731
+    young = ("SELECT count(*) FILTER (WHERE w.valid_from < b.born + INTERVAL 30 YEAR) / count(*) FROM rel_works_at w "
+             "JOIN being b ON b.id = w.source WHERE w.grade = 'director'")
+    plain, ladder = plan(None, "plain"), plan(seniority, "ladder")
+    assert early(plain) > 0.02 and q(plain, young)[0][0] > 0.2  # measured 0.037 and 0.33
+    assert early(ladder) <= 0.01 and q(ladder, young)[0][0] <= 0.05, (early(ladder), q(ladder, young))
+    shares = lambda info: sorted(q(info, "SELECT grade, count(*) FROM rel_works_at GROUP BY grade"))  # noqa: E731
+    assert shares(plain) == shares(ladder)
+    assert {r["subject"]: r for r in audit_world(ladder.path).sections["link_values"]}["works_at.grade"]["falls"] == 0
+    assert check_world(ladder.path)[1] == []
+    with duckdb.connect(str(ladder.path / "world.duckdb")) as con:  # young directors planted
+        con.execute("UPDATE rel_works_at SET grade = 'director' WHERE (source, valid_from) IN "
+                    "(SELECT source, min(valid_from) FROM rel_works_at GROUP BY source ORDER BY source LIMIT 120)")
+    assert early(ladder) > 0.1
+    p = yaml.safe_load(pack(seniority))
+    del p["relations"]["works_at"]["attributes"]["grade"]["rises"]
+    with pytest.raises(SpecError, match="seniority orders the values of rises"):
+        load_world(life_spec(tmp_path, pack=yaml.safe_dump(p, sort_keys=False)))
+    p = yaml.safe_load(pack("age"))
+    p["relations"]["moved_to"] |= {"history": p["relations"]["works_at"]["history"], "cardinality": "N:M"}  # a firm's moves
+    p["relations"]["moved_to"]["attributes"] = p["relations"]["works_at"].pop("attributes")
+    del p["relations"]["moved_to"]["since"]
+    p["types"]["firm"].pop("lifecycle")
+    del p["types"]["firm"]["attributes"]["dissolved"]
+    with pytest.raises(SpecError, match="which has no lifecycle"):
+        load_world(life_spec(tmp_path, pack=yaml.safe_dump(p, sort_keys=False)))
+
+
 PROJECT = {
     "lifecycle": {"start": "approved"},
     "name": {"template": "{a} Works", "parts": {"a": {"syllables": {"min": 2, "max": 3}}}},

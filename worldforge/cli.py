@@ -287,7 +287,8 @@ _AUDIT_COLUMNS = {
                 ("in_p99", "in p99"), ("targets_without", "targets without"), ("sources_without", "sources without")],
     "locality": [("subject", "links within one group"), ("n", "links"), ("same", "same"), ("share", "share")],
     "link_values": [("subject", "a link's own attribute"), ("n", "links"), ("filled", "with a value"), ("median", "median"),
-                    ("p90", "p90"), ("max", "max"), ("clashes", "clashes"), ("top_share", "commonest value's share")],
+                    ("p90", "p90"), ("max", "max"), ("clashes", "clashes"), ("targets_without", "targets without"),
+                    ("falls", "falls"), ("early_top", "top value early"), ("top_share", "commonest value's share")],
     "ratios": [("subject", "figure per unit of another"), ("n", "n"), ("min", "min"), ("p01", "p01"), ("median", "median"),
                ("p99", "p99"), ("max", "max")],
 }

@@ -515,8 +515,24 @@ class _Auditor:
                         (falls,), = self.q(f"SELECT count(*) FILTER (WHERE falls) FROM "
                                            f"({falls_sql(R, a, [tr.get(v, v) for v in attr.rises])})")
                         row["falls"] = falls
+                        row["early_top"] = self._early_top(rs, R, A, tr.get(attr.rises[-1], attr.rises[-1]), attr.seniority)
                 out.append(row)
         return out
+
+
+    def _early_top(self, rs, R: str, A: str, top: str, seniority: str | None) -> float:
+        """The share of a rising category's top value held on links that start in the first
+        quarter of standing (the source's age then, or the time since its first link of the
+        relation: `seniority`; without it, age where the source has a lifecycle)."""
+        lc = self.world.types[rs.source].lifecycle
+        if seniority == "age" or (seniority is None and lc is not None):
+            sen, join = f"date_diff('day', s.{_q(lc.start)}, e.valid_from)", f" JOIN {_q(rs.source)} s ON s.id = e.source"
+        else:
+            sen, join = "date_diff('day', min(e.valid_from) OVER (PARTITION BY e.source), e.valid_from)", ""
+        (early, n), = self.q(f"WITH l AS (SELECT e.{A} AS v, {sen} AS sen FROM {R} e{join} WHERE e.valid_from IS NOT NULL), "
+                             f"q AS (SELECT quantile_cont(sen, 0.25) AS q1 FROM l) "
+                             f"SELECT count(*) FILTER (WHERE sen <= q1), count(*) FROM l, q WHERE v = {_sql_str(top)}")
+        return round(early / n, 4) if n else 0.0
 
 
 def _r(v, nd: int = 1):

@@ -1015,10 +1015,15 @@ class LinkCategory(CategoricalAttr):
     """A category drawn per link (a member's role, a job's grade). `rises`: every value, lowest
     first (`rises: [junior, senior, lead]`): along each source's links of the relation, by start
     date, the value never falls (a career's grades only go up); each source keeps the values it
-    drew, put in rising order, so the category's shares are as drawn. `one_per_target`: see
-    `OnePerTarget`."""
+    drew, put in rising order, so the category's shares are as drawn. `seniority` (with `rises`):
+    the values also rise with the source's standing when a link starts, over all its links:
+    `age` (time since the source's lifecycle start: a head of department is rarely under 35) or
+    `career` (time since its first link of the relation: a first post is a junior one); the
+    drawn values go to the links in order of that time, give or take a couple of years, then each
+    source's are put in rising order. `one_per_target`: see `OnePerTarget`."""
 
     rises: list[str] = []
+    seniority: Literal["age", "career"] | None = None
     one_per_target: OnePerTarget | None = None
 
     @model_validator(mode="after")
@@ -1026,6 +1031,8 @@ class LinkCategory(CategoricalAttr):
         if self.rises and sorted(self.rises) != sorted(self.weights()):
             raise ValueError(f"rises lists every value once, lowest first; the values are {clip(list(self.weights()))}, "
                              f"got {clip(self.rises)}")
+        if self.seniority is not None and not self.rises:
+            raise ValueError("seniority orders the values of rises: list them, lowest first, under rises")
         if self.stages is not None:
             raise ValueError("stages follow an entity's own dates: give them to a type's category, not to a link's")
         one = self.one_per_target
@@ -1513,7 +1520,7 @@ AUDIT_METRICS = {
     "degrees": ("n", "out_max", "out_p99", "in_max", "in_p99", "targets_without", "sources_without"),
     "ratios": ("n", "min", "p01", "median", "p99", "max"),
     "locality": ("n", "same", "share"),
-    "link_values": ("n", "filled", "median", "p90", "max", "clashes", "top_share", "falls", "targets_without"),
+    "link_values": ("n", "filled", "median", "p90", "max", "clashes", "top_share", "falls", "targets_without", "early_top"),
 }
 AUDIT_SECTIONS = tuple(AUDIT_METRICS)
 

@@ -72,6 +72,7 @@ POLARS_DTYPES = {"string": pl.String, "int": pl.Int64, "float": pl.Float64, "dat
 SQL_DTYPES = SQL_TYPES
 ROUNDS = 16  # rounds of redrawing conflicting target picks
 STAGE_YEARS = 20  # the years before as_of a stage's history covers (pages dated then state the stage of then)
+SENIORITY_JITTER_YEARS = 2.0  # `seniority`: how far a link's standing may move its value's place (sd, years)
 _BUCKET = 3653  # days: covering links are looked up by decade
 
 StepHook = Callable[[str], None]
@@ -1273,12 +1274,32 @@ class _Generator:
                 vals = self._link_numbers(r, a, attr, edges, rng)
             else:
                 vals = self._categorical(rs.source, attr, edges.height, rng)
+                if attr.seniority is not None:
+                    vals = self._by_seniority(rs, attr, vals, edges, child_rng(self.seed, "link-seniority", r, a))
                 if attr.rises:
                     vals = _rising(vals, attr.rises, edges["src"].to_numpy())
                 if attr.one_per_target is not None:
                     vals = self._one_per_target(r, a, attr, vals, edges, rng)
             edges = edges.with_columns(self.null_mask(f"rel_{r}", a, attr.null_rate, vals).alias(a))
         self.out.edges[r] = edges
+
+    def _by_seniority(self, rs: RelationSpec, attr, vals: pl.Series, edges: pl.DataFrame, rng) -> pl.Series:
+        """`seniority`: the drawn values given out over all links in order of the source's standing
+        when each starts (its age, or the time since its first link of the relation), give or take
+        SENIORITY_JITTER_YEARS; the values drawn stay the values given (shares as drawn)."""
+        src = edges["src"].to_numpy()
+        start = edges["valid_from"].to_physical().cast(pl.Int64).to_numpy()  # no null: the relation is dated
+        if attr.seniority == "age":
+            born = self.days(rs.source, self.world.types[rs.source].lifecycle.start, NEG_INF)[src]
+            since = np.where(born > NEG_INF, born, start)
+        else:
+            since = pl.DataFrame({"src": src, "s": start}).select(pl.col("s").min().over("src")).to_series().to_numpy()
+        standing = (start - since) + rng.normal(0.0, SENIORITY_JITTER_YEARS * 365.25, len(src))
+        pos = {v: i for i, v in enumerate(attr.rises)}
+        rank = vals.replace_strict(pos, default=len(pos), return_dtype=pl.Int64).to_numpy()
+        gather = np.empty(len(src), np.int64)
+        gather[np.argsort(standing, kind="stable")] = np.argsort(rank, kind="stable")
+        return vals.gather(gather)
 
     def _rescue(self, r: str, rs: RelationSpec, src, picks, settled_round, index: TargetIndex, g_src, lo, hi, w, t0,
                 tgt_after, tgt_before, n_s: int, n_t: int, rounds: int = 4) -> None:

@@ -909,6 +909,10 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
                 add(pname, f"{rp}.at", rs.at.ref, "at is a date of the source (or a constant): the target is chosen to exist then")
         if rs.date and rs.date.offset is not None:
             check_bound(pname, f"{rp}.date.offset.ref", rs.date.offset.ref, r, "rel")
+        for a, attr in rs.attributes.items():
+            if getattr(attr, "seniority", None) == "age" and rs.source in types and types[rs.source][1].lifecycle is None:
+                add(pname, f"{rp}.attributes.{a}.seniority", "age", f"an age is counted from the lifecycle start of "
+                    f"'{rs.source}', which has no lifecycle; give the type one or use seniority: career")
         if rs.requires is not None:
             _check_path(add, pname, f"{rp}.requires.path", r, rs, rels)
         if rs.given is not None and rs.source in types:

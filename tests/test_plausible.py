@@ -1351,3 +1351,46 @@ def test_a_tenure_starts_after_another_links_date(tmp_path):
             (lambda r: r["founds"]["eligible"].update(after="source.moved_to.start"), "only a history's or a date's window")):
         with pytest.raises(SpecError, match=words):
             load_world(life_spec(tmp_path, pack=pack(False, change)))
+
+
+def test_link_numbers_distinct_within_a_source_and_summed_into_its_total(tmp_path):
+    """Per-link numbers (issue 60, item 3): `distinct: source` keeps a source's own overlapping
+    links apart (a firm's founders each hold their own share class; an undated relation's links
+    all overlap), and a `count` attribute with `sum` is the sum of its links' numbers (a firm's
+    capital: its founders' stakes add up to it exactly). Without `distinct` the draw repeats a
+    firm's numbers; the check names a planted repeat and a total that no longer adds up, the
+    audit counts both, and `validate` refuses a sum over a number the links do not have."""
+    def pack(distinct, total="stake") -> str:
+        p = yaml.safe_load(LIFE)
+        p["relations"]["founds"]["count"] = {"min": 2, "max": 3}
+        p["relations"]["founds"]["attributes"] = {
+            "share_class": {"kind": "numeric", "distribution": "uniform", "params": {"low": 1, "high": 4}, "min": 1, "max": 4,
+                            "integer": True, "distinct": distinct, "label": "Share class", "phrases": ["holding class {value}"]},
+            "stake": {"kind": "numeric", "distribution": "lognormal", "params": {"mean": 3.0, "sigma": 0.7}, "min": 1, "max": 500,
+                      "integer": True, "label": "Stake", "phrases": ["with a stake of {value}"]}}
+        p["types"]["firm"]["attributes"]["capital"] = {"kind": "count", "relation": "founds", "sum": total, "label": "Capital",
+                                                       "phrases": ["{subject} has a capital of {value}."]}
+        return yaml.safe_dump(p, sort_keys=False)
+
+    repeats = "SELECT count(*) FROM (SELECT source, share_class FROM rel_founds GROUP BY ALL HAVING count(*) > 1)"
+    (tmp_path / "free").mkdir()
+    free = plan_world(load_world(life_spec(tmp_path / "free", pack=pack(False))), tmp_path / "free" / "b")
+    assert q(free, repeats)[0][0] > 5  # two or three founders drawing from four classes
+    info = plan_world(load_world(life_spec(tmp_path, pack=pack("source"))), tmp_path / "b")
+    assert q(info, repeats)[0][0] == 0
+    (off,), = q(info, "SELECT count(*) FROM firm f LEFT JOIN (SELECT source, sum(stake) AS s FROM rel_founds GROUP BY 1) c "
+                      "ON c.source = f.id WHERE f.capital IS DISTINCT FROM coalesce(c.s, 0)")
+    (firms,), = q(info, "SELECT count(*) FROM firm WHERE capital > 0")
+    assert off == 0 and firms > 40
+    assert check_world(info.path)[1] == []
+    audit = audit_world(info.path).sections
+    assert next(r for r in audit["link_values"] if r["subject"] == "founds.share_class")["clashes"] == 0
+    assert next(r for r in audit["derived"] if r["subject"] == "firm.capital = sum founds.stake")["share"] == 1.0
+    with duckdb.connect(str(info.path / "world.duckdb")) as con:
+        firm = con.execute("SELECT min(source) FROM rel_founds").fetchone()[0]
+        con.execute("UPDATE rel_founds SET share_class = 1 WHERE source = ?", [firm])  # a repeat, a total that is off
+        con.execute("UPDATE firm SET capital = capital + 1 WHERE id = ?", [firm])
+    assert {"founds.share_class.distinct", "firm.capital.count"} <= {v.name for v in check_world(info.path)[1]}
+    assert next(r for r in audit_world(info.path).sections["link_values"] if r["subject"] == "founds.share_class")["clashes"] >= 1
+    with pytest.raises(SpecError, match=r"no whole-number attribute of that name \(did you mean .stake.\?\); theirs: share_class, stake"):
+        load_world(life_spec(tmp_path, pack=pack("source", total="stakes")))

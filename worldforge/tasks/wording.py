@@ -139,7 +139,7 @@ class Wording:
         ex = self.order["extremes"]
         plural = get_language(self.language).plural
         kind = ("plural" if any(plural(w) for w in noun.split()) else "area" if unit in AREAS
-                else "count" if unit in COUNTED or isinstance(self.s.types[t].attributes.get(a), CountAttr) else "other")
+                else "count" if unit in COUNTED or _counts_links(self.s.types[t].attributes.get(a)) else "other")
         return ex[kind][0 if desc else 1]
 
     # ------------------------------------------------------------------ columns
@@ -304,3 +304,8 @@ class Wording:
             what += o["events_involving"].format(rows=self.rows("events", cond, scope, plural))
         q = self.table("events", what, plural, o["event"], cols, "", gaps=self.gaps(task))
         return q, list(texts.values()), values, o["query_events"].format(events=events, period=p)
+
+
+def _counts_links(attr) -> bool:
+    """A count of links ('the most employees'), not a sum of their numbers ('the highest spending')."""
+    return isinstance(attr, CountAttr) and attr.sum is None

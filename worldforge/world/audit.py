@@ -345,11 +345,13 @@ class _Auditor:
                     side = s.side_for(t, rs)
                     key, other = ("target", "source") if side == "in" else ("source", "target")
                     cur = " AND valid_to IS NULL" if s.current else ""
+                    k = f"count(DISTINCT {other})" if s.sum is None else f"sum(coalesce({_q(s.sum)}, 0))"
                     n, agree = self.q(
                         f"SELECT count(*), count(*) FILTER (WHERE coalesce(x.{_q(a)}, -1) = coalesce(c.k, 0)) FROM {_q(t)} x "
-                        f"LEFT JOIN (SELECT {key} AS id, count(DISTINCT {other}) AS k FROM {_q('rel_' + s.relation)} "
+                        f"LEFT JOIN (SELECT {key} AS id, {k} AS k FROM {_q('rel_' + s.relation)} "
                         f"WHERE TRUE{cur} GROUP BY {key}) c ON c.id = x.id")[0]
-                    out.append({"subject": f"{t}.{a} = count {s.relation}", "n": n, "agree": agree,
+                    what = f"count {s.relation}" if s.sum is None else f"sum {s.relation}.{s.sum}"
+                    out.append({"subject": f"{t}.{a} = {what}", "n": n, "agree": agree,
                                 "share": round(agree / n, 4) if n else 1.0})
                 if isinstance(s, NumericAttr) and s.at_most:
                     n, agree = self.q(f"SELECT count(*), count(*) FILTER (WHERE NOT ({_q(a)} > {_q(s.at_most)})) "
@@ -498,7 +500,8 @@ class _Auditor:
                 row |= {"n": n, "filled": round(filled / n, 4) if n else 1.0}
                 if isinstance(attr, LinkNumber):
                     med, p90, mx = self.q(f"SELECT median({A}), quantile_cont({A}, 0.9), max({A}) FROM {R}")[0]
-                    (clashes,), = self.q(f"SELECT count(*) FROM {shared_value_pairs_sql(R, a, once=True)}")
+                    by = attr.distinct_by or "target"  # pairs of links of one target (or source) at once with one number
+                    (clashes,), = self.q(f"SELECT count(*) FROM {shared_value_pairs_sql(R, a, once=True, by=by)}")
                     row |= {"median": _r(med), "p90": _r(p90), "max": _r(mx), "clashes": clashes}
                 else:
                     (top,), = self.q(f"SELECT coalesce(max(c), 0) FROM (SELECT count(*) c FROM {R} WHERE {A} IS NOT NULL GROUP BY {A})")

@@ -184,9 +184,11 @@ def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
                 rs = rels[attr.relation]
                 key, other = ("target", "source") if attr.side_for(t, rs) == "in" else ("source", "target")
                 cur = " WHERE valid_to IS NULL" if attr.current else ""
-                out.append(Invariant(f"{t}.{a}.count", f"a {t}'s {a} is the number of its {attr.relation} links",
+                k = f"count(DISTINCT {other})" if attr.sum is None else f"sum(coalesce({_q(attr.sum)}, 0))"
+                what = f"number of its {attr.relation} links" if attr.sum is None else f"sum of its {attr.relation} links' {attr.sum}"
+                out.append(Invariant(f"{t}.{a}.count", f"a {t}'s {a} is the {what}",
                                      f"SELECT x.id, x.{A}, coalesce(c.k, 0) AS links FROM {T} x LEFT JOIN (SELECT {key} AS id, "
-                                     f"count(DISTINCT {other}) AS k FROM {_q('rel_' + attr.relation)}{cur} GROUP BY {key}) c "
+                                     f"{k} AS k FROM {_q('rel_' + attr.relation)}{cur} GROUP BY {key}) c "
                                      f"ON c.id = x.id WHERE x.{A} IS DISTINCT FROM coalesce(c.k, 0)"))
             if isinstance(attr, CodeAttr):
                 chars = "A-Z0-9" if attr.alphabet == "alphanumeric" else "A-Z"
@@ -436,10 +438,14 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
         if isinstance(attr, LinkNumber):
             out.append(Invariant(f"{r}.{a}.range", f"a {r} link's {a} is a whole number in [{attr.min:g}, {attr.max:g}]",
                                  f"SELECT source, target, {_q(a)} FROM {R} WHERE {_q(a)} < {attr.min!r} OR {_q(a)} > {attr.max!r}"))
-            if attr.distinct:
+            if attr.distinct_by == "target":
                 out.append(Invariant(
                     f"{r}.{a}.distinct", f"{r} links to one {rs.target} that overlap in time have different {a}s",
                     f"SELECT x.target, x.{_q(a)}, x.source, y.source AS other FROM {shared_value_pairs_sql(R, a)}"))
+            elif attr.distinct_by == "source":
+                out.append(Invariant(
+                    f"{r}.{a}.distinct", f"a {rs.source}'s {r} links that overlap in time have different {a}s",
+                    f"SELECT x.source, x.{_q(a)}, x.target, y.target AS other FROM {shared_value_pairs_sql(R, a, by='source')}"))
             continue
         tr = attr.translation(world.spec.language)
         allowed = sorted({tr.get(v, v) for v in attr.weights()})
@@ -710,13 +716,15 @@ def falls_sql(table: str, a: str, order: list[str]) -> str:
             f"WINDOW w AS (PARTITION BY source ORDER BY valid_from NULLS LAST, {rank}, target)")
 
 
-def shared_value_pairs_sql(table: str, a: str, once: bool = False) -> str:
-    """`table x JOIN table y ...`: pairs of links to one target that overlap in time and hold one
-    value of their attribute `a` (open ends unbounded); each pair in both orders, or `once`."""
+def shared_value_pairs_sql(table: str, a: str, once: bool = False, by: str = "target") -> str:
+    """`table x JOIN table y ...`: pairs of links to one target (or `by` source) that overlap in
+    time and hold one value of their attribute `a` (open ends unbounded); each pair in both
+    orders, or `once`."""
     A = _q(a)
-    other = ("(x.source < y.source OR (x.source = y.source AND x.valid_from < y.valid_from))" if once
-             else "(x.source <> y.source OR x.valid_from IS DISTINCT FROM y.valid_from)")
-    return (f"{table} x JOIN {table} y ON x.target = y.target AND x.{A} = y.{A} AND {other} "
+    o = "source" if by == "target" else "target"  # the other end tells two links apart
+    other = (f"(x.{o} < y.{o} OR (x.{o} = y.{o} AND x.valid_from < y.valid_from))" if once
+             else f"(x.{o} <> y.{o} OR x.valid_from IS DISTINCT FROM y.valid_from)")
+    return (f"{table} x JOIN {table} y ON x.{by} = y.{by} AND x.{A} = y.{A} AND {other} "
             f"AND coalesce(x.valid_from, DATE '0001-01-01') < coalesce(y.valid_to, DATE '9999-12-31') "
             f"AND coalesce(y.valid_from, DATE '0001-01-01') < coalesce(x.valid_to, DATE '9999-12-31')")
 

@@ -942,12 +942,15 @@ class LookupAttr(_AttrBase):
 class CountAttr(_AttrBase):
     """How many entities a relation links this one to: a league's clubs, a researcher's papers.
     `side`: `in` counts links that end here, `out` links that start here (inferred unless the
-    relation joins a type to itself); `current`: only links still valid at as_of."""
+    relation joins a type to itself); `current`: only links still valid at as_of. `sum`: instead
+    of counting the links, add up one of their whole-number attributes (a club's spending on
+    transfers is the sum of its transfers' fees: the links' numbers add up to it exactly)."""
 
     kind: Literal["count"]
     relation: str
     side: Literal["in", "out"] | None = None
     current: bool = False
+    sum: str | None = None
     unit: str | None = None
 
     def side_for(self, t: str, rel: RelationSpec) -> str:
@@ -975,10 +978,17 @@ Attribute = Annotated[
 class LinkNumber(NumericAttr):
     """A whole number drawn per link (a player's shirt number per spell at a club): from the
     distribution, within [min, max]. `distinct`: links to one target that overlap in time never
-    share a value (no two players of a squad wear one number); a link no value is left for has
-    none (`plan` reports how many)."""
+    share a value (no two players of a squad wear one number; `true` or `target`), or with
+    `source` a source's own links that overlap in time never do (an undated relation's links all
+    overlap: a club's transfers each get their own registration number); a link no value is left
+    for has none (`plan` reports how many)."""
 
-    distinct: bool = False
+    distinct: bool | Literal["target", "source"] = False
+
+    @property
+    def distinct_by(self) -> str | None:
+        """The end whose overlapping links never share a value: 'target', 'source' or None."""
+        return "target" if self.distinct is True else self.distinct or None
 
     @model_validator(mode="after")
     def _link_number(self) -> LinkNumber:

@@ -502,7 +502,8 @@ class _Generator:
             if attr.current:
                 e = e.filter(pl.col("valid_to").is_null())
             col = "tgt" if attr.side_for(t, rs) == "in" else "src"
-            s = pl.Series(np.bincount(e[col].to_numpy(), minlength=n)[:n].astype(np.int64))
+            w = None if attr.sum is None else e[attr.sum].fill_null(0).to_numpy().astype(np.float64)
+            s = pl.Series(np.rint(np.bincount(e[col].to_numpy(), weights=w, minlength=n)[:n]).astype(np.int64))
         elif isinstance(attr, CodeAttr):
             s = unique_codes(self.out.entities[t][attr.source], attr.length, attr.alphabet, rng, t)
         else:  # pragma: no cover - the spec's discriminated union has no other kinds
@@ -1349,10 +1350,10 @@ class _Generator:
         none)."""
         n = edges.height
         vals = sample_numeric(attr, n, rng).astype(np.int64)
-        if not attr.distinct or n < 2:
+        if attr.distinct_by is None or n < 2:
             return pl.Series(vals, dtype=pl.Int64)
         lo, hi = int(attr.min), int(attr.max)
-        tgt = edges["tgt"].to_numpy()
+        tgt = edges["tgt" if attr.distinct_by == "target" else "src"].to_numpy()  # the end whose links differ
         start = edges["valid_from"].cast(pl.Int64).fill_null(-(2**31)).to_numpy()
         end = edges["valid_to"].cast(pl.Int64).fill_null(2**31 - 1).to_numpy()
         clash = np.zeros(n, bool)

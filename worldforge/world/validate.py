@@ -847,6 +847,10 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
                         elif attr.side == "in" and crs.target != t or attr.side == "out" and crs.source != t:
                             add(pname, f"{ap}.side", attr.side, f"'{t}' is not the {'target' if attr.side == 'in' else 'source'} "
                                 f"of '{attr.relation}'")
+                        if attr.sum is not None and not isinstance(crs.attributes.get(attr.sum), LinkNumber):
+                            nums = sorted(x for x, xa in crs.attributes.items() if isinstance(xa, LinkNumber))
+                            add(pname, f"{ap}.sum", attr.sum, f"'{attr.relation}' links have no whole-number attribute of that "
+                                f"name{_suggest(attr.sum, nums)}; theirs: {', '.join(nums) or 'none (give the relation one under attributes)'}")
                 elif isinstance(attr, CodeAttr):
                     if attr.source != "name":
                         check_attr(pname, f"{ap}.source", t, attr.source)

@@ -1394,3 +1394,25 @@ def test_link_numbers_distinct_within_a_source_and_summed_into_its_total(tmp_pat
     assert next(r for r in audit_world(info.path).sections["link_values"] if r["subject"] == "founds.share_class")["clashes"] >= 1
     with pytest.raises(SpecError, match=r"no whole-number attribute of that name \(did you mean .stake.\?\); theirs: share_class, stake"):
         load_world(life_spec(tmp_path, pack=pack("source", total="stakes")))
+
+
+def test_a_links_attributes_keep_their_labels_in_a_reopened_world(tmp_path):
+    """A relation with several attributes declared out of alphabetical order (role, then badge):
+    the fact's note and the pages' labels pair each value with its own label in the world as
+    planned and as reopened from its manifest (whose keys are stored sorted). They used to be
+    zipped in two orders: a footballer's list line read 'transfer fee squad player, 75'."""
+    from worldforge.web.pages import predicate_meta
+    from worldforge.web.text import note_values
+    from worldforge.world.store import open_world
+
+    pack = yaml.safe_load(LIFE)
+    pack["relations"]["works_at"]["attributes"] = {
+        "role": {"kind": "categorical", "values": ["clerk", "manager"], "label": "Role"},
+        "badge": {"kind": "numeric", "distribution": "uniform", "params": {"low": 1, "high": 9}, "min": 1, "max": 9,
+                  "integer": True, "label": "Badge"}}
+    info = plan_world(load_world(life_spec(tmp_path, pack=yaml.safe_dump(pack, sort_keys=False))), tmp_path / "b")
+    world = open_world(info.path).world
+    labels = [n.label for n in predicate_meta(world, "en")[("being", "works_at")].notes]
+    for (note,) in q(info, "SELECT note FROM facts WHERE predicate = 'works_at' LIMIT 50"):
+        got = dict(zip(labels, note_values(type("F", (), {"note": note})())))
+        assert got["Role"] in ("clerk", "manager") and got["Badge"].isdigit(), (labels, note)

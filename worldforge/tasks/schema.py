@@ -243,7 +243,7 @@ class TaskSchema:
         """A relation's own link attributes (a job's department): (name, page label), in order."""
         rs = self.relations[rel]
         labels = [n.label for n in self.page_meta[(rs.source, rel)].notes]
-        return list(zip(rs.attributes, labels))
+        return list(zip(rs.note_order, labels))
 
     def label(self, t: str, pred: str) -> str:
         """The page label of an attribute or an outgoing relation ('Headquarters')."""

@@ -225,7 +225,7 @@ def predicate_meta(world: ResolvedWorld, lang: str) -> dict[tuple[str, str], Pre
             headlines=own(rs, "headlines"), to_one=rs.cardinality in ("1:1", "N:1") and not rs.history,
             temporal=bool(rs.history or rs.date or rs.since), event=rs.date is not None,
             notes=tuple(LinkNote(attribute_label(s, a, lang), own(s, "phrases"), isinstance(s, LinkNumber))
-                        for a, s in rs.attributes.items()),
+                        for a, s in ((a, rs.attributes[a]) for a in rs.note_order)),
         )
     return meta
 

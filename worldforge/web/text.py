@@ -33,14 +33,14 @@ class Fact(NamedTuple):
     value_type: str  # string | int | float | date | bool | entity
     valid_from: dt.date | None
     valid_to: dt.date | None
-    # a link's own attributes (a job's department), in the relation's declared order, joined by
+    # a link's own attributes (a job's department), in the relation's `note_order` (by name), joined by
     # U+001F; None for attributes and links without any
     note: str | None = None
 
 
 def note_values(f: Fact) -> list[str]:
     """A link's own attributes as its fact carries them, one per attribute in the relation's
-    declared order ('' for one the link has none of); [] for a fact without any."""
+    `note_order` (by name) ('' for one the link has none of); [] for a fact without any."""
     return f.note.split("\x1f") if f.note else []
 
 

@@ -1500,6 +1500,13 @@ class RelationSpec(_LinkText):
     def dated(self) -> bool:
         return bool(self.history or self.date or self.since)
 
+    @property
+    def note_order(self) -> list[str]:
+        """The link's own attributes in the order a fact's note joins them and pages label them:
+        by name, so that a world reopened from its manifest (whose keys are stored sorted) reads
+        them as it was planned."""
+        return sorted(self.attributes)
+
 
 class InvariantSpec(Model):
     """A declared invariant: an SQL query returning the violating rows, or an acyclicity check."""

@@ -353,8 +353,8 @@ def _create_views(con, world: ResolvedWorld) -> None:
                 f"NULL::DATE AS valid_from, NULL::DATE AS valid_to, NULL::VARCHAR AS note FROM {_q(t)} WHERE {_q(a)} IS NOT NULL"
             )
     for r, rs in world.relations.items():
-        # `note`: the link's own attributes (a job's department), in declared order, joined by U+001F
-        note = " || chr(31) || ".join(f"coalesce(CAST({_q(a)} AS VARCHAR), '')" for a in rs.attributes) if rs.attributes else "NULL::VARCHAR"
+        # `note`: the link's own attributes (a job's department), by name (`note_order`), joined by U+001F
+        note = " || chr(31) || ".join(f"coalesce(CAST({_q(a)} AS VARCHAR), '')" for a in rs.note_order) if rs.attributes else "NULL::VARCHAR"
         selects.append(
             f"SELECT source || '/{r}/' || target || coalesce('@' || strftime(valid_from, '%Y-%m-%d'), '') AS fact_id, "
             f"source AS subject, '{rs.source}' AS subject_type, '{r}' AS predicate, target AS value, "

@@ -444,3 +444,29 @@ def test_a_count_is_never_read_off_a_list_it_did_not_see_whole():
 
     reader = ListReader("https://lists.example/clubs/gerald-ponce", "Gerald Ponce: Clubs")
     assert len(reader.step(CutPage())) == 1 and not reader.whole()
+
+
+@pytest.mark.parametrize("text, note", [
+    (", sales", "sales"),
+    (", sales (Nov 2, 1999 – Oct 8, 2004)", "sales"),
+    # a label with its own brackets and several attributes (the league test pack)
+    (", transfer fee (thousand EUR) 272, squad player, squad number 37", "transfer fee (thousand EUR) 272, squad player, squad number 37"),
+    ("（销售部）", "销售部"),
+    ("（号码9）", "号码9"),  # a number in a Chinese note is no date
+    ("（转会费（千欧元）379，副队长，球衣号码7）", "转会费（千欧元）379，副队长，球衣号码7"),
+    ("（1999年11月2日–2004年）", None),
+    ("（2001–2005）", None),
+    (" (2001–2005)", None),
+])
+def test_a_links_note_is_read_whole(text, note):
+    """What a list writes between a link and its dates is read as the link's own attributes: a
+    label's brackets ('(thousand EUR)', '（千欧元）') stay in it and a Chinese note with a number is
+    not taken for a date (the oracle read 'transfer fee' and nothing after it, and no Chinese
+    shirt number at all); a bracket of dates is no note."""
+    from worldforge.rollout.reading import Span, note_parts, note_value, read_note
+
+    assert read_note(text) == note
+    if note and "272" in note:
+        parts = note_parts(Span(note=note))
+        assert [note_value(p, lab) for p, lab in zip(parts, ["transfer fee (thousand EUR)", "role", "squad number"])] == \
+            ["272", "squad player", "37"]

@@ -158,15 +158,38 @@ def note_value(part: str, label: str) -> str:
     return part
 
 
+# a parenthesis that holds a date (' (Nov 2, 1999 – Oct 8, 2004)'), not a label's own ('(thousand EUR)')
+_NOTE_DATES = re.compile(r"\s*[(（][^()（）]*\d[^()（）]*[)）]")
+# a bracket's text that is a date or a span of years, not a note ('1999年11月2日–2004年', '2001–2005')
+_DATE_TEXT = re.compile(r"\d{4}\s*[–-]|\d\s*[年月日]|^\s*\d{4}\s*$")
+
+
+def _bracketed(t: str) -> str | None:
+    """The text inside the bracket `t` opens with, nested brackets counted ('（转会费（千欧元）379，队长）'
+    -> '转会费（千欧元）379，队长'); None when it is not closed."""
+    depth = 0
+    for i, ch in enumerate(t):
+        if ch in "(（":
+            depth += 1
+        elif ch in ")）":
+            depth -= 1
+            if depth == 0:
+                return t[1:i]
+    return None
+
+
 def read_note(text: str) -> str | None:
     """What a page writes between a link and its dates: the link's own attributes (', sales',
-    '（销售部）'), or None."""
+    ', transfer fee (thousand EUR) 75, captain', '（销售部）', '（转会费（千欧元）379，队长）'), or None."""
     t = text.strip()
     if t.startswith((",", "，")):
-        t = re.split(r"\s*[(（]", t[1:], maxsplit=1)[0]
-    elif t.startswith("（") and "）" in t:
-        t = t[1:t.index("）")]
-        if re.search(r"\d", t):  # a date, not a note
+        t = t[1:]
+        m = _NOTE_DATES.search(t)
+        if m:
+            t = t[:m.start()]
+    elif t.startswith("（"):
+        t = _bracketed(t)
+        if t is None or _DATE_TEXT.search(t):  # a date, not a note
             return None
     else:
         return None

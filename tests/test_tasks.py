@@ -786,6 +786,10 @@ def test_the_question_check_names_what_reads_wrong():
     assert {p.split(":")[0] for p in got} == {"label as a noun", "type gloss", "unfilled slot", "word twice"}, got
     assert question_problems("When was the sole founder of the maker of Vetis Nova died?", ["product", "died"], "en")
     assert question_problems("When did the sole founder of the maker of Vetis Nova die?", ["product", "died"], "en") == []
+    from worldforge.language import get as get_language
+
+    assert get_language("zh").joined("出生于在1980年至2009年之间") == "出生于1980年至2009年之间"  # a pack's 于 meets a range's 在
+    assert get_language("en").joined("born in the 1980s") == "born in the 1980s"
     got = question_problems("请列出于在宁临市开机的电影，海拔83 m。", ["创办年数（years）"], "zh")
     assert {p.split(":")[0] for p in got} == {"garbled particle", "latin unit"} and len(got) == 3, got
 

@@ -92,6 +92,7 @@ class Language:
         self.names_by: str = r["names_by"]  # how a name stands out: 'capitals', or 'latin' letters in another script
         self.nesting = tuple(re.compile(x) for x in r["nesting"])  # a level of a nested noun phrase, per match
         self._retype = tuple((re.compile(pat), rep) for pat, rep in data.get("retype") or ())
+        self._joins = tuple((re.compile(pat), rep) for pat, rep in data.get("joins") or ())
         self.sites: dict = data["sites"]  # how the world's sites are named (web.pages.Sites)
         gr = data["grammar"]
         self._plural: dict | None = gr["plural"]
@@ -146,6 +147,13 @@ class Language:
     def with_unit(self, number: str, unit: str | None) -> str:
         """A number and its unit: '37 km', '37平方公里'."""
         return f"{number}{self.space}{unit}" if unit else number
+
+    def joined(self, phrase: str) -> str:
+        """A pack's phrase with a value put in, where the two meet as the language joins them (a
+        verb's 于 before a range's 在: '出生于在1980年至2009年之间' -> '出生于1980年至2009年之间')."""
+        for pat, rep in self._joins:
+            phrase = pat.sub(rep, phrase)
+        return phrase
 
     def retype(self, line: str) -> str:
         """A line written with ASCII marks (': ', ', ', ' (x)') as this language writes them."""

@@ -82,7 +82,7 @@ class Wording:
             inner, vals = range_text(*atom.value, kind, s.dtype(tt, atom.attr) == "int", language=self.language)
         if atom.test in ("eq", "range"):
             tt = atom.end_type or t
-            inner = fill(self.pick(s.asks(tt, atom.attr)), inner)
+            inner = s.lang.joined(fill(self.pick(s.asks(tt, atom.attr)), inner))
             path = atom.path
         else:
             path = atom.path[:-1]

@@ -102,3 +102,87 @@ def test_plausibility_fields_fail_cleanly(tmp_path_factory, mutations):
         assert not (tmp / "build" / "life").exists()  # a failed plan leaves no world behind
         return
     assert info.manifest["status"] == "complete"
+
+
+def _life60() -> dict:
+    """The life pack with issue 60's rules between links: a grade that rises with age, one chair
+    among a firm's founders, their stakes summed into its capital and their share classes
+    distinct, a project's stages, a consultancy never at the employer, a job after training."""
+    from .test_plausible import PROJECT
+
+    p = yaml.safe_load(LIFE)
+    rel = p["relations"]
+    rel["works_at"]["attributes"] = {"grade": {"kind": "categorical", "values": {"junior": 3, "senior": 2, "lead": 1},
+                                               "rises": ["junior", "senior", "lead"], "seniority": "age"}}
+    rel["founds"]["attributes"] = {
+        "role": {"kind": "categorical", "values": {"founder": 3, "chair": 1}, "one_per_target": {"value": "chair", "exactly": True}},
+        "stake": {"kind": "numeric", "distribution": "uniform", "params": {"low": 1, "high": 50}, "min": 1, "max": 50, "integer": True},
+        "share_class": {"kind": "numeric", "distribution": "uniform", "params": {"low": 1, "high": 4}, "min": 1, "max": 4,
+                        "integer": True, "distinct": "source"}}
+    p["types"]["firm"]["attributes"]["capital"] = {"kind": "count", "relation": "founds", "sum": "stake"}
+    p["types"]["project"] = copy.deepcopy(PROJECT)
+    rel["consults_for"] = {"source": "being", "target": "firm", "cardinality": "N:M", "not_same": ["works_at"],
+                           "history": {"count": {"min": 1, "max": 2}, "after": ["source.born + 20y"], "before": ["as_of"],
+                                       "length": {"distribution": "lognormal", "params": {"mean": 1.0, "sigma": 0.5},
+                                                  "unit": "years"}}}
+    rel["trained_at"] = {"source": "being", "target": "town", "cardinality": "N:1",
+                         "date": {"after": ["source.born + 16y"], "before": ["source.born + 30y", "as_of"]}}
+    rel["works_at"]["history"]["after"].append("source.trained_at.start")
+    return p
+
+
+FIELDS_60 = [
+    ("relations", "works_at", "attributes", "grade", "rises"), ("relations", "works_at", "attributes", "grade", "seniority"),
+    ("relations", "works_at", "attributes", "grade", "values"), ("relations", "works_at", "attributes", "grade", "one_per_target"),
+    ("relations", "founds", "attributes", "role", "one_per_target"), ("relations", "founds", "attributes", "role", "one_per_target", "value"),
+    ("relations", "founds", "attributes", "role", "one_per_target", "exactly"), ("relations", "founds", "attributes", "role", "rises"),
+    ("relations", "founds", "attributes", "share_class", "distinct"), ("relations", "founds", "attributes", "stake", "max"),
+    ("types", "firm", "attributes", "capital", "sum"), ("types", "firm", "attributes", "capital", "relation"),
+    ("types", "project", "attributes", "stage", "stages"), ("types", "project", "attributes", "stage", "stages", "start"),
+    ("types", "project", "attributes", "stage", "stages", "end"), ("types", "project", "attributes", "stage", "stages", "order"),
+    ("types", "project", "attributes", "stage", "values"),
+    ("relations", "consults_for", "not_same"), ("relations", "trained_at", "date"), ("relations", "works_at", "history", "after"),
+    ("relations", "founds", "eligible"),
+]
+
+VALUES_60 = st.sampled_from([
+    None, 0, -1, 1e300, "", "x" * 5000, "名字", True, [], {}, ["a"], "age", "career", "sideways", "source", "target",
+    "stake", "share_class", "role", "works_at", "founds", "lives_in", ["works_at", "works_at"], ["nope"],
+    {"value": "chair"}, {"value": "nope", "exactly": True}, {"value": "founder", "exactly": "yes"},
+    ["junior", "senior", "lead"], ["lead", "junior"], ["planned", "under way", "finished"], ["a", "b", "c", "d"],
+    {"start": "begun", "end": "done", "order": ["planned", "under way", "finished"]}, {"start": "done", "end": "begun"},
+    ["source.trained_at.start"], ["source.trained_at.end"], ["source.works_at.start"], ["source.nope.start"],
+    ["source.lives_in.start"], ["source.trained_at.start + 99999y"], ["source.born + 16y", "source.consults_for.start"],
+    {"attribute": "born", "after": "source.trained_at.start"},
+])
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(FIELDS_60), st.sampled_from(["set", "set", "delete"]), VALUES_60), min_size=1, max_size=3))
+def test_rules_between_links_fail_cleanly(tmp_path_factory, mutations):
+    """Issue 60's fields under hostile input (wrong types, unknown names, huge and non-Latin
+    strings, references to a link's end, to itself, to an undated relation): a valid world or a
+    clean worldforge error, never a traceback and never a half-written world."""
+    tmp = tmp_path_factory.mktemp("fuzz60")
+    pack = _life60()
+    for path, action, value in mutations:
+        _apply(pack, path, action, value)
+    spec = life_spec(tmp, counts={**COUNTS, "project": 40}, pack=yaml.safe_dump(pack, sort_keys=False, allow_unicode=True))
+    try:
+        world = load_world(spec)
+    except WorldforgeError:
+        return
+    try:
+        info = plan_world(world, tmp / "build")
+    except WorldforgeError:
+        assert not (tmp / "build" / "life").exists()
+        return
+    assert info.manifest["status"] == "complete"
+
+
+def test_the_rules_between_links_pack_plans_as_written(tmp_path):
+    """The fuzzed pack itself is valid and plans (so the fuzzing starts from a world that works)."""
+    info = plan_world(load_world(life_spec(tmp_path, counts={**COUNTS, "project": 40},
+                                           pack=yaml.safe_dump(_life60(), sort_keys=False))), tmp_path / "build")
+    assert info.manifest["status"] == "complete"

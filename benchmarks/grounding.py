@@ -27,17 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _clean_reward(world: Path) -> float:
-    from worldforge.rollout import Environment, load_tasks
-    from worldforge.rollout.oracle import run_oracle
-    from worldforge.world.store import open_world
+    from worldforge.rollout.oracle import clean_oracle
 
-    opt = open_world(world).world.spec.stages.rollout.model_copy(update={"perturbations": {}})
-    env = Environment.for_world(world, opt)
-    try:
-        eps = [env.episode(t) for t in load_tasks(world)]
-        run_oracle(eps, opt)
-    finally:
-        env.close()
+    eps = clean_oracle(world)
     return sum(ep.reward for ep in eps) / len(eps)
 
 

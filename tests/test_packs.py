@@ -38,19 +38,9 @@ def grants(tmp_path_factory):
 
 
 def _clean_oracle(world):
-    """Every task of a world answered by the oracle on the web as written (no perturbation)."""
-    from worldforge.rollout import Environment, load_tasks
-    from worldforge.rollout.oracle import run_oracle
-    from worldforge.world.store import open_world
+    from worldforge.rollout.oracle import clean_oracle
 
-    opt = open_world(world).world.spec.stages.rollout.model_copy(update={"perturbations": {}})
-    env = Environment.for_world(world, opt)
-    try:
-        eps = [env.episode(t) for t in load_tasks(world)]
-        run_oracle(eps, opt)
-    finally:
-        env.close()
-    return eps
+    return clean_oracle(world)
 
 
 @pytest.mark.parametrize("name", WORLDS)

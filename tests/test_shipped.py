@@ -217,18 +217,10 @@ def test_prose_reads_as_written_in_each_language(shipped, name):
 
 @pytest.mark.parametrize("name", WORLDS)
 def test_clean_oracle_still_scores_high(shipped, name):
-    from worldforge.rollout import Environment, load_tasks
-    from worldforge.rollout.oracle import run_oracle
-    from worldforge.world.store import open_world
+    from worldforge.rollout.oracle import clean_oracle
 
     world, _, _ = shipped[name]
-    opt = open_world(world).world.spec.stages.rollout.model_copy(update={"perturbations": {}})
-    env = Environment.for_world(world, opt)
-    try:
-        eps = [env.episode(t) for t in load_tasks(world)]
-        run_oracle(eps, opt)
-    finally:
-        env.close()
+    eps = clean_oracle(world)
     # Values an article leaves to a profile written in prose are read by generic cues; where none
     # reaches one ("The birth of X was recorded on ...") the oracle leaves the cell unknown (about
     # 0.97 on each shipped world; the researcher issue's floor is 0.9).

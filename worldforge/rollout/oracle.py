@@ -1934,3 +1934,20 @@ def run_oracle(episodes: list[Episode], options) -> None:
             r.absorb(calls, results)
         ep.context["state_misses"] = r.state_misses
         ep.research = dict(r.stats, conflicts=r.conflicts)
+
+
+def clean_oracle(world, kinds: tuple[str, ...] | None = None) -> list[Episode]:
+    """Every task of a world (or those of `kinds`: 'table', 'multihop') answered by the oracle on
+    the web as written, without perturbations, with the world's own rollout options: the
+    ceiling the tests and benchmarks hold the tasks to."""
+    from ..world.store import open_world
+    from .env import Environment, load_tasks
+
+    opt = open_world(world).world.spec.stages.rollout.model_copy(update={"perturbations": {}})
+    env = Environment.for_world(world, opt)
+    try:
+        eps = [env.episode(t) for t in load_tasks(world) if kinds is None or t.record["kind"] in kinds]
+        run_oracle(eps, opt)
+    finally:
+        env.close()
+    return eps

@@ -470,3 +470,14 @@ def test_a_links_note_is_read_whole(text, note):
         parts = note_parts(Span(note=note))
         assert [note_value(p, lab) for p, lab in zip(parts, ["transfer fee (thousand EUR)", "role", "squad number"])] == \
             ["272", "squad player", "37"]
+
+
+def test_a_notes_list_pages_are_read_back_as_written():
+    """A research note writes a list's next pages by their page query after its address
+    (`reading.paged`); `reading.urls_in`, which the grounding check uses, reads them back whole."""
+    from worldforge.rollout.reading import paged, urls_in
+
+    pages = ["https://x.org/list", "https://x.org/list?page=2", "https://x.org/list?page=3", "https://y.org/a"]
+    written = ", ".join(paged(pages))
+    assert written == "https://x.org/list, ?page=2, ?page=3, https://y.org/a"
+    assert sorted(urls_in(written)) == sorted(pages)

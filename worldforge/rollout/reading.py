@@ -43,10 +43,23 @@ URL_RE = re.compile(URL_PATTERN)  # a URL in running text (`plumbing.URL_PATTERN
 _PAGE_REF_RE = re.compile(r"(?<![\w/?=&.])\?page=\d+\b")
 
 
+def paged(urls: list[str]) -> list[str]:
+    """A list's pages as a researcher notes them: the first address in full, the next ones of the
+    same list by their page query alone (`https://x/list, ?page=2, ?page=3`), not five copies of
+    one address; `urls_in` reads them back."""
+    out: list[str] = []
+    base = None
+    for u in urls:
+        b = u.split("?page=", 1)[0]
+        out.append(u[len(b):] if b == base and u != b else u)
+        base = b
+    return out
+
+
 def urls_in(text: str) -> list[str]:
     """The addresses a text gives: its URLs, and a list's next pages noted by their query alone
     after the list's address on the same line (`https://x/list, ?page=2, ?page=3`: a research
-    note's way, `state._paged`), resolved against it."""
+    note's way, `paged`), resolved against it."""
     out = [u.rstrip(".,;:") for u in URL_RE.findall(text)]
     if "?page=" in text:
         for line in text.splitlines():

@@ -23,26 +23,11 @@ from __future__ import annotations
 import re
 
 from ..language import Language
-from .reading import URL_RE, read_date
+from .reading import URL_RE, paged, read_date
 from .sources import BackList, ListReader, Named, PartList, PartsOf, Union, host, norm, readers_of, strip_links
 
 WANTS_MAX = 12  # pages it was about to open that a note names besides its candidates
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
-_PAGE = re.compile(r"^(.*?)(?:\?page=(\d+))?$")
-
-
-def _paged(urls: list[str]) -> list[str]:
-    """A list's pages as a researcher notes them: the first address in full, the next ones of the
-    same list by their page query alone (`https://x/list, ?page=2, ?page=3`), not five copies of
-    one address."""
-    out: list[str] = []
-    base = None
-    for u in urls:
-        b = _PAGE.match(u).group(1)
-        out.append(u[len(b):] if b == base and u != b else u)
-        base = b
-    return out
-
 
 
 class Noted:
@@ -421,7 +406,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
                                     for u in pending if u in reader.page_of))
     fresh_pages = [u for u in list_pages if u and u not in noted.urls and u in noted.visible]
     if fresh_pages:
-        lines += ["", f"{t['list_pages']}: " + ", ".join(_paged(fresh_pages))]
+        lines += ["", f"{t['list_pages']}: " + ", ".join(paged(fresh_pages))]
         noted.urls.update(fresh_pages)
     if ranked and rank:
         label = rank.get("label") or rank["attribute"]

@@ -429,11 +429,11 @@ class _Auditor:
         """A stage (`pack.Stages`): the entities whose stage is what their dates say at as_of
         (all of them), and each stage's share beside the declared one (`gap`: the largest
         difference, in points)."""
-        from .invariants import _stored, stage_mismatch_sql
+        from .invariants import stage_mismatch_sql, stored_value
 
         n = self.q(f"SELECT count(*) FROM {_q(t)}")[0][0]
         bad = self.q(f"SELECT count(*) FROM ({stage_mismatch_sql(self.world, t, a, s)})")[0][0]
-        av = _stored(self.world, t, a)
+        av = stored_value(self.world, t, a)
         w = s.weights()
         counts = dict(self.q(f"SELECT {_q(a)}, count(*) FROM {_q(t)} GROUP BY 1"))
         declared = {v: round(x / sum(w.values()), 4) for v, x in w.items()}

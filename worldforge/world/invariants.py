@@ -207,7 +207,7 @@ def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
                     for side in ("after", "before"):
                         for b in getattr(case, side):
                             inv = _attr_bound_invariant(world, t, a, side, b)
-                            cond = f"x.{_q(attr.given)} = {_sql_str(_stored(world, t, attr.given)(v))}"
+                            cond = f"x.{_q(attr.given)} = {_sql_str(stored_value(world, t, attr.given)(v))}"
                             out.append(Invariant(f"{inv.name}[{attr.given}={v}]", f"{inv.description} when {attr.given} is {v}",
                                                  inv.sql.replace(" WHERE ", f" WHERE {cond} AND ", 1)))
     for r, rs in rels.items():
@@ -232,7 +232,7 @@ def _numeric_invariants(world: ResolvedWorld, t: str, a: str, attr: NumericAttr)
         if not vals:
             return d
         G = f"x.{_q(attr.given)}"
-        gv = _stored(world, t, attr.given)
+        gv = stored_value(world, t, attr.given)
         return "CASE " + " ".join(f"WHEN {G} = {_sql_str(gv(v))} THEN {'NULL' if x is None else repr(float(x))}" for v, x in vals) + f" ELSE {d} END"
 
     lo, hi = per_case(lambda b: b[0]), per_case(lambda b: b[1])
@@ -628,7 +628,7 @@ def given_case_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
     """Per row of `t` (aliased x): whether its categorical `a` is a value the case of its given
     attribute allows (TRUE / FALSE), NULL for a row whose given value has no case."""
     G = f"x.{_q(attr.given)}"
-    gv, av = _stored(world, t, attr.given), _stored(world, t, a)
+    gv, av = stored_value(world, t, attr.given), stored_value(world, t, a)
     whens = " ".join(f"WHEN {G} = {_sql_str(gv(v))} THEN x.{_q(a)} IN ({', '.join(_sql_str(av(k)) for k, wt in cw.items() if wt > 0)})"
                      for v, cw in attr.cases.items())
     return f"CASE {whens} END"
@@ -638,7 +638,7 @@ def dated_category_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> s
     """Entities whose categorical `a` is a value that does not exist at their `dated_by` date
     while a value their case allows does (the planner's fallback, a row no value of its case
     covers, is not one)."""
-    av = _stored(world, t, a)
+    av = stored_value(world, t, a)
     d = f"x.{_q(attr.dated_by)}"
     windows = attr.windows()
 
@@ -655,7 +655,7 @@ def dated_category_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> s
         return "(" + " OR ".join(exists(v) for v, w in cw.items() if w > 0) + ")"
 
     if attr.given is not None and not attr.given.startswith("name.") and attr.cases:
-        gv = _stored(world, t, attr.given)
+        gv = stored_value(world, t, attr.given)
         some = ("CASE " + " ".join(f"WHEN x.{_q(attr.given)} = {_sql_str(gv(c))} THEN {any_of(cw)}" for c, cw in attr.cases.items())
                 + f" ELSE {any_of(weights)} END")
     elif attr.given is not None and attr.cases:  # chosen by a name part: its word picks the case
@@ -679,7 +679,7 @@ def pending_dates(et) -> set[str]:
 def stage_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
     """Entities whose stage (`pack.Stages`) is not the one their dates give at as_of: an end
     (on or before as_of) means finished, a start and no end under way, neither planned."""
-    av = _stored(world, t, a)
+    av = stored_value(world, t, a)
     before, during, after = attr.stage_values()
     s, e = f"x.{_q(attr.stages.start)}", f"x.{_q(attr.stages.end)}"
     want = (f"CASE WHEN {e} IS NOT NULL THEN {_sql_str(av(after))} "
@@ -692,7 +692,7 @@ def _sql_str(v: str) -> str:
     return "'" + v.replace("'", "''") + "'"
 
 
-def _stored(world: ResolvedWorld, t: str, a: str):
+def stored_value(world: ResolvedWorld, t: str, a: str):
     """A pack value of t.a as the world stores it (translated in a Chinese world)."""
     m = value_translation(world, t, a) if a in world.types[t].attributes else {}
     return lambda v: m.get(v, v)
@@ -753,7 +753,7 @@ def _name_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part) -> str:
         return (f"SELECT x.id, x.name FROM {T} x JOIN {_q('rel_' + part.via)} e ON e.source = x.id "
                 f"JOIN {_q(rs.target)} u ON u.id = e.target WHERE strpos(x.name, CAST(u.{_q(part.attribute)} AS VARCHAR)) = 0")
     g = f"x.{_q(part.given)}"
-    gv = _stored(world, t, part.given)
+    gv = stored_value(world, t, part.given)
     if part.fakers is not None:
         return _faker_part_mismatch_sql(world, t, p, part, g, gv)
     default = set(part.choices or ())
@@ -802,7 +802,7 @@ def _name_given_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
     A = f"x.{_q(a)}"
     whens = []
     for word, w in attr.cases.items():
-        allowed = [_stored(world, t, a)(v) for v, wt in w.items() if wt > 0]
+        allowed = [stored_value(world, t, a)(v) for v, wt in w.items() if wt > 0]
         whens.append(f"WHEN regexp_matches(x.name, {_word_regex([word])}) THEN {A} NOT IN ({', '.join(map(_sql_str, allowed))})")
     del part
     return f"SELECT x.id, x.name, {A} FROM {_q(t)} x WHERE CASE {' '.join(whens)} ELSE FALSE END"

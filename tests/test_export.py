@@ -254,8 +254,9 @@ def test_training_searches_do_not_find_pages_stating_held_out_gold(small_run):
     finally:
         env.close()
     shown = json.loads((dataset / "manifest.json").read_text())["leak"]["held_out_pairs_shown"]
-    # (on the shipped worlds at most 1.5 %; what a small world's lines still hold is a name and a value met by chance)
-    assert shown["pairs"] > 100 and shown["on_a_line"] <= 0.05 * shown["pairs"], shown
+    # (on the shipped worlds at most 1.5 %; what a small world's lines still hold is a name and a value met by chance;
+    # `pairs` only guards that there is something to count: 92 on the draws since academia's posts follow the doctorate)
+    assert shown["pairs"] > 60 and shown["on_a_line"] <= 0.05 * shown["pairs"], shown
     assert "Held-out gold (key, value) pairs" in (dataset / "README.md").read_text()
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..plumbing import quote_ident as _q
-from .invariants import _sql_str, _wild_sql, falls_sql, shared_value_pairs_sql
+from .invariants import _sql_str, _wild_sql, count_attr_sql, falls_sql, shared_value_pairs_sql
 from .pack import AUDIT_SECTIONS, CategoricalAttr, CountAttr, DateAttr, LinkNumber, NumericAttr
 from .spec import ResolvedWorld, attribute_dtype
 
@@ -345,7 +345,7 @@ class _Auditor:
                     side = s.side_for(t, rs)
                     key, other = ("target", "source") if side == "in" else ("source", "target")
                     cur = " AND valid_to IS NULL" if s.current else ""
-                    k = f"count(DISTINCT {other})" if s.sum is None else f"sum(coalesce({_q(s.sum)}, 0))"
+                    k = count_attr_sql(s, other)
                     n, agree = self.q(
                         f"SELECT count(*), count(*) FILTER (WHERE coalesce(x.{_q(a)}, -1) = coalesce(c.k, 0)) FROM {_q(t)} x "
                         f"LEFT JOIN (SELECT {key} AS id, {k} AS k FROM {_q('rel_' + s.relation)} "

@@ -184,7 +184,7 @@ def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
                 rs = rels[attr.relation]
                 key, other = ("target", "source") if attr.side_for(t, rs) == "in" else ("source", "target")
                 cur = " WHERE valid_to IS NULL" if attr.current else ""
-                k = f"count(DISTINCT {other})" if attr.sum is None else f"sum(coalesce({_q(attr.sum)}, 0))"
+                k = count_attr_sql(attr, other)
                 what = f"number of its {attr.relation} links" if attr.sum is None else f"sum of its {attr.relation} links' {attr.sum}"
                 out.append(Invariant(f"{t}.{a}.count", f"a {t}'s {a} is the {what}",
                                      f"SELECT x.id, x.{A}, coalesce(c.k, 0) AS links FROM {T} x LEFT JOIN (SELECT {key} AS id, "
@@ -703,6 +703,12 @@ def _case_value(world: ResolvedWorld, rs, v: str) -> str:
     attr = world.types[rs.source].attributes.get(rs.given)
     tr = attr.translation(world.spec.language) if hasattr(attr, "translation") else {}
     return _sql_str(tr.get(v, v))
+
+
+def count_attr_sql(attr: CountAttr, other: str) -> str:
+    """A `count` attribute's value over one entity's links, as SQL: the distinct entities at the
+    `other` end, or with `sum` the links' number added up."""
+    return f"count(DISTINCT {other})" if attr.sum is None else f"sum(coalesce({_q(attr.sum)}, 0))"
 
 
 def falls_sql(table: str, a: str, order: list[str]) -> str:

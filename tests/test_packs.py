@@ -54,6 +54,7 @@ def test_the_packs_rules_hold_in_the_world(grants, name):
     links = {r["subject"]: r for r in report.sections["link_values"]}
     assert links["appointed_at.grade"]["falls"] == 0 and links["works_on.role"]["clashes"] == 0
     assert links["works_on.role"]["targets_without"] == 0
+    assert links["trained_at.supervisor"]["unheld"] == 0 and links["trained_at.supervisor"]["filled"] > 0.5
 
 
 @pytest.mark.parametrize("name", WORLDS)
@@ -90,9 +91,13 @@ def test_no_page_states_a_stage_the_grant_was_not_in_then(grants, name):
 
 @pytest.mark.parametrize("name", WORLDS)
 def test_tasks_ask_about_stages_and_grades_and_the_oracle_answers(grants, name):
+    """Tasks read each new field's facts (a grant's stage, a post's grade, a doctorate's
+    supervisor: a multi-hop question follows the supervisor the doctorate's line names, found by
+    name), and the oracle answers them from the pages."""
     eps = _clean_oracle(grants[name])
-    for feature in ("status", "grade"):
-        reading = [e for e in eps if re.search(rf'"(attribute|attr)": "{feature}"', json.dumps(e.task.record["question"]))]
+    for feature, said in (("status", r'"(attribute|attr)": "status"'), ("grade", r'"(attribute|attr)": "grade"'),
+                          ("supervisor", r'"via": "trained_at", "kind": "held"')):
+        reading = [e for e in eps if re.search(said, json.dumps(e.task.record["question"]))]
         assert len(reading) >= 3, (feature, len(reading))
         assert sum(e.reward for e in reading) / len(reading) >= 0.9, (feature, [round(e.reward, 2) for e in reading])
     assert sum(e.reward for e in eps) / len(eps) >= 0.95
@@ -118,6 +123,7 @@ def test_the_league_packs_rules_hold_in_the_world(grants, name):
     links = {r["subject"]: r for r in report.sections["link_values"]}
     assert links["plays_for.role"]["clashes"] == 0 and links["plays_for.role"]["targets_without"] == 0
     assert links["plays_for.squad_number"]["clashes"] == 0
+    assert links["loaned_to.parent_club"]["unheld"] == 0 and links["loaned_to.parent_club"]["filled"] > 0.6
     spending = next(r for r in report.sections["derived"] if r["subject"] == "club.spending = sum plays_for.fee")
     assert spending["share"] == 1.0 and spending["n"] > 50
     assert check_world(world)[1] == []
@@ -137,7 +143,7 @@ def test_tasks_ask_about_captains_fees_and_loans_and_the_oracle_answers(grants, 
     report = json.loads((grants[name] / "tasks" / "report.json").read_text())
     assert "garbled-question" not in report["dropped"]["table"], report["dropped"]  # 出生于 + 在…之间 read 出生于在…
     eps = _clean_oracle(grants[name])
-    for feature in ('"role"', '"fee"', '"squad_number"', '"spending"', '"loaned_to"'):
+    for feature in ('"role"', '"fee"', '"squad_number"', '"spending"', '"loaned_to"', '"kind": "held"'):  # (held: a loan's parent club)
         reading = [e for e in eps if feature in json.dumps(e.task.record["question"])]
         assert len(reading) >= 3, (feature, len(reading))
         assert sum(e.reward for e in reading) / len(reading) >= 0.9, (feature, [round(e.reward, 2) for e in reading])

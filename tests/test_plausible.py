@@ -1416,3 +1416,58 @@ def test_a_links_attributes_keep_their_labels_in_a_reopened_world(tmp_path):
     for (note,) in q(info, "SELECT note FROM facts WHERE predicate = 'works_at' LIMIT 50"):
         got = dict(zip(labels, note_values(type("F", (), {"note": note})())))
         assert got["Role"] in ("clerk", "manager") and got["Badge"].isdigit(), (labels, note)
+
+
+def test_a_link_names_an_entity_that_held_another_link_then(tmp_path):
+    """A link's entity (issue 60, item 3): `kind: entity` picks, per link, one of the entities
+    holding a `holds` link to the link's end when it starts, never one of the link's own ends.
+    Two directions on a pack of its own: a job's boss is whoever headed the firm when the job
+    began (`holds: ~heads`, read backwards from the firm), a head's deputy one of the firm's staff
+    then (`holds: works_at, end: source`). Every stored entity holds such a link (the store's own
+    SQL, not the feature's), the fact's note and the pages name it, the check names a planted
+    boss who never headed the firm, the audit counts it, and `validate` refuses what cannot hold."""
+    def pack(boss=None, deputy=None) -> str:
+        p = yaml.safe_load(LIFE)
+        p["relations"]["works_at"]["attributes"] = {"boss": boss or {
+            "kind": "entity", "holds": "~heads", "label": "Boss", "phrases": ["under {value}"]}}
+        p["relations"]["heads"]["attributes"] = {"deputy": deputy or {
+            "kind": "entity", "holds": "works_at", "end": "source", "label": "Deputy"}}
+        return yaml.safe_dump(p, sort_keys=False)
+
+    info = plan_world(load_world(life_spec(tmp_path, pack=pack())), tmp_path / "b")
+    # every job some head covers has a boss (none left without one that could have had one), and every boss is such a head
+    (jobs, bossed, coverable, wrong), = q(info, """
+        SELECT count(*), count(w.boss), count(*) FILTER (WHERE EXISTS (SELECT 1 FROM rel_heads h WHERE h.source = w.target
+            AND h.target <> w.source AND h.valid_from <= w.valid_from AND (h.valid_to IS NULL OR w.valid_from < h.valid_to))),
+            count(*) FILTER (WHERE w.boss IS NOT NULL AND (w.boss = w.source OR NOT EXISTS (
+            SELECT 1 FROM rel_heads h WHERE h.source = w.target AND h.target = w.boss AND h.valid_from <= w.valid_from
+            AND (h.valid_to IS NULL OR w.valid_from < h.valid_to))))
+        FROM rel_works_at w""")
+    assert wrong == 0 and bossed == coverable > 200 and jobs > bossed, (jobs, bossed, coverable)
+    (heads, deputised, coverable, wrong), = q(info, """
+        SELECT count(*), count(h.deputy), count(*) FILTER (WHERE EXISTS (SELECT 1 FROM rel_works_at w WHERE w.target = h.source
+            AND w.source <> h.target AND w.valid_from <= h.valid_from AND (w.valid_to IS NULL OR h.valid_from < w.valid_to))),
+            count(*) FILTER (WHERE h.deputy IS NOT NULL AND (h.deputy = h.target OR NOT EXISTS (
+            SELECT 1 FROM rel_works_at w WHERE w.target = h.source AND w.source = h.deputy AND w.valid_from <= h.valid_from
+            AND (w.valid_to IS NULL OR h.valid_from < w.valid_to))))
+        FROM rel_heads h""")
+    assert wrong == 0 and deputised == coverable > 50, (heads, deputised, coverable)
+    assert check_world(info.path)[1] == []
+    rows = {r["subject"]: r for r in audit_world(info.path).sections["link_values"]}
+    assert rows["works_at.boss"]["unheld"] == 0 and rows["heads.deputy"]["unheld"] == 0
+    (named,), = q(info, "SELECT count(*) FROM facts f JOIN rel_works_at w ON f.subject = w.source AND f.value = w.target "
+                        "AND f.valid_from = w.valid_from JOIN being b ON b.id = w.boss "
+                        "WHERE f.predicate = 'works_at' AND f.note = b.name")
+    assert named == bossed  # the note states the boss by name
+    with duckdb.connect(str(info.path / "world.duckdb")) as con:  # a boss who never headed that firm
+        con.execute("UPDATE rel_works_at SET boss = source WHERE (source, target, valid_from) IN "
+                    "(SELECT source, target, valid_from FROM rel_works_at WHERE boss IS NOT NULL LIMIT 3)")
+    assert "works_at.boss.holds" in {v.name for v in check_world(info.path)[1]}
+    assert next(r for r in audit_world(info.path).sections["link_values"] if r["subject"] == "works_at.boss")["unheld"] == 3
+    for bad, words in ((pack(boss={"kind": "entity", "holds": "~head"}), r"holds.*unknown relation \(did you mean .heads.\?\)"),
+                       (pack(boss={"kind": "entity", "holds": "heads"}), r"'heads' links firm to being.*this link's target is a firm"),
+                       (pack(deputy={"kind": "entity", "holds": "heads", "end": "source"}), r"name another relation|name that relation"),
+                       (pack(deputy={"kind": "entity", "holds": "works_at", "end": "source", "where": {"grade": ["senior"]}}),
+                        r"where.grade.*'works_at' links have no category 'grade'")):
+        with pytest.raises(SpecError, match=words):
+            load_world(life_spec(tmp_path, pack=bad))

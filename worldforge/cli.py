@@ -288,7 +288,8 @@ _AUDIT_COLUMNS = {
     "locality": [("subject", "links within one group"), ("n", "links"), ("same", "same"), ("share", "share")],
     "link_values": [("subject", "a link's own attribute"), ("n", "links"), ("filled", "with a value"), ("median", "median"),
                     ("p90", "p90"), ("max", "max"), ("clashes", "clashes"), ("targets_without", "targets without"),
-                    ("falls", "falls"), ("early_top", "top value early"), ("top_share", "commonest value's share")],
+                    ("falls", "falls"), ("early_top", "top value early"), ("top_share", "commonest value's share"),
+                    ("unheld", "not held then")],
     "ratios": [("subject", "figure per unit of another"), ("n", "n"), ("min", "min"), ("p01", "p01"), ("median", "median"),
                ("p99", "p99"), ("max", "max")],
 }

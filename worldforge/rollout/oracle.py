@@ -379,6 +379,12 @@ class Research:
     def targets(self, url: str, hop: dict, name: str = ""):
         """Entities the entity at `url` reaches through `hop`: its infobox rows (a to-one link, a
         lookup) or its list section; `current` keeps only links still in force."""
+        if hop["kind"] == "held":  # the entity a link names after it ('supervisor Isaac Wilkinson'): found by name
+            links = self.targets(url, {**hop, "kind": "rel"}, name)
+            if links is NEED or links is None:
+                return links
+            parts = [note_parts(i.span) for i in links]
+            return [_Item(note_value(p[hop["note"]], hop["note_label"]), None, Span()) for p in parts if hop["note"] < len(p)]
         box = _in_box(hop)
         key = ("to", norm(hop["label"]), bool(hop.get("current")), box, bool(hop["to_one"]))
         got = self.noted(url, key)
@@ -1055,6 +1061,7 @@ class Research:
         hi = dt.date.fromisoformat(period[1]) if period and period[1] else None
         rows: list[Candidate] = []
         self.why = ("row", "")
+        only = self.q.get("note_filter")  # only links whose own attribute has a value ("jobs in sales")
         if self.q["shape"] == "events":
             page = self.article(a.url, a.name)
             if page is NEED:
@@ -1064,12 +1071,16 @@ class Research:
                     continue
                 if (lo and d.date < lo) or (hi and d.date > hi):
                     continue
-                rows.append(Candidate(a.name, a.url, {}, a.source, "kept", other=(d.name, d.url), date=d.date, anchor=a))
+                if only is not None:
+                    parts = note_parts(Span(note=d.note))
+                    if only["note"] >= len(parts) or norm(note_value(parts[only["note"]], only["label"])) != norm(only["value"]):
+                        continue
+                rows.append(Candidate(a.name, a.url, {}, a.source, "kept", other=(d.name, d.url), date=d.date, anchor=a,
+                                      span=Span(note=d.note) if d.note else None))
             return rows
         items = self.targets(a.url, hop, a.name)
         if items is NEED:
             return NEED
-        only = self.q.get("note_filter")  # only links whose own attribute has a value ("jobs in sales")
         tenure = self.q.get("tenure_rule")  # the question's rule: only tenures under way ("current"), or ended
         for i in items or []:
             if (lo or hi) and (i.span.start is None or (lo and i.span.start < lo.year) or (hi and i.span.start > hi.year)):
@@ -1078,7 +1089,7 @@ class Research:
                 continue
             if only is not None:
                 parts = note_parts(i.span)
-                if only["note"] >= len(parts) or norm(parts[only["note"]]) != norm(only["value"]):
+                if only["note"] >= len(parts) or norm(note_value(parts[only["note"]], only["label"])) != norm(only["value"]):
                     continue
             rows.append(Candidate(a.name, a.url, {}, a.source, "kept", other=(i.name, i.url), span=i.span, anchor=a))
         return rows
@@ -1865,10 +1876,10 @@ class ChainResearch(Research):
             nxt = got[0]
             if (i, nxt.name) not in self.followed:
                 self.followed.add((i, nxt.name))
-                self.note("follow", from_name=name, label=self.lang.mid(hop["label"]), to_name=nxt.name)
+                self.note("follow", from_name=name, label=self.lang.mid(hop.get("note_label") or hop["label"]), to_name=nxt.name)
             name, url = nxt.name, nxt.url
             self.path.append((name, url))
-            if url is None and i < len(q["hops"]) - 1:
+            if url is None and (i < len(q["hops"]) - 1 or q["answer"]["attribute"] is not None):  # named, not linked: its page
                 found = self.find_article(name)
                 if found is NEED:
                     return False

@@ -164,17 +164,28 @@ def note_parts(span: Span | None) -> list[str]:
 
 
 def note_value(part: str, label: str) -> str:
-    """A link's own attribute as written after it, without the label a number is written with
-    ('shirt number 9' -> '9', '球衣号码9' -> '9'); a category stays as it is ('sales')."""
-    if label and part[:len(label)].lower() == label.lower() and part[len(label):].strip().isdigit():
-        return part[len(label):].strip()
+    """A link's own attribute as written after it, without the label a number or an entity is
+    written with ('shirt number 9' -> '9', '球衣号码9' -> '9', 'supervisor Isaac Wilkinson' ->
+    'Isaac Wilkinson'); a category stays as it is ('sales')."""
+    if label and part[:len(label)].lower() == label.lower():
+        rest = part[len(label):]
+        if rest.strip().isdigit() or (rest[:1] == " " and rest[1:2].isupper()) or (rest[:1] and _is_cjk(label[-1]) and _is_cjk(rest[0])):
+            return rest.strip()
     return part
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff"
 
 
 # a parenthesis that holds a date (' (Nov 2, 1999 – Oct 8, 2004)'), not a label's own ('(thousand EUR)')
 _NOTE_DATES = re.compile(r"\s*[(（][^()（）]*\d[^()（）]*[)）]")
 # a bracket's text that is a date or a span of years, not a note ('1999年11月2日–2004年', '2001–2005')
 _DATE_TEXT = re.compile(r"\d{4}\s*[–-]|\d\s*[年月日]|^\s*\d{4}\s*$")
+
+
+# where a timeline line's end date begins (', until 3 May 2005', '，至2005年5月3日'), after the link's note
+_UNTIL = re.compile(r",\s*until\s|，至")
 
 
 def _bracketed(t: str) -> str | None:
@@ -524,6 +535,7 @@ class Dated:
     name: str | None
     url: str | None
     until: dt.date | None
+    note: str | None = None  # the link's own attributes written after it (', supervisor Isaac Wilkinson')
 
 
 @dataclass(slots=True)
@@ -675,15 +687,18 @@ def _parse_body(page: Page, body: str) -> None:
         if line.startswith("- **") and "** – " in line:  # a timeline line
             d = read_date(line[4:line.index("** – ")])
             what = line[line.index("** – ") + 5:]
-            until = None
+            until = note = None
             lk = _LINK_RE.search(what)
             label = what
             if lk:
                 label = what[:lk.start()].rstrip(": ：")
                 tail = what[lk.end():]
                 until = read_date(tail) if tail else None
+                cut = _UNTIL.search(tail)
+                note = read_note(tail[:cut.start()] if cut else tail)
             if d is not None:
-                page.timeline.append(Dated(d, label.strip(), lk.group(1) if lk else None, lk.group(2) if lk else None, until))
+                page.timeline.append(Dated(d, label.strip(), lk.group(1) if lk else None, lk.group(2) if lk else None, until,
+                                           note))
             continue
         if line.startswith("- "):
             lk = _LINK_RE.match(line[2:])

@@ -24,6 +24,7 @@ from ..web.grammar import phrase_label
 from ..web.pages import slug
 from ..world.arrays import Step, iso
 from ..world.options import TasksOptions
+from ..world.spec import note_sql
 from .banks import question_bank
 from .reach import WebIndex, among, fact_hashes
 from .schema import DATE, LIST, LIST_SEPARATOR, NUMBER, STRING, URL, Column, TaskSchema
@@ -701,18 +702,20 @@ class Builder:
         st = rows.step
         other_name = self._other_name(st)
         other = Column(other_name, (), None, STRING, other_name, base="other")
-        if cand.shape == "events":
-            date = Column(s.word("date"), (), "date", DATE, "date", base="link")
-            return [date, key, other], [0, 1]
-        start = Column(s.word("start year"), (), "start", NUMBER, "start", base="link")
-        end = Column(s.word("end year"), (), "end", NUMBER, "end", base="link")
-        # the link's own attributes (a job's department), each a column of its row
+        lk = self.a.links(st)
+        # the link's own attributes (a job's department, a doctorate's supervisor), each a column of
+        # its row where every row's link has one (a doctorate no page names a supervisor for has none)
         notes = [Column(s.lang.mid(label), (), a, STRING, label, base="link")
                  for a, label in (s.link_notes(st.name) if st.kind == "rel" else [])
-                 if not (cand.note and cand.note[0] == a)]  # a value the question names is no column
+                 if not (cand.note and cand.note[0] == a)  # a value the question names is no column
+                 and not any(v is None for v in lk.notes[a][rows.link])]
+        if cand.shape == "events":
+            date = Column(s.word("date"), (), "date", DATE, "date", base="link")
+            return [date, key, other, *notes], [0, 1]
+        start = Column(s.word("start year"), (), "start", NUMBER, "start", base="link")
+        end = Column(s.word("end year"), (), "end", NUMBER, "end", base="link")
         # Keyed by year where each anchor's tenures start in distinct years (a title holder, a
         # chief executive: one at a time); else by the anchor, the holder and the start year
-        lk = self.a.links(st)
         years = lk.valid_from[rows.link].astype("datetime64[Y]").astype(np.int64)
         by_year = not st.reverse and len(set(zip(rows.codes.tolist(), years.tolist()))) == rows.n
         single = cand.anchor is not None
@@ -798,7 +801,7 @@ class Builder:
                     + (f"\nWHERE {where}" if where else "") + "\nORDER BY 1")
         st = rows.step
         near, far = ("target", "source") if st.reverse else ("source", "target")
-        bases = {"row": "t.id", "row_row": "t", "other": "o.id", "other_row": "o", "link": "x"}
+        bases = {"row": "t.id", "row_row": "t", "other": "o.id", "other_row": "o", "link": "x", "rel": st.name}
         sel, joins = [], []
         for j, c in enumerate(columns):
             jn, val = s.column_sql(c, j, bases)
@@ -818,7 +821,7 @@ class Builder:
                 conds.append(f"x.valid_from <= DATE '{hi.isoformat()}'")
         if cand.note:
             a, v = cand.note
-            conds.append(f"x.{_q(a)} = '{v.replace(chr(39), chr(39) * 2)}'")
+            conds.append(f"{note_sql(s.world, st.name, a, table='x')} = '{v.replace(chr(39), chr(39) * 2)}'")
         if cand.tenure:  # the question's rule: only the tenures still under way on its date, or only those ended
             ended = f"(x.valid_to IS NOT NULL AND x.valid_to <= DATE '{self.sampler.as_of.isoformat()}')"
             conds.append(ended if cand.tenure == "ended" else f"NOT {ended}")

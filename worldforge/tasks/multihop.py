@@ -95,7 +95,7 @@ class Hop:
     target: str
     noun: str  # with {subject}
     fact: str
-    kind: str  # forward | current | sole | reverse | lookup
+    kind: str  # forward | current | sole | reverse | lookup | held
     step: Step | None = None  # the link the hop follows, oriented as it goes
 
 
@@ -155,6 +155,15 @@ class HopGraph:
                 st = Step("rel", r, rs.source, rs.target, current=bool(rs.history), to_one=False)
                 lk = a.links(st)
                 add(st, mh[how].replace("{noun}", one), how, np.diff(lk.starts)[lk.src] == 1)
+            for a_, at in rs.attributes.items():  # the entity a link names: "the supervisor of X"
+                if getattr(at, "holds", None) is None or at.hidden:
+                    continue
+                st = Step("held", f"{r}.{a_}", rs.source, at.entity_type(schema.relations), to_one=to_one)
+                if to_one:
+                    add(st, schema.hop_noun(st), "held")
+                else:  # a source's only link of the relation ("the parent club of X", of X's only loan)
+                    only = np.diff(a.links(Step("rel", r, rs.source, rs.target, to_one=False)).starts) == 1
+                    add(st, schema.hop_noun(st), "held", only[a.links(st).src])
             if rs.cardinality in ("1:1", "1:N") and not rs.history:
                 asks = schema.asks(rs.source, r)
                 noun = mh["reverse"].format(type=schema.singular(rs.source), ask=asks[0].replace("{object}", "{subject}"))
@@ -198,6 +207,11 @@ class HopGraph:
         lk = a.links(st)
         i = int(self.link[e])
         u, v = a.ids[st.source][lk.src[i]], a.ids[st.target][lk.dst[i]]
+        if st.kind == "held":  # the link that names the entity: its fact states it
+            r = st.name.split(".")[0]
+            v = a.ids[self.s.relations[r].target][lk.via[i]]
+            day = iso(lk.valid_from[i:i + 1])[0]
+            return f"{u}/{r}/{v}" + (f"@{day}" if day else "")
         day = iso(lk.valid_from[i:i + 1])[0]
         s_, d_ = (v, u) if st.reverse else (u, v)
         return f"{s_}/{st.name}/{d_}" + (f"@{day}" if day else "")

@@ -29,6 +29,15 @@ def hop(s: TaskSchema, st: Step) -> dict:
     entities that link to it: 'Companies headquartered here'); `dated`: how the link is dated
     (history: tenures; event: one dated act; since: the current one of a succession)."""
     meta = s.page_meta
+    if st.kind == "held":  # the entity a link names, written after the link on the source's page
+        r, a = st.name.split(".")
+        rs = s.relations[r]
+        notes = s.link_notes(r)
+        i = next(i for i, (x, _) in enumerate(notes) if x == a)
+        dated = "history" if rs.history else "event" if rs.date is not None else "since" if rs.since is not None else None
+        return {"via": r, "kind": "held", "from": st.source, "to": st.target, "reverse": False, "current": False,
+                "to_one": st.to_one, "label": meta[(rs.source, r)].label, "back": None, "dated": dated,
+                "note": i, "note_label": notes[i][1]}
     if st.kind == "lookup":
         label, back, dated = meta[(st.source, st.name)].label, None, None
         through = [hop(s, x) for x in lookup_links(s, st.source, st.name)]

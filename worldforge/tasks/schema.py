@@ -28,6 +28,7 @@ from ..web.pages import plural as plural_word
 from ..world.arrays import Step, WorldArrays, lookup_target, world_hops
 from ..world.lexicon import unit_in
 from ..world.pack import CategoricalAttr, DateAttr, DerivedAttr, NumericAttr
+from ..world.spec import note_sql
 from .banks import question_bank
 
 # Value kinds of a column or a constrained attribute, and WideSearch's pipeline for each.
@@ -96,6 +97,11 @@ def walk(path: tuple[Step, ...] | list[Step], cur: str, row: str | None, rel_ali
             conds = (f"{a}.{near} = {cur}",) + ((f"{a}.valid_to IS NULL",) if st.current else ())
             joins.append(Join(f"{_q('rel_' + st.name)} {a}", conds, rel_fact_sql(a, st.name)))
             cur, row = f"{a}.{far}", None
+        elif st.kind == "held":  # the entity a link names (its own column), from the link's source
+            a = f"{rel_alias}{i}"
+            r, col = st.name.split(".")
+            joins.append(Join(f"{_q('rel_' + r)} {a}", (f"{a}.source = {cur}", f"{a}.{_q(col)} IS NOT NULL"), rel_fact_sql(a, r)))
+            cur, row = f"{a}.{_q(col)}", None
         else:
             if row is None:
                 row = f"{row_alias}{i}"
@@ -354,6 +360,15 @@ class TaskSchema:
 
     def hop_noun(self, step: Step) -> str | None:
         """'the headquarters of {subject}': the noun phrase for one to-one hop."""
+        if step.kind == "held":  # the entity a link names: 'the supervisor of {subject}'
+            r, a = step.name.split(".")
+            own = self.relations[r].attributes[a]
+            lt = own.i18n.get(self.language)
+            noun = own.noun if self.language == BASE else getattr(lt, "noun", None)  # (never an English noun in another language)
+            if noun:
+                return noun
+            label = dict(self.link_notes(r))[a]
+            return question_bank(self.language)["hop_noun"].format(label=self.lang.mid(label), subject="{subject}")
         if self.language != BASE:  # 华星科技有限公司的总部所在地 (the pack's nouns and English shapes are English)
             return question_bank(self.language)["hop_noun"].format(label=self.label(step.source, step.name), subject="{subject}")
         if step.kind == "rel":
@@ -410,8 +425,8 @@ class TaskSchema:
                 return [], f"year({x}.valid_from)"
             if col.attr == "end":
                 return [], f"coalesce(CAST(year({x}.valid_to) AS VARCHAR), 'present')"
-            if col.attr != "date":  # the link's own attribute (a job's department)
-                return [], f"{x}.{_q(col.attr)}"
+            if col.attr != "date":  # the link's own attribute (a job's department; a supervisor by name)
+                return [], note_sql(self.world, bases["rel"], col.attr, table=x)
             return [], f"{x}.valid_from"
         if col.base == "rank":
             return [], "rank"

@@ -741,9 +741,21 @@ class TableSampler:
         keep = scope & _in(vf, window)
         if "A" in atoms and not (_in(vf, window) & ~self.atom_mask(rs.source, atoms["A"])[lk.src] & ok).any():
             return "redundant-constraint"
+        note = None
+        kinds = sorted(a for a, attr in rs.attributes.items() if not isinstance(attr, LinkNumber))
+        if kinds and self.rng.random() < 0.35:  # events of one kind ("doctorates supervised by X"), in the years they span
+            a = kinds[int(self.rng.integers(len(kinds)))]
+            v = lk.notes[a][pick]
+            same = scope & (lk.notes[a] == v)
+            if v is not None and 1 < same.sum() < scope.sum():
+                years = vf[same].astype("datetime64[Y]").astype(np.int64) + 1970
+                lo, hi = int(years.min()), int(years.max())
+                lo, hi = lo - lo % 5, hi - hi % 5 + 4
+                window = (dt.date(lo, 1, 1), dt.date(hi, 12, 31) if hi < self.as_of_year else None)
+                note, keep = (a, str(v)), same
         idx = np.flatnonzero(keep)
         return Candidate("events", rs.source, split, Rows(rs.source, lk.src[idx], step, idx, lk.dst[idx]), atoms,
-                         "A" if "A" in atoms else "", window=window)
+                         "A" if "A" in atoms else "", window=window, note=note)
 
     def _period_for(self, vf: np.ndarray, scope: np.ndarray, pick: int, want: int):
         """Round years (5-year edges) around link `pick` that hold about `want` of the scoped links."""

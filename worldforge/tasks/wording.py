@@ -302,6 +302,10 @@ class Wording:
         what = o["events"].format(events=events, period=p)
         if c.combo or scope:
             what += o["events_involving"].format(rows=self.rows("events", cond, scope, plural))
+        if c.note:  # only the events whose own attribute has this value ("only those where the supervisor was X")
+            label = s.lang.mid(dict(s.link_notes(st.name))[c.note[0]])
+            what += self.choose(o["timeline_note"]["more"]).format(label=label, value=c.note[1])
+            values.append(c.note[1])
         q = self.table("events", what, plural, o["event"], cols, "", gaps=self.gaps(task))
         return q, list(texts.values()), values, o["query_events"].format(events=events, period=p)
 

@@ -38,7 +38,7 @@ from ..plumbing import iri_quote
 from ..plumbing import quote_ident as _q
 from ..world.lexicon import unit_in
 from ..world.options import RenderOptions
-from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LinkNumber, LookupAttr, NumericAttr
+from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LinkEntity, LinkNumber, LookupAttr, NumericAttr
 from ..world.sampling import DEFAULT_SYLLABLES, child_rng
 from ..world.spec import ResolvedWorld, attribute_dtype, attribute_label, humanise, relation_label, value_translation
 from ..world.store import WorldInfo
@@ -98,16 +98,16 @@ class Site:
 
 class LinkNote(NamedTuple):
     """One of a link's own attributes as pages state it: its label, the words a sentence adds
-    ("in {value}"), and whether it is a number (a list writes a number with its label: ", shirt
-    number 9"; a category alone: ", sales")."""
+    ("in {value}"), and whether a list writes it after its label (a number or an entity: ", shirt
+    number 9", ", supervisor Isaac Wilkinson"; a category alone: ", sales")."""
 
     label: str
     phrases: tuple[str, ...]
-    number: bool = False
+    labelled: bool = False
 
     def listed(self, value: str, lang: str) -> str:
         """The value as a list or an infobox writes it after the link."""
-        if not self.number:
+        if not self.labelled:
             return value
         language = get_language(lang)
         return language.mid(self.label) + language.space + value  # "shirt number 9", "号码9"
@@ -224,7 +224,7 @@ def predicate_meta(world: ResolvedWorld, lang: str) -> dict[tuple[str, str], Pre
             inverse_label=inverse,
             headlines=own(rs, "headlines"), to_one=rs.cardinality in ("1:1", "N:1") and not rs.history,
             temporal=bool(rs.history or rs.date or rs.since), event=rs.date is not None,
-            notes=tuple(LinkNote(attribute_label(s, a, lang), own(s, "phrases"), isinstance(s, LinkNumber))
+            notes=tuple(LinkNote(attribute_label(s, a, lang), own(s, "phrases"), isinstance(s, (LinkNumber, LinkEntity)))
                         for a, s in ((a, rs.attributes[a]) for a in rs.note_order)),
         )
     return meta

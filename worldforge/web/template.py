@@ -803,13 +803,16 @@ class TemplateWriter:
                      (" · " + self.w("page_of", p=lay["page"], n=lay["pages"]) if lay["pages"] > 1 else ""))
         lines.append("")
         notes = rel.notes if dated else ()  # the links' own attributes, a column each
-        head = ([self._type_label(t)] + ([self.w("from"), self.w("to")] if dated else []) + [n.label for n in notes]
-                + [v.meta[(t, c)].label for c in cols])
+        event = dated and rel.event  # a dated event (a doctorate): its day, no span
+        span_head = [self.w("on_date")] if event else [self.w("from"), self.w("to")] if dated else []
+        head = [self._type_label(t)] + span_head + [n.label for n in notes] + [v.meta[(t, c)].label for c in cols]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for eid, f, cfacts in lay["rows"]:
             by_pred = {c.predicate: c for c in cfacts}
             cells = [self._link(eid)]
-            if dated:
+            if event:
+                cells.append(self._date(f.valid_from, st["table_date"]) if f.valid_from else "")
+            elif dated:
                 cells += [self._date(f.valid_from, st["table_date"]) if f.valid_from else "",
                           self._date(f.valid_to, st["table_date"]) if f.valid_to else self.w("now")]
                 if notes:

@@ -18,14 +18,16 @@ import polars as pl
 
 from ..plumbing import quote_ident as _q
 from .pack import LookupAttr
-from .spec import ResolvedWorld, attribute_dtype
+from .spec import ResolvedWorld, attribute_dtype, note_sql
 
 
 @dataclass(frozen=True)
 class Step:
-    """One hop: a relation link (`rel`) or an entity-valued lookup attribute (`lookup`)."""
+    """One hop: a relation link (`rel`), an entity-valued lookup attribute (`lookup`), or the
+    entity a link names (`held`, name '<relation>.<attribute>': a doctorate's supervisor, from
+    the link's source)."""
 
-    kind: str  # rel | lookup
+    kind: str  # rel | lookup | held
     name: str
     source: str
     target: str
@@ -45,6 +47,7 @@ class Links:
     valid_to: np.ndarray  # datetime64[D]
     starts: np.ndarray  # per source code: index of its first link (len n_source + 1)
     notes: dict[str, np.ndarray] = field(default_factory=dict)  # the links' own attributes (a job's department)
+    via: np.ndarray | None = None  # `held` hops: the code of each link's target (the institute of the doctorate)
 
     def of(self, code: int) -> slice:
         return slice(int(self.starts[code]), int(self.starts[code + 1]))
@@ -189,13 +192,23 @@ class WorldArrays:
                 where = " WHERE valid_to IS NULL" if step.current else ""
                 a, b = ("target", "source") if step.reverse else ("source", "target")
                 names = list(self.world.relations[step.name].attributes)
-                extra = "".join(f", CAST({_q(n)} AS VARCHAR) AS {_q('note_' + n)}" for n in names)  # a number as pages write it
+                extra = "".join(f", {note_sql(self.world, step.name, n)} AS {_q('note_' + n)}" for n in names)  # as pages write it
                 got = self.con.execute(f"SELECT {_KEY.format(col=a)} AS a, {_KEY.format(col=b)} AS b, valid_from, valid_to{extra} "
                                        f"FROM {_q('rel_' + step.name)}{where} ORDER BY a, b, valid_from NULLS FIRST").fetchnumpy()
                 src = self.key_codes(step.source, got["a"])
                 dst = self.key_codes(step.target, got["b"])
                 vf, vt = _days(got["valid_from"]), _days(got["valid_to"])
                 notes = {n: np.asarray(got["note_" + n], dtype=object) for n in names}
+            elif step.kind == "held":  # the entity a link names: from the link's source, by the link's own column
+                r, n = step.name.split(".")
+                rs = self.world.relations[r]
+                got = self.con.execute(f"SELECT {_KEY.format(col='source')} AS a, {_KEY.format(col=_q(n))} AS b, valid_from, "
+                                       f"valid_to, {_KEY.format(col='target')} AS t FROM {_q('rel_' + r)} "
+                                       f"WHERE {_q(n)} IS NOT NULL ORDER BY a, b, valid_from NULLS FIRST").fetchnumpy()
+                src = self.key_codes(step.source, got["a"])
+                dst = self.key_codes(step.target, got["b"])
+                vf, vt = _days(got["valid_from"]), _days(got["valid_to"])
+                notes = {"": self.key_codes(rs.target, got["t"])}  # (carried as `via`)
             else:
                 col = self.frame(step.source)[step.name]
                 keep = col.is_not_null().to_numpy()
@@ -212,7 +225,8 @@ class WorldArrays:
                 src, dst, vf, vt = src[order], dst[order], vf[order], vt[order]
                 notes = {n: v[order] for n, v in notes.items()}
             starts = np.searchsorted(src, np.arange(self.n(step.source) + 1))
-            self._links[step] = Links(src, dst, vf, vt, starts, notes)
+            via = notes.pop("", None)
+            self._links[step] = Links(src, dst, vf, vt, starts, notes, via)
         return self._links[step]
 
     def to_one(self, step: Step) -> tuple[np.ndarray, np.ndarray]:

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..plumbing import quote_ident as _q
-from .invariants import _sql_str, _wild_sql, count_attr_sql, falls_sql, shared_value_pairs_sql
-from .pack import AUDIT_SECTIONS, CategoricalAttr, CountAttr, DateAttr, LinkNumber, NumericAttr
+from .invariants import _sql_str, _wild_sql, count_attr_sql, falls_sql, shared_value_pairs_sql, unheld_sql
+from .pack import AUDIT_SECTIONS, CategoricalAttr, CountAttr, DateAttr, LinkEntity, LinkNumber, NumericAttr
 from .spec import ResolvedWorld, attribute_dtype
 
 YEAR_DAYS = 365.2425
@@ -489,7 +489,8 @@ class _Auditor:
     def link_values(self) -> list[dict]:
         """A link's own attributes (a job's department, a shirt number): how many links have one,
         a number's median, p90 and max and its clashes (links to one target overlapping in time
-        with one value; 0 when `distinct`), a category's commonest value's share."""
+        with one value; 0 when `distinct`), a category's commonest value's share, an entity's links
+        whose entity held no covering link then (`unheld`)."""
         out = []
         for r, rs in self.rels.items():
             R = _q("rel_" + r)
@@ -498,7 +499,9 @@ class _Auditor:
                 row: dict = {"subject": f"{r}.{a}", "relation": r, "attribute": a}
                 n, filled = self.q(f"SELECT count(*), count({A}) FROM {R}")[0]
                 row |= {"n": n, "filled": round(filled / n, 4) if n else 1.0}
-                if isinstance(attr, LinkNumber):
+                if isinstance(attr, LinkEntity):  # links whose entity held no covering link then (or is the source)
+                    (row["unheld"],), = self.q(f"SELECT count(*) FROM {R} e WHERE {unheld_sql(self.world, r, a)}")
+                elif isinstance(attr, LinkNumber):
                     med, p90, mx = self.q(f"SELECT median({A}), quantile_cont({A}, 0.9), max({A}) FROM {R}")[0]
                     by = attr.distinct_by or "target"  # pairs of links of one target (or source) at once with one number
                     (clashes,), = self.q(f"SELECT count(*) FROM {shared_value_pairs_sql(R, a, once=True, by=by)}")

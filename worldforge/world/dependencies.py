@@ -15,7 +15,7 @@ from .spec import ResolvedWorld, date_bounds, link_bounds, lookup_entity_type
 
 def dependency_graph(world: ResolvedWorld, soft: bool = False):
     """Nodes: ('type', T) (its rows), ('name', T) (names and ids), ('rename', T) (names derived
-    from other entities', `name.derived`), ('attr', T, a), ('rel', R), ('aliases', T). Edges
+    from other entities', `name.derived`), ('attr', T, a), ('rel', R), ('linkattr', R, a) (a link's entity), ('aliases', T). Edges
     point from a prerequisite to its user. With `soft`, also the orders the planner prefers
     but can do without, each added only where it closes no cycle: a source date drawn after
     the target dates a required link to it reads (`feasible.date_needs`)."""
@@ -157,6 +157,10 @@ def dependency_graph(world: ResolvedWorld, soft: bool = False):
         if rs.requires is not None:
             deps += [rel_node(hop) for hop, _ in rs.requires.hops if hop in rels]
         link(deps, node)
+        for a, attr in rs.attributes.items():  # a link's entity: once both relations' links are drawn
+            if getattr(attr, "holds", None) is not None:
+                g.add_edge(node, ("linkattr", r, a))
+                link([rel_node(attr.relation)], ("linkattr", r, a))
     if soft:
         for node, deps in _soft_edges(world, attr_node):
             for d in deps:
@@ -234,4 +238,6 @@ def node_label(n: tuple) -> str:
         return f"{n[1]} aliases"
     if n[0] == "rename":
         return f"{n[1]} derived names"
+    if n[0] == "linkattr":
+        return f"{n[1]} links' {n[2]}"
     return f"relation {n[1]}"

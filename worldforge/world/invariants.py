@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from ..errors import DamagedStateError
 from ..plumbing import quote_ident as _q
-from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, LinkNumber, LookupAttr, NumericAttr, RelationSpec, constant_date
+from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, LinkEntity, LinkNumber, LookupAttr, NumericAttr, RelationSpec, constant_date
 from .spec import ResolvedWorld, date_bounds, fill_sql, link_bounds, value_translation
 
 
@@ -435,6 +435,10 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
                                          f"SELECT e.source, e.target, {t_at} AS at {frm(t_at, _rel_bound_sql(world, b))} "
                                          f"WHERE {t_at} {op} {_rel_bound_sql(world, b)}"))
     for a, attr in rs.attributes.items():  # a link's own value is one its attribute declares
+        if isinstance(attr, LinkEntity):
+            out.append(Invariant(f"{r}.{a}.holds", f"a {r} link's {a} held {attr.holds} to its {attr.end} when it started",
+                                 f"SELECT e.source, e.target, e.{_q(a)} FROM {R} e WHERE {unheld_sql(world, r, a)}"))
+            continue
         if isinstance(attr, LinkNumber):
             out.append(Invariant(f"{r}.{a}.range", f"a {r} link's {a} is a whole number in [{attr.min:g}, {attr.max:g}]",
                                  f"SELECT source, target, {_q(a)} FROM {R} WHERE {_q(a)} < {attr.min!r} OR {_q(a)} > {attr.max!r}"))
@@ -720,6 +724,27 @@ def falls_sql(table: str, a: str, order: list[str]) -> str:
     return (f"SELECT source, target, {A}, lag({A}) OVER w AS prev, {rank} < lag({rank}) OVER w AS falls "
             f"FROM {table} WHERE {A} IS NOT NULL "
             f"WINDOW w AS (PARTITION BY source ORDER BY valid_from NULLS LAST, {rank}, target)")
+
+
+def unheld_sql(world: ResolvedWorld, r: str, a: str) -> str:
+    """A WHERE condition over `rel_<r>` aliased `e`: the link's entity (a `LinkEntity`) is one of
+    the link's own ends, or holds no `holds` link meeting `where` to the link's end when the link starts (with
+    '~', no such link from the end to it)."""
+    rs = world.relations[r]
+    attr = rs.attributes[a]
+    hs = world.relations[attr.relation]
+    A = f"e.{_q(a)}"
+    him, end = ("target", "source") if attr.backwards else ("source", "target")
+    conds = [f"h.{him} = {A}", f"h.{end} = e.{attr.end}",
+             "(e.valid_from IS NULL OR ((h.valid_from IS NULL OR h.valid_from <= e.valid_from) "
+             "AND (h.valid_to IS NULL OR e.valid_from < h.valid_to)))"]
+    for k, vals in attr.where.items():
+        tr = hs.attributes[k].translation(world.spec.language)
+        conds.append(f"h.{_q(k)} IN ({', '.join(_sql_str(tr.get(v, v)) for v in vals)})")
+    kind = attr.entity_type(world.relations)
+    own = "".join(f"{A} = e.{end} OR " for end, t in (("source", rs.source), ("target", rs.target)) if t == kind)
+    return (f"{A} IS NOT NULL AND ({own}NOT EXISTS (SELECT 1 FROM {_q('rel_' + attr.relation)} h "
+            f"WHERE {' AND '.join(conds)}))")
 
 
 def shared_value_pairs_sql(table: str, a: str, once: bool = False, by: str = "target") -> str:

@@ -1060,7 +1060,52 @@ class LinkCategory(CategoricalAttr):
         return self
 
 
-LinkAttribute = Annotated[LinkCategory | LinkNumber, Field(discriminator="kind")]
+class LinkEntity(_AttrBase):
+    """An entity per link, chosen among those that hold a link of another relation to this link's
+    end when it starts (a doctorate's supervisor: a scientist appointed at the institute then, as
+    a senior scientist or above). `holds`: that relation (its target is this relation's `end`:
+    its target, or with `end: source` its source); its source type is the entity's type. With
+    '~' before it, the entity is instead the target of such a link from the end (`holds:
+    ~plays_for, end: source`: a loan's parent club, the club the footballer played for when the
+    loan began). `where`: conditions on the covering link's own categories (`{grade: [group
+    leader, director]}`). Neither of the link's own ends is its entity; a link no holder covers
+    has none (`plan` reports how many). Stored as the entity's id; pages state its name after its
+    label with the link ("supervisor Isaac Wilkinson"; `phrases` in sentences: "under the
+    supervision of {value}"); tables ask it as a column of the link's rows, and multi-hop
+    questions follow it ("the doctoral supervisor of X": `noun`)."""
+
+    kind: Literal["entity"]
+    holds: str = Field(pattern=r"^~?[a-z][a-z0-9_]{0,63}$")
+    end: Literal["target", "source"] = "target"
+    where: dict[str, list[str]] = {}
+    noun: str | None = None  # multi-hop questions: the hop as a noun phrase with {subject} ("the doctoral supervisor of {subject}")
+
+    @field_validator("noun")
+    @classmethod
+    def _noun_field(cls, v):
+        return _check_noun(v)
+
+    @property
+    def relation(self) -> str:
+        """The relation the entity holds (`holds` without its '~')."""
+        return self.holds.lstrip("~")
+
+    @property
+    def backwards(self) -> bool:
+        """`holds: ~r`: the entity is the target of an `r` link from this link's end (a loan's
+        parent club: the club the footballer played for when the loan began)."""
+        return self.holds.startswith("~")
+
+    def entity_type(self, relations: dict[str, RelationSpec]) -> str:
+        """The type of the entity: the held relation's source (its target with '~')."""
+        rs = relations[self.relation]
+        return rs.target if self.backwards else rs.source
+
+    def translation(self, language: str) -> dict[str, str]:
+        return {}  # a name is the entity's own, in every language
+
+
+LinkAttribute = Annotated[LinkCategory | LinkNumber | LinkEntity, Field(discriminator="kind")]
 
 
 # --------------------------------------------------------------------------- types and relations
@@ -1419,9 +1464,10 @@ class RelationSpec(_LinkText):
     @classmethod
     def _link_kinds(cls, v):
         for a, attr in (v.items() if isinstance(v, dict) else ()):
-            if isinstance(attr, dict) and attr.get("kind") not in ("categorical", "numeric"):
+            if isinstance(attr, dict) and attr.get("kind") not in ("categorical", "numeric", "entity"):
                 raise ValueError(f"{clip(a)}: a link attribute is categorical (a role, a department: kind: categorical "
-                                 f"with values) or numeric (a shirt number: kind: numeric, integer: true, with min and max); "
+                                 f"with values), numeric (a shirt number: kind: numeric, integer: true, with min and max) "
+                                 f"or an entity (a supervisor: kind: entity, holds: <a relation to this link's target>); "
                                  f"{'give it a kind' if attr.get('kind') is None else 'a ' + clip(attr.get('kind')) + ' one is not supported on links'}")
         return v
 
@@ -1537,7 +1583,8 @@ AUDIT_METRICS = {
     "degrees": ("n", "out_max", "out_p99", "in_max", "in_p99", "targets_without", "sources_without"),
     "ratios": ("n", "min", "p01", "median", "p99", "max"),
     "locality": ("n", "same", "share"),
-    "link_values": ("n", "filled", "median", "p90", "max", "clashes", "top_share", "falls", "targets_without", "early_top"),
+    "link_values": ("n", "filled", "median", "p90", "max", "clashes", "top_share", "falls", "targets_without", "early_top",
+                    "unheld"),
 }
 AUDIT_SECTIONS = tuple(AUDIT_METRICS)
 

@@ -32,6 +32,7 @@ from .pack import (
     DateBound,
     DerivedAttr,
     FakerAttr,
+    LinkEntity,
     LinkNumber,
     LookupAttr,
     NumericAttr,
@@ -1271,6 +1272,8 @@ class _Generator:
         edges = self._edge_frame(src, tgt, valid_from, valid_to)
         for a, attr in rs.attributes.items():  # each link's own values (a member's role), drawn by weight
             rng = child_rng(self.seed, "link-attr", r, a)
+            if isinstance(attr, LinkEntity):
+                continue  # chosen once the relation it holds is drawn too (make_link_entity)
             if isinstance(attr, LinkNumber):
                 vals = self._link_numbers(r, a, attr, edges, rng)
             else:
@@ -1283,6 +1286,70 @@ class _Generator:
                     vals = self._one_per_target(r, a, attr, vals, edges, rng)
             edges = edges.with_columns(self.null_mask(f"rel_{r}", a, attr.null_rate, vals).alias(a))
         self.out.edges[r] = edges
+
+    def make_link_entity(self, r: str, a: str, tries: int = 16, rounds: int = 4) -> None:
+        """A link's entity (`LinkEntity`): per link, one of the entities holding a `holds` link
+        (meeting `where`) to the link's end when the link starts (any time for an undated link),
+        never one of the link's own ends, drawn uniformly among those links: a few rounds of random
+        picks among the end's holder links that start by then, then an exact pass over the links
+        still without one. A link no holder covers has none (counted in `plan`'s report)."""
+        rs = self.relations[r]
+        attr = rs.attributes[a]
+        kind = attr.entity_type(self.relations)
+        edges = self.out.edges[r]
+        h = self.out.edges[attr.relation]
+        for k, vals in attr.where.items():
+            h = h.filter(pl.col(k).is_in(vals))
+        rng = child_rng(self.seed, "link-entity", r, a)
+        n = edges.height
+        far = 1 << 40
+        meets, him = ("src", "tgt") if attr.backwards else ("tgt", "src")  # the held links' end this link meets; the entity
+        hk = h[meets].to_numpy()
+        hf = h["valid_from"].cast(pl.Int64).fill_null(-far).to_numpy()
+        ht = h["valid_to"].cast(pl.Int64).fill_null(far).to_numpy()
+        order = np.lexsort((hf, hk))
+        hk, hf, ht, hsrc = hk[order], hf[order], ht[order], h[him].to_numpy()[order]
+        key = edges["tgt" if attr.end == "target" else "src"].to_numpy()
+        day = edges["valid_from"].cast(pl.Int64).fill_null(far - 1).to_numpy()  # undated: any holder link
+        # never one of the link's own ends (a supervisor is not the student; a head is not their own deputy)
+        own = edges["src"].to_numpy() if kind == rs.source else np.full(n, -1, np.int64)
+        own2 = edges["tgt"].to_numpy() if kind == rs.target else np.full(n, -1, np.int64)
+        lo = np.searchsorted(hk, key, side="left")
+        # holder links of the end that start on or before the day: [lo, hi) of the (end, start) order
+        comp = hk.astype(np.int64) * (4 * far) + (hf + 2 * far)
+        hi = np.searchsorted(comp, key.astype(np.int64) * (4 * far) + (day + 2 * far), side="right")
+        hi = np.maximum(hi, lo)
+        pick = np.full(n, -1, np.int64)
+
+        dated = edges["valid_from"].is_not_null().to_numpy()
+
+        def fits(link, cand):  # the holder link still runs on the day (any for an undated link), not the source's own
+            return ((ht[cand] > day[link]) | ~dated[link]) & (hsrc[cand] != own[link]) & (hsrc[cand] != own2[link])
+
+        todo = np.flatnonzero(hi > lo)
+        for _ in range(rounds):
+            if len(todo) == 0:
+                break
+            cand = lo[todo, None] + (rng.random((len(todo), tries)) * (hi - lo)[todo, None]).astype(np.int64)
+            ok = fits(todo[:, None], cand)
+            has = ok.any(axis=1)
+            pick[todo[has]] = cand[has, ok[has].argmax(axis=1)]
+            todo = todo[~has]
+        for chunk in np.array_split(todo, max(1, int((hi - lo)[todo].sum()) // 4_000_000 + 1)):  # exact: every candidate
+            if len(chunk) == 0:
+                continue
+            size = (hi - lo)[chunk]
+            link = np.repeat(chunk, size)
+            cand = np.repeat(lo[chunk] - np.r_[0, np.cumsum(size)[:-1]], size) + np.arange(int(size.sum()))
+            ok = fits(link, cand)
+            link, cand = link[ok], cand[ok]
+            first = np.lexsort((rng.random(len(link)), link))  # a random valid candidate per link
+            first = first[np.r_[True, link[first][1:] != link[first][:-1]]] if len(first) else first
+            pick[link[first]] = cand[first]
+        self.out.repairs[f"relation {r}: links left without a {a} (no {kind} on a {attr.relation} link covering the day)"] = int((pick < 0).sum())
+        vals = pl.Series(np.where(pick >= 0, hsrc[np.maximum(pick, 0)] if len(hsrc) else -1, -1), dtype=pl.Int64)
+        vals = vals.scatter(np.flatnonzero(pick < 0), None) if (pick < 0).any() else vals
+        self.out.edges[r] = edges.with_columns(self.null_mask(f"rel_{r}", a, attr.null_rate, vals).alias(a))
 
     def _by_seniority(self, rs: RelationSpec, attr, vals: pl.Series, edges: pl.DataFrame, rng) -> pl.Series:
         """`seniority`: the drawn values given out over all links in order of the source's standing
@@ -1865,6 +1932,8 @@ class _Generator:
                 self.make_attr(node[1], node[2])
             elif kind == "rel":
                 self.make_relation(node[1])
+            elif kind == "linkattr":
+                self.make_link_entity(node[1], node[2])
             elif kind == "aliases":
                 self.make_aliases(node[1])
         self.translate_values()

@@ -15,8 +15,24 @@ from typing import Literal
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from ..language import BASE
+from ..plumbing import quote_ident
 from .options import Stages
-from .pack import CategoricalAttr, CodeAttr, CountAttr, DateAttr, DateBound, DerivedAttr, DomainPack, EntityType, FakerAttr, LookupAttr, Model, NumericAttr, RelationSpec
+from .pack import (
+    CategoricalAttr,
+    CodeAttr,
+    CountAttr,
+    DateAttr,
+    DateBound,
+    DerivedAttr,
+    DomainPack,
+    EntityType,
+    FakerAttr,
+    LinkEntity,
+    LookupAttr,
+    Model,
+    NumericAttr,
+    RelationSpec,
+)
 
 SPEC_VERSION = 1
 _PKG = Path(__file__).resolve().parent.parent
@@ -405,3 +421,13 @@ def lookup_entity_type(world: ResolvedWorld, t: str, a: str, _seen: frozenset = 
     if s.attribute == "id":
         return rel.target
     return lookup_entity_type(world, rel.target, s.attribute, _seen | {(t, a)})
+
+
+def note_sql(world: ResolvedWorld, r: str, a: str, table: str | None = None) -> str:
+    """A link's own attribute as its pages state it, over the relation's table (`rel_<r>`, or the
+    alias `table`): a category or a number as it is, an entity (a supervisor) by its name."""
+    col = f"{table or quote_ident('rel_' + r)}.{quote_ident(a)}"
+    attr = world.relations[r].attributes[a]
+    if isinstance(attr, LinkEntity):
+        return f"(SELECT h.name FROM {quote_ident(attr.entity_type(world.relations))} h WHERE h.id = {col})"
+    return f"CAST({col} AS VARCHAR)"

@@ -19,8 +19,8 @@ from pydantic import ValidationError
 from ..errors import DamagedStateError, IncompleteWorldError, InvariantViolationError, WorldExistsError, WorldNotFoundError
 from ..plumbing import connect_duckdb, file_digest, package_versions, read_json, swap_into_place, truncation, write_atomic
 from ..plumbing import quote_ident as _q
-from .pack import DateAttr, RelationSpec
-from .spec import ResolvedWorld, attribute_dtype, attribute_unit
+from .pack import DateAttr, LinkEntity
+from .spec import ResolvedWorld, attribute_dtype, attribute_unit, note_sql
 
 if TYPE_CHECKING:
     import duckdb
@@ -56,16 +56,21 @@ class WorldTables:
             return pl.DataFrame(schema=schema)
         return pl.concat(self.aliases).select(list(schema)).sort(["entity_type", "entity_id", "kind", "alias"])
 
-    def relation_frame(self, name: str, rel: RelationSpec) -> pl.DataFrame:
+    def relation_frame(self, name: str, world: ResolvedWorld) -> pl.DataFrame:
+        rel = world.relations[name]
         e = self.edges[name]
         src_ids = self.entities[rel.source]["id"]
         tgt_ids = self.entities[rel.target]["id"]
+        own = {}  # the link's own attributes (a member's role); an entity's by its id (a supervisor)
+        for a, attr in rel.attributes.items():
+            holder = attr.entity_type(world.relations) if isinstance(attr, LinkEntity) else None
+            own[a] = self.entities[holder]["id"].gather(e[a]) if holder is not None else e[a]
         return pl.DataFrame({
             "source": src_ids.gather(e["src"]),
             "target": tgt_ids.gather(e["tgt"]),
             "valid_from": e["valid_from"],
             "valid_to": e["valid_to"],
-            **{a: e[a] for a in rel.attributes},  # the link's own attributes (a member's role)
+            **own,
         })
 
 
@@ -287,8 +292,8 @@ def _write_tables(con, world: ResolvedWorld, tables: WorldTables) -> dict:
         con.execute(f"CREATE TABLE {_q(t)} AS SELECT * FROM _src")
         con.unregister("_src")
         counts[t] = df.height
-    for r, rs in world.relations.items():
-        df = tables.relation_frame(r, rs)
+    for r in world.relations:
+        df = tables.relation_frame(r, world)
         con.register("_src", _arrow(df))
         con.execute(f"CREATE TABLE {_q('rel_' + r)} AS SELECT * FROM _src")
         con.unregister("_src")
@@ -354,7 +359,7 @@ def _create_views(con, world: ResolvedWorld) -> None:
             )
     for r, rs in world.relations.items():
         # `note`: the link's own attributes (a job's department), by name (`note_order`), joined by U+001F
-        note = " || chr(31) || ".join(f"coalesce(CAST({_q(a)} AS VARCHAR), '')" for a in rs.note_order) if rs.attributes else "NULL::VARCHAR"
+        note = " || chr(31) || ".join(f"coalesce({note_sql(world, r, a)}, '')" for a in rs.note_order) if rs.attributes else "NULL::VARCHAR"
         selects.append(
             f"SELECT source || '/{r}/' || target || coalesce('@' || strftime(valid_from, '%Y-%m-%d'), '') AS fact_id, "
             f"source AS subject, '{rs.source}' AS subject_type, '{r}' AS predicate, target AS value, "

@@ -38,6 +38,8 @@ from .pack import (
     DomainPack,
     EntityType,
     FakerAttr,
+    LinkCategory,
+    LinkEntity,
     LinkNumber,
     LookupAttr,
     NumericAttr,
@@ -917,6 +919,8 @@ def _semantic_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem
             if getattr(attr, "seniority", None) == "age" and rs.source in types and types[rs.source][1].lifecycle is None:
                 add(pname, f"{rp}.attributes.{a}.seniority", "age", f"an age is counted from the lifecycle start of "
                     f"'{rs.source}', which has no lifecycle; give the type one or use seniority: career")
+            if isinstance(attr, LinkEntity):
+                _check_link_entity(add, pname, f"{rp}.attributes.{a}", r, rs, attr, rels)
         if rs.requires is not None:
             _check_path(add, pname, f"{rp}.requires.path", r, rs, rels)
         if rs.given is not None and rs.source in types:
@@ -1175,7 +1179,7 @@ def _node_place(world: ResolvedWorld, node: tuple) -> tuple[str, str]:
                 "rename": f"types.{owner}.name.derived"}.get(kind) or f"types.{owner}.attributes.{node[2]}"
     else:
         pname = world.pack_of_relation(owner)
-        path = f"relations.{owner}"
+        path = f"relations.{owner}" + (f".attributes.{node[2]}" if kind == "linkattr" else "")
     return world.pack_files[pname], path
 
 
@@ -1204,6 +1208,38 @@ def _cycle_problems(world: ResolvedWorld, spec_file: str) -> list[SpecProblem]:
     return probs
 
 
+def _check_link_entity(add, pname: str, ap: str, r: str, rs, attr, rels) -> None:
+    """A link's entity (`kind: entity`): `holds` is another relation whose target (its source,
+    with '~') is the link's `end`, and `where` names that relation's categories and their values."""
+    end_type = rs.target if attr.end == "target" else rs.source
+    h = attr.relation
+    if h == r:
+        add(pname, f"{ap}.holds", attr.holds, "the entity holds a link of another relation to this link's end (a supervisor "
+            "appointed at the institute): name that relation")
+        return
+    if h not in rels:
+        add(pname, f"{ap}.holds", attr.holds, f"unknown relation{_suggest(h, rels)}")
+        return
+    hs = rels[h][1]
+    meets = hs.source if attr.backwards else hs.target
+    if meets != end_type:
+        other = hs.target if attr.backwards else hs.source
+        add(pname, f"{ap}.holds", attr.holds, f"'{h}' links {hs.source} to {hs.target}, so {'~' if attr.backwards else ''}{h} "
+            f"finds a {other} from a {meets}, but this link's {attr.end} is a {end_type}: name a relation "
+            f"{'from' if attr.backwards else 'to'} {end_type}, or set end or the '~' (holds: ~{h} reads '{h}' backwards)")
+        return
+    for k, vals in attr.where.items():
+        cat = hs.attributes.get(k)
+        if not isinstance(cat, LinkCategory):
+            known = sorted(x for x, xa in hs.attributes.items() if isinstance(xa, LinkCategory))
+            add(pname, f"{ap}.where.{k}", k, f"'{h}' links have no category '{k}'; "
+                + (f"they have: {', '.join(known)}" if known else "give the relation a categorical attribute or drop where"))
+            continue
+        bad = [v for v in vals if v not in cat.weights()]
+        if bad or not vals:
+            add(pname, f"{ap}.where.{k}", bad or vals, f"not a value of {h}.{k}; known: {', '.join(cat.weights())}")
+
+
 def _empty_store(world: ResolvedWorld):
     """An in-memory DuckDB holding the world's tables and views, empty: what SQL in a pack runs against."""
     import duckdb
@@ -1218,7 +1254,8 @@ def _empty_store(world: ResolvedWorld):
                                                   **{a: POLARS_DTYPES[attribute_dtype(world, t, a)] for a in et.attributes}})
     for r, rs in world.relations.items():
         tables.edges[r] = pl.DataFrame(schema={"src": pl.Int64, "tgt": pl.Int64, "valid_from": pl.Date, "valid_to": pl.Date,
-                                               **{a: pl.Int64 if isinstance(s, LinkNumber) else pl.String for a, s in rs.attributes.items()}})
+                                               **{a: pl.Int64 if isinstance(s, (LinkNumber, LinkEntity)) else pl.String
+                                                  for a, s in rs.attributes.items()}})
     con = duckdb.connect()
     _write_tables(con, world, tables)
     return con

@@ -93,10 +93,11 @@ def test_no_page_states_a_stage_the_grant_was_not_in_then(grants, name):
 def test_tasks_ask_about_stages_and_grades_and_the_oracle_answers(grants, name):
     """Tasks read each new field's facts (a grant's stage, a post's grade, a doctorate's
     supervisor: a multi-hop question follows the supervisor the doctorate's line names, found by
-    name), and the oracle answers them from the pages."""
+    name; a grant's principal investigator: a column of the one team member holding the role),
+    and the oracle answers them from the pages."""
     eps = _clean_oracle(grants[name])
     for feature, said in (("status", r'"(attribute|attr)": "status"'), ("grade", r'"(attribute|attr)": "grade"'),
-                          ("supervisor", r'"via": "trained_at", "kind": "held"')):
+                          ("supervisor", r'"via": "trained_at", "kind": "held"'), ("principal investigator", r'"only": \{')):
         reading = [e for e in eps if re.search(said, json.dumps(e.task.record["question"]))]
         assert len(reading) >= 3, (feature, len(reading))
         assert sum(e.reward for e in reading) / len(reading) >= 0.9, (feature, [round(e.reward, 2) for e in reading])

@@ -503,11 +503,16 @@ class Research:
             for n, u, cells in rows:
                 vals = list(cells.values())
                 start = read_date(vals[0]) if vals else None
-                end = read_date(vals[1]) if len(vals) > 1 else None
+                if start is None:  # an undated relation's list: the links' own attributes alone
+                    span, rest = Span(), vals
+                elif len(vals) > 1 and (read_date(vals[1]) is not None or norm(vals[1]) == norm(self.lang.present)):
+                    end = read_date(vals[1])  # a tenure's span
+                    span, rest = Span(start.year, end.year if end else None, end is None), vals[2:]
+                else:  # an event's day
+                    span, rest = Span(start.year), vals[1:]
                 # the links' own attributes follow their dates, a column each ('Department')
-                note = ", ".join(v for v in vals[2:] if v and v != "–") or None
-                span = Span(start.year, end.year if end else None, end is None, note) if start else Span(note=note)
-                items.append(_Item(n, u, span))
+                note = ", ".join(v for v in rest if v and v != "–") or None
+                items.append(_Item(n, u, replace(span, note=note)))
         if current:
             items = [i for i in items if i.span.start is None or i.span.open]
         return items
@@ -851,6 +856,10 @@ class Research:
             if items is NEED:
                 return NEED
             items = items or []
+            if col.get("only"):  # only the links whose own attribute has the value (a grant's principal investigator)
+                only = col["only"]
+                items = [i for i in items if only["note"] < len(p := note_parts(i.span))
+                         and norm(note_value(p[only["note"]], only["label"])) == norm(only["value"])]
             if col["agg"] == "latest":
                 years = [i.span.start for i in items if i.span.start is not None]
                 return str(max(years)) if years else "unknown"

@@ -110,7 +110,8 @@ def _show(value, visible: set[str] | None = None) -> str:
                 span = x.span
                 when = "" if span.start is None else f" [{span.start}–{'' if span.end is None else span.end}]"
                 shown = x.url and (visible is None or x.url in visible)
-                out.append(f"{x.name}" + (f" ({x.url})" if shown else "") + when)
+                note = f", {span.note}" if getattr(span, "note", None) else ""  # the link's own attributes ('principal investigator')
+                out.append(f"{x.name}" + (f" ({x.url})" if shown else "") + when + note)
             else:
                 out.append(str(x))
         return "; ".join(out) if out else "—"

@@ -88,6 +88,12 @@ def column_pool(s: TaskSchema, t: str, base: str, exclude: set[str] = frozenset(
         rs = s.relations[st.name]
         label = (s.inverse_label(st.name) if st.reverse else s.label(t, st.name)).strip()
         forms = question_bank(s.language)["list_columns"]
+        if st.reverse and not rs.dated:  # the one link to the row that holds a value: a grant's principal investigator
+            for a, attr in rs.attributes.items():
+                one = getattr(attr, "one_per_target", None)
+                if one is not None and not attr.hidden:
+                    v = attr.translation(s.language).get(one.value, one.value)
+                    out.append(Column(v, (), None, STRING, v, base=base, agg="list", via=st, items=v, only=(a, v)))
         if s.language != BASE:  # a label in another language is already the noun of the list: 下辖城市, 创始人
             out.append(Column(label, (), None, LIST, label, base=base, agg="list", via=st, items=label))
             out.append(Column(forms["count"].format(items=label), (), None, NUMBER, label, base=base, agg="count", via=st))
@@ -354,6 +360,11 @@ class Builder:
         total = int(lens.sum())
         idx = np.repeat(starts - np.cumsum(np.r_[0, lens[:-1]]), lens) + np.arange(total)
         owner = np.repeat(np.arange(len(codes)), lens)
+        if col.only is not None:  # the one link holding the value (a grant's principal investigator): exactly one a row
+            keep = lk.notes[col.only[0]][idx] == col.only[1]
+            if (np.bincount(owner[keep], minlength=len(codes)) != 1).any():
+                return None
+            idx, owner = idx[keep], owner[keep]
         if col.agg == "count":
             vals = np.array([str(int(x)) for x in lens], dtype=object)
         elif col.agg == "latest":

@@ -108,9 +108,14 @@ def column(s: TaskSchema, c: Column, row_type: str, other_type: str | None) -> d
     the name), or an aggregate (`list` of names, `count`, `latest` year) over the hop `via`."""
     start = other_type if c.base == "other" else row_type
     end = c.path[-1].target if c.path else start
-    return {"name": c.name, "base": c.base, "path": [hop(s, st) for st in c.path], "attribute": c.attr, "kind": c.kind,
-            "agg": c.agg, "via": hop(s, c.via) if c.via is not None else None, "type": end,
-            **(attribute(s, end, c.attr) if c.base in ("row", "other") else {})}
+    out = {"name": c.name, "base": c.base, "path": [hop(s, st) for st in c.path], "attribute": c.attr, "kind": c.kind,
+           "agg": c.agg, "via": hop(s, c.via) if c.via is not None else None, "type": end,
+           **(attribute(s, end, c.attr) if c.base in ("row", "other") else {})}
+    if c.only is not None:  # only the links whose own attribute has a value: its place among the link's attributes
+        notes = s.link_notes(c.via.name)
+        i = next(i for i, (a, _) in enumerate(notes) if a == c.only[0])
+        out["only"] = {"note": i, "label": notes[i][1], "value": c.only[1]}
+    return out
 
 
 def _note_of(s: TaskSchema, c: Column, step: Step | None) -> dict:

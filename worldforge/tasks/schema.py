@@ -144,6 +144,7 @@ class Column:
     agg: str | None = None  # list | count | latest
     via: Step | None = None
     items: str = ""  # lists: what the items are ("founders")
+    only: tuple[str, str] | None = None  # lists: only the links whose own attribute has this value (the one PI)
 
     @property
     def hops(self) -> int:
@@ -448,6 +449,8 @@ class TaskSchema:
         near, far = ("target", "source") if st.reverse else ("source", "target")
         cond = f"x.{near} = {cur}" + (" AND x.valid_to IS NULL" if st.current else "")
         tbl = _q("rel_" + st.name)
+        if col.only is not None:  # only the links whose own attribute has the value (a grant's principal investigator)
+            cond += f" AND {note_sql(self.world, st.name, col.only[0], table='x')} = {lit(col.only[1])}"
         if col.agg == "count":
             return f"(SELECT count(*) FROM {tbl} x WHERE {cond})"
         if col.agg == "latest":

@@ -802,7 +802,7 @@ class TemplateWriter:
         lines.append(f"*{page.site}* · " + by_line +
                      (" · " + self.w("page_of", p=lay["page"], n=lay["pages"]) if lay["pages"] > 1 else ""))
         lines.append("")
-        notes = rel.notes if dated else ()  # the links' own attributes, a column each
+        notes = rel.notes if rel is not None and rel.relation else ()  # the links' own attributes, a column each
         event = dated and rel.event  # a dated event (a doctorate): its day, no span
         span_head = [self.w("on_date")] if event else [self.w("from"), self.w("to")] if dated else []
         head = [self._type_label(t)] + span_head + [n.label for n in notes] + [v.meta[(t, c)].label for c in cols]
@@ -815,9 +815,9 @@ class TemplateWriter:
             elif dated:
                 cells += [self._date(f.valid_from, st["table_date"]) if f.valid_from else "",
                           self._date(f.valid_to, st["table_date"]) if f.valid_to else self.w("now")]
-                if notes:
-                    vals = note_values(f)
-                    cells += [(vals[i] if i < len(vals) else "") or "–" for i in range(len(notes))]
+            if notes:
+                vals = note_values(f)
+                cells += [(vals[i] if i < len(vals) else "") or "–" for i in range(len(notes))]
             cells += [self._value(t, by_pred[c], st, table=True) if c in by_pred else "–" for c in cols]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")

@@ -472,6 +472,22 @@ def test_a_links_note_is_read_whole(text, note):
             ["272", "squad player", "37"]
 
 
+def test_a_links_labelled_attribute_is_found_by_its_label():
+    """A link's attributes are written in order, an empty one left out: an entity or a number,
+    written after its label, is found by the label wherever it stands, a category by its place;
+    a name is never cut by a label it does not start with, nor a category by its label."""
+    from worldforge.rollout.reading import Span, note_at, note_parts
+
+    full = note_parts(Span(note="supervisor Isaac Wilkinson, research fellow"))
+    short = note_parts(Span(note="squad number 9"))  # (a supervisor none covered: not written, the number moves up)
+    assert note_at(full, 0, "supervisor", True) == "Isaac Wilkinson" and note_at(full, 1, "grade", False) == "research fellow"
+    assert note_at(short, 1, "squad number", True) == "9"
+    assert note_at(note_parts(Span(note="导师宋静燕")), 0, "导师", True) == "宋静燕"
+    assert note_at(["role player"], 0, "role", False) == "role player"  # a category keeps its words
+    assert note_at(["205", "vice-captain", "5"], 2, "squad number", True) == "5"  # a table's cells: by place
+    assert note_at(["205", "", "5"], 1, "role", False) is None and note_at([], 0, "grade", False) is None
+
+
 def test_a_notes_list_pages_are_read_back_as_written():
     """A research note writes a list's next pages by their page query after its address
     (`reading.paged`); `reading.urls_in`, which the grounding check uses, reads them back whole."""

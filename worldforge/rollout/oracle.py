@@ -46,8 +46,8 @@ from .reading import (
     Span,
     in_unit,
     is_news_url,
+    note_at,
     note_parts,
-    note_value,
     own_pages,
     plain_number,
     prose_value,
@@ -384,7 +384,8 @@ class Research:
             if links is NEED or links is None:
                 return links
             parts = [note_parts(i.span) for i in links]
-            return [_Item(note_value(p[hop["note"]], hop["note_label"]), None, Span()) for p in parts if hop["note"] < len(p)]
+            named = [note_at(p, hop["note"], hop["note_label"], hop.get("labelled")) for p in parts]
+            return [_Item(n, None, Span()) for n in named if n]
         box = _in_box(hop)
         key = ("to", norm(hop["label"]), bool(hop.get("current")), box, bool(hop["to_one"]))
         got = self.noted(url, key)
@@ -503,15 +504,17 @@ class Research:
             for n, u, cells in rows:
                 vals = list(cells.values())
                 start = read_date(vals[0]) if vals else None
-                if start is None:  # an undated relation's list: the links' own attributes alone
+                spans = len(vals) > 1 and (read_date(vals[1]) is not None or norm(vals[1]) == norm(self.lang.present))
+                if start is None and not (spans and not vals[0].strip()):  # an undated relation's list: the attributes alone
                     span, rest = Span(), vals
-                elif len(vals) > 1 and (read_date(vals[1]) is not None or norm(vals[1]) == norm(self.lang.present)):
-                    end = read_date(vals[1])  # a tenure's span
-                    span, rest = Span(start.year, end.year if end else None, end is None), vals[2:]
+                elif spans:  # a tenure's span (its start may be blank)
+                    end = read_date(vals[1])
+                    span, rest = Span(start.year if start else None, end.year if end else None, end is None), vals[2:]
                 else:  # an event's day
                     span, rest = Span(start.year), vals[1:]
                 # the links' own attributes follow their dates, a column each ('Department')
-                note = ", ".join(v for v in rest if v and v != "–") or None
+                # (a blank cell keeps its place among them)
+                note = ", ".join(v if v != "–" else "" for v in rest) if any(v and v != "–" for v in rest) else None
                 items.append(_Item(n, u, replace(span, note=note)))
         if current:
             items = [i for i in items if i.span.start is None or i.span.open]
@@ -823,7 +826,7 @@ class Research:
                 return c.date.isoformat() if c.date else "unknown"
             if col.get("note") is not None:  # the link's own attribute, written after it ('sales')
                 parts = note_parts(c.span)
-                return note_value(parts[col["note"]], col.get("label") or "") if col["note"] < len(parts) else "unknown"
+                return note_at(parts, col["note"], col.get("label") or "", col.get("labelled")) or "unknown"
             if c.span is None or c.span.start is None:
                 return "unknown"
             if col["attribute"] == "start":
@@ -858,8 +861,8 @@ class Research:
             items = items or []
             if col.get("only"):  # only the links whose own attribute has the value (a grant's principal investigator)
                 only = col["only"]
-                items = [i for i in items if only["note"] < len(p := note_parts(i.span))
-                         and norm(note_value(p[only["note"]], only["label"])) == norm(only["value"])]
+                items = [i for i in items
+                         if norm(note_at(note_parts(i.span), only["note"], only["label"], only.get("labelled")) or "") == norm(only["value"])]
             if col["agg"] == "latest":
                 years = [i.span.start for i in items if i.span.start is not None]
                 return str(max(years)) if years else "unknown"
@@ -1082,7 +1085,7 @@ class Research:
                     continue
                 if only is not None:
                     parts = note_parts(Span(note=d.note))
-                    if only["note"] >= len(parts) or norm(note_value(parts[only["note"]], only["label"])) != norm(only["value"]):
+                    if norm(note_at(parts, only["note"], only["label"], only.get("labelled")) or "") != norm(only["value"]):
                         continue
                 rows.append(Candidate(a.name, a.url, {}, a.source, "kept", other=(d.name, d.url), date=d.date, anchor=a,
                                       span=Span(note=d.note) if d.note else None))
@@ -1098,7 +1101,7 @@ class Research:
                 continue
             if only is not None:
                 parts = note_parts(i.span)
-                if only["note"] >= len(parts) or norm(note_value(parts[only["note"]], only["label"])) != norm(only["value"]):
+                if norm(note_at(parts, only["note"], only["label"], only.get("labelled")) or "") != norm(only["value"]):
                     continue
             rows.append(Candidate(a.name, a.url, {}, a.source, "kept", other=(i.name, i.url), span=i.span, anchor=a))
         return rows

@@ -163,15 +163,34 @@ def note_parts(span: Span | None) -> list[str]:
     return re.split(r",\s*|，", span.note) if span is not None and span.note else []
 
 
-def note_value(part: str, label: str) -> str:
+def note_value(part: str, label: str, labelled: bool | None = None) -> str:
     """A link's own attribute as written after it, without the label a number or an entity is
     written with ('shirt number 9' -> '9', '球衣号码9' -> '9', 'supervisor Isaac Wilkinson' ->
-    'Isaac Wilkinson'); a category stays as it is ('sales')."""
+    'Isaac Wilkinson'); a category stays as it is ('sales'). `labelled`: whether pages write this
+    attribute after its label (the question says; None: judged from the text, for questions
+    written before it did)."""
+    if labelled is not None:
+        if labelled and label and part[:len(label)].lower() == label.lower():
+            return part[len(label):].strip()
+        return part
     if label and part[:len(label)].lower() == label.lower():
         rest = part[len(label):]
         if rest.strip().isdigit() or (rest[:1] == " " and rest[1:2].isupper()) or (rest[:1] and _is_cjk(label[-1]) and _is_cjk(rest[0])):
             return rest.strip()
     return part
+
+
+def note_at(parts: list[str], i: int, label: str, labelled: bool | None = None) -> str | None:
+    """The `i`-th of a link's own attributes as its page wrote them (`note_parts`), without its
+    label; one a sentence or a list writes after its label is found by the label wherever it
+    stands (an empty attribute before it is not written, so places shift), else by its place (a
+    table's cell holds the value alone); None when the page gives none."""
+    if labelled and label:
+        for p in parts:
+            if p[:len(label)].lower() == label.lower():
+                return note_value(p, label, True)
+    part = parts[i] if i < len(parts) else ""
+    return (note_value(part, label) if labelled else part) or None
 
 
 def _is_cjk(ch: str) -> bool:

@@ -296,6 +296,9 @@ class MultiHopSampler:
         start_name = a.name(start_id)
         if self.name_counts.get(start_name, 0) != 1:
             return "ambiguous-name"
+        for e in path:  # an entity a link names is found by its name: one entity of the world holds it
+            if g.kinds[int(g.kind[e])].kind == "held" and self.name_counts.get(a.name(self.eid(int(g.dst[e]))), 0) != 1:
+                return "ambiguous-name"
         nouns = [g.kinds[int(g.kind[e])].noun for e in path]
         np_ = nest(nouns, start_name)
         end_id = self.eid(end)

@@ -18,6 +18,7 @@ import datetime as dt
 
 from ..language import BASE
 from ..world.arrays import Step
+from ..world.pack import CategoricalAttr
 from ..world.parts import part_phrase
 from .schema import Atom, Column, TaskSchema
 
@@ -32,12 +33,11 @@ def hop(s: TaskSchema, st: Step) -> dict:
     if st.kind == "held":  # the entity a link names, written after the link on the source's page
         r, a = st.name.split(".")
         rs = s.relations[r]
-        notes = s.link_notes(r)
-        i = next(i for i, (x, _) in enumerate(notes) if x == a)
+        ref = note_ref(s, r, a)
         dated = "history" if rs.history else "event" if rs.date is not None else "since" if rs.since is not None else None
         return {"via": r, "kind": "held", "from": st.source, "to": st.target, "reverse": False, "current": False,
                 "to_one": st.to_one, "label": meta[(rs.source, r)].label, "back": None, "dated": dated,
-                "note": i, "note_label": notes[i][1]}
+                "note": ref["note"], "note_label": ref["label"], "labelled": True}
     if st.kind == "lookup":
         label, back, dated = meta[(st.source, st.name)].label, None, None
         through = [hop(s, x) for x in lookup_links(s, st.source, st.name)]
@@ -112,10 +112,17 @@ def column(s: TaskSchema, c: Column, row_type: str, other_type: str | None) -> d
            "agg": c.agg, "via": hop(s, c.via) if c.via is not None else None, "type": end,
            **(attribute(s, end, c.attr) if c.base in ("row", "other") else {})}
     if c.only is not None:  # only the links whose own attribute has a value: its place among the link's attributes
-        notes = s.link_notes(c.via.name)
-        i = next(i for i, (a, _) in enumerate(notes) if a == c.only[0])
-        out["only"] = {"note": i, "label": notes[i][1], "value": c.only[1]}
+        out["only"] = note_ref(s, c.via.name, c.only[0]) | {"value": c.only[1]}
     return out
+
+
+def note_ref(s: TaskSchema, rel: str, a: str) -> dict:
+    """Where a link's own attribute is written after the link: its place among the link's
+    attributes (`note`), its page label, and whether pages write it after that label (a number
+    or an entity: 'shirt number 9', 'supervisor Isaac Wilkinson'; a category alone: 'sales')."""
+    notes = s.link_notes(rel)
+    i = next(i for i, (x, _) in enumerate(notes) if x == a)
+    return {"note": i, "label": notes[i][1], "labelled": not isinstance(s.relations[rel].attributes[a], CategoricalAttr)}
 
 
 def _note_of(s: TaskSchema, c: Column, step: Step | None) -> dict:
@@ -123,9 +130,7 @@ def _note_of(s: TaskSchema, c: Column, step: Step | None) -> dict:
     (pages write them in that order after the link: '[Acme](...), sales (2001–2005)')."""
     if c.base != "link" or c.attr in ("start", "end", "date") or step is None:
         return {}
-    notes = s.link_notes(step.name)
-    i = next(i for i, (a, _) in enumerate(notes) if a == c.attr)
-    return {"label": notes[i][1], "note": i}
+    return note_ref(s, step.name, c.attr)
 
 
 def table_question(s: TaskSchema, task, texts: list[str], as_of: dt.date, home: tuple[Step, ...] | None) -> dict:
@@ -157,9 +162,7 @@ def table_question(s: TaskSchema, task, texts: list[str], as_of: dt.date, home: 
         out["anchor"] = s.a.name(c.anchor) if c.anchor else None
         out["period"] = [None if x is None else x.isoformat() for x in c.window] if c.window else None
         if c.note:  # only the links whose own attribute has this value ("jobs in sales")
-            notes = s.link_notes(c.rows.step.name)
-            i = next(i for i, (a, _) in enumerate(notes) if a == c.note[0])
-            out["note_filter"] = {"note": i, "label": notes[i][1], "value": c.note[1]}
+            out["note_filter"] = note_ref(s, c.rows.step.name, c.note[0]) | {"value": c.note[1]}
         if c.tenure:  # the question's rule: only tenures under way on its date ("current"), or only ended ones
             out["tenure_rule"] = c.tenure
     return out

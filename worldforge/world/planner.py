@@ -1302,7 +1302,7 @@ class _Generator:
             h = h.filter(pl.col(k).is_in(vals))
         rng = child_rng(self.seed, "link-entity", r, a)
         n = edges.height
-        far = 1 << 40
+        far = 1 << 24  # beyond any day (45,000 years): (end code, day) packs into one int64 key
         meets, him = ("src", "tgt") if attr.backwards else ("tgt", "src")  # the held links' end this link meets; the entity
         hk = h[meets].to_numpy()
         hf = h["valid_from"].cast(pl.Int64).fill_null(-far).to_numpy()
@@ -1323,8 +1323,9 @@ class _Generator:
 
         dated = edges["valid_from"].is_not_null().to_numpy()
 
-        def fits(link, cand):  # the holder link still runs on the day (any for an undated link), not the source's own
-            return ((ht[cand] > day[link]) | ~dated[link]) & (hsrc[cand] != own[link]) & (hsrc[cand] != own2[link])
+        def fits(link, cand):  # a holder link of the end, still running on the day (any for an undated link), not an own end
+            return ((hk[cand] == key[link]) & ((ht[cand] > day[link]) | ~dated[link]) & (hsrc[cand] != own[link])
+                    & (hsrc[cand] != own2[link]))
 
         todo = np.flatnonzero(hi > lo)
         for _ in range(rounds):

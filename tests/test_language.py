@@ -37,7 +37,8 @@ OPEN = {"narration": [("errors",)], "questions": [("order", "nested_asks"), ("mu
                      ("ordinals",), ("card",), ("tells",), ("checks", "page_slips"), ("checks", "question_slips"), ("checks", "prose_slips"),
                      ("search", "tokenizer"), ("dates", "styles"), ("sites", "profiles"), ("reading", "same_as"),
                      # a rule of the grammar a language has, or null where it has none
-                     ("grammar", "plural"), ("grammar", "singular"), ("grammar", "label_shapes"), ("grammar", "tense_adverbs"), ("grammar", "one_verbs")]}
+                     ("grammar", "plural"), ("grammar", "singular"), ("grammar", "label_shapes"), ("grammar", "tense_adverbs"), ("grammar", "one_verbs"),
+                     ("grammar", "articles"), ("grammar", "lower_first")]}
 
 
 def _leaves(v, path=()):

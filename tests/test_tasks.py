@@ -802,7 +802,9 @@ def test_question_banks_agree_across_languages():
 
     from worldforge.tasks.banks import question_bank, question_languages
 
-    assert question_languages() == ["en", "zh"]
+    from worldforge.language import languages
+
+    assert question_languages() == languages()
     fields = lambda t: {f for _, f, _, _ in string.Formatter().parse(t) if f} if isinstance(t, str) else set()  # noqa: E731
     # a rule of word order a language has, or null; the verbs its date labels are the past of: not phrasings
     rules = {("order", "nested_asks"), ("multihop", "did")}
@@ -814,25 +816,27 @@ def test_question_banks_agree_across_languages():
         else:
             yield path, v if isinstance(v, list) else [v]
 
-    en, zh = ({k: v for k, v in leaves(question_bank(code)) if k[:2] not in rules} for code in ("en", "zh"))
-    assert set(en) == set(zh)
-    # the slots `Wording` fills in the word-order templates (each language takes those it needs)
-    order_slots = {"a", "b", "c", "or_b", "not_b", "not_c", "plural", "scope", "cond", "name", "inner", "n", "rows", "word",
-                   "noun", "order", "extreme", "others", "ask", "role", "target", "range", "verb", "events", "period",
-                   "where", "where_a", "label", "value"}
-    assert set().union(*(fields(t) for k, ts in en.items() if k[0] == "order" for t in ts)) <= order_slots
-    for key, templates in en.items():
-        slots = set().union(*(fields(t) for t in templates))
-        if key == ("date",):  # a date's parts, each language taking those it writes
-            slots = {"year", "month", "day", "month_name"}
-        if key == ("multihop", "that_same"):  # the entity a sentence reached, by its type ('that one' in English)
-            slots = {"type"}
-        if key == ("multihop", "happened_did"):  # 'when did X die': a language whose labels are nouns asks by the label
-            slots = {"np", "verb", "label"}
-        if key[0] == "order":  # word order: each language places the slots the wording fills for it where it goes
-            slots = order_slots
-        assert all(fields(t) <= slots for t in zh[key]), key
-        # (a separator may be empty: Chinese joins sentences with none; a switch of word order is a flag)
-        assert all(isinstance(t, (str, bool)) for t in templates + zh[key]), key
-    for shape in ("filter", "ranked", "timeline", "events"):  # several openings to draw from, in each language
-        assert len(en[("purposes", shape)]) >= 5 and len(zh[("purposes", shape)]) >= 5
+    en = {k: v for k, v in leaves(question_bank("en")) if k[:2] not in rules}
+    for code in languages():
+        zh = {k: v for k, v in leaves(question_bank(code)) if k[:2] not in rules}
+        assert set(en) == set(zh), code
+        # the slots `Wording` fills in the word-order templates (each language takes those it needs)
+        order_slots = {"a", "b", "c", "or_b", "not_b", "not_c", "plural", "scope", "cond", "name", "inner", "n", "rows", "word",
+                       "noun", "order", "extreme", "others", "ask", "role", "target", "range", "verb", "events", "period",
+                       "where", "where_a", "label", "value"}
+        assert set().union(*(fields(t) for k, ts in en.items() if k[0] == "order" for t in ts)) <= order_slots
+        for key, templates in en.items():
+            slots = set().union(*(fields(t) for t in templates))
+            if key == ("date",):  # a date's parts, each language taking those it writes
+                slots = {"year", "month", "day", "month_name"}
+            if key == ("multihop", "that_same"):  # the entity a sentence reached, by its type ('that one' in English)
+                slots = {"type"}
+            if key == ("multihop", "happened_did"):  # 'when did X die': a language whose labels are nouns asks by the label
+                slots = {"np", "verb", "label"}
+            if key[0] == "order":  # word order: each language places the slots the wording fills for it where it goes
+                slots = order_slots
+            assert all(fields(t) <= slots for t in zh[key]), key
+            # (a separator may be empty: Chinese joins sentences with none; a switch of word order is a flag)
+            assert all(isinstance(t, (str, bool)) for t in templates + zh[key]), key
+        for shape in ("filter", "ranked", "timeline", "events"):  # several openings to draw from, in each language
+            assert len(en[("purposes", shape)]) >= 5 and len(zh[("purposes", shape)]) >= 5

@@ -504,7 +504,7 @@ def _stored_variety(world_dir: Path) -> dict:
     from .web.store import require_rendered
     from .world.store import open_world
 
-    open_world(world_dir)  # a clear error for a folder that holds no world
+    info = open_world(world_dir)  # a clear error for a folder that holds no world
     web = require_rendered(world_dir)
     import json
 
@@ -514,7 +514,7 @@ def _stored_variety(world_dir: Path) -> dict:
         stored = None
     if stored and "sources" in stored:
         return stored
-    return web_report(web)  # measured now: the render predates some measures
+    return web_report(web, language=info.world.spec.language)  # measured now: the render predates some measures
 
 
 def _variety_table(v: dict) -> Table:

@@ -65,6 +65,7 @@ class Language:
         self.question_slips = {k: re.compile(v) for k, v in (c["question_slips"] or {}).items()}
         self.prose_slips = {k: re.compile(v) for k, v in (c["prose_slips"] or {}).items()}
         self.relative_years = re.compile(c["relative_years"])
+        self.empty_after: tuple[str, ...] = tuple(c["empty_after"] or ())  # a word a slot follows (' since {a}')
         self.tells: dict[str, str] = data["tells"]  # machine-text phrasings the web report counts (name -> pattern)
         self.search: dict = data["search"]  # the index's tokenizer, how queries are read, snippet bytes
         self.cell_fold: str | None = data["scoring"]["fold"]  # how the lenient scorer folds a cell ('cjk')
@@ -83,6 +84,7 @@ class Language:
         self.snippet_chars: int = int(r["snippet_chars"])
         self.same_as: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in (r["same_as"] or {}).items()}  # a label word's others
         self.label_tails: tuple[str, ...] = tuple(r["label_tails"] or ())  # label endings prose leaves out
+        self.function_words: tuple[str, ...] = tuple(r["function_words"] or ())  # words after a number that are no unit
         self.sentences = re.compile(r["sentences"])
         self.connectives: tuple[str, ...] = tuple(data["connectives"])
         self._script = SCRIPTS[self.script]
@@ -100,12 +102,27 @@ class Language:
         self._singular: dict | None = gr["singular"]
         shapes = gr["label_shapes"]
         self._prepositions = frozenset(shapes["prepositions"]) if shapes else frozenset()
-        self._verb_suffix: str | None = shapes["verb_suffix"] if shapes else None
+        vs = shapes["verb_suffix"] if shapes else None
+        self._verb_suffix: tuple[str, ...] | None = (tuple(vs) if isinstance(vs, list) else (vs,)) if vs else None
         self.unit_stems: int | None = gr["unit_stems"]  # letters of a unit word that name what is counted
         self.surnames: bool = bool(gr["surnames"])  # a person named again by the name's last word
         self.determiners: tuple[str, ...] = tuple(gr["determiners"] or ())
         self._adverbs: dict | None = gr["tense_adverbs"]
         self._one_verbs: dict[str, str] = gr["one_verbs"] or {}  # a verb after a noun of one ('have' -> 'has')
+        self.lower_first: frozenset[str] = frozenset(gr["lower_first"] or ())  # words a clause mid-sentence lower-cases
+        art = gr.get("articles")
+        self._agree = None
+        if art:  # articles that agree with the noun after them (`agree`)
+            fem = art["feminine"]
+            self._fem_article = {k: v for k, v in fem.items()} | {k.capitalize(): v[:1].upper() + v[1:] for k, v in fem.items()}
+            self._fem_endings = tuple(art["endings"])
+            self._masculine = frozenset(art["masculine"])
+            self._feminine = frozenset(art["feminine_words"])
+            self._stressed_a = frozenset(art["stressed_a"])
+            self._stressed_keep = frozenset(k for k in fem if not k.endswith("s"))  # 'el área', but 'las áreas'
+            arts = sorted(self._fem_article, key=len, reverse=True)
+            self._agree = re.compile(r"\b(" + "|".join(map(re.escape, arts)) + r") ([a-záéíóúüñ]+)(?=( [a-záéíóúüñ]+)?)")
+            self._contract = tuple((re.compile(r"\b" + re.escape(a) + r"\b"), b) for a, b in art["contract"].items())
 
     def __repr__(self) -> str:
         return f"Language({self.code!r})"
@@ -176,8 +193,11 @@ class Language:
         """A noun's plural as a label makes it ("award" -> "awards"; one already plural is kept):
         the word itself in a language whose nouns have no plural."""
         r = self._plural
-        if r is None or word.endswith(r["suffix"]):
+        if r is None or self.plural(word):
             return word
+        for end, more in r.get("rules") or ():  # by the word's ending ('ciudad' -> 'ciudades'), the first that fits
+            if word.endswith(end):
+                return word[: len(word) - len(end)] + more
         return word + r["suffix"]
 
     def singular(self, label: str) -> str | None:
@@ -187,6 +207,9 @@ class Language:
         if r is None:
             return label
         w = label.lower()
+        if r.get("by_word") and " " in w:  # every word agrees in number ('directores generales' -> 'director general')
+            words = [(self.singular(x) or x) if self.plural(x) else x for x in w.split(" ")]
+            return " ".join(words) if words != w.split(" ") else None
         if w.endswith(tuple(r["not"])):
             return None
         for end, one in r["rules"]:
@@ -224,6 +247,39 @@ class Language:
         if len(words) < 2 or words[-1] not in self._prepositions:
             return None
         return "verb" if words[0].endswith(self._verb_suffix) else "role"
+
+    def feminine(self, noun: str) -> bool:
+        """Whether a noun (or its first two words: 'fecha de', 'empresa matriz') takes the
+        feminine article, by the language's lists, else its ending; never where articles agree
+        with nothing."""
+        if self._agree is None:
+            return False
+        first = noun.split(" ", 1)[0]
+        if noun in self._feminine or first in self._feminine:
+            return True
+        if noun in self._masculine or first in self._masculine:
+            return False
+        return first.endswith(self._fem_endings)
+
+    def agree(self, text: str) -> str:
+        """Articles made to agree with the nouns after them, as the banks write the masculine
+        form ('el {label}' with 'población': 'la población'; 'del fecha': 'de la fecha'; 'el área'
+        stays), then 'de el' and 'a el' contracted: the text as it is where articles agree with
+        nothing."""
+        if self._agree is None:
+            return text
+
+        def fix(m: re.Match) -> str:
+            art, first = m.group(1), m.group(2)
+            noun = first + (m.group(3) or "")  # with the word after it ('empresa matriz')
+            if not self.feminine(noun) or (art.lower() in self._stressed_keep and first in self._stressed_a):
+                return m.group(0)
+            return f"{self._fem_article[art]} {first}"
+
+        text = self._agree.sub(fix, text)
+        for pat, rep in self._contract:
+            text = pat.sub(rep, text)
+        return text
 
     def participle(self, word: str) -> bool:
         """Whether a one-word label is a participle that says what happened ("released",
@@ -365,3 +421,105 @@ def scaled_unit(unit: str | None) -> tuple[int, str] | None:
         if unit in lang.scaled_units:
             return lang.scaled_units[unit]
     return None
+
+
+# --------------------------------------------------------------------------- reading any language
+
+
+@cache
+def month_numbers() -> dict[str, int]:
+    """Every language's month names and their first three letters, lower-cased, to the month's
+    number ('june' and 'jun' 6, 'junio' 6): where names collide they name the same month."""
+    out: dict[str, int] = {}
+    for lang in map(_load, _codes()):
+        if not lang.cased:
+            continue  # months written by number (6月)
+        for i, m in enumerate(lang.months):
+            out.setdefault(m.lower(), i + 1)
+            out.setdefault(m[:3].lower(), i + 1)
+    return out
+
+
+def month_alternation() -> str:
+    """A pattern of every month name (`month_numbers`), longest first."""
+    return "|".join(sorted(map(re.escape, month_numbers()), key=len, reverse=True))
+
+
+_SLOT = re.compile(r"\{(year|month|mon|month_number|day)\}")
+
+
+@cache
+def date_regex(iso: bool = True, portable: bool = False) -> re.Pattern:
+    """A pattern that reads a full date as any language's sites write it (every date style of
+    every language, `dates.styles`, and ISO): a style's words as they are, a comma after them
+    optional, a month by name (full or short, with or without its period) or number. Read a match
+    with `date_of`. `portable`: one that polars' regex engine runs as well."""
+    months = month_alternation()
+    styles = dict.fromkeys(s for lang in map(_load, _codes()) for s in lang.date_styles.values())
+    alts = [r"(?P<iso>(?<!\d)(?P<iso_y>\d{4})-(?P<iso_m>\d{2})-(?P<iso_d>\d{2})(?!\d))"] if iso else []
+    for i, style in enumerate(styles):
+        parts, pos = [], 0
+        for m in _SLOT.finditer(style):
+            lit = style[pos:m.start()]
+            parts.append(re.escape(lit).replace(",", ",?"))
+            slot = m.group(1)
+            parts.append({"year": rf"(?P<y{i}>\d{{4}})", "day": rf"(?P<d{i}>\d{{1,2}})",
+                          "month_number": rf"(?P<n{i}>\d{{1,2}})"}.get(slot, rf"(?P<m{i}>{months})\.?,?"))
+            pos = m.end()
+        parts.append(re.escape(style[pos:]))
+        body = "".join(parts)
+        lead = r"\b" if re.match(r"\w", style.replace("{", "")[:1] or " ") or style.startswith(("{day}", "{month}", "{mon}")) else ""
+        tail = r"\b" if style.endswith("{year}") else ""
+        if style.startswith("{year}"):
+            lead = r"(?<!\d)"
+        alts.append(rf"(?P<s{i}>{lead}{body}{tail})")
+    if portable:  # a pattern polars' engine runs too: no lookbehind, its flag inline
+        return re.compile("(?i)" + "|".join(alts).replace(r"(?<!\d)", r"\b").replace(r"(?!\d)", r"\b"))
+    return re.compile("|".join(alts), re.IGNORECASE)
+
+
+def date_of(m: re.Match) -> tuple[int, int, int]:
+    """(year, month, day) of a `date_regex` match (KeyError or ValueError for no such date)."""
+    name = m.lastgroup
+    if name == "iso":
+        return int(m.group("iso_y")), int(m.group("iso_m")), int(m.group("iso_d"))
+    i = name[1:]
+    month = m.group(f"n{i}") if f"n{i}" in m.re.groupindex else None
+    mo = int(month) if month else month_numbers()[m.group(f"m{i}").lower()]
+    if not 1 <= mo <= 12:
+        raise ValueError(mo)
+    return int(m.group(f"y{i}")), mo, int(m.group(f"d{i}"))
+
+
+@cache
+def scale_words() -> dict[str, float]:
+    """Every language's words for a big number's scale ('million', 'mil millones', '万') and their
+    factors."""
+    return {w.strip(): float(n) for lang in map(_load, _codes()) for n, w in lang.scales}
+
+
+@cache
+def scale_alternation(spaced: bool = False) -> str:
+    """A pattern of every language's scale words, longest first: as written after a number
+    (' million', '万': a word of letters ends at a word's end) when `spaced`, else the words alone
+    ('million', '万')."""
+    forms = {w if spaced else w.strip() for lang in map(_load, _codes()) for _, w in lang.scales}
+    return "|".join(re.escape(w) + (r"\b" if spaced and w[-1:].isascii() and w[-1:].isalpha() else "")
+                    for w in sorted(forms, key=lambda w: (-len(w), w)))
+
+
+@cache
+def empty_slot_alternation() -> str:
+    """A pattern of a word left with nothing after it but a mark, in any language (' since .',
+    ' desde ,', '于。'): each language's `checks.empty_after`, spaced or run on."""
+    alts = []
+    for lang in map(_load, _codes()):
+        words = "|".join(map(re.escape, lang.empty_after))
+        if words:
+            alts.append(rf" (?:{words}) [.,;:)]" if lang.spaced else rf"(?:{words})[。，；）]")
+    return "|".join(alts)
+
+
+def date_forms(d: dt.date) -> list[str]:
+    """A day as every language's sites may write it (each date style of each language)."""
+    return list(dict.fromkeys(lang.date(d, style) for lang in map(_load, _codes()) for style in lang.date_styles))

@@ -23,17 +23,18 @@ rule applied segment by segment, is everything carried forward.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from dataclasses import dataclass, field
 
-from ..language import scale_factors
+from ..language import date_forms, date_of, scale_alternation, scale_factors, scale_words
 from ..tasks.scoring import WIDESEARCH, norm_column, parse_date, parse_table
 from .context import Sample, samples
-from .reading import _DATE_RE, _MONTH_NUM, _NUMBER_RE, MONTHS, URL_RE, plain_number, urls_in
+from .reading import _DATE_RE, _NUMBER_RE, PAGE_OF, URL_RE, plain_number, urls_in
 
-_SCALED = re.compile(r"([-−]?\d[\d,]*(?:\.\d+)?)\s*(million|billion|万|亿)")
-_SCALE = {"million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8}
+_SCALED = re.compile(rf"([-−]?\d[\d,]*(?:\.\d+)?)\s*({scale_alternation()})")
+_SCALE = scale_words()
 PLACEHOLDERS = {"unknown", "present", "n/a", "none", "not found", "—", "-", "未知", "至今", "不详"}
 DERIVED = ("rank", "count")  # cells computed from other values: grounded through them
 
@@ -106,16 +107,8 @@ class _Visible:
                 big = float(m.group(1).replace(",", "").replace("−", "-")) * _SCALE[m.group(2)]
                 self._numbers.update((big, *(big / f for f in scale_factors())))
             for m in _DATE_RE.finditer(raw):
-                g = m.groups()
                 try:
-                    if m.group("iso"):
-                        d = (int(g[1]), int(g[2]), int(g[3]))
-                    elif m.group("zh"):
-                        d = (int(g[5]), int(g[6]), int(g[7]))
-                    elif m.group("mdy"):
-                        d = (int(g[11]), _MONTH_NUM[g[9].lower()], int(g[10]))
-                    else:
-                        d = (int(g[15]), _MONTH_NUM[g[14].lower()], int(g[13]))
+                    d = date_of(m)
                 except (KeyError, ValueError):
                     continue
                 self._dates.add(f"{d[0]:04d}-{d[1]:02d}-{d[2]:02d}")
@@ -146,8 +139,7 @@ class _Visible:
 
     def has_date(self, iso: str) -> bool:
         y, m, d = (int(x) for x in iso.split("-"))
-        month = MONTHS[m - 1]
-        forms = (iso, f"{month} {d}, {y}", f"{d} {month} {y}", f"{y}年{m}月{d}日", f"{month[:3]} {d}, {y}", f"{d} {month[:3]} {y}")
+        forms = (iso, *date_forms(dt.date(y, m, d)))
         return any(f in p for p in self.folded for f in forms) or iso in self.dates
 
 
@@ -385,7 +377,8 @@ def _claim_problem(kind: str, value, ref, msg: dict, vis: _Visible, opened: list
         never = [u for u in urls if u not in opened]
         return f"says it read {never[0]}, never opened" if never else None
     if kind == "list_pages_total":
-        return None if re.search(rf"of {value}\b|共{value}页", vis.text) else f"says the list has {value} pages; no page said so"
+        said = any(int(m.group("n" + m.lastgroup[1:])) == value for m in PAGE_OF.finditer(vis.text))  # 'page 1 of 3'
+        return None if said else f"says the list has {value} pages; no page said so"
     if kind == "tries":
         n = sum(1 for u in opened if u == ref)
         return None if n == value else f"says {ref} was tried {value} times, opened {n}"

@@ -84,6 +84,7 @@ class Narrator:
         self.language = get_language(language)
         self.lang = self.language.code
         self.bank = bank(self.lang)
+        self._starters = frozenset(self.bank["starters"])  # the words its clauses start with
         self.rng = random.Random(seed)
         self.recent: list[str] = []  # the templates of the last turns: not drawn again right away
 
@@ -325,7 +326,7 @@ class Narrator:
         lead = self.pick(self.bank["leads"][kind])
         if not lead:
             return text
-        if self.language.cased and text[:1].isupper() and not _keeps_capital(text):
+        if self.language.cased and text[:1].isupper() and not _keeps_capital(text, self._starters):
             text = text[0].lower() + text[1:]
         return lead + text
 
@@ -344,14 +345,14 @@ class Narrator:
         text = self.bank["space"].join(out)
         if opening:  # the first message opens the task: no connective
             text = _strip_connective(text, self.bank["leads"])
-        return self.language.cap(text)
+        return self.language.cap(self.language.agree(text))  # articles that agree ('la ciudad', 'del país')
 
 
-def _keeps_capital(text: str) -> bool:
-    """A sentence that starts with a name (a word the grammar never starts a clause with) keeps
-    its capital after a lead-in."""
-    m = re.match(r"[A-Za-z]+", text)
-    return m is None or m.group(0) not in _STARTERS
+def _keeps_capital(text: str, starters: frozenset[str]) -> bool:
+    """A sentence that starts with a name (a word the bank's `starters` never holds: the words its
+    clauses start with) keeps its capital after a lead-in."""
+    m = re.match(r"[^\W\d_]+", text)
+    return m is None or m.group(0) not in starters
 
 
 def _strip_connective(text: str, leads: dict) -> str:
@@ -362,10 +363,4 @@ def _strip_connective(text: str, leads: dict) -> str:
     return text
 
 
-# Words the English grammar starts a clause with; after a lead-in they go to lower case (a
-# clause starting with any other word starts with a name and keeps its capital).
-_STARTERS = frozenset(re.findall(r"\w+", """The That This So Searching Opening Reading Checking Looking Let First Trying
-Nothing No Zero After Still Found Page All Handy Only Collecting Following Dropping Excluding Confirmed Not Loading Got One
-There Conflict For Progress With Done Every Starting Best A An Either Because Two Everything To Careful Since Of Both Three
-Four Five Six Seven Eight Nine Ten Several None Most Each Its Their It Both Next Now Then Another Once What Which
-Here Two Whether In On At From By Before Back Again Some These Those Neither Within Under Over Just Well Close Taking Going"""))
+

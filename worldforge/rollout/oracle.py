@@ -36,12 +36,15 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from ..language import BASE, scale_words
 from ..language import get as get_language
 from ..plumbing import stable_hash
 from ..web.grammar import word
 from .env import Episode, ToolCall, markdown_table
 from .narrator import Event, Narrator
 from .reading import (
+    RANGE_SEP,
+    SINCE_WORDS,
     Page,
     Span,
     in_unit,
@@ -476,7 +479,7 @@ class Research:
             for cell in page.infobox_rows(label):
                 m = _LINK.search(cell)
                 tail = cell[m.end():] if m else ""
-                if hop.get("current") and re.search(r"[–至]", tail):
+                if hop.get("current") and RANGE_SEP.search(tail):
                     continue  # an ended link ('(June 1, 2001 – May 2, 2005)')
                 if m:
                     out.append(_Item(m.group(1), m.group(2), _tag_span(tail)))
@@ -744,7 +747,7 @@ class Research:
         """Keep, reject, or NEED: every condition the candidate's list does not already settle.
         A candidate whose page never loads (and no other source stands in) is left out, and said so."""
         if c.url in self.failed and self.page(c.url, ("check", c.name, "")) is None:
-            self.note("unreadable", name=c.name)
+            self.note("unreadable", names=c.name)
             return None
         conds = {x["letter"]: x for x in self.q.get("conditions", [])}
         combo = self.q.get("combo") or ""
@@ -1348,7 +1351,9 @@ class Research:
         cond_text = v.phrase("combo", q.get("combo") or "", A=texts.get("A", ""), B=texts.get("B", ""), C=texts.get("C", ""))
         cond_text = v.phrase("scoped", conds=cond_text, scope=scope) if cond_text and scope else cond_text or scope
         cond_text = cond_text or v.phrase("all")
-        one = q["type"].replace("_", " ")
+        # one of the rows: the pack's type name in its own language, else the language's singular
+        # of the question's plural ('empresa', 公司; the type's English name was written into both)
+        one = q["type"].replace("_", " ") if self.lang.code == BASE else self.lang.singular(q["plural"]) or q["plural"]
         shape = q["shape"]
         if shape == "ranked":
             rk = q["rank"]
@@ -1711,11 +1716,11 @@ def _tag_span(tail: str) -> Span:
 def _tag_dates(tail: str) -> Span:
     if not tail.strip():
         return Span()
-    d = [read_date(x) for x in re.split(r"[–至]", tail)]
+    d = [read_date(x) for x in RANGE_SEP.split(tail)]
     if len(d) == 2 and d[0] and d[1]:
         return Span(d[0].year, d[1].year)
     if d and d[0]:
-        return Span(d[0].year, None, "since" in tail or "起" in tail)
+        return Span(d[0].year, None, any(w in tail for w in SINCE_WORDS))
     _, span = read_span(tail.strip())
     return span
 
@@ -1762,7 +1767,7 @@ def _from_prose(text: str, label: str, kinds: tuple[str, ...], known: set[str], 
         tail = text[at + len(v):] if at >= 0 else ""
         if v is None or len(tail.strip()) < 2 or re.match(r"[,.]?\d", tail):  # at the cut, or cut inside a figure ('20,63')
             continue
-        if kind == "number" and not any(w in (unit or "") for w in ("million", "billion", "万", "亿")):
+        if kind == "number" and not any(w in (unit or "") for w in scale_words()):
             n = read_number(v, scaled=True)  # prose rounds big figures ('1.2 million people')
             v = plain_number(n) if n is not None else v
         return v

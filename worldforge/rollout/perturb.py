@@ -25,8 +25,9 @@ import datetime as dt
 import re
 
 from ..language import get as get_language
+from ..language import languages
 from ..plumbing import URL_PATTERN, stable_hash
-from ..web.grammar import word
+from ..web.grammar import bank_forms, word
 from ..world.options import PERTURBATION_TOOLS
 
 _U64 = float(2**64)
@@ -68,12 +69,15 @@ def _is_han(ch: str) -> bool:
     return "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
 
 
+_PAGES_NAV = tuple(a.rstrip(":： ") for a, _ in bank_forms("pages_nav", "links"))  # a list's page links: 'Pages', '页码'
+
+
 def _cuttable(line: str) -> bool:
     """A line a cut leaves visibly unfinished: prose (which always ends in a full stop, a closing
     quote or bracket) or a table row (which always ends in '|'); prose may open in bold (a news
     item's dateline, "**Context.** ...")."""
     s = line.lstrip()
-    return bool(s) and (s[0] == "|" or s.startswith("**") or (s[0] not in "-#*>" and not s.startswith(("Pages", "页码"))))
+    return bool(s) and (s[0] == "|" or s.startswith("**") or (s[0] not in "-#*>" and not s.startswith(_PAGES_NAV)))
 
 
 def _open_link(head: str) -> bool:
@@ -137,15 +141,19 @@ def looks_cut(markdown: str) -> bool:
 
 # Numbers that may be altered: not inside link targets, ISO dates, day-month-year dates or
 # 4-digit years; a run of digits with optional thousands separators and decimals.
-_MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December|"
-           "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec")
+# Month names as each language writes them, whole and short ('January', 'Jan', 'enero', 'ene'),
+# and the words between a day and its month ('3 June', '3 de junio') in any language's styles.
+_MONTHS = "|".join(dict.fromkeys(w for c in languages() for m in get_language(c).months if get_language(c).cased
+                                 for w in (m, m[:3])))
+_DAY_MONTH = "|".join(dict.fromkeys(re.escape(st[st.index("{day}") + 5:st.index("{mon")]) for c in languages()
+                                    for st in get_language(c).date_styles.values() if "{mon" in st and st.find("{day}") < st.find("{mon")))
 # A day next to a month name is part of a date, with or without its year (a snippet may cut the year off).
 # Chinese dates ('2025年6月30日', '6月30日') and years ('2001年') are protected the same way; CJK
 # characters count as word boundaries, so '35万' or '175厘米' has an alterable number.
 _CJK = "\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef"  # CJK characters and punctuation
 _W = rf"[^\W{_CJK}]"
 _PROTECT = re.compile(rf"\]\([^)]*\)|{URL_PATTERN}|\d{{4}}-\d{{2}}-\d{{2}}|"
-                      rf"\b\d{{1,2}} (?:{_MONTHS})\.?(?: \d{{4}})?\b|\b(?:{_MONTHS})\.? \d{{1,2}}(?:, \d{{4}})?\b|\+\d+|"
+                      rf"\b\d{{1,2}}(?:{_DAY_MONTH})(?:{_MONTHS})\.?(?:(?:{_DAY_MONTH})\d{{4}})?\b|\b(?:{_MONTHS})\.? \d{{1,2}}(?:, \d{{4}})?\b|\+\d+|"
                       r"(?:\d{4}年)?\d{1,2}月(?:\d{1,2}日)?|\d{4}年")
 _NUMBER = re.compile(rf"(?<![.]|{_W})\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?!{_W})|(?<![.,]|{_W})\d+(?:\.\d+)?(?![,]|{_W})")
 

@@ -21,20 +21,13 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from urllib.parse import urlsplit
 
-from ..language import Language, scaled_unit, written_in
+from ..language import Language, date_of, date_regex, languages, scale_alternation, scale_words, scaled_unit, written_in
+from ..language import get as get_language
 from ..plumbing import URL_PATTERN
-from ..web.grammar import BANKS
+from ..web.grammar import BANKS, bank_forms
 from . import perturb
 
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december")
-_MONTH_NUM = {m: i + 1 for i, m in enumerate(MONTHS)} | {m[:3]: i + 1 for i, m in enumerate(MONTHS)}
-_MONTH_RE = "|".join(sorted(_MONTH_NUM, key=len, reverse=True))
-_DATE_RE = re.compile(
-    rf"(?P<iso>(?<!\d)(\d{{4}})-(\d{{2}})-(\d{{2}})(?!\d))"
-    rf"|(?P<zh>(\d{{4}})年(\d{{1,2}})月(\d{{1,2}})日)"
-    rf"|(?P<mdy>\b({_MONTH_RE})\.? (\d{{1,2}}),? (\d{{4}})\b)"
-    rf"|(?P<dmy>\b(\d{{1,2}}) ({_MONTH_RE})\.?,? (\d{{4}})\b)", re.IGNORECASE)
+_DATE_RE = date_regex()  # a full date in any language's date styles, or ISO (`language.date_regex`)
 # A figure: not a part of a word or code (Latin letters and digits before it; CJK text may be)
 _NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_.])[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![A-Za-z0-9_.,])[-−]?\d+(?:\.\d+)?")
 _YEAR_RE = re.compile(r"(?<!\d)(\d{4})(?!\d)")
@@ -74,16 +67,30 @@ def urls_in(text: str) -> list[str]:
 _RESULT_RE = re.compile(r"^\[(\d+)\] (\S+)\nTitle: (.*)\nSnippet: (.*)\nDate: (.*)$", re.M)
 _SEARCH_HEAD_RE = re.compile(r'^Search results for "(.*)" \((\d+)-(\d+) of about (\d+)\):', re.M)
 _NO_RESULTS_RE = re.compile(r'^No results found for "(.*?)"', re.M)
-# A tenure or event span after a list item: "(since 2016)", "(2018–2021)", "(2023)", "（2019年起）".
-_SPAN_RE = re.compile(r"[（(](?:since (\d{4})|(\d{4})年起|(\d{4})[–-](\d{4})|(\d{4}))[）)]\s*$")
+
+
+# A tenure or event span after a list item: "(since 2016)", "(2018–2021)", "(2023)", "（2019年起）",
+# "(desde 2016)": an open span in each language's `since_year` words.
+_SINCE = "|".join(f"{re.escape(a)}\\d{{4}}{re.escape(b)}" for a, b in bank_forms("since_year", "a"))
+_SPAN_RE = re.compile(r"[（(](?:(?P<since>" + _SINCE.replace("\\d{4}", "(?:\\d{4})") + r")|(\d{4})[–-](\d{4})|(\d{4}))[）)]\s*$")
+# the words of an open span after a link's date (' (since June 25, 2016)', '（2016年6月25日起）')
+SINCE_WORDS = tuple(w.strip(" （）()") for a, b in bank_forms("tag_since_date", "d") for w in (a, b) if w.strip(" （）()"))
 # an article's last line saying when it was last edited, in any language's words (`web/banks`)
 _EDITED_RE = re.compile("^(?:" + "|".join(re.escape(b["edited"][0]).replace(re.escape("{date}"), "(.+)")
                                           for b in BANKS.values()) + ")$")
-_PAGE_OF_RE = re.compile(r"page (\d+) of (\d+)|第(\d+)页，共(\d+)页")
+# 'page 2 of 5', '第2页，共5页': each language's `page_of`, the page and the count by name
+_PAGE_OF_RE = re.compile("|".join(
+    re.escape(o).replace(re.escape("{p}"), f"(?P<p{i}>\\d+)").replace(re.escape("{n}"), f"(?P<n{i}>\\d+)")
+    for i, o in enumerate(dict.fromkeys(o for b in BANKS.values() for o in b["page_of"]))))
+PAGE_OF = _PAGE_OF_RE
+# between a range's two dates in any language (' – ', '至'): each language's `tag_range`
+RANGE_SEP = re.compile("|".join(dict.fromkeys(
+    re.escape(o[o.index("{d}") + 3:o.index("{e}")].strip()) for b in BANKS.values() for o in b["tag_range"])))
+PAGES_NAV = tuple(a for a, _ in bank_forms("pages_nav", "links"))  # 'Pages: ', '页码：'
 _FIELD_SPLIT = re.compile(r"[;；]\s*(?=\[)")  # between the links of one profile field
 _RULE_RE = re.compile(r"^\|?[-:| ]+\|?$")
-_SCALE = {"million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8}
-_SCALED_RE = re.compile(r"^\s*[-−]?[\d,]+(?:\.\d+)?\s*(million|billion|万|亿)")
+_SCALE = scale_words()  # 'million', 'millones', '万': factors
+_SCALED_RE = re.compile(rf"^\s*[-−]?[\d,]+(?:\.\d+)?\s*({scale_alternation()})")
 
 
 # --------------------------------------------------------------------------- values
@@ -92,15 +99,8 @@ _SCALED_RE = re.compile(r"^\s*[-−]?[\d,]+(?:\.\d+)?\s*(million|billion|万|亿
 def read_date(text: str) -> dt.date | None:
     """The first full date written in `text`, in any of the sites' styles."""
     for m in _DATE_RE.finditer(text):
-        g = m.groups()
         try:
-            if m.group("iso"):
-                return dt.date(int(g[1]), int(g[2]), int(g[3]))
-            if m.group("zh"):
-                return dt.date(int(g[5]), int(g[6]), int(g[7]))
-            if m.group("mdy"):
-                return dt.date(int(g[11]), _MONTH_NUM[g[9].lower()], int(g[10]))
-            return dt.date(int(g[15]), _MONTH_NUM[g[14].lower()], int(g[13]))
+            return dt.date(*date_of(m))
         except (ValueError, KeyError):
             continue
     return None
@@ -204,7 +204,7 @@ _DATE_TEXT = re.compile(r"\d{4}\s*[–-]|\d\s*[年月日]|^\s*\d{4}\s*$")
 
 
 # where a timeline line's end date begins (', until 3 May 2005', '，至2005年5月3日'), after the link's note
-_UNTIL = re.compile(r",\s*until\s|，至")
+_UNTIL = re.compile("|".join(re.escape(a).replace(",\\ ", ",\\s*").replace("\\ ", "\\s") for a, _ in bank_forms("until", "d")))
 
 
 def _bracketed(t: str) -> str | None:
@@ -245,10 +245,10 @@ def read_span(text: str) -> tuple[str, Span]:
     m = _SPAN_RE.search(text)
     if m is None:
         return text.strip(), Span()
-    a, b, c, d, e = m.groups()
+    since, c, d, e = m.group("since"), m.group(2), m.group(3), m.group(4)
     head = text[:m.start()].strip()
-    if a or b:
-        return head, Span(int(a or b), None, True)
+    if since:
+        return head, Span(int(_YEAR_RE.search(since).group(1)), None, True)
     if c:
         return head, Span(int(c), int(d))
     return head, Span(int(e), int(e))
@@ -296,7 +296,9 @@ _SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|(?<=[。；！？])")
 # (a list item's dash ends one too: a page's "Lists" bullets, flattened into a snippet, follow
 # its last key date: "1888 – Independence Lists - Seasons in Yortamirland (4 entries)")
 _CLAUSE_END = re.compile(r", |; |，|；|、| and | while | but |, and | - ")
-_UNIT = re.compile(r"\s?([A-Za-z%]{1,10}|[\u4e00-\u9fff]{1,4})")
+_UNIT = re.compile(r"\s?([A-Za-zÀ-ÖØ-öø-ÿ%]{1,10}|[\u4e00-\u9fff]{1,4})")
+# words after a number that are no unit ('5 and', '1990 since'), in every language
+_NOT_UNITS = frozenset(w for lang in map(get_language, languages()) for w in lang.function_words)
 
 
 def snippet_value(snippet: str, label: str, name: str) -> str | None:
@@ -463,7 +465,7 @@ def _values(text: str, kind: str, known, lang: Language) -> list[str]:
             if (_YEAR_RE.fullmatch(m.group(0)) and not scaled) or _DATE_RE.search(near):
                 continue
             unit = _UNIT.match(text, m.end())
-            end = unit.end() if unit and unit.group(1).lower() not in ("and", "or", "in", "as", "of", "the", "while", "since", "to") else m.end()
+            end = unit.end() if unit and unit.group(1).lower() not in _NOT_UNITS else m.end()
             out.append(text[m.start(): end].strip())
         return out
     return [v for *_, v in _string_hits(text, known, lang)]
@@ -517,7 +519,7 @@ def _first_value(window: str, clause: int) -> tuple[int, int, str] | None:
             return None  # a year, or part of a date: not a figure
         end = n.end()
         unit = _UNIT.match(window, end)
-        if unit and unit.group(1).lower() not in ("and", "or", "in", "as", "of", "the", "while", "since"):
+        if unit and unit.group(1).lower() not in _NOT_UNITS:
             end = unit.end()
         return n.start(), end, window[n.start(): end].strip()
     return None
@@ -602,9 +604,14 @@ class Page:
         return self.sections.get(heading.strip().lower())
 
 
+# between a list's items in any language (', ', ' and ', '、', '和', ' y ')
+_LIST_SPLIT = re.compile("|".join(sorted({re.escape(m) for lang in map(get_language, languages()) for m in (lang.list_sep, lang.and_)},
+                                         key=lambda m: (-len(m), m))))
+
+
 @lru_cache(maxsize=4096)
 def _split_labels(low: str) -> tuple[str, ...]:
-    return tuple(x.strip() for x in re.split(r", | and |、|和", low) if x.strip())
+    return tuple(x.strip() for x in _LIST_SPLIT.split(low) if x.strip())
 
 
 def links_in(text: str) -> list[tuple[str, str]]:
@@ -723,7 +730,7 @@ def _parse_body(page: Page, body: str) -> None:
             lk = _LINK_RE.match(line[2:])
             if lk and sec is not None:
                 rest = line[2 + lk.end():]
-                if re.search(r"\((\d[\d,]*) entr(?:ies|y)\)$|（(\d[\d,]*)项）$", rest):  # a part's list of lists
+                if _ENTRIES.search(rest):  # a part's list of lists
                     page.lists.append((lk.group(1), lk.group(2), int(read_number(rest) or 0)))
                     continue
                 head, span = read_span(rest)
@@ -749,15 +756,26 @@ def _parse_body(page: Page, body: str) -> None:
             lk = _LINK_RE.search(cell)
             if lk is None:
                 continue
-            days = [read_date(x) for x in re.split(r"[–至]", cell[lk.end():]) if x.strip()]
+            days = [read_date(x) for x in RANGE_SEP.split(cell[lk.end():]) if x.strip()]
             if days and days[0] is not None:
                 page.timeline.append(Dated(days[0], label, lk.group(1), lk.group(2), days[1] if len(days) > 1 else None))
         page.timeline.sort(key=lambda d: d.date)
 
 
+# a list of lists' count after its link ('(8 entries)', '（8项）'), in any language
+_ENTRIES = re.compile("|".join(re.escape(b).replace(re.escape("{count}"), r"\d[\d,]*") + "$"
+                               for k in ("list_entry", "list_entry_one") for _, b in bank_forms(k, "url")
+                               for b in [b.removeprefix(")")]))
+# the text of a link to a list's own page ('a separate page', '完整列表'), not a name
+_LIST_LINKS = frozenset(m for b in BANKS.values() for k in ("more_one", "more_list") for o in b.get(k) or ()
+                        for m in re.findall(r"\[([^\]{}]+)\]\(\{url\}\)", o))
+# an article's lead naming its other names (' (also known as ', '（又名'), in any language
+_AKA = re.compile(r"\s*[（(](?:" + "|".join(re.escape(a.strip().lstrip("（(")) for a, _ in bank_forms("aka", "aliases")) + r")(.*?)[）)]")
+
+
 def _is_name_link(text: str) -> bool:
     """Link text that names an entity (a capitalised or CJK name) rather than pointing at a list."""
-    return bool(text) and (text[0].isupper() or "\u4e00" <= text[0] <= "\u9fff") and text not in ("单独页面", "完整列表")
+    return bool(text) and (text[0].isupper() or "\u4e00" <= text[0] <= "\u9fff") and text not in _LIST_LINKS
 
 
 def _lead_line(page: Page, line: str) -> None:
@@ -766,7 +784,7 @@ def _lead_line(page: Page, line: str) -> None:
         if end > 2:
             page.name = line[2:end]
             rest = line[end + 2:]
-            m = re.match(r"\s*[（(](?:also known as |又名)(.*?)[）)]", rest)
+            m = _AKA.match(rest)
             if m:
                 page.aliases = tuple(a.strip("* ") for a in re.split(r"\*, \*|\*、\*", m.group(1)))
         return
@@ -776,13 +794,14 @@ def _lead_line(page: Page, line: str) -> None:
         page.dated = page.dated or read_date(line)
         m = _PAGE_OF_RE.search(line)
         if m:
-            page.page, page.pages = int(m.group(1) or m.group(3)), int(m.group(2) or m.group(4))
+            i = m.lastgroup[1:]
+            page.page, page.pages = int(m.group("p" + i)), int(m.group("n" + i))
         return
     if line.startswith("- **"):
         _field(page, line)
         return
     nav = _LINK_RE.findall(line)
-    if nav and ("→" in line or "←" in line or line.startswith(("Pages:", "页码："))):
+    if nav and ("→" in line or "←" in line or line.startswith(PAGES_NAV)):
         for text, u in nav:
             if "→" in text:
                 page.next_url = u

@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 
 from ..language import Language
 from ..web.grammar import word
-from .reading import Page, Span, page_links
+from .reading import PAGE_OF, Page, Span, page_links
 
-PAGE_TAG = re.compile(r"\s*[（(](?:page \d+ of \d+|第\d+页，共\d+页)[）)]$")
+PAGE_TAG = re.compile(r"\s*[（(](?:" + PAGE_OF.pattern + r")[）)]$")  # ' (page 2 of 5)' in any language
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 
 
@@ -146,8 +146,8 @@ class ListReader:
             return NEED
         for x in res:
             if norm(PAGE_TAG.sub("", x.title)) == norm(self.title):
-                m = re.search(r"(?:page (\d+) of|第(\d+)页)", x.title)
-                self.known.setdefault(int(m.group(1) or m.group(2)) if m else 1, x.url)
+                m = PAGE_OF.search(x.title)
+                self.known.setdefault(int(m.group("p" + m.lastgroup[1:])) if m else 1, x.url)
         return None
 
     @property

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from ..web.text import MONTHS
+from ..language import get as get_language
 
 QUESTIONS = Path(__file__).parent / "questions"  # the phrase bank of each language: questions/<lang>.yaml
 
@@ -31,7 +31,7 @@ def question_languages() -> list[str]:
 
 def question_date(d: dt.date, language: str) -> str:
     """A date as a question in `language` writes it (the bank's `date`: 'June 30, 2025', 2025年6月30日)."""
-    return question_bank(language)["date"].format(year=d.year, month=d.month, day=d.day, month_name=MONTHS[d.month - 1])
+    return question_bank(language)["date"].format(year=d.year, month=d.month, day=d.day, month_name=get_language(language).months[d.month - 1])
 
 
 def balanced(options: list[str], used: Counter, draw: Callable[[int], int]) -> str:

@@ -94,11 +94,12 @@ def column_pool(s: TaskSchema, t: str, base: str, exclude: set[str] = frozenset(
                 if one is not None and not attr.hidden:
                     v = attr.translation(s.language).get(one.value, one.value)
                     out.append(Column(v, (), None, STRING, v, base=base, agg="list", via=st, items=v, only=(a, v)))
-        if s.language != BASE:  # a label in another language is already the noun of the list: 下辖城市, 创始人
-            out.append(Column(label, (), None, LIST, label, base=base, agg="list", via=st, items=label))
-            out.append(Column(forms["count"].format(items=label), (), None, NUMBER, label, base=base, agg="count", via=st))
+        if s.language != BASE:  # a label in another language is already the noun of the list: 下辖城市, 创始人, productos
+            mid = s.lang.mid(label)
+            out.append(Column(mid, (), None, LIST, label, base=base, agg="list", via=st, items=mid))
+            out.append(Column(forms["count"].format(items=mid), (), None, NUMBER, label, base=base, agg="count", via=st))
             if rs.history or rs.date:
-                out.append(Column(forms["latest"].format(item=label), (), None, NUMBER, label, base=base, agg="latest", via=st))
+                out.append(Column(forms["latest"].format(item=mid), (), None, NUMBER, label, base=base, agg="latest", via=st))
             continue
         low = label.lower()  # (the pack's English label, made the list's plural noun)
         shape = phrase_label(low)

@@ -364,7 +364,7 @@ class MultiHopSampler:
         tail = say(mh["tails"]).format(cols=bank["column"].format(name=both, hint=hint) if hint else both)
         when = say(mh["when"]).format(date=question_date(self.as_of, s.language))
         purpose = balanced(mh["purposes"], self.openings, lambda n: int(wording.integers(n)))
-        question = bank["sentence_sep"].join([purpose, q, when, tail])
+        question = s.lang.agree(bank["sentence_sep"].join([purpose, q, when, tail]))  # articles that agree ('la ciudad')
         hops_out = []
         for e in path:
             hk = g.kinds[int(g.kind[e])]

@@ -287,7 +287,8 @@ class TaskSchema:
         return lt.plural if lt is not None and lt.plural else None
 
     def singular(self, t: str) -> str:
-        return self.own_noun(t) or t.replace("_", " ")
+        own = self.own_noun(t)  # the language's singular of the pack's plural ('empresas' -> 'empresa'; 公司 as it is)
+        return (self.lang.singular(own) or own) if own else t.replace("_", " ")
 
     def plural(self, t: str) -> str:
         return self.own_noun(t) or self.types[t].pages.plural or plural_word(t.replace("_", " "))
@@ -324,7 +325,7 @@ class TaskSchema:
         if a == "name":
             return self.word("name")
         if self.language != BASE:  # the pack's label in the language is its noun (English derives one)
-            return self.label(t, a)
+            return self.lang.mid(self.label(t, a))
         s = self.types[t].attributes[a]
         word = (s.label or a.replace("_", " ")).strip()
         low = word.lower()
@@ -340,7 +341,7 @@ class TaskSchema:
         else:
             noun = None
         if self.language != BASE:  # (the pack's nouns are English)
-            return self.singular(step.target) if step.reverse else self.label(step.source, step.name)
+            return self.singular(step.target) if step.reverse else self.lang.mid(self.label(step.source, step.name))
         if noun and noun.endswith(" of {subject}") and noun.startswith("the "):
             return noun[4:-len(" of {subject}")]
         if step.reverse:
@@ -371,7 +372,8 @@ class TaskSchema:
             label = dict(self.link_notes(r))[a]
             return question_bank(self.language)["hop_noun"].format(label=self.lang.mid(label), subject="{subject}")
         if self.language != BASE:  # 华星科技有限公司的总部所在地 (the pack's nouns and English shapes are English)
-            return question_bank(self.language)["hop_noun"].format(label=self.label(step.source, step.name), subject="{subject}")
+            return question_bank(self.language)["hop_noun"].format(label=self.lang.mid(self.label(step.source, step.name)),
+                                                                   subject="{subject}")
         if step.kind == "rel":
             rs = self.relations[step.name]
             if rs.noun:
@@ -425,7 +427,8 @@ class TaskSchema:
             if col.attr == "start":
                 return [], f"year({x}.valid_from)"
             if col.attr == "end":
-                return [], f"coalesce(CAST(year({x}.valid_to) AS VARCHAR), 'present')"
+                present = self.word("present").replace("'", "''")  # an open end, as the task's language says it
+                return [], f"coalesce(CAST(year({x}.valid_to) AS VARCHAR), '{present}')"
             if col.attr != "date":  # the link's own attribute (a job's department; a supervisor by name)
                 return [], note_sql(self.world, bases["rel"], col.attr, table=x)
             return [], f"{x}.valid_from"

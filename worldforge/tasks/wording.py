@@ -221,7 +221,13 @@ class Wording:
 
     def describe(self, task) -> tuple[str, list[str], list[str], str]:
         """The question of a table task, its constraints as worded, the values it names (a
-        paraphrase must keep them) and a natural search query for the rows."""
+        paraphrase must keep them) and a natural search query for the rows; its articles agree
+        with their nouns where the language's do ('las empresas')."""
+        q, texts, values, query = self._describe(task)
+        agree = self.s.lang.agree
+        return agree(q), [agree(x) for x in texts], values, agree(query)
+
+    def _describe(self, task) -> tuple[str, list[str], list[str], str]:
         s = self.s
         o = self.order
         c = task.cand

@@ -23,9 +23,9 @@ from zlib import crc32
 
 import yaml
 
-from ..language import BASE, languages
+from ..language import BASE, date_regex, languages
 from ..language import get as get_language
-from .text import MONTHS, pick
+from .text import pick
 
 # --------------------------------------------------------------------------- phrase banks
 
@@ -46,6 +46,18 @@ BANKS: dict[str, dict[str, tuple[str, ...]]] = {
 
 def bank(lang: str = BASE) -> dict[str, tuple[str, ...]]:
     return BANKS.get(lang, BANKS[BASE])
+
+
+def bank_forms(key: str, slot: str) -> list[tuple[str, str]]:
+    """(before, after) the slot in every language's page-bank options of `key` ('since {a}':
+    ('since ', ''); '{a}年起': ('', '年起')): what the reader looks for is what the writer writes."""
+    out = []
+    for b in BANKS.values():
+        for o in b.get(key) or ():
+            if "{" + slot + "}" in o:
+                before, _, after = o.partition("{" + slot + "}")
+                out.append((before, after))
+    return list(dict.fromkeys(out))
 
 
 def word(lang: str, key: str, **fields) -> str:
@@ -177,16 +189,14 @@ def choose_h(options: tuple[str, ...], h: int) -> str:
 
 
 # Function words that open a clause; placed mid-sentence they go to lower case.
-_LOWER_FIRST = frozenset("It Its The On In For Records As From Between Since Starting After Later Then Early By A An "
-                         "Subsequently Afterwards Aged At That Late Soon "
-                         "Two Three Four Five Six Seven Eight Nine Ten Eleven Twelve".split())
 _FIRST_WORD = re.compile(r"[^ ,:]*(?=[ ,:])")  # a clause's first word, followed by a space, comma or colon
 
 
-def lower_start(clause: str) -> str:
-    """A clause placed mid-sentence: a leading function word in lower case (names stay as they are)."""
+def lower_start(clause: str, lang: str = BASE) -> str:
+    """A clause placed mid-sentence: a leading function word in lower case (names stay as they
+    are), by the language's `grammar.lower_first`."""
     m = _FIRST_WORD.match(clause)
-    if m is not None and m.group() in _LOWER_FIRST:
+    if m is not None and m.group() in get_language(lang).lower_first:
         return m.group().lower() + clause[m.end():]
     return clause
 
@@ -200,7 +210,7 @@ def join_clauses_h(clauses: list[str], h: int, lang: str = BASE) -> str:
     """`join_clauses` with the key given as its checksum (`choose_h`)."""
     language = get_language(lang)
     if language.cased:  # a clause inside a sentence starts with a small letter ("it was", not "It was")
-        clauses = clauses[:1] + [lower_start(c) for c in clauses[1:]]
+        clauses = clauses[:1] + [lower_start(c, lang) for c in clauses[1:]]
     n = len(clauses)
     if n == 0:
         return ""
@@ -233,14 +243,17 @@ def number_words(n: int, lang: str = BASE) -> str:
 
 
 _SKEL_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_SKEL_DATE = re.compile(r"\b(?:\d{4}-\d{2}-\d{2}|(?:" + "|".join(MONTHS) + "|" + "|".join(m[:3] for m in MONTHS)
-                        + r")\.? \d{1,2},? \d{4}|\d{1,2} (?:" + "|".join(MONTHS) + "|" + "|".join(m[:3] for m in MONTHS)
-                        + r")\.? \d{4})\b")
+_SKEL_DATE = date_regex(portable=True)  # any language's dates, and ISO (polars runs it too: web/report.py)
 _SKEL_NUM = re.compile(r"\d[\d,.]*")
 _SENT = re.compile(r"(?:(?<=[.!?])|(?<=[.!?]”))\s+(?=[A-Z“\[*])|(?<=[。！？])(?!”)|(?<=[。！？]”)")
 
 
 _NUMBERED = re.compile(r"\d+\. ")
+
+
+# paragraphs that are a page's furniture, not prose: every language's links out and page lists
+_FURNITURE = ("---", *dict.fromkeys(o.split("{")[0] for b in BANKS.values() for k in ("read_more", "more_about", "pages_nav")
+                                    for o in b[k]))
 
 
 def prose_sentences(markdown: str) -> list[str]:
@@ -249,7 +262,7 @@ def prose_sentences(markdown: str) -> list[str]:
     out = []
     for para in markdown.split("\n\n"):
         para = para.strip()
-        if (not para or para[0] in "#|-*[" or para.startswith(("---", "Read more", "More about", "阅读更多", "更多关于", "Pages: ", "页码："))
+        if (not para or para[0] in "#|-*[" or para.startswith(_FURNITURE)
                 or _NUMBERED.match(para)):  # a numbered list (references)
             continue
         out.extend(s for s in _SENT.split(para.replace("\n", " ")) if s)

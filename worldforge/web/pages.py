@@ -401,7 +401,8 @@ class WorldView:
         """The type as a common noun in the world's language ('football player', '球员')."""
         if self.lang == BASE:  # (the pack's own plural is a plural; its type name is the noun)
             return t.replace("_", " ")
-        return self.types[t].pages.text("plural", self.lang) or t.replace("_", " ")
+        own = self.types[t].pages.text("plural", self.lang)  # its singular as the language makes it ('ciudades' -> 'ciudad'; 城市)
+        return (get_language(self.lang).singular(own) or own) if own else t.replace("_", " ")
 
     def description(self, t: str) -> str:
         """What an entity of type t is, for an article's first sentence ('a professional football

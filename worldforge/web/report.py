@@ -100,7 +100,7 @@ MAX_PAGES = 40_000  # pages the variety measures read whole (a demo world is abo
 REPORT_MEMORY = "1GB"  # what the sample's query may hold before spilling to disk
 
 
-def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
+def web_report(web: str | Path, max_pages: int = MAX_PAGES, language: str | None = None) -> dict:
     """The variety and length measures of a rendered web folder: every page up to `max_pages`,
     else a fixed sample of that many pages (by URL hash)."""
     con = open_pages(Path(web))
@@ -117,7 +117,7 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES) -> dict:
             "SELECT DISTINCT regexp_replace(title, ' \\([^)]*\\)$', '') FROM pages WHERE kind IN ('article', 'profile') "
             "AND subject IS NOT NULL LIMIT 200000").fetchall() if r[0] and len(r[0]) >= 2]
         written = Counter(written_in(r[4] or "").code for r in rows[:200])  # the web's language: most of its pages'
-        lang = next((c for c, n in written.most_common() if c != BASE and n > 100), BASE)
+        lang = language or next((c for c, n in written.most_common() if c != BASE and n > 100), BASE)  # (by script, unless told)
     finally:
         con.close()
     kind_words: dict[str, list[int]] = defaultdict(list)

@@ -82,9 +82,15 @@ def _register(index, language: str) -> None:
     import tantivy
 
     tok = get_language(language).search["tokenizer"]
-    if tok.get("regex"):
-        index.register_tokenizer(tok["name"], tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(tok["regex"]))
-                                 .filter(tantivy.Filter.lowercase()).build())
+    if not (tok.get("regex") or tok.get("filters")):
+        return  # one of tantivy's own (en_stem)
+    # words by the language's pattern (else tantivy's simple split), then its filters in order: a
+    # name ('lowercase', 'ascii_fold') or {name: argument} ({stemmer: spanish})
+    b = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(tok["regex"]) if tok.get("regex") else tantivy.Tokenizer.simple())
+    for f in tok.get("filters") or ["lowercase"]:
+        name, arg = next(iter(f.items())) if isinstance(f, dict) else (f, None)
+        b = b.filter(getattr(tantivy.Filter, name)(*(() if arg is None else (arg,))))
+    index.register_tokenizer(tok["name"], b.build())
 
 
 def _schema(language: str = BASE):

@@ -196,7 +196,7 @@ def render_world(world_path: str | Path, options: RenderOptions | None = None, *
 
         release_memory()  # the store's buffers
         t2 = time.perf_counter()
-        report.variety = web_report(partial)
+        report.variety = web_report(partial, language=info.world.spec.language)
         t3 = time.perf_counter()
         progress("index", 0, 1)
         indexed = joined.result()

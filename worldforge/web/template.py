@@ -31,8 +31,9 @@ def _unthe(tpl: str, subject: str) -> str:
 
 _S_POSSESSIVE = re.compile(r"(?<=\w)(s)'s\b")
 # The last passes a language's `polish` names (worldforge/language/<code>.yaml), by name.
-_POLISH = {"possessive_s": lambda text: _S_POSSESSIVE.sub(r"\1'", text) if "s's " in text else text,  # "Wanderers' league"
-           "articles": g.fix_articles}  # "an appliance"
+_POLISH = {"possessive_s": lambda text, lang: _S_POSSESSIVE.sub(r"\1'", text) if "s's " in text else text,  # "Wanderers' league"
+           "articles": lambda text, lang: g.fix_articles(text),  # "an appliance"
+           "agreement": lambda text, lang: lang.agree(text)}  # "la población", "del país"
 
 
 def _once(facts: list[Fact], meta_of) -> list[Fact]:
@@ -90,7 +91,7 @@ class TemplateWriter:
     def write(self, page: Page) -> str:
         text = getattr(self, "_" + page.kind)(page)
         for fix in self.language.polish:  # the language's last pass ("Wanderers' league", "an appliance")
-            text = _POLISH[fix](text)
+            text = _POLISH[fix](text, self.language)
         return text
 
     def w(self, key: str, **fields) -> str:
@@ -268,7 +269,7 @@ class TemplateWriter:
                     s += (self.w("tag_span", span=self._year_span(f, m)) if at is None or m.event or f.valid_to
                           else self.w("tag_from", a=f.valid_from.year))
                 elif at is None and not m.event and f.valid_to is None and not any(
-                        w in s for w in ("present", "since", "至今", "年起")):  # an open tenure says so
+                        w in s for w in self.b["open_said"]):  # an open tenure says so
                     k = crc32(b"|on", h) % 2
                     s += self.w("tag_to_present") if k == 0 else self.w("tag_ongoing")  # its year is said
             return s
@@ -598,7 +599,7 @@ class TemplateWriter:
             lead = ""
             if clause.startswith(subject) and ":" not in clause and "：" not in clause:  # never "In 1969, Born on ...", nor before a note
                 lead = self._opener(when, prev, born, str(when.year) in clause, k)
-            out.append(lead + (g.lower_start(clause) if self.language.cased and lead else clause))
+            out.append(lead + (g.lower_start(clause, self.lang) if self.language.cased and lead else clause))
             # the next opener counts from the last year a reader saw here: a stint's end where the
             # sentence says it ("from 2001 to 2005. Three years later" is 2008), else its start
             end = f.valid_to.year if f.valid_to is not None else None
@@ -611,7 +612,7 @@ class TemplateWriter:
             pair = out[i:i + 2]
             if len(pair) == 2:
                 j = g.choose_h(joins, crc32(b"|hj%d" % i, hk))
-                second = g.cap(pair[1]) if j in (". ", "。") or not self.language.cased else g.lower_start(pair[1])
+                second = g.cap(pair[1]) if j in (". ", "。") or not self.language.cased else g.lower_start(pair[1], self.lang)
                 sents.append(g.cap(pair[0]) + j + second + stop)
             else:
                 sents.append(g.cap(pair[0]) + stop)

@@ -13,14 +13,12 @@ import zlib
 from decimal import Decimal
 from typing import NamedTuple
 
+from ..language import date_of, date_regex, empty_slot_alternation, scale_alternation, scale_factors, scale_words
 from ..language import get as get_language
-from ..language import scale_factors
 from ..plumbing import URL_PATTERN
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
-_MONTH_NUM = {m.lower(): i + 1 for i, m in enumerate(MONTHS)} | {m[:3].lower(): i + 1 for i, m in enumerate(MONTHS)}
-_MONTH_RE = "|".join(sorted(_MONTH_NUM, key=len, reverse=True))
 
 
 class Fact(NamedTuple):
@@ -84,14 +82,11 @@ def format_span(start: dt.date | None, end: dt.date | None) -> str:
 # still stands alone, while 'K200' or 'March' inside an English word does not.
 _W = r"[^\W\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f]"
 _ISO_RE = re.compile(rf"(?<!{_W})(\d{{4}})-(\d{{2}})-(\d{{2}})(?!{_W})")
-_ZH_DATE_RE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
-_MDY_RE = re.compile(rf"\b({_MONTH_RE})\.? (\d{{1,2}}),? (\d{{4}})\b", re.IGNORECASE)
-_DMY_RE = re.compile(rf"\b(\d{{1,2}}) ({_MONTH_RE})\.?,? (\d{{4}})\b", re.IGNORECASE)
 _LINK_TARGET_RE = re.compile(r"\]\([^)]*\)")
 # A phrase whose slot was left empty or unfilled: a preposition with nothing after it but a mark
 # (' since .', ' on ,'), a template field, an empty bracket, a Chinese preposition before a mark.
 UNFILLED_SLOT = re.compile(r"\{[a-z_]*\}|\(\s*\)|（\s*）")  # a slot no value filled, or brackets left empty
-_EMPTY_SLOT = re.compile(r" (?:since|on|from|until|in|at|to|by) [.,;:)]|" + UNFILLED_SLOT.pattern + r"|(?:于|自|从)[。，；）]")
+_EMPTY_SLOT = re.compile(empty_slot_alternation() + "|" + UNFILLED_SLOT.pattern)  # every language's words a slot follows
 # a link target, a URL (an IRI may hold CJK letters) or a bare host (which CJK text may follow unspaced)
 _URL_RE = re.compile(rf"\]\([^)]*\)|{URL_PATTERN}|www\.[^\s\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef\u2000-\u206f]+")
 _NUM_RE = re.compile(rf"(?<![.]|{_W})-?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?(?!{_W})|(?<![.,]|{_W})-?\d+(?:\.\d+)?(?!{_W})")
@@ -111,14 +106,17 @@ def _dates_in(text: str) -> tuple[set[dt.date], str]:
         return " "
 
     text = _ISO_RE.sub(lambda x: take(int(x[1]), int(x[2]), int(x[3])), text)
-    text = _ZH_DATE_RE.sub(lambda x: take(int(x[1]), int(x[2]), int(x[3])), text)
-    text = _MDY_RE.sub(lambda x: take(int(x[3]), _MONTH_NUM[x[1].lower()], int(x[2])), text)
-    text = _DMY_RE.sub(lambda x: take(int(x[3]), _MONTH_NUM[x[2].lower()], int(x[1])), text)
+    def take_match(x: re.Match) -> str:
+        try:
+            return take(*date_of(x))
+        except (ValueError, KeyError):
+            return take(0, 0, 0)  # no such month: invented
+
+    text = date_regex(iso=False).sub(take_match, text)  # every language's date styles
     return found, text
 
 
-_SCALED_RE = re.compile(rf"(?<![.,]|{_W})(-?\d+(?:\.\d+)?)(?: (million|billion)\b|(万|亿))")
-_SCALE = {"million": 1e6, "billion": 1e9, "万": 1e4, "亿": 1e8}
+_SCALED_RE = re.compile(rf"(?<![.,]|{_W})(-?\d+(?:\.\d+)?)({scale_alternation(spaced=True)})")
 
 
 def numbers_in(text: str) -> list[float]:
@@ -129,7 +127,8 @@ def numbers_in(text: str) -> list[float]:
 def scaled_in(text: str) -> list[tuple[float, float]]:
     """'1.23 million' as (1.23, 1230000.0): the number as written and as scaled; a unit such as
     'million USD' makes the written number the value, so both readings are kept."""
-    return [(float(a), float(a) * _SCALE[w or z]) for a, w, z in _SCALED_RE.findall(text)]
+    scale = scale_words()
+    return [(float(a), float(a) * scale[w.strip()]) for a, w in _SCALED_RE.findall(text)]
 
 
 def _wordish(c: str) -> bool:

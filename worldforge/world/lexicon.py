@@ -17,6 +17,7 @@ from .pack import CategoricalAttr
 from .spec import attribute_label, relation_label
 
 _LATIN = re.compile(r"[A-Za-z]")
+_WORD = re.compile(r"[a-z]{3}")  # a unit that is a word ('people'), not a symbol ('km²', 'USD')
 
 
 def unit_in(attr, language: str) -> str | None:
@@ -29,9 +30,11 @@ def unit_in(attr, language: str) -> str | None:
     own = attr.text("unit", language) if hasattr(attr, "text") else None
     if own and own != unit:
         return own
-    common = get_language(language).units
-    if unit in common:
-        return common[unit]
+    lang = get_language(language)
+    if unit in lang.units:
+        return lang.units[unit]
+    if lang.in_script(unit) and not _WORD.search(unit):
+        return unit  # a symbol read the same in a language of its script (km², USD)
     return None if _LATIN.search(unit) else unit
 
 

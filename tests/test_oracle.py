@@ -170,9 +170,8 @@ def test_narration_banks_agree_across_languages():
     phases has at least two phrasings to draw from."""
     import string
 
-    from worldforge.rollout.narrator import PHASES, bank, languages
-
     from worldforge.language import languages as all_languages
+    from worldforge.rollout.narrator import PHASES, bank, languages
 
     assert languages() == all_languages()
     en = bank("en")["moves"]

@@ -75,6 +75,7 @@ class Language:
         self.months: tuple[str, ...] = tuple(data["dates"]["months"])
         self.scales: tuple[tuple[int, str], ...] = tuple((int(n), w) for n, w in data["numbers"]["scales"])
         self.number_words: tuple[str, ...] = tuple(data["numbers"]["words"])
+        self.scale_link: str = data["numbers"]["scale_link"] or ""  # between a scale and a unit ('millones de habitantes')
         self.present: str = self.words["present"]
         r = data["reading"]
         self.shingle_by: str = r["shingle"]["by"]

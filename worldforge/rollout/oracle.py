@@ -1652,8 +1652,9 @@ class Research:
         self.read[url] = page  # a second source too: an article may leave a value to it
         if art is not None:
             return
-        if page.rows and self.candidates:  # a list page read again: what it shows of the candidates still open
-            at = {c.url: c for c in self.candidates if c.state == "open" and not c.listed}
+        if page.rows and self.candidates:  # a list page read again: what it shows of the candidates still open, or
+            # kept with cells to fill (a ranked row kept before a note, whose list cells the note left out)
+            at = {c.url: c for c in self.candidates if c.state in ("open", "kept") and not c.listed}
             for _n, u, cells in page.rows:
                 if u in at:
                     at[u].listed = dict(zip(page.headers[1:], cells))

@@ -114,11 +114,13 @@ def column_pool(s: TaskSchema, t: str, base: str, exclude: set[str] = frozenset(
         if (rs.history or rs.date) and low.endswith("s"):
             noun = s.lang.singular(low) or low[:-1]  # (the base language's rule; 'ss' loses its last letter as before)
             out.append(Column(forms["latest"].format(item=noun), (), None, NUMBER, label, base=base, agg="latest", via=st))
-    seen: set[str] = {t.replace("_", " "), s.singular(t)}
+    # names compared as the scorer compares headers, whatever their case ('Trayectoria laboral', a
+    # timeline's link column, and 'trayectoria laboral', its list column, are one header)
+    seen: set[str] = {t.replace("_", " ").casefold(), s.singular(t).casefold()} | {x.casefold() for x in exclude}
     uniq = []
     for c in out:
-        if c.name not in seen and c.name not in exclude:
-            seen.add(c.name)
+        if c.name.casefold() not in seen:
+            seen.add(c.name.casefold())
             uniq.append(c)
     return uniq
 
@@ -546,8 +548,8 @@ class Builder:
         if part_ok is not None and not part_ok[listing_nodes].all():
             return "leaves-part"
         forced, keys = self._forced(cand)
-        names = {c.name for c in forced}
-        pool = [c for c in self._pool_for(cand) if c.name not in names]
+        names = {c.name.casefold() for c in forced}  # (headers are one whatever their case, as the scorer reads them)
+        pool = [c for c in self._pool_for(cand) if c.name.casefold() not in names]
         # names and lists first, as in WideSearch's tables (mostly exact and free-text cells): a
         # weighted shuffle (Efraimidis-Spirakis keys)
         weights = np.array([KIND_WEIGHTS.get(c.kind, 1.0) * (0.3 if c.agg in ("count", "latest") else 1.0) for c in pool])
@@ -680,8 +682,8 @@ class Builder:
         out = [c for c in self.pool(rows.t, "row")] + [c for c in self.pool(rows.step.target, "other")]
         seen, uniq = set(), []
         for c in out:
-            if c.name not in seen:
-                seen.add(c.name)
+            if c.name.casefold() not in seen:
+                seen.add(c.name.casefold())
                 uniq.append(c)
         return uniq
 
@@ -749,8 +751,9 @@ class Builder:
         s = self.s
         if st.reverse:
             return s.singular(st.target)
-        if s.language != BASE:  # (a label in another language is the role's noun; English singularises its own)
-            return s.label(st.source, st.name)
+        if s.language != BASE:  # the label in another language, for one ('Directores generales' -> 'director general'; 首席执行官)
+            label = s.label(st.source, st.name)
+            return s.lang.mid(s.lang.singular(label) or label)
         label = s.label(st.source, st.name).lower()
         one = s.lang.singular(label) or label
         if one.endswith(("ion", "ment", "ate", "ship")):

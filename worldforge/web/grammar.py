@@ -110,6 +110,8 @@ def format_number(value: str, value_type: str, unit: str | None = None, rounded:
                 break
     if s is None:
         s = format(d, ",f")
+    elif unit and language.scale_link:  # a scale before its unit: '1.38 millones de habitantes'
+        unit = f"{language.scale_link}{language.space}{unit}"
     if unit and d == 1 and unit == unit.lower():  # '1 publication', not '1 publications' (a unit like 'USD' is kept)
         unit = language.singular(unit) or unit
     return language.with_unit(s, unit)  # '37 km', '17,401美元'

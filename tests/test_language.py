@@ -95,7 +95,7 @@ def test_the_layer_writes_each_language_its_way():
 
 
 def test_an_unknown_language_is_refused_with_the_known_ones():
-    with pytest.raises(ValueError, match=r"unknown language 'xx'; known: en, zh .*worldforge/language/<code>\.yaml"):
+    with pytest.raises(ValueError, match=r"unknown language 'xx'; known: en, es, zh .*worldforge/language/<code>\.yaml"):
         language.get("xx")
 
 

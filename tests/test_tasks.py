@@ -800,9 +800,8 @@ def test_question_banks_agree_across_languages():
     English counterpart fills (a Chinese phrasing cannot ask for a value the wording never gives)."""
     import string
 
-    from worldforge.tasks.banks import question_bank, question_languages
-
     from worldforge.language import languages
+    from worldforge.tasks.banks import question_bank, question_languages
 
     assert question_languages() == languages()
     fields = lambda t: {f for _, f, _, _ in string.Formatter().parse(t) if f} if isinstance(t, str) else set()  # noqa: E731

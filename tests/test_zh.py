@@ -45,7 +45,7 @@ def test_language_defaults_to_english_and_unknown_is_one_clear_error(tmp_path):
     with pytest.raises(SpecError) as exc:
         load_world(write_spec(tmp_path, name="bad", locale="zh_CN", language="klingon"))
     msg = str(exc.value)
-    assert "language" in msg and "unknown language; known: en, zh" in msg
+    assert "language" in msg and "unknown language; known: en, es, zh" in msg
 
 
 def test_chinese_world_needs_a_chinese_locale(tmp_path):

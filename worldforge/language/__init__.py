@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import yaml
@@ -115,7 +115,7 @@ class Language:
         self._agree = None
         if art:  # articles that agree with the noun after them (`agree`)
             fem = art["feminine"]
-            self._fem_article = {k: v for k, v in fem.items()} | {k.capitalize(): v[:1].upper() + v[1:] for k, v in fem.items()}
+            self._fem_article = dict(fem) | {k.capitalize(): v[:1].upper() + v[1:] for k, v in fem.items()}
             self._fem_endings = tuple(art["endings"])
             self._masculine = frozenset(art["masculine"])
             self._feminine = frozenset(art["feminine_words"])
@@ -521,6 +521,7 @@ def empty_slot_alternation() -> str:
     return "|".join(alts)
 
 
-def date_forms(d: dt.date) -> list[str]:
+@lru_cache(maxsize=4096)
+def date_forms(d: dt.date) -> tuple[str, ...]:
     """A day as every language's sites may write it (each date style of each language)."""
-    return list(dict.fromkeys(lang.date(d, style) for lang in map(_load, _codes()) for style in lang.date_styles))
+    return tuple(dict.fromkeys(lang.date(d, style) for lang in map(_load, _codes()) for style in lang.date_styles))

@@ -72,12 +72,11 @@ _NO_RESULTS_RE = re.compile(r'^No results found for "(.*?)"', re.M)
 # A tenure or event span after a list item: "(since 2016)", "(2018–2021)", "(2023)", "（2019年起）",
 # "(desde 2016)": an open span in each language's `since_year` words.
 _SINCE = "|".join(f"{re.escape(a)}\\d{{4}}{re.escape(b)}" for a, b in bank_forms("since_year", "a"))
-_SPAN_RE = re.compile(r"[（(](?:(?P<since>" + _SINCE.replace("\\d{4}", "(?:\\d{4})") + r")|(\d{4})[–-](\d{4})|(\d{4}))[）)]\s*$")
+_SPAN_RE = re.compile(r"[（(](?:(?P<since>" + _SINCE + r")|(\d{4})[–-](\d{4})|(\d{4}))[）)]\s*$")
 # the words of an open span after a link's date (' (since June 25, 2016)', '（2016年6月25日起）')
 SINCE_WORDS = tuple(w.strip(" （）()") for a, b in bank_forms("tag_since_date", "d") for w in (a, b) if w.strip(" （）()"))
 # an article's last line saying when it was last edited, in any language's words (`web/banks`)
-_EDITED_RE = re.compile("^(?:" + "|".join(re.escape(b["edited"][0]).replace(re.escape("{date}"), "(.+)")
-                                          for b in BANKS.values()) + ")$")
+_EDITED_RE = re.compile("^(?:" + "|".join(re.escape(a) + "(.+)" + re.escape(b) for a, b in bank_forms("edited", "date")) + ")$")
 # 'page 2 of 5', '第2页，共5页': each language's `page_of`, the page and the count by name
 _PAGE_OF_RE = re.compile("|".join(
     re.escape(o).replace(re.escape("{p}"), f"(?P<p{i}>\\d+)").replace(re.escape("{n}"), f"(?P<n{i}>\\d+)")

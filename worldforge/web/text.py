@@ -110,7 +110,8 @@ def _dates_in(text: str) -> tuple[set[dt.date], str]:
         try:
             return take(*date_of(x))
         except (ValueError, KeyError):
-            return take(0, 0, 0)  # no such month: invented
+            found.add(dt.date.min)  # no such month: never on a fact sheet, so it counts as invented
+            return " "
 
     text = date_regex(iso=False).sub(take_match, text)  # every language's date styles
     return found, text

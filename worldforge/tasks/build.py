@@ -18,9 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from ..language import BASE
 from ..plumbing import quote_ident as _q
-from ..web.grammar import phrase_label
 from ..web.pages import slug
 from ..world.arrays import Step, iso
 from ..world.options import TasksOptions
@@ -94,26 +92,11 @@ def column_pool(s: TaskSchema, t: str, base: str, exclude: set[str] = frozenset(
                 if one is not None and not attr.hidden:
                     v = attr.translation(s.language).get(one.value, one.value)
                     out.append(Column(v, (), None, STRING, v, base=base, agg="list", via=st, items=v, only=(a, v)))
-        if s.language != BASE:  # a label in another language is already the noun of the list: 下辖城市, 创始人, productos
-            mid = s.lang.mid(label)
-            out.append(Column(mid, (), None, LIST, label, base=base, agg="list", via=st, items=mid))
-            out.append(Column(forms["count"].format(items=mid), (), None, NUMBER, label, base=base, agg="count", via=st))
-            if rs.history or rs.date:
-                out.append(Column(forms["latest"].format(item=mid), (), None, NUMBER, label, base=base, agg="latest", via=st))
-            continue
-        low = label.lower()  # (the pack's English label, made the list's plural noun)
-        shape = phrase_label(low)
-        words = low.split()
-        if shape is not None:  # named after the link, not only the type: "food guides it is recommended by"
-            low = f"{s.plural(st.target)} it is {'a ' if shape == 'role' else ''}{low}"
-        elif len(words) > 3 or not (low.endswith("s") or low.endswith(" here") or (len(words) > 1 and words[0].endswith("s"))):
-            low = s.plural(st.target)  # a label that is no plural noun ("Employment"): the linked type
-        # (a plural noun and what qualifies it reads as itself: "kitchens led", "prizes won")
-        out.append(Column(low, (), None, LIST, label, base=base, agg="list", via=st, items=low))
-        out.append(Column(forms["count"].format(items=low), (), None, NUMBER, label, base=base, agg="count", via=st))
-        if (rs.history or rs.date) and low.endswith("s"):
-            noun = s.lang.singular(low) or low[:-1]  # (the base language's rule; 'ss' loses its last letter as before)
-            out.append(Column(forms["latest"].format(item=noun), (), None, NUMBER, label, base=base, agg="latest", via=st))
+        items, one = s.lexicon.list_noun(t, st.name, st.reverse, st.target)  # named after the link, not only the type
+        out.append(Column(items, (), None, LIST, label, base=base, agg="list", via=st, items=items))
+        out.append(Column(forms["count"].format(items=items), (), None, NUMBER, label, base=base, agg="count", via=st))
+        if (rs.history or rs.date) and one is not None:
+            out.append(Column(forms["latest"].format(item=one), (), None, NUMBER, label, base=base, agg="latest", via=st))
     # names compared as the scorer compares headers, whatever their case ('Trayectoria laboral', a
     # timeline's link column, and 'trayectoria laboral', its list column, are one header)
     seen: set[str] = {t.replace("_", " ").casefold(), s.singular(t).casefold()} | {x.casefold() for x in exclude}
@@ -747,20 +730,8 @@ class Builder:
 
     def _other_name(self, st: Step) -> str:
         """The header of the other end of a link row: the relation's role ('chief executive'),
-        else the other type ('university' for an affiliation)."""
-        s = self.s
-        if st.reverse:
-            return s.singular(st.target)
-        if s.language != BASE:  # the label in another language, for one ('Directores generales' -> 'director general'; 首席执行官)
-            label = s.label(st.source, st.name)
-            return s.lang.mid(s.lang.singular(label) or label)
-        label = s.label(st.source, st.name).lower()
-        one = s.lang.singular(label) or label
-        if one.endswith(("ion", "ment", "ate", "ship")):
-            one = s.singular(st.target)
-        if one == s.singular(st.source):
-            one = f"{st.name.replace('_', ' ')} {s.singular(st.target)}"
-        return one
+        else the other type ('university' for an affiliation; the lexicon's `role`)."""
+        return self.s.lexicon.role(st.source, st.name, st.reverse, st.target)
 
     def _rank_support(self, cand: Candidate) -> list[int] | None:
         """Pages stating the ranked value of every candidate in the scope (a rank needs them all)."""

@@ -524,6 +524,4 @@ def _sorted_hashes(files: list, sites: list[str], beside: pl.DataFrame | None = 
 
 def _plural(arrays: WorldArrays, t: str) -> str:
     """The plural a directory's address carries (`WorldView.directory_url`): the world's language's."""
-    from ..web.pages import type_plural
-
-    return type_plural(arrays.world, t, arrays.world.spec.language)
+    return arrays.world.lexicon().plural(t)

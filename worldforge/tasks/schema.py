@@ -23,10 +23,9 @@ from ..language import BASE, Language
 from ..language import get as get_language
 from ..plumbing import quote_ident as _q
 from ..web.grammar import phrase_label
-from ..web.pages import humanise, predicate_meta
-from ..web.pages import plural as plural_word
+from ..web.pages import predicate_meta
 from ..world.arrays import Step, WorldArrays, lookup_target, world_hops
-from ..world.lexicon import unit_in
+from ..world.lexicon import Lexicon
 from ..world.pack import CategoricalAttr, DateAttr, DerivedAttr, NumericAttr
 from ..world.spec import note_sql
 from .banks import question_bank
@@ -176,6 +175,11 @@ class TaskSchema:
         self.language = BASE
 
     @property
+    def lexicon(self) -> Lexicon:
+        """How the world names its things in the task's language (`world.lexicon`)."""
+        return self.world.lexicon(self.language)
+
+    @property
     def lang(self) -> Language:
         """The task language's way of writing (`worldforge.language`)."""
         return get_language(self.language)
@@ -253,45 +257,26 @@ class TaskSchema:
         return list(zip(rs.note_order, labels))
 
     def label(self, t: str, pred: str) -> str:
-        """The page label of an attribute or an outgoing relation ('Headquarters')."""
-        s = self.types[t].attributes.get(pred)
-        if self.language != BASE:  # the pack's word in the task's language, where it gives one
-            own = (s if s is not None else self.relations[pred]).text("label", self.language)
-            if own and own != (s.label if s is not None else self.relations[pred].label):
-                return own
-        if s is not None:
-            desc = s.description if s.description and len(s.description) <= 32 else ""
-            return s.label or humanise(desc or pred)
-        rs = self.relations[pred]
-        return rs.label or humanise(pred)
+        """The page label of an attribute or an outgoing relation ('Headquarters'; the lexicon's)."""
+        return self.lexicon.label(t, pred)
 
     def inverse_label(self, r: str) -> str:
-        rs = self.relations[r]
-        lt = rs.i18n.get(self.language)
-        if lt is not None and lt.inverse_label:
-            return lt.inverse_label
-        return rs.inverse_label or f"{humanise(self.plural(rs.source))} ({r.replace('_', ' ')})"
+        return self.lexicon.inverse_label(r)
 
     def unit(self, t: str, a: str) -> str | None:
         return getattr(self.types[t].attributes.get(a), "unit", None)
 
     def own_unit(self, t: str, a: str, unit: str | None) -> str | None:
-        """An attribute's unit as a header in the task's language gives it (`world.lexicon.unit_in`:
-        the pack's own word in it, else the usual word for a common one, else none)."""
-        return unit_in(self.types[t].attributes.get(a), self.language) if unit else None
-
-    def own_noun(self, t: str) -> str | None:
-        """A type's noun in another language than the packs' (their `plural: {zh: ...}`; Chinese
-        nouns have no plural), or None."""
-        lt = self.types[t].pages.i18n.get(self.language) if self.language != BASE else None
-        return lt.plural if lt is not None and lt.plural else None
+        """An attribute's unit as a header in the task's language gives it (the lexicon's: the
+        pack's own word in it, else the usual word for a common one, else none)."""
+        return self.lexicon.unit(t, a) if unit else None
 
     def singular(self, t: str) -> str:
-        own = self.own_noun(t)  # the language's singular of the pack's plural ('empresas' -> 'empresa'; 公司 as it is)
-        return (self.lang.singular(own) or own) if own else t.replace("_", " ")
+        """The type as a noun ('company', 'empresa', '公司'; the lexicon's)."""
+        return self.lexicon.noun(t)
 
     def plural(self, t: str) -> str:
-        return self.own_noun(t) or self.types[t].pages.plural or plural_word(t.replace("_", " "))
+        return self.lexicon.plural(t)
 
     def asks(self, t: str, pred: str) -> list[str]:
         """Qualifier templates for a constraint on `pred` of type `t` ({value} or {object})."""

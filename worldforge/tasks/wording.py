@@ -241,7 +241,7 @@ class Wording:
         plural, one = s.plural(t), s.singular(t)
         domain = ""
         if "R" in c.atoms:  # a domain rule (issue 58): said as a sentence of its own; last among the constraints
-            r = self.bank["domain_rules"]["ended_person" if s.types[t].is_person() else "ended_other"]
+            r = self.bank["domain_rules"]["ended_person" if s.lexicon.person(t) else "ended_other"]
             texts["R"] = r["cond"]
             says = r["say"]
             domain = says[stable_hash("domain", t, c.rows.codes.tobytes()) % len(says)].format(plural=plural, date=self.date())

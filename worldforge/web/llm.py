@@ -47,7 +47,7 @@ def strip_reasoning(text: str) -> str:
 
 def page_check(view: WorldView, page: Page) -> FactSheetCheck:
     """The checker for a page: its facts, plus the furniture numbers and date it may show."""
-    person = view.types[view.type_of[page.subject]].is_person() if page.subject and page.kind != "news" else None
+    person = view.lexicon.person(view.type_of[page.subject]) if page.subject and page.kind != "news" else None
     return FactSheetCheck(page.facts, view.names, page.numbers, (page.date,) if page.date else (), require_end=page.kind != "news",
                           dated=page.date, furniture=article_sources(view, page, view.lang) if page.kind == "article" else "",
                           language=view.lang, person=person)

@@ -36,11 +36,11 @@ from ..language import BASE
 from ..language import get as get_language
 from ..plumbing import iri_quote
 from ..plumbing import quote_ident as _q
-from ..world.lexicon import unit_in
+from ..world.lexicon import attribute_label, humanise, relation_label, unit_in
 from ..world.options import RenderOptions
 from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LinkEntity, LinkNumber, LookupAttr, NumericAttr
 from ..world.sampling import DEFAULT_SYLLABLES, child_rng
-from ..world.spec import ResolvedWorld, attribute_dtype, attribute_label, humanise, relation_label, value_translation
+from ..world.spec import ResolvedWorld, attribute_dtype, value_translation
 from ..world.store import WorldInfo
 from .grammar import bank, word
 from .text import Fact, pick
@@ -130,14 +130,6 @@ class PredicateMeta:
     notes: tuple[LinkNote, ...] = ()
 
 
-def plural(word: str) -> str:
-    if word.endswith("y") and word[-2:-1] not in "aeiou":
-        return word[:-1] + "ies"
-    if word.endswith(("s", "x", "ch", "sh")):
-        return word + "es"
-    return word + "s"
-
-
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
@@ -188,14 +180,6 @@ def wiki_paths(titles: list[str]) -> list[str]:
     return out
 
 
-def type_plural(world: ResolvedWorld, t: str, lang: str) -> str:
-    """A type's plural noun as pages write it ('companies', '公司')."""
-    ps = world.types[t].pages
-    if lang != BASE and ps.text("plural", lang) != ps.plural:
-        return ps.text("plural", lang)
-    return ps.plural or plural(t.replace("_", " "))
-
-
 def predicate_meta(world: ResolvedWorld, lang: str) -> dict[tuple[str, str], PredicateMeta]:
     """How pages label and phrase every (subject type, predicate), in the world's language: a
     pack's own text in that language, else (labels, units) its English, and (phrasings) the
@@ -207,6 +191,7 @@ def predicate_meta(world: ResolvedWorld, lang: str) -> dict[tuple[str, str], Pre
         lt = item.i18n.get(lang)
         return tuple(getattr(lt, field) or ()) if lt is not None else ()
 
+    lexicon = world.lexicon(lang)
     meta: dict[tuple[str, str], PredicateMeta] = {}
     for t, et in world.types.items():
         meta[(t, "name")] = PredicateMeta(word(lang, "name_label"), ())
@@ -216,9 +201,7 @@ def predicate_meta(world: ResolvedWorld, lang: str) -> dict[tuple[str, str], Pre
             meta[(t, a)] = PredicateMeta(label, own(s, "phrases"), unit,
                                          headlines=own(s, "headlines") if isinstance(s, DateAttr) else ())
     for r, rs in world.relations.items():
-        plural_ = type_plural(world, rs.source, lang)
-        inverse = rs.text("inverse_label", lang) or word(lang, "inverse_label", Plural=humanise(plural_), plural=plural_,
-                                                         relation=r.replace("_", " "))
+        inverse = lexicon.inverse_label(r)
         meta[(rs.source, r)] = PredicateMeta(
             relation_label(rs, r, lang), own(rs, "phrases"), relation=True,
             inverse_label=inverse,
@@ -291,6 +274,7 @@ class WorldView:
         self.options = options
         self.as_of = self.world.spec.as_of
         self.lang = self.world.spec.language
+        self.lexicon = self.world.lexicon(self.lang)  # how the world names its things in its language
         self.sites = Sites(self.world.spec.seed, self.world.spec.language)
         self.relations = self.world.relations
         # Plain dicts of what page planning asks per fact (the spec's properties cost microseconds a call).
@@ -398,11 +382,8 @@ class WorldView:
     # ------------------------------------------------------------------ metadata
 
     def noun(self, t: str) -> str:
-        """The type as a common noun in the world's language ('football player', '球员')."""
-        if self.lang == BASE:  # (the pack's own plural is a plural; its type name is the noun)
-            return t.replace("_", " ")
-        own = self.types[t].pages.text("plural", self.lang)  # its singular as the language makes it ('ciudades' -> 'ciudad'; 城市)
-        return (get_language(self.lang).singular(own) or own) if own else t.replace("_", " ")
+        """The type as a common noun in the world's language ('football player', '球员'; the lexicon's)."""
+        return self.lexicon.noun(t)
 
     def description(self, t: str) -> str:
         """What an entity of type t is, for an article's first sentence ('a professional football
@@ -552,7 +533,7 @@ class WorldView:
         return f"https://{self.sites.directory.domain}/{slug(self.plural(t))}/{slug(by)}/{slug(group_name)}{tail}"
 
     def plural(self, t: str) -> str:
-        return type_plural(self.world, t, self.lang)
+        return self.lexicon.plural(t)
 
     def label(self, subject_type: str, predicate: str) -> PredicateMeta:
         return self.meta[(subject_type, predicate)]

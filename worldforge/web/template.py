@@ -14,8 +14,9 @@ import re
 from zlib import crc32
 
 from ..language import get as get_language
+from ..world.lexicon import humanise
 from . import grammar as g
-from .pages import Page, PredicateMeta, WorldView, humanise, page_links
+from .pages import Page, PredicateMeta, WorldView, page_links
 from .text import Fact, note_values, pick
 
 
@@ -73,7 +74,7 @@ class TemplateWriter:
 
     def __init__(self, view: WorldView, lang: str | None = None):
         self.view = view
-        self.people = frozenset(t for t, et in view.types.items() if et.is_person())  # types referred to as people
+        self.people = view.lexicon.people()  # types referred to as people
         self.lang = lang or view.lang
         self.language = get_language(self.lang)
         self.b = g.bank(self.lang)

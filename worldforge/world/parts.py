@@ -25,7 +25,8 @@ import numpy as np
 from ..language import BASE
 from ..plumbing import stable_hash
 from .arrays import Step, WorldArrays, world_hops
-from .spec import ResolvedWorld, attribute_label, relation_label
+from .lexicon import attribute_label, relation_label
+from .spec import ResolvedWorld
 
 HELD_OUT = ("test", "validation")
 

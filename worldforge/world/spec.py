@@ -16,6 +16,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from ..language import BASE
 from ..plumbing import quote_ident
+from .lexicon import Lexicon
 from .options import Stages
 from .pack import (
     CategoricalAttr,
@@ -141,6 +142,12 @@ class ResolvedWorld(Model):
         value = make()
         self._derived[name] = (self.packs, value)
         return value
+
+    def lexicon(self, language: str | None = None) -> Lexicon:
+        """How this world names its things in `language` (the world's own by default): one
+        `world.lexicon.Lexicon` per language, built on first use."""
+        lang = language or self.spec.language
+        return self._memo(f"lexicon/{lang}", lambda: Lexicon(self, lang))
 
     @property
     def types(self) -> dict[str, EntityType]:
@@ -290,23 +297,6 @@ def expected_counts(world: ResolvedWorld) -> dict[str, tuple[float, float, float
     for t in types:
         visit(t)
     return out
-
-
-def humanise(name: str) -> str:
-    """A label from a name, as pages make one ('founded_by' -> 'Founded by')."""
-    s = name.replace("_", " ").strip()
-    return s[:1].upper() + s[1:]
-
-
-def attribute_label(spec, a: str, lang: str) -> str:
-    """An attribute's page label in `lang`: the pack's, else its short description or its name, humanised."""
-    desc = spec.description if spec.description and len(spec.description) <= 32 else ""
-    return spec.text("label", lang) or humanise(desc or a)
-
-
-def relation_label(spec, r: str, lang: str) -> str:
-    """An outgoing link's page label in `lang`: the pack's, else the relation's name, humanised."""
-    return spec.text("label", lang) or humanise(r)
 
 
 def fill_sql(sql: str, spec: WorldSpec) -> str:

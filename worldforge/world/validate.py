@@ -27,6 +27,7 @@ from ..language import get as get_language
 from .arrays import lookup_target
 from .capacity import count_problems
 from .dependencies import dependency_graph, node_label
+from .lexicon import attribute_label, relation_label
 from .pack import (
     CONSTANT_REFS,
     CategoricalAttr,
@@ -56,12 +57,10 @@ from .spec import (
     ResolvedWorld,
     WorldSpec,
     attribute_dtype,
-    attribute_label,
     derived_query,
     expected_counts,
     fill_sql,
     lookup_entity_type,
-    relation_label,
     shift_date,
     with_lookup_units,
 )

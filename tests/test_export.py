@@ -310,3 +310,45 @@ def test_export_refuses_a_foreign_manifest_a_bad_tokenizer_and_blank_options_bef
         r = CliRunner().invoke(app, ["export", str(world), "-o", str(tmp_path / "c"), opt, ""])
         assert r.exit_code == 2 and "is empty" in r.output, r.output
     assert not (tmp_path / "c").exists()
+
+
+def test_rows_are_their_published_records(small_run, tmp_path):
+    """Every row is its record (`worldforge.records`): the Parquet schema is the record's, the
+    manifest publishes each row's JSON Schema and version, the card its fields; `read_rows` reads a
+    split and refuses a dataset of another records version; a damaged row stops an export with
+    the field that is wrong."""
+    import pyarrow.parquet as pq
+
+    from worldforge.records import RECORDS_VERSION, ROWS, RecordsError, RLRow, SFTRow, arrow_schema, check_rows, read_rows
+
+    _, _, dataset = small_run
+    man = json.loads((dataset / "manifest.json").read_text())
+    assert man["records"]["version"] == RECORDS_VERSION
+    assert set(man["records"]) == {"version", "sft", "rl"}
+    assert man["records"]["sft"]["title"] == "SFTRow" and "messages" in man["records"]["sft"]["properties"]
+    card = (dataset / "README.md").read_text()
+    assert "## Row schema" in card and "| `messages` |" in card and "| `extra_info` |" in card
+    for kind, model in (("sft", SFTRow), ("rl", RLRow)):
+        files = sorted((dataset / "data" / kind).glob("train-*.parquet"))
+        assert files and pq.read_schema(files[0]).remove_metadata().equals(arrow_schema(model))
+        rows = _rows(dataset, kind)["train"]
+        for r in rows:
+            ROWS[kind].model_validate(r)
+        assert len(read_rows(dataset, kind, "train")) == len(rows)
+    sft = _rows(dataset, "sft")["train"]
+    bad = [dict(sft[0], reward="high")]
+    with pytest.raises(RecordsError, match="reward"):
+        check_rows("sft", bad)
+    with pytest.raises(RecordsError, match="surprise"):
+        check_rows("sft", [dict(sft[0], surprise=1)])
+    with pytest.raises(RecordsError, match="messages"):
+        check_rows("sft", [dict(sft[0], messages=[{"role": "assistant"}])])
+    old = tmp_path / "old"
+    shutil.copytree(dataset, old)
+    m = json.loads((old / "manifest.json").read_text())
+    del m["records"]
+    (old / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(RecordsError, match="no declared version.*export the world again"):
+        read_rows(old, "sft", "train")
+    with pytest.raises(RecordsError, match="no row kind 'dpo'"):
+        read_rows(dataset, "dpo", "train")

@@ -15,7 +15,8 @@ PKG = Path(__file__).resolve().parent.parent / "worldforge"
 
 # Pipeline order. A module may import modules of its own stage or of an earlier one.
 STAGES = [
-    ("plumbing", ("worldforge", "worldforge.errors", "worldforge.tokens", "worldforge.plumbing", "worldforge.cluster")),  # "worldforge": the package root only
+    ("plumbing", ("worldforge", "worldforge.errors", "worldforge.tokens", "worldforge.plumbing", "worldforge.cluster",
+                  "worldforge.records")),  # "worldforge": the package root only; records: the rows every stage may build
     ("language", ("worldforge.language",)),  # how each language writes: below every stage that writes text
     ("world", ("worldforge.world",)),
     ("web", ("worldforge.web",)),
@@ -138,3 +139,21 @@ def test_every_package_ships_with_its_data():
         rel = f.relative_to(folders[owner]).as_posix()
         assert any(Path(rel).match(pat) for pat in data.get(owner, [])), \
             f"{owner}: {rel} is not in [tool.setuptools.package-data] of pyproject.toml"
+
+
+def test_no_private_name_crosses_a_module():
+    """A name with a leading underscore is its module's own: no other module imports it, and no
+    module reads another object's underscored attribute (issue 57; namedtuple's `_replace` and
+    `os._exit` are public API)."""
+    public = {"_replace", "_fields", "_asdict", "_make", "_exit"}
+    found = []
+    for name, path in _modules().items():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("worldforge")):
+                found += [f"{name}: imports {a.name}" for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__") \
+                    and node.attr not in public and isinstance(node.value, ast.Name) \
+                    and node.value.id not in ("self", "cls", "other") and not isinstance(node.ctx, ast.Store):
+                found.append(f"{name}:{node.lineno} reads {node.value.id}.{node.attr}")
+    assert not found, "make these public or keep them inside their module: " + "; ".join(found)

@@ -315,7 +315,7 @@ def test_neighbour_facts_are_fetched_only_for_listed_neighbours(demo_world):
             own, inc = _own_facts(view, t, ids[0], ids[-1]), _incoming(view, t, ids[0], ids[-1])
             listed = view.neighbour_facts(t, ids[0], ids[-1])
             rels = [r for r, rs in view.relations.items() if rs.target == t]
-            full = view._grouped(every, "subject", [t, ids[0], ids[-1], rels, ids[0], ids[-1]])
+            full = view.grouped_facts(every, "subject", [t, ids[0], ids[-1], rels, ids[0], ids[-1]])
             assert set(listed) <= set(full)
             fewer += len(full) - len(listed)
             assert list(entity_pages(view, t, ids, own, inc, listed, set())) == list(entity_pages(view, t, ids, own, inc, full, set()))
@@ -325,7 +325,7 @@ def test_neighbour_facts_are_fetched_only_for_listed_neighbours(demo_world):
 
 
 def test_fact_sheets_group_by_key_in_query_order(demo_world):
-    """`WorldView._grouped`: each key's facts in query order, keys in order of first appearance,
+    """`WorldView.grouped_facts`: each key's facts in query order, keys in order of first appearance,
     whether or not the query sorts by the key; equal strings are shared, values unchanged."""
     from worldforge.web.text import Fact
 
@@ -338,9 +338,9 @@ def test_fact_sheets_group_by_key_in_query_order(demo_world):
             want: dict[str, list] = {}
             for row in view.con.execute(sql).fetchall():
                 want.setdefault(row[1], []).append(Fact(*row))
-            got = view._grouped(sql, "subject")
+            got = view.grouped_facts(sql, "subject")
             assert list(got) == list(want) and got == want
-        one = view._grouped(f"SELECT {cols} FROM facts WHERE subject_type = 'company' ORDER BY subject", "subject")
+        one = view.grouped_facts(f"SELECT {cols} FROM facts WHERE subject_type = 'company' ORDER BY subject", "subject")
         preds = [f.predicate for fs in one.values() for f in fs]
         assert len({id(p) for p in preds}) == len(set(preds))  # one string per distinct predicate
     finally:

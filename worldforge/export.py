@@ -43,6 +43,7 @@ from .kits import AGENT_NAME, check_tokenizer, length_table, settings, tools_kwa
 from .language import BASE
 from .language import get as get_language
 from .plumbing import check_output_dir, package_versions, read_json, sha256_file, stable_hash, swap_into_place
+from .records import RECORDS_VERSION, RLRow, Score, SFTRow, Shape, arrow_schema, check_rows, field_table, row_schemas
 from .rollout.context import samples
 from .rollout.env import SYSTEM_PROMPT, TOOLS, load_tasks
 from .rollout.grounding import GroundingReport, check_trajectory
@@ -54,42 +55,10 @@ from .world.store import open_world, planned_packs
 MANIFEST = "manifest.json"
 SPLITS = ("train", "validation", "test")
 
-_CALL = pa.struct([("id", pa.string()), ("type", pa.string()),
-                   ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())]))])
-# `weight`: an assistant message's loss weight, 0 or 1 (OpenAI's chat fine-tuning format); null elsewhere
-_MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_calls", pa.list_(_CALL)),
-                      ("tool_call_id", pa.string()), ("weight", pa.int32())])
-_STEP = pa.struct([("call", pa.int32()), ("turn", pa.int32()), ("tool", pa.string()), ("perturbation", pa.string()),
-                   ("error", pa.string())])
-# The context budget's record of a trajectory: the budget, the largest context the policy saw, how
-# many times it wrote its research state (compactions), and each segment's size in tokens.
-_CONTEXT = pa.struct([("budget", pa.int64()), ("peak", pa.int64()), ("compactions", pa.int32()),
-                      ("sizes", pa.list_(pa.int64()))])
-_SCORE = pa.struct([(k, pa.float64()) for k in ("success", "row_precision", "row_recall", "row_f1", "item_precision",
-                                                 "item_recall", "item_f1")])
-SFT_SCHEMA = pa.schema([
-    ("id", pa.string()), ("trajectory_id", pa.string()), ("segment", pa.int32()), ("segments", pa.int32()),
-    ("instance_id", pa.string()), ("sample", pa.int32()), ("world", pa.string()),
-    ("kind", pa.string()), ("policy", pa.string()), ("messages", pa.list_(_MESSAGE)), ("tools", pa.string()),
-    ("reward", pa.float64()), ("score", _SCORE), ("end", pa.string()), ("turns", pa.int32()),
-    ("tool_calls", pa.int32()), ("tokens", pa.struct([("prompt", pa.int64()), ("assistant", pa.int64()), ("tool", pa.int64())])),
-    ("steps", pa.list_(_STEP)),
-    ("context", _CONTEXT),
-])
-_KWARGS = pa.struct([("create_kwargs", pa.struct([("task_id", pa.string())]))])
-RL_SCHEMA = pa.schema([
-    ("data_source", pa.string()),
-    ("agent_name", pa.string()),
-    ("prompt", pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))),
-    ("ability", pa.string()),
-    ("reward_model", pa.struct([("style", pa.string()), ("ground_truth", pa.string())])),
-    ("extra_info", pa.struct([
-        ("index", pa.int64()), ("split", pa.string()), ("instance_id", pa.string()), ("world", pa.string()), ("language", pa.string()),
-        ("kind", pa.string()), ("entity_type", pa.string()), ("rows", pa.int32()), ("columns", pa.int32()),
-        ("hops", pa.int32()), ("constraints", pa.int32()), ("min_pages", pa.int32()), ("tools", pa.string()),
-        ("tools_kwargs", pa.struct([(t["function"]["name"], _KWARGS) for t in TOOLS])),
-    ])),
-])
+# The rows' Parquet schemas, from their records (`worldforge.records`: the same models give the
+# JSON Schema the manifest publishes and check every row before it is written).
+SFT_SCHEMA = arrow_schema(SFTRow)
+RL_SCHEMA = arrow_schema(RLRow)
 
 
 @dataclass
@@ -217,7 +186,7 @@ def sft_rows(t: dict, world: str, record: dict, mode: str, report: GroundingRepo
         out.append({"id": sid, "trajectory_id": tid, "segment": max(sample.segment, 0), "segments": sample.segments,
                     "instance_id": t["instance_id"], "sample": t["sample"], "world": world, "kind": t["kind"],
                     "policy": t["policy"], "messages": msgs, "tools": json.dumps(TOOLS, ensure_ascii=False), "reward": t["reward"],
-                    "score": {k: float(sc[k]) for k in _SCORE.names}, "end": t["end"], "turns": t["turns"],
+                    "score": {k: float(sc[k]) for k in Score.model_fields}, "end": t["end"], "turns": t["turns"],
                     "tool_calls": t["tool_calls"], "tokens": {k: t["tokens"].get(k, 0) for k in ("prompt", "assistant", "tool")},
                     "steps": t["steps"] if mode == "full" else t["steps"][first:first + n], "context": context_record(t)})
     return out
@@ -243,14 +212,14 @@ def ground_truth(task, aliases: dict[str, str], scoring: dict) -> dict:
     r = task.record
     truth = {"instance_id": task.id, "kind": r["kind"], "columns": task.header, "rows": task.rows,
              "evaluation": r["evaluation"], "aliases": aliases, **scoring}
-    if r["kind"] == "multihop":
+    if r["kind"] == Shape.MULTIHOP:
         truth["answer_aliases"] = r.get("answer_aliases", [])
     if r.get("language", BASE) != BASE:  # a Chinese task's cells are read the Chinese way (English truths unchanged)
         truth["language"] = r["language"]
     return truth
 
 
-def _rl_row(task, world: str, split: str, index: int, system: str, truth: dict) -> dict:
+def rl_row(task, world: str, split: str, index: int, system: str, truth: dict) -> dict:
     r = task.record
     d = r["difficulty"]
     return {
@@ -269,7 +238,7 @@ def _rl_row(task, world: str, split: str, index: int, system: str, truth: dict) 
 
 
 
-def _ground_truths(world_path: Path, tasks: list, rollout_options: dict) -> dict[str, dict]:
+def ground_truths(world_path: Path, tasks: list, rollout_options: dict) -> dict[str, dict]:
     from .tasks.scoring import Evaluation, aliases_by_name, task_aliases, world_aliases
     from .world.store import open_world
 
@@ -281,7 +250,7 @@ def _ground_truths(world_path: Path, tasks: list, rollout_options: dict) -> dict
                                                by_name), scoring) for t in tasks}
 
 
-def _write_rows(rows: list[dict], schema: pa.Schema, folder: Path, jsonl: Path, split: str, shard_rows: int) -> list[Path]:
+def write_rows(rows: list[dict], schema: pa.Schema, folder: Path, jsonl: Path, split: str, shard_rows: int) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     jsonl.parent.mkdir(parents=True, exist_ok=True)
     n = max(1, math.ceil(len(rows) / shard_rows))
@@ -312,9 +281,10 @@ def _write_split(job: tuple[str, str, list], world: str, system: str, shard_rows
             if report.failed == failed:
                 whole.append(f"{t['instance_id']}#{t['sample']}")
     else:
-        rows, schema = [_rl_row(t, world, s, i, system, truth) for i, (t, truth) in enumerate(items)], RL_SCHEMA
+        rows, schema = [rl_row(t, world, s, i, system, truth) for i, (t, truth) in enumerate(items)], RL_SCHEMA
+    check_rows(fmt, rows)  # every row is its record: a wrong field stops the export, never lands as a null
     if rows:
-        _write_rows(rows, schema, Path(partial) / "data" / fmt, Path(partial) / "jsonl" / fmt / f"{s}.jsonl", s, shard_rows)
+        write_rows(rows, schema, Path(partial) / "data" / fmt, Path(partial) / "jsonl" / fmt / f"{s}.jsonl", s, shard_rows)
     return len(rows), report.as_dict(), whole
 
 
@@ -372,7 +342,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
         trajs = [t for t in trajs if t["instance_id"] not in drop]
         leak, _ = split_leak(held_out_pages(world_path, tasks, splits), trajs, splits)
     system = SYSTEM_PROMPT.format(today=spec.as_of.strftime("%B %-d, %Y"))
-    truths = _ground_truths(world_path, tasks, rollout["options"]) if "rl" in opt.formats else {}
+    truths = ground_truths(world_path, tasks, rollout["options"]) if "rl" in opt.formats else {}
 
     partial = dest.with_name(f".{dest.name}.partial")
     if partial.exists():
@@ -458,7 +428,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     render = read_json(world_path / "web" / "render.json", f"render the world again with `worldforge render {world_path} --force`")
     extra = ("tantivy", "pydantic", "typer") + (("vllm",) if "vllm" in (rollout["policy"], render["options"]["backend"]) else ())
     manifest = {
-        "dataset": f"{world}/{opt.version}", "fingerprint": fingerprint, "format": 1,
+        "dataset": f"{world}/{opt.version}", "fingerprint": fingerprint, "format": 1, "records": row_schemas(),
         "spec": spec.model_dump(mode="json"), "packs": {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in sorted(pack_yaml.items())},
         "seeds": {"world": spec.seed, "tasks": tasks_report.get("seed"), "rollout": rollout["seed"],
                   "perturbations": rollout["seed"], "split": seed},
@@ -492,8 +462,8 @@ def _statistics(trajs: list[dict], tasks: list, splits: dict[str, str], trajecto
             continue
         tr = [t for t in trajs if splits[t["instance_id"]] == s]
         per_split[s] = {
-            "tasks": len(mine), "table": sum(t.record["kind"] == "table" for t in mine),
-            "multihop": sum(t.record["kind"] == "multihop" for t in mine),
+            "tasks": len(mine), "table": sum(t.record["kind"] == Shape.TABLE for t in mine),
+            "multihop": sum(t.record["kind"] == Shape.MULTIHOP for t in mine),
             "gold_rows": sum(len(t.rows) for t in mine), "gold_cells": sum(len(t.rows) * len(t.header) for t in mine),
             "trajectories": len(tr),
         }
@@ -678,12 +648,24 @@ def dataset_card(world: str, opt: ExportOptions, spec, rows: dict, stats: dict, 
               *list_column_note(stats.get("list_column_tasks", 0), sum(v["tasks"] for v in stats["splits"].values())),
               "```python", "from datasets import load_dataset", "",
               "sft = load_dataset(\"parquet\", data_files={\"train\": \"data/sft/train-*.parquet\"})", "```", "",
+              *rows_section(),
               *training_section(stats["training"]["lengths"], stats["training"]["settings"], world),
               "## Reproduce", "", "```bash", f"worldforge run worlds/{world}.yaml", "```", "",
               "`manifest.json` holds the resolved spec, the seeds, package versions and the sha256 of every file; the "
               "same spec and seed give byte-identical files.", ""]
     lines += language_section(spec.stages.tasks.language, sum(v["tasks"] for v in stats["splits"].values()))
     return "\n".join(lines)
+
+
+def rows_section() -> list[str]:
+    """The card's row schema: each row kind's fields and types, from its record (`worldforge.records`)."""
+    out = ["## Row schema", "",
+           f"Rows are records version {RECORDS_VERSION} (`worldforge.records`; `manifest.json` holds each row's full JSON "
+           "Schema under `records`, and `worldforge.records.read_rows(folder, kind, split)` reads a split after checking "
+           "the version). Nested fields (`messages`, `score`, `steps`, `context`, `extra_info`) are structs and lists.", ""]
+    for kind, model in (("sft", SFTRow), ("rl", RLRow)):
+        out += [f"`{kind}` ({model.__name__}):", "", *field_table(model), ""]
+    return out
 
 
 def list_column_note(n: int, total: int | None) -> list[str]:

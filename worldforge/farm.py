@@ -118,11 +118,11 @@ class FarmReport:
 
 def load_farm(path: str | Path) -> FarmSpec:
     """Read and validate a farm spec; every problem at once (SpecError, exit 2)."""
-    from .world.validate import _pydantic_problems, _read_yaml
+    from .world.validate import pydantic_problems, read_yaml
 
     path = Path(path)
     problems: list[SpecProblem] = []
-    raw = _read_yaml(path, problems)
+    raw = read_yaml(path, problems)
     if problems:
         raise SpecError(problems)
     if not isinstance(raw, dict):
@@ -130,7 +130,7 @@ def load_farm(path: str | Path) -> FarmSpec:
     try:
         farm = FarmSpec.model_validate(raw)
     except ValidationError as exc:
-        raise SpecError(_pydantic_problems(str(path), exc, data=raw)) from None
+        raise SpecError(pydantic_problems(str(path), exc, data=raw)) from None
     seen: dict[str, int] = {}
     for i, w in enumerate(farm.worlds):
         where = f"worlds.{i}"
@@ -159,7 +159,7 @@ def resolve_worlds(farm: FarmSpec, farm_path: Path, spec_dir: Path,
     `on_checked(done, total)` after each world."""
     import tempfile
 
-    from .world.validate import _read_yaml, load_world
+    from .world.validate import load_world, read_yaml
 
     plans, problems, texts = [], [], {}
     tmp = tempfile.mkdtemp(prefix="worldforge-farm-")
@@ -169,7 +169,7 @@ def resolve_worlds(farm: FarmSpec, farm_path: Path, spec_dir: Path,
         if w.spec is not None:
             base_file = (farm_path.parent / w.spec).resolve()
             read: list[SpecProblem] = []
-            raw = _read_yaml(base_file, read)
+            raw = read_yaml(base_file, read)
             if read or not isinstance(raw, dict):
                 problems += [SpecProblem(str(farm_path), f"worlds.{i}.spec", w.spec, str(p)) for p in read] or [
                     SpecProblem(str(farm_path), f"worlds.{i}.spec", w.spec, "a world spec must be a YAML mapping")]
@@ -319,7 +319,7 @@ def _previous_releases(dest: Path) -> dict[str, dict]:
 
 def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: list[dict], previous: dict[str, dict],
            dest: Path, force: bool) -> FarmReport:
-    from .export import _ground_truths, sft_rows
+    from .export import ground_truths, sft_rows
     from .rollout.env import SYSTEM_PROMPT, load_tasks
     from .rollout.grounding import GroundingReport
     from .rollout.stage import read_report, read_trajectories
@@ -365,7 +365,7 @@ def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: l
         ids = {t.id for t in keep}
         s = plan.split
         system = SYSTEM_PROMPT.format(today=spec.as_of.strftime("%B %-d, %Y"))
-        truths = _ground_truths(wp, keep, rollout["options"])
+        truths = ground_truths(wp, keep, rollout["options"])
         records = {t.id: t.record for t in keep}
         scorer = rollout["options"].get("scorer", "widesearch")
         sft[s] += [row for t in trajs if t["instance_id"] in ids
@@ -425,14 +425,14 @@ def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: l
 
 def _write_merged(job: tuple[str, str, list], partial: str) -> int:
     """One format's rows of one split of the merged dataset (a Ray task under --ray)."""
-    from .export import RL_SCHEMA, SFT_SCHEMA, _rl_row, _write_rows
+    from .export import RL_SCHEMA, SFT_SCHEMA, rl_row, write_rows
 
     fmt, s, items = job
     if fmt == "sft":
         rows, schema = items, SFT_SCHEMA
     else:
-        rows, schema = [_rl_row(t, world, s, i, system, truth) for i, (t, world, system, truth) in enumerate(items)], RL_SCHEMA
-    _write_rows(rows, schema, Path(partial) / "data" / fmt, Path(partial) / "jsonl" / fmt / f"{s}.jsonl", s, 1000)
+        rows, schema = [rl_row(t, world, s, i, system, truth) for i, (t, world, system, truth) in enumerate(items)], RL_SCHEMA
+    write_rows(rows, schema, Path(partial) / "data" / fmt, Path(partial) / "jsonl" / fmt / f"{s}.jsonl", s, 1000)
     return len(rows)
 
 

@@ -191,6 +191,11 @@ class Environment:
     def close(self) -> None:
         self.engine.close()
 
+    def share_aliases(self, other: Environment) -> None:
+        """Use `other`'s alias index and per-task alias subsets (an environment of the same world
+        under another perturbation seed: they do not depend on the seed)."""
+        self._by_name, self._task_aliases = other._by_name, other._task_aliases
+
     def task_aliases(self, task: Task) -> dict[str, str]:
         """The aliases scoring a task uses (`tasks.scoring.task_aliases`), computed once per task."""
         got = self._task_aliases.get(task.id)

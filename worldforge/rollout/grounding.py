@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from ..language import date_forms, date_of, scale_alternation, scale_factors, scale_words
 from ..tasks.scoring import WIDESEARCH, norm_column, parse_date, parse_table
 from .context import Sample, samples
-from .reading import _DATE_RE, _NUMBER_RE, PAGE_OF, URL_RE, plain_number, urls_in
+from .reading import DATE_RE, NUMBER_RE, PAGE_OF, URL_RE, plain_number, urls_in
 
 _SCALED = re.compile(rf"([-−]?\d[\d,]*(?:\.\d+)?)\s*({scale_alternation()})")
 _SCALE = scale_words()
@@ -102,11 +102,11 @@ class _Visible:
         while self._read < len(self.parts):
             raw = self.parts[self._read]
             self._read += 1
-            self._numbers.update(float(m.group(0).replace(",", "").replace("−", "-")) for m in _NUMBER_RE.finditer(raw))
+            self._numbers.update(float(m.group(0).replace(",", "").replace("−", "-")) for m in NUMBER_RE.finditer(raw))
             for m in _SCALED.finditer(raw):  # as scaled, and in a unit that holds a scale ('1.856亿美元': 185.6 百万美元)
                 big = float(m.group(1).replace(",", "").replace("−", "-")) * _SCALE[m.group(2)]
                 self._numbers.update((big, *(big / f for f in scale_factors())))
-            for m in _DATE_RE.finditer(raw):
+            for m in DATE_RE.finditer(raw):
                 try:
                     d = date_of(m)
                 except (KeyError, ValueError):
@@ -161,7 +161,7 @@ def _number(cell: str) -> float | None:
     m = _SCALED.search(cell)
     if m:
         return float(m.group(1).replace(",", "").replace("−", "-")) * _SCALE[m.group(2)]
-    m = _NUMBER_RE.search(cell)
+    m = NUMBER_RE.search(cell)
     return float(m.group(0).replace(",", "").replace("−", "-")) if m else None
 
 

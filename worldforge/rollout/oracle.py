@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from ..language import BASE, scale_words
 from ..language import get as get_language
 from ..plumbing import stable_hash
+from ..records import Shape
 from ..web.grammar import word
 from .env import Episode, ToolCall, markdown_table
 from .narrator import Event, Narrator
@@ -660,7 +661,7 @@ class Research:
             cell = c.listed.get(header_for(c.listed, cond.get("label", "")))
             where, source = c.source, "list"
             listed = None
-            if cell is not None and cond.get("negated") and self._match(cond, cell) and not cond.get("rule"):
+            if cell is not None and cond.get("negated") and self.matches(cond, cell) and not cond.get("rule"):
                 listed, cell = cell, None  # a list's value would exclude the row: confirm it on the row's own page first
                 # (not for the question's rule: a list's date of death or closure settles that one is out)
             if cell is not None and cond["letter"] not in self.listing_said:
@@ -676,7 +677,7 @@ class Research:
                 source = "snippet" if self.from_snippet else "own"
                 if cell is None and listed is not None:  # its own pages do not say: the list's value stands
                     cell, where, source = listed, c.source, "list"
-            return self._match(cond, cell), (cell, where, source)
+            return self.matches(cond, cell), (cell, where, source)
         ents = [(c.name, c.url)]
         for i, hop in enumerate(path):
             nxt = []
@@ -709,7 +710,7 @@ class Research:
                 need = True
                 continue
             seen_vals.append((cell, name, url))
-            if cell is not None and self._match(cond, cell):
+            if cell is not None and self.matches(cond, cell):
                 return True, (f"{strip_links(cell)}", self.where(url), "other")
         if need:
             return NEED, None
@@ -718,7 +719,7 @@ class Research:
         where = (self.where(seen_vals[0][2]) if len(names) == 1 else self.voice.names(names, limit=3)) if names else self.where(c.url)
         return False, (shown, where, "other")
 
-    def _match(self, cond: dict, cell) -> bool:
+    def matches(self, cond: dict, cell) -> bool:
         if cell is None:
             return False
         text = strip_links(cell)
@@ -931,7 +932,7 @@ class Research:
         if self.source is None:
             self.source = self.plan()
         if self.candidates is None:
-            self.why = ("source", q["plural"]) if self.brief.kind == "table" and q.get("plural") else ("entity", "")
+            self.why = ("source", q["plural"]) if self.brief.kind == Shape.TABLE and q.get("plural") else ("entity", "")
             got = self.source.step(self)
             if got is NEED:
                 return False
@@ -1120,7 +1121,7 @@ class Research:
         if opening:
             self.plan_said = True
             parts.append(self._plan_event())
-            if self.brief.kind == "table":
+            if self.brief.kind == Shape.TABLE:
                 self.source = self.plan()
                 strategy = self._strategy_event(self.source)
                 if strategy is not None:
@@ -1341,7 +1342,7 @@ class Research:
 
     def _plan_event(self) -> Event:
         q, v = self.q, self.voice
-        if self.brief.kind == "multihop":
+        if self.brief.kind == Shape.MULTIHOP:
             return Event("plan_chain", dict(n=len(q["hops"]), start=q["start"]))
         cols = [c["name"] for c in q.get("columns", [])]
         colnames = v.names(cols, limit=6)
@@ -1405,7 +1406,7 @@ class Research:
         else:
             others = [(("reject" if not d.get("excluded") else "reject_excluded"), d) for d in rejected_listing] + others
         out += [Event(move, d) for move, d in others]
-        if self.candidates is not None and self.brief.kind == "table":
+        if self.candidates is not None and self.brief.kind == Shape.TABLE:
             done = sum(1 for c in self.candidates if c.state != "open")
             total = len(self.candidates)
             decided_now = any(m in ("keep", "reject", "reject_excluded") for m, _ in others) or rejected_listing
@@ -1436,7 +1437,7 @@ class Research:
         n = len(self.rows)
         if self.turn_out:
             parts.append(Event("out_of_turns", dict(n=n, s=_s(n)), [("rows", n, None, "n")]))
-        elif self.brief.kind == "multihop":
+        elif self.brief.kind == Shape.MULTIHOP:
             parts.append(Event("final_chain", {}))
         else:
             dropped = [c.name for c in self.candidates or [] if c.state == "rejected"]
@@ -1931,7 +1932,7 @@ def run_oracle(episodes: list[Episode], options) -> None:
 
     for ep in episodes:
         brief = Brief.of(ep.task.record)
-        r = (ChainResearch if brief.kind == "multihop" else Research)(ep, brief, options.parallel_calls, ep.env.seed, options.oracle)
+        r = (ChainResearch if brief.kind == Shape.MULTIHOP else Research)(ep, brief, options.parallel_calls, ep.env.seed, options.oracle)
         limit = ep.max_turns or ep.env.options.max_turns
         last_sig, idle = None, 0  # notes in a row written with nothing settled since the one before
         while not ep.done:

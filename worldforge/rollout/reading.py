@@ -27,9 +27,9 @@ from ..plumbing import URL_PATTERN
 from ..web.grammar import BANKS, bank_forms
 from . import perturb
 
-_DATE_RE = date_regex()  # a full date in any language's date styles, or ISO (`language.date_regex`)
+DATE_RE = date_regex()  # a full date in any language's date styles, or ISO (`language.date_regex`)
 # A figure: not a part of a word or code (Latin letters and digits before it; CJK text may be)
-_NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_.])[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![A-Za-z0-9_.,])[-−]?\d+(?:\.\d+)?")
+NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_.])[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![A-Za-z0-9_.,])[-−]?\d+(?:\.\d+)?")
 _YEAR_RE = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 _LINK_RE = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 URL_RE = re.compile(URL_PATTERN)  # a URL in running text (`plumbing.URL_PATTERN`)
@@ -97,7 +97,7 @@ _SCALED_RE = re.compile(rf"^\s*[-−]?[\d,]+(?:\.\d+)?\s*({scale_alternation()})
 
 def read_date(text: str) -> dt.date | None:
     """The first full date written in `text`, in any of the sites' styles."""
-    for m in _DATE_RE.finditer(text):
+    for m in DATE_RE.finditer(text):
         try:
             return dt.date(*date_of(m))
         except (ValueError, KeyError):
@@ -109,7 +109,7 @@ def read_number(text: str, scaled: bool = False) -> float | None:
     """The first number written in `text` ('1,717,743 km²' -> 1717743.0). Tables write exact values
     with their unit ('10.5 million USD', '1.2 million passengers a year': 10.5, 1.2); prose on news
     and fan sites rounds big numbers, and `scaled` reads '1.23 million people' as 1230000.0."""
-    m = _NUMBER_RE.search(text)
+    m = NUMBER_RE.search(text)
     if m is None:
         return None
     v = float(m.group(0).replace(",", "").replace("−", "-"))
@@ -435,7 +435,7 @@ def prose_value(text: str, label: str, kind: str, known: set[str] | frozenset[st
     if not found and kind == "number" and unit:
         by_unit = {v for v in _values(body, kind, known, lang) if v.lower().endswith(unit.lower()) and v[:-len(unit)].strip()[-1:].isdigit()}
         if not by_unit:  # a unit of several words ('is worth 7.54 million EUR'): the figure it follows
-            for m in _NUMBER_RE.finditer(body):
+            for m in NUMBER_RE.finditer(body):
                 rest = body[m.end():]
                 gap = len(rest) - len(rest.lstrip())
                 if rest.lstrip().lower().startswith(unit.lower()) and not _YEAR_RE.fullmatch(m.group(0)):
@@ -455,13 +455,13 @@ def _fragment(clause: str, kind: str, known, lang: Language) -> bool:
 
 def _values(text: str, kind: str, known, lang: Language) -> list[str]:
     if kind == "date":
-        return [m.group(0) for m in _DATE_RE.finditer(text)]
+        return [m.group(0) for m in DATE_RE.finditer(text)]
     if kind == "number":
         out = []
-        for m in _NUMBER_RE.finditer(text):
+        for m in NUMBER_RE.finditer(text):
             near = text[max(0, m.start() - 12): m.end() + 12]
             scaled = text.startswith(tuple(w for _, w in lang.scales), m.end())  # '5660万美元' is no year
-            if (_YEAR_RE.fullmatch(m.group(0)) and not scaled) or _DATE_RE.search(near):
+            if (_YEAR_RE.fullmatch(m.group(0)) and not scaled) or DATE_RE.search(near):
                 continue
             unit = _UNIT.match(text, m.end())
             end = unit.end() if unit and unit.group(1).lower() not in _NOT_UNITS else m.end()
@@ -509,12 +509,12 @@ def own_pages(page: Page) -> list[str]:
 
 
 def _first_value(window: str, clause: int) -> tuple[int, int, str] | None:
-    d = _DATE_RE.search(window)
-    n = _NUMBER_RE.search(window[:clause])
+    d = DATE_RE.search(window)
+    n = NUMBER_RE.search(window[:clause])
     if d and d.start() < clause and (not n or d.start() <= n.start()):
         return d.start(), d.end(), d.group(0)
     if n:
-        if _DATE_RE.search(window[max(0, n.start() - 12): n.end() + 12]) or _YEAR_RE.fullmatch(n.group(0)):
+        if DATE_RE.search(window[max(0, n.start() - 12): n.end() + 12]) or _YEAR_RE.fullmatch(n.group(0)):
             return None  # a year, or part of a date: not a figure
         end = n.end()
         unit = _UNIT.match(window, end)

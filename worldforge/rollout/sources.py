@@ -415,7 +415,7 @@ class PartIndex(Source):
                 cell = r.attribute(c.url, self.cond["label"], c.name)
             if cell is NEED:
                 need = True
-            elif r._match(self.cond, cell):
+            elif r.matches(self.cond, cell):
                 out.append(c)
         return NEED if need else out
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from ..language import Language
+from ..records import Shape
 from .reading import URL_RE, paged, read_date
 from .sources import BackList, ListReader, Named, PartList, PartsOf, Union, host, norm, readers_of, strip_links
 
@@ -225,7 +226,7 @@ def write_state(r, consolidate: bool = False) -> str:
     t = r.voice.bank["notes"]
     q = r.q
     lines = [f"## {t['head'].format(k=noted.count)}" + (f" {t['all']}" if consolidate else ""), ""]
-    if r.brief.kind == "multihop":
+    if r.brief.kind == Shape.MULTIHOP:
         lines.append(f"{t['task']}: {q['start']} → " + " → ".join(h["label"] for h in q["hops"])
                      + (f" → {q['answer']['label']}" if q["answer"].get("attribute") else ""))
         path = getattr(r, "path", [])
@@ -671,7 +672,7 @@ def forget(r, state: str) -> None:
     r.off_article = {(a, k) for a, k in r.off_article if a in r.profile_of}
     r.link_names = {u: n for u, n in r.link_names.items() if u in urls}
     r.notes, r.decisions, r.trouble, r.asking = [], [], [], []
-    labels = _relevant_labels(r.q) if r.brief.kind == "table" else set()
+    labels = _relevant_labels(r.q) if r.brief.kind == Shape.TABLE else set()
     for c in r.candidates or []:
         c.waiting = None
         # a kept row's listed values are in its cells; an open one's are in the note, or on its list page (read again)

@@ -16,10 +16,10 @@ from pathlib import Path
 from ..errors import ExportError, WorldforgeError
 from ..plumbing import sha256_file, write_atomic
 from ..world.options import RolloutOptions
-from ..world.pack import _NAME_RE
+from ..world.pack import NAME_RE
 
 SERVE_EXTRA = ("starlette", "uvicorn", "mcp", "markdown_it")
-_PACK_NAME = re.compile(_NAME_RE)  # a pack's `pack:` name, as packs are validated
+_PACK_NAME = re.compile(NAME_RE)  # a pack's `pack:` name, as packs are validated
 
 
 def require_serve_extra() -> None:

@@ -144,7 +144,7 @@ class EnvironmentService:
         if env is None:
             b = self.base
             env = Environment(b.engine, b.options, seed=seed, as_of=b.as_of, aliases=b.aliases, count_tokens=b.count_tokens)
-            env._by_name, env._task_aliases = b._by_name, b._task_aliases  # alias subsets are seed-independent
+            env.share_aliases(b)  # alias subsets are seed-independent
             self._envs[seed] = env
             while len(self._envs) > 64:  # a bounded cache; the base environment stays
                 old = next(k for k in self._envs if k != self.base.seed)

@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..language import get as get_language
+from ..records import Shape
 from .banks import question_bank
 from .multihop import nested_of
 from .scoring import GOLD_DIR, TASKS_FILE, norm_column, read_gold_csv
@@ -44,8 +45,8 @@ def distribution(tasks_dir: str | Path, records: list[dict] | None = None) -> di
     d = Path(tasks_dir)
     if records is None:
         records = [json.loads(x) for x in (d / TASKS_FILE).read_text().splitlines() if x.strip()]
-    tables = [r for r in records if r.get("kind") == "table"]
-    multi = [r for r in records if r.get("kind") == "multihop"]
+    tables = [r for r in records if r.get("kind") == Shape.TABLE]
+    multi = [r for r in records if r.get("kind") == Shape.MULTIHOP]
     out: dict = {"tasks": len(records), "tables": len(tables), "multihop": len(multi)}
     if tables:
         rows = [r["difficulty"]["rows"] for r in tables]
@@ -156,7 +157,7 @@ def format_mismatches(tasks_dir: Path, records: list[dict]) -> int:
         if not path.is_file():
             continue
         _, rows = read_gold_csv(path.read_text(encoding="utf-8"))
-        if r.get("kind") == "multihop":
+        if r.get("kind") == Shape.MULTIHOP:
             specs = [(len(r["columns"]) - 1, r.get("answer_kind") or "string", None, None, None)]
         else:
             specs = [(i, c.get("kind"), c.get("base"), c.get("agg"), c.get("attribute"))

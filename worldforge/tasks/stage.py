@@ -42,6 +42,7 @@ import polars as pl
 
 from ..errors import DamagedStateError, TasksError
 from ..plumbing import read_jsonl, swap_into_place
+from ..records import Shape
 from ..web.search import SearchEngine
 from ..web.store import require_rendered
 from ..world.arrays import Step, WorldArrays
@@ -164,7 +165,7 @@ def _table_record(world: str, task: TableTask, question: tuple, opt: TasksOption
     evidence = _evidence(web, task.evidence, task.listings, task.support, task.facts, task.beside)
     return {
         "instance_id": iid, "query": q, "language": opt.language, "evaluation": ev,
-        "kind": "table", "shape": cand.shape, "split": cand.split, "part": part, "entity_type": cand.t,
+        "kind": Shape.TABLE, "shape": cand.shape, "split": cand.split, "part": part, "entity_type": cand.t,
         "columns": names, "sql": task.sql, "combo": cand.combo, "constraints": constraints,
         "constraint_values": values, "discovery_query": discovery,
         "column_roles": [_role(c, i in task.keys) for i, c in enumerate(task.columns)], "question": reading,
@@ -203,7 +204,7 @@ def _multihop_record(world: str, task: MultiHopTask, evidence: dict, opt: TasksO
     iid = _iid(world, "multihop", task.sql)
     return {
         "instance_id": iid, "query": task.question, "language": opt.language, "evaluation": ev,
-        "kind": "multihop", "split": split, "part": part, "entity_type": WorldArrays.type_of(task.start),
+        "kind": Shape.MULTIHOP, "split": split, "part": part, "entity_type": WorldArrays.type_of(task.start),
         "answer_type": WorldArrays.type_of(task.answer_entity), "columns": task.columns, "sql": task.sql,
         "answer": task.answer, "answer_aliases": task.aliases, "answer_kind": task.answer_kind,
         "path": [{"from": h.source, "to": h.target, "kind": h.kind, "fact": h.fact} for h in task.hops],

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from ..web.text import _dates_in, _near, numbers_in, scaled_in
+from ..web.text import dates_in, numbers_in, same_on_page, scaled_in
 from .data import FactRow
 from .markdown import escape
 
@@ -45,15 +45,15 @@ class Marker:
                 ok = bool(self._names[i]) and all(n in low for n in self._names[i])
             elif vt == "date":
                 if dates is None:
-                    dates, rest = _dates_in(text)
+                    dates, rest = dates_in(text)
                     nums = numbers_in(rest) + [x for pair in scaled_in(rest) for x in pair]
                 ok = dt.date.fromisoformat(f.value) in dates
             elif vt in ("int", "float"):
                 if nums is None:
-                    dates, rest = _dates_in(text)
+                    dates, rest = dates_in(text)
                     nums = numbers_in(rest) + [x for pair in scaled_in(rest) for x in pair]
                 v = float(f.value)
-                ok = any(_near(x, v) for x in nums)
+                ok = any(same_on_page(x, v) for x in nums)
             elif vt == "bool":
                 ok = False
             else:

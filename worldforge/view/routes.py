@@ -27,6 +27,7 @@ from importlib import resources
 from urllib.parse import quote, urlencode
 
 from ..errors import WorldforgeError
+from ..records import Shape
 from .charts import grouped_bars, histogram
 from .data import ViewData, ViewError
 from .markdown import escape, render
@@ -564,7 +565,7 @@ class Pages:
             parts.append("<h2>Tasks beside WideSearch</h2><div class=charts>" + grouped_bars(
                 "Rows per table", labels, {d.spec.name: [dist["row_buckets"].get(k, 0) for k in labels],
                                            "WideSearch": [ref["row_buckets"].get(k, 0) for k in labels]}))
-            cols = [r.get("difficulty", {}).get("columns", 0) for r in (t.record for t in d.tasks.values()) if r.get("kind") == "table"]
+            cols = [r.get("difficulty", {}).get("columns", 0) for r in (t.record for t in d.tasks.values()) if r.get("kind") == Shape.TABLE]
             if cols:
                 lo, hi = min(cols), max(cols)
                 labels_c = [str(c) for c in range(lo, hi + 1)]

@@ -244,9 +244,9 @@ def number_words(n: int, lang: str = BASE) -> str:
     return get_language(lang).count_words(n)
 
 
-_SKEL_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_SKEL_DATE = date_regex(portable=True)  # any language's dates, and ISO (polars runs it too: web/report.py)
-_SKEL_NUM = re.compile(r"\d[\d,.]*")
+SKEL_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+SKEL_DATE = date_regex(portable=True)  # any language's dates, and ISO (polars runs it too: web/report.py)
+SKEL_NUM = re.compile(r"\d[\d,.]*")
 _SENT = re.compile(r"(?:(?<=[.!?])|(?<=[.!?]”))\s+(?=[A-Z“\[*])|(?<=[。！？])(?!”)|(?<=[。！？]”)")
 
 
@@ -271,20 +271,20 @@ def prose_sentences(markdown: str) -> list[str]:
     return out
 
 
-_SKEL_CAPS = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|van|von|the|and|&)?\s*[A-Z][\w'’.-]*)*")
+SKEL_CAPS = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|de|van|von|the|and|&)?\s*[A-Z][\w'’.-]*)*")
 
 
 def skeleton(sentence: str, names: re.Pattern | None) -> str:
     """A sentence with links, names, dates and numbers replaced by placeholders. Strict: any run
     of capitalised words counts as a name (so sentence-initial words fold too), which can only
     undercount distinct skeletons."""
-    s = _SKEL_LINK.sub("<e>", sentence)
+    s = SKEL_LINK.sub("<e>", sentence)
     if names is not None:
         s = names.sub("<e>", s)
-    s = _SKEL_DATE.sub("<d>", s)
-    s = _SKEL_CAPS.sub("<e>", s)
-    s = _SKEL_DATE.sub("<d>", s)
-    return _SKEL_NUM.sub("<n>", s)
+    s = SKEL_DATE.sub("<d>", s)
+    s = SKEL_CAPS.sub("<e>", s)
+    s = SKEL_DATE.sub("<d>", s)
+    return SKEL_NUM.sub("<n>", s)
 
 
 def quote(b: dict, key: str, subject: str, speaker: str, lang: str = BASE, what: str = "") -> str:

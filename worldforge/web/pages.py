@@ -608,7 +608,7 @@ class WorldView:
 
     # ------------------------------------------------------------------ fact sheets
 
-    def _grouped(self, sql: str, key: str, params: list | None = None) -> dict[str, list[Fact]]:
+    def grouped_facts(self, sql: str, key: str, params: list | None = None) -> dict[str, list[Fact]]:
         """The query's facts (columns in `Fact` order) by `key`, keys and rows in query order."""
         df = self.con.sql(sql, params=params).pl() if params else self.con.sql(sql).pl()
         if df.is_empty():
@@ -652,7 +652,7 @@ class WorldView:
         # Of the entities linking in, only those an article lists: `_cap` keeps the latest
         # max_list_items per predicate (by valid_from, undated first, then fact id), and a
         # city with thousands of residents would otherwise fetch every resident's facts.
-        return self._grouped(  # entities ids lo..hi of type t (all of them by default)
+        return self.grouped_facts(  # entities ids lo..hi of type t (all of them by default)
             "WITH n AS (SELECT value AS id FROM facts WHERE subject_type = ? AND value_type = 'entity' AND subject BETWEEN ? AND ? "
             "UNION SELECT subject FROM (SELECT subject, row_number() OVER (PARTITION BY value, predicate "
             "ORDER BY valid_from DESC NULLS LAST, fact_id DESC) AS r FROM facts WHERE value_type = 'entity' "
@@ -697,14 +697,14 @@ class WorldView:
 
     def facts_of_type(self, t: str) -> tuple[dict[str, list[Fact]], dict[str, list[Fact]]]:
         """(attribute and outgoing facts by subject, incoming relation facts by target) for type t."""
-        own = self._grouped(
+        own = self.grouped_facts(
             f"SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, note FROM facts "
             f"WHERE subject_type = '{t}' ORDER BY subject, predicate, valid_from NULLS FIRST, value", "subject")
         inc_rels = [r for r, rs in self.relations.items() if rs.target == t]
         incoming: dict[str, list[Fact]] = {}
         if inc_rels:
             preds = ", ".join(f"'{r}'" for r in inc_rels)
-            incoming = self._grouped(
+            incoming = self.grouped_facts(
                 f"SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, note FROM facts "
                 f"WHERE value_type = 'entity' AND predicate IN ({preds}) ORDER BY value, predicate, valid_from NULLS FIRST, subject",
                 "value")
@@ -761,7 +761,7 @@ def plan_pages(view: WorldView) -> Iterator[Page]:
         neigh = view.neighbour_facts(t)
         yield from entity_pages(view, t, view.ids[t], own, incoming, neigh, seen_urls)
         for d in et.pages.directories:
-            yield from _directory_pages(view, t, d, own)
+            yield from directory_pages(view, t, d, own)
         yield from part_directory_pages(view, t, own)
         yield from part_directory_pages(view, t, own, former=True)
         yield from part_index_pages(view, t, own)
@@ -1188,7 +1188,7 @@ def page_links(page: int, pages: int) -> list[int]:
     return sorted({1, pages, *range(lo, lo + NAV_LINKS)})
 
 
-def _directory_pages(view: WorldView, t: str, d, own: dict[str, list[Fact]]) -> Iterator[Page]:
+def directory_pages(view: WorldView, t: str, d, own: dict[str, list[Fact]]) -> Iterator[Page]:
     """Group a type's entities by a relation target or attribute value; page_size rows per page."""
     groups: dict[str, list[tuple[str, Fact]]] = {}
     for eid in view.ids[t]:

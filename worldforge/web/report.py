@@ -26,7 +26,7 @@ import polars as pl
 
 from ..language import BASE, written_in
 from ..language import get as get_language
-from .grammar import _SKEL_CAPS, _SKEL_DATE, _SKEL_LINK, _SKEL_NUM, prose_sentences
+from .grammar import SKEL_CAPS, SKEL_DATE, SKEL_LINK, SKEL_NUM, prose_sentences
 from .store import open_pages
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\d[\d,.]*")
@@ -131,14 +131,14 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES, language: str | None
         sent_urls += [url] * len(ss)
     # Skeletons in bulk (polars' regex engine): the same rules as grammar.skeleton.
     df = pl.DataFrame({"url": sent_urls, "s": sents}, schema={"url": pl.String, "s": pl.String})
-    sk = (pl.col("s").str.replace_all(_SKEL_LINK.pattern, "<e>").str.replace_all(_SKEL_DATE.pattern, "<d>")
-          .str.replace_all(_SKEL_CAPS.pattern, "<e>").str.replace_all(_SKEL_NUM.pattern, "<n>"))
+    sk = (pl.col("s").str.replace_all(SKEL_LINK.pattern, "<e>").str.replace_all(SKEL_DATE.pattern, "<d>")
+          .str.replace_all(SKEL_CAPS.pattern, "<e>").str.replace_all(SKEL_NUM.pattern, "<n>"))
     g = df.with_columns(sk.alias("k")).group_by("k").agg(pl.len().alias("n"), pl.col("url").n_unique().alias("pages"))
     n_sent = len(sents)
     top = g.sort(["n", "k"], descending=[True, False]).head(1).rows() if n_sent else []
     common = int(g.filter(pl.col("pages") >= 10)["n"].sum()) if n_sent else 0
     names.sort(key=len, reverse=True)
-    masked = pl.col("s").str.replace_all(_SKEL_LINK.pattern, "<e>")
+    masked = pl.col("s").str.replace_all(SKEL_LINK.pattern, "<e>")
     if names:  # names by the dictionary first: a Chinese name has no capitals to fold
         masked = masked.str.replace_many(names, ["<e>"] * len(names))
     clauses = (df.with_columns(masked.alias("s"))

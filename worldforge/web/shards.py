@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .pages import Page, WorldView, _directory_pages, entity_pages, part_directory_pages, part_index_pages
+from .pages import Page, WorldView, directory_pages, entity_pages, part_directory_pages, part_index_pages
 from .text import Fact
 
 MIN_ENTITIES, MAX_ENTITIES = 1024, 16384  # entities per shard: a type is cut into about 16 shards within these bounds
@@ -101,12 +101,10 @@ def _own_facts(view: WorldView, t: str, lo_id: str, hi_id: str, preds: list[str]
     where = f"subject_type = '{t}' AND subject BETWEEN ? AND ?"
     if preds is not None:
         where += " AND predicate IN (" + ", ".join(f"'{p}'" for p in preds) + ")"
-    return _grouped(view, "SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, note FROM facts "
+    return view.grouped_facts("SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, note FROM facts "
                           f"WHERE {where} ORDER BY subject, predicate, valid_from NULLS FIRST, value", "subject", [lo_id, hi_id])
 
 
-def _grouped(view: WorldView, sql: str, key: str, params: list) -> dict[str, list[Fact]]:
-    return view._grouped(sql, key, params)
 
 
 def _incoming(view: WorldView, t: str, lo_id: str, hi_id: str) -> dict[str, list[Fact]]:
@@ -114,7 +112,7 @@ def _incoming(view: WorldView, t: str, lo_id: str, hi_id: str) -> dict[str, list
     if not inc_rels:
         return {}
     preds = ", ".join(f"'{r}'" for r in inc_rels)
-    return _grouped(view, "SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, note FROM facts "
+    return view.grouped_facts("SELECT fact_id, subject, predicate, value, value_type, valid_from, valid_to, note FROM facts "
                           f"WHERE value_type = 'entity' AND predicate IN ({preds}) AND value BETWEEN ? AND ? "
                           "ORDER BY value, predicate, valid_from NULLS FIRST, subject", "value", [lo_id, hi_id])
 
@@ -128,7 +126,7 @@ def shard_pages(view: WorldView, shard: Shard, seen: set[str]) -> Iterator[Page]
         ids = view.ids[t]
         for d in ps.directories:
             own = _own_facts(view, t, ids[0], ids[-1], sorted({d.by, *d.columns})) if ids else {}
-            yield from _directory_pages(view, t, d, own)
+            yield from directory_pages(view, t, d, own)
         own = _own_facts(view, t, ids[0], ids[-1], sorted(view.part_list_columns(t))) if ids else {}
         yield from part_directory_pages(view, t, own)
         yield from part_directory_pages(view, t, own, former=True)

@@ -94,7 +94,7 @@ _SMALL = 10  # integers below this (counts: "three founders", "2 of 5") are not 
 _YEAR_MIN, _YEAR_MAX = 1000, 2999
 
 
-def _dates_in(text: str) -> tuple[set[dt.date], str]:
+def dates_in(text: str) -> tuple[set[dt.date], str]:
     """Full dates written in any accepted form, and the text with them blanked out."""
     found: set[dt.date] = set()
 
@@ -145,7 +145,7 @@ def _whole(m: re.Match) -> bool:
     return not (a and _wordish(s[a - 1])) and not (b < len(s) and _wordish(s[b]))
 
 
-def _near(x: float, t: float) -> bool:
+def same_on_page(x: float, t: float) -> bool:
     """Equal up to rounding on the page: 0.6% of the value, or 0.05 absolute."""
     return abs(x - t) <= max(0.006 * abs(t), 0.051)
 
@@ -213,7 +213,7 @@ class FactSheetCheck:
             body = self.blank.sub(lambda m: " " if _whole(m) else m.group(0), body)
         for name, slip in lang.page_slips.items():  # a Chinese sentence takes Chinese units and particles
             out += [f"{name} {m.group(0)!r}" for m in slip.finditer(body)]
-        dates, rest = _dates_in(body)
+        dates, rest = dates_in(body)
         # a figure with a scale word, as written and as scaled, and in a unit that holds a scale
         # ('1.856亿美元' is 185.6 百万美元: `Language.scaled_units`)
         scaled = [(raw, big, *(big / f for f in scale_factors())) for raw, big in scaled_in(rest)]
@@ -230,10 +230,10 @@ class FactSheetCheck:
                 continue
             if x.is_integer() and abs(x) < _SMALL:
                 continue
-            if not any(_near(x, t) for t in self.numbers):
+            if not any(same_on_page(x, t) for t in self.numbers):
                 out.append(f"invented number {x:g}")
         for forms in scaled:
-            if not any(_near(x, t) for x in forms for t in self.numbers):
+            if not any(same_on_page(x, t) for x in forms for t in self.numbers):
                 out.append(f"invented number {forms[1]:g}")
         return out
 
@@ -247,7 +247,7 @@ class FactSheetCheck:
                 return False
         elif vt in ("int", "float"):
             v = float(f.value)
-            if not any(_near(x, v) for x in nums):
+            if not any(same_on_page(x, v) for x in nums):
                 return False
         elif vt == "bool":
             word = "yes" if f.value == "true" else "no"

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..plumbing import quote_ident as _q
-from .invariants import _sql_str, _wild_sql, count_attr_sql, falls_sql, shared_value_pairs_sql, unheld_sql
+from .invariants import count_attr_sql, falls_sql, shared_value_pairs_sql, sql_str, unheld_sql, wild_sql
 from .pack import AUDIT_SECTIONS, CategoricalAttr, CountAttr, DateAttr, LinkEntity, LinkNumber, NumericAttr
 from .spec import ResolvedWorld, attribute_dtype
 
@@ -306,7 +306,7 @@ class _Auditor:
         for r, rs in self.rels.items():
             if rs.same is None:
                 continue
-            wild = _wild_sql(self.world, rs)  # links of a source that matches any target ("any field") are not measured
+            wild = wild_sql(self.world, rs)  # links of a source that matches any target ("any field") are not measured
             n, same = self.q(f"SELECT count(*), count(*) FILTER (WHERE s.{_q(rs.same.source)} = u.{_q(rs.same.target)}) "
                              f"FROM {_q('rel_' + r)} e JOIN {_q(rs.source)} s ON s.id = e.source "
                              f"JOIN {_q(rs.target)} u ON u.id = e.target WHERE true{wild}")[0]
@@ -511,7 +511,7 @@ class _Auditor:
                     row["top_share"] = round(top / filled, 4) if filled else 0.0
                     one = attr.one_per_target
                     if one is not None:  # pairs of links to one target holding the value at once; targets with none
-                        lit = _sql_str(attr.translation(self.world.spec.language).get(one.value, one.value))
+                        lit = sql_str(attr.translation(self.world.spec.language).get(one.value, one.value))
                         (clashes,), = self.q(f"SELECT count(*) FROM {shared_value_pairs_sql(R, a, once=True)} WHERE x.{A} = {lit}")
                         (without,), = self.q(f"SELECT count(*) FROM (SELECT target FROM {R} GROUP BY target "
                                              f"HAVING count(*) FILTER (WHERE {A} = {lit}) = 0)")
@@ -537,7 +537,7 @@ class _Auditor:
             sen, join = "date_diff('day', min(e.valid_from) OVER (PARTITION BY e.source), e.valid_from)", ""
         (early, n), = self.q(f"WITH l AS (SELECT e.{A} AS v, {sen} AS sen FROM {R} e{join} WHERE e.valid_from IS NOT NULL), "
                              f"q AS (SELECT quantile_cont(sen, 0.25) AS q1 FROM l) "
-                             f"SELECT count(*) FILTER (WHERE sen <= q1), count(*) FROM l, q WHERE v = {_sql_str(top)}")
+                             f"SELECT count(*) FILTER (WHERE sen <= q1), count(*) FROM l, q WHERE v = {sql_str(top)}")
         return round(early / n, 4) if n else 0.0
 
 

@@ -207,7 +207,7 @@ def builtin_invariants(world: ResolvedWorld) -> list[Invariant]:
                     for side in ("after", "before"):
                         for b in getattr(case, side):
                             inv = _attr_bound_invariant(world, t, a, side, b)
-                            cond = f"x.{_q(attr.given)} = {_sql_str(stored_value(world, t, attr.given)(v))}"
+                            cond = f"x.{_q(attr.given)} = {sql_str(stored_value(world, t, attr.given)(v))}"
                             out.append(Invariant(f"{inv.name}[{attr.given}={v}]", f"{inv.description} when {attr.given} is {v}",
                                                  inv.sql.replace(" WHERE ", f" WHERE {cond} AND ", 1)))
     for r, rs in rels.items():
@@ -233,7 +233,7 @@ def _numeric_invariants(world: ResolvedWorld, t: str, a: str, attr: NumericAttr)
             return d
         G = f"x.{_q(attr.given)}"
         gv = stored_value(world, t, attr.given)
-        return "CASE " + " ".join(f"WHEN {G} = {_sql_str(gv(v))} THEN {'NULL' if x is None else repr(float(x))}" for v, x in vals) + f" ELSE {d} END"
+        return "CASE " + " ".join(f"WHEN {G} = {sql_str(gv(v))} THEN {'NULL' if x is None else repr(float(x))}" for v, x in vals) + f" ELSE {d} END"
 
     lo, hi = per_case(lambda b: b[0]), per_case(lambda b: b[1])
     joins, ceiling = "", None
@@ -338,7 +338,7 @@ def _rel_bound_sql(world: ResolvedWorld, b: DateBound) -> str:
     return _offset_sql(f"{'s' if side == 'source' else 'u'}.{_q(attr)}", b)
 
 
-def _wild_sql(world: ResolvedWorld, rs: RelationSpec, alias: str = "s") -> str:
+def wild_sql(world: ResolvedWorld, rs: RelationSpec, alias: str = "s") -> str:
     """' AND <the source's value is not the relation's `same.any`>' (as stored: in the world's language)."""
     if rs.same is None or rs.same.any is None:
         return ""
@@ -390,7 +390,7 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
         out.append(Invariant(f"{r}.same_{rs.same.target}",
                              f"{r} links only a {rs.source} and a {rs.target} with the same {rs.same.target}",
                              f"SELECT e.source, e.target {joined} WHERE s.{_q(rs.same.source)} IS DISTINCT FROM u.{_q(rs.same.target)}"
-                             + _wild_sql(world, rs)))
+                             + wild_sql(world, rs)))
     if rs.eligible:
         el = rs.eligible
         col = f"u.{_q(el.attribute)}"
@@ -458,7 +458,7 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
                              f"SELECT source, target, {_q(a)} FROM {R} WHERE {_q(a)} IS NOT NULL AND {_q(a)} NOT IN ({lits})"))
         one = getattr(attr, "one_per_target", None)
         if one is not None:
-            lit = _sql_str(tr.get(one.value, one.value))
+            lit = sql_str(tr.get(one.value, one.value))
             out.append(Invariant(f"{r}.{a}.one_per_target", f"at most one {r} link to a {rs.target} holds {a} {one.value} at a time",
                                  f"SELECT x.target, x.{_q(a)}, x.source, y.source AS other FROM {shared_value_pairs_sql(R, a)} "
                                  f"WHERE x.{_q(a)} = {lit}"))
@@ -598,7 +598,7 @@ def requires_uncovered_sql(world: ResolvedWorld, r: str, rs: RelationSpec) -> st
             attr = rels[hop].attributes.get(a)
             if attr is not None:
                 tr = attr.translation(world.spec.language)
-                conds.append(f"{h}.{_q(a)} IN (" + ", ".join(_sql_str(tr.get(v, v)) for v in values) + ")")
+                conds.append(f"{h}.{_q(a)} IN (" + ", ".join(sql_str(tr.get(v, v)) for v in values) + ")")
         if time is not None and rels[hop].dated:
             t0, t1 = time
             conds.append(f"({h}.valid_from IS NULL OR {h}.valid_from <= {t0}) AND ({h}.valid_to IS NULL OR {h}.valid_to >= {t1})")
@@ -633,7 +633,7 @@ def given_case_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
     attribute allows (TRUE / FALSE), NULL for a row whose given value has no case."""
     G = f"x.{_q(attr.given)}"
     gv, av = stored_value(world, t, attr.given), stored_value(world, t, a)
-    whens = " ".join(f"WHEN {G} = {_sql_str(gv(v))} THEN x.{_q(a)} IN ({', '.join(_sql_str(av(k)) for k, wt in cw.items() if wt > 0)})"
+    whens = " ".join(f"WHEN {G} = {sql_str(gv(v))} THEN x.{_q(a)} IN ({', '.join(sql_str(av(k)) for k, wt in cw.items() if wt > 0)})"
                      for v, cw in attr.cases.items())
     return f"CASE {whens} END"
 
@@ -653,14 +653,14 @@ def dated_category_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> s
         return " AND ".join(parts) or "TRUE"
 
     weights = attr.weights()
-    own = "CASE " + " ".join(f"WHEN x.{_q(a)} = {_sql_str(av(v))} THEN {exists(v)}" for v in windows) + " ELSE TRUE END"
+    own = "CASE " + " ".join(f"WHEN x.{_q(a)} = {sql_str(av(v))} THEN {exists(v)}" for v in windows) + " ELSE TRUE END"
 
     def any_of(cw: dict) -> str:
         return "(" + " OR ".join(exists(v) for v, w in cw.items() if w > 0) + ")"
 
     if attr.given is not None and not attr.given.startswith("name.") and attr.cases:
         gv = stored_value(world, t, attr.given)
-        some = ("CASE " + " ".join(f"WHEN x.{_q(attr.given)} = {_sql_str(gv(c))} THEN {any_of(cw)}" for c, cw in attr.cases.items())
+        some = ("CASE " + " ".join(f"WHEN x.{_q(attr.given)} = {sql_str(gv(c))} THEN {any_of(cw)}" for c, cw in attr.cases.items())
                 + f" ELSE {any_of(weights)} END")
     elif attr.given is not None and attr.cases:  # chosen by a name part: its word picks the case
         some = "TRUE"
@@ -686,13 +686,13 @@ def stage_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
     av = stored_value(world, t, a)
     before, during, after = attr.stage_values()
     s, e = f"x.{_q(attr.stages.start)}", f"x.{_q(attr.stages.end)}"
-    want = (f"CASE WHEN {e} IS NOT NULL THEN {_sql_str(av(after))} "
-            + (f"WHEN {s} IS NULL THEN {_sql_str(av(before))} " if before is not None else "")
-            + f"ELSE {_sql_str(av(during))} END")
+    want = (f"CASE WHEN {e} IS NOT NULL THEN {sql_str(av(after))} "
+            + (f"WHEN {s} IS NULL THEN {sql_str(av(before))} " if before is not None else "")
+            + f"ELSE {sql_str(av(during))} END")
     return f"SELECT x.id, x.{_q(a)}, {s}, {e} FROM {_q(t)} x WHERE x.{_q(a)} IS DISTINCT FROM {want}"
 
 
-def _sql_str(v: str) -> str:
+def sql_str(v: str) -> str:
     return "'" + v.replace("'", "''") + "'"
 
 
@@ -706,7 +706,7 @@ def _case_value(world: ResolvedWorld, rs, v: str) -> str:
     """A relation's case value as the source's category stores it (in the world's language), as an SQL literal."""
     attr = world.types[rs.source].attributes.get(rs.given)
     tr = attr.translation(world.spec.language) if hasattr(attr, "translation") else {}
-    return _sql_str(tr.get(v, v))
+    return sql_str(tr.get(v, v))
 
 
 def count_attr_sql(attr: CountAttr, other: str) -> str:
@@ -720,7 +720,7 @@ def falls_sql(table: str, a: str, order: list[str]) -> str:
     it (by start date; links of one date in the values' order) as `prev`, and whether the value
     falls from it (`falls`: its place in `order`, lowest first, is below the one before)."""
     A = _q(a)
-    rank = "CASE " + " ".join(f"WHEN {A} = {_sql_str(v)} THEN {i}" for i, v in enumerate(order)) + " END"
+    rank = "CASE " + " ".join(f"WHEN {A} = {sql_str(v)} THEN {i}" for i, v in enumerate(order)) + " END"
     return (f"SELECT source, target, {A}, lag({A}) OVER w AS prev, {rank} < lag({rank}) OVER w AS falls "
             f"FROM {table} WHERE {A} IS NOT NULL "
             f"WINDOW w AS (PARTITION BY source ORDER BY valid_from NULLS LAST, {rank}, target)")
@@ -740,7 +740,7 @@ def unheld_sql(world: ResolvedWorld, r: str, a: str) -> str:
              "AND (h.valid_to IS NULL OR e.valid_from < h.valid_to)))"]
     for k, vals in attr.where.items():
         tr = hs.attributes[k].translation(world.spec.language)
-        conds.append(f"h.{_q(k)} IN ({', '.join(_sql_str(tr.get(v, v)) for v in vals)})")
+        conds.append(f"h.{_q(k)} IN ({', '.join(sql_str(tr.get(v, v)) for v in vals)})")
     kind = attr.entity_type(world.relations)
     own = "".join(f"{A} = e.{end} OR " for end, t in (("source", rs.source), ("target", rs.target)) if t == kind)
     return (f"{A} IS NOT NULL AND ({own}NOT EXISTS (SELECT 1 FROM {_q('rel_' + attr.relation)} h "
@@ -793,10 +793,10 @@ def _name_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part) -> str:
     for v, ch in part.cases.items():
         other = every - set(ch)
         if other:
-            whens.append(f"WHEN {g} = {_sql_str(gv(v))} THEN regexp_matches(x.name, {_word_regex(other)})")
+            whens.append(f"WHEN {g} = {sql_str(gv(v))} THEN regexp_matches(x.name, {_word_regex(other)})")
     other = every - default
     if default and other:
-        whens.append(f"WHEN {g} IS NOT NULL AND {g} NOT IN ({', '.join(_sql_str(gv(v)) for v in part.cases)}) "
+        whens.append(f"WHEN {g} IS NOT NULL AND {g} NOT IN ({', '.join(sql_str(gv(v)) for v in part.cases)}) "
                      f"THEN regexp_matches(x.name, {_word_regex(other)})")
     if not whens:
         return f"SELECT x.id, x.name FROM {T} x WHERE FALSE"
@@ -816,7 +816,7 @@ def _faker_part_mismatch_sql(world: ResolvedWorld, t: str, p: str, part, g: str,
     for v, own in pools.items():
         other = set().union(*(w for k, w in pools.items() if k != v)) - own
         if other:
-            whens.append(f"WHEN {g} = {_sql_str(gv(v))} THEN regexp_matches(x.name, '^(" + _alternation(other) + ")( |$)')")
+            whens.append(f"WHEN {g} = {sql_str(gv(v))} THEN regexp_matches(x.name, '^(" + _alternation(other) + ")( |$)')")
     if not whens:
         return f"SELECT x.id, x.name FROM {_q(t)} x WHERE FALSE"
     return f"SELECT x.id, x.name, {g} FROM {_q(t)} x WHERE CASE {' '.join(whens)} ELSE FALSE END"
@@ -834,6 +834,6 @@ def _name_given_mismatch_sql(world: ResolvedWorld, t: str, a: str, attr) -> str:
     whens = []
     for word, w in attr.cases.items():
         allowed = [stored_value(world, t, a)(v) for v, wt in w.items() if wt > 0]
-        whens.append(f"WHEN regexp_matches(x.name, {_word_regex([word])}) THEN {A} NOT IN ({', '.join(map(_sql_str, allowed))})")
+        whens.append(f"WHEN regexp_matches(x.name, {_word_regex([word])}) THEN {A} NOT IN ({', '.join(map(sql_str, allowed))})")
     del part
     return f"SELECT x.id, x.name, {A} FROM {_q(t)} x WHERE CASE {' '.join(whens)} ELSE FALSE END"

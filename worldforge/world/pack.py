@@ -36,7 +36,7 @@ def constant_date(ref: str, as_of: dt.date, span_start: dt.date) -> dt.date:
     if ref == "span_start":
         return span_start
     return dt.date.fromisoformat(ref)
-_NAME_RE = r"^[a-z][a-z0-9_]{0,63}$"  # snake_case, at most 64 characters
+NAME_RE = r"^[a-z][a-z0-9_]{0,63}$"  # snake_case, at most 64 characters
 # Names the world store uses for its own tables and views: a type may not take them
 # (relation tables are `rel_<relation>`, catalogue tables start with `_`).
 RESERVED_TABLES = ("aliases", "facts", "timeline")
@@ -414,7 +414,7 @@ class DerivedName(Model):
     A derived name that another entity of the type already holds is not given (`plan` counts
     them); the entity's id stays that of its drawn name."""
 
-    via: str = Field(pattern=_NAME_RE)
+    via: str = Field(pattern=NAME_RE)
     templates: dict[str, float]
 
     @model_validator(mode="after")
@@ -1155,8 +1155,8 @@ class SeriesSpec(Model):
     stops it too). The child's date attribute `date` holds each edition's day; name parts
     with `edition: year | ordinal | number` name it ("the 2019 season", "the 12th Prize")."""
 
-    date: str = Field(pattern=_NAME_RE)
-    start: str = Field(pattern=_NAME_RE)
+    date: str = Field(pattern=NAME_RE)
+    start: str = Field(pattern=NAME_RE)
     month: int = Field(1, ge=1, le=12)
     day: int = Field(1, ge=1, le=28)
     every: Range = Range(min=1, max=1)
@@ -1176,7 +1176,7 @@ class ParentSpec(_LinkText):
     `series` instead of `count`: the children are the parent's editions, one per period."""
 
     type: str
-    relation: str = Field(pattern=_NAME_RE)
+    relation: str = Field(pattern=NAME_RE)
     count: Range | None = None
     count_by: str | None = None
     series: SeriesSpec | None = None
@@ -1224,7 +1224,7 @@ class ProfileSpec(Model):
     """The entity's official or profile page: `site` names the fictional site (a word the
     site's domain is built from) unless `url` gives a template over the entity's attributes."""
 
-    site: str = Field("profiles", pattern=_NAME_RE)
+    site: str = Field("profiles", pattern=NAME_RE)
     url: str | None = None  # e.g. "{website}/about"
 
 
@@ -1320,7 +1320,7 @@ class EntityType(Model):
     @classmethod
     def _attr_names(cls, v):
         for key in v:
-            if not re.match(_NAME_RE, key):
+            if not re.match(NAME_RE, key):
                 raise ValueError(f"attribute name {clip(key)} must be snake_case, at most 64 characters")
             if key in ("id", "name"):
                 raise ValueError(f"attribute name {key!r} is reserved")
@@ -1409,7 +1409,7 @@ class RelationSpec(_LinkText):
     # Links per source by a categorical attribute of the source (a small firm takes few hires, a
     # large one many): `given` names it, `cases` maps its values to a count range (a history's
     # tenures for history relations); the other values take `count` (or `history.count`).
-    given: str | None = Field(None, pattern=_NAME_RE)
+    given: str | None = Field(None, pattern=NAME_RE)
     cases: dict[str, Range] = {}
     rate: float = Field(1.0, ge=0.0, le=1.0)
     required: bool = False
@@ -1430,7 +1430,7 @@ class RelationSpec(_LinkText):
     each_target: bool = False
     # A target takes at most one link among the sources that share this attribute's value: a
     # researcher wins a prize once (the editions of one award), a club joins a league once.
-    once_per: str | None = Field(None, pattern=_NAME_RE)
+    once_per: str | None = Field(None, pattern=NAME_RE)
     # Not the same one again: a link never goes to a target its source is linked to by one of
     # these relations (of the same source and target types) when the link starts, or ever where
     # the link has no dates (a loan to another club than the player's own; a consultancy for a
@@ -1498,7 +1498,7 @@ class RelationSpec(_LinkText):
         if self.each_target and self.requires is not None:
             raise ValueError("each_target cannot combine with requires (a covered link's target is chosen among its covering links)")
         for a, attr in self.attributes.items():
-            if not re.match(_NAME_RE, a):
+            if not re.match(NAME_RE, a):
                 raise ValueError(f"link attribute name {clip(a)} must be snake_case, at most 64 characters")
             if a in LINK_COLUMNS:
                 raise ValueError(f"link attribute name {a!r} is taken by the link's own columns ({', '.join(LINK_COLUMNS)}); rename it")
@@ -1557,7 +1557,7 @@ class RelationSpec(_LinkText):
 class InvariantSpec(Model):
     """A declared invariant: an SQL query returning the violating rows, or an acyclicity check."""
 
-    name: str = Field(pattern=_NAME_RE)
+    name: str = Field(pattern=NAME_RE)
     description: str = ""
     sql: str | None = Field(None, min_length=1)
     acyclic: str | None = Field(None, min_length=1)  # relation name
@@ -1614,7 +1614,7 @@ class AuditThreshold(Model):
 
 
 class DomainPack(Model):
-    pack: str = Field(pattern=_NAME_RE)
+    pack: str = Field(pattern=NAME_RE)
     pack_version: Literal[1] = 1
     description: str = ""
     requires: list[str] = []
@@ -1627,7 +1627,7 @@ class DomainPack(Model):
     @classmethod
     def _names(cls, v):
         for key in v:
-            if not re.match(_NAME_RE, key):
+            if not re.match(NAME_RE, key):
                 raise ValueError(f"name {clip(key)} must be snake_case (a-z, 0-9, _), at most 64 characters")
         return v
 

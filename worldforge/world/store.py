@@ -239,7 +239,7 @@ def write_world(world: ResolvedWorld, tables: WorldTables, build_dir: Path, chec
     try:
         con = duckdb.connect(str(partial / DB_FILE))
         try:
-            stats = _write_tables(con, world, tables)
+            stats = write_tables(con, world, tables)
             if on_step:
                 on_step("check invariants")
             violations = check(con)
@@ -281,11 +281,11 @@ def open_in_memory(world: ResolvedWorld, tables: WorldTables):
     import duckdb
 
     con = duckdb.connect()
-    _write_tables(con, world, tables)
+    write_tables(con, world, tables)
     return con
 
 
-def _write_tables(con, world: ResolvedWorld, tables: WorldTables) -> dict:
+def write_tables(con, world: ResolvedWorld, tables: WorldTables) -> dict:
     counts, rel_counts = {}, {}
     for t, df in tables.entities.items():
         con.register("_src", _arrow(df))

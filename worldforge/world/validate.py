@@ -150,7 +150,7 @@ def _check_nodes(root) -> None:
         stack.extend((c, depth + 1, False) for c in children(node))
 
 
-def _read_yaml(path: Path, problems: list[SpecProblem]) -> Any:
+def read_yaml(path: Path, problems: list[SpecProblem]) -> Any:
     """Parse one YAML file, bounded: its size, the values it expands to and their nesting."""
     try:
         with open(path, "rb") as f:
@@ -232,7 +232,7 @@ _SCALARS = frozenset({"str", "int", "float", "bool", "list", "dict"})  # union m
 _INSTANCE_OF = re.compile(r" or instance of \w+")
 
 
-def _pydantic_problems(source: str, exc: ValidationError, prefix: str = "", data: Any = None) -> list[SpecProblem]:
+def pydantic_problems(source: str, exc: ValidationError, prefix: str = "", data: Any = None) -> list[SpecProblem]:
     errors = exc.errors(include_url=False)
     # A value that fits no member of a union gets one error per member; when one member got
     # further (an error deeper inside it), the members that failed on the value's type are noise.
@@ -308,7 +308,7 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
     path = Path(path)
     dirs = pack_search_path(schemas_dir)
     problems: list[SpecProblem] = []
-    raw = _read_yaml(path, problems)
+    raw = read_yaml(path, problems)
     if problems:
         raise SpecError(problems)
     if not isinstance(raw, dict):
@@ -316,7 +316,7 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
     try:
         spec = WorldSpec.model_validate(raw)
     except ValidationError as exc:
-        problems.extend(_pydantic_problems(str(path), exc, data=raw))
+        problems.extend(pydantic_problems(str(path), exc, data=raw))
         spec = None
 
     packs: dict[str, DomainPack] = {}
@@ -333,7 +333,7 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
                 f"unknown pack; available: {', '.join(avail)} (or give a path to a pack .yaml file)",
             ))
             continue
-        pack_raw = _read_yaml(pack_path, problems)
+        pack_raw = read_yaml(pack_path, problems)
         if pack_raw is None:
             continue
         if not isinstance(pack_raw, dict):
@@ -342,7 +342,7 @@ def load_world(path: str | Path, schemas_dir: Path | None = None) -> ResolvedWor
         try:
             pack = DomainPack.model_validate(pack_raw)
         except ValidationError as exc:
-            problems.extend(_pydantic_problems(str(pack_path), exc, data=pack_raw))
+            problems.extend(pydantic_problems(str(pack_path), exc, data=pack_raw))
             continue
         if pack.pack in packs:
             problems.append(SpecProblem(str(path), f"packs.{i}", _short(ref), f"pack '{pack.pack}' is listed twice"))
@@ -1245,7 +1245,7 @@ def _empty_store(world: ResolvedWorld):
     import polars as pl
 
     from .planner import POLARS_DTYPES
-    from .store import WorldTables, _write_tables
+    from .store import WorldTables, write_tables
 
     tables = WorldTables()
     for t, et in world.types.items():
@@ -1256,7 +1256,7 @@ def _empty_store(world: ResolvedWorld):
                                                **{a: pl.Int64 if isinstance(s, (LinkNumber, LinkEntity)) else pl.String
                                                   for a, s in rs.attributes.items()}})
     con = duckdb.connect()
-    _write_tables(con, world, tables)
+    write_tables(con, world, tables)
     return con
 
 

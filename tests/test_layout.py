@@ -157,3 +157,29 @@ def test_no_private_name_crosses_a_module():
                     and node.value.id not in ("self", "cls", "other") and not isinstance(node.ctx, ast.Store):
                 found.append(f"{name}:{node.lineno} reads {node.value.id}.{node.attr}")
     assert not found, "make these public or keep them inside their module: " + "; ".join(found)
+
+
+def test_packages_are_entered_through_their_face():
+    """A module of one package imports another package's names from that package (its
+    `__init__`, which says what it offers), never from a module inside it (issue 57)."""
+    mods = _modules()
+    faces = {m for m, p in mods.items() if p.name == "__init__.py"}
+    found = []
+    for name, path in mods.items():
+        is_pkg = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = name.split(".") if is_pkg else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            parts = target.split(".")
+            if parts[0] != "worldforge" or len(parts) < 3:
+                continue
+            package = ".".join(parts[:2])
+            if package in faces and not name.startswith(package + ".") and name != package:
+                found.append(f"{name}:{node.lineno} from {target}")
+    assert not found, "import these from the package itself (add them to its __init__): " + "; ".join(found)

@@ -175,11 +175,7 @@ def _counts_table(title: str, rows, headers=("name", "count")) -> Table:
 @_command()
 def validate(spec: Path = typer.Argument(..., help="World spec YAML, e.g. worlds/demo.yaml")) -> None:
     """Validate a world spec and its domain packs; report every problem at once (exit code 2)."""
-    from .world.capacity import count_warnings
-    from .world.invariants import all_invariants
-    from .world.lexicon import lexicon_warnings
-    from .world.spec import expected_counts
-    from .world.validate import load_world
+    from .world import all_invariants, count_warnings, expected_counts, lexicon_warnings, load_world
 
     with _user_errors():
         world = load_world(spec)
@@ -205,10 +201,7 @@ def plan(
     <build-dir>/<name>/world.duckdb, check every invariant, then mark it complete."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from .world.capacity import count_warnings
-    from .world.planner import count_steps, plan_world
-    from .world.store import ensure_writable, heavy_drops, repairs
-    from .world.validate import load_world
+    from .world import count_steps, count_warnings, ensure_writable, heavy_drops, load_world, plan_world, repairs
 
     with _user_errors():
         world = load_world(spec)
@@ -251,7 +244,7 @@ def plan(
 @_command()
 def check(world_dir: Path = typer.Argument(..., help="A planned world folder, e.g. build/demo")) -> None:
     """Re-verify every invariant of a stored world and list violations (exit 1 if any)."""
-    from .world.invariants import check_world
+    from .world import check_world
 
     with _user_errors():
         n, violations = check_world(world_dir)
@@ -308,7 +301,7 @@ def audit(
     2 when one judges no row (its `match` names nothing the report measures)."""
     import json
 
-    from .world.audit import SECTIONS, audit_world
+    from .world import SECTIONS, audit_world
 
     with _user_errors():
         report = audit_world(world_dir)
@@ -371,7 +364,7 @@ def inspect(
     type_: list[str] = typer.Option(None, "--type", "-t", help="Only show samples of these types."),
 ) -> None:
     """Counts per type and relation, degree statistics, and sample entities with their facts."""
-    from .world.store import open_world
+    from .world import open_world
 
     with _user_errors():
         info = open_world(world_dir)
@@ -444,7 +437,7 @@ def render(
     """Render every page of a world (articles, profiles, news, directories) with provenance,
     then build its search index. An interrupted render resumes where it stopped."""
     from .web import render_world
-    from .world.store import open_world
+    from .world import open_world
 
     if report_only:
         with _user_errors():
@@ -500,9 +493,8 @@ def render(
 
 def _stored_variety(world_dir: Path) -> dict:
     """The variety measures of a finished render (from render.json; measured now if it predates them)."""
-    from .web.report import web_report
-    from .web.store import require_rendered
-    from .world.store import open_world
+    from .web import require_rendered, web_report
+    from .world import open_world
 
     info = open_world(world_dir)  # a clear error for a folder that holds no world
     web = require_rendered(world_dir)
@@ -561,7 +553,7 @@ def search(
     offset: int = typer.Option(0, "--offset", min=0, help="Index of the first result (10 per page: 0, 10, 20, ...)."),
 ) -> None:
     """Search a rendered world's web; prints results as the web_search tool returns them."""
-    from .web.search import SearchEngine
+    from .web import SearchEngine
 
     with _user_errors():
         engine = SearchEngine.for_world(world_dir)
@@ -578,7 +570,7 @@ def open_page(
     url: str = typer.Argument(..., help="A page URL from search results."),
 ) -> None:
     """Open a page of a rendered world; prints its Markdown as the web_extractor tool returns it."""
-    from .web.search import SearchEngine
+    from .web import SearchEngine
 
     with _user_errors():
         engine = SearchEngine.for_world(world_dir)
@@ -609,10 +601,9 @@ def tasks(
     them to WORLD_DIR/tasks/ (score them with `worldforge score WORLD_DIR/tasks RESPONSES`)."""
     from .errors import TasksError
     from .plumbing import check_output_dir
+    from .tasks import REPORT_FILE, check_export_dest, generate_tasks, tasks_dir
     from .tasks import export_widesearch as export_ws
-    from .tasks import generate_tasks
-    from .tasks.stage import REPORT_FILE, check_export_dest, tasks_dir
-    from .world.store import open_world
+    from .world import open_world
 
     with _user_errors():
         if kind not in ("all", "table", "multihop"):
@@ -656,8 +647,7 @@ def tasks(
 
 def _tasks_report(world_dir: Path) -> None:
     """The tasks' distribution beside WideSearch's figures (worldforge tasks --report)."""
-    from .tasks.report import comparison_rows, distribution, reference
-    from .tasks.stage import read_tasks, tasks_dir
+    from .tasks import comparison_rows, distribution, read_tasks, reference, tasks_dir
 
     with _user_errors():
         mine = distribution(tasks_dir(world_dir), read_tasks(world_dir))
@@ -680,8 +670,7 @@ def _split_leak(world_dir: Path) -> str | None:
     """The held-out splits' leak over the world's rollout, as the export measures it (None: no
     held-out split; said so when there are no trajectories yet)."""
     from .export import held_out_pages, split_leak
-    from .rollout.env import load_tasks
-    from .rollout.stage import is_rolled_out, read_trajectories
+    from .rollout import is_rolled_out, load_tasks, read_trajectories
 
     tasks = load_tasks(world_dir)
     splits = {t.id: t.record.get("split", "train") for t in tasks}
@@ -933,7 +922,7 @@ def score(
     import datetime as dt
     import json
 
-    from .tasks.scoring import LENIENT, WIDESEARCH, score_files, world_aliases
+    from .tasks import LENIENT, WIDESEARCH, score_files, world_aliases
 
     mode = LENIENT if lenient else WIDESEARCH
     with _user_errors():
@@ -993,12 +982,12 @@ def serve(
     """Serve a world's environment over HTTP (episodes, the web_search and web_extractor tools,
     Search-R1's /retrieve) and MCP (/mcp), for RL trainers and agents, and its browser view at
     /view/ (read-only). Needs the serve extra."""
-    from .serve.build import rebuild_from_manifest, require_serve_extra
+    from .serve import rebuild_from_manifest, require_serve_extra
 
     require_serve_extra()
-    from .serve.app import serve as run_server
-    from .serve.service import ServiceLimits
-    from .tasks.stage import SPLITS
+    from .serve import ServiceLimits
+    from .serve import serve as run_server
+    from .tasks import SPLITS
 
     options = None
     chosen = tuple(dict.fromkeys(x.strip() for x in splits.split(",") if x.strip())) if splits is not None else None
@@ -1039,13 +1028,12 @@ def view(
     links, search with the tools' ranking, provenance on demand), its tasks with gold tables and
     evidence, trajectories replayed turn by turn and scored cell by cell, and the export's card,
     reports and plots. Prints the URL; Ctrl-C stops. Needs the serve extra."""
-    from .serve.build import require_serve_extra
+    from .serve import require_serve_extra
 
     require_serve_extra()
     import uvicorn
 
-    from .view.data import ViewData
-    from .view.routes import create_view_app
+    from .view import ViewData, create_view_app
 
     with _user_errors():
         _check_listen(host, port)

@@ -44,13 +44,8 @@ from .language import BASE
 from .language import get as get_language
 from .plumbing import check_output_dir, package_versions, read_json, sha256_file, stable_hash, swap_into_place
 from .records import RECORDS_VERSION, RLRow, Score, SFTRow, Shape, arrow_schema, check_rows, field_table, row_schemas
-from .rollout.context import samples
-from .rollout.env import SYSTEM_PROMPT, TOOLS, load_tasks
-from .rollout.grounding import GroundingReport, check_trajectory
-from .rollout.measure import held_out_lines
-from .rollout.stage import read_report, read_trajectories
-from .world.options import ExportOptions
-from .world.store import open_world, planned_packs
+from .rollout import SYSTEM_PROMPT, TOOLS, GroundingReport, check_trajectory, held_out_lines, load_tasks, read_report, read_trajectories, samples
+from .world import ExportOptions, open_world, planned_packs
 
 MANIFEST = "manifest.json"
 SPLITS = ("train", "validation", "test")
@@ -134,7 +129,7 @@ def held_out_pages(world_path: Path, tasks: list, splits: dict[str, str]) -> dic
     render's provenance (`page_facts`; a name is how an entity is found, not a gold fact). A
     training trajectory that opens one has read held-out evidence; shared pages that state no
     held-out gold fact ("List of countries", a training country's lists) are not among them."""
-    from .web.store import held_out_facts, pages_stating
+    from .web import held_out_facts, pages_stating
 
     facts = held_out_facts([{**t.record, "split": splits[t.id]} for t in tasks])
     return {s: pages_stating(world_path / "web", facts[s]) for s in ("validation", "test") if facts.get(s)}
@@ -239,8 +234,8 @@ def rl_row(task, world: str, split: str, index: int, system: str, truth: dict) -
 
 
 def ground_truths(world_path: Path, tasks: list, rollout_options: dict) -> dict[str, dict]:
-    from .tasks.scoring import Evaluation, aliases_by_name, task_aliases, world_aliases
-    from .world.store import open_world
+    from .tasks import Evaluation, aliases_by_name, task_aliases, world_aliases
+    from .world import open_world
 
     aliases = world_aliases(world_path)
     by_name = aliases_by_name(aliases)
@@ -383,7 +378,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
         if on_progress:
             on_progress(fmt, sum(rows[fmt].values()) if fmt == "rl" else grounding.samples, totals[fmt])
     if "widesearch" in opt.formats:
-        from .tasks.stage import gold_csv, write_widesearch
+        from .tasks import gold_csv, write_widesearch
 
         rows["widesearch"] = {}
         for s in used:

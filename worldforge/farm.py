@@ -118,7 +118,7 @@ class FarmReport:
 
 def load_farm(path: str | Path) -> FarmSpec:
     """Read and validate a farm spec; every problem at once (SpecError, exit 2)."""
-    from .world.validate import pydantic_problems, read_yaml
+    from .world import pydantic_problems, read_yaml
 
     path = Path(path)
     problems: list[SpecProblem] = []
@@ -159,7 +159,7 @@ def resolve_worlds(farm: FarmSpec, farm_path: Path, spec_dir: Path,
     `on_checked(done, total)` after each world."""
     import tempfile
 
-    from .world.validate import load_world, read_yaml
+    from .world import load_world, read_yaml
 
     plans, problems, texts = [], [], {}
     tmp = tempfile.mkdtemp(prefix="worldforge-farm-")
@@ -320,11 +320,9 @@ def _previous_releases(dest: Path) -> dict[str, dict]:
 def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: list[dict], previous: dict[str, dict],
            dest: Path, force: bool) -> FarmReport:
     from .export import ground_truths, sft_rows
-    from .rollout.env import SYSTEM_PROMPT, load_tasks
-    from .rollout.grounding import GroundingReport
-    from .rollout.stage import read_report, read_trajectories
-    from .tasks.stage import gold_csv, write_widesearch
-    from .world.store import open_world
+    from .rollout import SYSTEM_PROMPT, GroundingReport, load_tasks, read_report, read_trajectories
+    from .tasks import gold_csv, write_widesearch
+    from .world import open_world
 
     released_t = {h: r for r, m in previous.items() for h in m["task_hashes"]}
     released_g = {h: r for r, m in previous.items() for h in m["gold_hashes"]}
@@ -438,7 +436,7 @@ def _write_merged(job: tuple[str, str, list], partial: str) -> int:
 
 def farm_card(farm: FarmSpec, farm_file: str, worlds: list[dict], rows: dict, changelog: list[dict], grounding: dict | None = None) -> str:
     """README.md of a release: worlds, splits, the dedupe rule and the changelog of every release."""
-    from .world.options import ExportOptions
+    from .world import ExportOptions
 
     front = {"pretty_name": f"worldforge farm {farm.name} ({farm.release})", "license": ExportOptions().license,
              "language": sorted({w.get("language", BASE) for w in worlds}),

@@ -28,8 +28,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-from .rollout.env import TOOLS
-from .rollout.measure import sample_tokens
+from .rollout import TOOLS, sample_tokens
 from .tokens import MESSAGE_OVERHEAD, estimate_tokens
 
 TOOL_CLASS = "worldforge.serve.verl_tools.WorldforgeTool"

@@ -19,7 +19,7 @@ import datetime as dt
 import json
 import re
 
-from .tasks.scoring import Evaluation, reward_of, score_table
+from .tasks import Evaluation, reward_of, score_table
 
 DATA_SOURCE_PREFIX = "worldforge/"
 FINAL_ANSWER = "final_answer"

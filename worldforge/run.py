@@ -28,9 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .plumbing import BuildLock, check_output_dir, digest_problems, folder_digests, read_json, release_memory, sha256_file, write_atomic
-from .world.spec import ResolvedWorld
-from .world.store import is_complete, world_dir
-from .world.validate import load_world
+from .world import ResolvedWorld, is_complete, load_world, world_dir
 
 RUN_FILE = "run.json"
 RUN_FORMAT = 3  # 3: the pages stay Parquet files in web/pages/ (a run.json of 2 rebuilds from the plan)
@@ -211,8 +209,7 @@ def _run_stages(world, path: Path, build_dir, out_root, force: bool, recorded: d
     from .rollout import run_rollout
     from .tasks import generate_tasks
     from .web import render_world
-    from .world.planner import count_steps, plan_world
-    from .world.store import heavy_drops
+    from .world import count_steps, heavy_drops, plan_world
 
     st = world.spec.stages
     inputs = stage_inputs(world)

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 from ..errors import RolloutError
 from ..plumbing import stable_hash
-from ..web.llm import LLMStats, chat_fitting, prompts_fit
-from ..world.options import AgentSpec
+from ..web import LLMStats, chat_fitting, prompts_fit
+from ..world import AgentSpec
 from .env import TOOLS, Episode, ToolCall
 
 # One well-formed hermes call per turn, optionally after a short note (for weak models).

@@ -27,14 +27,13 @@ from pathlib import Path
 from ..errors import DamagedStateError, RolloutError, SearchInputError
 from ..language import get as get_language
 from ..plumbing import raise_if_interrupted, stable_hash
-from ..tasks.scoring import Evaluation, read_gold_csv, reward_of, score_table
+from ..tasks import Evaluation, read_gold_csv, reward_of, score_table
 from ..tokens import MESSAGE_OVERHEAD, estimate_tokens
 from ..tokens import load_token_counter as _load_token_counter
-from ..web.grammar import word
-from ..web.pages import slug as _slug
-from ..web.search import TOOLS as WEB_TOOLS
-from ..web.search import SearchEngine, check_url, cut_snippet, search_arguments
-from ..world.options import RolloutOptions
+from ..web import TOOLS as WEB_TOOLS
+from ..web import SearchEngine, check_url, cut_snippet, search_arguments, word
+from ..web import slug as _slug
+from ..world import RolloutOptions
 from . import perturb
 from .context import MIN_TURNS, compact_limit, compact_threshold, compaction_prompt, consolidates, consolidation_prompt, resume_content
 
@@ -140,8 +139,7 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def load_tasks(world_path: str | Path) -> list[Task]:
-    from ..tasks.scoring import GOLD_DIR
-    from ..tasks.stage import REPOSE, read_tasks, tasks_dir
+    from ..tasks import GOLD_DIR, REPOSE, read_tasks, tasks_dir
 
     d = tasks_dir(world_path)
     out = []
@@ -179,8 +177,8 @@ class Environment:
     @classmethod
     def for_world(cls, world_path: str | Path, options: RolloutOptions | None = None, *, seed: int | None = None,
                   **kw) -> Environment:
-        from ..tasks.scoring import world_aliases
-        from ..world.store import open_world
+        from ..tasks import world_aliases
+        from ..world import open_world
 
         info = open_world(world_path)
         opt = options or info.world.spec.stages.rollout
@@ -200,7 +198,7 @@ class Environment:
         """The aliases scoring a task uses (`tasks.scoring.task_aliases`), computed once per task."""
         got = self._task_aliases.get(task.id)
         if got is None:
-            from ..tasks.scoring import aliases_by_name, task_aliases
+            from ..tasks import aliases_by_name, task_aliases
 
             if self._by_name is None:
                 self._by_name = aliases_by_name(self.aliases)
@@ -216,8 +214,8 @@ class Environment:
         if task.record.get("split", "train") != "train":
             return frozenset()
         if self._held_out is None:
-            from ..web.store import held_out_facts, pages_stating
-            from ..world.store import open_world
+            from ..web import held_out_facts, pages_stating
+            from ..world import open_world
 
             world = self.engine.web.parent
             path = world / "tasks" / "tasks.jsonl"
@@ -447,7 +445,7 @@ class Environment:
         if self._copy_idx is None:
             import polars as pl
 
-            from ..web.pages import slugs
+            from ..web import slugs
 
             got = self.engine.pages.execute(
                 "SELECT url, title, kind FROM pages WHERE kind IN ('article', 'profile', 'news')").fetchnumpy()

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..language import date_forms, date_of, scale_alternation, scale_factors, scale_words
-from ..tasks.scoring import WIDESEARCH, norm_column, parse_date, parse_table
+from ..tasks import WIDESEARCH, norm_column, parse_date, parse_table
 from .context import Sample, samples
 from .reading import DATE_RE, NUMBER_RE, PAGE_OF, URL_RE, plain_number, urls_in
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 
 from ..language import written_in
 from ..plumbing import URL_PATTERN
-from ..web.grammar import prose_sentences, skeleton
+from ..web import prose_sentences, skeleton
 
 _URL = re.compile(URL_PATTERN)
 
@@ -133,7 +133,7 @@ class NameMask:
 
     @classmethod
     def of_world(cls, world_path) -> NameMask:
-        from ..world.store import open_world
+        from ..world import open_world
 
         info = open_world(world_path)
         names: list[str] = []
@@ -231,7 +231,7 @@ def state_tables_with_repeated_columns(text: str) -> int:
 def count_cells_below_gold(answer: str | None, record: dict, header: list[str], rows: list[list[str]]) -> tuple[int, int]:
     """(count cells of an answer below their gold value, count cells compared): the columns
     that count a relation's links, on the rows the answer and the gold share by key."""
-    from ..tasks.scoring import norm_column, parse_table
+    from ..tasks import norm_column, parse_table
 
     cols = [c["name"] for c in (record.get("question") or {}).get("columns", []) if isinstance(c, dict) and c.get("agg") == "count"]
     parsed = parse_table(answer or "")
@@ -277,7 +277,7 @@ def held_out_lines(tasks: list, splits: dict[str, str], trajectories: Iterable[d
     import polars as pl
 
     from ..language import get as get_language
-    from ..tasks.scoring import norm_column
+    from ..tasks import norm_column
 
     pairs: set[tuple[str, str, str]] = set()  # (key, value, the value as a line may write it)
     for t in tasks:

@@ -40,7 +40,7 @@ from ..language import BASE, scale_words
 from ..language import get as get_language
 from ..plumbing import stable_hash
 from ..records import Shape
-from ..web.grammar import word
+from ..web import word
 from .env import Episode, ToolCall, markdown_table
 from .narrator import Event, Narrator
 from .reading import (
@@ -1970,7 +1970,7 @@ def clean_oracle(world, kinds: tuple[str, ...] | None = None) -> list[Episode]:
     """Every task of a world (or those of `kinds`: 'table', 'multihop') answered by the oracle on
     the web as written, without perturbations, with the world's own rollout options: the
     ceiling the tests and benchmarks hold the tasks to."""
-    from ..world.store import open_world
+    from ..world import open_world
     from .env import Environment, load_tasks
 
     opt = open_world(world).world.spec.stages.rollout.model_copy(update={"perturbations": {}})

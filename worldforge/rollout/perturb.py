@@ -27,8 +27,8 @@ import re
 from ..language import get as get_language
 from ..language import languages
 from ..plumbing import URL_PATTERN, stable_hash
-from ..web.grammar import bank_forms, word
-from ..world.options import PERTURBATION_TOOLS
+from ..web import bank_forms, word
+from ..world import PERTURBATION_TOOLS
 
 _U64 = float(2**64)
 

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from ..language import Language, date_of, date_regex, languages, scale_alternation, scale_words, scaled_unit, written_in
 from ..language import get as get_language
 from ..plumbing import URL_PATTERN
-from ..web.grammar import BANKS, bank_forms
+from ..web import BANKS, bank_forms
 from . import perturb
 
 DATE_RE = date_regex()  # a full date in any language's date styles, or ISO (`language.date_regex`)

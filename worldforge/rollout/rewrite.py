@@ -159,7 +159,7 @@ def rewrite_narration(trajectories: list[dict], llm, render, mask: NameMask, lan
     the world's render options (engine sampling, thinking)."""
     from vllm import SamplingParams
 
-    from ..web.llm import chat_fitting, prompts_fit
+    from ..web import chat_fitting, prompts_fit
 
     stats = NarrationStats()
     lang = get_language(language).code

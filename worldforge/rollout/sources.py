@@ -22,7 +22,7 @@ from functools import lru_cache
 from urllib.parse import urlsplit
 
 from ..language import Language
-from ..web.grammar import word
+from ..web import word
 from .reading import PAGE_OF, Page, Span, page_links
 
 PAGE_TAG = re.compile(r"\s*[（(](?:" + PAGE_OF.pattern + r")[）)]$")  # ' (page 2 of 5)' in any language

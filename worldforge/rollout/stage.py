@@ -28,8 +28,7 @@ from pathlib import Path
 from ..cluster import Local, current, worker_state
 from ..errors import RolloutError
 from ..plumbing import read_json, read_jsonl, sha256_file, swap_into_place, write_atomic
-from ..world.options import RolloutOptions
-from ..world.store import open_world
+from ..world import RolloutOptions, open_world
 from .env import Environment, load_tasks, load_token_counter, resolve_seed
 from .oracle import run_oracle
 
@@ -151,7 +150,7 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
                 llm=None, on_progress: Callable[[int, int], None] | None = None, tokenizer: str | None = None) -> RolloutReport:
     """Roll out every task of a rendered world with its tasks (see the module docstring).
     `tokenizer`: a tokenizer.json or model folder to count tokens with (default: the options')."""
-    from ..tasks.stage import TASKS_FILE, tasks_dir
+    from ..tasks import TASKS_FILE, tasks_dir
 
     t0 = time.perf_counter()
     world_path = Path(world_path)
@@ -171,7 +170,7 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
     seed = resolve_seed(opt, info.world.spec.seed)
     agent_model = None
     if opt.policy == "vllm":
-        from ..web.llm import check_model
+        from ..web import check_model
         from .agent import tool_parser_class
 
         tool_parser_class(opt.agent.parser)  # a bad parser name fails before any engine starts
@@ -191,7 +190,7 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
             if not agent_model:
                 raise RolloutError("narration: vllm needs the page writer's model: set stages.render.model (a local "
                                    "path or hub id), or stages.rollout.narration: grammar")
-            from ..web.llm import check_model
+            from ..web import check_model
 
             check_model(render, agent_model)
     fp = _fingerprint(opt, opt.policy, seed, sha256_file(tasks_dir(world_path) / TASKS_FILE), agent_model)
@@ -212,7 +211,7 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
     try:
         if opt.policy == "vllm" and todo:
             if llm is None:
-                from ..web.llm import load_llm
+                from ..web import load_llm
 
                 render_like = info.world.spec.stages.render.model_copy(update={
                     "max_model_len": opt.agent.max_model_len, "dtype": opt.agent.dtype, "kv_cache_gib": opt.agent.kv_cache_gib})
@@ -228,7 +227,7 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
         narrate = None
         if opt.narration == "vllm" and todo:
             if llm is None:
-                from ..web.llm import load_llm
+                from ..web import load_llm
 
                 llm = own_llm = load_llm(render, agent_model)
             from .measure import NameMask
@@ -250,7 +249,7 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
     finally:
         env.close()
         if own_llm is not None:
-            from ..web.llm import close_llm
+            from ..web import close_llm
 
             close_llm(own_llm)
     return _finish(world_path, partial, len(chunks), opt, seed, len(tasks), time.perf_counter() - t0, agent_stats)

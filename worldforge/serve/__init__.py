@@ -10,6 +10,11 @@
 Needs the `serve` extra (`pip install 'worldforge[serve]'`).
 """
 
+from .app import serve
+from .build import rebuild_from_manifest, require_serve_extra
 from .service import EnvironmentService, ServiceError, ServiceLimits
 
-__all__ = ["EnvironmentService", "ServiceError", "ServiceLimits"]
+__all__ = [
+    "EnvironmentService", "ServiceError", "ServiceLimits", "rebuild_from_manifest", "require_serve_extra",
+    "serve",
+]

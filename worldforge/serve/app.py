@@ -27,7 +27,7 @@ import logging
 import time
 from pathlib import Path
 
-from ..rollout.env import TOOLS
+from ..rollout import TOOLS
 from .service import RETRIEVE_SLICE, EnvironmentService, ServiceError, ServiceLimits, retrieve_response
 
 _log = logging.getLogger(__name__)
@@ -153,7 +153,7 @@ def create_app(service: EnvironmentService, *, mcp: bool = True, view=None):
         Route("/retrieve", handler(retrieve, True, body_limit=max(limit, RETRIEVE_MAX_BODY)), methods=["POST"]),
     ]
     if view is not None:
-        from ..view.routes import view_routes
+        from ..view import view_routes
 
         routes.extend(view_routes(view))
     manager = None
@@ -193,7 +193,7 @@ def serve(world_path: str | Path, *, host: str = "127.0.0.1", port: int = 8000, 
     browser view under /view/ (`export`: the dataset it shows)."""
     import uvicorn
 
-    from ..view.data import ViewData
+    from ..view import ViewData
 
     service = EnvironmentService(world_path, options, seed=seed, limits=limits, splits=splits)
     if search_cache is not None:

@@ -15,8 +15,7 @@ from pathlib import Path
 
 from ..errors import ExportError, WorldforgeError
 from ..plumbing import sha256_file, write_atomic
-from ..world.options import RolloutOptions
-from ..world.pack import NAME_RE
+from ..world import NAME_RE, RolloutOptions
 
 SERVE_EXTRA = ("starlette", "uvicorn", "mcp", "markdown_it")
 _PACK_NAME = re.compile(NAME_RE)  # a pack's `pack:` name, as packs are validated
@@ -77,12 +76,9 @@ def rebuild_from_manifest(manifest_path: str | Path, build_dir: str | Path = "bu
     `build_dir`, or `force`)."""
     import yaml
 
-    from ..tasks import generate_tasks
-    from ..tasks.stage import TASKS_FILE, tasks_dir
+    from ..tasks import TASKS_FILE, generate_tasks, tasks_dir
     from ..web import is_rendered, render_world
-    from ..world.planner import plan_world
-    from ..world.store import is_complete, world_dir
-    from ..world.validate import load_world
+    from ..world import is_complete, load_world, plan_world, world_dir
 
     manifest_path = Path(manifest_path)
     say = on_stage or (lambda m: None)

@@ -20,7 +20,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from ..rollout.env import TOOLS
+from ..rollout import TOOLS
 
 _HERMES = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
 _XML = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.S)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from ..rollout.env import TOOLS
+from ..rollout import TOOLS
 from .service import EnvironmentService, ServiceError
 
 MCP_TOOLS = [t for t in TOOLS if t["function"]["name"] in ("web_search", "web_extractor")]

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SearchInputError
-from ..rollout.env import TOOLS, Environment, Episode, Task, ToolCall, load_tasks
-from ..web.search import MAX_RESULTS, engine_query
-from ..world.options import RolloutOptions
+from ..rollout import TOOLS, Environment, Episode, Task, ToolCall, load_tasks
+from ..web import MAX_RESULTS, engine_query
+from ..world import RolloutOptions
 
 MAX_CALLS_PER_STEP = 64
 MAX_TOPK = 100

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from ..rollout.env import TOOLS
+from ..rollout import TOOLS
 from .env import WebSearchEnv
 
 _SPECS = {t["function"]["name"]: t["function"] for t in TOOLS}

@@ -48,7 +48,7 @@ from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import ToolResponse
 
 from ..rewards import DATA_SOURCE_PREFIX, compute_score
-from ..rollout.context import MIN_TURNS, compact_limit, compaction_prompt, resume_content
+from ..rollout import MIN_TURNS, compact_limit, compaction_prompt, resume_content
 
 FINAL_ANSWER = "final_answer"
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)

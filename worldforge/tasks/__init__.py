@@ -3,6 +3,43 @@ from the world store, each proven reachable in the simulated web.
 
 `generate_tasks(world_dir)` is the entry point; see `stage.py` for the layout."""
 
-from .stage import TasksReport, export_widesearch, generate_tasks, read_tasks, tasks_dir
+from .report import comparison_rows, distribution, reference
+from .scoring import (
+    GOLD_DIR,
+    LENIENT,
+    WIDESEARCH,
+    Evaluation,
+    aliases_by_name,
+    cell_marks,
+    norm_column,
+    parse_date,
+    parse_table,
+    read_gold_csv,
+    reward_of,
+    score_files,
+    score_table,
+    task_aliases,
+    world_aliases,
+)
+from .stage import (
+    REPORT_FILE,
+    REPOSE,
+    SPLITS,
+    TASKS_FILE,
+    TasksReport,
+    check_export_dest,
+    export_widesearch,
+    generate_tasks,
+    gold_csv,
+    read_tasks,
+    tasks_dir,
+    write_widesearch,
+)
 
-__all__ = ["TasksReport", "export_widesearch", "generate_tasks", "read_tasks", "tasks_dir"]
+__all__ = [
+    "Evaluation", "GOLD_DIR", "LENIENT", "REPORT_FILE", "REPOSE", "SPLITS", "TASKS_FILE", "TasksReport",
+    "WIDESEARCH", "aliases_by_name", "cell_marks", "check_export_dest", "comparison_rows", "distribution",
+    "export_widesearch", "generate_tasks", "gold_csv", "norm_column", "parse_date", "parse_table",
+    "read_gold_csv", "read_tasks", "reference", "reward_of", "score_files", "score_table", "task_aliases",
+    "tasks_dir", "world_aliases", "write_widesearch",
+]

@@ -19,10 +19,8 @@ import numpy as np
 import polars as pl
 
 from ..plumbing import quote_ident as _q
-from ..web.pages import slug
-from ..world.arrays import Step, iso
-from ..world.options import TasksOptions
-from ..world.spec import note_sql
+from ..web import slug
+from ..world import Step, TasksOptions, iso, note_sql
 from .banks import question_bank
 from .reach import WebIndex, among, fact_hashes
 from .schema import DATE, LIST, LIST_SEPARATOR, NUMBER, STRING, URL, Column, TaskSchema

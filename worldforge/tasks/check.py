@@ -14,7 +14,7 @@ import re
 
 from ..language import get as get_language
 from ..plumbing import URL_PATTERN
-from ..web.text import UNFILLED_SLOT
+from ..web import UNFILLED_SLOT
 
 _URL = re.compile(URL_PATTERN)
 _GLOSS = re.compile(r"([\w-]+) \(the ([\w -]+)'s name\)")  # 'album (the album's name)': the gloss names the column's own noun

@@ -24,8 +24,8 @@ import numpy as np
 
 from ..language import Language, written_in
 from ..plumbing import stable_hash
-from ..web.text import format_date, format_number
-from ..world.arrays import Step, iso
+from ..web import format_date, format_number
+from ..world import Step, iso
 from .banks import balanced, question_bank, question_date
 from .schema import DATE, NUMBER, STRING, URL, TaskSchema, walk
 from .table import cell_text

@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable
 
 from ..plumbing import stable_hash
-from ..web.llm import close_llm, load_llm, strip_reasoning
-from ..world.options import RenderOptions
+from ..web import close_llm, load_llm, strip_reasoning
+from ..world import RenderOptions
 
 SYSTEM = ("You rewrite search task questions. Keep the meaning exactly: every name, category, number, year and "
           "column name must appear unchanged, and the question must still ask for one markdown table with the "

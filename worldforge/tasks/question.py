@@ -17,9 +17,7 @@ from __future__ import annotations
 import datetime as dt
 
 from ..language import BASE
-from ..world.arrays import Step
-from ..world.pack import CategoricalAttr
-from ..world.parts import part_phrase
+from ..world import CategoricalAttr, Step, part_phrase
 from .schema import Atom, Column, TaskSchema
 
 

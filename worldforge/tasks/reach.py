@@ -34,11 +34,8 @@ import numpy as np
 import polars as pl
 
 from ..plumbing import Background, release_memory
-from ..web.pages import full_list_elsewhere, slug
-from ..web.search import DUCKDB_MEMORY, SearchEngine
-from ..web.store import damaged_pages, page_files
-from ..world.arrays import Step, WorldArrays, lookup_target
-from ..world.parts import Parts
+from ..web import DUCKDB_MEMORY, SearchEngine, damaged_pages, full_list_elsewhere, page_files, slug
+from ..world import Parts, Step, WorldArrays, lookup_target
 
 UNREACHED = -2
 

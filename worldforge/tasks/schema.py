@@ -22,12 +22,8 @@ import numpy as np
 from ..language import BASE, Language
 from ..language import get as get_language
 from ..plumbing import quote_ident as _q
-from ..web.grammar import phrase_label
-from ..web.pages import predicate_meta
-from ..world.arrays import Step, WorldArrays, lookup_target, world_hops
-from ..world.lexicon import Lexicon
-from ..world.pack import CategoricalAttr, DateAttr, DerivedAttr, NumericAttr
-from ..world.spec import note_sql
+from ..web import phrase_label, predicate_meta
+from ..world import CategoricalAttr, DateAttr, DerivedAttr, Lexicon, NumericAttr, Step, WorldArrays, lookup_target, note_sql, world_hops
 from .banks import question_bank
 
 # Value kinds of a column or a constrained attribute, and WideSearch's pipeline for each.

@@ -552,7 +552,7 @@ def read_sums(folder) -> dict[str, str]:
 def _unique_aliases(world_path) -> list[tuple[str, str]]:
     """(name, alias) for every alias in a planned world that names one entity only (an alias
     shared by two entities cannot stand for either), by name, then alias."""
-    from ..world.store import open_world
+    from ..world import open_world
 
     info = open_world(world_path)
     with info.connect() as con:

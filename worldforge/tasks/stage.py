@@ -43,13 +43,8 @@ import polars as pl
 from ..errors import DamagedStateError, TasksError
 from ..plumbing import read_jsonl, swap_into_place
 from ..records import Shape
-from ..web.search import SearchEngine
-from ..web.store import require_rendered
-from ..world.arrays import Step, WorldArrays
-from ..world.options import ROW_BUCKETS, TasksOptions
-from ..world.parts import HELD_OUT, entity_parts, hold_out
-from ..world.sampling import child_rng
-from ..world.store import open_world
+from ..web import SearchEngine, require_rendered
+from ..world import HELD_OUT, ROW_BUCKETS, Step, TasksOptions, WorldArrays, child_rng, entity_parts, hold_out, open_world
 from .banks import question_bank
 from .build import Builder, TableTask, column_pool
 from .check import question_problems
@@ -243,7 +238,7 @@ def generate_tasks(world_path: str | Path, options: TasksOptions | None = None, 
     if (opt.paraphrase or model) and llm is None:
         if not (model or info.world.spec.stages.render.model):
             raise TasksError("--paraphrase needs a model: pass --model PATH_OR_HUB_ID or set stages.render.model")
-        from ..web.llm import check_model
+        from ..web import check_model
 
         check_model(info.world.spec.stages.render, model)  # a bad path fails now, not after generation
     seed = opt.seed if seed is None else seed

@@ -27,10 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..plumbing import stable_hash
-from ..web.text import format_number
-from ..world.arrays import Step, WorldArrays
-from ..world.options import TasksOptions
-from ..world.pack import LinkNumber
+from ..web import format_number
+from ..world import LinkNumber, Step, TasksOptions, WorldArrays
 from .banks import question_bank
 from .schema import DATE, NUMBER, Atom, TaskSchema
 

@@ -22,8 +22,7 @@ import numpy as np
 from ..language import BASE
 from ..language import get as get_language
 from ..plumbing import stable_hash
-from ..world.pack import CountAttr
-from ..world.parts import part_phrase
+from ..world import CountAttr, part_phrase
 from .banks import balanced, question_bank, question_date
 from .schema import DATE, LIST, NUMBER, STRING, URL, Atom, Column, TaskSchema
 from .table import fill, range_text

@@ -10,3 +10,10 @@ one stylesheet and one small script shipped in the package (no build step, no CD
   that provenance can mark.
 - `routes`: the Starlette routes and their pages.
 """
+
+from .data import ViewData
+from .routes import create_view_app, view_routes
+
+__all__ = [
+    "ViewData", "create_view_app", "view_routes",
+]

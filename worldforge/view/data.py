@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..errors import WorldforgeError
 from ..plumbing import connect_duckdb
-from ..world.store import DB_FILE, REPLAN, open_world
+from ..world import DB_FILE, REPLAN, open_world
 
 MAX_FACT_PAGES = 500  # pages a fact's page lists (the count is always whole)
 
@@ -68,7 +68,7 @@ class FactRow:
 
     def as_text_fact(self):
         """The fact as `web.text.Fact`, the form the page checker reads."""
-        from ..web.text import Fact
+        from ..web import Fact
 
         return Fact(self.fact_id, self.subject, self.predicate, self.value, self.value_type, self.valid_from, self.valid_to,
                     self.note)
@@ -117,8 +117,8 @@ class ViewData:
     """One world opened for the view. Not thread-safe: the view answers from one event loop."""
 
     def __init__(self, world_path: str | Path, env=None, export: str | Path | None = None):
-        from ..rollout.env import Environment
-        from ..web.pages import Sites, predicate_meta
+        from ..rollout import Environment
+        from ..web import Sites, predicate_meta
 
         self.world = Path(world_path)
         self.info = open_world(self.world)
@@ -236,7 +236,7 @@ class ViewData:
             import numpy as np
             import polars as pl
 
-            from ..web.store import page_files
+            from ..web import page_files
 
             files = page_files(self.engine.web, "pages")
             hashes, shard = [], []
@@ -262,7 +262,7 @@ class ViewData:
 
     def page_fact_ids(self, url: str) -> list[str]:
         """The ids of the facts the page at `url` states (its `page_facts` rows)."""
-        from ..web.store import parquet_list
+        from ..web import parquet_list
 
         facts = self._shard_index()[2]
         files = [facts[i] for i in self._shards_of(url)]
@@ -274,7 +274,7 @@ class ViewData:
 
     def page_subject(self, url: str) -> str | None:
         """The entity a page is about (None for a list or an unknown address)."""
-        from ..web.store import page_files, parquet_list
+        from ..web import page_files, parquet_list
 
         pages = page_files(self.engine.web, "pages")
         files = [pages[i] for i in self._shards_of(url)]
@@ -285,7 +285,7 @@ class ViewData:
 
     def fact_pages(self, fact_id: str, limit: int = MAX_FACT_PAGES) -> tuple[list[str], int]:
         """The pages that state a fact (URL order, at most `limit`) and how many there are."""
-        from ..web.store import page_files, parquet_list
+        from ..web import page_files, parquet_list
 
         src = f"read_parquet({parquet_list(page_files(self.engine.web, 'facts'))})"
         n = self.scratch.execute(f"SELECT count(*) FROM {src} WHERE fact_id = ?", [fact_id]).fetchone()[0]
@@ -355,8 +355,8 @@ class ViewData:
     @cached_property
     def tasks(self) -> dict:
         """Task id -> `rollout.env.Task` (record and gold table); empty for a world without tasks."""
-        from ..rollout.env import load_tasks
-        from ..tasks.stage import TASKS_FILE, tasks_dir
+        from ..rollout import load_tasks
+        from ..tasks import TASKS_FILE, tasks_dir
 
         if not (tasks_dir(self.world) / TASKS_FILE).is_file():
             return {}
@@ -367,7 +367,7 @@ class ViewData:
     @cached_property
     def trajectory_index(self) -> dict[tuple[str, int], TrajectoryEntry]:
         """(task id, sample) -> where its line is in `rollout/trajectories.jsonl`, with its reward."""
-        from ..rollout.stage import TRAJECTORIES, rollout_dir
+        from ..rollout import TRAJECTORIES, rollout_dir
 
         path = rollout_dir(self.world) / TRAJECTORIES
         out: dict[tuple[str, int], TrajectoryEntry] = {}
@@ -390,7 +390,7 @@ class ViewData:
         return out
 
     def trajectory(self, instance_id: str, sample: int = 0) -> dict | None:
-        from ..rollout.stage import TRAJECTORIES, rollout_dir
+        from ..rollout import TRAJECTORIES, rollout_dir
 
         e = self.trajectory_index.get((instance_id, sample))
         if e is None:
@@ -405,7 +405,7 @@ class ViewData:
     # ------------------------------------------------------------------ reports
 
     def render_report(self) -> dict:
-        from ..web.store import read_report
+        from ..web import read_report
 
         try:
             return read_report(self.world)
@@ -413,13 +413,13 @@ class ViewData:
             return {}
 
     def tasks_report(self) -> dict:
-        from ..tasks.stage import tasks_dir
+        from ..tasks import tasks_dir
 
         p = tasks_dir(self.world) / "report.json"
         return json.loads(p.read_text()) if p.is_file() else {}
 
     def rollout_report(self) -> dict:
-        from ..rollout.stage import rollout_dir
+        from ..rollout import rollout_dir
 
         p = rollout_dir(self.world) / "report.json"
         return json.loads(p.read_text()) if p.is_file() else {}
@@ -427,8 +427,7 @@ class ViewData:
     @cached_property
     def distribution(self) -> dict:
         """The tasks' figures (`tasks.report.distribution`), or {} without tasks."""
-        from ..tasks.report import distribution
-        from ..tasks.stage import tasks_dir
+        from ..tasks import distribution, tasks_dir
 
         if not self.tasks:
             return {}
@@ -437,7 +436,7 @@ class ViewData:
     def audit(self):
         """The world's audit report (`worldforge audit`), computed at the first request."""
         if self._audit is None:
-            from ..world.audit import audit_world
+            from ..world import audit_world
 
             self._audit = audit_world(self.world)
         return self._audit

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from ..web.text import dates_in, numbers_in, same_on_page, scaled_in
+from ..web import dates_in, numbers_in, same_on_page, scaled_in
 from .data import FactRow
 from .markdown import escape
 

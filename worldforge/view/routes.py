@@ -516,7 +516,7 @@ class Pages:
         return f'<pre>{escape(text)}</pre>'
 
     def _scored(self, task, answer: str) -> str:
-        from ..tasks.scoring import Evaluation, cell_marks
+        from ..tasks import Evaluation, cell_marks
 
         ev = Evaluation.model_validate(task.record["evaluation"])
         got = cell_marks(ev, task.header, task.rows, answer, self.d.env.task_aliases(task), task.record.get("language", "en"))
@@ -558,7 +558,7 @@ class Pages:
             parts.append(f"<p class=muted>{escape(d.export)}</p>")
         dist = d.distribution
         if dist.get("row_buckets"):
-            from ..tasks.report import comparison_rows, reference
+            from ..tasks import comparison_rows, reference
 
             ref = reference()
             labels = list(ROW_BUCKETS)

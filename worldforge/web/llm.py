@@ -19,7 +19,7 @@ from pathlib import Path
 from ..errors import BackendUnavailableError
 from ..language import BASE
 from ..plumbing import held_interrupts, stable_hash
-from ..world.options import RenderOptions
+from ..world import RenderOptions
 from .grammar import word
 from .pages import Page, WorldView
 from .template import TemplateWriter, article_sources

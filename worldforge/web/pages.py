@@ -36,12 +36,26 @@ from ..language import BASE
 from ..language import get as get_language
 from ..plumbing import iri_quote
 from ..plumbing import quote_ident as _q
-from ..world.lexicon import attribute_label, humanise, relation_label, unit_in
-from ..world.options import RenderOptions
-from ..world.pack import CategoricalAttr, CodeAttr, DateAttr, LinkEntity, LinkNumber, LookupAttr, NumericAttr
-from ..world.sampling import DEFAULT_SYLLABLES, child_rng
-from ..world.spec import ResolvedWorld, attribute_dtype, value_translation
-from ..world.store import WorldInfo
+from ..world import (
+    DEFAULT_SYLLABLES,
+    CategoricalAttr,
+    CodeAttr,
+    DateAttr,
+    LinkEntity,
+    LinkNumber,
+    LookupAttr,
+    NumericAttr,
+    RenderOptions,
+    ResolvedWorld,
+    WorldInfo,
+    attribute_dtype,
+    attribute_label,
+    child_rng,
+    humanise,
+    relation_label,
+    unit_in,
+    value_translation,
+)
 from .grammar import bank, word
 from .text import Fact, pick
 
@@ -462,8 +476,7 @@ class WorldView:
             self._parts_done = True
             import numpy as np
 
-            from ..world.arrays import WorldArrays
-            from ..world.parts import entity_parts, former_parts, part_phrase
+            from ..world import WorldArrays, entity_parts, former_parts, part_phrase
 
             a = WorldArrays(self.con, self.world)
             parts = entity_parts(a, self.world.spec.stages.tasks.part_type)

@@ -38,8 +38,7 @@ import pyarrow.parquet as pq
 from ..cluster import Local, current, worker_state
 from ..errors import RenderError
 from ..plumbing import Background, folder_digests, link_or_copy, package_versions, release_memory, swap_into_place, write_atomic
-from ..world.options import RenderOptions
-from ..world.store import open_world
+from ..world import RenderOptions, open_world
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
 from .pages import KINDS, PART_PAGE_SIZE, Page, WorldView, news_predicates, plan_pages
 from .search import FORMAT_FILE, ShardIndex, join_indexes

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..errors import DamagedStateError, NotRenderedError
 from ..plumbing import connect_duckdb, read_json, truncation
-from ..world.store import open_world
+from ..world import open_world
 
 WEB_DIR = "web"
 PARTIAL_DIR = ".web.partial"

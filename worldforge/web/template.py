@@ -14,7 +14,7 @@ import re
 from zlib import crc32
 
 from ..language import get as get_language
-from ..world.lexicon import humanise
+from ..world import humanise
 from . import grammar as g
 from .pages import Page, PredicateMeta, WorldView, page_links
 from .text import Fact, note_values, pick

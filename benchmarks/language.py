@@ -2,7 +2,7 @@
 that branch on a language (`lang == "zh"`, `if self.zh`, `language != "en"`) and the phrase
 tables keyed by a language code (`{"en": ..., "zh": ...}`, `X["zh"]`). The language layer
 (`worldforge/language`) and the per-language data files are where languages live; every other
-file should have none (issue 56). tests/test_language.py holds the count to what is left.
+file should have none (issue 56). tests/language/test_language.py holds the count to what is left.
 
     python benchmarks/language.py            # the table, worst files first
     python benchmarks/language.py --worlds build/demo build/demo_zh   # what built worlds read like

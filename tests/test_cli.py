@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
+from tests.conftest import DEMO, write_spec
 from worldforge.cli import app
-
-from .conftest import DEMO, write_spec
 
 runner = CliRunner()
 

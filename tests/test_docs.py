@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 DOCS = REPO / "docs"
 MARKDOWN = sorted(DOCS.rglob("*.md")) + [REPO / "README.md"]

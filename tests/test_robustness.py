@@ -18,13 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from tests.conftest import RUN_STAGES, write_spec
 from worldforge.cli import app
 from worldforge.errors import OutputLocationError, PlanError, SearchInputError
 from worldforge.plumbing import BuildLock, check_output_dir, file_digest, held_interrupts, watched_interrupts
 from worldforge.rollout import Environment, ToolCall, load_tasks
 from worldforge.web.search import MAX_OFFSET, SearchEngine
-
-from .conftest import RUN_STAGES, write_spec
 
 runner = CliRunner()
 CLI = [sys.executable, "-m", "worldforge"]

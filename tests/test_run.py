@@ -9,9 +9,8 @@ import time
 
 from typer.testing import CliRunner
 
+from tests.conftest import RUN_STAGES, write_spec
 from worldforge.cli import app
-
-from .conftest import RUN_STAGES, write_spec
 
 runner = CliRunner()
 CLI = [sys.executable, "-c", "from worldforge.cli import main; main()"]

@@ -414,7 +414,7 @@ def test_widesearch_folders_load_in_both_layouts_and_score_as_widesearch(shipped
     """Every exported task, in every split: its WideSearch names are the normalised ones, both of
     WideSearch's layouts hold it, its gold answer scores 1 under WideSearch's rules with and
     without worldforge's LLM stand-ins, and each kind of damaged answer scores as WideSearch's
-    rules say (tests/test_widesearch.py checks those rules against WideSearch's own numbers): the
+    rules say (tests/tasks/test_widesearch.py checks those rules against WideSearch's own numbers): the
     kinds every task meets on one task in three, the rarer ones on every task that has them."""
     from datasets import load_dataset
 

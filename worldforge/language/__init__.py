@@ -4,7 +4,7 @@ Every stage that writes or reads text in a world's language asks its `Language` 
 `worldforge/language/<code>.yaml`) instead of branching on the code: "A, B and C" or "A、B和C",
 "present" or "至今", a label lower-cased inside an English sentence and left as it is in a
 Chinese one, words counted as words or as characters. A language is added as a data file with
-every key of the others (tests/test_language.py); no Python changes.
+every key of the others (tests/language/test_language.py); no Python changes.
 
 Packs are written in the base language (English) and give other languages' words under `i18n`:
 `BASE` names it, so "is this the pack's own text?" is one question, not a branch per language.

@@ -1,7 +1,7 @@
 """The question phrase banks: one data file per language (`questions/<lang>.yaml`), read once.
 
 Questions (`wording`), their columns' fixed words (`schema.TaskSchema.word`) and the multi-hop
-phrasings all draw on them; every language has the same keys (tests/test_language.py)."""
+phrasings all draw on them; every language has the same keys (tests/language/test_language.py)."""
 
 from __future__ import annotations
 

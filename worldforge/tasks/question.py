@@ -8,7 +8,7 @@ it follows from a row, the attribute it tests, the value or range as the questio
 whether it is negated), the columns (which entity, which attribute or list), the period, the
 ranking and the date the answer holds at. It names only what the question names, never an
 answer: no ids, no gold rows, no evidence pages. An agent that plans from it still has to find
-every candidate and every value on the web (see `rollout/oracle.py`), and `tests/test_oracle.py`
+every candidate and every value on the web (see `rollout/oracle.py`), and `tests/rollout/test_oracle.py`
 checks that every value here is written in the question text.
 """
 

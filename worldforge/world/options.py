@@ -122,7 +122,7 @@ DEFAULT_PERTURBATIONS = {
     "truncated_page": {"web_extractor": 0.03},
     # the two that mislead (an older value, a contradicting copy) rather than fail: a little more
     # often since the oracle reads what pages say better (the default web still leaves at least
-    # 15 % of its trajectories below 1.0, tests/test_oracle.py)
+    # 15 % of its trajectories below 1.0, tests/rollout/test_oracle.py)
     "stale_page": {"web_extractor": 0.05},
     "conflicting_page": {"web_search": 0.08},
 }

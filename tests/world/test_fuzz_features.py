@@ -4,8 +4,8 @@ replaces, deletes or retypes one to three of them in the tiny life pack and vali
 valid pack is then planned. Every outcome must be a valid world or a clean worldforge error
 (SpecError at validation, PlanError or an invariant violation at plan), never a traceback.
 
-    pytest tests/test_fuzz_features.py                                  # CI: 40 examples, derandomized
-    WORLDFORGE_FUZZ_EXAMPLES=400 pytest tests/test_fuzz_features.py     # a longer local run
+    pytest tests/world/test_fuzz_features.py                                  # CI: 40 examples, derandomized
+    WORLDFORGE_FUZZ_EXAMPLES=400 pytest tests/world/test_fuzz_features.py     # a longer local run
 """
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.world.test_plausible import LIFE, life_spec
 from worldforge.errors import WorldforgeError
 from worldforge.world.planner import plan_world
 from worldforge.world.validate import load_world
-
-from .test_plausible import LIFE, life_spec
 
 EXAMPLES = int(os.environ.get("WORLDFORGE_FUZZ_EXAMPLES", "40"))
 COUNTS = {"town": 5, "firm": 12, "being": 90}
@@ -113,7 +112,7 @@ def _life60() -> dict:
     """The life pack with issue 60's rules between links: a grade that rises with age, one chair
     among a firm's founders, their stakes summed into its capital and their share classes
     distinct, a project's stages, a consultancy never at the employer, a job after training."""
-    from .test_plausible import PROJECT
+    from tests.world.test_plausible import PROJECT
 
     p = yaml.safe_load(LIFE)
     rel = p["relations"]

@@ -21,6 +21,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import copy_world
 from worldforge.cli import app
 from worldforge.errors import NotRenderedError, SpecError, TasksError
 from worldforge.tasks import export_widesearch, generate_tasks, read_tasks
@@ -29,8 +30,6 @@ from worldforge.tasks.scoring import norm_column, read_gold_csv, score_files, wo
 from worldforge.web.search import SearchEngine
 from worldforge.web.text import format_date, format_number
 from worldforge.world.options import TasksOptions
-
-from .conftest import copy_world
 
 runner = CliRunner()
 OPT = TasksOptions()
@@ -556,7 +555,7 @@ def test_bad_input(demo_world, tmp_path):
 
 
 def yaml_spec(tmp_path, stages: dict):
-    from .conftest import write_spec
+    from tests.conftest import write_spec
 
     return write_spec(tmp_path, name="badtasks", stages=stages)
 
@@ -581,7 +580,7 @@ def test_paraphrase_acceptance_rule():
 def test_no_holdout_and_a_tiny_world(demo_web, tmp_path):
     """`holdout: {}` poses every task in the whole world; a one-country world (no parts, no room
     for big tables) still gives what was asked for."""
-    from .conftest import write_spec
+    from tests.conftest import write_spec
 
     world, _ = demo_web
     w = tmp_path / "demo"
@@ -618,11 +617,10 @@ def test_a_hidden_attribute_is_on_no_page_and_in_no_task(tmp_path):
     states it, no list shows it and no task asks or answers it."""
     import yaml
 
+    from tests.conftest import write_spec
     from worldforge.web import render_world
     from worldforge.world.planner import plan_world
     from worldforge.world.validate import load_world
-
-    from .conftest import write_spec
 
     (tmp_path / "works.yaml").write_text(yaml.safe_dump(HIDDEN_PACK))
     spec = write_spec(tmp_path, name="hid", seed=3, counts={"country": 3}, packs=["geography", str(tmp_path / "works.yaml")])
@@ -643,7 +641,7 @@ def test_a_hidden_attribute_is_on_no_page_and_in_no_task(tmp_path):
 
 
 def test_hidden_attributes_stay_hidden(tmp_path):
-    from .test_spec import problems, tiny_spec
+    from tests.world.test_spec import problems, tiny_spec
 
     body = {"types": {"mill": {"name": {"template": "{a}", "parts": {"a": {"syllables": {"min": 2, "max": 3}}}},
                                "attributes": {"rate": {"kind": "numeric", "distribution": "uniform", "params": {"low": 1, "high": 2},

@@ -689,7 +689,7 @@ def test_validate_names_every_word_a_chinese_world_would_write_in_english(tmp_pa
     """A type's noun, a label, a category's value the packs give only in English would show up in
     English inside Chinese sentences and headers ("所在大洲：Cendral"): `validate` names each, with the
     pack and the `i18n` field that gives it (issue 56's lexicon); the shipped Chinese world lacks none."""
-    from tests.test_spec import shipped_copy
+    from tests.world.test_spec import shipped_copy
     from worldforge.world.lexicon import lexicon_warnings
     from worldforge.world.validate import load_world
 

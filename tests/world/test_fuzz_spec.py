@@ -14,8 +14,8 @@ death) with a memory limit. Inside it the SQL time limits are scaled down (2 s t
 valid worlds too big to plan in a second or two (more than 20,000 entities, 200,000
 links or 20,000 faker values; validation caps real worlds far higher) are validated only.
 
-    pytest tests/test_fuzz_spec.py                                  # CI: 150 examples, derandomized
-    WORLDFORGE_FUZZ_EXAMPLES=1000 pytest tests/test_fuzz_spec.py    # a longer local run
+    pytest tests/world/test_fuzz_spec.py                                  # CI: 150 examples, derandomized
+    WORLDFORGE_FUZZ_EXAMPLES=1000 pytest tests/world/test_fuzz_spec.py    # a longer local run
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = REPO / "schemas"
 EXAMPLES = int(os.environ.get("WORLDFORGE_FUZZ_EXAMPLES", "150"))
 EXAMPLE_TIMEOUT = float(os.environ.get("WORLDFORGE_FUZZ_TIMEOUT", "20"))

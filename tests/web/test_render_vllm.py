@@ -13,6 +13,8 @@ pytest.importorskip("vllm")
 
 from typer.testing import CliRunner  # noqa: E402
 
+from tests.conftest import ENGINE_OPTS as OPTS  # noqa: E402
+from tests.conftest import copy_world, write_spec  # noqa: E402
 from worldforge.cli import app  # noqa: E402
 from worldforge.web import render_world  # noqa: E402
 from worldforge.web.llm import SYSTEM_PROMPT, VLLMWriter  # noqa: E402
@@ -22,9 +24,6 @@ from worldforge.web.template import TemplateWriter  # noqa: E402
 from worldforge.world.planner import plan_world  # noqa: E402
 from worldforge.world.store import open_world  # noqa: E402
 from worldforge.world.validate import load_world  # noqa: E402
-
-from .conftest import ENGINE_OPTS as OPTS  # noqa: E402
-from .conftest import copy_world, write_spec  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ import socket
 import pytest
 import yaml
 
-from tests.test_serve import _rows, _trajectories, server  # noqa: F401 - the running server fixture
+from tests.serve.test_serve import _rows, _trajectories, server  # noqa: F401 - the running server fixture
 from worldforge.rewards import answer_of, compute_score
 from worldforge.rollout import Environment, load_tasks
 from worldforge.rollout.env import TOOLS

@@ -10,6 +10,8 @@ import shutil
 import duckdb
 import pytest
 
+from tests.conftest import copy_world as _copy_world
+from tests.conftest import cut_lists
 from worldforge.errors import BackendUnavailableError, NotRenderedError, RenderError, WorldNotFoundError
 from worldforge.rollout.reading import read_date
 from worldforge.web import grammar, render_world
@@ -20,9 +22,6 @@ from worldforge.web.template import TemplateWriter
 from worldforge.web.text import Fact, FactSheetCheck, format_date, format_number
 from worldforge.world.options import RenderOptions
 from worldforge.world.store import open_world
-
-from .conftest import copy_world as _copy_world
-from .conftest import cut_lists
 
 
 def _pages(path):

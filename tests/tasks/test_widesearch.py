@@ -2,7 +2,7 @@
 numbers WideSearch's own `evaluate_single_query` gives: ByteDance-Seed/WideSearch at commit
 0e664c307d12c88810a31530be40c8c358f56b4f (src/evaluation/, with pandas 2.3.1 and dateparser
 1.2.2 as its requirements pin). WideSearch is not a package CI can install, so its rules are
-written here as cases with the numbers its code produced (`tests/widesearch_cases.py`), and
+written here as cases with the numbers its code produced (`tests/tasks/widesearch_cases.py`), and
 its building blocks (pandas' reading of the table, the preprocess steps, the metrics) as
 checks of their own. benchmarks/widesearch_parity.py runs the comparison against a checkout.
 """
@@ -13,7 +13,7 @@ import datetime as dt
 
 import pytest
 
-from tests.widesearch_cases import CASES, EXPECTED, csv_text, md
+from tests.tasks.widesearch_cases import CASES, EXPECTED, csv_text, md
 from worldforge.tasks import widesearch as ws
 from worldforge.tasks.scoring import LENIENT, WIDESEARCH, Evaluation, read_gold_csv, score_table
 

@@ -16,7 +16,7 @@ import yaml
 
 from worldforge import language
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PKG = REPO / "worldforge"
 
 # Every family of per-language data files: the layer's own, and each stage's banks.

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from tests.conftest import REPO
 from worldforge.cli import app
 from worldforge.world.feasible import REDRAWN, Coverage, _inverse
 from worldforge.world.invariants import check_world
@@ -24,8 +25,6 @@ from worldforge.world.planner import generate_world, plan_world
 from worldforge.world.sampling import NEG_INF, apply_offset
 from worldforge.world.sweep import load_scaled, plan_seed
 from worldforge.world.validate import load_world
-
-from .conftest import REPO
 
 # --------------------------------------------------------------------------- the parts
 

@@ -22,7 +22,7 @@ from worldforge.language import get as get_language
 from worldforge.world import load_world
 from worldforge.world.lexicon import Lexicon
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

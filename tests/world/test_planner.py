@@ -8,13 +8,12 @@ import polars as pl
 import pytest
 import yaml
 
+from tests.conftest import DEMO, write_spec
 from worldforge.errors import IncompleteWorldError, InvariantViolationError, WorldExistsError, WorldNotFoundError
 from worldforge.world.invariants import check_world
 from worldforge.world.planner import generate_world, plan_world
 from worldforge.world.store import load_graph, open_world, table_digests
 from worldforge.world.validate import load_world
-
-from .conftest import DEMO, write_spec
 
 
 def digests(info):

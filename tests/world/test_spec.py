@@ -7,12 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.conftest import DEMO, REPO, write_spec
 from worldforge.errors import SpecError
 from worldforge.world.pack import DateBound
 from worldforge.world.spec import SCHEMAS_DIR
 from worldforge.world.validate import load_world
-
-from .conftest import DEMO, REPO, write_spec
 
 
 def problems(path: Path) -> list:
@@ -664,7 +663,7 @@ def _set(d: dict, path: tuple, value) -> None:
 @pytest.mark.parametrize("path,value,where,words", NEW_FIELD_CASES, ids=[".".join(map(str, c[0])) + f"={c[1]!r}"[:40]
                                                                        for c in NEW_FIELD_CASES])
 def test_new_pack_fields_are_validated(tmp_path, path, value, where, words):
-    from .test_plausible import LIFE, life_spec
+    from tests.world.test_plausible import LIFE, life_spec
 
     pack = yaml.safe_load(LIFE)
     _set(pack, path, value)
@@ -683,7 +682,7 @@ def _within(where: str, path: str) -> bool:
 
 
 def test_censor_needs_an_offset_and_cases_need_given(tmp_path):
-    from .test_plausible import LIFE, life_spec
+    from tests.world.test_plausible import LIFE, life_spec
 
     pack = yaml.safe_load(LIFE)
     del pack["types"]["being"]["attributes"]["died"]["offset"]
@@ -695,9 +694,8 @@ def test_censor_needs_an_offset_and_cases_need_given(tmp_path):
 
 
 def test_lookup_units_parent_nouns_and_value_phrases_survive_the_manifest(tmp_path):
+    from tests.world.test_plausible import life_spec
     from worldforge.world.spec import ResolvedWorld
-
-    from .test_plausible import life_spec
 
     world = load_world(life_spec(tmp_path))
     again = ResolvedWorld.model_validate_json(world.model_dump_json())  # as `worldforge check` reads world.json

@@ -116,6 +116,27 @@ def _group_rank(keys: np.ndarray) -> np.ndarray:
     return idx - first
 
 
+class _LinkDraw:
+    """One relation's links while `_Generator.make_relation` draws their targets: the sources and
+    their times, the targets' weights, groups and date keys, and the picks round by round."""
+
+    def __init__(self, r: str, rs: RelationSpec, rng: np.random.Generator, S: pl.DataFrame, T: pl.DataFrame):
+        self.r, self.rs, self.rng, self.S, self.T = r, rs, rng, S, T
+        self.n_s, self.n_t = S.height, T.height
+        self.valid_from = self.valid_to = self.t0 = None  # when each link is made, where known before its target
+        self.reserved = None
+        self.redrawn = 0
+
+    def abroad(self, rows: np.ndarray, last: bool = False) -> np.ndarray:
+        """Send links to the group of a target drawn by weight (with `last`, each at most three
+        times: those that went already are dropped); the links sent."""
+        if last:
+            rows = rows[self.moves[rows] < 3]
+            self.moves[rows] += 1
+        self.g_src[rows] = self.g_tgt[self.srng.choice(self.n_t, size=len(rows), p=self.p_away)]
+        return rows
+
+
 class _Generator:
     def __init__(self, world: ResolvedWorld):
         self.world = world
@@ -1074,180 +1095,226 @@ class _Generator:
         return src, [b for b in bounds if b.ref.startswith("target.")]
 
     def make_relation(self, r: str) -> None:
+        """Draw relation r's links, one feature at a time: how many links each source makes and
+        when (`_link_sources`), how targets weigh (`_target_weights`), where each link may look
+        (`_link_groups`, `_link_keys`), the rounds of draws and checks (`_draw_targets`), then the
+        links' dates (`_settle_links`) and their own attributes (`_link_attributes`)."""
+        d = self._link_sources(r)
+        self._target_weights(d)
+        self._link_groups(d)
+        self._link_keys(d)
+        self._draw_targets(d)
+        rs, picks = d.rs, d.picks
+        if rs.required and d.index is not None and not rs.history:
+            self._rescue(r, rs, d.src, picks, d.settled_round, d.index, d.g_src, d.lo, d.hi, d.w, d.t0, d.tgt_after,
+                         d.tgt_before, d.n_s, d.n_t)
+        keep = picks >= 0
+        if rs.each_target:
+            self.out.repairs[f"relation {r}: targets left without a link"] = int(d.n_t - len(np.unique(picks[keep])))
+        self.out.repairs[f"relation {r}: targets redrawn"] = d.redrawn
+        self.out.repairs[f"relation {r}: links dropped (no eligible target)"] = int((~keep).sum())
+        src, tgt, valid_from, valid_to = self._settle_links(d, keep)
+        if rs.acyclic:
+            src, tgt, valid_from, valid_to = self._break_cycles(r, src, tgt, valid_from, valid_to)
+        if rs.required:
+            missing = np.setdiff1d(d.active, src)
+            if len(missing):
+                raise PlanError(
+                    f"relation '{r}' is required but {len(missing):,} '{rs.source}' entities found no eligible "
+                    f"'{rs.target}' (cardinality {rs.cardinality}); raise the '{rs.target}' count or loosen its eligibility"
+                )
+        self.out.edges[r] = self._link_attributes(r, rs, self._edge_frame(src, tgt, valid_from, valid_to))
+
+    def _link_sources(self, r: str) -> _LinkDraw:
+        """The sources of r's links: which sources take part (`rate`), how many links each makes
+        (`count`, per case of a `given` category), and when each link is made where that is
+        known before its target is picked (a history's stints, `since`, `at`)."""
         rs = self.relations[r]
-        rng = child_rng(self.seed, "rel", r)
-        S = self.out.entities[rs.source]
-        T = self.out.entities[rs.target]
-        n_s, n_t = S.height, T.height
-        active = _active_sources(rng, rs.rate, n_s)
+        d = _LinkDraw(r, rs, child_rng(self.seed, "rel", r), self.out.entities[rs.source], self.out.entities[rs.target])
+        rng = d.rng
+        d.active = _active_sources(rng, rs.rate, d.n_s)
         cr = rs.base_count
-        k = rng.integers(cr.min, cr.max + 1, len(active))
+        k = rng.integers(cr.min, cr.max + 1, len(d.active))
         if rs.given is not None:  # a count range per value of a source category (`cases`)
-            g = self.given_values(rs.source, rs.given).gather(active)
+            g = self.given_values(rs.source, rs.given).gather(d.active)
             for v, c in rs.cases.items():
                 sel = (g == v).fill_null(False).to_numpy()
                 if sel.any():
                     k[sel] = rng.integers(c.min, c.max + 1, int(sel.sum()))
-        after, before = link_bounds(self.world, rs)
-        src_after, tgt_after = self._split_bounds(after)
-        src_before, tgt_before = self._split_bounds(before)
-        valid_from = valid_to = None
-        t0 = None  # when each link is made, where that is known before its target is picked
+        after, d.before = link_bounds(self.world, rs)
+        src_after, d.tgt_after = self._split_bounds(after)
+        src_before, d.tgt_before = self._split_bounds(d.before)
         if rs.history:
-            src, valid_from, valid_to = self._history(r, rs, active, k, rng, src_after, src_before)
-            t0 = valid_from
+            d.src, d.valid_from, d.valid_to = self._history(r, rs, d.active, k, rng, src_after, src_before)
+            d.t0 = d.valid_from
         else:
-            src = np.repeat(active, k)
+            d.src = np.repeat(d.active, k)
             if rs.since:
-                valid_from = self._since(r, rs, src, src_before)
-                t0 = valid_from
+                d.valid_from = self._since(r, rs, d.src, src_before)
+                d.t0 = d.valid_from
             elif rs.at is not None:
-                t0 = self.rel_bound(rs, rs.at, "after", src)
-                t0 = np.where(_real(t0), t0, NEG_INF)
-        m = len(src)
+                t0 = self.rel_bound(rs, rs.at, "after", d.src)
+                d.t0 = np.where(_real(t0), t0, NEG_INF)
+        d.m = len(d.src)
+        return d
 
+    def _target_weights(self, d: _LinkDraw) -> None:
+        """How likely each target is picked: by a numeric attribute (`select: {weight: ...}`),
+        by preferential attachment, or alike."""
+        rs, T, n_t = d.rs, d.T, d.n_t
         if isinstance(rs.select, WeightSelect):
             w = T[rs.select.weight].cast(pl.Float64).fill_null(0.0).to_numpy().clip(0, None)
             if not np.isfinite(w.sum()):  # huge weights: rescale so that cumulative sums stay finite
                 w = np.nan_to_num(w, nan=0.0, posinf=np.finfo(float).max)
                 w = w / w.max() * (1.0 / max(len(w), 1))
         elif rs.select == "preferential":
-            w = fitness_weights(n_t, rs.alpha, child_rng(self.seed, "fitness", r))
+            w = fitness_weights(n_t, rs.alpha, child_rng(self.seed, "fitness", d.r))
         else:
             w = np.ones(n_t)
-        # Eligibility: group (locality) and key window on a target date attribute.
-        biased = rs.same is not None and rs.same.share < 1 and n_t > 0
-        moves = np.zeros(m, np.int64)  # times a biased link was sent abroad for want of a target at home
-        if rs.same:
-            s_vals = S[rs.same.source].gather(src)
-            g_src, g_tgt = encode_groups(s_vals, T[rs.same.target])
-            if rs.same.any is not None and n_t and w.sum() > 0:  # a source of "any field": any target, by weight
-                wild = np.flatnonzero((s_vals.cast(pl.String) == rs.same.any).fill_null(False).to_numpy())
-                g_src[wild] = g_tgt[child_rng(self.seed, "rel-same-any", r).choice(n_t, size=len(wild), p=w / w.sum())]
-            if biased:  # a bias, not a rule: the other links look in the group of a target drawn by weight
-                srng = child_rng(self.seed, "rel-same", r)
-                p_away = w / w.sum() if w.sum() > 0 else None
+        d.w = w
 
-                def abroad(rows: np.ndarray, last: bool = False) -> np.ndarray:
-                    """Send links to the group of a target drawn by weight (with `last`, each at
-                    most three times: those that went already are dropped); the links sent."""
-                    if last:
-                        rows = rows[moves[rows] < 3]
-                        moves[rows] += 1
-                    g_src[rows] = g_tgt[srng.choice(n_t, size=len(rows), p=p_away)]
-                    return rows
+    def _link_groups(self, d: _LinkDraw) -> None:
+        """Where each link looks for its target (`same`: a target of the source's group, a
+        source of "any field" anywhere by weight, and with `share` below 1 a bias that sends the
+        other links to the group of a target drawn by weight)."""
+        rs, S, T, n_t, m, w = d.rs, d.S, d.T, d.n_t, d.m, d.w
+        d.biased = rs.same is not None and rs.same.share < 1 and n_t > 0
+        d.moves = np.zeros(m, np.int64)  # times a biased link was sent abroad for want of a target at home
+        if not rs.same:
+            d.g_src, d.g_tgt = np.zeros(m, np.int64), np.zeros(n_t, np.int64)
+            return
+        s_vals = S[rs.same.source].gather(d.src)
+        d.g_src, d.g_tgt = encode_groups(s_vals, T[rs.same.target])
+        if rs.same.any is not None and n_t and w.sum() > 0:  # a source of "any field": any target, by weight
+            wild = np.flatnonzero((s_vals.cast(pl.String) == rs.same.any).fill_null(False).to_numpy())
+            d.g_src[wild] = d.g_tgt[child_rng(self.seed, "rel-same-any", d.r).choice(n_t, size=len(wild), p=w / w.sum())]
+        if d.biased:  # a bias, not a rule: the other links look in the group of a target drawn by weight
+            d.srng = child_rng(self.seed, "rel-same", d.r)
+            d.p_away = w / w.sum() if w.sum() > 0 else None
+            d.abroad(np.flatnonzero(d.srng.random(m) >= rs.same.share))
 
-                abroad(np.flatnonzero(srng.random(m) >= rs.same.share))
-        else:
-            g_src, g_tgt = np.zeros(m, np.int64), np.zeros(n_t, np.int64)
-        key, lo, hi = self._pick_key(rs, T, src, valid_from, t0, tgt_after, m, n_t)
-        w = np.where(key.is_null, 0.0, w) if isinstance(key, _Key) else w
-        key_arr = key.values if isinstance(key, _Key) else key
-        cover = self._cover_frame(rs) if rs.requires is not None else None
-        index = TargetIndex(g_tgt, key_arr, w) if cover is None else None
-
-        picks = np.full(m, -1, dtype=np.int64)
-        settled_round = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
-        c_from = np.full(m, NEG_INF, np.int64)
-        c_to = np.full(m, POS_INF, np.int64)
-        start = None if valid_from is None else valid_from.copy()
-        end = None if valid_to is None else valid_to.copy()
+    def _link_keys(self, d: _LinkDraw) -> None:
+        """Which targets each link may take by date (`eligible`, the target's own dates), the
+        covering links a `requires` path draws from, the target index, and the links set aside
+        for targets that would otherwise have none (`each_target`)."""
+        rs, T, m, n_t = d.rs, d.T, d.m, d.n_t
+        key, d.lo, d.hi = self._pick_key(rs, T, d.src, d.valid_from, d.t0, d.tgt_after, m, n_t)
+        d.key = key
+        d.w = np.where(key.is_null, 0.0, d.w) if isinstance(key, _Key) else d.w
+        d.key_arr = key.values if isinstance(key, _Key) else key
+        d.cover = self._cover_frame(rs) if rs.requires is not None else None
+        d.index = TargetIndex(d.g_tgt, d.key_arr, d.w) if d.cover is None else None
+        d.picks = np.full(m, -1, dtype=np.int64)
+        d.settled_round = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
+        d.c_from = np.full(m, NEG_INF, np.int64)
+        d.c_to = np.full(m, POS_INF, np.int64)
+        d.start = None if d.valid_from is None else d.valid_from.copy()
+        d.end = None if d.valid_to is None else d.valid_to.copy()
         if rs.history:
-            cut_jitter = duration_days(DEFAULT_DELAY, m, child_rng(self.seed, "rel-cut-target", r))
-            if cover is not None:  # a covered tenure may begin when its covering link does
-                cover_jitter = duration_days(DEFAULT_DELAY, m, child_rng(self.seed, "rel-cover", r))
-        pending = np.arange(m)
-        unfillable = np.zeros(m, bool)
-        reserved = None
-        if rs.each_target and cover is None and n_t and m:
+            d.cut_jitter = duration_days(DEFAULT_DELAY, m, child_rng(self.seed, "rel-cut-target", d.r))
+            if d.cover is not None:  # a covered tenure may begin when its covering link does
+                d.cover_jitter = duration_days(DEFAULT_DELAY, m, child_rng(self.seed, "rel-cover", d.r))
+        d.unfillable = np.zeros(m, bool)
+        if rs.each_target and d.cover is None and n_t and m:
             ok_t = ~key.is_null if isinstance(key, _Key) else np.ones(n_t, bool)
-            reserved = self._reserve(g_src, g_tgt, key_arr, lo, hi, ok_t, child_rng(self.seed, "rel-each", r))
-        excluded = np.zeros(n_t, bool)
-        cap = rs.target_cap
-        redrawn = 0
+            d.reserved = self._reserve(d.g_src, d.g_tgt, d.key_arr, d.lo, d.hi, ok_t, child_rng(self.seed, "rel-each", d.r))
+        d.excluded = np.zeros(n_t, bool)
+
+    def _draw_targets(self, d: _LinkDraw) -> None:
+        """Rounds of draws: every pending link draws a target; a pick that fails a check of its
+        own (`_check_picks`) or across picks (pairs, caps, overlaps: earlier-settled picks keep
+        theirs) draws again next round; links that keep conflicting are given up."""
+        rs, m, n_t = d.rs, d.m, d.n_t
+        pending = np.arange(m)
         last = m + 1
         for rnd in range(ROUNDS):
             if len(pending) == 0:
                 break
             if rnd >= 4 and len(pending) > 0.95 * last:  # what is left keeps conflicting: give up on it
-                unfillable[pending] = True
+                d.unfillable[pending] = True
                 break
             last = len(pending)
             if rnd:
-                redrawn += len(pending)
+                d.redrawn += len(pending)
             new = pending
-            if cover is None:
-                got = index.pick(g_src[new], lo[new], hi[new], rng)
-                if rnd == 0 and reserved is not None:  # the links set aside for targets that would have none
-                    got = np.where(reserved[new] >= 0, reserved[new], got)
+            if d.cover is None:
+                got = d.index.pick(d.g_src[new], d.lo[new], d.hi[new], d.rng)
+                if rnd == 0 and d.reserved is not None:  # the links set aside for targets that would have none
+                    got = np.where(d.reserved[new] >= 0, d.reserved[new], got)
             else:
-                got, c_from[new], c_to[new] = self._cover_pick(cover, new, src, t0, g_src, g_tgt, lo, hi, key_arr, w,
-                                                               excluded, rng, until=valid_to if rs.history else None)
-            unfillable[new[got < 0]] = True
+                got, d.c_from[new], d.c_to[new] = self._cover_pick(d.cover, new, d.src, d.t0, d.g_src, d.g_tgt, d.lo, d.hi,
+                                                                   d.key_arr, d.w, d.excluded, d.rng,
+                                                                   until=d.valid_to if rs.history else None)
+            d.unfillable[new[got < 0]] = True
             moved_on = None
-            if biased and cover is None:
+            if d.biased and d.cover is None:
                 # a link with no eligible target in its group looks abroad (three times at most)
-                moved_on = abroad(new[got < 0], last=True)
-                unfillable[moved_on] = False
-            picks[new] = got
-            settled_round[new] = rnd
-            # Checks of each new pick on its own (earlier picks passed them and have not changed).
-            sel = new[got >= 0]
-            s_, p_ = src[sel], picks[sel]
-            bad = np.zeros(len(sel), bool)
-            t_sel = None if t0 is None else t0[sel]
-            if rs.history:
-                if cover is not None:
-                    cf = c_from[sel]
-                    moved = cf > valid_from[sel]
-                    start[sel] = np.where(moved, cf + np.minimum(cover_jitter[sel], np.maximum(self.as_of - cf, 0)), valid_from[sel])
-                    if rs.eligible is not None and moved.any():  # eligibility relative to the moved start
-                        _, lo2, hi2 = self._pick_key(rs, T, s_, start[sel], start[sel], tgt_after, len(sel), n_t)
-                        kv = key_arr[p_]
-                        bad |= moved & ((kv < lo2) | (kv > hi2))
-                t_sel = start[sel]
-            if t_sel is not None:
-                bad |= ~self._alive(rs, tgt_after, [] if rs.history else tgt_before, s_, p_, t_sel)
-            if rs.not_same:
-                bad |= self._not_same(rs, s_, p_, t_sel if rs.dated else None, n_t)
-            if rs.date:
-                d_lo, d_hi = self._event_window(rs, s_, p_, c_from[sel], c_to[sel])
-                bad |= d_lo > d_hi
-            if rs.history:
-                end[sel] = self._clip_end(rs, tgt_before, s_, p_, valid_to[sel], c_to[sel], cut_jitter[sel])
-                bad |= end[sel] <= start[sel]
+                moved_on = d.abroad(new[got < 0], last=True)
+                d.unfillable[moved_on] = False
+            d.picks[new] = got
+            d.settled_round[new] = rnd
             conflict = np.zeros(m, bool)
-            conflict[sel[bad]] = True
-            picks[conflict] = -1
+            sel = new[got >= 0]
+            conflict[sel[self._check_picks(d, sel)]] = True
+            d.picks[conflict] = -1
             # Checks across picks: pairs, caps, overlaps (earlier-settled picks keep theirs).
-            conflict |= self._conflicts(rs, src, picks, settled_round, n_t, new)
+            conflict |= self._conflicts(rs, d.src, d.picks, d.settled_round, n_t, new)
             if rs.exclusive:
-                conflict |= self._overlaps(picks, settled_round, rnd, start, end, (picks >= 0) & ~conflict)
+                conflict |= self._overlaps(d.picks, d.settled_round, rnd, d.start, d.end, (d.picks >= 0) & ~conflict)
             if moved_on is not None:
                 conflict[moved_on] = True
                 if rnd >= 2:  # one that keeps meeting conflicts in its group (a player back at a club) looks abroad too
-                    abroad(np.flatnonzero(conflict & ~unfillable), last=True)
-            picks[conflict] = -1
-            settled_round[conflict] = np.iinfo(np.int64).max
-            pending = np.nonzero(conflict & ~unfillable)[0]
-            if cap is not None:
-                ok = picks[picks >= 0]
-                excluded = np.bincount(ok, minlength=n_t)[:n_t] >= cap
-                if index is not None:
-                    index.set_excluded(excluded)
-        if rs.required and index is not None and not rs.history:
-            self._rescue(r, rs, src, picks, settled_round, index, g_src, lo, hi, w, t0, tgt_after, tgt_before, n_s, n_t)
-        keep = picks >= 0
-        if rs.each_target:
-            self.out.repairs[f"relation {r}: targets left without a link"] = int(n_t - len(np.unique(picks[keep])))
-        self.out.repairs[f"relation {r}: targets redrawn"] = redrawn
-        self.out.repairs[f"relation {r}: links dropped (no eligible target)"] = int((~keep).sum())
+                    d.abroad(np.flatnonzero(conflict & ~d.unfillable), last=True)
+            d.picks[conflict] = -1
+            d.settled_round[conflict] = np.iinfo(np.int64).max
+            pending = np.nonzero(conflict & ~d.unfillable)[0]
+            if rs.target_cap is not None:
+                ok = d.picks[d.picks >= 0]
+                d.excluded = np.bincount(ok, minlength=n_t)[:n_t] >= rs.target_cap
+                if d.index is not None:
+                    d.index.set_excluded(d.excluded)
 
-        src, tgt = src[keep], picks[keep]
+    def _check_picks(self, d: _LinkDraw, sel: np.ndarray) -> np.ndarray:
+        """Which of the new picks `sel` fail a check of their own (earlier picks passed them and
+        have not changed): a target alive when the link is made, `not_same`, an event window that
+        is not empty, a stint that ends after it starts (a covered stint moved to its cover)."""
+        rs, valid_from = d.rs, d.valid_from
+        s_, p_ = d.src[sel], d.picks[sel]
+        bad = np.zeros(len(sel), bool)
+        t_sel = None if d.t0 is None else d.t0[sel]
         if rs.history:
-            valid_from, valid_to = start[keep], end[keep]
+            if d.cover is not None:
+                cf = d.c_from[sel]
+                moved = cf > valid_from[sel]
+                d.start[sel] = np.where(moved, cf + np.minimum(d.cover_jitter[sel], np.maximum(self.as_of - cf, 0)),
+                                        valid_from[sel])
+                if rs.eligible is not None and moved.any():  # eligibility relative to the moved start
+                    _, lo2, hi2 = self._pick_key(rs, d.T, s_, d.start[sel], d.start[sel], d.tgt_after, len(sel), d.n_t)
+                    kv = d.key_arr[p_]
+                    bad |= moved & ((kv < lo2) | (kv > hi2))
+            t_sel = d.start[sel]
+        if t_sel is not None:
+            bad |= ~self._alive(rs, d.tgt_after, [] if rs.history else d.tgt_before, s_, p_, t_sel)
+        if rs.not_same:
+            bad |= self._not_same(rs, s_, p_, t_sel if rs.dated else None, d.n_t)
+        if rs.date:
+            d_lo, d_hi = self._event_window(rs, s_, p_, d.c_from[sel], d.c_to[sel])
+            bad |= d_lo > d_hi
+        if rs.history:
+            d.end[sel] = self._clip_end(rs, d.tgt_before, s_, p_, d.valid_to[sel], d.c_to[sel], d.cut_jitter[sel])
+            bad |= d.end[sel] <= d.start[sel]
+        return bad
+
+    def _settle_links(self, d: _LinkDraw, keep: np.ndarray) -> tuple:
+        """The kept links and their dates: a stint's clipped span, an event's day drawn inside its
+        window (or as an offset), a `since` link's start and the end its bounds give."""
+        rs, r = d.rs, d.r
+        src, tgt = d.src[keep], d.picks[keep]
+        valid_from = valid_to = None
+        if rs.history:
+            valid_from, valid_to = d.start[keep], d.end[keep]
         elif rs.date:
-            d_lo, d_hi = self._event_window(rs, src, tgt, c_from[keep], c_to[keep])
+            d_lo, d_hi = self._event_window(rs, src, tgt, d.c_from[keep], d.c_to[keep])
             drng = child_rng(self.seed, "rel-date", r)
             if rs.date.offset is not None:
                 base = self.rel_bound(rs, rs.date.offset.ref, "after", src, tgt)
@@ -1256,21 +1323,16 @@ class _Generator:
                 valid_from = sample_days(d_lo, d_hi, drng)
             valid_to = np.full(len(src), POS_INF)
         elif rs.since:
-            valid_from = valid_from[keep]
-            ends = [self.rel_bound(rs, b, "before", src, tgt) for b in before]
+            valid_from = d.valid_from[keep]
+            ends = [self.rel_bound(rs, b, "before", src, tgt) for b in d.before]
             valid_to = np.minimum.reduce(ends) if ends else np.full(len(src), POS_INF)
             valid_to = np.where(valid_to >= self.as_of, POS_INF, np.maximum(valid_to, valid_from))
-        if rs.acyclic:
-            src, tgt, valid_from, valid_to = self._break_cycles(r, src, tgt, valid_from, valid_to)
-        if rs.required:
-            missing = np.setdiff1d(active, src)
-            if len(missing):
-                raise PlanError(
-                    f"relation '{r}' is required but {len(missing):,} '{rs.source}' entities found no eligible "
-                    f"'{rs.target}' (cardinality {rs.cardinality}); raise the '{rs.target}' count or loosen its eligibility"
-                )
-        edges = self._edge_frame(src, tgt, valid_from, valid_to)
-        for a, attr in rs.attributes.items():  # each link's own values (a member's role), drawn by weight
+        return src, tgt, valid_from, valid_to
+
+    def _link_attributes(self, r: str, rs: RelationSpec, edges: pl.DataFrame) -> pl.DataFrame:
+        """Each link's own values (a member's role), drawn by weight, by seniority, rising, one
+        per target; a link's entity is chosen later (`make_link_entity`)."""
+        for a, attr in rs.attributes.items():
             rng = child_rng(self.seed, "link-attr", r, a)
             if isinstance(attr, LinkEntity):
                 continue  # chosen once the relation it holds is drawn too (make_link_entity)
@@ -1285,7 +1347,7 @@ class _Generator:
                 if attr.one_per_target is not None:
                     vals = self._one_per_target(r, a, attr, vals, edges, rng)
             edges = edges.with_columns(self.null_mask(f"rel_{r}", a, attr.null_rate, vals).alias(a))
-        self.out.edges[r] = edges
+        return edges
 
     def make_link_entity(self, r: str, a: str, tries: int = 16, rounds: int = 4) -> None:
         """A link's entity (`LinkEntity`): per link, one of the entities holding a `holds` link

@@ -115,7 +115,10 @@ def test_out_of_memory_is_one_line(tmp_path, monkeypatch):
     def oom(*a, **k):
         raise MemoryError("Unable to allocate 11.9 GiB for an array with shape (1600000000,) and data type float64")
 
+    import worldforge.world as world_face
+
     monkeypatch.setattr(planner, "plan_world", oom)
+    monkeypatch.setattr(world_face, "plan_world", oom)  # (the CLI takes it from the package's face)
     r = runner.invoke(app, ["plan", str(write_spec(tmp_path)), "-b", str(tmp_path / "b")])
     assert r.exit_code == 1 and "out of memory (Unable to allocate 11.9 GiB" in r.output and "lower the world's counts" in r.output
     assert "Traceback" not in r.output and not (tmp_path / "b" / "small").exists()

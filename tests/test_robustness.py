@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+import worldforge.world
 from tests.conftest import RUN_STAGES, write_spec
 from worldforge.cli import app
 from worldforge.errors import OutputLocationError, PlanError, SearchInputError
@@ -415,6 +416,7 @@ def test_an_interrupt_a_library_reports_as_its_own_error_exits_130(tmp_path, mon
             raise PlanError(f"the derived SQL failed: {exc}") from None
 
     monkeypatch.setattr(planner, "plan_world", interrupted_scan)
+    monkeypatch.setattr(worldforge.world, "plan_world", interrupted_scan)  # (the CLI takes it from the package's face)
     handler = signal.getsignal(signal.SIGINT)
     res = CliRunner().invoke(app, ["plan", str(write_spec(tmp_path, name="lib")), "-b", str(tmp_path / "b")])
     assert res.exit_code == 130 and "interrupted; nothing was marked complete" in res.output, res.output
@@ -438,6 +440,7 @@ def test_an_interrupt_a_library_swallows_stops_the_command_at_its_next_step(tmp_
         raise AssertionError("the plan went on after Ctrl-C")
 
     monkeypatch.setattr(planner, "plan_world", swallowing_plan)
+    monkeypatch.setattr(worldforge.world, "plan_world", swallowing_plan)
     res = CliRunner().invoke(app, ["plan", str(write_spec(tmp_path, name="sw")), "-b", str(tmp_path / "b")])
     assert res.exit_code == 130 and "interrupted; nothing was marked complete" in res.output, res.output
     assert steps == []

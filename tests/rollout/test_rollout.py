@@ -173,6 +173,7 @@ def test_oracle_never_sees_the_world_or_the_gold(small_run, tmp_path, monkeypatc
 
     import pyarrow.parquet as pq
 
+    import worldforge.world
     from worldforge.rollout.env import Task
     from worldforge.web.search import SearchEngine
     from worldforge.world import store
@@ -186,7 +187,8 @@ def test_oracle_never_sees_the_world_or_the_gold(small_run, tmp_path, monkeypatc
     shutil.copytree(world / "web", bare / "web")
     for f in (bare / "web" / "pages").glob("*.facts.parquet"):  # no provenance left to read
         pq.write_table(pq.read_table(f).slice(0, 0), f)
-    monkeypatch.setattr(store, "open_world", lambda *a, **k: pytest.fail("the oracle opened the world store"))
+    for where in (store, worldforge.world):  # the module and the package's face other packages import it from
+        monkeypatch.setattr(where, "open_world", lambda *a, **k: pytest.fail("the oracle opened the world store"))
     public = ("instance_id", "query", "language", "kind", "question", "evaluation")  # evaluation: for the env to score (no gold)
     tasks = [Task({k: t.record[k] for k in public}, [c for c in t.header], []) for t in load_tasks(world)]
     blind = Environment(SearchEngine(bare / "web"), opt, seed=env.seed, as_of=env.as_of)

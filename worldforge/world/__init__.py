@@ -1,6 +1,6 @@
 """The world stage: a spec and its domain packs in, a frozen world out.
 
-    spec.py, pack.py, options.py   the typed models of world specs, domain packs and stage options
+    spec.py, pack/, options.py     the typed models of world specs, domain packs and stage options
     validate.py                    `load_world`: parse and check a spec with its packs, every problem at once
     dependencies.py                the order generation steps must run in
     sampling.py, planner.py        vectorised samplers and the planner (`plan_world`)

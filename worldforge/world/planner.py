@@ -13,7 +13,6 @@ covered by other links are chosen among them."""
 from __future__ import annotations
 
 import datetime as dt
-import string
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,10 +20,10 @@ import numpy as np
 import polars as pl
 
 from ..errors import PlanError
-from ..plumbing import stable_hash
 from .dependencies import dependency_graph, node_label
 from .feasible import REDRAWN, Coverage, DateNeed, Reach, SeriesReach, date_needs, target_windows, year_of
 from .links import LinkPlanner, active_sources, group_rank, is_real
+from .naming import NamePlanner
 from .pack import (
     CategoricalAttr,
     CodeAttr,
@@ -44,16 +43,11 @@ from .sampling import (
     NEG_INF,
     POS_INF,
     YEAR_DAYS,
-    NameSampler,
     apply_offset,
     child_rng,
     duration_days,
-    edition_words,
     encode_groups,
-    entity_ids,
     faker_pool,
-    has_cjk,
-    pinyin_names,
     register_sql_functions,
     row_bounds,
     sample_days,
@@ -73,10 +67,6 @@ StepHook = Callable[[str], None]
 
 def to_days(d: dt.date) -> int:
     return (d - EPOCH).days
-
-
-_ROMAN = ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII", "XIII", "XIV", "XV", "XVI",
-          "XVII", "XVIII", "XIX", "XX"]  # a longer chain's later entries read XX
 
 
 def generation_order(world: ResolvedWorld) -> list[tuple]:
@@ -99,6 +89,7 @@ class _Generator:
         self.name_parts: dict[tuple[str, str], pl.Series] = {}  # parts an attribute is chosen by
         self.editions: dict[str, dict[str, np.ndarray]] = {}  # series types: year, ordinal, day per edition
         self.links = LinkPlanner(self)  # draws the relations' links (world.links)
+        self.naming = NamePlanner(self)  # draws the names and aliases (world.naming)
 
     # ----------------------------------------------------------------- helpers
 
@@ -283,159 +274,6 @@ class _Generator:
         years = y0[parent_idx] + (ordinal - 1) * every[parent_idx]
         self.editions[t] = {"year": years, "ordinal": ordinal, "day": edition_day(years)}
         return parent_idx
-
-    def name_sampler(self, t: str, ambiguous: tuple[str, ...] = ()) -> NameSampler:
-        et = self.types[t]
-        context = {}
-        for k, part in et.name.parts.items():
-            if part.given is not None:
-                context[k] = self.given_values(t, part.given)
-            elif part.via is not None:
-                rs = self.relations[part.via]
-                context[k] = self.along(t, part.via, self.out.entities[rs.target][part.attribute].cast(pl.String))
-            elif part.edition is not None:
-                context[k] = edition_words(self.editions[t]["year" if part.edition in ("year", "season") else "ordinal"],
-                                           part.edition, self.spec.language)
-        return NameSampler(t, et.name, self.spec.locale, self.seed, context, ambiguous)
-
-    def make_name(self, t: str) -> None:
-        et = self.types[t]
-        n = self.out.entities[t].height
-        keep = tuple(sorted({a.given.split(".", 1)[1] for a in et.attributes.values()
-                             if isinstance(a, CategoricalAttr) and a.given and a.given.startswith("name.")}))
-        res = self.name_sampler(t, keep).unique(n, child_rng(self.seed, "names", t), keep=keep)
-        names, kept = res if keep else (res, {})
-        ids = entity_ids(t, names, self.seed)
-        if ids.n_unique() != n:
-            raise PlanError(f"id collision in type '{t}'; change the seed")
-        if et.namesakes or et.near_names:  # ids stay those of the drawn (unique) names
-            names, kept = self._namesakes(t, names, kept)
-        self.out.entities[t] = pl.concat([pl.DataFrame({"id": ids, "name": names}), self.out.entities[t]], how="horizontal")
-        for k, v in kept.items():
-            self.name_parts[(t, k)] = v
-
-    def derive_names(self, t: str) -> None:
-        """`name.derived`: an entity linked by `via` takes a name made from the linked entity's
-        ({name}), the first of its chain's ({root}: a sequel's sequel is named after the
-        original) and its place in the chain ({n}, {roman}); chains are named level by level, so
-        {name} is the parent's final name. A derived name another entity of the type holds
-        keeps the drawn one. Ids stay those of the drawn names."""
-        dn = self.types[t].name.derived
-        parent, target_t = self.whole_index(t, dn.via)
-        df = self.out.entities[t]
-        n = df.height
-        names = df["name"].clone()
-        linked = parent >= 0
-        depth = linked.astype(np.int64)
-        root = np.where(linked, parent, np.arange(n))
-        if target_t == t:  # chains of the type's own entities (acyclic: validated)
-            cur = parent.copy()
-            cur[~linked] = -1
-            cur = np.where(cur >= 0, parent[np.maximum(cur, 0)], -1)
-            while (cur >= 0).any():
-                on = cur >= 0
-                root[on] = cur[on]
-                depth[on] += 1
-                cur = np.where(on, parent[np.maximum(cur, 0)], -1)
-            target_names = None
-        else:
-            target_names = self.out.entities[target_t]["name"]
-        rng = child_rng(self.seed, "derived-names", t)
-        tmpls = list(dn.templates)
-        w = np.asarray(list(dn.templates.values()), float)
-        pick = rng.choice(len(tmpls), size=n, p=w / w.sum())[root]  # one style a chain ("II", "III"; not "II", "Vol. 3")
-        clashed = 0
-        for level in range(1, int(depth.max(initial=0)) + 1):
-            rows = np.flatnonzero(depth == level)
-            src = names if target_names is None else target_names
-            cols = {"name": src.gather(parent[rows]), "root": src.gather(root[rows]) if target_names is None else src.gather(parent[rows]),
-                    "n": pl.Series(depth[rows] + 1).cast(pl.String), "roman": pl.Series(_ROMAN, dtype=pl.String).gather(np.minimum(depth[rows] + 1, len(_ROMAN) - 1))}
-            frame = pl.DataFrame(cols)
-            made = pl.Series([None] * len(rows), dtype=pl.String)
-            for i, tmpl in enumerate(tmpls):
-                sel = np.flatnonzero(pick[rows] == i)
-                if len(sel):
-                    pieces = [e for lit, field, _, _ in string.Formatter().parse(tmpl)
-                              for e in ((pl.lit(lit) if lit else None), (pl.col(field) if field is not None else None)) if e is not None]
-                    made = made.scatter(sel, frame[sel].select(pl.concat_str(pieces).alias("v"))["v"])
-            others = names.gather(np.flatnonzero(depth != level))
-            taken = made.is_in(others.implode()) | made.is_duplicated()
-            clashed += int(taken.sum())
-            ok = ~taken.to_numpy()
-            names = names.scatter(rows[ok], made.filter(pl.Series(ok)))
-        self.out.repairs[f"{t} derived names: kept the drawn name (the derived one was taken)"] = clashed
-        self.out.entities[t] = df.with_columns(names.alias("name"))
-
-    def _namesakes(self, t: str, names: pl.Series, kept: dict) -> tuple[pl.Series, dict]:
-        """Give `namesakes` x n entities the name of another (disjoint sources; kept name parts
-        follow, so attributes chosen by a name word stay consistent) and `near_names` x n a
-        name one edit from another's (a vowel of the first word, or the first character of a
-        CJK name), never equal to an existing name."""
-        et = self.types[t]
-        n = len(names)
-        k, k2 = int(round(et.namesakes * n)), int(round(et.near_names * n))
-        if 2 * (k + k2) > n:
-            k = k2 = 0
-        if not k and not k2:
-            return names, kept
-        rng = child_rng(self.seed, "namesakes", t)
-        # Pairs share whatever the name's parts are chosen by (an industry word, a town), so a
-        # copied name still agrees with its new bearer: shuffle, group by that context, pair
-        # neighbours within a group, then draw the pairs wanted.
-        ctx = []
-        for part in et.name.parts.values():
-            if part.given is not None:
-                ctx.append(pl.Series(self.given_values(t, part.given)).cast(pl.String).fill_null(""))
-            elif part.via is not None:
-                rs = self.relations[part.via]
-                ctx.append(pl.Series(self.along(t, part.via, self.out.entities[rs.target][part.attribute].cast(pl.String))).fill_null(""))
-        perm = rng.permutation(n)
-        if ctx:
-            key = pl.DataFrame({f"c{i}": c for i, c in enumerate(ctx)}).select(pl.concat_str(pl.all(), separator="\x1f")).to_series()
-            perm = perm[np.argsort(key.to_numpy()[perm], kind="stable")]
-            keys = key.to_numpy()[perm]
-        else:
-            keys = np.zeros(n, dtype=np.int8)
-        a_, b_ = perm[0:n - 1:2], perm[1:n:2]
-        ok = keys[0:n - 1:2] == keys[1:n:2]
-        a_, b_ = a_[ok], b_[ok]
-        pick = rng.permutation(len(a_))
-        k = min(k, len(a_))
-        k2 = min(k2, len(a_) - k)
-        copies, sources = a_[pick[:k]], b_[pick[:k]]
-        near, near_src = a_[pick[k:k + k2]], b_[pick[k:k + k2]]
-        arr = names.to_numpy().astype(object)
-        arr[copies] = arr[sources]
-        kept = {p: _take_from(v, copies, sources) for p, v in kept.items()}
-        taken = set(arr.tolist())
-        vowels = "aeiou"
-        cjk = sorted({c for x in arr[: min(n, 2000)] for c in x[:1] if "\u4e00" <= c <= "\u9fff"})
-        # a name that opens with a word chosen by an attribute (a first name of the person's gender)
-        # keeps it: the edit goes to a later word ('Maria Stokes' -> 'Maria Stukes', not 'Mario Stokes')
-        keyed = [k for k, part in et.name.parts.items() if part.given is not None or part.fakers is not None]
-        skip = int(any(et.name.opens_with(k) for k in keyed))
-        for i, j in zip(near.tolist(), near_src.tolist()):
-            src = arr[j]
-            h = stable_hash("near", self.seed, t, src)
-            if src[:1] and "\u4e00" <= src[0] <= "\u9fff" and len(cjk) > 1:
-                c = cjk[h % len(cjk)]
-                new = (c if c != src[0] else cjk[(h + 1) % len(cjk)]) + src[1:]
-            else:  # a vowel of the first word that has one past its first letter ('FC Veur' -> 'FC Vuur')
-                words = src.split(" ")
-                w = next((i for i, x in enumerate(words) if i >= skip and any(ch.lower() in vowels for ch in x[1:])), None)
-                if w is None:
-                    words[-1] += words[-1][-1:]
-                else:
-                    x = words[w]
-                    pos = [q for q, ch in enumerate(x) if ch.lower() in vowels and q > 0]
-                    q = pos[h % len(pos)]
-                    alt = vowels[(vowels.index(x[q].lower()) + 1 + h % 4) % 5]
-                    words[w] = x[:q] + (alt.upper() if x[q].isupper() else alt) + x[q + 1:]
-                new = " ".join(words)
-            if new not in taken:
-                taken.add(new)
-                arr[i] = new
-        return pl.Series(names.name, arr.tolist(), dtype=pl.String), kept
 
     def make_attr(self, t: str, a: str) -> None:
         try:
@@ -1037,59 +875,6 @@ class _Generator:
 
     # ----------------------------------------------------------------- relations
 
-    def make_aliases(self, t: str) -> None:
-        et = self.types[t]
-        frame = self.out.entities[t]
-        names = frame["name"]
-        n = frame.height
-        parts = []
-        for i, al in enumerate(et.name.aliases):
-            rng = child_rng(self.seed, "alias", t, i)
-            sel = np.nonzero(rng.random(n) < al.rate)[0] if al.rate < 1 else np.arange(n)
-            nm = names.gather(sel)
-            valid_to = pl.Series([None] * len(sel), dtype=pl.Date)
-            if al.kind == "initials":
-                tok = nm.str.split(" ")
-                alias = pl.select(
-                    pl.when(pl.lit(tok).list.len() >= 2)
-                    .then(pl.lit(tok).list.first().str.slice(0, 1) + pl.lit(". ") + pl.lit(tok).list.last())
-                ).to_series()
-            elif al.kind == "abbreviation":
-                caps = nm.str.extract_all(r"\b[A-Z]")
-                alias = pl.select(pl.when(pl.lit(caps).list.len() >= 2).then(pl.lit(caps).list.join(""))).to_series()
-            elif al.kind == "short":
-                import re
-
-                # Chinese words are not delimited by spaces: they drop wherever they occur.
-                if any(has_cjk(w) for w in al.drop):
-                    pat = "|".join(re.escape(w) if has_cjk(w) else r"\b" + re.escape(w) + r"\b" for w in al.drop)
-                else:
-                    pat = r"\b(?:" + "|".join(re.escape(w) for w in al.drop) + r")\b"
-                alias = nm.str.replace_all(pat, "").str.replace_all(r"\s{2,}", " ").str.strip_chars(" ,&-")
-            elif al.kind == "pinyin":
-                alias = pinyin_names(nm, surname=al.surname, translate=al.translate)
-            elif al.kind == "pattern":
-                pre, _, post = al.template.partition("{name}")
-                alias = pre + nm + post
-            else:  # former name
-                alias = self.name_sampler(t).draw(sel, rng)
-                lo = self.attr_bound(t, al.after, "after")[sel] if al.after else np.full(len(sel), self.span_start)
-                lo = np.clip(lo, self.span_start, self.as_of)
-                valid_to = pl.Series(sample_days(lo, np.full(len(sel), self.as_of), rng).astype(np.int32)).cast(pl.Date)
-            parts.append(pl.DataFrame({
-                "entity_id": frame["id"].gather(sel), "alias": alias.cast(pl.String), "kind": pl.Series([al.kind] * len(sel), dtype=pl.String),
-                "valid_to": valid_to,
-            }))
-        if not parts:
-            return
-        df = pl.concat(parts).drop_nulls("alias").filter(pl.col("alias").str.len_chars() > 0)
-        # An alias must never be another entity's (or its own) primary name of the same type.
-        df = df.join(frame.select(pl.col("name").alias("alias")), on="alias", how="anti")
-        df = df.unique(["entity_id", "alias"], keep="first", maintain_order=True)
-        before = sum(p.height for p in parts)
-        self.out.repairs[f"{t} aliases: dropped (clash with a name or empty)"] = before - df.height
-        self.out.aliases.append(df.with_columns(pl.lit(t).alias("entity_type")))
-
     def translate_values(self) -> None:
         """Categorical values (and lookups copying them) in the world's language, once everything
         that reads the pack's own values (conditional weights, name parts, derived SQL) has run."""
@@ -1113,9 +898,9 @@ class _Generator:
             if kind == "type":
                 self.make_type(node[1])
             elif kind == "name":
-                self.make_name(node[1])
+                self.naming.make_name(node[1])
             elif kind == "rename":
-                self.derive_names(node[1])
+                self.naming.derive_names(node[1])
             elif kind == "attr":
                 self.make_attr(node[1], node[2])
             elif kind == "rel":
@@ -1123,7 +908,7 @@ class _Generator:
             elif kind == "linkattr":
                 self.links.make_link_entity(node[1], node[2])
             elif kind == "aliases":
-                self.make_aliases(node[1])
+                self.naming.make_aliases(node[1])
         self.translate_values()
         for t, et in self.types.items():
             for a, attr in et.attributes.items():
@@ -1136,17 +921,6 @@ class _Generator:
             self.out.entities[t] = self.out.entities[t].select(cols)
         self.out.repairs = {k: v for k, v in self.out.repairs.items() if v}
         return self.out
-
-
-def _take_from(v, copies: np.ndarray, sources: np.ndarray):
-    """A kept name-part array with the copies' entries taken from their sources."""
-    if isinstance(v, pl.Series):
-        a = v.to_numpy().astype(object)
-        a[copies] = a[sources]
-        return pl.Series(v.name, a.tolist(), dtype=v.dtype)
-    a = np.array(v, dtype=object, copy=True)
-    a[copies] = a[sources]
-    return a if isinstance(v, np.ndarray) else list(a)
 
 
 def generate_world(world: ResolvedWorld, on_step: StepHook | None = None) -> WorldTables:

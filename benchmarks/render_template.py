@@ -46,7 +46,8 @@ def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core for everything below
     from worldforge.web import render_world
-    from worldforge.web.pages import WorldView, plan_pages
+    from worldforge.web.pages import WorldView
+    from worldforge.web.planning import plan_pages
     from worldforge.web.search import SearchEngine
     from worldforge.web.template import TemplateWriter
     from worldforge.world.planner import plan_world

@@ -38,7 +38,8 @@ def main() -> None:
     from tests.tiny_model import make_tiny_model
     from worldforge.web import render_world
     from worldforge.web.llm import VLLMWriter, close_llm, load_llm
-    from worldforge.web.pages import WorldView, plan_pages
+    from worldforge.web.pages import WorldView
+    from worldforge.web.planning import plan_pages
     from worldforge.world.options import RenderOptions, SamplingSpec
     from worldforge.world.planner import plan_world
     from worldforge.world.store import open_world

@@ -202,7 +202,8 @@ def test_a_worker_holds_one_jobs_state_at_a_time():
 def test_sharded_plan_is_the_serial_plan(one_process):
     """Shards planned one by one (each knowing only its own news URLs) give exactly the pages
     of pages.plan_pages, in order; a news URL taken by an earlier shard is caught."""
-    from worldforge.web.pages import WorldView, plan_pages
+    from worldforge.web.pages import WorldView
+    from worldforge.web.planning import plan_pages
     from worldforge.web.shards import LoggedSet, NewsURLs, plan_shards, shard_pages
     from worldforge.world.store import open_world
 

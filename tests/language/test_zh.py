@@ -614,7 +614,8 @@ def test_chinese_copies_slip_plausibly():
 def test_vllm_writer_prompts_in_chinese_for_a_chinese_world(zh_web):
     from worldforge.web.grammar import word
     from worldforge.web.llm import VLLMWriter
-    from worldforge.web.pages import WorldView, plan_pages
+    from worldforge.web.pages import WorldView
+    from worldforge.web.planning import plan_pages
     from worldforge.world.options import RenderOptions
     from worldforge.world.store import open_world
 

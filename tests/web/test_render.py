@@ -16,7 +16,8 @@ from worldforge.errors import BackendUnavailableError, NotRenderedError, RenderE
 from worldforge.rollout.reading import read_date
 from worldforge.web import grammar, render_world
 from worldforge.web.llm import load_llm, page_check, strip_reasoning
-from worldforge.web.pages import WorldView, plan_pages
+from worldforge.web.pages import WorldView
+from worldforge.web.planning import plan_pages
 from worldforge.web.store import open_pages
 from worldforge.web.template import TemplateWriter
 from worldforge.web.text import Fact, FactSheetCheck, format_date, format_number
@@ -299,7 +300,7 @@ def test_neighbour_facts_are_fetched_only_for_listed_neighbours(demo_world):
     """A shard fetches summary facts only of the entities its articles can list (the latest
     max_list_items per incoming predicate), not of every entity that links in: the pages are
     the same as with every neighbour's facts, with a cap small enough to cut many lists."""
-    from worldforge.web.pages import entity_pages
+    from worldforge.web.planning import entity_pages
     from worldforge.web.shards import _incoming, _own_facts
 
     info = open_world(demo_world.path)

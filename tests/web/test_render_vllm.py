@@ -18,7 +18,8 @@ from tests.conftest import copy_world, write_spec  # noqa: E402
 from worldforge.cli import app  # noqa: E402
 from worldforge.web import render_world  # noqa: E402
 from worldforge.web.llm import SYSTEM_PROMPT, VLLMWriter  # noqa: E402
-from worldforge.web.pages import WorldView, plan_pages  # noqa: E402
+from worldforge.web.pages import WorldView
+from worldforge.web.planning import plan_pages  # noqa: E402
 from worldforge.web.store import open_pages
 from worldforge.web.template import TemplateWriter  # noqa: E402
 from worldforge.world.planner import plan_world  # noqa: E402

@@ -294,7 +294,8 @@ def test_llm_plans_and_row_checks_hold_template_pages_and_catch_swapped_rows(web
     """The vLLM writer gets the template's page plan (sections, era); its validator checks
     directory rows and infobox rows one by one: template pages pass, a swapped row fails."""
     from worldforge.web.llm import fact_sheet, plan_sections, table_problems
-    from worldforge.web.pages import WorldView, plan_pages
+    from worldforge.web.pages import WorldView
+    from worldforge.web.planning import plan_pages
     from worldforge.web.template import TemplateWriter
     from worldforge.world.options import RenderOptions
 

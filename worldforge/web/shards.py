@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .pages import Page, WorldView, directory_pages, entity_pages, part_directory_pages, part_index_pages
+from .pages import Page, WorldView
+from .planning import directory_pages, entity_pages, part_directory_pages, part_index_pages
 from .text import Fact
 
 MIN_ENTITIES, MAX_ENTITIES = 1024, 16384  # entities per shard: a type is cut into about 16 shards within these bounds

@@ -40,7 +40,8 @@ from ..errors import RenderError
 from ..plumbing import Background, folder_digests, link_or_copy, package_versions, release_memory, swap_into_place, write_atomic
 from ..world import RenderOptions, open_world
 from .llm import VLLMWriter, WriterStats, close_llm, load_llm
-from .pages import KINDS, PART_PAGE_SIZE, Page, WorldView, news_predicates, plan_pages
+from .pages import KINDS, PART_PAGE_SIZE, Page, WorldView
+from .planning import news_predicates, plan_pages
 from .search import FORMAT_FILE, ShardIndex, join_indexes
 from .shards import LoggedSet, NewsURLs, Shard, plan_shards, shard_pages
 from .store import PAGES_DB, PAGES_DIR, PARTIAL_DIR, REPORT_FILE, is_rendered, open_pages, web_dir

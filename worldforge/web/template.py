@@ -16,7 +16,8 @@ from zlib import crc32
 from ..language import get as get_language
 from ..world import humanise
 from . import grammar as g
-from .pages import Page, PredicateMeta, WorldView, page_links
+from .pages import Page, PredicateMeta, WorldView
+from .planning import page_links
 from .text import Fact, note_values, pick
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 
 from ..language import written_in
 from ..plumbing import URL_PATTERN
+from ..tasks import negates_or_chooses, parse_combo
 from ..web import prose_sentences, skeleton
 
 _URL = re.compile(URL_PATTERN)
@@ -94,7 +95,7 @@ def rejected_opens(t: dict, record: dict, type_of: Callable[[str], tuple[str, st
 def negating(record: dict) -> bool:
     """A task with NOT or OR among its conditions."""
     combo = record.get("combo") or (record.get("question") or {}).get("combo") or ""
-    return "!" in combo or "|" in combo
+    return negates_or_chooses(parse_combo(combo))
 
 
 def sample_tokens(messages: list[dict], tools: list[dict], count: Callable[[str], int]) -> int:

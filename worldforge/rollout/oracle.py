@@ -40,6 +40,7 @@ from ..language import BASE, scale_words
 from ..language import get as get_language
 from ..plumbing import stable_hash
 from ..records import Shape
+from ..tasks import AllOf, Expr, combo_alternatives, combo_musts, evaluate_combo, parse_combo
 from ..web import word
 from .env import Episode, ToolCall, markdown_table
 from .narrator import Event, Narrator
@@ -103,10 +104,13 @@ class Brief:
     language: str
     kind: str
     q: dict
+    combo: Expr = AllOf(())  # how the question's conditions combine (`tasks.parse_combo` of its `combo`)
 
     @classmethod
     def of(cls, record: dict) -> Brief:
-        return cls(record["instance_id"], record["query"], record.get("language", "en"), record["kind"], record["question"])
+        q = record["question"]
+        return cls(record["instance_id"], record["query"], record.get("language", "en"), record["kind"], q,
+                   parse_combo(q.get("combo") or ""))
 
 
 # --------------------------------------------------------------------------- the research
@@ -751,7 +755,6 @@ class Research:
             self.note("unreadable", names=c.name)
             return None
         conds = {x["letter"]: x for x in self.q.get("conditions", [])}
-        combo = self.q.get("combo") or ""
         letters = [k for k in conds if k not in c.implied]
         vals: dict[str, object] = {}
         told: dict[str, tuple] = {}
@@ -764,7 +767,8 @@ class Research:
             vals[k] = True
         # the conditions, the part ('in Braeria') and the question's rule ('living people only':
         # R holds of what it leaves out)
-        verdict = _combo("A&B&!C", {"A": _combo(combo, vals), "B": vals.get("S", True), "C": vals.get("R", False)})
+        verdict = evaluate_combo(_RULED, {"A": evaluate_combo(self.brief.combo, vals, NEED), "B": vals.get("S", True), "C": vals.get("R", False)},
+                           NEED)
         if verdict is NEED:
             return NEED
         ok = verdict is True
@@ -888,8 +892,7 @@ class Research:
         """Where the candidates come from: the smallest list the question's conditions point to."""
         q = self.q
         conds = {c["letter"]: c for c in q.get("conditions", [])}
-        combo = q.get("combo") or ""
-        musts = _musts(combo) | ({"S"} if "S" in conds else set())
+        musts = combo_musts(self.brief.combo) | ({"S"} if "S" in conds else set())
         if q["shape"] == "timeline" and q.get("anchor"):
             return Named(q["anchor"])
         home = _expand(q["home"]) if q.get("home") else None
@@ -915,7 +918,7 @@ class Research:
         options = [x for x in (source(k) for k in sorted(musts)) if x is not None]
         if options:
             return min(options, key=lambda x: x[0])[1]
-        alts = _alternatives(combo)
+        alts = combo_alternatives(self.brief.combo)
         if alts:
             srcs = [source(k) for k in alts]
             if all(srcs):
@@ -1808,52 +1811,9 @@ def _same_path(a: list[dict], b: list[dict]) -> bool:
                                     for x, y in zip(a, b))
 
 
-def _musts(combo: str) -> set[str]:
-    """Letters every row must satisfy (positively) under a combination."""
-    return {"A": {"A"}, "A&B": {"A", "B"}, "A|B": set(), "A&!B": {"A"}, "A&B&C": {"A", "B", "C"},
-            "(A|B)&C": {"C"}, "A&B&!C": {"A", "B"}, "": set()}.get(combo, set())
-
-
-def _alternatives(combo: str) -> list[str]:
-    return {"A|B": ["A", "B"], "(A|B)&C": ["A", "B"]}.get(combo, [])
-
-
-def _combo(combo: str, v: dict):
-    """Three-valued evaluation (True, False, NEED) of a combination of conditions."""
-
-    def and_(*xs):
-        if any(x is False for x in xs):
-            return False
-        if any(x is NEED for x in xs):
-            return NEED
-        return True
-
-    def or_(*xs):
-        if any(x is True for x in xs):
-            return True
-        if any(x is NEED for x in xs):
-            return NEED
-        return False
-
-    def not_(x):
-        return NEED if x is NEED else (not x)
-
-    a, b, c = v.get("A", True), v.get("B", True), v.get("C", True)
-    if combo in ("", "A"):
-        return a
-    if combo == "A&B":
-        return and_(a, b)
-    if combo == "A|B":
-        return or_(a, b)
-    if combo == "A&!B":
-        return and_(a, not_(b))
-    if combo == "A&B&C":
-        return and_(a, b, c)
-    if combo == "(A|B)&C":
-        return and_(or_(a, b), c)
-    if combo == "A&B&!C":
-        return and_(a, b, not_(c))
-    raise ValueError(combo)
+# A row is kept when the question's conditions hold (A), it lies in the question's part (B: the
+# condition S, 'in Braeria') and the question's rule does not leave it out (C: R, 'living people only').
+_RULED = parse_combo("A&B&!C")
 
 
 def _s(n: int) -> str:

@@ -30,6 +30,7 @@ from ..plumbing import stable_hash
 from ..web import format_number
 from ..world import LinkNumber, Step, TasksOptions, WorldArrays
 from .banks import question_bank
+from .conditions import combo_alternatives, combo_musts, parse_combo
 from .schema import DATE, NUMBER, Atom, TaskSchema
 
 MAX_WALK = 3  # links an agent walks back from a named entity's page to list the entities that meet a condition
@@ -271,12 +272,13 @@ class TableSampler:
         row meets that names an entity ('headquartered in Zenhaven') or scopes the type to a part
         ('in Braeria'), and both sides of an 'or' of two such conditions. None: every entity of t
         is a candidate."""
-        must = {"A": "A", "A&B": "AB", "A|B": "", "A&!B": "A", "A&B&C": "ABC", "(A|B)&C": "C", "A&B&!C": "AB", "": ""}
-        letters = set(must.get(combo, "")) | ({"S"} if "S" in atoms else set())
+        expr = parse_combo(combo)
+        letters = combo_musts(expr) | ({"S"} if "S" in atoms else set())
         listed = lambda a: a.scope or (a.test == "entity" and self.walkable(a))  # noqa: E731
         out = [self.atom_mask(t, atoms[k]) for k in sorted(letters) if k in atoms and listed(atoms[k])]
-        if combo in ("A|B", "(A|B)&C") and all(k in atoms and listed(atoms[k]) for k in "AB"):
-            out.append(self.atom_mask(t, atoms["A"]) | self.atom_mask(t, atoms["B"]))
+        alts = combo_alternatives(expr)
+        if alts and all(k in atoms and listed(atoms[k]) for k in alts):
+            out.append(np.logical_or.reduce([self.atom_mask(t, atoms[k]) for k in alts]))
         return out
 
     def walkable(self, atom: Atom) -> bool:

@@ -42,20 +42,23 @@ def _modules() -> dict[str, Path]:
     return {_module_name(p): p for p in sorted(PKG.rglob("*.py"))}
 
 
+def _from_module(name: str, path: Path, node: ast.ImportFrom) -> str:
+    """The module a `from ... import` in module `name` (at `path`) names, relative levels resolved."""
+    if not node.level:
+        return node.module or ""
+    base = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     """Every worldforge module `name` imports, wherever the import statement is."""
-    is_pkg = path.name == "__init__.py"
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name.split(".")[0] == "worldforge")
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = name.split(".") if is_pkg else name.split(".")[:-1]
-                base = base[: len(base) - (node.level - 1)]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
+            mod = _from_module(name, path, node)
             if mod.split(".")[0] != "worldforge":
                 continue
             for a in node.names:  # `from . import perturb` imports a module, not a name
@@ -166,16 +169,10 @@ def test_packages_are_entered_through_their_face():
     faces = {m for m, p in mods.items() if p.name == "__init__.py"}
     found = []
     for name, path in mods.items():
-        is_pkg = path.name == "__init__.py"
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.ImportFrom):
                 continue
-            if node.level:
-                base = name.split(".") if is_pkg else name.split(".")[:-1]
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_module(name, path, node)
             parts = target.split(".")
             if parts[0] != "worldforge" or len(parts) < 3:
                 continue

@@ -56,6 +56,9 @@ def english_plural(word: str) -> str:
     return word + "s"
 
 
+_MISSING = object()  # a lexicon answer not computed yet (None is an answer: no unit)
+
+
 class Lexicon:
     """How one world names its types, attributes and relations in one language (see the module).
     Built by `ResolvedWorld.lexicon(language)`; every answer is computed once."""
@@ -69,8 +72,8 @@ class Lexicon:
         self._memo: dict[tuple, object] = {}
 
     def _once(self, key: tuple, make):
-        hit = self._memo.get(key)
-        if hit is None:
+        hit = self._memo.get(key, _MISSING)
+        if hit is _MISSING:
             hit = self._memo[key] = make()
         return hit
 
@@ -138,7 +141,7 @@ class Lexicon:
 
     def unit(self, t: str, a: str) -> str | None:
         """An attribute's unit as the language writes it (`unit_in`), or None."""
-        return self._once(("unit", t, a), lambda: unit_in(self.types[t].attributes.get(a), self.language) or "") or None
+        return self._once(("unit", t, a), lambda: unit_in(self.types[t].attributes.get(a), self.language))
 
     def list_noun(self, t: str, r: str, reverse: bool, target: str) -> tuple[str, str | None]:
         """A to-many link as a list column, from the row of type t: the column's noun (the items

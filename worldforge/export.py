@@ -43,12 +43,11 @@ from .kits import AGENT_NAME, check_tokenizer, length_table, settings, tools_kwa
 from .language import BASE
 from .language import get as get_language
 from .plumbing import check_output_dir, package_versions, read_json, sha256_file, stable_hash, swap_into_place
-from .records import RECORDS_VERSION, RLRow, Score, SFTRow, Shape, arrow_schema, check_rows, field_table, row_schemas
+from .records import RECORDS_VERSION, SPLITS, RLRow, Score, SFTRow, Shape, arrow_schema, check_rows, field_table, row_schemas
 from .rollout import SYSTEM_PROMPT, TOOLS, GroundingReport, check_trajectory, held_out_lines, load_tasks, read_report, read_trajectories, samples
 from .world import ExportOptions, open_world, planned_packs
 
 MANIFEST = "manifest.json"
-SPLITS = ("train", "validation", "test")
 
 # The rows' Parquet schemas, from their records (`worldforge.records`: the same models give the
 # JSON Schema the manifest publishes and check every row before it is written).

@@ -17,7 +17,6 @@ another version with what to do, instead of handing a trainer rows it would misr
 
 from __future__ import annotations
 
-import json
 import types
 import typing
 from enum import StrEnum
@@ -28,8 +27,10 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
 from .errors import WorldforgeError
+from .plumbing import read_json
 
 RECORDS_VERSION = 1
+SPLITS = ("train", "validation", "test")  # the splits an export writes
 
 
 class RecordsError(WorldforgeError):
@@ -286,7 +287,13 @@ def read_rows(dataset: str | Path, kind: str, split: str):
     man = dataset / "manifest.json"
     if not man.is_file():
         raise RecordsError(f"{dataset} holds no manifest.json: give a dataset folder (exports/<world>/<version>)")
-    check_version(json.loads(man.read_text(encoding="utf-8")), str(dataset))
+    manifest = read_json(man, "export the world again (`worldforge export WORLD_DIR --force`)")
+    if not isinstance(manifest, dict):
+        raise RecordsError(f"{man} is not a worldforge manifest (a JSON {type(manifest).__name__}, not an object); export "
+                           "the world again (`worldforge export WORLD_DIR --force`)")
+    check_version(manifest, str(dataset))
+    if split not in SPLITS:
+        raise RecordsError(f"no split '{split}': choose one of {', '.join(SPLITS)}")
     files = sorted((dataset / "data" / kind).glob(f"{split}-*.parquet"))
     if not files:
         raise RecordsError(f"{dataset} has no {kind} rows in split '{split}'")

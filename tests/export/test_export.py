@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from worldforge.cli import app
-from worldforge.errors import ExportError
+from worldforge.errors import ExportError, WorldforgeError
 from worldforge.export import SPLITS, export_dataset
 from worldforge.rollout import Environment, load_tasks, read_trajectories
 from worldforge.world.options import RolloutOptions
@@ -352,3 +352,11 @@ def test_rows_are_their_published_records(small_run, tmp_path):
         read_rows(old, "sft", "train")
     with pytest.raises(RecordsError, match="no row kind 'dpo'"):
         read_rows(dataset, "dpo", "train")
+    with pytest.raises(RecordsError, match="no split 'dev'"):
+        read_rows(dataset, "sft", "dev")
+    (old / "manifest.json").write_text("[1, 2]")
+    with pytest.raises(RecordsError, match="not a worldforge manifest"):
+        read_rows(old, "sft", "train")
+    (old / "manifest.json").write_text("{not json")
+    with pytest.raises(WorldforgeError, match="not valid JSON"):
+        read_rows(old, "sft", "train")

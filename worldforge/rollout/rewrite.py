@@ -10,7 +10,8 @@ tasks, and keeps a rewrite only when `check_rewrite` finds nothing wrong with it
 - it states no number, URL or quoted phrase the grammar text does not, no world name the
   message or the context before it does not show, and no capitalised word or Latin word (in
   Chinese) the grammar text lacks (nothing else is claimed: an invented city, company or year
-  is refused);
+  is refused); in Chinese, where a name has no capital, no run of characters that neither the
+  message, its context nor the narration grammar uses (`web.Vocabulary.novel`: "在纽约");
 - it is plain prose in the task's language, of a similar length, not cut at `max_tokens`.
 
 A refused rewrite keeps the grammar text: nothing unchecked is kept. Research notes, tool
@@ -64,10 +65,19 @@ def _repeats(text: str, lang: Language) -> set[tuple]:
     return {g for g, k in grams.items() if k > 1}
 
 
+def narration_vocabulary(language: str):
+    """The words the narration grammar of `language` uses (`narration/<lang>.yaml`), and its
+    language file's: what a rewrite may say beyond its message (`web.Vocabulary`)."""
+    from ..web import Vocabulary
+
+    return Vocabulary.of(language, narration_bank(language))
+
+
 def check_rewrite(original: str, rewrite: str, shown: set[str], mask: NameMask, language: str,
-                  finish_reason: str | None = None) -> list[str]:
+                  finish_reason: str | None = None, vocabulary=None) -> list[str]:
     """Every reason to refuse `rewrite` of the grammar message `original`; `shown` are the world's
-    names the context before the message showed (system, task, notes, tool results, turns)."""
+    names the context before the message showed (system, task, notes, tool results, turns);
+    `vocabulary` (`narration_vocabulary`) the words a Chinese rewrite may use besides."""
     problems = []
     if not rewrite.strip():
         return ["empty"]
@@ -112,6 +122,9 @@ def check_rewrite(original: str, rewrite: str, shown: set[str], mask: NameMask, 
     words = _LATIN.findall(bare_r) if lang.names_by == "latin" else _capitalised(bare_r)
     if any(w.lower() not in low for w in words):
         problems.append("word added")  # an invented name: a city, a company, a person the message never named
+    if vocabulary is not None and lang.names_by != "capitals" and any(
+            p.startswith("unknown words") for p in vocabulary.novel(rewrite, [original, *shown])):
+        problems.append("words added")  # Chinese: a run of characters no known text has (在纽约)
     return problems
 
 
@@ -163,6 +176,7 @@ def rewrite_narration(trajectories: list[dict], llm, render, mask: NameMask, lan
 
     stats = NarrationStats()
     lang = get_language(language).code
+    vocabulary = narration_vocabulary(lang)
     todo = [(t, i) for t in trajectories for i, m in enumerate(t["messages"])
             if m["role"] == "assistant" and (m.get("content") or "").strip() and not is_state(m)]
     stats.messages = len(todo)
@@ -196,7 +210,7 @@ def rewrite_narration(trajectories: list[dict], llm, render, mask: NameMask, lan
         o = out.outputs[0]
         text = _REASONING.sub("", o.text).strip()
         original = t["messages"][i]["content"]
-        problems = check_rewrite(original, text, shown[id(t)][i], mask, lang, o.finish_reason)
+        problems = check_rewrite(original, text, shown[id(t)][i], mask, lang, o.finish_reason, vocabulary)
         if problems:
             stats.refused.update(problems)
             continue

@@ -2,8 +2,10 @@
 
 Every question goes to `LLM.chat` with the same system prompt first (prefix caching) and
 the question last. A rewrite is accepted only if it still names every column and every
-constraint value (names, categories, numbers and years, compared case-insensitively) and
-asks for a markdown table; otherwise the template question stays. Counts of accepted and
+constraint value (names, categories, numbers and years, compared case-insensitively), asks for
+a markdown table, and names nothing the question does not (`web.Vocabulary.novel`: a
+capitalised word, or in Chinese a run of characters, that neither the question nor the
+language's question grammar has: "in New York", "在纽约"); otherwise the template question stays. Counts of accepted and
 rejected rewrites go to the tasks report.
 """
 
@@ -21,8 +23,18 @@ SYSTEM = ("You rewrite search task questions. Keep the meaning exactly: every na
           "named columns. Vary the wording and sentence order only. Reply with the rewritten question alone.")
 
 
-def faithful(original: dict, text: str) -> bool:
-    """Does a rewrite keep every column name and constraint value, and still ask for a markdown table?"""
+def question_vocabulary(language: str):
+    """The words a question in `language` may use beyond its own: its grammar (`questions/<lang>.yaml`)
+    and the language's file."""
+    from ..web import Vocabulary
+    from .banks import question_bank
+
+    return Vocabulary.of(language, question_bank(language))
+
+
+def faithful(original: dict, text: str, vocabulary=None) -> bool:
+    """Does a rewrite keep every column name and constraint value, still ask for a markdown table,
+    and (given the language's `question_vocabulary`) name nothing the question does not?"""
     low = " ".join(text.lower().split())
     if not low or "markdown" not in low or "table" not in low:
         return False
@@ -31,7 +43,9 @@ def faithful(original: dict, text: str) -> bool:
             return False
     # no number may appear that the original does not have
     nums = set(re.findall(r"\d[\d,.]*\d|\d", original["query"]))
-    return all(n in nums for n in re.findall(r"\d[\d,.]*\d|\d", text))
+    if not all(n in nums for n in re.findall(r"\d[\d,.]*\d|\d", text)):
+        return False
+    return vocabulary is None or not vocabulary.novel(text, [original["query"]])
 
 
 def paraphrase_records(records: list[dict], render: RenderOptions, *, model: str | None = None, llm=None,
@@ -54,9 +68,13 @@ def paraphrase_records(records: list[dict], render: RenderOptions, *, model: str
         if own:
             close_llm(llm)
     accepted = 0
+    vocabularies: dict[str, object] = {}
     for r, o in zip(records, outs):
         text = strip_reasoning(o.outputs[0].text) if o.outputs else ""
-        if o.outputs and o.outputs[0].finish_reason == "stop" and faithful(r, text):
+        lang = r.get("language") or "en"
+        if lang not in vocabularies:
+            vocabularies[lang] = question_vocabulary(lang)
+        if o.outputs and o.outputs[0].finish_reason == "stop" and faithful(r, text, vocabularies[lang]):
             r["template_query"] = r["query"]
             r["query"] = " ".join(text.split())
             accepted += 1

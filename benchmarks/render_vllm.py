@@ -11,6 +11,12 @@ reported for both.
     python benchmarks/render_vllm.py                      # tiny model, one-country world
     python benchmarks/render_vllm.py --countries 2 --max-tokens 64
     python benchmarks/render_vllm.py --model /path/to/model
+    python benchmarks/render_vllm.py --model Qwen/Qwen3-8B --countries 4 --max-tokens 1024 \
+        --tensor-parallel-size 2 --dollars-per-hour 4.0           # on a GPU machine, as is
+
+It ends with the figures a GPU run is planned by: output tokens/s, pages/s, the share of pages
+the checks kept (fact sheet and claims: `web.llm.page_problems`) and the cost of 1,000 pages at
+--dollars-per-hour. A .gguf file is a model too (converted once, `web.llm.gguf_folder`).
 """
 
 from __future__ import annotations
@@ -33,6 +39,9 @@ def main() -> None:
     ap.add_argument("--countries", type=int, default=1, help="world size: countries (geography pack only)")
     ap.add_argument("--max-tokens", type=int, default=48)
     ap.add_argument("--batch-size", type=int, default=1024)
+    ap.add_argument("--tensor-parallel-size", type=int, default=1, help="GPUs one engine spans")
+    ap.add_argument("--no-prefix-caching", action="store_true", help="turn vLLM's prefix cache off (to measure what it saves)")
+    ap.add_argument("--dollars-per-hour", type=float, default=None, help="the machine's price, for the cost of 1,000 pages")
     args = ap.parse_args()
 
     from tests.tiny_model import make_tiny_model
@@ -53,7 +62,8 @@ def main() -> None:
         (tmp / "bench.yaml").write_text(yaml.safe_dump(spec))
         info = plan_world(load_world(tmp / "bench.yaml"), tmp / "build")
         opts = RenderOptions(backend="vllm", model=model, retries=0, batch_size=args.batch_size, max_model_len=4096,
-                             kv_cache_gib=1, sampling=SamplingSpec(max_tokens=args.max_tokens))
+                             kv_cache_gib=1, sampling=SamplingSpec(max_tokens=args.max_tokens),
+                             tensor_parallel_size=args.tensor_parallel_size, prefix_caching=not args.no_prefix_caching)
         t0 = time.perf_counter()
         llm = load_llm(opts, model)
         t_start = time.perf_counter() - t0
@@ -92,6 +102,12 @@ def main() -> None:
     print(f"{'  of which inside LLM.chat':<34}{r['llm_seconds']:>9.2f}")
     print(f"\noverhead ratio (stage / bare): {t_stage / t_bare:.3f}   "
           f"(pages accepted {report.accepted}, fell back {report.fallback}, rejected {report.rejected})")
+    n = len(pages)
+    cost = f"{args.dollars_per_hour * t_stage / 3600 / n * 1000:.3f} $" if args.dollars_per_hour else "(give --dollars-per-hour)"
+    print("\n| output tok/s | pages/s | kept share | refusals | cost per 1,000 pages |")
+    print("|---|---|---|---|---|")
+    print(f"| {r['output_tokens'] / t_stage:,.0f} | {n / t_stage:,.2f} | {report.accepted / n:.1%} | "
+          f"{', '.join(f'{k} {v}' for k, v in sorted(r.get('failures', {}).items())) or '-'} | {cost} |")
 
 
 if __name__ == "__main__":

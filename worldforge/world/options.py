@@ -33,6 +33,8 @@ class RenderOptions(Model):
     dtype: str = "auto"
     kv_cache_gib: float = Field(2.0, gt=0)  # KV cache size on CPU-only machines (GPUs use vLLM's own sizing)
     enable_thinking: bool = False  # passed to the chat template; reasoning is stripped either way
+    tensor_parallel_size: int = Field(1, ge=1, le=64)  # GPUs one engine spans (a model larger than one GPU)
+    prefix_caching: bool = True  # vLLM's prefix cache: the shared system prompt is computed once per batch
     max_list_items: int = Field(8, ge=1, le=1000)  # longest list an entity page shows; directories hold the rest
     news_lag_days: int = Field(10, ge=0, le=365)  # news appears 0..N days after its event (never after as_of)
     # share of the lesser-linked entities of a many-entity type (people, products, papers) that

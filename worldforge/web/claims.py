@@ -42,7 +42,7 @@ _TOKEN = re.compile(rf"[{_CJK}]|[{_L}](?:[{_L}'’\-]*[{_L}])?")
 _IS_CJK = re.compile(rf"[{_CJK}]")
 # what ends a sentence, a cell, a heading or a list item: the next word may take a capital anyway
 _BREAK = re.compile(r"[.!?。！？:;：；|\n#*()\[\]\"“”«»¿¡–—]|(?:^|\s)-\s")
-_SENTENCE = re.compile(r"[.!?。！？\n]+")
+_SENTENCE = re.compile(r"[!?。！？\n]+|\.+(?=\s+[^\s\d]|\s*$)")  # not 'Vol. 2' nor '3.5'
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _URL = re.compile(r"https?://\S+|www\.\S+|\b[\w-]+\.(?:com|org|net|example)\b\S*")
 _PLACEHOLDER = re.compile(r"\{[A-Za-z_]*\}")
@@ -239,8 +239,8 @@ class ClaimCheck:
             for s in (m.label, *m.phrases):
                 s = _PLACEHOLDER.sub(" ", s)
                 generic_words.update(t.lower() for t in tokens(s))
-        for t in self.view.types:
-            for s in (self.view.noun(t), self.view.lexicon.plural(t)):
+        for t in self.view.types:  # (what a type is: 'a manufacturer of aircraft' says no link)
+            for s in (self.view.noun(t), self.view.lexicon.plural(t), self.view.description(t)):
                 generic_words.update(x.lower() for x in tokens(s))
         for r, rs in self.view.relations.items():
             m = self.view.meta[(rs.source, r)]
@@ -253,7 +253,7 @@ class ClaimCheck:
         # a sentence one matches says that relation, though each of its words is also another's
         # (a pattern that the grammar's or an attribute's own text matches, 'fundó' in 'se fundó el
         # {value}', says nothing of a relation)
-        generic = [_norm(_PLACEHOLDER.sub(" x ", x)) for x in [*_strings(bank(self.lang)), *(
+        generic = [_norm(_PLACEHOLDER.sub(" x ", x)) for x in [*_strings(bank(self.lang)), *map(self.view.description, self.view.types), *(
             y for (_t, pred), m in self.view.meta.items() if pred not in self.view.relations for y in (m.label, *m.phrases))]]
         by_phrase: dict[str, set[str]] = {}
         said_as: dict[str, list[str]] = {r: [_norm(_PLACEHOLDER.sub(" x ", ph)) for ph in self.view.meta[(rs.source, r)].phrases]
@@ -353,17 +353,12 @@ class ClaimCheck:
             out += self._categories(text, page, local)
         return out
 
-    def _sentence(self, sentence: str, page: Page | None, sheet: set[str], local: set[str], seen: set[str],
-                  local_bi: set[str] = frozenset(), extra: dict | None = None) -> list[str]:
-        extra = extra or {}
-        out: list[str] = []
-        spans = [(m.group(0), m.start()) for m in _TOKEN.finditer(sentence)]
-        low = [_key(t) for t, _ in spans]
+    def _names_at(self, sentence: str, spans: list[tuple[str, int]], low: list[str], local_bi: set[str],
+                  extra: dict) -> tuple[list[tuple[int, int, set[str]]], set[str]]:
+        """Every name of the world (or string of the sheet) that starts at each word, the longest
+        there: (word index, words, entity ids); and the character pairs of Chinese names that may
+        be chance, which the sentence may use as words."""
         n = len(spans)
-        named: set[str] = set()  # world entities this sentence names
-        covered = [False] * n
-        # every name that starts at each word, longest first; then the longest names win where
-        # two overlap ('生于海林县': 海林县, not 于海)
         found: list[tuple[int, int, set[str]]] = []
         for i in range(n):
             best: tuple[int, set[str]] | None = None
@@ -380,15 +375,27 @@ class ClaimCheck:
             if best is None:
                 continue
             k, ids = best
-            name = " ".join(t for t, _ in spans[i:i + k])
             if _IS_CJK.match(spans[i][0]):
                 if self._cjk_ambiguous(sentence, spans, i, k):
                     # '于海' inside '…于海洋…' may be chance: neither named nor unknown words
                     local_bi = local_bi | _bigrams("".join(t for t, _ in spans[i:i + k]))
                     continue
-            elif not spans[i][0][:1].isupper() and not any(c.isdigit() for c in name):
-                continue  # a name that is also a common word, written as the word ('delta', 'vision')
+            elif not any(t[:1].isupper() or t[:1].isdigit() for t, _ in spans[i:i + k]):
+                continue  # a name that is also a common word, written as the word ('delta', 'vision'; not 'the Quiet Orchards')
             found.append((i, k, ids))
+        return found, local_bi
+
+    def _sentence(self, sentence: str, page: Page | None, sheet: set[str], local: set[str], seen: set[str],
+                  local_bi: set[str] = frozenset(), extra: dict | None = None) -> list[str]:
+        extra = extra or {}
+        out: list[str] = []
+        spans = [(m.group(0), m.start()) for m in _TOKEN.finditer(sentence)]
+        low = [_key(t) for t, _ in spans]
+        n = len(spans)
+        named: set[str] = set()  # world entities this sentence names
+        covered = [False] * n
+        # names, longest first; then the longest win where two overlap ('生于海林县': 海林县, not 于海)
+        found, local_bi = self._names_at(sentence, spans, low, local_bi, extra)
         chosen = []
         for i, k, ids in sorted(found, key=lambda x: (-x[1], x[0])):
             if not any(covered[i:i + k]):
@@ -399,7 +406,10 @@ class ClaimCheck:
             # of the sheet's own names ('Mora', a surname, is also a town) is the sheet's
             name = " ".join(t for t, _ in spans[i:i + k])
             own = all(low[j] in local for j in range(i, i + k))
-            if page is not None and not (ids & sheet) and not own and name.lower() not in seen:
+            cased = spans[i][0][:1].isupper() or spans[i][0][:1].isdigit() or _IS_CJK.match(spans[i][0])
+            # (a name read from a lower-case word, 'the Quiet Orchards', counts for the roles, but
+            # 'a Best boy' is no entity 'A Best')
+            if page is not None and cased and not (ids & sheet) and not own and name.lower() not in seen:
                 seen.add(name.lower())
                 out.append(f"names {name!r}, not on its sheet")
             named |= (ids & sheet) - {""}

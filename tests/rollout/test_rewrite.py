@@ -27,7 +27,7 @@ def test_a_faithful_paraphrase_passes():
     (GOOD.replace("12 of 40 candidates done, and ", ""), "number dropped"),
     (GOOD.replace("Caspel Health comes next", "the next one comes next"), "name dropped"),
     (GOOD + " Braeria is where both are based.", "name added"),  # shown in context: allowed below
-    (GOOD.replace("stays in.", "stays in, much like Google in Paris."), "word added"),
+    (GOOD.replace("stays in.", "stays in, much like Google in Paris."), "words added"),
     (GOOD.replace("https://ismerpedia.org/wiki/Caspel_Health", "https://example.org/x"), "url added"),
     (GOOD.replace("The article", "- The article"), "markup"),
     ("", "empty"),
@@ -62,7 +62,7 @@ def test_a_name_the_context_showed_may_be_added_and_chinese_stays_chinese():
     assert check_rewrite(EN, GOOD + " Both are based in Braeria.", {"Braeria"}, MASK, "en") == []
     zh = "冯平文在永和理工大学任职，始于1994年；还剩3个候选。"
     assert "language" in check_rewrite(zh, "Feng Pingwen worked at 永和理工大学 from 1994; 3 candidates remain, 冯平文.", set(), MASK, "zh")
-    assert "word added" in check_rewrite(zh, "冯平文在永和理工大学（Harvard）任职，始于1994年；还剩3个候选。", set(), MASK, "zh")
+    assert "words added" in check_rewrite(zh, "冯平文在永和理工大学（Harvard）任职，始于1994年；还剩3个候选。", set(), MASK, "zh")
     assert "cut at max_tokens" in check_rewrite(EN, GOOD, set(), MASK, "en", finish_reason="length")
 
 

@@ -128,6 +128,29 @@ def test_cli_render_vllm_and_model_errors(geo_world, tmp_path, tiny_model):
     assert r.exit_code == 0 and "[1] https://" in r.output
 
 
+def test_cli_render_refuses_a_broken_gguf_file_with_one_line(geo_world, tmp_path):
+    """An empty, foreign or truncated .gguf is named with the reason, exit 1, no traceback,
+    nothing converted into the model cache."""
+    pytest.importorskip("gguf")
+    info, _ = geo_world
+    world = copy_world(info, tmp_path / "geo")
+    runner = CliRunner()
+    empty = tmp_path / "empty.gguf"
+    empty.write_bytes(b"")
+    foreign = tmp_path / "foreign.gguf"
+    foreign.write_bytes(b"PK\x03\x04" + bytes(4096))
+    truncated = tmp_path / "truncated.gguf"  # the signature and version, then the file stops
+    truncated.write_bytes(b"GGUF" + (3).to_bytes(4, "little") + (291).to_bytes(8, "little") + bytes(5))
+    cache = tmp_path / "cache"
+    for bad, says in ((empty, "not a GGUF model file"), (foreign, "not a GGUF model file"),
+                      (truncated, "cannot read the GGUF model")):
+        r = runner.invoke(app, ["render", str(world), "--backend", "vllm", "--model", str(bad)],
+                          env={"WORLDFORGE_CACHE": str(cache)})
+        assert r.exit_code == 1, (bad.name, r.output)
+        assert says in r.output and bad.name in r.output and "Traceback" not in r.output, r.output
+        assert not (cache / "models").exists() or not any((cache / "models").iterdir())
+
+
 def test_paraphrase_through_vllm_keeps_only_faithful_rewrites(engine, geo_world, tmp_path):
     """Questions go through the engine in one batch; noise from random weights never names every
     column and constraint value, so every rewrite is rejected and the template questions stay."""

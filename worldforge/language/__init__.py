@@ -93,6 +93,7 @@ class Language:
         self.negation = re.compile(r["negation"])  # words that turn a statement round
         self.own_script_min: float | None = r["own_script_min"]
         self.names_by: str = r["names_by"]  # how a name stands out: 'capitals', or 'latin' letters in another script
+        self.free_characters: frozenset[str] = frozenset(r.get("free_characters") or "")  # CJK characters any text says alone
         self.nesting = tuple(re.compile(x) for x in r["nesting"])  # a level of a nested noun phrase, per match
         self._retype = tuple((re.compile(pat), rep) for pat, rep in data.get("retype") or ())
         self._joins = tuple((re.compile(pat), rep) for pat, rep in data.get("joins") or ())

@@ -21,6 +21,7 @@ reasons for refusals (`stats.narration`).
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections import Counter
@@ -35,9 +36,6 @@ from .narrator import bank as narration_bank
 _URL = re.compile(URL_PATTERN)
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 _QUOTED = re.compile(r"\"([^\"\n]{1,120})\"|“([^”\n]{1,120})”|「([^」\n]{1,120})」")
-_CAPITAL = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]*")
-_LATIN = re.compile(r"[A-Za-z][A-Za-z'’-]+")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n+)$")
 _MARKUP = re.compile(r"^\s*(?:[-*#>|]|\d+[.)]\s)", re.M)
 _REASONING = re.compile(r"<think>.*?</think>", re.S)
 _PREAMBLE = re.compile(r"[^\n]{0,80}[:：]\s*\n")  # a first line that only announces what follows
@@ -51,11 +49,6 @@ def _quoted(text: str) -> set[str]:
     return {next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)}
 
 
-def _capitalised(text: str) -> set[str]:
-    """Capitalised words that do not start a sentence (names, not grammar)."""
-    return {m.group(0) for m in _CAPITAL.finditer(text) if not _SENTENCE_START.search(text[:m.start()])}
-
-
 def _repeats(text: str, lang: Language) -> set[tuple]:
     """Runs of words (of characters, in Chinese) that a text says more than once: six words, or
     twelve characters (the language's shingle)."""
@@ -65,6 +58,7 @@ def _repeats(text: str, lang: Language) -> set[tuple]:
     return {g for g, k in grams.items() if k > 1}
 
 
+@functools.lru_cache(maxsize=8)
 def narration_vocabulary(language: str):
     """The words the narration grammar of `language` uses (`narration/<lang>.yaml`), and its
     language file's: what a rewrite may say beyond its message (`web.Vocabulary`)."""
@@ -77,7 +71,7 @@ def check_rewrite(original: str, rewrite: str, shown: set[str], mask: NameMask, 
                   finish_reason: str | None = None, vocabulary=None) -> list[str]:
     """Every reason to refuse `rewrite` of the grammar message `original`; `shown` are the world's
     names the context before the message showed (system, task, notes, tool results, turns);
-    `vocabulary` (`narration_vocabulary`) the words a Chinese rewrite may use besides."""
+    `vocabulary` the words any rewrite may use besides (default `narration_vocabulary`)."""
     problems = []
     if not rewrite.strip():
         return ["empty"]
@@ -118,13 +112,9 @@ def check_rewrite(original: str, rewrite: str, shown: set[str], mask: NameMask, 
         problems.append("name dropped")
     if names_b - names_a - shown:
         problems.append("name added")
-    low = (original + "\n" + "\n".join(shown)).lower()  # a name the context showed is no invention
-    words = _LATIN.findall(bare_r) if lang.names_by == "latin" else _capitalised(bare_r)
-    if any(w.lower() not in low for w in words):
-        problems.append("word added")  # an invented name: a city, a company, a person the message never named
-    if vocabulary is not None and lang.names_by != "capitals" and any(
-            p.startswith("unknown words") for p in vocabulary.novel(rewrite, [original, *shown])):
-        problems.append("words added")  # Chinese: a run of characters no known text has (在纽约)
+    vocabulary = vocabulary if vocabulary is not None else narration_vocabulary(language)
+    if vocabulary.novel(rewrite, [original, *shown]):
+        problems.append("words added")  # an invented name ('much like Google in Paris', '在纽约', '（Harvard）')
     return problems
 
 

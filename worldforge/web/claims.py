@@ -111,6 +111,8 @@ class Vocabulary:
         # what fills {n} and a scaled amount ('七年后', '1.2亿美元')
         self.joints |= {c for n in range(0, 101) for c in number_words(n, lang) if _IS_CJK.match(c)}
         self.joints |= {c for w in scale_words() for c in w if _IS_CJK.match(c)}
+        self.joints |= get_language(lang).free_characters  # particles and prepositions ('起', '在')
+        self.latin_names = get_language(lang).names_by == "latin"  # Chinese: a Latin word stands out as a name
 
     @classmethod
     def of(cls, lang: str, *data) -> Vocabulary:
@@ -140,35 +142,66 @@ class Vocabulary:
     def novel(self, text: str, known: Iterable[str] = ()) -> list[str]:
         """What `text` names beyond these words and the `known` texts' (a rewrite's original, the
         names its context showed): capitalised words (not starting a sentence with a word of
-        these) and runs of CJK characters these words do not split into (`segments`)."""
+        these), runs of CJK characters these words do not split into (`segments`) and, in a
+        language whose names stand out as Latin letters (Chinese), any Latin word none of them uses."""
         known = list(known)
         local = {_key(t) for k in known for t in tokens(k)}
         local_bi = set().union(*(_bigrams(k) for k in known)) if known else set()
         out: list[str] = []
         for sentence in _SENTENCE.split(_URL.sub(" ", text)):
             spans = [(m.group(0), m.start()) for m in _TOKEN.finditer(sentence)]
-            run: list[str] = []
-            cjk = ""
-            prev = 0
-            for j, (tok, start) in enumerate(spans + [("", len(sentence))]):
-                is_cjk = bool(tok) and bool(_IS_CJK.match(tok))
-                if is_cjk and (not cjk or start == spans[j - 1][1] + 1):
-                    cjk += tok
-                else:
-                    if len(cjk) >= 2 and not self.segments(cjk, local_bi):
-                        out.append(f"unknown words {cjk!r}")
-                    cjk = tok if is_cjk else ""
-                if tok and not is_cjk and tok[:1].isupper():
-                    lt, initial = _key(tok), j == 0 or bool(_BREAK.search(sentence[prev:start]))
-                    if not (lt in local or lt in self.caps or (initial and lt in self.words) or len(lt) == 1):
-                        run.append(tok)
-                        prev = start + len(tok)
-                        continue
+            out += self.unknown(sentence, spans, local, local_bi, latin=self.latin_names)
+        return list(dict.fromkeys(out))
+
+    def unknown(self, sentence: str, spans: list[tuple[str, int]], local: set[str], local_bi: set[str] | frozenset,
+                covered: list[bool] | None = None, latin: bool = False) -> list[str]:
+        """The names one sentence says beyond these words, in order: 'unknown name ...' for a run
+        of capitalised words none of these writes with a capital (or starts a sentence with), nor
+        `local` holds; 'unknown words ...' for a run of CJK characters that does not split into
+        these words (`segments`, with `local_bi`). `covered` words (a world name already read)
+        break runs and are not judged; with `latin`, a lower-case Latin word these words and
+        `local` never use is a name too (a Latin word in Chinese prose)."""
+        out: list[str] = []
+        run: list[str] = []
+        cjk = ""
+        prev_end = 0
+        for j, (tok, start) in enumerate(spans):
+            gap = sentence[prev_end:start]
+            prev_end = start + len(tok)
+            hidden = covered is not None and covered[j]
+            if _IS_CJK.match(tok):
                 if run:
                     out.append(f"unknown name {' '.join(run)!r}")
                     run = []
-                prev = start + len(tok)
-        return list(dict.fromkeys(out))
+                if hidden or (j and start != spans[j - 1][1] + len(spans[j - 1][0])):
+                    if len(cjk) >= 2 and not self.segments(cjk, local_bi):
+                        out.append(f"unknown words {cjk!r}")
+                    cjk = ""
+                if not hidden:
+                    cjk += tok
+                continue
+            if len(cjk) >= 2 and not self.segments(cjk, local_bi):
+                out.append(f"unknown words {cjk!r}")
+            cjk = ""
+            lt = _key(tok)
+            if hidden or not (tok[:1].isupper() or (latin and tok[:1].isalpha())):
+                known = True
+            elif not tok[:1].isupper():  # a lower-case Latin word in Chinese prose
+                known = lt in local or lt in self.words
+            else:
+                initial = j == 0 or bool(_BREAK.search(gap))
+                known = (lt in local or lt in self.caps or (initial and lt in self.words) or tok.isdigit()
+                         or len(lt) == 1)  # an initial, "I'm" ('C. Fritz')
+            if not known:
+                run.append(tok)
+            elif run:
+                out.append(f"unknown name {' '.join(run)!r}")
+                run = []
+        if run:
+            out.append(f"unknown name {' '.join(run)!r}")
+        if len(cjk) >= 2 and not self.segments(cjk, local_bi):
+            out.append(f"unknown words {cjk!r}")
+        return out
 
 
 class ClaimCheck:
@@ -413,50 +446,13 @@ class ClaimCheck:
                 seen.add(name.lower())
                 out.append(f"names {name!r}, not on its sheet")
             named |= (ids & sheet) - {""}
-        # capitalised words and character runs the world does not know
-        run: list[str] = []
-        prev_end = 0
-        cjk_run = ""
-
-        def flush_cjk() -> None:
-            nonlocal cjk_run
-            if len(cjk_run) >= 2 and not self.vocab.segments(cjk_run, local_bi) and cjk_run not in seen:
-                seen.add(cjk_run)
-                out.append(f"unknown words {cjk_run!r}")
-            cjk_run = ""
-
-        def flush_run() -> None:
-            if run:
-                name = " ".join(run)
-                if name.lower() not in seen:
-                    seen.add(name.lower())
-                    out.append(f"unknown name {name!r}")
-                run.clear()
-
-        for j, (tok, start) in enumerate(spans):
-            gap = sentence[prev_end:start]
-            prev_end = start + len(tok)
-            if _IS_CJK.match(tok):
-                flush_run()
-                if covered[j] or (j and start != spans[j - 1][1] + len(spans[j - 1][0])):
-                    flush_cjk()
-                if not covered[j]:
-                    cjk_run += tok
-                continue
-            flush_cjk()
-            if covered[j] or not tok[:1].isupper():
-                flush_run()
-                continue
-            lt = low[j]
-            initial = j == 0 or bool(_BREAK.search(gap))
-            known = (lt in local or lt in self.vocab.caps or (initial and lt in self.vocab.words) or tok.isdigit()
-                     or len(lt) == 1)  # an initial, "I'm" ('C. Fritz')
-            if known:
-                flush_run()
-            else:
-                run.append(tok)
-        flush_run()
-        flush_cjk()
+        # capitalised words and character runs the world does not know (once each a page)
+        for problem in self.vocab.unknown(sentence, spans, local, local_bi, covered):
+            key = problem.split(" ", 2)[2][1:-1]
+            key = key if problem.startswith("unknown words") else key.lower()
+            if key not in seen:
+                seen.add(key)
+                out.append(problem)
         if page is not None and named:
             out += self._roles(sentence, spans, low, covered, page, named, seen, local)
         return out

@@ -262,6 +262,11 @@ def check_model(options: RenderOptions, model: str | None = None) -> tuple[str, 
 
         if importlib.util.find_spec("gguf") is None:
             raise BackendUnavailableError(f"{model} is a GGUF file: reading it needs the gguf package (pip install gguf)")
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+        if magic != b"GGUF":
+            raise BackendUnavailableError(f"{model} is not a GGUF model file (it does not start with the GGUF "
+                                          "signature): give a complete .gguf file, a model folder or a hub id")
         return model, path, True
     looks_local = path.exists() or model.startswith(("/", ".", "~")) or model.count("/") != 1
     if looks_local and not path.is_dir():
@@ -290,8 +295,13 @@ def gguf_folder(gguf: Path, cache: Path | None = None) -> Path:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    quantised = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
+    try:
+        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        quantised = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
+    except Exception as exc:  # a truncated or foreign file fails deep in the reader: say which file and why
+        reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise BackendUnavailableError(f"cannot read the GGUF model {gguf}: {reason}; the file may be truncated or "
+                                      "not a model llama.cpp writes (re-download it, or give a model folder)") from None
     cfg = quantised.config
     if hasattr(cfg, "quantization_config"):
         del cfg.quantization_config  # dequantised on load: saved as plain weights

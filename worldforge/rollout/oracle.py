@@ -41,8 +41,9 @@ from ..language import get as get_language
 from ..plumbing import stable_hash
 from ..records import Shape
 from ..tasks import AllOf, Expr, combo_alternatives, combo_musts, evaluate_combo, parse_combo
-from ..web import word
+from .compare import disagree, notice, weigh
 from .env import Episode, ToolCall, markdown_table
+from .memory import Agenda, Comparisons, Narration, PagesRead, SearchesRun, ValuesRead
 from .narrator import Event, Narrator
 from .reading import (
     RANGE_SEP,
@@ -126,140 +127,64 @@ class Research:
         self.k = max(1, calls)
         self.opt = opt  # OracleSpec
         self.lang = get_language(brief.language)
-        self.voice = Narrator(brief.language, stable_hash(seed, "voice", ep.key))
         self.rng = random.Random(stable_hash(seed, "oracle", ep.key))
-        self.seen: set[str] = set()
-        self.read: dict[str, Page] = {}
-        self.fallback: dict[str, Page] = {}  # an archived snapshot or a copy, when the live page never loaded
-        self.tries: Counter = Counter()
-        self.failed: set[str] = set()
-        self.purpose_of: dict[str, str] = {}  # what a page was last opened for (list, check, row, ...)
-        self.results: dict[str, list] = {}  # query -> results
-        self.search_tries: Counter = Counter()
-        self.searched_names: set[str] = set()
-        self.own: dict[tuple, list[str]] = {}  # (article URL, its text's length) -> the profile or official site it links
-        self.beside_name: dict[str, str] = {}  # a profile or official site an article sent the research to -> its entity
-        # article URL -> the profile an attribute it leaves out was read on (the state names that
-        # profile with the entity's name and the value, so the article need not be opened again)
-        self.profile_of: dict[str, str] = {}
-        # (article URL, attribute key) the article was read without: a note that names the profile
-        # keeps it, so after a compaction the research goes to the profile, not back to the article
-        self.off_article: set[tuple[str, tuple]] = set()
-        # names searched ahead with a label, and values the snippets gave for it: a label the snippets
-        # seldom state is no longer searched ahead (its pages are opened straight away)
-        self.ahead_tried: Counter = Counter()
-        self.ahead_hit: Counter = Counter()
-        self.on_article: Counter = Counter()  # label -> articles read that state it
-        self.off_count: Counter = Counter()  # label -> articles read that leave it to a profile
-        self.name_url: dict[str, str] = {}  # entity name (normalised) -> article URL, from links and results
-        self.wants: dict[str, tuple] = {}  # URL -> purpose, in the order the research needs them
-        self.rereads: set[str] = set()  # list pages wanted again for the addresses a note left out
-        self.search_wants: dict[str, str] = {}  # query -> purpose
-        self.notes: list[Event] = []  # what to say next turn (observations, as they happen)
-        self.claims: list[tuple] = []  # the counts this turn's text states
-        self.forgotten: set[str] = set()  # addresses known before a compaction that its state did not carry
-        self.state_misses = 0  # times it needed one of those
-        self.trouble: list[tuple[str, str, dict]] = []  # pages that failed last turn: (move, url, slots)
-        self.decisions: list[tuple[str, dict]] = []
-        self.calls_made = Counter()
+        self.pages = PagesRead()
+        self.searches = SearchesRun()
+        self.values = ValuesRead()
+        self.agenda = Agenda()
+        self.compared = Comparisons()
+        self.told = Narration(Narrator(brief.language, stable_hash(seed, "voice", ep.key)))
         self.source: Source | None = None
         self.candidates: list[Candidate] | None = None
         self.rows: list[Candidate] = []  # the answer's rows, once every candidate is decided
         self.ranked: list[Candidate] | None = None
-        self.plan_said = False
         self.final: str | None = None
-        self.verifying: dict[str, tuple[str, str]] = {}  # a search ahead -> (the candidate's article, its name)
-        self.second: dict[str, str] = {}  # article -> a second source about the same entity, to compare
-        self.second_of: dict[str, str] = {}  # a second source opened -> the article it is compared with
-        self.dated_profiles: dict[str, list[str]] = {}  # a name -> dated profiles of it read
-        self.weighed: set[tuple[str, str]] = set()  # (article, dated profile) compared already
-        self.conflicts = 0
-        self.listing_said: set[str] = set()  # conditions it has said a list's column settles
-        self.progress_said = 0  # candidates decided when the research last took stock (a progress sentence)
-        self.asking: list[tuple] = []  # pages and searches the evaluation under way asked for
-        self.why: tuple[str, str] = ("entity", "")  # what pages wanted now are for (check, hop, row, linked, entity)
-        self.link_names: dict[str, str] = {}  # URL -> the name its links or results gave it
-        self.full_lists: dict[str, ListReader] = {}
-        self.turn_out = False
-        self.pressed = False  # a research state came round again: every slot of a turn from now on
-        self.read_from: str | None = None  # the page the value being read came from
         # today: the system prompt's date, else the date the question holds things as of (a policy
         # driven by another loop, as in the verl kit, gets the question but not the episode)
         msgs = getattr(ep, "messages", None)
         self.today = (read_date(msgs[0]["content"]) if msgs else None) or read_date(brief.query)
         self.turns_taken = 0
-        self.memo: dict[tuple, tuple] = {}  # (page url, what) -> (label, what the page gave): the research's notes
-        self.snippets: dict[str, list[str]] = {}  # URL -> the snippets its search results showed
-        self.fresh_snippets: set[str] = set()  # URLs whose results came in the last search
-        self.figure_need: dict[str, str] = {}  # URL -> a date or figure label its page is wanted for
-        self.other_need: set[str] = set()  # URLs wanted for anything else (a snippet cannot stand in)
-        self.deciding: set[str] = set()  # URLs a condition's date, figure or value is wanted from
-        self.set_aside: set[str] = set()  # older duplicates it has said it will not use
-        self.asking_figure: str | None = None  # the figure label the page being asked for is for
-        self.from_snippet = False  # the value just read came from a snippet, not the page
-        self.vocab: dict[str, set[str]] = {}  # per label: the values pages read gave it
-        self.snippet_read: set[tuple] = set()  # (url, key) of the values snippets gave
-        self.stats: Counter = Counter()  # values read from snippets and pages, cross-checks of rejected candidates
-        self.counted: dict[tuple, int] = {}  # (entity's page, list label, current) -> how many it links
 
     # ------------------------------------------------------------------ observation helpers
-
-    def take_claims(self) -> list[tuple]:
-        out, self.claims = self.claims, []
-        return out
-
-    def note(self, move: str, claims: list | None = None, **slots) -> None:
-        """Say a move next turn; `claims`: the counts it may state, as (kind, value, ref, slot),
-        kept where the clause drawn states that slot, and checked against the trajectory's
-        actions at export (`grounding.py`)."""
-        if any(e.move == move and e.slots == slots for e in self.notes):
-            return
-        self.notes.append(Event(move, slots, list(claims or ())))
-
-    def speak(self, events: list[Event], opening: bool = False) -> str:
-        """A turn's message from its events (`narrator.Narrator.compose`), its claims kept."""
-        text, claims = self.voice.compose(events, opening)
-        self.claims += claims
-        return text
 
     def search(self, q: str, purpose: str, again: bool = False):
         """The results of a search (NEED until it has run successfully)."""
         key = norm(q)
-        if key in self.results:
-            return self.results[key]
-        if self.search_tries[key] > self.opt.max_retries:
+        if key in self.searches.results:
+            return self.searches.results[key]
+        if self.searches.search_tries[key] > self.opt.max_retries:
             return []
-        self.search_wants.setdefault(q, purpose if not again else "again")
-        self.asking.append((None, q))
+        self.agenda.search_wants.setdefault(q, purpose if not again else "again")
+        self.agenda.asking.append((None, q))
         return NEED
 
     def page(self, url: str, purpose: tuple):
         """A page as read (None: it could not be had), or NEED (wanted this turn)."""
-        if url in self.read:
-            return self.read[url]
-        if url in self.failed:
-            return self.fallback.get(url) or self._other_source(url, purpose)
-        if url not in self.seen:  # never open an address no observation showed: find it first
+        if url in self.pages.read:
+            return self.pages.read[url]
+        if url in self.pages.failed:
+            return self.pages.fallback.get(url) or self._other_source(url, purpose)
+        if url not in self.pages.seen:  # never open an address no observation showed: find it first
             again, title = self._list_page_of(url)
-            if again is not None and again not in self.read:  # on a list page the notes point to: read it again
-                if again not in self.wants and any(u in self.wants and u not in self.read for u in self.rereads):
+            if again is not None and again not in self.pages.read:  # on a list page the notes point to: read it again
+                if again not in self.agenda.wants and any(u in self.agenda.wants and u not in self.pages.read for u in self.agenda.rereads):
                     return NEED  # one list page read again at a time: the candidates further on wait for theirs
-                self.rereads.add(again)
-                self.wants.setdefault(again, ("list", title, ""))
-                self.asking.append((again, ("list", title, "")))
-                self.other_need.add(again)
+                self.agenda.rereads.add(again)
+                self.agenda.wants.setdefault(again, ("list", title, ""))
+                self.agenda.asking.append((again, ("list", title, "")))
+                self.agenda.other_need.add(again)
                 return NEED
-            if url in self.forgotten:
-                self.state_misses += 1  # known before a compaction, left out of the state
+            if url in self.pages.forgotten:
+                self.pages.state_misses += 1  # known before a compaction, left out of the state
             return None
-        self.wants.setdefault(url, purpose)
-        self.asking.append((url, purpose))
-        if self.asking_figure:
-            self.figure_need.setdefault(url, self.asking_figure)
-            if self.why[0] == "check":
-                self.deciding.add(url)
+        self.agenda.wants.setdefault(url, purpose)
+        self.agenda.asking.append((url, purpose))
+        if self.agenda.asking_figure:
+            self.agenda.figure_need.setdefault(url, self.agenda.asking_figure)
+            if self.agenda.why[0] == "check":
+                self.agenda.deciding.add(url)
         else:
-            self.other_need.add(url)
+            self.agenda.other_need.add(url)
         return NEED
 
     def _list_page_of(self, url: str) -> tuple[str | None, str]:
@@ -268,13 +193,13 @@ class Research:
             k = reader.page_of.get(url)
             if k is not None:
                 lp = reader.page_url(k)
-                if lp is not None and lp in self.seen:
+                if lp is not None and lp in self.pages.seen:
                     return lp, reader.title or self.label_of(lp)
         return None, ""
 
     def list_readers(self) -> list[ListReader]:
         """Every list being read or read: the candidates' source's and the full lists sections link."""
-        return [*readers_of(self.source), *self.full_lists.values()]
+        return [*readers_of(self.source), *self.pages.full_lists.values()]
 
     def _other_source(self, url: str, purpose: tuple):
         """When an article never loads: another site's page about the same entity (a profile or an
@@ -282,41 +207,41 @@ class Research:
         being found or read; None when there is none."""
         if not is_encyclopedia(url):
             return None
-        name = self.link_names.get(url) or ""
+        name = self.pages.link_names.get(url) or ""
         if not name:
             return None
         res = self.search(name, "entity")
         if res is NEED:
             return NEED
-        alts = [x.url for x in res if not is_encyclopedia(x.url) and x.url not in self.failed
+        alts = [x.url for x in res if not is_encyclopedia(x.url) and x.url not in self.pages.failed
                 and norm(x.title) == norm(name) and "(page " not in x.title][:2]
         if not alts:
             return None
         for alt in alts:
-            if alt not in self.read and alt not in self.wants:
-                self.note("other_source", page=name, site=host(alt))
+            if alt not in self.pages.read and alt not in self.agenda.wants:
+                self.told.note("other_source", page=name, site=host(alt))
         got = [self.page(alt, purpose) for alt in alts]  # two pages of that name: read both, keep the current one
         if any(g is NEED for g in got):
             return NEED
         got = [g for g in got if g is not None]
         if len(got) > 1:  # a living profile before a dated piece; of dated ones, the latest
             got.sort(key=lambda g: (g.dated is not None, -(g.dated.toordinal() if g.dated else 0)))
-            if got[1].dated is not None and got[1].url not in self.set_aside and _disagree(got[0], got[1]):
-                self.set_aside.add(got[1].url)
-                self.note("older_copy", page=name, site=host(got[1].url), date=got[1].dated.isoformat())
+            if got[1].dated is not None and got[1].url not in self.pages.set_aside and disagree(got[0], got[1]):
+                self.pages.set_aside.add(got[1].url)
+                self.told.note("older_copy", page=name, site=host(got[1].url), date=got[1].dated.isoformat())
         return got[0] if got else None
 
     def label_of(self, url: str) -> str:
-        p = self.read.get(url)
+        p = self.pages.read.get(url)
         if p is not None:
             return p.name or p.title
         # a profile read for an entity is named after it, not after the link that led there ('官方网站')
-        return self.beside_name.get(url) or self.link_names.get(url, url)
+        return self.pages.beside_name.get(url) or self.pages.link_names.get(url, url)
 
     def find_article(self, name: str):
         """The encyclopedia article of a named entity: a link seen earlier, else a search (NEED),
         else None once searching has failed."""
-        url = self.name_url.get(norm(name))
+        url = self.pages.name_url.get(norm(name))
         if url:
             return url
         res = self.search(name, "entity")
@@ -330,9 +255,9 @@ class Research:
                 return NEED
             hit = _own_page(res2, name)
         if hit is None:
-            self.note("give_up_search", name=name)
+            self.told.note("give_up_search", name=name)
             return None
-        self.name_url[norm(name)] = hit
+        self.pages.name_url[norm(name)] = hit
         return hit
 
     # ------------------------------------------------------------------ reading entities
@@ -340,23 +265,23 @@ class Research:
     def article(self, url: str | None, name: str = ""):
         if not url:
             return None
-        got = self.page(url, (self.why[0], name or self.label_of(url), self.why[1]))
+        got = self.page(url, (self.agenda.why[0], name or self.label_of(url), self.agenda.why[1]))
         if got is not None and got is not NEED:
-            self.read_from = got.url if got.url in self.read else url  # where the value being read comes from
+            self.values.read_from = got.url if got.url in self.pages.read else url  # where the value being read comes from
         return got
 
     def noted(self, url: str | None, key: tuple):
         """What the page at `url` gave for `key` when it was read (its notes survive a compaction
         where the state carries them), or MISSING."""
-        got = self.memo.get((url, key), MISSING)
+        got = self.values.memo.get((url, key), MISSING)
         if got is not MISSING:
-            self.read_from = url
+            self.values.read_from = url
             return got[1]
         return MISSING
 
     def _note_value(self, url: str, key: tuple, label: str, value) -> None:
         if value is not NEED:
-            self.memo[(url, key)] = (label, value)
+            self.values.memo[(url, key)] = (label, value)
             if key[0] == "attr" and isinstance(value, str):
                 self._know(label, value)
 
@@ -364,7 +289,7 @@ class Research:
         """A value seen for `label` (a category a later page's prose may name)."""
         v = strip_links(cell).strip()
         if v and not _DIGIT.search(v):  # not a date or a figure
-            self.vocab.setdefault(norm(label), set()).add(v)
+            self.values.vocab.setdefault(norm(label), set()).add(v)
 
     def back_targets(self, url: str, name: str, hop: dict):
         """Entities linking to the entity at `url` through `hop` (read from its page: the section
@@ -427,7 +352,7 @@ class Research:
         # the same entity counted for another row (its notes say so): by its page, since namesakes
         # (two people of one name, two clubs called United) link different lists
         who = url or norm(name)
-        known = self.counted.get((who, *key))
+        known = self.values.counted.get((who, *key))
         if known is not None:
             return known
         page = self.article(url, name)
@@ -448,7 +373,7 @@ class Research:
             n = None  # the page stops inside the list: its items so far are not its count
         elif sec is not None:
             items = self._section_items(page, hop["label"], page.name or name, current=hop.get("current", False))
-            reader = self.full_lists.get(sec.more_url) if sec.more_url else None
+            reader = self.pages.full_lists.get(sec.more_url) if sec.more_url else None
             n = NEED if items is NEED else None if reader is not None and not reader.whole() else len(items)
         elif page.state != "ok" or (page.url and page.url != url):
             n = None  # a page cut short, an old copy, or another site standing in for one that failed may not show it
@@ -461,7 +386,7 @@ class Research:
             return NEED
         self._note_value(url, key, hop["label"], n)
         if n is not None and who:
-            self.counted[(who, *key)] = n
+            self.values.counted[(who, *key)] = n
         return n
 
     def _article_link(self, page: Page, url: str, name: str) -> str | None:
@@ -501,10 +426,10 @@ class Research:
             return []
         items = [_Item(i.name, i.url, i.span) for i in sec.items]
         if sec.more_url:
-            reader = self.full_lists.get(sec.more_url)
+            reader = self.pages.full_lists.get(sec.more_url)
             if reader is None:
-                reader = self.full_lists[sec.more_url] = ListReader(sec.more_url, f"{name}: {label}")
-                self.note("full_list", name=name, count=sec.more_count or "?")
+                reader = self.pages.full_lists[sec.more_url] = ListReader(sec.more_url, f"{name}: {label}")
+                self.told.note("full_list", name=name, count=sec.more_count or "?")
             rows = reader.step(self)
             if rows is NEED:
                 return NEED
@@ -541,32 +466,32 @@ class Research:
     def _attribute(self, url: str | None, label: str, name: str, figure: bool, expect: str | None,
                    unit: str | None, kind: str | None):
         key = ("attr", norm(label))
-        self.from_snippet = False
-        for where in (url, self.profile_of.get(url)):
+        self.values.from_snippet = False
+        for where in (url, self.pages.profile_of.get(url)):
             got = self.noted(where, key) if where else MISSING
             if got is not MISSING:
-                self.from_snippet = (where, key) in self.snippet_read
+                self.values.from_snippet = (where, key) in self.searches.snippet_read
                 return got
-        if figure and url not in self.read and url in self.snippets:
+        if figure and url not in self.pages.read and url in self.searches.snippets:
             who = name or self.label_of(url)
-            value = next((v for sn in self.snippets[url] if (v := snippet_value(sn, label, who)) is not None), None)
+            value = next((v for sn in self.searches.snippets[url] if (v := snippet_value(sn, label, who)) is not None), None)
             if value is not None:
                 return self._from_snippet(url, key, label, value)
-        if expect is not None and url not in self.read and url in self.snippets:
+        if expect is not None and url not in self.pages.read and url in self.searches.snippets:
             said = (url, ("is", norm(label), norm(expect)))
-            if said in self.snippet_read or any(snippet_confirms(sn, label, name or self.label_of(url), expect)
-                                                for sn in self.snippets[url]):
-                self.from_snippet = True
-                self.read_from = url
-                self.stats["snippet_values"] += said not in self.snippet_read
-                self.snippet_read.add(said)
+            if said in self.searches.snippet_read or any(snippet_confirms(sn, label, name or self.label_of(url), expect)
+                                                for sn in self.searches.snippets[url]):
+                self.values.from_snippet = True
+                self.values.read_from = url
+                self.values.stats["snippet_values"] += said not in self.searches.snippet_read
+                self.searches.snippet_read.add(said)
                 return expect  # not noted as the attribute: only this condition is settled
         kinds = (kind,) if kind in ("date", "number") else ("date", "number") if figure else ("string",)
-        if (url, key) in self.off_article and url in self.profile_of and url not in self.read:
-            return self._on_profile(self.profile_of[url], key, label, name or self.label_of(url), figure, expect, unit, kinds)
-        self.asking_figure = label if figure or expect is not None else None
+        if (url, key) in self.pages.off_article and url in self.pages.profile_of and url not in self.pages.read:
+            return self._on_profile(self.pages.profile_of[url], key, label, name or self.label_of(url), figure, expect, unit, kinds)
+        self.agenda.asking_figure = label if figure or expect is not None else None
         page = self.article(url, name)
-        self.asking_figure = None
+        self.agenda.asking_figure = None
         if page is NEED:
             return NEED
         if page is None:
@@ -574,26 +499,26 @@ class Research:
         cells = page.infobox_rows(label)
         cell = cells[0] if cells else None
         if page.kind == "article":
-            (self.on_article if cell is not None else self.off_count)[norm(label)] += 1
+            (self.agenda.on_article if cell is not None else self.agenda.off_count)[norm(label)] += 1
         if cell is None and page.kind == "article":
             return self._elsewhere(page, key, label, name or page.name, figure, expect, unit, kinds)
         if cell is None and page.kind != "directory":  # the entity's own profile, written as prose
             cell = _from_prose(page.text, label, kinds, self.known_values(label) | ({expect} if expect else set()), unit)
-            self.stats["prose_values"] += cell is not None
+            self.values.stats["prose_values"] += cell is not None
             self._note_value(url, key, label, cell)
             return cell
-        self.stats["page_values"] += cell is not None
+        self.values.stats["page_values"] += cell is not None
         self._note_value(url, key, label, cell)
         return cell
 
     def _from_snippet(self, url: str, key: tuple, label: str, value: str) -> str:
         """A value a search result's snippet of `url` settled: noted as that page's."""
-        self.from_snippet = True
-        self.read_from = url
-        self.stats["snippet_values"] += 1
-        self.ahead_hit[norm(label)] += 1
+        self.values.from_snippet = True
+        self.values.read_from = url
+        self.values.stats["snippet_values"] += 1
+        self.agenda.ahead_hit[norm(label)] += 1
         self._note_value(url, key, label, value)
-        self.snippet_read.add((url, key))
+        self.searches.snippet_read.add((url, key))
         return value
 
     def _elsewhere(self, art: Page, key: tuple, label: str, name: str, figure: bool, expect: str | None, unit: str | None,
@@ -602,15 +527,15 @@ class Research:
         (its profile or official site): from its key facts, else from its prose (a date or a figure
         in a clause naming the label, or a value of that label seen elsewhere). NEED while it is
         read; None when that page does not settle it either."""
-        profiles = self.own.get((art.url, len(art.text)))  # a cut copy of the page may lack its links
+        profiles = self.pages.own.get((art.url, len(art.text)))  # a cut copy of the page may lack its links
         if profiles is None:
-            profiles = self.own[(art.url, len(art.text))] = own_pages(art)
+            profiles = self.pages.own[(art.url, len(art.text))] = own_pages(art)
         if not profiles:
             self._note_value(art.url, key, label, None)
             return None
         url = profiles[0]
-        self.profile_of[art.url] = url
-        self.off_article.add((art.url, key))
+        self.pages.profile_of[art.url] = url
+        self.pages.off_article.add((art.url, key))
         return self._on_profile(url, key, label, name, figure, expect, unit, kinds)
 
     def _on_profile(self, url: str, key: tuple, label: str, name: str, figure: bool, expect: str | None, unit: str | None,
@@ -618,41 +543,41 @@ class Research:
         """An attribute read on an entity's own page (`url`), which its article sent the research to."""
         got = self.noted(url, key)
         if got is not MISSING:
-            self.from_snippet = (url, key) in self.snippet_read
+            self.values.from_snippet = (url, key) in self.searches.snippet_read
             return got
         known = self.known_values(label) | ({expect} if expect else set())
-        if url not in self.read and url in self.snippets:  # a result's snippet of that page may settle it
-            for sn in self.snippets[url]:
+        if url not in self.pages.read and url in self.searches.snippets:  # a result's snippet of that page may settle it
+            for sn in self.searches.snippets[url]:
                 v = _from_prose(sn, label, kinds, known, unit)
                 if v is not None:
                     return self._from_snippet(url, key, label, v)
-        self.beside_name.setdefault(url, name)
-        if url not in self.read and url not in self.wants and url not in self.failed:
-            self.note("off_article", page=name, label=label, site=host(url))
-        self.asking_figure = label if figure or expect is not None else None
-        page = self.page(url, (self.why[0], name, self.why[1]))
-        self.asking_figure = None
+        self.pages.beside_name.setdefault(url, name)
+        if url not in self.pages.read and url not in self.agenda.wants and url not in self.pages.failed:
+            self.told.note("off_article", page=name, label=label, site=host(url))
+        self.agenda.asking_figure = label if figure or expect is not None else None
+        page = self.page(url, (self.agenda.why[0], name, self.agenda.why[1]))
+        self.agenda.asking_figure = None
         if page is NEED:
             return NEED
         if page is None:
             return None
-        self.read_from = url
+        self.values.read_from = url
         cells = page.infobox_rows(label)
         cell = cells[0] if cells else None
         if cell is None:
             cell = _from_prose(page.text, label, kinds, known, unit)
-            self.stats["prose_values"] += cell is not None
+            self.values.stats["prose_values"] += cell is not None
             if cell is None:
-                self.note("not_on_profile", page=name, label=label, site=host(url))
+                self.told.note("not_on_profile", page=name, label=label, site=host(url))
         else:
-            self.stats["page_values"] += 1
+            self.values.stats["page_values"] += 1
         self._note_value(url, key, label, cell)
         return cell
 
     def known_values(self, label: str) -> set[str]:
         """The values pages read so far gave `label` (what the research has seen it take), as plain
         text: categories, not dates or figures."""
-        return self.vocab.get(norm(label), set())
+        return self.values.vocab.get(norm(label), set())
 
     # ------------------------------------------------------------------ conditions
 
@@ -660,7 +585,7 @@ class Research:
         """Whether a candidate meets one condition: True, False, or NEED; with what was read, for
         the telling: (value, where, source), source one of list, own, snippet, other."""
         path = cond["path"]
-        self.why = ("check", cond["text"])
+        self.agenda.why = ("check", cond["text"])
         if not path:
             cell = c.listed.get(header_for(c.listed, cond.get("label", "")))
             where, source = c.source, "list"
@@ -668,17 +593,17 @@ class Research:
             if cell is not None and cond.get("negated") and self.matches(cond, cell) and not cond.get("rule"):
                 listed, cell = cell, None  # a list's value would exclude the row: confirm it on the row's own page first
                 # (not for the question's rule: a list's date of death or closure settles that one is out)
-            if cell is not None and cond["letter"] not in self.listing_said:
-                self.listing_said.add(cond["letter"])
-                self.note("from_listing", col=self.lang.mid(cond.get("label", "")))
+            if cell is not None and cond["letter"] not in self.told.listing_said:
+                self.told.listing_said.add(cond["letter"])
+                self.told.note("from_listing", col=self.lang.mid(cond.get("label", "")))
             if cell is None:
                 cell = self.attribute(c.url, cond["label"], c.name, figure=cond["test"] != "eq",
                                       expect=cond["value"] if cond["test"] == "eq" and not cond.get("negated") else None,
                                       unit=cond.get("unit"), kind=_cond_kind(cond))
                 if cell is NEED:
                     return NEED, None
-                where = self.voice.snippet_where() if self.from_snippet else self.voice.own_page()
-                source = "snippet" if self.from_snippet else "own"
+                where = self.told.voice.snippet_where() if self.values.from_snippet else self.told.voice.own_page()
+                source = "snippet" if self.values.from_snippet else "own"
                 if cell is None and listed is not None:  # its own pages do not say: the list's value stands
                     cell, where, source = listed, c.source, "list"
             return self.matches(cond, cell), (cell, where, source)
@@ -686,7 +611,7 @@ class Research:
         for i, hop in enumerate(path):
             nxt = []
             need = False
-            self.why = ("check", cond["text"]) if i == 0 else ("hop", cond["text"])
+            self.agenda.why = ("check", cond["text"]) if i == 0 else ("hop", cond["text"])
             for name, url in ents:
                 if url is None:
                     continue
@@ -703,10 +628,10 @@ class Research:
         if cond["test"] == "entity":
             ok = any(norm(n) == norm(cond["value"]) for n, _ in ents)
             shown = "; ".join(dict.fromkeys(n for n, _ in ents)) or "—"
-            return ok, (shown, self.voice.own_page() if len(path) == 1 else self.where(c.url), "own" if len(path) == 1 else "other")
+            return ok, (shown, self.told.voice.own_page() if len(path) == 1 else self.where(c.url), "own" if len(path) == 1 else "other")
         need = False
         seen_vals = []
-        self.why = ("hop", cond["text"])
+        self.agenda.why = ("hop", cond["text"])
         for name, url in ents:  # (the value an equality expects is one prose may name: 'The form of government of X is republic')
             cell = self.attribute(url, cond["label"], name, figure=cond["test"] != "eq", unit=cond.get("unit"), kind=_cond_kind(cond),
                                   expect=cond["value"] if cond["test"] == "eq" and not cond.get("negated") else None)
@@ -720,7 +645,7 @@ class Research:
             return NEED, None
         shown = "; ".join(strip_links(v) for v, _, _ in seen_vals if v) or "—"
         names = [n for _, n, _ in seen_vals]
-        where = (self.where(seen_vals[0][2]) if len(names) == 1 else self.voice.names(names, limit=3)) if names else self.where(c.url)
+        where = (self.where(seen_vals[0][2]) if len(names) == 1 else self.told.voice.names(names, limit=3)) if names else self.where(c.url)
         return False, (shown, where, "other")
 
     def matches(self, cond: dict, cell) -> bool:
@@ -743,7 +668,7 @@ class Research:
     def where(self, url: str | None) -> str:
         if not url:
             return "the list"
-        p = self.read.get(url)
+        p = self.pages.read.get(url)
         if p is not None and p.title:
             return f"{p.title} ({host(url)})" if not is_encyclopedia(url) else p.title
         return self.label_of(url)
@@ -751,8 +676,8 @@ class Research:
     def decide(self, c: Candidate):
         """Keep, reject, or NEED: every condition the candidate's list does not already settle.
         A candidate whose page never loads (and no other source stands in) is left out, and said so."""
-        if c.url in self.failed and self.page(c.url, ("check", c.name, "")) is None:
-            self.note("unreadable", names=c.name)
+        if c.url in self.pages.failed and self.page(c.url, ("check", c.name, "")) is None:
+            self.told.note("unreadable", names=c.name)
             return None
         conds = {x["letter"]: x for x in self.q.get("conditions", [])}
         letters = [k for k in conds if k not in c.implied]
@@ -776,13 +701,13 @@ class Research:
         if ok:
             k = next((k for k in letters if vals.get(k) is True and k in told and not conds[k].get("negated")), None)
             if k:
-                self.decisions.append(("keep", self._verdict(c, conds[k], told[k], True)))
+                self.told.decisions.append(("keep", self._verdict(c, conds[k], told[k], True)))
             return True
         k = next((k for k in letters if k in told and ((vals[k] is False and not conds[k].get("negated"))
                                                        or (vals[k] is True and conds[k].get("negated")))), None)
         if k:
             move = "reject_excluded" if conds[k].get("negated") else "reject"
-            self.decisions.append((move, self._verdict(c, conds[k], told[k], False)))
+            self.told.decisions.append((move, self._verdict(c, conds[k], told[k], False)))
         return False
 
     def _verdict(self, c: Candidate, cond: dict, seen: tuple, kept: bool) -> dict:
@@ -848,10 +773,10 @@ class Research:
             name, url = c.anchor.name, c.anchor.url
         else:
             name, url = c.name, c.url
-        self.why = ("row", col["name"])
+        self.agenda.why = ("row", col["name"])
         for hop in col["path"]:
             got = self.targets(url, hop, name)
-            self.why = ("linked", col["name"])
+            self.agenda.why = ("linked", col["name"])
             if got is NEED:
                 return NEED
             if not got:
@@ -859,11 +784,11 @@ class Research:
             name, url = got[0].name, got[0].url
         if col.get("agg") == "count":
             n = self.count_of(url, col["via"], name)
-            self.why = ("linked", col["name"])
+            self.agenda.why = ("linked", col["name"])
             return n if n is NEED else "unknown" if n is None else str(n)
         if col.get("agg"):
             items = self.targets(url, col["via"], name)
-            self.why = ("linked", col["name"])
+            self.agenda.why = ("linked", col["name"])
             if items is NEED:
                 return NEED
             items = items or []
@@ -935,7 +860,7 @@ class Research:
         if self.source is None:
             self.source = self.plan()
         if self.candidates is None:
-            self.why = ("source", q["plural"]) if self.brief.kind == Shape.TABLE and q.get("plural") else ("entity", "")
+            self.agenda.why = ("source", q["plural"]) if self.brief.kind == Shape.TABLE and q.get("plural") else ("entity", "")
             got = self.source.step(self)
             if got is NEED:
                 return False
@@ -945,14 +870,14 @@ class Research:
             # the names counted are in view, unless a note was written while the list was read (the note
             # gives the pages read and how many entries they hold, not the names: then the count stands
             # on those figures, and the pages read are counted by their addresses)
-            written = getattr(self, "notebook", None) is not None
+            written = self.values.notebook is not None
             counted = [] if written else [("candidates", n, [c.name for c in got], "n")]
             if pages:
                 read_pages = [] if written else [("list_pages_read", pages, [u for x in readers_of(self.source) for u in x.pages_read()],
                                                   "pages")]
-                self.note("list_done", claims=counted + read_pages, n=n, s=_s(n), pages=pages, ps=_s(pages))
+                self.told.note("list_done", claims=counted + read_pages, n=n, s=_s(n), pages=pages, ps=_s(pages))
             else:
-                self.note("candidates_found", claims=counted, n=n, s=_s(n))
+                self.told.note("candidates_found", claims=counted, n=n, s=_s(n))
         shape = q["shape"]
         pending = False
         ncols = len(q.get("columns", []))
@@ -997,31 +922,31 @@ class Research:
         worked through again until one of its pages has come)."""
         waiting = holder.waiting
         if waiting:
-            read, failed = self.read, self.failed
+            read, failed = self.pages.read, self.pages.failed
             for w in waiting:
                 if w[0] is None:
                     if self._arrived(w):
                         break
-                elif w[0] in read or w[0] in failed or w[0] in self.fresh_snippets:
+                elif w[0] in read or w[0] in failed or w[0] in self.searches.fresh_snippets:
                     break
             else:
                 for url, purpose in waiting:
                     if url is None:
-                        self.search_wants.setdefault(purpose, "entity")
+                        self.agenda.search_wants.setdefault(purpose, "entity")
                     else:
-                        self.wants.setdefault(url, purpose)
+                        self.agenda.wants.setdefault(url, purpose)
                 return NEED
-        self.asking = []
+        self.agenda.asking = []
         got = fn(*args)
-        holder.waiting = list(self.asking) if got is NEED or got is False else None
+        holder.waiting = list(self.agenda.asking) if got is NEED or got is False else None
         return got
 
     def _arrived(self, w: tuple) -> bool:
         url, purpose = w
         if url is None:
             key = norm(purpose)
-            return key in self.results or self.search_tries[key] > self.opt.max_retries
-        return url in self.read or url in self.failed
+            return key in self.searches.results or self.searches.search_tries[key] > self.opt.max_retries
+        return url in self.pages.read or url in self.pages.failed
 
     def _fill(self, row: Candidate) -> bool:
         """Every cell of a row that the pages read so far can give; False while some need pages."""
@@ -1029,20 +954,20 @@ class Research:
         for col in self.q["columns"]:
             if col["name"] in row.cells:
                 continue
-            self.read_from = None
+            self.values.read_from = None
             v = self.cell(col, row)
             if v is NEED:
                 done = False
                 continue
             row.cells[col["name"]] = v
-            if self.read_from:
-                row.where[col["name"]] = (self.read_from, self.label_of(self.read_from))
+            if self.values.read_from:
+                row.where[col["name"]] = (self.values.read_from, self.label_of(self.values.read_from))
         return done
 
     def _ranked(self, kept: list[Candidate]):
         rk = self.q["rank"]
         need = False
-        self.why = ("rank", rk.get("label") or rk["attribute"])  # the pages opened now are for the ranking's figure
+        self.agenda.why = ("rank", rk.get("label") or rk["attribute"])  # the pages opened now are for the ranking's figure
         for c in kept:
             if c.rank_value is not None:
                 continue
@@ -1068,7 +993,7 @@ class Research:
         if self.ranked is None:
             self.ranked = top
             # the values it orders, by name: a rank cell is grounded where these are visible
-            self.note("ranked_done", claims=[("ranked", len(valued), [[c.name, c.rank_text] for c in valued], "n")],
+            self.told.note("ranked_done", claims=[("ranked", len(valued), [[c.name, c.rank_text] for c in valued], "n")],
                       attr=self.lang.mid(rk.get("label", rk["attribute"])), n=len(valued), k=len(top))
         return top
 
@@ -1079,7 +1004,7 @@ class Research:
         lo = dt.date.fromisoformat(period[0]) if period and period[0] else None
         hi = dt.date.fromisoformat(period[1]) if period and period[1] else None
         rows: list[Candidate] = []
-        self.why = ("row", "")
+        self.agenda.why = ("row", "")
         only = self.q.get("note_filter")  # only links whose own attribute has a value ("jobs in sales")
         if self.q["shape"] == "events":
             page = self.article(a.url, a.name)
@@ -1117,12 +1042,12 @@ class Research:
 
     def turn(self) -> tuple[str, list[ToolCall]]:
         self.turns_taken += 1
-        self.wants = {}
-        self.search_wants = {}
+        self.agenda.wants = {}
+        self.agenda.search_wants = {}
         parts: list[Event] = []
-        opening = not self.plan_said
+        opening = not self.told.plan_said
         if opening:
-            self.plan_said = True
+            self.told.plan_said = True
             parts.append(self._plan_event())
             if self.brief.kind == Shape.TABLE:
                 self.source = self.plan()
@@ -1130,32 +1055,32 @@ class Research:
                 if strategy is not None:
                     parts.append(strategy)
         ready = self.advance()
-        for move, url, slots in self.trouble:  # a failed page is retried only if something still needs it
-            self.note(move if url in self.wants else "moot", **slots)
-        self.trouble = []
+        for move, url, slots in self.agenda.trouble:  # a failed page is retried only if something still needs it
+            self.told.note(move if url in self.agenda.wants else "moot", **slots)
+        self.agenda.trouble = []
         parts += self._told()
         if ready:
             return self._final_text(parts, opening), []
         calls: list[ToolCall] = []
         intents: list[Event] = []
         # searches this turn: one call, several queries
-        qs = [q for q in self.search_wants if self.search_tries[norm(q)] <= self.opt.max_retries][:SEARCH_QUERIES_MAX]
+        qs = [q for q in self.agenda.search_wants if self.searches.search_tries[norm(q)] <= self.opt.max_retries][:SEARCH_QUERIES_MAX]
         # a rejected candidate's own page is not opened: other conditions asked for it before the
         # one that ruled the candidate out was settled (from a snippet, or a linked page)
         dropped = {c.url for c in self.candidates or [] if c.state in ("rejected", "lost")
-                   and self.wants.get(c.url, ("",))[:2] == ("check", c.name)}
-        pending = [u for u in self.wants if u in self.seen and u not in self.read and u not in dropped]
+                   and self.agenda.wants.get(c.url, ("",))[:2] == ("check", c.name)}
+        pending = [u for u in self.agenda.wants if u in self.pages.seen and u not in self.pages.read and u not in dropped]
         # pages wanted only for a date or a figure are searched for first (the name and that label,
         # four at a time): a snippet may show the value, and only the pages it leaves open are read
-        need = self.figure_need
+        need = self.agenda.figure_need
         later = {u for u in pending if u in need and self._eligible(u)}  # searched first (now or later), then opened
         ahead = [] if qs else self._ahead(pending)
         # a search ahead (the results of several queries to read) takes a slot and some of the reading
         opens = self._focus([u for u in pending if u not in later], self.k - (1 if qs or ahead else 0),
                             READ_LOAD - (len(ahead) >= 3))
         if qs:
-            purpose = self.search_wants[qs[0]]
-            if self.search_tries[norm(qs[0])]:  # the same search again, after an error or nothing found
+            purpose = self.agenda.search_wants[qs[0]]
+            if self.searches.search_tries[norm(qs[0])]:  # the same search again, after an error or nothing found
                 intents.append(Event("search_retry", dict(q=qs[0])))
             elif purpose == "again":
                 intents.append(Event("search_again", dict(q=qs[0])))
@@ -1165,40 +1090,40 @@ class Research:
                 intents.append(Event("search_list", dict(q=qs[0] if len(qs) == 1 else "\", \"".join(qs))))
             calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(query=qs[0], queries=qs[1:])))
             for x in qs:
-                self.search_tries[norm(x)] += 1
+                self.searches.search_tries[norm(x)] += 1
         elif ahead:
             qs = [f"{n} {lab}" for n, lab in ahead]
             labels = list(dict.fromkeys(self.lang.mid(lab) for _, lab in ahead))
             if len(labels) == 1:
                 names, label = [n for n, _ in ahead], labels[0]
             else:  # one label each: name it beside each name
-                names, label = [n + self.lang.paren(self.lang.mid(lab)) for n, lab in ahead], self.voice.phrase("figures")
-            intents.append(Event("search_ahead", dict(names=self.voice.names(names), label=label)))
+                names, label = [n + self.lang.paren(self.lang.mid(lab)) for n, lab in ahead], self.told.voice.phrase("figures")
+            intents.append(Event("search_ahead", dict(names=self.told.voice.names(names), label=label)))
             calls.append(ToolCall("web_search", _args(query=qs[0]) if len(qs) == 1 else _args(query=qs[0], queries=qs[1:])))
         # a second source about an entity whose article it has read, to compare: a slot of its own
         rejected = {c.url for c in self.candidates or [] if c.state == "rejected"}
-        for a in [a for a in self.second if a in rejected]:  # decided already: nothing left to check
-            del self.second[a]
-        art = next((a for a in self.second if a in self.read and self.second[a] not in later), None)  # not one searched for first
+        for a in [a for a in self.compared.second if a in rejected]:  # decided already: nothing left to check
+            del self.compared.second[a]
+        art = next((a for a in self.compared.second if a in self.pages.read and self.compared.second[a] not in later), None)  # not one searched for first
         if art is not None and self.k - len(calls) > 0:
-            other = self.second.pop(art)
-            self.second_of[other] = art
-            self.stats["rejected_cross_checks"] += art in rejected
+            other = self.compared.second.pop(art)
+            self.compared.second_of[other] = art
+            self.values.stats["rejected_cross_checks"] += art in rejected
             opens = [other] + [u for u in opens if u != other][: self.k - len(calls) - 1]
-            self.wants.setdefault(other, ("copy", self.label_of(art), ""))
+            self.agenda.wants.setdefault(other, ("copy", self.label_of(art), ""))
             intents.append(Event("copy_check", dict(site=host(other), name=self.label_of(art))))
         if opens:
             intents += self._open_text(opens)
         for u in opens:
-            self.tries[u] += 1
-            self.purpose_of[u] = self.wants.get(u, ("",))[0]
+            self.pages.tries[u] += 1
+            self.pages.purpose_of[u] = self.agenda.wants.get(u, ("",))[0]
             calls.append(ToolCall("web_extractor", _args(url=u)))
         if not calls:  # nothing left to fetch and not ready: pages that cannot be had; answer with what is known
             self._give_up()
             return self._final_text(parts, opening), []
         for c in calls:
-            self.calls_made[c.name] += 1
-        return self.speak(parts + intents, opening), calls
+            self.agenda.calls_made[c.name] += 1
+        return self.told.speak(parts + intents, opening), calls
 
     def _focus(self, pending: list[str], slots: int, budget: int = 0) -> list[str]:
         """The pages to open this turn: those wanted for the same purpose as the first one waiting
@@ -1210,10 +1135,10 @@ class Research:
         budget = budget or READ_LOAD
         env = getattr(self.ep, "env", None)
         limit = getattr(self.ep, "max_turns", None) or (env.options.max_turns if env is not None else None)
-        if self.pressed or (limit is not None and (limit - self.turns_taken) * slots < 3 * len(pending)):
+        if self.agenda.pressed or (limit is not None and (limit - self.turns_taken) * slots < 3 * len(pending)):
             return pending[:slots]  # short of turns (or of room) for what is left: every slot, whatever it is for
-        focus = self.wants.get(pending[0], ("",))[0]
-        same = [u for u in pending if self.wants.get(u, ("",))[0] == focus][:slots]
+        focus = self.agenda.wants.get(pending[0], ("",))[0]
+        same = [u for u in pending if self.agenda.wants.get(u, ("",))[0] == focus][:slots]
         # as much as a turn can read with care (`_weight`, five a turn; the first page whatever it
         # weighs; `budget` when a search ahead takes some), then a short page wanted for something else
         # if the turn has room
@@ -1235,51 +1160,51 @@ class Research:
 
     def _weight(self, url: str) -> int:
         """What a page costs a turn to read: a list page three, an article two, any other one."""
-        return 3 if self.wants.get(url, ("",))[0] == "list" else 2 if is_encyclopedia(url) else 1
+        return 3 if self.agenda.wants.get(url, ("",))[0] == "list" else 2 if is_encyclopedia(url) else 1
 
     def _eligible(self, url: str) -> bool:
         """A page wanted only for dates, figures or values a snippet may show, or wanted to decide a
         condition (a snippet may rule the candidate out before its page is read), whose name has
         not been searched with that label yet."""
-        if url not in self.figure_need:  # an entity's page (an article, or the profile that is its page)
+        if url not in self.agenda.figure_need:  # an entity's page (an article, or the profile that is its page)
             return False
-        label = norm(self.figure_need[url])
-        if self.ahead_tried[label] >= AHEAD_TRIAL and self.ahead_hit[label] < AHEAD_WORTH * self.ahead_tried[label]:
+        label = norm(self.agenda.figure_need[url])
+        if self.agenda.ahead_tried[label] >= AHEAD_TRIAL and self.agenda.ahead_hit[label] < AHEAD_WORTH * self.agenda.ahead_tried[label]:
             return False  # the snippets seldom state this label: its pages are opened without a search first
-        if self.q.get("shape") in ("timeline", "events") and self.wants.get(url, ("",))[0] == "check":
+        if self.q.get("shape") in ("timeline", "events") and self.agenda.wants.get(url, ("",))[0] == "check":
             # a kept candidate's article is read anyway (it lists the rows): a snippet saves a page only
             # when it rules the candidate out, or when the articles leave the value to a profile
             decided = [c.state for c in self.candidates or [] if c.state in ("kept", "rejected")]
-            on, off = self.on_article[label], self.off_count[label]
+            on, off = self.agenda.on_article[label], self.agenda.off_count[label]
             if (len(decided) >= AHEAD_TRIAL and decided.count("rejected") < AHEAD_WORTH * len(decided)
                     and on + off >= AHEAD_TRIAL and off < 0.5 * (on + off)):
                 return False
-        if url in self.other_need and url not in self.deciding:
+        if url in self.agenda.other_need and url not in self.agenda.deciding:
             return False  # the page is read anyway: a snippet could not save it
-        if url in self.beside_name:  # a profile an article sent the research to, for one value
-            if any(p == url and a in self.wants and a not in self.read for a, p in self.profile_of.items()):
+        if url in self.pages.beside_name:  # a profile an article sent the research to, for one value
+            if any(p == url and a in self.agenda.wants and a not in self.pages.read for a, p in self.pages.profile_of.items()):
                 return False  # its article is about to be read (for another cell): no search by the same name beside it
-            return norm(f"{self.beside_name[url]} {self.figure_need[url]}") not in self.searched_names
+            return norm(f"{self.pages.beside_name[url]} {self.agenda.figure_need[url]}") not in self.searches.searched_names
         n = self.label_of(url)
-        return bool(n) and n != url and norm(n) not in self.searched_names
+        return bool(n) and n != url and norm(n) not in self.searches.searched_names
 
     def _ahead(self, pending: list[str]) -> list[tuple[str, str]]:
         """(name, label) for the next four pages wanted only for a date or a figure, now searched."""
         out = []
         for u in pending:
-            if u not in self.figure_need or not self._eligible(u):
+            if u not in self.agenda.figure_need or not self._eligible(u):
                 continue
-            label = self.figure_need[u]
-            if u in self.beside_name:  # the name and that label: its result's snippet may show the value
-                n = self.beside_name[u]
-                self.searched_names.add(norm(f"{n} {label}"))
+            label = self.agenda.figure_need[u]
+            if u in self.pages.beside_name:  # the name and that label: its result's snippet may show the value
+                n = self.pages.beside_name[u]
+                self.searches.searched_names.add(norm(f"{n} {label}"))
                 out.append((n, label))
             else:
                 n = self.label_of(u)
                 out.append((n, label))
-                self.searched_names.add(norm(n))
-                self.verifying[norm(f"{n} {label}")] = (u, n)
-            self.ahead_tried[norm(label)] += 1
+                self.searches.searched_names.add(norm(n))
+                self.agenda.verifying[norm(f"{n} {label}")] = (u, n)
+            self.agenda.ahead_tried[norm(label)] += 1
             if len(out) == 4:
                 break
         return out
@@ -1289,7 +1214,7 @@ class Research:
         groups: dict[tuple[str, str], list[str]] = {}
         cols: dict[tuple[str, str], list[str]] = {}
         for u in opens:
-            kind, name, what = self.wants.get(u, ("copy", "", ""))
+            kind, name, what = self.agenda.wants.get(u, ("copy", "", ""))
             if kind == "copy":
                 continue
             key = (kind, what if kind in ("hop", "linked", "walk", "check", "rank", "source") else "")
@@ -1297,12 +1222,12 @@ class Research:
             if kind == "row" and what:
                 cols.setdefault(key, []).append(what)
         out = []
-        v = self.voice
+        v = self.told.voice
         q = self.lang.quote
         for (kind, what), names in groups.items():
             ns = v.names(list(dict.fromkeys(names)))
             if kind == "list":
-                nums = [m.group(1) for u in opens if self.wants.get(u, ("",))[0] == "list" for m in [_PAGE_NO.search(u)] if m]
+                nums = [m.group(1) for u in opens if self.agenda.wants.get(u, ("",))[0] == "list" for m in [_PAGE_NO.search(u)] if m]
                 out.append(Event("open_list", dict(names=ns, page=nums[0] if len(nums) == 1 else "", count_names=len(set(names)))))
                 continue
             elif kind == "check" and (self._checking() or what):
@@ -1344,7 +1269,7 @@ class Research:
         return self.lang.join(self.lang.quote(t) for t in texts[:2])
 
     def _plan_event(self) -> Event:
-        q, v = self.q, self.voice
+        q, v = self.q, self.told.voice
         if self.brief.kind == Shape.MULTIHOP:
             return Event("plan_chain", dict(n=len(q["hops"]), start=q["start"]))
         cols = [c["name"] for c in q.get("columns", [])]
@@ -1396,12 +1321,12 @@ class Research:
 
     def _told(self) -> list[Event]:
         """This turn's observations and decisions, and where they leave the task."""
-        out = list(self.notes)
-        self.notes = []
-        v = self.voice
-        rejected_listing = [d for m, d in self.decisions if m in ("reject", "reject_excluded") and d.get("listing")]
-        others = [(m, d) for m, d in self.decisions if not ((m in ("reject", "reject_excluded")) and d.get("listing"))]
-        self.decisions = []
+        out = list(self.told.notes)
+        self.told.notes = []
+        v = self.told.voice
+        rejected_listing = [d for m, d in self.told.decisions if m in ("reject", "reject_excluded") and d.get("listing")]
+        others = [(m, d) for m, d in self.told.decisions if not ((m in ("reject", "reject_excluded")) and d.get("listing"))]
+        self.told.decisions = []
         if len(rejected_listing) > 2:
             names = [d["name"] for d in rejected_listing]
             out.append(Event("reject_many", dict(n=len(names), label=rejected_listing[0]["label"], examples=v.names(names[:3], limit=3)),
@@ -1414,8 +1339,8 @@ class Research:
             total = len(self.candidates)
             decided_now = any(m in ("keep", "reject", "reject_excluded") for m, _ in others) or rejected_listing
             # said at milestones, not after every decision: a researcher takes stock now and then
-            if 0 < done < total and decided_now and self.rng.random() < 0.6 and done - self.progress_said >= max(3, total // 10):
-                self.progress_said = done
+            if 0 < done < total and decided_now and self.rng.random() < 0.6 and done - self.told.progress_said >= max(3, total // 10):
+                self.told.progress_said = done
                 kept = [c for c in self.candidates if c.state == "kept"]
                 out.append(Event("progress", dict(done=done, total=total, kept=len(kept), left=total - done,
                                                   missing=self._missing(kept)),
@@ -1438,7 +1363,7 @@ class Research:
 
     def _final_text(self, parts: list[Event], opening: bool = False) -> str:
         n = len(self.rows)
-        if self.turn_out:
+        if self.agenda.turn_out:
             parts.append(Event("out_of_turns", dict(n=n, s=_s(n)), [("rows", n, None, "n")]))
         elif self.brief.kind == Shape.MULTIHOP:
             parts.append(Event("final_chain", {}))
@@ -1447,7 +1372,7 @@ class Research:
             parts.append(Event("final_table", dict(n=n, s=_s(n), dropped=len(dropped), ds=_s(len(dropped))),
                                [("rows", n, None, "n"), ("dropped", len(dropped), self._dropped_ref(dropped), "dropped")]))
         self.final = self.answer()
-        return self.speak(parts, opening)
+        return self.told.speak(parts, opening)
 
     def _dropped_ref(self, dropped: list[str]) -> dict:
         """The names a 'dropped' count stands for, with those a kept row shares (namesakes: one
@@ -1457,7 +1382,7 @@ class Research:
 
     def submit_now(self) -> str:
         """The text of a last turn the budget forces: what is verified is the answer (`final`)."""
-        self.turn_out = True
+        self.agenda.turn_out = True
         self.rows = self.verified_rows()
         return self._final_text(self._told())
 
@@ -1471,7 +1396,7 @@ class Research:
         left = sum(1 for c in self.candidates or [] if c.state == "open")
         parts = self._told() + [Event("out_of_room", dict(n=n, s=_s(n), left=left, ls=_s(left)), [("rows", n, None, "n")])]
         self.final = self.answer()
-        return self.speak(parts)
+        return self.told.speak(parts)
 
     def verified_rows(self) -> list[Candidate]:
         """Out of turns: the rows whose every cell is known."""
@@ -1491,7 +1416,7 @@ class Research:
     # ------------------------------------------------------------------ absorbing results
 
     def absorb(self, calls: list[ToolCall], results: list[dict]) -> None:
-        self.fresh_snippets = set()
+        self.searches.fresh_snippets = set()
         for c, res in zip(calls, results):
             args = json.loads(c.arguments)
             text = res["content"]
@@ -1505,16 +1430,16 @@ class Research:
         qs = [args["query"], *args.get("queries", [])]
         blocks = read_search(text)
         if len(blocks) == 1 and blocks[0].error:
-            self.note("search_failed", why=self.voice.error(blocks[0].error))
+            self.told.note("search_failed", why=self.told.voice.error(blocks[0].error))
             return
         compared = False  # at most one second source per search
         for q, b in zip(qs, blocks):
             if not b.results:
-                self.note("no_results", q=q)
+                self.told.note("no_results", q=q)
                 continue
-            self.results[norm(q)] = b.results
-            art, q = self.verifying.get(norm(q), (None, q))  # q: the name the search was about
-            if art is not None and len(self.second) + len(self.second_of) < CROSS_CHECKS_MAX and not compared:
+            self.searches.results[norm(q)] = b.results
+            art, q = self.agenda.verifying.get(norm(q), (None, q))  # q: the name the search was about
+            if art is not None and len(self.compared.second) + len(self.compared.second_of) < CROSS_CHECKS_MAX and not compared:
                 # a second source about the candidate, to compare with its article
                 alike = [x for x in b.results if x.url != art and _names(x.title, q)
                          and not is_encyclopedia(x.url) and "(page " not in x.title]
@@ -1527,133 +1452,58 @@ class Research:
                        or (not n and read_date(x.date))]  # a profile with an update date: maybe out of date
                 alike = odd[-1:] + [x for x in alike if x not in odd[-1:]]
                 chance = self.opt.cross_check if odd else self.opt.cross_check / 3
-                if alike and art not in self.second and self.rng.random() < chance:
-                    self.second[art] = alike[0].url
-                    self.seen.add(alike[0].url)
+                if alike and art not in self.compared.second and self.rng.random() < chance:
+                    self.compared.second[art] = alike[0].url
+                    self.pages.seen.add(alike[0].url)
                     compared = True
             for x in b.results:
-                if x.snippet not in self.snippets.setdefault(x.url, []):
-                    self.snippets[x.url].append(x.snippet)
-                    self.fresh_snippets.add(x.url)
-                self.seen.add(x.url)
-                self.link_names.setdefault(x.url, x.title)
+                if x.snippet not in self.searches.snippets.setdefault(x.url, []):
+                    self.searches.snippets[x.url].append(x.snippet)
+                    self.searches.fresh_snippets.add(x.url)
+                self.pages.seen.add(x.url)
+                self.pages.link_names.setdefault(x.url, x.title)
                 if is_encyclopedia(x.url) and "(" not in x.title:
-                    self.name_url.setdefault(norm(x.title), x.url)
-
-    def _compare(self, art: str, other: Page, quiet: bool = False) -> None:
-        """Weigh a second source against an entity's article: where they disagree, say so and keep
-        the article's value (the encyclopedia, and fresher than a copy's last update); where they
-        agree, now and then say that too."""
-        page = self.read.get(art)
-        if page is None:
-            return
-        mine = {norm(lab): cell for lab, cell in page.infobox}
-        site_b = other.site or host(other.url)
-        if other.dated:  # the reader weighs sources by their dates: say which one it is
-            site_b += self.lang.paren(word(self.lang.code, "updated", date=self.lang.date(other.dated)))
-        same, diffs = None, []
-        for lab, cell in other.infobox + other.fields:
-            a = mine.get(norm(lab))
-            if a is None:
-                a = self._current_in_section(page, lab)  # a career list's current entries ('Clubs')
-                if a is None or not _LINK.search(cell):
-                    continue
-                named = {norm(t) for t, _u in _LINK.findall(cell)}
-                if named & {norm(x) for x in a.split("; ")}:
-                    same = same or (lab, cell)
-                else:
-                    diffs.append((lab, a, cell))
-                continue
-            if _same_value(a, cell):
-                same = same or (lab, cell)
-            else:
-                diffs.append((lab, a, cell))
-        dated = next(((lab, b) for lab, a, b in diffs if read_date(strip_links(a))), None)
-        if dated and page.title != page.name and not other.dated:
-            # the article is one of namesakes ('Ana Ellison (person, 1973)'): other dates mean another entity
-            self.note("namesake", site=site_b, name=page.name, label=self.lang.mid(dated[0]),
-                      value=strip_links(dated[1]))
-            return
-        if diffs:
-            lab, a, cell = diffs[0]
-            # 'the more recent source' only when the article's last edit is later than the other's update
-            fresher = other.dated is not None and page.edited is not None and page.edited > other.dated
-            why = self.voice.why("fresher" if fresher else "encyclopedia")
-            self.conflicts += 1
-            self.decisions.append(("conflict", dict(name=page.name or page.title, label=self.lang.mid(lab),
-                                                    site_a=host(art), a=strip_links(a), site_b=site_b, b=strip_links(cell),
-                                                    chosen=strip_links(a), chosen_site=host(art), why=why)))
-            return
-        if same is not None and not quiet and self.rng.random() < 0.5:
-            self.note("agree", site=site_b, name=page.name or page.title, label=self.lang.mid(same[0]),
-                      value=strip_links(same[1]))
-
-    def _notice(self, url: str, page: Page) -> None:
-        """A dated profile read for its own sake (a value the article leaves to it) and the
-        article of the same entity: where they disagree (an older figure, a former employer),
-        the reader says so and weighs them by their dates, as it does a second source."""
-        if page.kind == "profile" and page.dated is not None:
-            key = norm(page.name or page.title)
-            self.dated_profiles.setdefault(key, []).append(url)
-            art = self.name_url.get(key)
-            if art is not None and art in self.read and (art, url) not in self.weighed and _same_entity(self.read[art], art, page, url):
-                self.weighed.add((art, url))
-                self._compare(art, page, quiet=True)
-        elif page.kind == "article":
-            for u in self.dated_profiles.get(norm(page.name or page.title), ()):
-                if (url, u) not in self.weighed and u in self.read and _same_entity(page, url, self.read[u], u):
-                    self.weighed.add((url, u))
-                    self._compare(url, self.read[u], quiet=True)
-
-    @staticmethod
-    def _current_in_section(page: Page, label: str) -> str | None:
-        """The entries a page's list section headed `label` shows as current ('since 2018', no
-        end), joined with '; '; None without such a section or current entry."""
-        sec = page.section(label)
-        if sec is None:
-            return None
-        now = [i.name for i in sec.items if i.span.start is not None and i.span.end is None]
-        return "; ".join(now) if now else None
+                    self.pages.name_url.setdefault(norm(x.title), x.url)
 
     def _absorb_page(self, url: str, text: str, cid: str) -> None:
         page = read_page(url, text)
         if page.state == "ok" and page.edited and self.today and (self.today - page.edited).days > STALE_DAYS:
             page.state, page.archived = "archived", page.edited  # last edited long ago: a stale copy
-        art = self.second_of.get(url)
+        art = self.compared.second_of.get(url)
         if art is not None:
             if page.state == "ok":
-                self._compare(art, page)
+                weigh(self, art, page)
             else:
                 return  # opened only to compare: not tried again
         name = self.label_of(url)
         # no more tries after this one (a list page, which every row depends on, gets two more)
-        last = self.tries[url] > self.opt.max_retries + (2 if self.purpose_of.get(url) == "list" else 0)
+        last = self.pages.tries[url] > self.opt.max_retries + (2 if self.pages.purpose_of.get(url) == "list" else 0)
         if page.state == "archived" and "oldid=" in url:
             last = True  # a permanent link to an old revision reads the same however often it is loaded
         if page.state == "truncated":
-            self.fallback.setdefault(url, page)  # what it did show, if the whole page never comes
+            self.pages.fallback.setdefault(url, page)  # what it did show, if the whole page never comes
         elif page.state == "archived":
-            self.fallback[url] = page
+            self.pages.fallback[url] = page
         elif page.state == "missing":
-            self.failed.add(url)
+            self.pages.failed.add(url)
         if page.state != "ok":
             if last or page.state == "missing":
-                self.failed.add(url)
-                kept = self.fallback.get(url)
+                self.pages.failed.add(url)
+                kept = self.pages.fallback.get(url)
                 if kept is not None and kept.state == "archived":
-                    self.note("archived_kept", page=name, date=kept.archived)
+                    self.told.note("archived_kept", page=name, date=kept.archived)
                 elif kept is not None:
-                    self.note("partial_kept", page=name)
+                    self.told.note("partial_kept", page=name)
                 else:
-                    self.note("gave_up", claims=[("tries", self.tries[url], url, "n")], page=name, n=self.tries[url])
+                    self.told.note("gave_up", claims=[("tries", self.pages.tries[url], url, "n")], page=name, n=self.pages.tries[url])
             elif page.state == "error":  # told next turn, once it is known whether the page is still needed
-                self.trouble.append(("failed", url, dict(page=name, why=self.voice.error(page.error))))
+                self.agenda.trouble.append(("failed", url, dict(page=name, why=self.told.voice.error(page.error))))
             elif page.state == "truncated":
-                self.trouble.append(("cut", url, dict(page=name)))
+                self.agenda.trouble.append(("cut", url, dict(page=name)))
             elif page.state == "archived":
-                self.trouble.append(("archived", url, dict(page=name, date=page.archived.isoformat() if page.archived else "?")))
+                self.agenda.trouble.append(("archived", url, dict(page=name, date=page.archived.isoformat() if page.archived else "?")))
             return
-        self.read[url] = page  # a second source too: an article may leave a value to it
+        self.pages.read[url] = page  # a second source too: an article may leave a value to it
         if art is not None:
             return
         if page.rows and self.candidates:  # a list page read again: what it shows of the candidates still open, or
@@ -1662,7 +1512,7 @@ class Research:
             for _n, u, cells in page.rows:
                 if u in at:
                     at[u].listed = dict(zip(page.headers[1:], cells))
-        self._notice(url, page)
+        notice(self, url, page)
         for lab, cell in page.infobox + page.fields:  # the values a label takes, for reading prose later
             self._know(lab, cell)
         for k, lab in enumerate(page.headers[1:]):
@@ -1670,19 +1520,19 @@ class Research:
                 if k < len(r[2]):
                     self._know(lab, r[2][k])
         for t, u in page.links:
-            self.seen.add(u)
-            if t and u not in self.link_names:
-                self.link_names[u] = t
+            self.pages.seen.add(u)
+            if t and u not in self.pages.link_names:
+                self.pages.link_names[u] = t
             if is_encyclopedia(u) and t:
-                self.name_url.setdefault(norm(t), u)
+                self.pages.name_url.setdefault(norm(t), u)
         for _, u, _ in page.lists:
-            self.seen.add(u)
-        self.seen.update(page.page_urls.values())
+            self.pages.seen.add(u)
+        self.pages.seen.update(page.page_urls.values())
         for u in (page.next_url, page.prev_url):
             if u:
-                self.seen.add(u)
+                self.pages.seen.add(u)
         if page.name:
-            self.link_names[url] = page.name
+            self.pages.link_names[url] = page.name
 
 
 MISSING = object()  # nothing noted
@@ -1730,35 +1580,11 @@ def _tag_dates(tail: str) -> Span:
     return span
 
 
-def _same_value(a: str, b: str) -> bool:
-    """Two cells say the same: equal dates, numbers within rounding (1.23 million), or equal text."""
-    a, b = strip_links(a), strip_links(b)
-    da, db = read_date(a), read_date(b)
-    if da or db:
-        return da == db
-    na, nb = read_number(a), read_number(b)
-    if na is not None and nb is not None:
-        return abs(na - nb) <= 0.01 * max(abs(na), abs(nb)) + 1e-9
-    return norm(a) == norm(b)
-
-
 def _names(title: str, name: str) -> bool:
     """A result's title names this entity: the name whole, alone or before a qualifier ('Liu Feng',
     'Liu Feng (player)'), never a longer name it begins ('刘峰' is not '刘峰亮', 'Ann Lee' not 'Ann Leeds')."""
     t, n = norm(title), norm(name)
     return t.startswith(n) and (len(t) == len(n) or not t[len(n)].isalnum())
-
-
-def _same_entity(art: Page, art_url: str, other: Page, other_url: str) -> bool:
-    """An article and a profile about one entity, not namesakes: one links the other (a
-    profile's "More about X" its own article, an article's external links its profile)."""
-    return any(u == art_url for _, u in other.links) or any(u == other_url for _, u in art.links)
-
-
-def _disagree(a: Page, b: Page) -> bool:
-    """Some value both pages give under one label differs between them."""
-    mine = {norm(lab): cell for lab, cell in a.infobox + a.fields}
-    return any(norm(lab) in mine and not _same_value(mine[norm(lab)], cell) for lab, cell in b.infobox + b.fields)
 
 
 def _from_prose(text: str, label: str, kinds: tuple[str, ...], known: set[str], unit: str | None) -> str | None:
@@ -1855,7 +1681,7 @@ class ChainResearch(Research):
             nxt = got[0]
             if (i, nxt.name) not in self.followed:
                 self.followed.add((i, nxt.name))
-                self.note("follow", from_name=name, label=self.lang.mid(hop.get("note_label") or hop["label"]), to_name=nxt.name)
+                self.told.note("follow", from_name=name, label=self.lang.mid(hop.get("note_label") or hop["label"]), to_name=nxt.name)
             name, url = nxt.name, nxt.url
             self.path.append((name, url))
             if url is None and (i < len(q["hops"]) - 1 or q["answer"]["attribute"] is not None):  # named, not linked: its page
@@ -1876,10 +1702,10 @@ class ChainResearch(Research):
     def _answer(self, value: str | None, at: str) -> bool:
         """The chain's end: its answer, or where it broke off ('unknown')."""
         if value is None:
-            self.note("chain_broken", name=at)
+            self.told.note("chain_broken", name=at)
         else:
             self.value = value
-            self.note("answer_found", value=value)
+            self.told.note("answer_found", value=value)
         return True
 
     def answer(self) -> str:
@@ -1899,7 +1725,7 @@ def run_oracle(episodes: list[Episode], options) -> None:
             if ep.compacting:  # the context is full: write a research note and go on from the notes alone
                 # what the last results gave goes into the note (read before it is written: the
                 # pages just opened are visible until then, and forgotten after)
-                r.wants, r.search_wants = {}, {}
+                r.agenda.wants, r.agenda.search_wants = {}, {}
                 r.advance()
                 text = write_state(r, consolidate=getattr(ep, "consolidating", False))
                 ep.write_state(text)
@@ -1907,23 +1733,23 @@ def run_oracle(episodes: list[Episode], options) -> None:
                 sig = progress_signature(r)
                 idle = idle + 1 if sig == last_sig else 0
                 last_sig = sig
-                if idle >= STALL_NOTES and r.pressed:  # round in circles even with every slot used: it stops
-                    ep.act(r.submit_stalled(), [ToolCall("final_answer", _args(answer=r.final))], claims=r.take_claims())
+                if idle >= STALL_NOTES and r.agenda.pressed:  # round in circles even with every slot used: it stops
+                    ep.act(r.submit_stalled(), [ToolCall("final_answer", _args(answer=r.final))], claims=r.told.take_claims())
                     break
                 if idle >= 2:  # nothing settled over the last notes: it uses every slot from now on
-                    r.pressed = True
+                    r.agenda.pressed = True
                 continue
             if ep.turns >= limit - 1:  # the last turn: submit what is verified
-                ep.act(r.submit_now(), [ToolCall("final_answer", _args(answer=r.final))], claims=r.take_claims())
+                ep.act(r.submit_now(), [ToolCall("final_answer", _args(answer=r.final))], claims=r.told.take_claims())
                 break
             text, calls = r.turn()
             if not calls:
-                ep.act(text, [ToolCall("final_answer", _args(answer=r.final))], claims=r.take_claims())
+                ep.act(text, [ToolCall("final_answer", _args(answer=r.final))], claims=r.told.take_claims())
                 break
-            results = ep.act(text, calls, claims=r.take_claims())
+            results = ep.act(text, calls, claims=r.told.take_claims())
             r.absorb(calls, results)
-        ep.context["state_misses"] = r.state_misses
-        ep.research = dict(r.stats, conflicts=r.conflicts)
+        ep.context["state_misses"] = r.pages.state_misses
+        ep.research = dict(r.values.stats, conflicts=r.compared.conflicts)
 
 
 def clean_oracle(world, kinds: tuple[str, ...] | None = None) -> list[Episode]:

@@ -191,7 +191,7 @@ class ListReader:
                 done, total = len(self.pages), self.total or 1
                 if 1 < done < total and done not in self.told:
                     self.told.add(done)
-                    r.note("paging", claims=[("list_pages_read", done, self.pages_read(), "done")], done=done, pages=total,
+                    r.told.note("paging", claims=[("list_pages_read", done, self.pages_read(), "done")], done=done, pages=total,
                            left=total - done, s="s" if total - done != 1 else "", entries=len(self.rows()))
                 return NEED
             if not progressed:
@@ -261,7 +261,7 @@ class PartList(Source):
                 hit = next((x for x in res if self._title_ok(x.title, r.lang)), None)
                 if hit is None:
                     if r.opt.reformulate:
-                        alt = r.voice.phrase("search_list", place=self.place, plural=self.plural, title=self.title_in(r.lang))
+                        alt = r.told.voice.phrase("search_list", place=self.place, plural=self.plural, title=self.title_in(r.lang))
                         res2 = r.search(alt, "list", again=True)
                         if res2 is NEED:
                             return NEED
@@ -293,7 +293,7 @@ class PartList(Source):
             return self.step(r)
         if self.reader.total:
             total = self.reader.total  # a one-page list says no page count; a longer one says "page 1 of N"
-            r.note("found_list", claims=[("list_pages_total", total, self.reader.first, "pages")] if total > 1 else [],
+            r.told.note("found_list", claims=[("list_pages_total", total, self.reader.first, "pages")] if total > 1 else [],
                    title=self.reader.title,
                    pages=self.reader.total, s="s" if self.reader.total != 1 else "")
         return [Candidate(n, u, cells, self.reader.title, implied=self.implied) for n, u, cells in rows]
@@ -323,7 +323,7 @@ class BackList(Source):
             hop = self.hops[self.level - 1]
             nxt: list[tuple[str, str]] = []
             need = False
-            r.why = ("walk", hop["back"] or "")
+            r.agenda.why = ("walk", hop["back"] or "")
             for name, url in self.level_urls:
                 items = r.back_targets(url, name, hop)
                 if items is NEED:
@@ -375,7 +375,7 @@ class PartsOf(Source):
                 self.lists += [PartList(self.plural, c.name, self.implied, former=True) for c in got]
                 for c in got:  # the part's article, whose list of lists names the former members' list
                     if c.url:
-                        r.name_url.setdefault(norm(c.name), c.url)
+                        r.pages.name_url.setdefault(norm(c.name), c.url)
         out = gather(self.lists, r)
         if out is NEED:
             return NEED
@@ -393,7 +393,7 @@ class PartIndex(Source):
 
     def step(self, r):
         if self.reader is None:
-            q = r.voice.phrase("search_all", plural=self.plural)
+            q = r.told.voice.phrase("search_all", plural=self.plural)
             res = r.search(q, "list")
             if res is NEED:
                 return NEED
@@ -411,7 +411,7 @@ class PartIndex(Source):
         for c in parts:
             cell = c.listed.get(header_for(c.listed, self.cond.get("label", "")))
             if cell is None:
-                r.why = ("check", self.cond["text"])
+                r.agenda.why = ("check", self.cond["text"])
                 cell = r.attribute(c.url, self.cond["label"], c.name)
             if cell is NEED:
                 need = True

@@ -60,9 +60,9 @@ class Noted:
 
 
 def _noted(r) -> Noted:
-    if getattr(r, "notebook", None) is None:
-        r.notebook = Noted()
-    return r.notebook
+    if r.values.notebook is None:
+        r.values.notebook = Noted()
+    return r.values.notebook
 
 
 def _esc(v) -> str:
@@ -122,7 +122,7 @@ def _show(value, visible: set[str] | None = None) -> str:
 def _by_page(r) -> dict[str, list[tuple[tuple, str, object]]]:
     """The research's notes grouped by the page they were read on: url -> [(key, label, value)]."""
     out: dict[str, list] = {}
-    for (u, key), (label, v) in r.memo.items():
+    for (u, key), (label, v) in r.values.memo.items():
         out.setdefault(u, []).append(((u, key), label, v))
     return out
 
@@ -218,12 +218,12 @@ def write_state(r, consolidate: bool = False) -> str:
     noted = _noted(r)
     if consolidate:
         count = noted.count
-        noted = r.notebook = Noted()
+        noted = r.values.notebook = Noted()
         noted.count = count
     noted.count += 1
-    noted.visible = set(r.seen)
-    r.notes_by_page = _by_page(r)
-    t = r.voice.bank["notes"]
+    noted.visible = set(r.pages.seen)
+    r.values.notes_by_page = _by_page(r)
+    t = r.told.voice.bank["notes"]
     q = r.q
     lines = [f"## {t['head'].format(k=noted.count)}" + (f" {t['all']}" if consolidate else ""), ""]
     if r.brief.kind == Shape.MULTIHOP:
@@ -272,7 +272,7 @@ def progress_signature(r) -> tuple:
 
 def _source_progress(r, src, t: dict, labels: set[str], lines: list[str], noted: Noted) -> None:
     """Where the candidates are being gathered: lists and their pages, pages to walk."""
-    for reader in [*readers_of(src), *r.full_lists.values()]:
+    for reader in [*readers_of(src), *r.pages.full_lists.values()]:
         _reader(reader, t, r.lang, labels, lines, noted)
     for s in _walk(src):
         if isinstance(s, BackList) and s.level_urls:
@@ -280,11 +280,11 @@ def _source_progress(r, src, t: dict, labels: set[str], lines: list[str], noted:
             if noted.once(walk):
                 lines.append(walk)
         elif isinstance(s, Named):
-            url = r.name_url.get(norm(s.name))
+            url = r.pages.name_url.get(norm(s.name))
             if url:
                 lines.append(f"- {_ref(s.name, url, noted)}")
         elif isinstance(s, PartList) and s.reader is None:
-            url = r.name_url.get(norm(s.place))
+            url = r.pages.name_url.get(norm(s.place))
             if url:
                 lines.append(f"- {_ref(s.place, url, noted)}")
 
@@ -452,7 +452,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
             noted.values.update((_key(row), n) for n, _ in have)
             # the profile an article sent the research to for a cell it leaves out: named, so the
             # next segment reads it there instead of opening the article again
-            off = r.profile_of.get(row.url) if any(a == row.url for a, _k in r.off_article) else None
+            off = r.pages.profile_of.get(row.url) if any(a == row.url for a, _k in r.pages.off_article) else None
             # (the article itself no longer, once it gave what it has: the cells it leaves out are on that profile)
             where = [u for u in dict.fromkeys((None if off and have else row.url, off, row.other[1] if row.other else None,
                                                row.anchor.url if row.anchor else None)) if u]
@@ -498,7 +498,7 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
         lines += [f"- {_ref(c.name, c.url, noted)}" for c in fresh]
         if known:
             lines.append(f"- {_compact(r, [(c.name, c.url) for c in known], t)} ({t['addresses']})")
-    reading = [x for x in r.full_lists.values() if x.pages and x.missing()]  # full lists read part-way (a row's list column)
+    reading = [x for x in r.pages.full_lists.values() if x.pages and x.missing()]  # full lists read part-way (a row's list column)
     part: list[str] = []
     for x in reading:
         _reader(x, t, r.lang, labels, part, noted, _years(q.get("period")))
@@ -539,7 +539,7 @@ def _notes_of(r, url: str | None, noted: Noted, stated: set | None = None) -> st
     out = []
     follow = followed(r.q)
     name = norm(r.label_of(url))
-    for key, label, v in r.notes_by_page.get(url, ()):
+    for key, label, v in r.values.notes_by_page.get(url, ()):
         if key in noted.memo:
             continue
         noted.memo.add(key)
@@ -609,8 +609,8 @@ def _pages(r) -> set[str]:
         # will need them again (ten editions of one prize), and without them the oracle reopened
         # the prize's page after every compaction (9 times for a 44-row table under 12,000 tokens).
         own = {c.url for c in r.candidates or []} | {row.url for c in r.candidates or [] for row in c.links or []}
-        own |= {r.profile_of[u] for u in own if u in r.profile_of and r.profile_of[u] not in urls}  # a candidate's other page
-        urls |= {u for (u, key) in r.memo if key and key[0] == "attr" and u not in own}
+        own |= {r.pages.profile_of[u] for u in own if u in r.pages.profile_of and r.pages.profile_of[u] not in urls}  # a candidate's other page
+        urls |= {u for (u, key) in r.values.memo if key and key[0] == "attr" and u not in own}
     urls |= {u for _, u in getattr(r, "path", [])}
     if r.candidates is None:
         for s in _walk(r.source):
@@ -620,7 +620,7 @@ def _pages(r) -> set[str]:
                 urls |= {u for _, u, _ in reader.rows()}
     urls.discard(None)
     for _ in range(3):
-        more = _linked(r.notes_by_page, urls)
+        more = _linked(r.values.notes_by_page, urls)
         if not more:
             break
         urls |= more
@@ -633,7 +633,7 @@ def _tail(r, t: dict, lines: list[str], noted: Noted) -> None:
     cols = [c["name"] for c in r.q.get("columns", [])]
     own = {row.url for c in r.candidates or [] if c.state == "kept" for row in (c.links if c.links is not None else [c])
            if all(n in row.cells for n in cols)}  # a settled row's own page: what it gave is in the row
-    other = [u for u in dict.fromkeys(u for (u, _) in r.memo) if u in pages and u not in shown and u not in own]
+    other = [u for u in dict.fromkeys(u for (u, _) in r.values.memo) if u in pages and u not in shown and u not in own]
     told = []
     stated = _stated(r)
     for u in other:
@@ -645,33 +645,25 @@ def _tail(r, t: dict, lines: list[str], noted: Noted) -> None:
     if told:
         lines += ["", f"{t['values']}:"] + told
     # the notes the research keeps: those of the pages it still needs, and every one a note gave
-    r.memo = {k: v for k, v in r.memo.items() if k[0] in pages or k in noted.memo}
+    r.values.memo = {k: v for k, v in r.values.memo.items() if k[0] in pages or k in noted.memo}
     said = {u.rstrip(".,;:") for u in URL_RE.findall("\n".join(lines))} | noted.urls
-    wants = [(u, p) for u, p in r.wants.items() if u not in r.read and u not in said and not _on_list(r, u, noted)][:WANTS_MAX]
+    wants = [(u, p) for u, p in r.agenda.wants.items() if u not in r.pages.read and u not in said and not _on_list(r, u, noted)][:WANTS_MAX]
     if wants:
         lines += ["", f"{t['wants']}:"]
         lines += [f"- {_ref(p[1] or r.label_of(u), u, noted)}" + (f" ({p[2]})" if len(p) > 2 and p[2] else "") for u, p in wants]
-    failed = [u for u in sorted(r.failed) if u not in r.read]
+    failed = [u for u in sorted(r.pages.failed) if u not in r.pages.read]
     if failed:
         lines += ["", f"{t['failed']}:"]
-        lines += [f"- {_ref(r.label_of(u), u, noted)} ({r.tries[u]} {t['tries']})" for u in failed]
+        lines += [f"- {_ref(r.label_of(u), u, noted)} ({r.pages.tries[u]} {t['tries']})" for u in failed]
 
 
 def forget(r, state: str) -> None:
     """After a note is written: keep what the notes carry, drop every page and result read before."""
     noted = _noted(r)
     urls = {u.rstrip(".,;:") for text in noted.text for u in URL_RE.findall(text)} | noted.urls
-    r.forgotten |= r.seen - urls
-    r.seen = set(urls)
-    for key in [k for k in r.search_tries if k in r.results]:  # searches that worked may be run again
-        del r.search_tries[key]
-    for store in (r.read, r.results, r.fallback, r.snippets, r.second, r.second_of, r.verifying, r.wants, r.search_wants):
-        store.clear()
-    r.name_url = {k: u for k, u in r.name_url.items() if u in urls}
-    r.profile_of = {a: p for a, p in r.profile_of.items() if p in urls}
-    r.off_article = {(a, k) for a, k in r.off_article if a in r.profile_of}
-    r.link_names = {u: n for u, n in r.link_names.items() if u in urls}
-    r.notes, r.decisions, r.trouble, r.asking = [], [], [], []
+    r.pages.forget(urls)  # each store keeps what the notes carry
+    for store in (r.searches, r.agenda, r.compared, r.told):
+        store.forget()
     labels = _relevant_labels(r.q) if r.brief.kind == Shape.TABLE else set()
     for c in r.candidates or []:
         c.waiting = None

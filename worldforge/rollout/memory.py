@@ -110,6 +110,7 @@ class Agenda:
     on_article: Counter = field(default_factory=Counter)  # label -> articles read that state it
     off_count: Counter = field(default_factory=Counter)  # label -> articles read that leave it to a profile
     calls_made: Counter = field(default_factory=Counter)
+    turns_taken: int = 0
 
     def forget(self) -> None:
         """Nothing wanted survives a note: what the research needs next is decided from the notes."""

@@ -34,37 +34,28 @@ import json
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from ..language import BASE, scale_words
+from ..language import BASE
 from ..language import get as get_language
 from ..plumbing import stable_hash
 from ..records import Shape
 from ..tasks import AllOf, Expr, combo_alternatives, combo_musts, evaluate_combo, parse_combo
 from .compare import disagree, notice, weigh
+from .entities import EntityReader
 from .env import Episode, ToolCall, markdown_table
 from .memory import Agenda, Comparisons, Narration, PagesRead, SearchesRun, ValuesRead
 from .narrator import Event, Narrator
 from .reading import (
-    RANGE_SEP,
-    SINCE_WORDS,
-    Page,
     Span,
-    in_unit,
     is_news_url,
     note_at,
     note_parts,
-    own_pages,
     plain_number,
-    prose_value,
     read_date,
-    read_note,
     read_number,
     read_page,
     read_search,
-    read_span,
-    snippet_confirms,
-    snippet_value,
 )
 from .sources import (
     NEED,
@@ -93,7 +84,6 @@ STALE_DAYS = 180  # an article last edited longer ago than this is read as out o
 
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 _PAGE_NO = re.compile(r"[?&]page=(\d+)")
-_DIGIT = re.compile(r"\d")
 
 
 @dataclass
@@ -133,6 +123,7 @@ class Research:
         self.values = ValuesRead()
         self.agenda = Agenda()
         self.compared = Comparisons()
+        self.entities = EntityReader(self)
         self.told = Narration(Narrator(brief.language, stable_hash(seed, "voice", ep.key)))
         self.source: Source | None = None
         self.candidates: list[Candidate] | None = None
@@ -143,7 +134,6 @@ class Research:
         # driven by another loop, as in the verl kit, gets the question but not the episode)
         msgs = getattr(ep, "messages", None)
         self.today = (read_date(msgs[0]["content"]) if msgs else None) or read_date(brief.query)
-        self.turns_taken = 0
 
     # ------------------------------------------------------------------ observation helpers
 
@@ -260,325 +250,6 @@ class Research:
         self.pages.name_url[norm(name)] = hit
         return hit
 
-    # ------------------------------------------------------------------ reading entities
-
-    def article(self, url: str | None, name: str = ""):
-        if not url:
-            return None
-        got = self.page(url, (self.agenda.why[0], name or self.label_of(url), self.agenda.why[1]))
-        if got is not None and got is not NEED:
-            self.values.read_from = got.url if got.url in self.pages.read else url  # where the value being read comes from
-        return got
-
-    def noted(self, url: str | None, key: tuple):
-        """What the page at `url` gave for `key` when it was read (its notes survive a compaction
-        where the state carries them), or MISSING."""
-        got = self.values.memo.get((url, key), MISSING)
-        if got is not MISSING:
-            self.values.read_from = url
-            return got[1]
-        return MISSING
-
-    def _note_value(self, url: str, key: tuple, label: str, value) -> None:
-        if value is not NEED:
-            self.values.memo[(url, key)] = (label, value)
-            if key[0] == "attr" and isinstance(value, str):
-                self._know(label, value)
-
-    def _know(self, label: str, cell: str) -> None:
-        """A value seen for `label` (a category a later page's prose may name)."""
-        v = strip_links(cell).strip()
-        if v and not _DIGIT.search(v):  # not a date or a figure
-            self.values.vocab.setdefault(norm(label), set()).add(v)
-
-    def back_targets(self, url: str, name: str, hop: dict):
-        """Entities linking to the entity at `url` through `hop` (read from its page: the section
-        headed with the hop's `back` label, and the full list it links to when cut short)."""
-        if hop["kind"] == "lookup" or not hop.get("back"):
-            return []
-        key = ("back", norm(hop["back"]), bool(hop.get("current")))
-        got = self.noted(url, key)
-        if got is not MISSING:
-            return got
-        page = self.article(url, name)
-        if page is NEED:
-            return NEED
-        if page is None:
-            return []
-        out = self._section_items(page, hop["back"], name, current=hop.get("current", False))
-        self._note_value(url, key, hop["back"], out)
-        return out
-
-    def targets(self, url: str, hop: dict, name: str = ""):
-        """Entities the entity at `url` reaches through `hop`: its infobox rows (a to-one link, a
-        lookup) or its list section; `current` keeps only links still in force."""
-        if hop["kind"] == "held":  # the entity a link names after it ('supervisor Isaac Wilkinson'): found by name
-            links = self.targets(url, {**hop, "kind": "rel"}, name)
-            if links is NEED or links is None:
-                return links
-            parts = [note_parts(i.span) for i in links]
-            named = [note_at(p, hop["note"], hop["note_label"], hop.get("labelled")) for p in parts]
-            return [_Item(n, None, Span()) for n in named if n]
-        box = _in_box(hop)
-        key = ("to", norm(hop["label"]), bool(hop.get("current")), box, bool(hop["to_one"]))
-        got = self.noted(url, key)
-        if got is not MISSING:
-            return got
-        page = self.article(url, name)
-        if page is NEED:
-            return NEED
-        if page is None:
-            return None
-        out = self._targets(page, hop, name)
-        if out == [] and not box and page.section(hop["label"]) is None:  # a profile without the list: its article has it
-            art = self._article_link(page, url, name)
-            if art is not None:
-                out = self.targets(art, hop, name)
-                if out is NEED:
-                    return NEED
-        self._note_value(url, key, hop["label"], out)
-        return out
-
-    def count_of(self, url: str | None, hop: dict, name: str = ""):
-        """How many entities the entity at `url` links through `hop`, from what a page states: a
-        count a cut-short list gives ('the full list of 43 titles'), else the items of a list
-        shown in full, else none where its encyclopedia article (which lists every link an
-        entity has, or links the full list) has no such list. Another page of the entity (a
-        profile) lists nothing for sure: its article is read instead. None: no page says."""
-        key = ("count", norm(hop["label"]), bool(hop.get("current")))
-        got = self.noted(url, key)
-        if got is not MISSING:
-            return got
-        # the same entity counted for another row (its notes say so): by its page, since namesakes
-        # (two people of one name, two clubs called United) link different lists
-        who = url or norm(name)
-        known = self.values.counted.get((who, *key))
-        if known is not None:
-            return known
-        page = self.article(url, name)
-        if page is NEED:
-            return NEED
-        if page is None:
-            return None
-        sec = page.section(hop["label"])
-        box = _in_box(hop)
-        if page.state == "archived":
-            n = None  # an old snapshot: what it lists (or says it lists) is not the count now
-        elif box or (sec is None and page.infobox_rows(hop["label"])):
-            items = self._targets(page, hop, name)
-            n = NEED if items is NEED else len(items)
-        elif sec is not None and sec.more_count and not hop.get("current"):
-            n = sec.more_count  # stated: no need to read the whole list to count it
-        elif sec is not None and sec.cut and not sec.more_url:
-            n = None  # the page stops inside the list: its items so far are not its count
-        elif sec is not None:
-            items = self._section_items(page, hop["label"], page.name or name, current=hop.get("current", False))
-            reader = self.pages.full_lists.get(sec.more_url) if sec.more_url else None
-            n = NEED if items is NEED else None if reader is not None and not reader.whole() else len(items)
-        elif page.state != "ok" or (page.url and page.url != url):
-            n = None  # a page cut short, an old copy, or another site standing in for one that failed may not show it
-        else:
-            art = self._article_link(page, url, name)
-            # the entity's article, or a profile that links none (the entity's only page), lists every
-            # link it has (a long list cut short, with its count): none here
-            n = 0 if art is None else self.count_of(art, hop, name)
-        if n is NEED:
-            return NEED
-        self._note_value(url, key, hop["label"], n)
-        if n is not None and who:
-            self.values.counted[(who, *key)] = n
-        return n
-
-    def _article_link(self, page: Page, url: str, name: str) -> str | None:
-        """Where an entity's lists are, when `page` (read at `url`) has none: None when the page
-        is its encyclopedia article, or a profile or official site that links no article (it is
-        the entity's only page, and lists everything); else the article it links ('More about X')."""
-        if page.kind == "article" and is_encyclopedia(url):
-            return None
-        names = {norm(name), norm(page.name or "")}
-        art = next((u for t, u in page.links if is_encyclopedia(u) and (norm(t) in names or u.rsplit("/", 1)[-1].replace("_", " ")
-                                                                       .lower() in names)), None)
-        return art if art and art != url else None
-
-    def _targets(self, page: Page, hop: dict, name: str):
-        label = hop["label"]
-        box = _in_box(hop)
-        # a profile gives its links as key facts, one row per link, where an article has a section
-        if box or (not hop["reverse"] and page.section(label) is None and page.infobox_rows(label)):
-            out = []
-            for cell in page.infobox_rows(label):
-                m = _LINK.search(cell)
-                tail = cell[m.end():] if m else ""
-                if hop.get("current") and RANGE_SEP.search(tail):
-                    continue  # an ended link ('(June 1, 2001 – May 2, 2005)')
-                if m:
-                    out.append(_Item(m.group(1), m.group(2), _tag_span(tail)))
-                elif cell.strip():
-                    out.append(_Item(cell.strip(), None, Span()))
-            if hop["to_one"] and len(out) > 1 and not hop.get("current"):
-                out = out[:1]
-            return out
-        return self._section_items(page, label, page.name or name, current=hop.get("current", False))
-
-    def _section_items(self, page: Page, label: str, name: str, current: bool):
-        sec = page.section(label)
-        if sec is None:
-            return []
-        items = [_Item(i.name, i.url, i.span) for i in sec.items]
-        if sec.more_url:
-            reader = self.pages.full_lists.get(sec.more_url)
-            if reader is None:
-                reader = self.pages.full_lists[sec.more_url] = ListReader(sec.more_url, f"{name}: {label}")
-                self.told.note("full_list", name=name, count=sec.more_count or "?")
-            rows = reader.step(self)
-            if rows is NEED:
-                return NEED
-            items = []
-            for n, u, cells in rows:
-                vals = list(cells.values())
-                start = read_date(vals[0]) if vals else None
-                spans = len(vals) > 1 and (read_date(vals[1]) is not None or norm(vals[1]) == norm(self.lang.present))
-                if start is None and not (spans and not vals[0].strip()):  # an undated relation's list: the attributes alone
-                    span, rest = Span(), vals
-                elif spans:  # a tenure's span (its start may be blank)
-                    end = read_date(vals[1])
-                    span, rest = Span(start.year if start else None, end.year if end else None, end is None), vals[2:]
-                else:  # an event's day
-                    span, rest = Span(start.year), vals[1:]
-                # the links' own attributes follow their dates, a column each ('Department')
-                # (a blank cell keeps its place among them)
-                note = ", ".join(v if v != "–" else "" for v in rest) if any(v and v != "–" for v in rest) else None
-                items.append(_Item(n, u, replace(span, note=note)))
-        if current:
-            items = [i for i in items if i.span.start is None or i.span.open]
-        return items
-
-    def attribute(self, url: str | None, label: str, name: str = "", figure: bool = False, expect: str | None = None,
-                  unit: str | None = None, kind: str | None = None):
-        """An attribute's cell on an entity's article (None when the page does not state it). A
-        date or a figure (`figure`) a search result's snippet of that page states settles it
-        without opening the page, and so does a snippet confirming the value a condition expects
-        (`expect`; a snippet never rules one out). A figure prose writes with a scale is read in
-        the unit it is counted in (`in_unit`: '1.856亿美元' as 185.6 百万美元)."""
-        cell = self._attribute(url, label, name, figure, expect, unit, kind)
-        return in_unit(cell, unit) if isinstance(cell, str) and figure else cell
-
-    def _attribute(self, url: str | None, label: str, name: str, figure: bool, expect: str | None,
-                   unit: str | None, kind: str | None):
-        key = ("attr", norm(label))
-        self.values.from_snippet = False
-        for where in (url, self.pages.profile_of.get(url)):
-            got = self.noted(where, key) if where else MISSING
-            if got is not MISSING:
-                self.values.from_snippet = (where, key) in self.searches.snippet_read
-                return got
-        if figure and url not in self.pages.read and url in self.searches.snippets:
-            who = name or self.label_of(url)
-            value = next((v for sn in self.searches.snippets[url] if (v := snippet_value(sn, label, who)) is not None), None)
-            if value is not None:
-                return self._from_snippet(url, key, label, value)
-        if expect is not None and url not in self.pages.read and url in self.searches.snippets:
-            said = (url, ("is", norm(label), norm(expect)))
-            if said in self.searches.snippet_read or any(snippet_confirms(sn, label, name or self.label_of(url), expect)
-                                                for sn in self.searches.snippets[url]):
-                self.values.from_snippet = True
-                self.values.read_from = url
-                self.values.stats["snippet_values"] += said not in self.searches.snippet_read
-                self.searches.snippet_read.add(said)
-                return expect  # not noted as the attribute: only this condition is settled
-        kinds = (kind,) if kind in ("date", "number") else ("date", "number") if figure else ("string",)
-        if (url, key) in self.pages.off_article and url in self.pages.profile_of and url not in self.pages.read:
-            return self._on_profile(self.pages.profile_of[url], key, label, name or self.label_of(url), figure, expect, unit, kinds)
-        self.agenda.asking_figure = label if figure or expect is not None else None
-        page = self.article(url, name)
-        self.agenda.asking_figure = None
-        if page is NEED:
-            return NEED
-        if page is None:
-            return None
-        cells = page.infobox_rows(label)
-        cell = cells[0] if cells else None
-        if page.kind == "article":
-            (self.agenda.on_article if cell is not None else self.agenda.off_count)[norm(label)] += 1
-        if cell is None and page.kind == "article":
-            return self._elsewhere(page, key, label, name or page.name, figure, expect, unit, kinds)
-        if cell is None and page.kind != "directory":  # the entity's own profile, written as prose
-            cell = _from_prose(page.text, label, kinds, self.known_values(label) | ({expect} if expect else set()), unit)
-            self.values.stats["prose_values"] += cell is not None
-            self._note_value(url, key, label, cell)
-            return cell
-        self.values.stats["page_values"] += cell is not None
-        self._note_value(url, key, label, cell)
-        return cell
-
-    def _from_snippet(self, url: str, key: tuple, label: str, value: str) -> str:
-        """A value a search result's snippet of `url` settled: noted as that page's."""
-        self.values.from_snippet = True
-        self.values.read_from = url
-        self.values.stats["snippet_values"] += 1
-        self.agenda.ahead_hit[norm(label)] += 1
-        self._note_value(url, key, label, value)
-        self.searches.snippet_read.add((url, key))
-        return value
-
-    def _elsewhere(self, art: Page, key: tuple, label: str, name: str, figure: bool, expect: str | None, unit: str | None,
-                   kinds: tuple[str, ...]):
-        """An attribute an article leaves out, read on the subject's own page the article links
-        (its profile or official site): from its key facts, else from its prose (a date or a figure
-        in a clause naming the label, or a value of that label seen elsewhere). NEED while it is
-        read; None when that page does not settle it either."""
-        profiles = self.pages.own.get((art.url, len(art.text)))  # a cut copy of the page may lack its links
-        if profiles is None:
-            profiles = self.pages.own[(art.url, len(art.text))] = own_pages(art)
-        if not profiles:
-            self._note_value(art.url, key, label, None)
-            return None
-        url = profiles[0]
-        self.pages.profile_of[art.url] = url
-        self.pages.off_article.add((art.url, key))
-        return self._on_profile(url, key, label, name, figure, expect, unit, kinds)
-
-    def _on_profile(self, url: str, key: tuple, label: str, name: str, figure: bool, expect: str | None, unit: str | None,
-                    kinds: tuple[str, ...]):
-        """An attribute read on an entity's own page (`url`), which its article sent the research to."""
-        got = self.noted(url, key)
-        if got is not MISSING:
-            self.values.from_snippet = (url, key) in self.searches.snippet_read
-            return got
-        known = self.known_values(label) | ({expect} if expect else set())
-        if url not in self.pages.read and url in self.searches.snippets:  # a result's snippet of that page may settle it
-            for sn in self.searches.snippets[url]:
-                v = _from_prose(sn, label, kinds, known, unit)
-                if v is not None:
-                    return self._from_snippet(url, key, label, v)
-        self.pages.beside_name.setdefault(url, name)
-        if url not in self.pages.read and url not in self.agenda.wants and url not in self.pages.failed:
-            self.told.note("off_article", page=name, label=label, site=host(url))
-        self.agenda.asking_figure = label if figure or expect is not None else None
-        page = self.page(url, (self.agenda.why[0], name, self.agenda.why[1]))
-        self.agenda.asking_figure = None
-        if page is NEED:
-            return NEED
-        if page is None:
-            return None
-        self.values.read_from = url
-        cells = page.infobox_rows(label)
-        cell = cells[0] if cells else None
-        if cell is None:
-            cell = _from_prose(page.text, label, kinds, known, unit)
-            self.values.stats["prose_values"] += cell is not None
-            if cell is None:
-                self.told.note("not_on_profile", page=name, label=label, site=host(url))
-        else:
-            self.values.stats["page_values"] += 1
-        self._note_value(url, key, label, cell)
-        return cell
-
-    def known_values(self, label: str) -> set[str]:
-        """The values pages read so far gave `label` (what the research has seen it take), as plain
-        text: categories, not dates or figures."""
-        return self.values.vocab.get(norm(label), set())
-
     # ------------------------------------------------------------------ conditions
 
     def test(self, cond: dict, c: Candidate):
@@ -597,7 +268,7 @@ class Research:
                 self.told.listing_said.add(cond["letter"])
                 self.told.note("from_listing", col=self.lang.mid(cond.get("label", "")))
             if cell is None:
-                cell = self.attribute(c.url, cond["label"], c.name, figure=cond["test"] != "eq",
+                cell = self.entities.attribute(c.url, cond["label"], c.name, figure=cond["test"] != "eq",
                                       expect=cond["value"] if cond["test"] == "eq" and not cond.get("negated") else None,
                                       unit=cond.get("unit"), kind=_cond_kind(cond))
                 if cell is NEED:
@@ -615,7 +286,7 @@ class Research:
             for name, url in ents:
                 if url is None:
                     continue
-                got = self.targets(url, hop, name)
+                got = self.entities.targets(url, hop, name)
                 if got is NEED:
                     need = True
                     continue
@@ -633,7 +304,7 @@ class Research:
         seen_vals = []
         self.agenda.why = ("hop", cond["text"])
         for name, url in ents:  # (the value an equality expects is one prose may name: 'The form of government of X is republic')
-            cell = self.attribute(url, cond["label"], name, figure=cond["test"] != "eq", unit=cond.get("unit"), kind=_cond_kind(cond),
+            cell = self.entities.attribute(url, cond["label"], name, figure=cond["test"] != "eq", unit=cond.get("unit"), kind=_cond_kind(cond),
                                   expect=cond["value"] if cond["test"] == "eq" and not cond.get("negated") else None)
             if cell is NEED:
                 need = True
@@ -775,7 +446,7 @@ class Research:
             name, url = c.name, c.url
         self.agenda.why = ("row", col["name"])
         for hop in col["path"]:
-            got = self.targets(url, hop, name)
+            got = self.entities.targets(url, hop, name)
             self.agenda.why = ("linked", col["name"])
             if got is NEED:
                 return NEED
@@ -783,11 +454,11 @@ class Research:
                 return "unknown"
             name, url = got[0].name, got[0].url
         if col.get("agg") == "count":
-            n = self.count_of(url, col["via"], name)
+            n = self.entities.count_of(url, col["via"], name)
             self.agenda.why = ("linked", col["name"])
             return n if n is NEED else "unknown" if n is None else str(n)
         if col.get("agg"):
-            items = self.targets(url, col["via"], name)
+            items = self.entities.targets(url, col["via"], name)
             self.agenda.why = ("linked", col["name"])
             if items is NEED:
                 return NEED
@@ -803,7 +474,7 @@ class Research:
         if col["attribute"] is None:
             return name
         listed = c.listed.get(header_for(c.listed, col.get("label", ""))) if not col["path"] and base != "other" else None
-        cell = listed if listed is not None else self.attribute(url, col["label"], name, figure=col["kind"] in ("number", "date"),
+        cell = listed if listed is not None else self.entities.attribute(url, col["label"], name, figure=col["kind"] in ("number", "date"),
                                                                          unit=col.get("unit"), kind=col["kind"])
         if cell is NEED:
             return NEED
@@ -973,7 +644,7 @@ class Research:
                 continue
             cell = c.listed.get(header_for(c.listed, rk.get("label", "")))
             if cell is None:
-                cell = self.attribute(c.url, rk["label"], c.name, figure=True, unit=rk.get("unit"), kind=rk.get("kind"))
+                cell = self.entities.attribute(c.url, rk["label"], c.name, figure=True, unit=rk.get("unit"), kind=rk.get("kind"))
             if cell is NEED:
                 need = True
                 continue
@@ -1007,7 +678,7 @@ class Research:
         self.agenda.why = ("row", "")
         only = self.q.get("note_filter")  # only links whose own attribute has a value ("jobs in sales")
         if self.q["shape"] == "events":
-            page = self.article(a.url, a.name)
+            page = self.entities.article(a.url, a.name)
             if page is NEED:
                 return NEED
             for d in page.timeline if page is not None else []:
@@ -1022,7 +693,7 @@ class Research:
                 rows.append(Candidate(a.name, a.url, {}, a.source, "kept", other=(d.name, d.url), date=d.date, anchor=a,
                                       span=Span(note=d.note) if d.note else None))
             return rows
-        items = self.targets(a.url, hop, a.name)
+        items = self.entities.targets(a.url, hop, a.name)
         if items is NEED:
             return NEED
         tenure = self.q.get("tenure_rule")  # the question's rule: only tenures under way ("current"), or ended
@@ -1041,7 +712,7 @@ class Research:
     # ------------------------------------------------------------------ the turn's calls and text
 
     def turn(self) -> tuple[str, list[ToolCall]]:
-        self.turns_taken += 1
+        self.agenda.turns_taken += 1
         self.agenda.wants = {}
         self.agenda.search_wants = {}
         parts: list[Event] = []
@@ -1135,7 +806,7 @@ class Research:
         budget = budget or READ_LOAD
         env = getattr(self.ep, "env", None)
         limit = getattr(self.ep, "max_turns", None) or (env.options.max_turns if env is not None else None)
-        if self.agenda.pressed or (limit is not None and (limit - self.turns_taken) * slots < 3 * len(pending)):
+        if self.agenda.pressed or (limit is not None and (limit - self.agenda.turns_taken) * slots < 3 * len(pending)):
             return pending[:slots]  # short of turns (or of room) for what is left: every slot, whatever it is for
         focus = self.agenda.wants.get(pending[0], ("",))[0]
         same = [u for u in pending if self.agenda.wants.get(u, ("",))[0] == focus][:slots]
@@ -1514,11 +1185,11 @@ class Research:
                     at[u].listed = dict(zip(page.headers[1:], cells))
         notice(self, url, page)
         for lab, cell in page.infobox + page.fields:  # the values a label takes, for reading prose later
-            self._know(lab, cell)
+            self.entities.know(lab, cell)
         for k, lab in enumerate(page.headers[1:]):
             for r in page.rows:
                 if k < len(r[2]):
-                    self._know(lab, r[2][k])
+                    self.entities.know(lab, r[2][k])
         for t, u in page.links:
             self.pages.seen.add(u)
             if t and u not in self.pages.link_names:
@@ -1535,21 +1206,7 @@ class Research:
             self.pages.link_names[url] = page.name
 
 
-MISSING = object()  # nothing noted
 READ_LOAD = 5  # what one turn opens, by weight (`Research._focus`)
-
-
-@dataclass(frozen=True, slots=True)
-class _Item:
-    name: str
-    url: str | None
-    span: Span
-
-
-def _in_box(hop: dict) -> bool:
-    """Whether a hop's targets are infobox rows (a lookup, a to-one link from the entity that holds
-    it) rather than a list section."""
-    return hop["kind"] == "lookup" or (hop["to_one"] and not hop["reverse"])
 
 
 def _own_page(results, name: str) -> str | None:
@@ -1560,49 +1217,11 @@ def _own_page(results, name: str) -> str | None:
     return hit or next((x.url for x in named if not is_news_url(x.url)), None)
 
 
-def _tag_span(tail: str) -> Span:
-    """The dates after an infobox link: ' (since June 25, 2016)', ' (June 1, 2001 – May 2, 2005)',
-    with the link's own attributes written before them (', sales (since ...)')."""
-    note = read_note(tail)
-    span = _tag_dates(tail)
-    return replace(span, note=note) if note else span
-
-
-def _tag_dates(tail: str) -> Span:
-    if not tail.strip():
-        return Span()
-    d = [read_date(x) for x in RANGE_SEP.split(tail)]
-    if len(d) == 2 and d[0] and d[1]:
-        return Span(d[0].year, d[1].year)
-    if d and d[0]:
-        return Span(d[0].year, None, any(w in tail for w in SINCE_WORDS))
-    _, span = read_span(tail.strip())
-    return span
-
-
 def _names(title: str, name: str) -> bool:
     """A result's title names this entity: the name whole, alone or before a qualifier ('Liu Feng',
     'Liu Feng (player)'), never a longer name it begins ('刘峰' is not '刘峰亮', 'Ann Lee' not 'Ann Leeds')."""
     t, n = norm(title), norm(name)
     return t.startswith(n) and (len(t) == len(n) or not t[len(n)].isalnum())
-
-
-def _from_prose(text: str, label: str, kinds: tuple[str, ...], known: set[str], unit: str | None) -> str | None:
-    """`prose_value` of the first of `kinds` the text settles (a figure written with a scale word
-    read whole, '48.1万' -> 481000, unless the unit has it), never a value the text ends on (a
-    snippet's cut may have shortened it)."""
-    for kind in kinds:
-        v = prose_value(text, label, kind, known, unit)
-        at = text.find(v, max(0, text.lower().find(label.lower()))) if v is not None else -1  # after its label
-        at = text.find(v) if v is not None and at < 0 else at
-        tail = text[at + len(v):] if at >= 0 else ""
-        if v is None or len(tail.strip()) < 2 or re.match(r"[,.]?\d", tail):  # at the cut, or cut inside a figure ('20,63')
-            continue
-        if kind == "number" and not any(w in (unit or "") for w in scale_words()):
-            n = read_number(v, scaled=True)  # prose rounds big figures ('1.2 million people')
-            v = plain_number(n) if n is not None else v
-        return v
-    return None
 
 
 def _cond_kind(cond: dict) -> str:
@@ -1673,7 +1292,7 @@ class ChainResearch(Research):
             return self._answer(None, name)
         self.path = [(name, url)]
         for i, hop in enumerate(q["hops"]):
-            got = self.targets(url, hop, name)
+            got = self.entities.targets(url, hop, name)
             if got is NEED:
                 return False
             if not got:
@@ -1693,7 +1312,7 @@ class ChainResearch(Research):
         if ans["attribute"] is None:
             return self._answer(name, name)
         # the answer read as what it is: a date or a figure (with its unit) in prose as well as in an infobox
-        cell = self.attribute(url, ans["label"], name, figure=ans.get("kind") in ("number", "date"), unit=ans.get("unit"),
+        cell = self.entities.attribute(url, ans["label"], name, figure=ans.get("kind") in ("number", "date"), unit=ans.get("unit"),
                               kind=ans.get("kind"))
         if cell is NEED:
             return False

@@ -325,7 +325,7 @@ class BackList(Source):
             need = False
             r.agenda.why = ("walk", hop["back"] or "")
             for name, url in self.level_urls:
-                items = r.back_targets(url, name, hop)
+                items = r.entities.back_targets(url, name, hop)
                 if items is NEED:
                     need = True
                     continue
@@ -412,7 +412,7 @@ class PartIndex(Source):
             cell = c.listed.get(header_for(c.listed, self.cond.get("label", "")))
             if cell is None:
                 r.agenda.why = ("check", self.cond["text"])
-                cell = r.attribute(c.url, self.cond["label"], c.name)
+                cell = r.entities.attribute(c.url, self.cond["label"], c.name)
             if cell is NEED:
                 need = True
             elif r.matches(self.cond, cell):

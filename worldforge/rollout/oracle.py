@@ -33,15 +33,15 @@ import datetime as dt
 import json
 import random
 import re
-from collections import Counter
 from dataclasses import dataclass
 
-from ..language import BASE
 from ..language import get as get_language
 from ..plumbing import stable_hash
 from ..records import Shape
-from ..tasks import AllOf, Expr, combo_alternatives, combo_musts, evaluate_combo, parse_combo
-from .compare import disagree, notice, weigh
+from ..tasks import AllOf, Expr, combo_alternatives, combo_musts, parse_combo
+from .absorb import absorb
+from .compare import disagree
+from .deciding import decide_candidate, format_cell, read_cell
 from .entities import EntityReader
 from .env import Episode, ToolCall, markdown_table
 from .memory import Agenda, Comparisons, Narration, PagesRead, SearchesRun, ValuesRead
@@ -51,12 +51,10 @@ from .reading import (
     is_news_url,
     note_at,
     note_parts,
-    plain_number,
     read_date,
     read_number,
-    read_page,
-    read_search,
 )
+from .schedule import READ_LOAD, eligible, pages_to_open, searches_ahead
 from .sources import (
     NEED,
     BackList,
@@ -75,15 +73,12 @@ from .sources import (
     readers_of,
     strip_links,
 )
+from .telling import dropped_ref, open_events, plan_event, strategy_event, told_events
 
 SEARCH_QUERIES_MAX = 5  # queries one web_search call carries at most
-AHEAD_TRIAL, AHEAD_WORTH = 12, 0.25  # searches ahead of a label tried before judging them; the hit rate that keeps them
-CROSS_CHECKS_MAX = 4  # second sources an episode opens to compare, at most
 STALL_NOTES = 4  # notes in a row with nothing settled (every slot used) before the research submits what it has
-STALE_DAYS = 180  # an article last edited longer ago than this is read as out of date (live ones: weeks)
 
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
-_PAGE_NO = re.compile(r"[?&]page=(\d+)")
 
 
 @dataclass
@@ -250,237 +245,11 @@ class Research:
         self.pages.name_url[norm(name)] = hit
         return hit
 
-    # ------------------------------------------------------------------ conditions
 
-    def test(self, cond: dict, c: Candidate):
-        """Whether a candidate meets one condition: True, False, or NEED; with what was read, for
-        the telling: (value, where, source), source one of list, own, snippet, other."""
-        path = cond["path"]
-        self.agenda.why = ("check", cond["text"])
-        if not path:
-            cell = c.listed.get(header_for(c.listed, cond.get("label", "")))
-            where, source = c.source, "list"
-            listed = None
-            if cell is not None and cond.get("negated") and self.matches(cond, cell) and not cond.get("rule"):
-                listed, cell = cell, None  # a list's value would exclude the row: confirm it on the row's own page first
-                # (not for the question's rule: a list's date of death or closure settles that one is out)
-            if cell is not None and cond["letter"] not in self.told.listing_said:
-                self.told.listing_said.add(cond["letter"])
-                self.told.note("from_listing", col=self.lang.mid(cond.get("label", "")))
-            if cell is None:
-                cell = self.entities.attribute(c.url, cond["label"], c.name, figure=cond["test"] != "eq",
-                                      expect=cond["value"] if cond["test"] == "eq" and not cond.get("negated") else None,
-                                      unit=cond.get("unit"), kind=_cond_kind(cond))
-                if cell is NEED:
-                    return NEED, None
-                where = self.told.voice.snippet_where() if self.values.from_snippet else self.told.voice.own_page()
-                source = "snippet" if self.values.from_snippet else "own"
-                if cell is None and listed is not None:  # its own pages do not say: the list's value stands
-                    cell, where, source = listed, c.source, "list"
-            return self.matches(cond, cell), (cell, where, source)
-        ents = [(c.name, c.url)]
-        for i, hop in enumerate(path):
-            nxt = []
-            need = False
-            self.agenda.why = ("check", cond["text"]) if i == 0 else ("hop", cond["text"])
-            for name, url in ents:
-                if url is None:
-                    continue
-                got = self.entities.targets(url, hop, name)
-                if got is NEED:
-                    need = True
-                    continue
-                if got is None:
-                    continue
-                nxt += [(x.name, x.url) for x in got]
-            if need:
-                return NEED, None
-            ents = nxt
-        if cond["test"] == "entity":
-            ok = any(norm(n) == norm(cond["value"]) for n, _ in ents)
-            shown = "; ".join(dict.fromkeys(n for n, _ in ents)) or "—"
-            return ok, (shown, self.told.voice.own_page() if len(path) == 1 else self.where(c.url), "own" if len(path) == 1 else "other")
-        need = False
-        seen_vals = []
-        self.agenda.why = ("hop", cond["text"])
-        for name, url in ents:  # (the value an equality expects is one prose may name: 'The form of government of X is republic')
-            cell = self.entities.attribute(url, cond["label"], name, figure=cond["test"] != "eq", unit=cond.get("unit"), kind=_cond_kind(cond),
-                                  expect=cond["value"] if cond["test"] == "eq" and not cond.get("negated") else None)
-            if cell is NEED:
-                need = True
-                continue
-            seen_vals.append((cell, name, url))
-            if cell is not None and self.matches(cond, cell):
-                return True, (f"{strip_links(cell)}", self.where(url), "other")
-        if need:
-            return NEED, None
-        shown = "; ".join(strip_links(v) for v, _, _ in seen_vals if v) or "—"
-        names = [n for _, n, _ in seen_vals]
-        where = (self.where(seen_vals[0][2]) if len(names) == 1 else self.told.voice.names(names, limit=3)) if names else self.where(c.url)
-        return False, (shown, where, "other")
 
-    def matches(self, cond: dict, cell) -> bool:
-        if cell is None:
-            return False
-        text = strip_links(cell)
-        if cond["test"] == "eq":
-            return norm(text) == norm(cond["value"])
-        lo, hi = cond["value"]
-        if cond.get("kind") == "date":
-            d = read_date(text)
-            if d is None:
-                return False
-            return (lo is None or d >= dt.date.fromisoformat(lo)) and (hi is None or d <= dt.date.fromisoformat(hi))
-        v = read_number(text)
-        if v is None:
-            return False
-        return (lo is None or v >= float(lo) - 1e-9) and (hi is None or v <= float(hi) + 1e-9)
 
-    def where(self, url: str | None) -> str:
-        if not url:
-            return "the list"
-        p = self.pages.read.get(url)
-        if p is not None and p.title:
-            return f"{p.title} ({host(url)})" if not is_encyclopedia(url) else p.title
-        return self.label_of(url)
 
-    def decide(self, c: Candidate):
-        """Keep, reject, or NEED: every condition the candidate's list does not already settle.
-        A candidate whose page never loads (and no other source stands in) is left out, and said so."""
-        if c.url in self.pages.failed and self.page(c.url, ("check", c.name, "")) is None:
-            self.told.note("unreadable", names=c.name)
-            return None
-        conds = {x["letter"]: x for x in self.q.get("conditions", [])}
-        letters = [k for k in conds if k not in c.implied]
-        vals: dict[str, object] = {}
-        told: dict[str, tuple] = {}
-        for k in letters:
-            v, seen = self.test(conds[k], c)
-            vals[k] = v
-            if seen is not None:
-                told[k] = seen
-        for k in c.implied:
-            vals[k] = True
-        # the conditions, the part ('in Braeria') and the question's rule ('living people only':
-        # R holds of what it leaves out)
-        verdict = evaluate_combo(_RULED, {"A": evaluate_combo(self.brief.combo, vals, NEED), "B": vals.get("S", True), "C": vals.get("R", False)},
-                           NEED)
-        if verdict is NEED:
-            return NEED
-        ok = verdict is True
-        # the telling: the condition that decided it
-        if ok:
-            k = next((k for k in letters if vals.get(k) is True and k in told and not conds[k].get("negated")), None)
-            if k:
-                self.told.decisions.append(("keep", self._verdict(c, conds[k], told[k], True)))
-            return True
-        k = next((k for k in letters if k in told and ((vals[k] is False and not conds[k].get("negated"))
-                                                       or (vals[k] is True and conds[k].get("negated")))), None)
-        if k:
-            move = "reject_excluded" if conds[k].get("negated") else "reject"
-            self.told.decisions.append((move, self._verdict(c, conds[k], told[k], False)))
-        return False
 
-    def _verdict(self, c: Candidate, cond: dict, seen: tuple, kept: bool) -> dict:
-        """What a decision tells: the value that decided it and where it was read, and for a
-        number or a date tested against a bound, the value and the bound it lies nearest
-        (the narration says how close it came)."""
-        value, where, source = seen
-        out = dict(name=c.name, cond=cond["text"], label=self._cond_label(cond), value=strip_links(str(value)), where=where,
-                   source=source, listing=source == "list", kept=kept)
-        if cond.get("test") in ("eq", "entity") or not isinstance(cond.get("value"), (list, tuple)):
-            return out
-        lo, hi = cond["value"]
-        if cond.get("kind") == "date":
-            d = read_date(out["value"])
-            num = d.year if d else None
-            lo_n, hi_n = (int(lo[:4]) if lo else None), (int(hi[:4]) if hi else None)
-            shown = {"lo": str(lo_n), "hi": str(hi_n)}
-        else:
-            num = read_number(out["value"])
-            lo_n, hi_n = (float(lo) if lo is not None else None), (float(hi) if hi is not None else None)
-            unit = self.lang.with_unit("", cond.get("unit"))
-            shown = {side: f"{v:,.0f}{unit}" if v is not None and v == int(v) else f"{v:,}{unit}"
-                     for side, v in (("lo", lo_n), ("hi", hi_n)) if v is not None}
-        if num is None:
-            return out
-        sides = [(side, v) for side, v in (("lo", lo_n), ("hi", hi_n)) if v is not None]
-        if not sides:
-            return out
-        side, limit = min(sides, key=lambda sv: abs(num - sv[1]))
-        out.update(number=float(num), bound=(side, float(limit), shown[side]))
-        return out
-
-    def _cond_label(self, cond: dict) -> str:
-        if cond["test"] == "entity":
-            hop = cond["path"][-1]
-            lab = hop["label"]
-        else:
-            lab = cond.get("label") or ""
-        return self.lang.mid(lab)
-
-    # ------------------------------------------------------------------ cells
-
-    def cell(self, col: dict, c: Candidate):
-        base = col["base"]
-        if base == "rank":
-            return c.cells.get(col["name"], "")
-        if base == "link":
-            if col["attribute"] == "date":
-                return c.date.isoformat() if c.date else "unknown"
-            if col.get("note") is not None:  # the link's own attribute, written after it ('sales')
-                parts = note_parts(c.span)
-                return note_at(parts, col["note"], col.get("label") or "", col.get("labelled")) or "unknown"
-            if c.span is None or c.span.start is None:
-                return "unknown"
-            if col["attribute"] == "start":
-                return str(c.span.start)
-            if c.span.open or c.span.end is None:  # the word the question asks for: 'present', '至今'
-                return self.lang.present
-            return str(c.span.end)
-        if base == "other" and c.other is not None:
-            name, url = c.other
-        elif base == "row" and c.anchor is not None:
-            name, url = c.anchor.name, c.anchor.url
-        else:
-            name, url = c.name, c.url
-        self.agenda.why = ("row", col["name"])
-        for hop in col["path"]:
-            got = self.entities.targets(url, hop, name)
-            self.agenda.why = ("linked", col["name"])
-            if got is NEED:
-                return NEED
-            if not got:
-                return "unknown"
-            name, url = got[0].name, got[0].url
-        if col.get("agg") == "count":
-            n = self.entities.count_of(url, col["via"], name)
-            self.agenda.why = ("linked", col["name"])
-            return n if n is NEED else "unknown" if n is None else str(n)
-        if col.get("agg"):
-            items = self.entities.targets(url, col["via"], name)
-            self.agenda.why = ("linked", col["name"])
-            if items is NEED:
-                return NEED
-            items = items or []
-            if col.get("only"):  # only the links whose own attribute has the value (a grant's principal investigator)
-                only = col["only"]
-                items = [i for i in items
-                         if norm(note_at(note_parts(i.span), only["note"], only["label"], only.get("labelled")) or "") == norm(only["value"])]
-            if col["agg"] == "latest":
-                years = [i.span.start for i in items if i.span.start is not None]
-                return str(max(years)) if years else "unknown"
-            return "; ".join(sorted(i.name for i in items)) if items else "unknown"
-        if col["attribute"] is None:
-            return name
-        listed = c.listed.get(header_for(c.listed, col.get("label", ""))) if not col["path"] and base != "other" else None
-        cell = listed if listed is not None else self.entities.attribute(url, col["label"], name, figure=col["kind"] in ("number", "date"),
-                                                                         unit=col.get("unit"), kind=col["kind"])
-        if cell is NEED:
-            return NEED
-        if cell is None:
-            return "unknown"
-        return _format(cell, col["kind"])
 
     # ------------------------------------------------------------------ planning
 
@@ -554,7 +323,7 @@ class Research:
         ncols = len(q.get("columns", []))
         for c in self.candidates:
             if c.state == "open":
-                ok = self._step(c, self.decide, c)
+                ok = self._step(c, decide_candidate, self, c)
                 if ok is NEED:
                     pending = True
                     continue
@@ -626,7 +395,7 @@ class Research:
             if col["name"] in row.cells:
                 continue
             self.values.read_from = None
-            v = self.cell(col, row)
+            v = read_cell(self, col, row)
             if v is NEED:
                 done = False
                 continue
@@ -719,17 +488,17 @@ class Research:
         opening = not self.told.plan_said
         if opening:
             self.told.plan_said = True
-            parts.append(self._plan_event())
+            parts.append(plan_event(self))
             if self.brief.kind == Shape.TABLE:
                 self.source = self.plan()
-                strategy = self._strategy_event(self.source)
+                strategy = strategy_event(self, self.source)
                 if strategy is not None:
                     parts.append(strategy)
         ready = self.advance()
         for move, url, slots in self.agenda.trouble:  # a failed page is retried only if something still needs it
             self.told.note(move if url in self.agenda.wants else "moot", **slots)
         self.agenda.trouble = []
-        parts += self._told()
+        parts += told_events(self)
         if ready:
             return self._final_text(parts, opening), []
         calls: list[ToolCall] = []
@@ -744,10 +513,10 @@ class Research:
         # pages wanted only for a date or a figure are searched for first (the name and that label,
         # four at a time): a snippet may show the value, and only the pages it leaves open are read
         need = self.agenda.figure_need
-        later = {u for u in pending if u in need and self._eligible(u)}  # searched first (now or later), then opened
-        ahead = [] if qs else self._ahead(pending)
+        later = {u for u in pending if u in need and eligible(self, u)}  # searched first (now or later), then opened
+        ahead = [] if qs else searches_ahead(self, pending)
         # a search ahead (the results of several queries to read) takes a slot and some of the reading
-        opens = self._focus([u for u in pending if u not in later], self.k - (1 if qs or ahead else 0),
+        opens = pages_to_open(self, [u for u in pending if u not in later], self.k - (1 if qs or ahead else 0),
                             READ_LOAD - (len(ahead) >= 3))
         if qs:
             purpose = self.agenda.search_wants[qs[0]]
@@ -784,7 +553,7 @@ class Research:
             self.agenda.wants.setdefault(other, ("copy", self.label_of(art), ""))
             intents.append(Event("copy_check", dict(site=host(other), name=self.label_of(art))))
         if opens:
-            intents += self._open_text(opens)
+            intents += open_events(self, opens)
         for u in opens:
             self.pages.tries[u] += 1
             self.pages.purpose_of[u] = self.agenda.wants.get(u, ("",))[0]
@@ -795,237 +564,6 @@ class Research:
         for c in calls:
             self.agenda.calls_made[c.name] += 1
         return self.told.speak(parts + intents, opening), calls
-
-    def _focus(self, pending: list[str], slots: int, budget: int = 0) -> list[str]:
-        """The pages to open this turn: those wanted for the same purpose as the first one waiting
-        (checking candidates, collecting a row's columns, following a link, reading a list), as
-        many as the turn has slots for: one kind of work a turn, so the batch follows the need;
-        every slot when the turns left are few for the pages still wanted."""
-        if not pending:
-            return []
-        budget = budget or READ_LOAD
-        env = getattr(self.ep, "env", None)
-        limit = getattr(self.ep, "max_turns", None) or (env.options.max_turns if env is not None else None)
-        if self.agenda.pressed or (limit is not None and (limit - self.agenda.turns_taken) * slots < 3 * len(pending)):
-            return pending[:slots]  # short of turns (or of room) for what is left: every slot, whatever it is for
-        focus = self.agenda.wants.get(pending[0], ("",))[0]
-        same = [u for u in pending if self.agenda.wants.get(u, ("",))[0] == focus][:slots]
-        # as much as a turn can read with care (`_weight`, five a turn; the first page whatever it
-        # weighs; `budget` when a search ahead takes some), then a short page wanted for something else
-        # if the turn has room
-        out, load = [], 0
-        for u in same:
-            w = self._weight(u)
-            if out and load + w > budget:
-                break
-            out.append(u)
-            load += w
-        # what the turn can still read goes to a short page wanted for something else
-        for u in pending:
-            if len(out) >= slots or load >= budget:
-                break
-            if u not in out and load + self._weight(u) <= budget:
-                out.append(u)
-                load += self._weight(u)
-        return out
-
-    def _weight(self, url: str) -> int:
-        """What a page costs a turn to read: a list page three, an article two, any other one."""
-        return 3 if self.agenda.wants.get(url, ("",))[0] == "list" else 2 if is_encyclopedia(url) else 1
-
-    def _eligible(self, url: str) -> bool:
-        """A page wanted only for dates, figures or values a snippet may show, or wanted to decide a
-        condition (a snippet may rule the candidate out before its page is read), whose name has
-        not been searched with that label yet."""
-        if url not in self.agenda.figure_need:  # an entity's page (an article, or the profile that is its page)
-            return False
-        label = norm(self.agenda.figure_need[url])
-        if self.agenda.ahead_tried[label] >= AHEAD_TRIAL and self.agenda.ahead_hit[label] < AHEAD_WORTH * self.agenda.ahead_tried[label]:
-            return False  # the snippets seldom state this label: its pages are opened without a search first
-        if self.q.get("shape") in ("timeline", "events") and self.agenda.wants.get(url, ("",))[0] == "check":
-            # a kept candidate's article is read anyway (it lists the rows): a snippet saves a page only
-            # when it rules the candidate out, or when the articles leave the value to a profile
-            decided = [c.state for c in self.candidates or [] if c.state in ("kept", "rejected")]
-            on, off = self.agenda.on_article[label], self.agenda.off_count[label]
-            if (len(decided) >= AHEAD_TRIAL and decided.count("rejected") < AHEAD_WORTH * len(decided)
-                    and on + off >= AHEAD_TRIAL and off < 0.5 * (on + off)):
-                return False
-        if url in self.agenda.other_need and url not in self.agenda.deciding:
-            return False  # the page is read anyway: a snippet could not save it
-        if url in self.pages.beside_name:  # a profile an article sent the research to, for one value
-            if any(p == url and a in self.agenda.wants and a not in self.pages.read for a, p in self.pages.profile_of.items()):
-                return False  # its article is about to be read (for another cell): no search by the same name beside it
-            return norm(f"{self.pages.beside_name[url]} {self.agenda.figure_need[url]}") not in self.searches.searched_names
-        n = self.label_of(url)
-        return bool(n) and n != url and norm(n) not in self.searches.searched_names
-
-    def _ahead(self, pending: list[str]) -> list[tuple[str, str]]:
-        """(name, label) for the next four pages wanted only for a date or a figure, now searched."""
-        out = []
-        for u in pending:
-            if u not in self.agenda.figure_need or not self._eligible(u):
-                continue
-            label = self.agenda.figure_need[u]
-            if u in self.pages.beside_name:  # the name and that label: its result's snippet may show the value
-                n = self.pages.beside_name[u]
-                self.searches.searched_names.add(norm(f"{n} {label}"))
-                out.append((n, label))
-            else:
-                n = self.label_of(u)
-                out.append((n, label))
-                self.searches.searched_names.add(norm(n))
-                self.agenda.verifying[norm(f"{n} {label}")] = (u, n)
-            self.agenda.ahead_tried[norm(label)] += 1
-            if len(out) == 4:
-                break
-        return out
-
-    def _open_text(self, opens: list[str]) -> list[Event]:
-        """What the pages opened this turn are for, one event per purpose."""
-        groups: dict[tuple[str, str], list[str]] = {}
-        cols: dict[tuple[str, str], list[str]] = {}
-        for u in opens:
-            kind, name, what = self.agenda.wants.get(u, ("copy", "", ""))
-            if kind == "copy":
-                continue
-            key = (kind, what if kind in ("hop", "linked", "walk", "check", "rank", "source") else "")
-            groups.setdefault(key, []).append(name)
-            if kind == "row" and what:
-                cols.setdefault(key, []).append(what)
-        out = []
-        v = self.told.voice
-        q = self.lang.quote
-        for (kind, what), names in groups.items():
-            ns = v.names(list(dict.fromkeys(names)))
-            if kind == "list":
-                nums = [m.group(1) for u in opens if self.agenda.wants.get(u, ("",))[0] == "list" for m in [_PAGE_NO.search(u)] if m]
-                out.append(Event("open_list", dict(names=ns, page=nums[0] if len(nums) == 1 else "", count_names=len(set(names)))))
-                continue
-            elif kind == "check" and (self._checking() or what):
-                out.append(Event("open_candidates", dict(names=ns, what=self._checking() or q(what), count_names=len(set(names)))))
-            elif kind == "hop":
-                out.append(Event("open_hop", dict(names=ns, cond=q(what), count_names=len(set(names)))))
-            elif kind == "linked":
-                out.append(Event("open_linked", dict(names=ns, col=q(what), count_names=len(set(names)))))
-            elif kind == "rank":  # a candidate's figure for the ranking
-                out.append(Event("open_rows", dict(names=ns, cols=q(self.lang.mid(what)), count_names=len(set(names)))))
-            elif kind == "source":  # pages read for the candidates: a part's article or a list that names them
-                out.append(Event("open_source", dict(names=ns, what=what, count_names=len(set(names)))))
-            elif kind == "entity":
-                out.append(Event("open_entity", dict(names=ns, count_names=len(set(names)))))
-            elif kind == "walk":
-                out.append(Event("open_walk", dict(names=ns, label=what, count_names=len(set(names)))))
-            else:  # a row's columns: the ones its cells still lack
-                lack = self._lacking(names) or list(dict.fromkeys(cols.get((kind, what), [])))
-                out.append(Event("open_rows", dict(names=ns, cols=v.names(lack, limit=3) if lack else "", count_names=len(set(names)))))
-        return out
-
-    def _lacking(self, names: list[str]) -> list[str]:
-        """The columns the kept rows of `names` still lack, commonest first."""
-        cols = [c["name"] for c in self.q.get("columns", []) if c.get("base") != "rank"]
-        want = {norm(n) for n in names}
-        miss: Counter = Counter()
-        for c in self.candidates or []:
-            for row in (c.links if c.links is not None else [c]):
-                if norm(row.name) in want:
-                    miss.update(n for n in cols if n not in row.cells)
-        return [n for n, _ in miss.most_common()]
-
-    def _checking(self) -> str:
-        implied = self.source.implied if self.source is not None else frozenset()
-        texts = [c["text"] for c in self.q.get("conditions", []) if c["letter"] not in implied and not c.get("scope")
-                 and not c.get("rule")]
-        if not texts:
-            return ""
-        return self.lang.join(self.lang.quote(t) for t in texts[:2])
-
-    def _plan_event(self) -> Event:
-        q, v = self.q, self.told.voice
-        if self.brief.kind == Shape.MULTIHOP:
-            return Event("plan_chain", dict(n=len(q["hops"]), start=q["start"]))
-        cols = [c["name"] for c in q.get("columns", [])]
-        colnames = v.names(cols, limit=6)
-        texts = {c["letter"]: c["text"] for c in q.get("conditions", []) if not c.get("scope")}
-        conds = list(texts.values())
-        scope = next((c["text"] for c in q.get("conditions", []) if c.get("scope")), "")
-        cond_text = v.phrase("combo", q.get("combo") or "", A=texts.get("A", ""), B=texts.get("B", ""), C=texts.get("C", ""))
-        cond_text = v.phrase("scoped", conds=cond_text, scope=scope) if cond_text and scope else cond_text or scope
-        cond_text = cond_text or v.phrase("all")
-        # one of the rows: the pack's type name in its own language, else the language's singular
-        # of the question's plural ('empresa', 公司; the type's English name was written into both)
-        one = q["type"].replace("_", " ") if self.lang.code == BASE else self.lang.singular(q["plural"]) or q["plural"]
-        shape = q["shape"]
-        if shape == "ranked":
-            rk = q["rank"]
-            dirw = v.phrase("highest" if rk["descending"] else "lowest")
-            sc = self.lang.space + self.lang.space.join(conds + ([scope] if scope else []))
-            return Event("plan_ranked", dict(n=rk["n"], plural=q["plural"], scope=sc, attr=self.lang.mid(rk.get("label") or rk["attribute"]),
-                                             dir=dirw, cols=colnames))
-        if shape in ("timeline", "events"):
-            label = self.lang.mid(q["links"]["label"])
-            period = q.get("period")
-            ptxt = ""
-            if period:
-                a, b = period
-                ptxt = self.lang.years(a[:4] if a else None, b[:4] if b else None)
-            target = q.get("anchor") or v.phrase("target", plural=q["plural"], conds=cond_text)
-            if shape == "timeline":
-                return Event("plan_timeline", dict(label=label, target=target, period=ptxt, cols=colnames))
-            return Event("plan_events", dict(label=label, period=ptxt.strip() or v.phrase("in_period"),
-                                             scope=v.phrase("involving", plural=q["plural"], conds=cond_text), cols=colnames))
-        return Event("plan_table", dict(one=one, plural=q["plural"], conds=cond_text, ncols=len(cols), cols=colnames))
-
-    def _strategy_event(self, src: Source) -> Event | None:
-        """Where the candidates will come from, said once at the start."""
-        q = self.q
-        if isinstance(src, PartList) and src.place:
-            return Event("strategy_part", dict(what=src.title_in(self.lang)))
-        if isinstance(src, BackList):
-            return Event("strategy_back", dict(name=src.name, plural=q["plural"]))
-        if isinstance(src, Union):
-            return Event("strategy_union", {})
-        if isinstance(src, Named):
-            return Event("strategy_anchor", dict(name=src.name))
-        if isinstance(src, PartsOf):
-            return Event("strategy_parts", dict(plural=q["plural"]))
-        return None
-
-    def _told(self) -> list[Event]:
-        """This turn's observations and decisions, and where they leave the task."""
-        out = list(self.told.notes)
-        self.told.notes = []
-        v = self.told.voice
-        rejected_listing = [d for m, d in self.told.decisions if m in ("reject", "reject_excluded") and d.get("listing")]
-        others = [(m, d) for m, d in self.told.decisions if not ((m in ("reject", "reject_excluded")) and d.get("listing"))]
-        self.told.decisions = []
-        if len(rejected_listing) > 2:
-            names = [d["name"] for d in rejected_listing]
-            out.append(Event("reject_many", dict(n=len(names), label=rejected_listing[0]["label"], examples=v.names(names[:3], limit=3)),
-                             [("rejected", len(names), names, "n")]))
-        else:
-            others = [(("reject" if not d.get("excluded") else "reject_excluded"), d) for d in rejected_listing] + others
-        out += [Event(move, d) for move, d in others]
-        if self.candidates is not None and self.brief.kind == Shape.TABLE:
-            done = sum(1 for c in self.candidates if c.state != "open")
-            total = len(self.candidates)
-            decided_now = any(m in ("keep", "reject", "reject_excluded") for m, _ in others) or rejected_listing
-            # said at milestones, not after every decision: a researcher takes stock now and then
-            if 0 < done < total and decided_now and self.rng.random() < 0.6 and done - self.told.progress_said >= max(3, total // 10):
-                self.told.progress_said = done
-                kept = [c for c in self.candidates if c.state == "kept"]
-                out.append(Event("progress", dict(done=done, total=total, kept=len(kept), left=total - done,
-                                                  missing=self._missing(kept)),
-                                 [("progress", done, {"total": total, "kept": len(kept), "left": total - done}, "total")]))
-        return out
-
-    def _missing(self, kept: list[Candidate]) -> list[tuple[str, int]]:
-        """(column, rows) the kept rows still lack, commonest first."""
-        cols = [c["name"] for c in self.q.get("columns", []) if c.get("base") != "rank"]
-        miss: Counter = Counter()
-        for c in kept:
-            for row in (c.links if c.links is not None else [c]):
-                miss.update(n for n in cols if n not in row.cells)
-        return miss.most_common(3)
 
     def _give_up(self) -> None:
         for c in self.candidates or []:
@@ -1041,21 +579,15 @@ class Research:
         else:
             dropped = [c.name for c in self.candidates or [] if c.state == "rejected"]
             parts.append(Event("final_table", dict(n=n, s=_s(n), dropped=len(dropped), ds=_s(len(dropped))),
-                               [("rows", n, None, "n"), ("dropped", len(dropped), self._dropped_ref(dropped), "dropped")]))
+                               [("rows", n, None, "n"), ("dropped", len(dropped), dropped_ref(self, dropped), "dropped")]))
         self.final = self.answer()
         return self.told.speak(parts, opening)
-
-    def _dropped_ref(self, dropped: list[str]) -> dict:
-        """The names a 'dropped' count stands for, with those a kept row shares (namesakes: one
-        kept, another dropped) apart, so that the grounding check holds the others to the answer."""
-        kept = {norm(c.name) for c in self.candidates or [] if c.state == "kept"}
-        return {"names": [n for n in dropped if norm(n) not in kept], "shared": [n for n in dropped if norm(n) in kept]}
 
     def submit_now(self) -> str:
         """The text of a last turn the budget forces: what is verified is the answer (`final`)."""
         self.agenda.turn_out = True
         self.rows = self.verified_rows()
-        return self._final_text(self._told())
+        return self._final_text(told_events(self))
 
     def submit_stalled(self) -> str:
         """The text of a last turn when the research state it just wrote is one it wrote before
@@ -1065,7 +597,7 @@ class Research:
         self.rows = self.verified_rows()
         n = len(self.rows)
         left = sum(1 for c in self.candidates or [] if c.state == "open")
-        parts = self._told() + [Event("out_of_room", dict(n=n, s=_s(n), left=left, ls=_s(left)), [("rows", n, None, "n")])]
+        parts = told_events(self) + [Event("out_of_room", dict(n=n, s=_s(n), left=left, ls=_s(left)), [("rows", n, None, "n")])]
         self.final = self.answer()
         return self.told.speak(parts)
 
@@ -1084,129 +616,10 @@ class Research:
         rows = [[c.cells.get(name, "unknown") for name in cols] for c in self.rows]
         return markdown_table(cols, rows)
 
-    # ------------------------------------------------------------------ absorbing results
-
-    def absorb(self, calls: list[ToolCall], results: list[dict]) -> None:
-        self.searches.fresh_snippets = set()
-        for c, res in zip(calls, results):
-            args = json.loads(c.arguments)
-            text = res["content"]
-            cid = res["tool_call_id"]
-            if c.name == "web_search":
-                self._absorb_search(args, text, cid)
-            else:
-                self._absorb_page(args["url"], text, cid)
-
-    def _absorb_search(self, args: dict, text: str, cid: str) -> None:
-        qs = [args["query"], *args.get("queries", [])]
-        blocks = read_search(text)
-        if len(blocks) == 1 and blocks[0].error:
-            self.told.note("search_failed", why=self.told.voice.error(blocks[0].error))
-            return
-        compared = False  # at most one second source per search
-        for q, b in zip(qs, blocks):
-            if not b.results:
-                self.told.note("no_results", q=q)
-                continue
-            self.searches.results[norm(q)] = b.results
-            art, q = self.agenda.verifying.get(norm(q), (None, q))  # q: the name the search was about
-            if art is not None and len(self.compared.second) + len(self.compared.second_of) < CROSS_CHECKS_MAX and not compared:
-                # a second source about the candidate, to compare with its article
-                alike = [x for x in b.results if x.url != art and _names(x.title, q)
-                         and not is_encyclopedia(x.url) and "(page " not in x.title]
-                # two pages of one name on one site, one on a news site with the name alone for a title,
-                # or a profile dated by its last update are worth comparing (one may be out of date);
-                # a lone profile now and then
-                hosts = Counter(host(x.url) for x in alike)
-                news = [is_news_url(x.url) for x in alike]
-                odd = [x for x, n in zip(alike, news) if hosts[host(x.url)] > 1 or (norm(x.title) == norm(q) and n)
-                       or (not n and read_date(x.date))]  # a profile with an update date: maybe out of date
-                alike = odd[-1:] + [x for x in alike if x not in odd[-1:]]
-                chance = self.opt.cross_check if odd else self.opt.cross_check / 3
-                if alike and art not in self.compared.second and self.rng.random() < chance:
-                    self.compared.second[art] = alike[0].url
-                    self.pages.seen.add(alike[0].url)
-                    compared = True
-            for x in b.results:
-                if x.snippet not in self.searches.snippets.setdefault(x.url, []):
-                    self.searches.snippets[x.url].append(x.snippet)
-                    self.searches.fresh_snippets.add(x.url)
-                self.pages.seen.add(x.url)
-                self.pages.link_names.setdefault(x.url, x.title)
-                if is_encyclopedia(x.url) and "(" not in x.title:
-                    self.pages.name_url.setdefault(norm(x.title), x.url)
-
-    def _absorb_page(self, url: str, text: str, cid: str) -> None:
-        page = read_page(url, text)
-        if page.state == "ok" and page.edited and self.today and (self.today - page.edited).days > STALE_DAYS:
-            page.state, page.archived = "archived", page.edited  # last edited long ago: a stale copy
-        art = self.compared.second_of.get(url)
-        if art is not None:
-            if page.state == "ok":
-                weigh(self, art, page)
-            else:
-                return  # opened only to compare: not tried again
-        name = self.label_of(url)
-        # no more tries after this one (a list page, which every row depends on, gets two more)
-        last = self.pages.tries[url] > self.opt.max_retries + (2 if self.pages.purpose_of.get(url) == "list" else 0)
-        if page.state == "archived" and "oldid=" in url:
-            last = True  # a permanent link to an old revision reads the same however often it is loaded
-        if page.state == "truncated":
-            self.pages.fallback.setdefault(url, page)  # what it did show, if the whole page never comes
-        elif page.state == "archived":
-            self.pages.fallback[url] = page
-        elif page.state == "missing":
-            self.pages.failed.add(url)
-        if page.state != "ok":
-            if last or page.state == "missing":
-                self.pages.failed.add(url)
-                kept = self.pages.fallback.get(url)
-                if kept is not None and kept.state == "archived":
-                    self.told.note("archived_kept", page=name, date=kept.archived)
-                elif kept is not None:
-                    self.told.note("partial_kept", page=name)
-                else:
-                    self.told.note("gave_up", claims=[("tries", self.pages.tries[url], url, "n")], page=name, n=self.pages.tries[url])
-            elif page.state == "error":  # told next turn, once it is known whether the page is still needed
-                self.agenda.trouble.append(("failed", url, dict(page=name, why=self.told.voice.error(page.error))))
-            elif page.state == "truncated":
-                self.agenda.trouble.append(("cut", url, dict(page=name)))
-            elif page.state == "archived":
-                self.agenda.trouble.append(("archived", url, dict(page=name, date=page.archived.isoformat() if page.archived else "?")))
-            return
-        self.pages.read[url] = page  # a second source too: an article may leave a value to it
-        if art is not None:
-            return
-        if page.rows and self.candidates:  # a list page read again: what it shows of the candidates still open, or
-            # kept with cells to fill (a ranked row kept before a note, whose list cells the note left out)
-            at = {c.url: c for c in self.candidates if c.state in ("open", "kept") and not c.listed}
-            for _n, u, cells in page.rows:
-                if u in at:
-                    at[u].listed = dict(zip(page.headers[1:], cells))
-        notice(self, url, page)
-        for lab, cell in page.infobox + page.fields:  # the values a label takes, for reading prose later
-            self.entities.know(lab, cell)
-        for k, lab in enumerate(page.headers[1:]):
-            for r in page.rows:
-                if k < len(r[2]):
-                    self.entities.know(lab, r[2][k])
-        for t, u in page.links:
-            self.pages.seen.add(u)
-            if t and u not in self.pages.link_names:
-                self.pages.link_names[u] = t
-            if is_encyclopedia(u) and t:
-                self.pages.name_url.setdefault(norm(t), u)
-        for _, u, _ in page.lists:
-            self.pages.seen.add(u)
-        self.pages.seen.update(page.page_urls.values())
-        for u in (page.next_url, page.prev_url):
-            if u:
-                self.pages.seen.add(u)
-        if page.name:
-            self.pages.link_names[url] = page.name
 
 
-READ_LOAD = 5  # what one turn opens, by weight (`Research._focus`)
+
+
 
 
 def _own_page(results, name: str) -> str | None:
@@ -1215,32 +628,6 @@ def _own_page(results, name: str) -> str | None:
     named = [x for x in results if norm(x.title) == norm(name)]
     hit = next((x.url for x in named if is_encyclopedia(x.url)), None)
     return hit or next((x.url for x in named if not is_news_url(x.url)), None)
-
-
-def _names(title: str, name: str) -> bool:
-    """A result's title names this entity: the name whole, alone or before a qualifier ('Liu Feng',
-    'Liu Feng (player)'), never a longer name it begins ('刘峰' is not '刘峰亮', 'Ann Lee' not 'Ann Leeds')."""
-    t, n = norm(title), norm(name)
-    return t.startswith(n) and (len(t) == len(n) or not t[len(n)].isalnum())
-
-
-def _cond_kind(cond: dict) -> str:
-    """The kind of value a condition reads: a date or a figure for a range, else a category."""
-    return "string" if cond["test"] == "eq" else "date" if cond.get("kind") == "date" else "number"
-
-
-def _format(cell: str, kind: str) -> str:
-    text = strip_links(cell)
-    if kind == "date":
-        d = read_date(text)
-        return d.isoformat() if d else text
-    if kind == "number":
-        v = read_number(text)
-        return plain_number(v) if v is not None else text
-    if kind == "url":
-        m = re.search(r"https?://\S+", text)
-        return m.group(0) if m else text
-    return text
 
 
 def _expand(path: list[dict]) -> list[dict]:
@@ -1258,9 +645,6 @@ def _same_path(a: list[dict], b: list[dict]) -> bool:
 
 # A row is kept when the question's conditions hold (A), it lies in the question's part (B: the
 # condition S, 'in Braeria') and the question's rule does not leave it out (C: R, 'living people only').
-_RULED = parse_combo("A&B&!C")
-
-
 def _s(n: int) -> str:
     """The plural ending of an English count ('1 row', '2 rows')."""
     return "" if n == 1 else "s"
@@ -1316,7 +700,7 @@ class ChainResearch(Research):
                               kind=ans.get("kind"))
         if cell is NEED:
             return False
-        return self._answer(_format(cell, ans["kind"]) if cell else None, name)
+        return self._answer(format_cell(cell, ans["kind"]) if cell else None, name)
 
     def _answer(self, value: str | None, at: str) -> bool:
         """The chain's end: its answer, or where it broke off ('unknown')."""
@@ -1366,7 +750,7 @@ def run_oracle(episodes: list[Episode], options) -> None:
                 ep.act(text, [ToolCall("final_answer", _args(answer=r.final))], claims=r.told.take_claims())
                 break
             results = ep.act(text, calls, claims=r.told.take_claims())
-            r.absorb(calls, results)
+            absorb(r, calls, results)
         ep.context["state_misses"] = r.pages.state_misses
         ep.research = dict(r.values.stats, conflicts=r.compared.conflicts)
 

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from ..language import Language
 from ..web import word
-from .reading import PAGE_OF, Page, Span, page_links
+from .reading import PAGE_OF, Page, Span, page_links, read_date, read_number
 
 PAGE_TAG = re.compile(r"\s*[（(](?:" + PAGE_OF.pattern + r")[）)]$")  # ' (page 2 of 5)' in any language
 _LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
@@ -415,7 +415,7 @@ class PartIndex(Source):
                 cell = r.entities.attribute(c.url, self.cond["label"], c.name)
             if cell is NEED:
                 need = True
-            elif r.matches(self.cond, cell):
+            elif cell_meets(self.cond, cell):
                 out.append(c)
         return NEED if need else out
 
@@ -453,3 +453,23 @@ def readers_of(src: Source | None) -> list[ListReader]:
     if isinstance(src, Union):
         return [x for s in src.sources for x in readers_of(s)]
     return []
+
+
+def cell_meets(cond: dict, cell) -> bool:
+    """Whether a cell as a page writes it meets a condition: equal to its value, or within its
+    range of dates or figures."""
+    if cell is None:
+        return False
+    text = strip_links(cell)
+    if cond["test"] == "eq":
+        return norm(text) == norm(cond["value"])
+    lo, hi = cond["value"]
+    if cond.get("kind") == "date":
+        d = read_date(text)
+        if d is None:
+            return False
+        return (lo is None or d >= dt.date.fromisoformat(lo)) and (hi is None or d <= dt.date.fromisoformat(hi))
+    v = read_number(text)
+    if v is None:
+        return False
+    return (lo is None or v >= float(lo) - 1e-9) and (hi is None or v <= float(hi) + 1e-9)

@@ -191,11 +191,19 @@ def _yaml(data) -> str:
 def write_kits(dest: Path, world: str, version: str, rl_files: dict[str, list[str]], s: dict, lengths: dict | None = None) -> None:
     """Write `kits/` into the dataset folder `dest` (see the module docstring); `lengths` (from
     `length_table`) are quoted where a kit's setting is shorter than the data."""
-    whole = (lengths or {}).get("trajectory_response_tokens") or {"p50": 0, "max": 0}
-    lengths_p50, lengths_max = whole["p50"], whole["max"]
     kits = dest / "kits"
     (kits / "verl").mkdir(parents=True)
     (kits / "trl").mkdir()
+    _verl_kit(kits, rl_files, s)
+    _serve_kit(kits)
+    _trl_sft_kit(kits, world, version, s)
+    whole = (lengths or {}).get("trajectory_response_tokens") or {"p50": 0, "max": 0}
+    _trl_grpo_kit(kits, world, version, s, whole["p50"], whole["max"])
+    _env_kit(kits)
+
+
+def _verl_kit(kits: Path, rl_files: dict[str, list[str]], s: dict) -> None:
+    """verl's tool config, agent loop and GRPO launcher (`kits/verl/`)."""
     tools = [{"class_name": TOOL_CLASS, "config": {"type": "native", "base_url": f"${{oc.env:WORLDFORGE_URL,{DEFAULT_URL}}}",
                                                    "timeout": 60}, "tool_schema": t} for t in TOOLS]
     (kits / "verl" / "tool_config.yaml").write_text(
@@ -244,11 +252,19 @@ def write_kits(dest: Path, world: str, version: str, rl_files: dict[str, list[st
         "2>/dev/null || { echo \"error: no worldforge server answers at $WORLDFORGE_URL; start it (bash kits/serve.sh) or set "
         "WORLDFORGE_URL\" >&2; exit 1; }\n"
         "python3 -m verl.trainer.main_ppo \\\n" + "".join(f"    {o} \\\n" for o in overrides) + '    "$@"\n')
+
+
+def _serve_kit(kits: Path) -> None:
+    """The script that rebuilds the world from the manifest and serves it (`kits/serve.sh`)."""
     (kits / "serve.sh").write_text(
         "#!/usr/bin/env bash\n# Rebuild this dataset's world from manifest.json alone and serve it (episodes, tools, /retrieve, /mcp).\n"
         "# pip install 'worldforge[serve]'\nset -euo pipefail\nHERE=$(cd \"$(dirname \"$0\")/..\" && pwd)\n"
         "exec worldforge serve --from-manifest \"$HERE/manifest.json\" --build-dir \"${BUILD:-build}\" "
         "--port \"${PORT:-8000}\" --max-episodes \"${MAX_EPISODES:-8192}\" \"$@\"\n")
+
+
+def _trl_sft_kit(kits: Path, world: str, version: str, s: dict) -> None:
+    """TRL's SFT script, loss on the assistant messages of weight 1 (`kits/trl/sft.py`)."""
     (kits / "trl" / "sft.py").write_text(f'''"""SFT with TRL on this dataset's sft config (pip install trl).
 
     python kits/trl/sft.py MODEL [OUTPUT_DIR]
@@ -317,6 +333,10 @@ if __name__ == "__main__":
     config = SFTConfig(output_dir=sys.argv[2] if len(sys.argv) > 2 else "sft-{world}-{version}", max_length=MAX_LENGTH)
     SFTTrainer(model=model, args=config, train_dataset=train, processing_class=tokenizer).train()
 ''')
+
+
+def _trl_grpo_kit(kits: Path, world: str, version: str, s: dict, lengths_p50: int, lengths_max: int) -> None:
+    """TRL's GRPO script on the environment server (`kits/trl/grpo.py`)."""
     (kits / "trl" / "grpo.py").write_text(f'''"""GRPO with TRL and worldforge's environment (pip install trl 'worldforge[serve]').
 Start the environment first (bash kits/serve.sh), then:
 
@@ -355,6 +375,10 @@ trainer = GRPOTrainer(
 )  # the environment owns the reward (get_reward): the WideSearch score of the final answer
 trainer.train()
 ''')
+
+
+def _env_kit(kits: Path) -> None:
+    """The framework-neutral environment example (`kits/env.py`)."""
     (kits / "env.py").write_text('''"""The framework-neutral environment (reset/step/reward) on this dataset, to wrap in SkyRL-gym,
 verifiers or a loop of your own. Start the environment first (bash kits/serve.sh).
 

@@ -437,67 +437,9 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
         lines += ["", f"{t['lost']}: " + _compact(r, [(c.name, c.url) for c in fresh_lost], t)]
         noted.rejected.update(c.name for c in fresh_lost)
     if partial:
-        lines += ["", f"{t['open_rows'].format(n=len(partial))}:"]
-        # what a row still needs -> its rows: with an address first noted here, and named only (addresses known)
-        lacking: dict[tuple, tuple[list[str], list[tuple[str, str | None]]]] = {}
-        with_cells: dict[tuple, list[tuple[str, list[str], list[str]]]] = {}  # (need, have) -> (row, addresses, values)
-        links_label = (q.get("links") or {}).get("label") or ""
-        soon = {id(x) for x in _next_up(r, [row for _c, row in partial], noted)}
-        for c, row in partial:
-            name_cols = {cols[name_col]} if name_col is not None else set()
-            have = [(n, row.cells[n]) for n in cols if n in row.cells and n not in name_cols and (_key(row), n) not in noted.values]
-            need = tuple(n for n in cols if n not in row.cells)
-            if q["shape"] in ("timeline", "events") and c.links is None:
-                need = (r.lang.quote(links_label),)  # its page lists the rows (its links)
-            noted.values.update((_key(row), n) for n, _ in have)
-            # the profile an article sent the research to for a cell it leaves out: named, so the
-            # next segment reads it there instead of opening the article again
-            off = r.pages.profile_of.get(row.url) if any(a == row.url for a, _k in r.pages.off_article) else None
-            # (the article itself no longer, once it gave what it has: the cells it leaves out are on that profile)
-            where = [u for u in dict.fromkeys((None if off and have else row.url, off, row.other[1] if row.other else None,
-                                               row.anchor.url if row.anchor else None)) if u]
-            fresh = [u for u in where if u not in noted.urls and u in noted.visible and (id(row) in soon or not _on_list(r, u, noted))]
-            lead = row.name if row.other is None or row.cells else f"{row.name} → {row.other[0]}"
-            noted.urls.update(fresh)
-            refs = " ".join(f"— {u}" for u in fresh)
-            if not have:  # rows that need the same cells are noted under one heading
-                got = lacking.setdefault(need, ([], []))
-                if fresh:
-                    got[0].append(f"{lead} {refs}")
-                else:
-                    got[1].append((lead, row.url))
-                continue
-            with_cells.setdefault((need, tuple(n for n, _ in have)), []).append((lead, fresh, [v for _, v in have]))
-        sep = r.lang.list_sep
-        name_head = cols[name_col] if name_col is not None else t["row"]
-        for (need, have_cols), got in with_cells.items():
-            if len(got) >= 3:  # rows that have and need the same columns: one table, each column named once
-                addressed = any(urls for _, urls, _ in got)
-                lines.append(f"- {t['need']} {sep.join(need)} ({len(got)}):")
-                lines += _table([name_head, *have_cols] + ([t["page"]] if addressed else []),
-                                [[lead, *vals] + ([" ".join(urls)] if addressed else []) for lead, urls, vals in got])
-                continue
-            for lead, urls, vals in got:
-                parts = [f"{t['have']}: " + "; ".join(f"{n} {v}" for n, v in zip(have_cols, vals)), f"{t['need']}: " + ", ".join(need)]
-                lines.append(f"- {lead} " + " ".join(f"— {u}" for u in urls) + ": " + "; ".join(parts) if urls else
-                             f"- {lead}: " + "; ".join(parts))
-        for need, (refs, names) in lacking.items():
-            head = f"- {t['need']} {sep.join(need)} ({len(refs) + len(names)})"
-            if not refs:
-                lines.append(f"{head}: " + _compact(r, names, t))
-                continue
-            lines += [f"{head}:"] + [f"  - {x}" for x in refs] + ([f"  - {_compact(r, names, t)}"] if names else [])
+        _partial_rows(r, t, cols, name_col, partial, lines, noted)
     if rank_need:
-        label = rank.get("label") or rank["attribute"]
-        soon_ids = {id(c) for c in _next_up(r, rank_need, noted)}
-        fresh = [c for c in rank_need if c.url and c.url not in noted.urls and c.url in noted.visible
-                 and (id(c) in soon_ids or not _on_list(r, c.url, noted))]
-        fresh_ids = {id(c) for c in fresh}
-        known = [c for c in rank_need if id(c) not in fresh_ids]
-        lines += ["", f"{t['need']} {label} ({len(rank_need)}):"]
-        lines += [f"- {_ref(c.name, c.url, noted)}" for c in fresh]
-        if known:
-            lines.append(f"- {_compact(r, [(c.name, c.url) for c in known], t)} ({t['addresses']})")
+        _rank_needed(r, t, rank, rank_need, lines, noted)
     reading = [x for x in r.pages.full_lists.values() if x.pages and x.missing()]  # full lists read part-way (a row's list column)
     part: list[str] = []
     for x in reading:
@@ -506,29 +448,107 @@ def _candidates(r, t: dict, labels: set[str], lines: list[str], noted: Noted) ->
         lines += ["", f"{t['reading']}:"] + part
     noted.shown = set()
     if by["open"]:
-        lines += ["", f"{t['open'].format(n=len(by['open']))}:"]
-        nxt = _next_up(r, by["open"], noted)
-        soon = {id(c) for c in nxt}
-        listed_there = [c for c in by["open"] if c.url not in noted.urls and _on_list(r, c.url, noted) and id(c) not in soon]
-        there = {id(c) for c in listed_there}  # (by identity: a list's `in` compared every candidate field by field)
-        known = [c for c in by["open"] if c.url in noted.urls]
-        fresh = [c for c in by["open"] if c.url not in noted.urls and id(c) not in there]
-        if listed_there:
-            lines.append(f"- {_compact(r, [(c.name, c.url) for c in listed_there], t)} ({t['on_list']})")
-        for c in fresh:
-            noted.shown.add(c.url)
-            shown = _listed(c, labels)
-            extra = "; ".join(f"{h} {strip_links(v)}" for h, v in shown.items())
-            notes = _notes_of(r, c.url, noted)
-            lines.append(f"- {_ref(c.name, c.url, noted)}" + (f" ({t['listed']}: {extra})" if extra else "")
-                         + (f": {notes}" if notes else ""))
-        if known:
-            lines.append(f"- {_compact(r, [(c.name, c.url) for c in known], t)} ({t['addresses']})")
-        implied = r.source.implied if r.source is not None else frozenset()
-        todo = [_cond_text(c, t) for c in q.get("conditions", []) if c["letter"] not in implied]
-        said = f"{t['conditions']}: " + "; ".join(r.lang.quote(x) for x in todo)
-        if todo and noted.once(said):
-            lines.append(said)
+        _open_candidates(r, t, labels, by["open"], lines, noted)
+
+
+
+def _partial_rows(r, t: dict, cols: list[str], name_col: int | None, partial: list, lines: list[str], noted: Noted) -> None:
+    """The kept rows still lacking cells: what each has and needs, with its address the first time
+    a note names it; rows that need the same cells under one heading, or in one table."""
+    q = r.q
+    lines += ["", f"{t['open_rows'].format(n=len(partial))}:"]
+    # what a row still needs -> its rows: with an address first noted here, and named only (addresses known)
+    lacking: dict[tuple, tuple[list[str], list[tuple[str, str | None]]]] = {}
+    with_cells: dict[tuple, list[tuple[str, list[str], list[str]]]] = {}  # (need, have) -> (row, addresses, values)
+    links_label = (q.get("links") or {}).get("label") or ""
+    soon = {id(x) for x in _next_up(r, [row for _c, row in partial], noted)}
+    for c, row in partial:
+        name_cols = {cols[name_col]} if name_col is not None else set()
+        have = [(n, row.cells[n]) for n in cols if n in row.cells and n not in name_cols and (_key(row), n) not in noted.values]
+        need = tuple(n for n in cols if n not in row.cells)
+        if q["shape"] in ("timeline", "events") and c.links is None:
+            need = (r.lang.quote(links_label),)  # its page lists the rows (its links)
+        noted.values.update((_key(row), n) for n, _ in have)
+        # the profile an article sent the research to for a cell it leaves out: named, so the
+        # next segment reads it there instead of opening the article again
+        off = r.pages.profile_of.get(row.url) if any(a == row.url for a, _k in r.pages.off_article) else None
+        # (the article itself no longer, once it gave what it has: the cells it leaves out are on that profile)
+        where = [u for u in dict.fromkeys((None if off and have else row.url, off, row.other[1] if row.other else None,
+                                           row.anchor.url if row.anchor else None)) if u]
+        fresh = [u for u in where if u not in noted.urls and u in noted.visible and (id(row) in soon or not _on_list(r, u, noted))]
+        lead = row.name if row.other is None or row.cells else f"{row.name} → {row.other[0]}"
+        noted.urls.update(fresh)
+        refs = " ".join(f"— {u}" for u in fresh)
+        if not have:  # rows that need the same cells are noted under one heading
+            got = lacking.setdefault(need, ([], []))
+            if fresh:
+                got[0].append(f"{lead} {refs}")
+            else:
+                got[1].append((lead, row.url))
+            continue
+        with_cells.setdefault((need, tuple(n for n, _ in have)), []).append((lead, fresh, [v for _, v in have]))
+    sep = r.lang.list_sep
+    name_head = cols[name_col] if name_col is not None else t["row"]
+    for (need, have_cols), got in with_cells.items():
+        if len(got) >= 3:  # rows that have and need the same columns: one table, each column named once
+            addressed = any(urls for _, urls, _ in got)
+            lines.append(f"- {t['need']} {sep.join(need)} ({len(got)}):")
+            lines += _table([name_head, *have_cols] + ([t["page"]] if addressed else []),
+                            [[lead, *vals] + ([" ".join(urls)] if addressed else []) for lead, urls, vals in got])
+            continue
+        for lead, urls, vals in got:
+            parts = [f"{t['have']}: " + "; ".join(f"{n} {v}" for n, v in zip(have_cols, vals)), f"{t['need']}: " + ", ".join(need)]
+            lines.append(f"- {lead} " + " ".join(f"— {u}" for u in urls) + ": " + "; ".join(parts) if urls else
+                         f"- {lead}: " + "; ".join(parts))
+    for need, (refs, names) in lacking.items():
+        head = f"- {t['need']} {sep.join(need)} ({len(refs) + len(names)})"
+        if not refs:
+            lines.append(f"{head}: " + _compact(r, names, t))
+            continue
+        lines += [f"{head}:"] + [f"  - {x}" for x in refs] + ([f"  - {_compact(r, names, t)}"] if names else [])
+
+
+def _rank_needed(r, t: dict, rank: dict, rank_need: list, lines: list[str], noted: Noted) -> None:
+    """A ranked table before its ranking: the kept candidates whose figure is still to read."""
+    label = rank.get("label") or rank["attribute"]
+    soon_ids = {id(c) for c in _next_up(r, rank_need, noted)}
+    fresh = [c for c in rank_need if c.url and c.url not in noted.urls and c.url in noted.visible
+             and (id(c) in soon_ids or not _on_list(r, c.url, noted))]
+    fresh_ids = {id(c) for c in fresh}
+    known = [c for c in rank_need if id(c) not in fresh_ids]
+    lines += ["", f"{t['need']} {label} ({len(rank_need)}):"]
+    lines += [f"- {_ref(c.name, c.url, noted)}" for c in fresh]
+    if known:
+        lines.append(f"- {_compact(r, [(c.name, c.url) for c in known], t)} ({t['addresses']})")
+
+
+def _open_candidates(r, t: dict, labels: set[str], open_: list, lines: list[str], noted: Noted) -> None:
+    """The candidates still to check: named only where a list in view holds them, with their
+    address and what their list showed where first named, and the conditions left to check."""
+    q = r.q
+    lines += ["", f"{t['open'].format(n=len(open_))}:"]
+    nxt = _next_up(r, open_, noted)
+    soon = {id(c) for c in nxt}
+    listed_there = [c for c in open_ if c.url not in noted.urls and _on_list(r, c.url, noted) and id(c) not in soon]
+    there = {id(c) for c in listed_there}  # (by identity: a list's `in` compared every candidate field by field)
+    known = [c for c in open_ if c.url in noted.urls]
+    fresh = [c for c in open_ if c.url not in noted.urls and id(c) not in there]
+    if listed_there:
+        lines.append(f"- {_compact(r, [(c.name, c.url) for c in listed_there], t)} ({t['on_list']})")
+    for c in fresh:
+        noted.shown.add(c.url)
+        shown = _listed(c, labels)
+        extra = "; ".join(f"{h} {strip_links(v)}" for h, v in shown.items())
+        notes = _notes_of(r, c.url, noted)
+        lines.append(f"- {_ref(c.name, c.url, noted)}" + (f" ({t['listed']}: {extra})" if extra else "")
+                     + (f": {notes}" if notes else ""))
+    if known:
+        lines.append(f"- {_compact(r, [(c.name, c.url) for c in known], t)} ({t['addresses']})")
+    implied = r.source.implied if r.source is not None else frozenset()
+    todo = [_cond_text(c, t) for c in q.get("conditions", []) if c["letter"] not in implied]
+    said = f"{t['conditions']}: " + "; ".join(r.lang.quote(x) for x in todo)
+    if todo and noted.once(said):
+        lines.append(said)
 
 
 def _notes_of(r, url: str | None, noted: Noted, stated: set | None = None) -> str:

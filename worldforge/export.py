@@ -342,19 +342,15 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     if partial.exists():
         shutil.rmtree(partial)
     partial.mkdir(parents=True)
-    rows: dict[str, dict[str, int]] = {}
     used = [s for s in SPLITS if any(v == s for v in splits.values())]
-    totals = {"sft": sum(len(t.get("segments") or [1]) if opt.context == "segments" else 1 for t in trajs), "rl": len(tasks)}
     fmts = [f for f in ("sft", "rl") if f in opt.formats]
-    for f in fmts:
-        rows[f] = {}
-
+    rows: dict[str, dict[str, int]] = {f: {} for f in fmts}
     records = {t.id: t.record for t in tasks}
 
     # SFT targets are right answers: trajectories below sft_min_reward give no SFT rows (RL rows and
     # held-out evaluation keep every task)
     sft_trajs = [t for t in trajs if t["reward"] >= opt.sft_min_reward]
-    totals["sft"] = sum(len(t.get("segments") or [1]) if opt.context == "segments" else 1 for t in sft_trajs)
+    totals = {"sft": sum(len(t.get("segments") or [1]) if opt.context == "segments" else 1 for t in sft_trajs), "rl": len(tasks)}
 
     def jobs():  # one writer per format and split: Ray tasks under --ray, merged in this fixed order
         for fmt in fmts:
@@ -377,35 +373,11 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
         if on_progress:
             on_progress(fmt, sum(rows[fmt].values()) if fmt == "rl" else grounding.samples, totals[fmt])
     if "widesearch" in opt.formats:
-        from .tasks import gold_csv, write_widesearch
+        rows["widesearch"] = _write_widesearch(partial, tasks, splits, used, f"{world} {opt.version}")
 
-        rows["widesearch"] = {}
-        for s in used:
-            mine = {t.id: t for t in tasks if splits[t.id] == s}
-            write_widesearch(partial / "widesearch" / s, [t.record for t in mine.values()],
-                             lambda iid, m=mine: gold_csv(m[iid].header, m[iid].rows), f"{world} {opt.version}: {s} split")
-            rows["widesearch"][s] = len(mine)
-
-    stats = _statistics(trajs, tasks, splits, rollout["stats"])
-    stats["list_column_tasks"] = sum(any("llm_judge" in (c.get("metric") or []) for c in
-                                         t.record["evaluation"].get("eval_pipeline", {}).values()) for t in tasks)
-    for s_, v in stats["splits"].items():
-        v["samples"] = rows.get("sft", {}).get(s_, 0)
     tasks_report = read_json(world_path / "tasks" / "report.json", f"pose the tasks again with `worldforge tasks {world_path} --force`")
-    stats["leak"] = {"split_by": "region" if region else ("task" if opt.split_by != "world" else "world"),
-                     "dropped_training_tasks": leaking, "by_split": leak,
-                     "leaked_pages": sum(v["opened_in_training"] for v in leak.values()),
-                     "held_out_pairs_shown": held_out_lines(tasks, splits, trajs),
-                     "parts": {s: v.get("parts", []) for s, v in tasks_report.get("splits", {}).items() if s != "train" and region}}
-    stats["grounding"] = {"context": opt.context, **grounding.as_dict(), "trajectories": len(sft_trajs),
-                          "whole_trajectories": len(grounded), "example": _segment_example(sft_trajs, opt.context)}
-    kept_tasks = {t["instance_id"] for t in sft_trajs}
-    stats["sft_filter"] = {"min_reward": opt.sft_min_reward, "state_weight": opt.state_weight, "trajectories": len(trajs),
-                           "kept": len(sft_trajs), "left_out": len(trajs) - len(sft_trajs),
-                           "tasks": len({t["instance_id"] for t in trajs}), "tasks_kept": len(kept_tasks),
-                           "by_split": {s: {"tasks": sum(1 for t in tasks if splits[t.id] == s),
-                                            "tasks_kept": sum(1 for t in tasks if splits[t.id] == s and t.id in kept_tasks)}
-                                        for s in used}}
+    stats = _dataset_stats(trajs, sft_trajs, tasks, splits, used, rows, rollout, opt, (region, leaking, leak),
+                           (grounding, grounded), tasks_report)
     lengths = length_table([x for t in trajs for x in samples(t, opt.context)],
                            [[{"role": "system", "content": system}, {"role": "user", "content": t.query}] for t in tasks], opt.tokenizer,
                            whole=[x for t in trajs for x in samples(t, "full")] if opt.context == "segments" else None)
@@ -420,9 +392,68 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
     hashes["README.md"] = {"sha256": hashlib.sha256(card.encode()).hexdigest(), "bytes": len(card.encode())}
     fingerprint = hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()[:16]
     render = read_json(world_path / "web" / "render.json", f"render the world again with `worldforge render {world_path} --force`")
+    manifest = _manifest(info, opt, fingerprint, pack_yaml, tasks_report, rollout, render, world_path, stats, rows,
+                         splits, tasks, hashes)
+    (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    replaced = check_dest(dest, fingerprint, force)
+    swap_into_place(partial, dest)
+    size = sum(h["bytes"] for h in hashes.values())
+    return ExportReport(dest, fingerprint, rows, len(hashes) + 1, size, replaced, stats["grounding"],
+                        dict(sorted(Counter(splits[t.id] for t in tasks).items())), stats["leak"])
+
+
+def _write_widesearch(partial: Path, tasks: list, splits: dict[str, str], used: list[str], title: str) -> dict[str, int]:
+    """WideSearch's own files per split (`widesearch/<split>/`): the questions and gold CSVs."""
+    from .tasks import gold_csv, write_widesearch
+
+    out = {}
+    for s in used:
+        mine = {t.id: t for t in tasks if splits[t.id] == s}
+        write_widesearch(partial / "widesearch" / s, [t.record for t in mine.values()],
+                         lambda iid, m=mine: gold_csv(m[iid].header, m[iid].rows), f"{title}: {s} split")
+        out[s] = len(mine)
+    return out
+
+
+def _dataset_stats(trajs: list[dict], sft_trajs: list[dict], tasks: list, splits: dict[str, str], used: list[str],
+                   rows: dict, rollout: dict, opt: ExportOptions, leaks: tuple, checked: tuple, tasks_report: dict) -> dict:
+    """The dataset's statistics for its card and manifest: the tasks and trajectories by split,
+    the held-out leak (`leaks`: whether split by region, the training tasks dropped, the leak by
+    split), the grounding check (`checked`: its report and the whole trajectories) and the SFT
+    filter."""
+    region, leaking, leak = leaks
+    grounding, grounded = checked
+    stats = _statistics(trajs, tasks, splits, rollout["stats"])
+    stats["list_column_tasks"] = sum(any("llm_judge" in (c.get("metric") or []) for c in
+                                         t.record["evaluation"].get("eval_pipeline", {}).values()) for t in tasks)
+    for s_, v in stats["splits"].items():
+        v["samples"] = rows.get("sft", {}).get(s_, 0)
+    stats["leak"] = {"split_by": "region" if region else ("task" if opt.split_by != "world" else "world"),
+                     "dropped_training_tasks": leaking, "by_split": leak,
+                     "leaked_pages": sum(v["opened_in_training"] for v in leak.values()),
+                     "held_out_pairs_shown": held_out_lines(tasks, splits, trajs),
+                     "parts": {s: v.get("parts", []) for s, v in tasks_report.get("splits", {}).items() if s != "train" and region}}
+    stats["grounding"] = {"context": opt.context, **grounding.as_dict(), "trajectories": len(sft_trajs),
+                          "whole_trajectories": len(grounded), "example": _segment_example(sft_trajs, opt.context)}
+    kept_tasks = {t["instance_id"] for t in sft_trajs}
+    stats["sft_filter"] = {"min_reward": opt.sft_min_reward, "state_weight": opt.state_weight, "trajectories": len(trajs),
+                           "kept": len(sft_trajs), "left_out": len(trajs) - len(sft_trajs),
+                           "tasks": len({t["instance_id"] for t in trajs}), "tasks_kept": len(kept_tasks),
+                           "by_split": {s: {"tasks": sum(1 for t in tasks if splits[t.id] == s),
+                                            "tasks_kept": sum(1 for t in tasks if splits[t.id] == s and t.id in kept_tasks)}
+                                        for s in used}}
+    return stats
+
+
+def _manifest(info, opt: ExportOptions, fingerprint: str, pack_yaml: dict[str, str], tasks_report: dict, rollout: dict,
+              render: dict, world_path: Path, stats: dict, rows: dict, splits: dict[str, str], tasks: list, hashes: dict) -> dict:
+    """`manifest.json`: what the dataset is (fingerprint, records, spec, packs, seeds, rollout and
+    render settings, package versions, the world to rebuild it from) and every file's hash."""
+    spec = info.world.spec
+    seed = spec.seed
     extra = ("tantivy", "pydantic", "typer") + (("vllm",) if "vllm" in (rollout["policy"], render["options"]["backend"]) else ())
-    manifest = {
-        "dataset": f"{world}/{opt.version}", "fingerprint": fingerprint, "format": 1, "records": row_schemas(),
+    return {
+        "dataset": f"{spec.name}/{opt.version}", "fingerprint": fingerprint, "format": 1, "records": row_schemas(),
         "spec": spec.model_dump(mode="json"), "packs": {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in sorted(pack_yaml.items())},
         "seeds": {"world": spec.seed, "tasks": tasks_report.get("seed"), "rollout": rollout["seed"],
                   "perturbations": rollout["seed"], "split": seed},
@@ -440,12 +471,7 @@ def export_dataset(world_path: str | Path, out_root: str | Path = "exports", opt
         "sft_filter": stats["sft_filter"],
         "files": dict(sorted(hashes.items())),
     }
-    (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-    replaced = check_dest(dest, fingerprint, force)
-    swap_into_place(partial, dest)
-    size = sum(h["bytes"] for h in hashes.values())
-    return ExportReport(dest, fingerprint, rows, len(hashes) + 1, size, replaced, stats["grounding"],
-                        dict(sorted(Counter(splits[t.id] for t in tasks).items())), stats["leak"])
+
 
 
 def _statistics(trajs: list[dict], tasks: list, splits: dict[str, str], trajectory_stats: dict) -> dict:

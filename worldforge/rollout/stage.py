@@ -168,31 +168,8 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
         raise RolloutError(f"{out} already holds trajectories; pass --force to replace them")
     tasks = load_tasks(world_path)  # raises a clear error when there are none
     seed = resolve_seed(opt, info.world.spec.seed)
-    agent_model = None
-    if opt.policy == "vllm":
-        from ..web import check_model
-        from .agent import tool_parser_class
-
-        tool_parser_class(opt.agent.parser)  # a bad parser name fails before any engine starts
-        agent_model = opt.agent.model or info.world.spec.stages.render.model
-        if llm is None:
-            if not agent_model:
-                raise RolloutError("the vllm policy needs a model: pass --model PATH_OR_HUB_ID or set "
-                                   "stages.rollout.agent.model")
-            check_model(info.world.spec.stages.render, agent_model)
     render = info.world.spec.stages.render
-    if opt.narration == "vllm":
-        if opt.policy != "oracle":
-            raise RolloutError("narration: vllm rewrites the oracle's narration; the vllm policy writes its own words "
-                               "(set stages.rollout.narration: grammar, or policy: oracle)")
-        agent_model = render.model
-        if llm is None:
-            if not agent_model:
-                raise RolloutError("narration: vllm needs the page writer's model: set stages.render.model (a local "
-                                   "path or hub id), or stages.rollout.narration: grammar")
-            from ..web import check_model
-
-            check_model(render, agent_model)
+    agent_model = _model_of(opt, render, llm)
     fp = _fingerprint(opt, opt.policy, seed, sha256_file(tasks_dir(world_path) / TASKS_FILE), agent_model)
     partial = world_path / PARTIAL_DIR
     state = partial / "state.json"
@@ -253,6 +230,36 @@ def run_rollout(world_path: str | Path, options: RolloutOptions | None = None, *
 
             close_llm(own_llm)
     return _finish(world_path, partial, len(chunks), opt, seed, len(tasks), time.perf_counter() - t0, agent_stats)
+
+
+def _model_of(opt: RolloutOptions, render, llm) -> str | None:
+    """The model the vllm policy or the vllm narration loads (the agent's, else the page writer's
+    `render.model`), checked before any engine starts; None for the oracle with its grammar."""
+    agent_model = None
+    if opt.policy == "vllm":
+        from ..web import check_model
+        from .agent import tool_parser_class
+
+        tool_parser_class(opt.agent.parser)  # a bad parser name fails before any engine starts
+        agent_model = opt.agent.model or render.model
+        if llm is None:
+            if not agent_model:
+                raise RolloutError("the vllm policy needs a model: pass --model PATH_OR_HUB_ID or set "
+                                   "stages.rollout.agent.model")
+            check_model(render, agent_model)
+    if opt.narration == "vllm":
+        if opt.policy != "oracle":
+            raise RolloutError("narration: vllm rewrites the oracle's narration; the vllm policy writes its own words "
+                               "(set stages.rollout.narration: grammar, or policy: oracle)")
+        agent_model = render.model
+        if llm is None:
+            if not agent_model:
+                raise RolloutError("narration: vllm needs the page writer's model: set stages.render.model (a local "
+                                   "path or hub id), or stages.rollout.narration: grammar")
+            from ..web import check_model
+
+            check_model(render, agent_model)
+    return agent_model
 
 
 def _chunk(env: Environment, agent, opt: RolloutOptions, chunk: list, path: Path, narrate: tuple | None = None) -> int:

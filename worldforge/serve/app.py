@@ -71,35 +71,56 @@ async def _body(request, limit: int):
     return data
 
 
+def _endpoint(fn, body_limit: int | None, ok: int):
+    """A route's endpoint around `fn(request[, body])`: the body read (at most `body_limit` bytes)
+    when there is a limit, a coroutine awaited, the answer as JSON with status `ok`; a service
+    error as its own status and message, any other failure a 500 that leaves the server up."""
+    from starlette.requests import ClientDisconnect
+    from starlette.responses import Response
+
+    async def endpoint(request):
+        try:
+            if body_limit is not None:
+                out = fn(request, await _body(request, body_limit))
+            else:
+                out = fn(request)
+            if asyncio.iscoroutine(out):
+                out = await out
+            return _json_response(out, ok)
+        except ServiceError as exc:
+            return _error(exc.status, exc.message)
+        except ClientDisconnect:  # the client went away mid-request: nobody reads an answer, nothing to log
+            return Response(status_code=400)
+        except Exception as exc:  # noqa: BLE001 - one request never takes the server down
+            _log.exception("request %s %s failed", request.method, request.url.path)
+            return _error(500, f"internal error ({type(exc).__name__}); the server is still up")
+    return endpoint
+
+
+async def _http_error(request, exc):
+    hint = {404: f"no route {request.url.path[:200]}; see GET /tools, /tasks, POST /episodes",
+            405: f"{request.method} is not allowed on {request.url.path[:200]}"
+                 + ("; MCP here is stateless JSON over POST (no event stream to GET, no session to DELETE)"
+                    if request.url.path == "/mcp" else "")}.get(exc.status_code, exc.detail)
+    return _error(exc.status_code, hint)
+
+
+async def _server_error(request, exc: Exception):
+    return _error(500, f"internal error ({type(exc).__name__}); the server is still up")
+
+
 def create_app(service: EnvironmentService, *, mcp: bool = True, view=None):
     """The ASGI app serving `service` (see the module docstring); with `view` (a
     `view.data.ViewData` over the same world), the browser view under /view/ too."""
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
-    from starlette.requests import ClientDisconnect
     from starlette.responses import Response
     from starlette.routing import Route
 
     limit = service.limits.max_body
 
     def handler(fn, with_body: bool = False, ok: int = 200, body_limit: int | None = None):
-        async def endpoint(request):
-            try:
-                if with_body:
-                    out = fn(request, await _body(request, body_limit or limit))
-                else:
-                    out = fn(request)
-                if asyncio.iscoroutine(out):
-                    out = await out
-                return _json_response(out, ok)
-            except ServiceError as exc:
-                return _error(exc.status, exc.message)
-            except ClientDisconnect:  # the client went away mid-request: nobody reads an answer, nothing to log
-                return Response(status_code=400)
-            except Exception as exc:  # noqa: BLE001 - one request never takes the server down
-                _log.exception("request %s %s failed", request.method, request.url.path)
-                return _error(500, f"internal error ({type(exc).__name__}); the server is still up")
-        return endpoint
+        return _endpoint(fn, (body_limit or limit) if with_body else None, ok)
 
     def tools(request):
         return Response(_TOOLS_BODY, media_type="application/json")
@@ -173,17 +194,7 @@ def create_app(service: EnvironmentService, *, mcp: bool = True, view=None):
             async with manager.run():
                 yield
 
-    async def http_error(request, exc: HTTPException):
-        hint = {404: f"no route {request.url.path[:200]}; see GET /tools, /tasks, POST /episodes",
-                405: f"{request.method} is not allowed on {request.url.path[:200]}"
-                     + ("; MCP here is stateless JSON over POST (no event stream to GET, no session to DELETE)"
-                        if request.url.path == "/mcp" else "")}.get(exc.status_code, exc.detail)
-        return _error(exc.status_code, hint)
-
-    async def server_error(request, exc: Exception):
-        return _error(500, f"internal error ({type(exc).__name__}); the server is still up")
-
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error, Exception: server_error})
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error, Exception: _server_error})
 
 
 def serve(world_path: str | Path, *, host: str = "127.0.0.1", port: int = 8000, limits: ServiceLimits | None = None,

@@ -500,6 +500,30 @@ class TemplateWriter:
             lines += [f"- {self._link(f.value)}{self._note(f, m)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "")
                       for f in fs]
             lines.append("")
+        lines += self._incoming_sections(page, ins, st, hp)
+        if dated:
+            lines += [f"## {g.choose_h(b['timeline'], crc32(b'|tl', hp))}", ""]
+            for f in dated:
+                lines.append(self._bullet(t, f, st))
+            lines.append("")
+        if page.layout.get("lists"):  # a part's lists of its entities, type by type
+            lines += [f"## {self.w('lists')}", ""]
+            lines += [self.w("list_entry_one" if n == 1 else "list_entry", title=title, url=url, count=f"{n:,}")
+                      for title, url, n in page.layout["lists"]]
+            lines.append("")
+        related = list(dict.fromkeys([f.value for f in outs] + [f.subject for f in ins]))[:5]
+        if related:
+            lines += [f"## {g.choose_h(b['see_also'], crc32(b'|sa', hp))}", ""]
+            lines += [f"- {self._link(r)}" + self.w("noun_tag", noun=self._noun(v.type_of[r])) for r in related]
+            lines.append("")
+        tail = article_sources(v, page, self.lang)
+        return "\n".join(lines) + ("\n" + tail if tail else "")
+
+    def _incoming_sections(self, page: Page, ins: list[Fact], st: dict, hp: int) -> list[str]:
+        """An article's section per incoming relation: the links told from the other side, listed,
+        and the full list's count and address when the article shows only some."""
+        v, b, lang, meta = self.view, self.b, self.lang, self.view.meta
+        lines: list[str] = []
         more = page.layout.get("more", {})
         groups = _by_predicate(ins)
         # a list none of whose entities has an article here is still a section: the link to the full list
@@ -527,23 +551,7 @@ class TemplateWriter:
             lines += [f"- {self._link(f.subject)}{self._note(f, m)}" + (self.w("tag_span", span=self._year_span(f, m)) if f.valid_from else "")
                       for f in fs]
             lines.append("")
-        if dated:
-            lines += [f"## {g.choose_h(b['timeline'], crc32(b'|tl', hp))}", ""]
-            for f in dated:
-                lines.append(self._bullet(t, f, st))
-            lines.append("")
-        if page.layout.get("lists"):  # a part's lists of its entities, type by type
-            lines += [f"## {self.w('lists')}", ""]
-            lines += [self.w("list_entry_one" if n == 1 else "list_entry", title=title, url=url, count=f"{n:,}")
-                      for title, url, n in page.layout["lists"]]
-            lines.append("")
-        related = list(dict.fromkeys([f.value for f in outs] + [f.subject for f in ins]))[:5]
-        if related:
-            lines += [f"## {g.choose_h(b['see_also'], crc32(b'|sa', hp))}", ""]
-            lines += [f"- {self._link(r)}" + self.w("noun_tag", noun=self._noun(v.type_of[r])) for r in related]
-            lines.append("")
-        tail = article_sources(v, page, self.lang)
-        return "\n".join(lines) + ("\n" + tail if tail else "")
+        return lines
 
     def _lead_desc(self, eid: str, t: str, attrs: list[Fact], outs: list[Fact], hp: int,
                    st: dict) -> tuple[str, str, Fact | None]:

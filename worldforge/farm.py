@@ -341,24 +341,7 @@ def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: l
         tasks = load_tasks(wp)
         trajs = read_trajectories(wp)
         rollout = read_report(wp)
-        keep, w_drop = [], Counter()
-        for t in tasks:
-            th, gh = task_hash(t), gold_hash(t)
-            reason = None
-            if th in released_t or gh in released_g:
-                reason = f"released in {released_t.get(th) or released_g.get(gh)}"
-            elif th in seen_t:
-                reason = "same question as an earlier world's"
-            elif gh in seen_g:
-                reason = "same gold set as an earlier world's"
-            if reason:
-                w_drop[reason] += 1
-                continue
-            seen_t.add(th)
-            seen_g.add(gh)
-            task_hashes.append(th)
-            gold_hashes.append(gh)
-            keep.append(t)
+        keep, w_drop = _new_tasks(tasks, (released_t, released_g), (seen_t, seen_g), (task_hashes, gold_hashes))
         dropped.update(w_drop)
         ids = {t.id for t in keep}
         s = plan.split
@@ -419,6 +402,32 @@ def _merge(farm: FarmSpec, farm_path: Path, plans: list[FarmWorldPlan], built: l
     swap_into_place(partial, dest)
     return FarmReport(dest, worlds, {k: v for k, v in rows.items() if v}, dict(sorted(dropped.items())), sorted(previous),
                       fingerprint=fingerprint)
+
+
+def _new_tasks(tasks: list, released: tuple[dict, dict], seen: tuple[set, set], hashes: tuple[list, list]) -> tuple[list, Counter]:
+    """The tasks of one world that no earlier release (`released`: question and gold hashes ->
+    release) and no earlier world of this release (`seen`) holds, their hashes noted in `seen`
+    and `hashes`; and why each other one was dropped, counted."""
+    (released_t, released_g), (seen_t, seen_g), (task_hashes, gold_hashes) = released, seen, hashes
+    keep, w_drop = [], Counter()
+    for t in tasks:
+        th, gh = task_hash(t), gold_hash(t)
+        reason = None
+        if th in released_t or gh in released_g:
+            reason = f"released in {released_t.get(th) or released_g.get(gh)}"
+        elif th in seen_t:
+            reason = "same question as an earlier world's"
+        elif gh in seen_g:
+            reason = "same gold set as an earlier world's"
+        if reason:
+            w_drop[reason] += 1
+            continue
+        seen_t.add(th)
+        seen_g.add(gh)
+        task_hashes.append(th)
+        gold_hashes.append(gh)
+        keep.append(t)
+    return keep, w_drop
 
 
 def _write_merged(job: tuple[str, str, list], partial: str) -> int:

@@ -496,18 +496,7 @@ def _evaluate(ev: dict, gold: Frame, response: str, align: Aligner | None, judge
     if over:  # scored 0 without reading its cells: no row of it could raise the score enough
         return Outcome(parsed=True, columns_match=True, gold_rows=len(ans.rows), predicted_rows=len(resp.rows), message=over)
 
-    for col in unique:  # key alignment (upstream's LLM), for keys compared as text
-        item = pipeline.get(col)
-        if item is None:
-            continue
-        metrics = item.get("metric", [])
-        if LLM_METRIC in metrics or "exact_match" in metrics:
-            i = resp.col(col)
-            mapping = align([r[i] for r in resp.rows], [r[ans.col(col)] for r in ans.rows]) if align else {}
-            resp.columns.append(col + "_before_map")
-            for r in resp.rows:
-                r.append(r[i])
-                r[i] = mapping.get(r[i], r[i])
+    _align_keys(resp, ans, unique, pipeline, align)
 
     # Upstream preprocesses every cell, then joins on the keys. Only the key columns decide the
     # join, and only joined rows are scored, so the other columns are preprocessed on the gold
@@ -543,24 +532,7 @@ def _evaluate(ev: dict, gold: Frame, response: str, align: Aligner | None, judge
     same = (len(joined) == len(resp.rows) == len(ans.rows) and len(ans.columns) == len(resp.columns)
             and resp.columns == ans.columns and sorted(map(tuple, ans.rows)) == sorted(map(tuple, resp.rows)))
 
-    scorers = []  # (score column, gold index, response index, metric, criterion)
-    for col in required:
-        if col in unique:
-            continue
-        item = pipeline.get(col)
-        if item is None:
-            raise EvaluatorError(f"KeyError: {col!r} (no eval_pipeline entry)")
-        for name in item.get("metric", []):
-            if name == LLM_METRIC:
-                fn = judge(col) if judge else None
-                fn = fn or (lambda r, t, c: 0.0)
-            elif name in METRICS:
-                fn = METRICS[name]
-            else:
-                raise EvaluatorError(f"metric_func_name {name} not in metric_function_registry")
-            if name == "date_near":
-                fn = _with_as_of(as_of)
-            scorers.append((f"{col}_{name}", ans.col(col), resp.col(col), fn, item.get("criterion")))
+    scorers = _scorers(required, unique, pipeline, ans, resp, judge, as_of)
     n_keys = len({f"{c}_exact_match" for c in required if c in unique})
     row_sum = item_sum = 0.0
     for g, p in pairs:
@@ -579,6 +551,47 @@ def _evaluate(ev: dict, gold: Frame, response: str, align: Aligner | None, judge
     rf, if_ = _f1(rp, rr), _f1(ip, ir)
     success = 1.0 if same or (ip == ir == if_ == 1.0 and rp == rr == rf == 1.0) else 0.0
     return Outcome(success, rp, rr, rf, ip, ir, if_, True, True, n_gold, n_pred, len(pairs), row_sum)
+
+
+def _align_keys(resp: Frame, ans: Frame, unique: list[str], pipeline: dict, align: Aligner | None) -> None:
+    """Key alignment (upstream's LLM) for keys compared as text: each response key mapped onto a
+    gold one, the key as written kept in a `<key>_before_map` column."""
+    for col in unique:
+        item = pipeline.get(col)
+        if item is None:
+            continue
+        metrics = item.get("metric", [])
+        if LLM_METRIC in metrics or "exact_match" in metrics:
+            i = resp.col(col)
+            mapping = align([r[i] for r in resp.rows], [r[ans.col(col)] for r in ans.rows]) if align else {}
+            resp.columns.append(col + "_before_map")
+            for r in resp.rows:
+                r.append(r[i])
+                r[i] = mapping.get(r[i], r[i])
+
+
+def _scorers(required: list[str], unique: list[str], pipeline: dict, ans: Frame, resp: Frame, judge, as_of) -> list[tuple]:
+    """Each scored cell's (score column, gold index, response index, metric, criterion): every
+    metric of every required column that is no key, as upstream's registries name them."""
+    scorers = []  # (score column, gold index, response index, metric, criterion)
+    for col in required:
+        if col in unique:
+            continue
+        item = pipeline.get(col)
+        if item is None:
+            raise EvaluatorError(f"KeyError: {col!r} (no eval_pipeline entry)")
+        for name in item.get("metric", []):
+            if name == LLM_METRIC:
+                fn = judge(col) if judge else None
+                fn = fn or (lambda r, t, c: 0.0)
+            elif name in METRICS:
+                fn = METRICS[name]
+            else:
+                raise EvaluatorError(f"metric_func_name {name} not in metric_function_registry")
+            if name == "date_near":
+                fn = _with_as_of(as_of)
+            scorers.append((f"{col}_{name}", ans.col(col), resp.col(col), fn, item.get("criterion")))
+    return scorers
 
 
 def _with_as_of(as_of):

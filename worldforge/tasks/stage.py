@@ -479,21 +479,7 @@ class _Generator:
         cap = self._capacity(split, feasible)
         types = [t for t in types if weights[t] > 0]
         lo, hi = opt.rows.min, opt.rows.max
-        target = None
-        if opt.row_shares:
-            # buckets inside the row window that some type is big enough for (a small world has no 100-row tables)
-            biggest = max(cap.values(), default=0)
-            shares = {b: opt.row_shares[b] for b in ROW_BUCKETS
-                      if b in opt.row_shares and bucket_range(b, lo, hi)[0] <= min(bucket_range(b, lo, hi)[1], biggest)}
-            if split != "train":
-                target = quotas(shares, n)
-            else:  # training tasks make up for what the held-out ones could not reach
-                overall = quotas(shares, total)
-                target = {b: max(0, overall[b] - self.kept_b[b]) for b in overall}
-                extra = n - sum(target.values())
-                if extra > 0:
-                    for b, k in quotas(shares, extra).items():
-                        target[b] += k
+        target = self._row_targets(split, n, total, cap, lo, hi)
         kept_b, kept_t, kept_s = Counter(), Counter(), Counter()
         fails: Counter = Counter()
         dead: set = set()
@@ -524,41 +510,7 @@ class _Generator:
             cand = self._draw(shape, t, split, bucket)
             drawn += 1
             self.drawn["table"] += 1
-            reason = cand if isinstance(cand, str) else None
-            if reason is None:
-                rows = cand.rows.n
-                b = bucket_of(rows) if rows >= 1 else None
-                if not lo <= rows <= hi:
-                    reason = "rows-outside-window"
-                elif sampler.candidate_count(cand) > opt.max_candidates:
-                    reason = "too-many-candidates"
-                elif target and not relaxed and kept_b[b] >= target.get(b, 0):
-                    reason = "size-quota-full"
-                else:
-                    key = self.builder.row_key(cand)
-                    if key in self.seen:
-                        reason = "duplicate-gold-set"
-            if reason is None:
-                if split == "train" and self._reads_held_out(cand):
-                    task = "reads-held-out"
-                else:
-                    task = self.builder.build(cand, self.blocked if split == "train" else None, part_ok,
-                                              self.confined if split != "train" else None)
-                if isinstance(task, str):
-                    reason = task
-                elif self.ambiguous:
-                    question = self.wording.describe(task)
-                    keys = [tuple(row[i] for i in task.keys) for row in task.gold_rows]
-                    lists = [j for j, c in enumerate(task.columns) if c.agg == "list"]
-                    named = {x for row in task.gold_rows for j in lists for x in str(row[j]).split("; ")}
-                    if len(set(keys)) < len(keys) or named & self.ambiguous:
-                        reason = "namesake-rows"  # two rows alike, or a list naming one of two namesakes
-                    elif any(isinstance(v, str) and v in self.ambiguous for v in question[2]):
-                        reason = "ambiguous-name"
-                if reason is None:
-                    question = question if self.ambiguous else self.wording.describe(task)
-                    if question_problems(question[0], [c.name for c in task.columns], opt.language):
-                        reason = "garbled-question"  # a pack phrase the wording cannot say right
+            reason, task, question, key = self._judge_table(cand, split, part_ok, target, relaxed, kept_b)
             if reason is not None:
                 self.dropped["table"][reason] += 1
                 fails[(t, shape)] += 1
@@ -587,6 +539,71 @@ class _Generator:
             self.kept["table"] += 1
             self.report.splits[split]["table"] += 1
             self._progress("table", total)
+
+    def _row_targets(self, split: str, n: int, total: int, cap: dict, lo: int, hi: int) -> dict[str, int] | None:
+        """How many of a split's `n` tables each row-size bucket gets (`stages.tasks.row_shares`),
+        among the buckets inside the row window some type is big enough for; None without shares."""
+        target = None
+        opt = self.opt
+        if opt.row_shares:
+            # buckets inside the row window that some type is big enough for (a small world has no 100-row tables)
+            biggest = max(cap.values(), default=0)
+            shares = {b: opt.row_shares[b] for b in ROW_BUCKETS
+                      if b in opt.row_shares and bucket_range(b, lo, hi)[0] <= min(bucket_range(b, lo, hi)[1], biggest)}
+            if split != "train":
+                target = quotas(shares, n)
+            else:  # training tasks make up for what the held-out ones could not reach
+                overall = quotas(shares, total)
+                target = {b: max(0, overall[b] - self.kept_b[b]) for b in overall}
+                extra = n - sum(target.values())
+                if extra > 0:
+                    for b, k in quotas(shares, extra).items():
+                        target[b] += k
+        return target
+
+    def _judge_table(self, cand, split: str, part_ok, target: dict | None, relaxed: bool,
+                     kept_b: Counter) -> tuple[str | None, object, tuple | None, object]:
+        """A drawn table candidate (or the reason it could not be drawn) judged: (why it is
+        dropped or None, the task built, its question, its gold set's key)."""
+        opt, sampler = self.opt, self.sampler
+        lo, hi = opt.rows.min, opt.rows.max
+        task = question = key = None
+        reason = cand if isinstance(cand, str) else None
+        if reason is None:
+            rows = cand.rows.n
+            b = bucket_of(rows) if rows >= 1 else None
+            if not lo <= rows <= hi:
+                reason = "rows-outside-window"
+            elif sampler.candidate_count(cand) > opt.max_candidates:
+                reason = "too-many-candidates"
+            elif target and not relaxed and kept_b[b] >= target.get(b, 0):
+                reason = "size-quota-full"
+            else:
+                key = self.builder.row_key(cand)
+                if key in self.seen:
+                    reason = "duplicate-gold-set"
+        if reason is None:
+            if split == "train" and self._reads_held_out(cand):
+                task = "reads-held-out"
+            else:
+                task = self.builder.build(cand, self.blocked if split == "train" else None, part_ok,
+                                          self.confined if split != "train" else None)
+            if isinstance(task, str):
+                reason = task
+            elif self.ambiguous:
+                question = self.wording.describe(task)
+                keys = [tuple(row[i] for i in task.keys) for row in task.gold_rows]
+                lists = [j for j, c in enumerate(task.columns) if c.agg == "list"]
+                named = {x for row in task.gold_rows for j in lists for x in str(row[j]).split("; ")}
+                if len(set(keys)) < len(keys) or named & self.ambiguous:
+                    reason = "namesake-rows"  # two rows alike, or a list naming one of two namesakes
+                elif any(isinstance(v, str) and v in self.ambiguous for v in question[2]):
+                    reason = "ambiguous-name"
+            if reason is None:
+                question = question if self.ambiguous else self.wording.describe(task)
+                if question_problems(question[0], [c.name for c in task.columns], opt.language):
+                    reason = "garbled-question"  # a pack phrase the wording cannot say right
+        return reason, task, question, key
 
     def _capacity(self, split: str, feasible: dict[str, list[str]]) -> dict[tuple[str, str], int]:
         """The most rows a task of each (type, shape) could have in a split."""

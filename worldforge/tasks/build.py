@@ -564,8 +564,51 @@ class Builder:
             support = self._rank_support(cand)
             if support is None:
                 return "unreachable-fact"
+        containers = self._fill_columns(cand, ctx, pool, order, k, chosen, facts, dropped, (blocked, part_ok))
+        if len(chosen) < self.opt.columns.min or len(chosen) <= len(keys):
+            return "too-few-columns"
+        columns = [c for c, _, _ in chosen]
+        gold = [[str(v) for v in row] for row in zip(*(vals for _, _, vals in chosen))]
+        key_tuples = [tuple(r[i] for i in keys) for r in gold]
+        if len(set(key_tuples)) != len(key_tuples):
+            return "ambiguous-key"
+        order = list(range(n)) if cand.shape == "ranked" else sorted(range(n), key=lambda r: (key_tuples[r], gold[r]))
+        gold = [gold[r] for r in order]
+        evidence = [[pages[r] for _, pages, _ in chosen] for r in order]
+        # a value stated one link from its article (the profile or a news item the article links)
+        # is recorded on that page too, after the article
+        value = [(r, j, pages[r][-1], pages.value_facts[r]) for j, (_, pages, _) in enumerate(chosen)
+                 for r in order if isinstance(pages, Proof) and pages[r] and pages.value_facts[r] is not None
+                 and pages[r][-1] < self.web.n_entities]
+        beside = self.web.via(self.web.url(np.asarray([v[2] for v in value], dtype=np.int64)).tolist(), [v[3] for v in value])
+        pos = {r: i for i, r in enumerate(order)}
+        extra: dict[tuple[int, int], str] = {(pos[r], j): u for (r, j, _, _), u in zip(value, beside) if u}
+        every = np.fromiter((p for row in evidence for cell in row for p in cell), dtype=np.int64)
+        every = np.concatenate([every, listing_nodes, np.asarray(support, dtype=np.int64)])
+        if len(np.unique(every)) > self.opt.max_pages:
+            return "too-many-pages"
+        if blocked is not None and blocked[every].any():
+            return "reads-held-out"
+        if part_ok is not None and not part_ok[every].all():
+            return "leaves-part"
+        ids = self._row_ids(cand)
+        row_ids = [ids[r] for r in order]
+        sql = self.sql(cand, columns)
+        facts += base  # a link row states its link; a rank is read off every candidate's value
+        gold_facts = sorted(set(np.concatenate(facts).tolist())) if facts else []
+        return TableTask(cand, columns, keys, gold, row_ids, sql, evidence, [int(x) for x in listing_nodes],
+                         [int(x) for x in support], containers, dropped, gold_facts, extra)
+
+    def _fill_columns(self, cand: Candidate, ctx: dict, pool: list[Column], order: list[int], k: int, chosen: list,
+                      facts: list, dropped: dict[str, int], bounds: tuple) -> int:
+        """Columns from `pool` in `order` (a weighted shuffle) added to `chosen` until there are `k`:
+        those that pass the cheap checks are proved together, a batch at a time; each one dropped
+        is counted in `dropped` by why. `bounds`: (pages a training task may not read, pages a
+        held-out one may read). Returns how many chosen columns are containers (shared values)."""
         seen_vals = {tuple(v) for _, _, v in chosen}
         containers = 0
+        n = cand.rows.n
+        blocked, part_ok = bounds
 
         def drop(reason: str) -> None:
             dropped[reason] = dropped.get(reason, 0) + 1
@@ -619,39 +662,7 @@ class Builder:
                 seen_vals.add(vals)
                 chosen.append((c, pages, ev.values))
                 facts += _facts_of(ev)
-        if len(chosen) < self.opt.columns.min or len(chosen) <= len(keys):
-            return "too-few-columns"
-        columns = [c for c, _, _ in chosen]
-        gold = [[str(v) for v in row] for row in zip(*(vals for _, _, vals in chosen))]
-        key_tuples = [tuple(r[i] for i in keys) for r in gold]
-        if len(set(key_tuples)) != len(key_tuples):
-            return "ambiguous-key"
-        order = list(range(n)) if cand.shape == "ranked" else sorted(range(n), key=lambda r: (key_tuples[r], gold[r]))
-        gold = [gold[r] for r in order]
-        evidence = [[pages[r] for _, pages, _ in chosen] for r in order]
-        # a value stated one link from its article (the profile or a news item the article links)
-        # is recorded on that page too, after the article
-        value = [(r, j, pages[r][-1], pages.value_facts[r]) for j, (_, pages, _) in enumerate(chosen)
-                 for r in order if isinstance(pages, Proof) and pages[r] and pages.value_facts[r] is not None
-                 and pages[r][-1] < self.web.n_entities]
-        beside = self.web.via(self.web.url(np.asarray([v[2] for v in value], dtype=np.int64)).tolist(), [v[3] for v in value])
-        pos = {r: i for i, r in enumerate(order)}
-        extra: dict[tuple[int, int], str] = {(pos[r], j): u for (r, j, _, _), u in zip(value, beside) if u}
-        every = np.fromiter((p for row in evidence for cell in row for p in cell), dtype=np.int64)
-        every = np.concatenate([every, listing_nodes, np.asarray(support, dtype=np.int64)])
-        if len(np.unique(every)) > self.opt.max_pages:
-            return "too-many-pages"
-        if blocked is not None and blocked[every].any():
-            return "reads-held-out"
-        if part_ok is not None and not part_ok[every].all():
-            return "leaves-part"
-        ids = self._row_ids(cand)
-        row_ids = [ids[r] for r in order]
-        sql = self.sql(cand, columns)
-        facts += base  # a link row states its link; a rank is read off every candidate's value
-        gold_facts = sorted(set(np.concatenate(facts).tolist())) if facts else []
-        return TableTask(cand, columns, keys, gold, row_ids, sql, evidence, [int(x) for x in listing_nodes],
-                         [int(x) for x in support], containers, dropped, gold_facts, extra)
+        return containers
 
     def _pool_for(self, cand: Candidate) -> list[Column]:
         rows = cand.rows

@@ -63,47 +63,7 @@ def dependency_graph(world: ResolvedWorld, soft: bool = False):
         for a, attr in et.attributes.items():
             node = ("attr", t, a)
             g.add_edge(("type", t), node)
-            deps: list = []
-            if isinstance(attr, DateAttr):
-                after, before = date_bounds(world, t, a)
-                bounds = [*after, *before] + ([attr.offset.ref] if attr.offset else [])
-                bounds += [b for c in attr.cases.values() for b in [*c.after, *c.before]]
-                for b in bounds:
-                    deps += _bound_deps_attr(b, t, rels, rel_node, attr_node)
-                if attr.given is not None:
-                    deps.append(given_node(t, attr.given))
-                # a stage's dates are drawn for the stage each entity is to be in (`pack.Stages`)
-                deps += [attr_node(t, s) for s, sa in et.attributes.items() if isinstance(sa, CategoricalAttr)
-                         and sa.stages is not None and a in (sa.stages.start, sa.stages.end)]
-            elif isinstance(attr, DerivedAttr):
-                names = sql_names(attr.sql)
-                # Derived SQL runs over the whole row, names and ids included (and its errors name the row).
-                deps += [("name", t)] + [attr_node(t, other) for other in et.attributes if other != a and other in names]
-            elif isinstance(attr, LookupAttr):
-                if attr.via in rels:
-                    deps += [rel_node(attr.via), attr_node(rels[attr.via].target, attr.attribute)]
-            elif isinstance(attr, (NumericAttr, CategoricalAttr)):
-                if attr.given is not None:
-                    deps.append(given_node(t, attr.given))
-                if isinstance(attr, CategoricalAttr) and attr.dated_by is not None:
-                    deps.append(attr_node(t, attr.dated_by))
-                if isinstance(attr, NumericAttr) and attr.at_most is not None:
-                    deps.append(attr_node(t, attr.at_most))
-                for po in ([attr.part_of, attr.per] if isinstance(attr, NumericAttr) else []):
-                    if po is None:
-                        continue
-                    if po.via is None:  # a rate of the entity's own figure
-                        deps.append(attr_node(t, po.attribute))
-                    elif po.via in rels:
-                        deps += [rel_node(po.via), attr_node(rels[po.via].target, po.attribute)]
-                    elif po.via in et.attributes:
-                        whole = lookup_entity_type(world, t, po.via)
-                        deps += [attr_node(t, po.via)] + ([attr_node(whole, po.attribute)] if whole else [])
-            elif isinstance(attr, CountAttr):
-                if attr.relation in rels:
-                    deps.append(rel_node(attr.relation))
-            elif isinstance(attr, CodeAttr):
-                deps.append(attr_node(t, attr.source))
+            deps = _attr_deps(world, t, et, a, attr, rel_node, attr_node, given_node)
             link([d for d in deps if d != ("type", t)], node)
         for al in et.name.aliases:
             if al.after is not None:
@@ -123,39 +83,7 @@ def dependency_graph(world: ResolvedWorld, soft: bool = False):
         node = ("rel", r)
         g.add_edge(("type", rs.source), node)
         g.add_edge(("type", rs.target), node)
-        deps = []
-        if rs.same:
-            deps += [attr_node(rs.source, rs.same.source), attr_node(rs.target, rs.same.target)]
-        if rs.once_per is not None:
-            deps.append(attr_node(rs.source, rs.once_per))
-        if rs.given is not None:  # links per source by its category
-            deps.append(attr_node(rs.source, rs.given))
-        deps += [rel_node(x) for x in rs.not_same]  # their links are known when this one's targets are picked
-        if isinstance(rs.select, WeightSelect):
-            deps.append(attr_node(rs.target, rs.select.weight))
-        bounds: list[DateBound] = []
-        if rs.eligible:
-            deps.append(attr_node(rs.target, rs.eligible.attribute))
-            bounds += [b for b in (rs.eligible.after, rs.eligible.before) if b is not None]
-        if rs.since:
-            bounds.append(rs.since)
-        if rs.at is not None:
-            bounds.append(rs.at)
-        if rs.date and rs.date.offset:
-            bounds.append(rs.date.offset.ref)
-        if rs.dated or rs.at is not None:
-            after, before = link_bounds(world, rs)
-            bounds += [*after, *before]
-        for b in bounds:
-            side, _, a = b.ref.partition(".")
-            if side == "source" and a.count(".") == 1:  # source.<relation>.start: that relation's links first
-                deps.append(rel_node(a.split(".")[0]))
-            elif side == "source":
-                deps.append(attr_node(rs.source, a))
-            elif side == "target":
-                deps.append(attr_node(rs.target, a))
-        if rs.requires is not None:
-            deps += [rel_node(hop) for hop, _ in rs.requires.hops if hop in rels]
+        deps = _rel_deps(world, rs, rel_node, attr_node)
         link(deps, node)
         for a, attr in rs.attributes.items():  # a link's entity: once both relations' links are drawn
             if getattr(attr, "holds", None) is not None:
@@ -167,6 +95,96 @@ def dependency_graph(world: ResolvedWorld, soft: bool = False):
                 if d not in g or node not in g or not nx.has_path(g, node, d):
                     g.add_edge(d, node)
     return g
+
+
+def _attr_deps(world: ResolvedWorld, t: str, et, a: str, attr, rel_node, attr_node, given_node) -> list:
+    """The nodes an attribute `a` of type `t` is drawn after: its date bounds and given value, the
+    other attributes a derived one reads, the link and attribute a lookup follows, a figure's
+    whole or rate, the links a count counts, a code's source."""
+    rels = world.relations
+    deps: list = []
+    if isinstance(attr, DateAttr):
+        after, before = date_bounds(world, t, a)
+        bounds = [*after, *before] + ([attr.offset.ref] if attr.offset else [])
+        bounds += [b for c in attr.cases.values() for b in [*c.after, *c.before]]
+        for b in bounds:
+            deps += _bound_deps_attr(b, t, rels, rel_node, attr_node)
+        if attr.given is not None:
+            deps.append(given_node(t, attr.given))
+        # a stage's dates are drawn for the stage each entity is to be in (`pack.Stages`)
+        deps += [attr_node(t, s) for s, sa in et.attributes.items() if isinstance(sa, CategoricalAttr)
+                 and sa.stages is not None and a in (sa.stages.start, sa.stages.end)]
+    elif isinstance(attr, DerivedAttr):
+        names = sql_names(attr.sql)
+        # Derived SQL runs over the whole row, names and ids included (and its errors name the row).
+        deps += [("name", t)] + [attr_node(t, other) for other in et.attributes if other != a and other in names]
+    elif isinstance(attr, LookupAttr):
+        if attr.via in rels:
+            deps += [rel_node(attr.via), attr_node(rels[attr.via].target, attr.attribute)]
+    elif isinstance(attr, (NumericAttr, CategoricalAttr)):
+        if attr.given is not None:
+            deps.append(given_node(t, attr.given))
+        if isinstance(attr, CategoricalAttr) and attr.dated_by is not None:
+            deps.append(attr_node(t, attr.dated_by))
+        if isinstance(attr, NumericAttr) and attr.at_most is not None:
+            deps.append(attr_node(t, attr.at_most))
+        for po in ([attr.part_of, attr.per] if isinstance(attr, NumericAttr) else []):
+            if po is None:
+                continue
+            if po.via is None:  # a rate of the entity's own figure
+                deps.append(attr_node(t, po.attribute))
+            elif po.via in rels:
+                deps += [rel_node(po.via), attr_node(rels[po.via].target, po.attribute)]
+            elif po.via in et.attributes:
+                whole = lookup_entity_type(world, t, po.via)
+                deps += [attr_node(t, po.via)] + ([attr_node(whole, po.attribute)] if whole else [])
+    elif isinstance(attr, CountAttr):
+        if attr.relation in rels:
+            deps.append(rel_node(attr.relation))
+    elif isinstance(attr, CodeAttr):
+        deps.append(attr_node(t, attr.source))
+    return deps
+
+
+def _rel_deps(world: ResolvedWorld, rs, rel_node, attr_node) -> list:
+    """The nodes a relation's links are drawn after: the attributes its rules read (same, once
+    per, given, weight, eligibility), the relations it must differ from or requires, and what
+    its date bounds read."""
+    rels = world.relations
+    deps = []
+    if rs.same:
+        deps += [attr_node(rs.source, rs.same.source), attr_node(rs.target, rs.same.target)]
+    if rs.once_per is not None:
+        deps.append(attr_node(rs.source, rs.once_per))
+    if rs.given is not None:  # links per source by its category
+        deps.append(attr_node(rs.source, rs.given))
+    deps += [rel_node(x) for x in rs.not_same]  # their links are known when this one's targets are picked
+    if isinstance(rs.select, WeightSelect):
+        deps.append(attr_node(rs.target, rs.select.weight))
+    bounds: list[DateBound] = []
+    if rs.eligible:
+        deps.append(attr_node(rs.target, rs.eligible.attribute))
+        bounds += [b for b in (rs.eligible.after, rs.eligible.before) if b is not None]
+    if rs.since:
+        bounds.append(rs.since)
+    if rs.at is not None:
+        bounds.append(rs.at)
+    if rs.date and rs.date.offset:
+        bounds.append(rs.date.offset.ref)
+    if rs.dated or rs.at is not None:
+        after, before = link_bounds(world, rs)
+        bounds += [*after, *before]
+    for b in bounds:
+        side, _, a = b.ref.partition(".")
+        if side == "source" and a.count(".") == 1:  # source.<relation>.start: that relation's links first
+            deps.append(rel_node(a.split(".")[0]))
+        elif side == "source":
+            deps.append(attr_node(rs.source, a))
+        elif side == "target":
+            deps.append(attr_node(rs.target, a))
+    if rs.requires is not None:
+        deps += [rel_node(hop) for hop, _ in rs.requires.hops if hop in rels]
+    return deps
 
 
 def _soft_edges(world: ResolvedWorld, attr_node) -> list[tuple[tuple, list[tuple]]]:

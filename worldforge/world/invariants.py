@@ -434,6 +434,17 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
                     out.append(Invariant(f"{r}.at.{side}:{b}", f"a {rs.target} exists when {r} links it ({rs.at})",
                                          f"SELECT e.source, e.target, {t_at} AS at {frm(t_at, _rel_bound_sql(world, b))} "
                                          f"WHERE {t_at} {op} {_rel_bound_sql(world, b)}"))
+    out += _link_attribute_invariants(world, r, rs)
+    out += _link_rule_invariants(world, r, rs)
+    return out
+
+
+def _link_attribute_invariants(world: ResolvedWorld, r: str, rs: RelationSpec) -> list[Invariant]:
+    """A link's own values: the entity it names held the declared link when it started, a number
+    in its range (distinct where declared), a category among its values (one per target, rising
+    along a source's links, where declared)."""
+    R = _q("rel_" + r)
+    out: list[Invariant] = []
     for a, attr in rs.attributes.items():  # a link's own value is one its attribute declares
         if isinstance(attr, LinkEntity):
             out.append(Invariant(f"{r}.{a}.holds", f"a {r} link's {a} held {attr.holds} to its {attr.end} when it started",
@@ -469,6 +480,14 @@ def _relation_invariants(world: ResolvedWorld, r: str, rs: RelationSpec, start: 
             out.append(Invariant(f"{r}.{a}.rises", f"a {rs.source}'s {a} never falls along its {r} links",
                                  f"SELECT source, target, {_q(a)}, prev FROM ({falls_sql(R, a, [tr.get(v, v) for v in attr.rises])}) "
                                  f"WHERE falls"))
+    return out
+
+
+def _link_rule_invariants(world: ResolvedWorld, r: str, rs: RelationSpec) -> list[Invariant]:
+    """A relation's rules between links: not where another relation links, once per group, at
+    most so many per target, one at a time, covered by a required path, no cycle."""
+    R = _q("rel_" + r)
+    out: list[Invariant] = []
     for x in rs.not_same:  # never to a target the source is linked to by x when the link starts (ever, undated)
         when = ("e.valid_from IS NULL OR (coalesce(x.valid_from, DATE '0001-01-01') <= e.valid_from "
                 "AND e.valid_from < coalesce(x.valid_to, DATE '9999-12-31'))") if rs.dated else "TRUE"

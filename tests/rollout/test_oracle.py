@@ -215,7 +215,7 @@ def test_a_list_is_taken_only_by_its_whole_title():
 def test_a_namesakes_dated_profile_is_not_a_disagreement():
     """The oracle weighs a dated profile against an article only when one links the other: a
     namesake's official site (another company of the same name) is not a second source."""
-    from worldforge.rollout.oracle import _same_entity
+    from worldforge.rollout.compare import same_entity as _same_entity
     from worldforge.rollout.reading import read_page
 
     art_url = "https://enc.org/wiki/Islun_Studios_%28company,_1991%29"
@@ -236,7 +236,7 @@ def test_a_second_source_is_taken_only_under_the_whole_name():
     """A cross-check opens a page titled with the candidate's name, alone or with a qualifier,
     never one whose title only begins with it (Chinese names run on without a space: 刘峰 is not
     刘峰亮; three training tasks of demo_zh opened such a page and were dropped for it)."""
-    from worldforge.rollout.oracle import _names
+    from worldforge.rollout.absorb import title_names as _names
 
     assert _names("Liu Feng", "Liu Feng") and _names("Liu Feng (player, 1990)", "Liu Feng") and _names("刘峰（球员）", "刘峰")
     assert not _names("刘峰亮", "刘峰") and not _names("Ann Leeds", "Ann Lee") and not _names("Ann", "Ann Lee")
@@ -399,7 +399,10 @@ def test_a_count_is_never_read_off_a_list_it_did_not_see_whole():
     """A count is written from a list read whole or a count a page states (issue 55): not from a
     page that stops inside the list, nor from an archived snapshot (the list as it was then), nor
     from a 'full list' page that never loaded. Each of those leaves the cell unknown (None)."""
-    from worldforge.rollout.oracle import Research
+    from types import SimpleNamespace
+
+    from worldforge.rollout.entities import EntityReader
+    from worldforge.rollout.memory import PagesRead, ValuesRead
     from worldforge.rollout.reading import read_page
     from worldforge.rollout.sources import ListReader
 
@@ -414,10 +417,9 @@ def test_a_count_is_never_read_off_a_list_it_did_not_see_whole():
     hop = {"label": "Clubs", "kind": "link", "reverse": False, "to_one": False}
 
     def count(page):
-        r = object.__new__(Research)
-        r.memo, r.counted, r.full_lists = {}, {}, {}
-        r.article = lambda u, name="": page
-        return r.count_of(url, hop, "Gerald Ponce")
+        reader = EntityReader(SimpleNamespace(values=ValuesRead(), pages=PagesRead()))
+        reader.article = lambda u, name="": page
+        return reader.count_of(url, hop, "Gerald Ponce")
 
     assert count(whole) == 2
     assert count(cut) is None

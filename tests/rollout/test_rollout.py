@@ -161,9 +161,9 @@ def test_oracle_reaches_its_target_on_a_web_phrased_as_it_has_never_seen(tmp_pat
 
 
 def _same(a: str, b: str) -> bool:
-    from worldforge.rollout.oracle import _same_value
+    from worldforge.rollout.compare import same_value
 
-    return _same_value(a, b)
+    return same_value(a, b)
 
 
 def test_oracle_never_sees_the_world_or_the_gold(small_run, tmp_path, monkeypatch):

@@ -414,7 +414,7 @@ def test_prose_reader_agrees_with_the_facts_of_profiles(web):
     search snippet quotes them (flattened, cut anywhere), it never gives a value the cut shortened."""
     import polars as pl
 
-    from worldforge.rollout.oracle import _from_prose
+    from worldforge.rollout.entities import from_prose as _from_prose
     from worldforge.rollout.reading import prose_value, read_date, read_number
     from worldforge.web.pages import WorldView
     from worldforge.web.search import plain_text

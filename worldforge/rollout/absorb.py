@@ -44,7 +44,7 @@ def absorb_search(r, args: dict, text: str, cid: str) -> None:
         art, q = r.agenda.verifying.get(norm(q), (None, q))  # q: the name the search was about
         if art is not None and len(r.compared.second) + len(r.compared.second_of) < CROSS_CHECKS_MAX and not compared:
             # a second source about the candidate, to compare with its article
-            alike = [x for x in b.results if x.url != art and _names(x.title, q)
+            alike = [x for x in b.results if x.url != art and title_names(x.title, q)
                      and not is_encyclopedia(x.url) and "(page " not in x.title]
             # two pages of one name on one site, one on a news site with the name alone for a title,
             # or a profile dated by its last update are worth comparing (one may be out of date);
@@ -140,7 +140,7 @@ def absorb_page(r, url: str, text: str, cid: str) -> None:
         r.pages.link_names[url] = page.name
 
 
-def _names(title: str, name: str) -> bool:
+def title_names(title: str, name: str) -> bool:
     """A result's title names this entity: the name whole, alone or before a qualifier ('Liu Feng',
     'Liu Feng (player)'), never a longer name it begins ('刘峰' is not '刘峰亮', 'Ann Lee' not 'Ann Leeds')."""
     t, n = norm(title), norm(name)

@@ -282,7 +282,7 @@ class EntityReader:
         if cell is None and page.kind == "article":
             return self._elsewhere(page, key, label, name or page.name, figure, expect, unit, kinds)
         if cell is None and page.kind != "directory":  # the entity's own profile, written as prose
-            cell = _from_prose(page.text, label, kinds, self.known_values(label) | ({expect} if expect else set()), unit)
+            cell = from_prose(page.text, label, kinds, self.known_values(label) | ({expect} if expect else set()), unit)
             self.r.values.stats["prose_values"] += cell is not None
             self._note_value(url, key, label, cell)
             return cell
@@ -327,7 +327,7 @@ class EntityReader:
         known = self.known_values(label) | ({expect} if expect else set())
         if url not in self.r.pages.read and url in self.r.searches.snippets:  # a result's snippet of that page may settle it
             for sn in self.r.searches.snippets[url]:
-                v = _from_prose(sn, label, kinds, known, unit)
+                v = from_prose(sn, label, kinds, known, unit)
                 if v is not None:
                     return self._from_snippet(url, key, label, v)
         self.r.pages.beside_name.setdefault(url, name)
@@ -344,7 +344,7 @@ class EntityReader:
         cells = page.infobox_rows(label)
         cell = cells[0] if cells else None
         if cell is None:
-            cell = _from_prose(page.text, label, kinds, known, unit)
+            cell = from_prose(page.text, label, kinds, known, unit)
             self.r.values.stats["prose_values"] += cell is not None
             if cell is None:
                 self.r.told.note("not_on_profile", page=name, label=label, site=host(url))
@@ -392,7 +392,7 @@ def tag_dates(tail: str) -> Span:
     return span
 
 
-def _from_prose(text: str, label: str, kinds: tuple[str, ...], known: set[str], unit: str | None) -> str | None:
+def from_prose(text: str, label: str, kinds: tuple[str, ...], known: set[str], unit: str | None) -> str | None:
     """`prose_value` of the first of `kinds` the text settles (a figure written with a scale word
     read whole, '48.1万' -> 481000, unless the unit has it), never a value the text ends on (a
     snippet's cut may have shortened it)."""

@@ -132,6 +132,10 @@ class Research:
 
     # ------------------------------------------------------------------ observation helpers
 
+    def absorb(self, calls: list[ToolCall], results: list[dict]) -> None:
+        """Take a turn's results in (`absorb.absorb`): what a loop that drives the research calls."""
+        absorb(self, calls, results)
+
     def search(self, q: str, purpose: str, again: bool = False):
         """The results of a search (NEED until it has run successfully)."""
         key = norm(q)
@@ -750,7 +754,7 @@ def run_oracle(episodes: list[Episode], options) -> None:
                 ep.act(text, [ToolCall("final_answer", _args(answer=r.final))], claims=r.told.take_claims())
                 break
             results = ep.act(text, calls, claims=r.told.take_claims())
-            absorb(r, calls, results)
+            r.absorb(calls, results)
         ep.context["state_misses"] = r.pages.state_misses
         ep.research = dict(r.values.stats, conflicts=r.compared.conflicts)
 

@@ -97,10 +97,10 @@ def read_worlds(paths: list[str]) -> list[dict]:
                 pages += 1
                 md = _URL_RE.sub(" ", md)  # (as the page check reads a page: addresses left out)
                 person = person_of.get(subject)
-                wrong = None if person is None else lang.person_as_thing if person else lang.thing_as_person
+                wrong = None if person is None else lang.checks.person_as_thing if person else lang.checks.thing_as_person
                 it += bool(wrong is not None and wrong.search(md))
                 slots += bool(_EMPTY_SLOT.search(md))
-                slips += any(rx.search(md) for rx in lang.page_slips.values())
+                slips += any(rx.search(md) for rx in lang.checks.page_slips.values())
         tasks = refused = 0
         for line in Path(path, "tasks", "tasks.jsonl").read_text(encoding="utf-8").splitlines():
             r = json.loads(line)

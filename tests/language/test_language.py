@@ -91,7 +91,7 @@ def test_the_layer_writes_each_language_its_way():
     assert en.retype("Rejected: A, B (2)") == "Rejected: A, B (2)"
     assert language.written_in("华星科技的人口") is zh and language.written_in("Braeria") is en
     assert zh.foreign_script("冯平文 Harvard") and not en.foreign_script("Braeria, 1998")
-    assert en.first_person.search("Let's open it") and zh.negation.search("没有")
+    assert en.reading.first_person.search("Let's open it") and zh.reading.negation.search("没有")
 
 
 def test_an_unknown_language_is_refused_with_the_known_ones():
@@ -146,10 +146,10 @@ def test_each_english_slip_class_catches_its_slip_and_not_its_fix():
         "a name as a measure": ("Valdel has a league of Premier Division.", "Valdel has a population of 5,000."),
         "a figure first": ("169,946 people is the population of Loirland.", "The population of Loirland is 169,946 people."),
     }
-    assert set(cases) == set(en.prose_slips)
+    assert set(cases) == set(en.checks.prose_slips)
     for name, (slip, fixed) in cases.items():
-        assert en.prose_slips[name].search(slip), name
-        assert not en.prose_slips[name].search(fixed), name
+        assert en.checks.prose_slips[name].search(slip), name
+        assert not en.checks.prose_slips[name].search(fixed), name
 
 
 def test_a_count_of_one_takes_the_singular():

@@ -103,13 +103,13 @@ def test_spanish_pages_read_as_spanish(es_run):
     assert sum(bool(english.search(m)) for m in md) == 0, next(m for m in md if english.search(m))[:800]
     assert not any(UNFILLED_SLOT.search(m) for m in md)
     assert re.search(r"\b\d{1,2} de (?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre) de \d{4}\b", text)
-    for name, pat in es.page_slips.items():
+    for name, pat in es.checks.page_slips.items():
         hits = [m for m in md if pat.search(m)]
         assert not hits, (name, pat.search(hits[0]).group(0))
     assert not re.search(r"\b(?:[Dd]e el|[Aa] el)\b", text)  # contracted: del, al
     assert not re.search(r"\b[Ll]os (?:empresas|ciudades|regiones|personas)\b", text)
     variety = json.loads((es_run.world / "web" / "render.json").read_text())["report"]["variety"]
-    assert set(variety["prose_slips"]) == set(es.prose_slips)  # the render measures Spanish by its own slips
+    assert set(variety["prose_slips"]) == set(es.checks.prose_slips)  # the render measures Spanish by its own slips
     assert all(share <= 0.02 for share in variety["prose_slips"].values()), variety["prose_slips"]
 
 

@@ -248,7 +248,7 @@ def test_search_finds_chinese_names_inside_unspaced_questions(zh_web):
         assert name in titles, (name, titles)
         found_first += titles[0] == name
         for r in res:  # snippets are cut on characters, within the budget
-            assert len(r["snippet"]) <= get_language("zh").snippet_chars and "\ufffd" not in r["snippet"]
+            assert len(r["snippet"]) <= get_language("zh").reading.snippet_chars and "\ufffd" not in r["snippet"]
     # (the entity's own page first for 12 of 15 before issue 37; its news items now state where it
     # is headquartered too, and one of them comes first for a few: the page itself is always listed)
     assert found_first >= 10

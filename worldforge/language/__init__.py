@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
@@ -29,6 +30,62 @@ SCRIPTS = {"latin": re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]"), "han": re.compile(r"
 
 # A number slot, the word after it and the word after that ("{bare} musicians have").
 _NUMBER_NOUN = re.compile(r"(\{(?:value|bare|count)\}) ([a-z]+)(?: ([a-z]+))?")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a language is read (`reading:` of its data file): words or characters as shingles, how
+    far a value may stand from its label, a snippet's length, what counts as the writer speaking,
+    a negation, a name, a nested phrase."""
+
+    shingle_by: str
+    shingle_size: int
+    value_window: int
+    fragment_rest: int
+    snippet_chars: int
+    same_as: dict[str, tuple[str, ...]]  # a label word's others
+    label_tails: tuple[str, ...]  # label endings prose leaves out
+    function_words: tuple[str, ...]  # words after a number that are no unit
+    sentences: re.Pattern
+    first_person: re.Pattern  # the writer speaking of itself ('I', 'let's', '我')
+    negation: re.Pattern  # words that turn a statement round
+    own_script_min: float | None
+    names_by: str  # how a name stands out: 'capitals', or 'latin' letters in another script
+    free_characters: frozenset[str]  # CJK characters any text says alone
+    nesting: tuple[re.Pattern, ...]  # a level of a nested noun phrase, per match
+
+    @classmethod
+    def of(cls, r: dict) -> Reading:
+        return cls(r["shingle"]["by"], int(r["shingle"]["size"]), int(r["value_window"]), int(r["fragment_rest"]),
+                   int(r["snippet_chars"]), {k: tuple(v) for k, v in (r["same_as"] or {}).items()},
+                   tuple(r["label_tails"] or ()), tuple(r["function_words"] or ()), re.compile(r["sentences"]),
+                   re.compile(r["first_person"]), re.compile(r["negation"]), r["own_script_min"], r["names_by"],
+                   frozenset(r.get("free_characters") or ""), tuple(re.compile(x) for x in r["nesting"]))
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What a text in the language must not say (`checks:` and `tells:` of its data file)."""
+
+    person_as_thing: re.Pattern | None  # "it graduated"
+    thing_as_person: re.Pattern | None  # "she was founded"
+    page_slips: dict[str, re.Pattern]
+    question_slips: dict[str, re.Pattern]
+    prose_slips: dict[str, re.Pattern]
+    relative_years: re.Pattern
+    empty_after: tuple[str, ...]  # a word a slot follows (' since {a}')
+    tells: dict[str, str]  # machine-text phrasings the web report counts (name -> pattern)
+
+    @classmethod
+    def of(cls, c: dict, tells: dict[str, str]) -> Checks:
+        def rx(k: str) -> re.Pattern | None:
+            return re.compile(c[k]) if c[k] else None
+
+        def named(k: str) -> dict[str, re.Pattern]:
+            return {n: re.compile(v) for n, v in (c[k] or {}).items()}
+
+        return cls(rx("person_as_thing"), rx("thing_as_person"), named("page_slips"), named("question_slips"),
+                   named("prose_slips"), re.compile(c["relative_years"]), tuple(c["empty_after"] or ()), tells)
 
 
 class Language:
@@ -58,15 +115,7 @@ class Language:
         self.scaled_units: dict[str, tuple[int, str]] = {u: (int(v["factor"]), v["unit"]) for u, v in (data.get("scaled_units") or {}).items()}
         self.units: dict[str, str | None] = data.get("units") or {}  # common units in this language (None: goes without saying)
         self.ordinal_suffixes: dict | None = data.get("ordinals")  # '12th': a suffix by the number's last digit
-        c = data["checks"]
-        self.person_as_thing = re.compile(c["person_as_thing"]) if c["person_as_thing"] else None  # "it graduated"
-        self.thing_as_person = re.compile(c["thing_as_person"]) if c["thing_as_person"] else None  # "she was founded"
-        self.page_slips = {k: re.compile(v) for k, v in (c["page_slips"] or {}).items()}
-        self.question_slips = {k: re.compile(v) for k, v in (c["question_slips"] or {}).items()}
-        self.prose_slips = {k: re.compile(v) for k, v in (c["prose_slips"] or {}).items()}
-        self.relative_years = re.compile(c["relative_years"])
-        self.empty_after: tuple[str, ...] = tuple(c["empty_after"] or ())  # a word a slot follows (' since {a}')
-        self.tells: dict[str, str] = data["tells"]  # machine-text phrasings the web report counts (name -> pattern)
+        self.checks = Checks.of(data["checks"], data["tells"])
         self.search: dict = data["search"]  # the index's tokenizer, how queries are read, snippet bytes
         self.cell_fold: str | None = data["scoring"]["fold"]  # how the lenient scorer folds a cell ('cjk')
         self.card: dict | None = data.get("card")  # the dataset card's section in this language
@@ -77,24 +126,9 @@ class Language:
         self.number_words: tuple[str, ...] = tuple(data["numbers"]["words"])
         self.scale_link: str = data["numbers"]["scale_link"] or ""  # between a scale and a unit ('millones de habitantes')
         self.present: str = self.words["present"]
-        r = data["reading"]
-        self.shingle_by: str = r["shingle"]["by"]
-        self.shingle_size: int = int(r["shingle"]["size"])
-        self.value_window: int = int(r["value_window"])
-        self.fragment_rest: int = int(r["fragment_rest"])
-        self.snippet_chars: int = int(r["snippet_chars"])
-        self.same_as: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in (r["same_as"] or {}).items()}  # a label word's others
-        self.label_tails: tuple[str, ...] = tuple(r["label_tails"] or ())  # label endings prose leaves out
-        self.function_words: tuple[str, ...] = tuple(r["function_words"] or ())  # words after a number that are no unit
-        self.sentences = re.compile(r["sentences"])
+        self.reading = Reading.of(data["reading"])
         self.connectives: tuple[str, ...] = tuple(data["connectives"])
         self._script = SCRIPTS[self.script]
-        self.first_person = re.compile(r["first_person"])  # the writer speaking of itself ('I', 'let's', '我')
-        self.negation = re.compile(r["negation"])  # words that turn a statement round
-        self.own_script_min: float | None = r["own_script_min"]
-        self.names_by: str = r["names_by"]  # how a name stands out: 'capitals', or 'latin' letters in another script
-        self.free_characters: frozenset[str] = frozenset(r.get("free_characters") or "")  # CJK characters any text says alone
-        self.nesting = tuple(re.compile(x) for x in r["nesting"])  # a level of a nested noun phrase, per match
         self._retype = tuple((re.compile(pat), rep) for pat, rep in data.get("retype") or ())
         self._joins = tuple((re.compile(pat), rep) for pat, rep in data.get("joins") or ())
         self.sites: dict = data["sites"]  # how the world's sites are named (web.pages.Sites)
@@ -362,7 +396,7 @@ class Language:
 
     def tokens(self, text: str) -> list[str]:
         """The units a text is measured in: lower-cased words, or characters (spaces dropped)."""
-        if self.shingle_by == "char":
+        if self.reading.shingle_by == "char":
             return list(re.sub(r"\s+", "", text))
         return re.findall(r"\w+", text.lower())
 
@@ -516,7 +550,7 @@ def empty_slot_alternation() -> str:
     ' desde ,', '于。'): each language's `checks.empty_after`, spaced or run on."""
     alts = []
     for lang in map(_load, _codes()):
-        words = "|".join(map(re.escape, lang.empty_after))
+        words = "|".join(map(re.escape, lang.checks.empty_after))
         if words:
             alts.append(rf" (?:{words}) [.,;:)]" if lang.spaced else rf"(?:{words})[。，；）]")
     return "|".join(alts)

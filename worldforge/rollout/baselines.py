@@ -37,7 +37,7 @@ def ask_of(query: str, language: str, named: list | tuple = ()) -> str:
     """The sentence of a question that says what to find: of those not about the answer's format,
     the one naming most of the values the question names (`named`: a place, a range's ends),
     else the longest; cut to the search tool's 32 words."""
-    parts = [s.strip() for s in get_language(language).sentences.split(query) if s.strip()]
+    parts = [s.strip() for s in get_language(language).reading.sentences.split(query) if s.strip()]
     asks = [s for s in parts if not _NOT_ASK.search(s)] or parts
     best = max(asks, key=lambda s: (sum(str(v) in s for v in named), len(s)))
     return " ".join(best.split()[:32]) if " " in best else best[:60]

@@ -357,7 +357,7 @@ class Environment:
         self._copies[url] = (src["url"], model, shape)
         text = self._copy_text(url)
         plain = re.sub(r"\s+", " ", re.sub(r"[#*|]|^-{3,}$|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or " ", text, flags=re.M))
-        chars = get_language(self.engine.language).snippet_chars
+        chars = get_language(self.engine.language).reading.snippet_chars
         copy = {"url": url, "title": title, "snippet": _whole_numbers(cut_snippet(plain.strip(), chars)),
                 "date": when.strftime("%b %-d, %Y") if shape == "news" else "N/A", "kind": shape, "score": 0.0}
         pos = 1 + stable_hash(key, "pos") % min(4, len(results))

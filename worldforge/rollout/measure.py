@@ -185,7 +185,7 @@ def narration_sentences(messages: Iterable[dict]) -> list[str]:
         if m["role"] != "assistant" or is_state(m) or not m.get("content"):
             continue
         text = m["content"]
-        parts = written_in(text[:200]).sentences.split(text)
+        parts = written_in(text[:200]).reading.sentences.split(text)
         out += [p.strip() for p in parts if p and p.strip()]
     return out
 

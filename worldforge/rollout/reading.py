@@ -297,7 +297,7 @@ _SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|(?<=[。；！？])")
 _CLAUSE_END = re.compile(r", |; |，|；|、| and | while | but |, and | - ")
 _UNIT = re.compile(r"\s?([A-Za-zÀ-ÖØ-öø-ÿ%]{1,10}|[\u4e00-\u9fff]{1,4})")
 # words after a number that are no unit ('5 and', '1990 since'), in every language
-_NOT_UNITS = frozenset(w for lang in map(get_language, languages()) for w in lang.function_words)
+_NOT_UNITS = frozenset(w for lang in map(get_language, languages()) for w in lang.reading.function_words)
 
 
 def snippet_value(snippet: str, label: str, name: str) -> str | None:
@@ -317,7 +317,7 @@ def snippet_value(snippet: str, label: str, name: str) -> str | None:
         while at >= 0:
             after = at + len(low_label)
             if lang.word_at(low, at, after):
-                size = lang.value_window
+                size = lang.reading.value_window
                 window = sent[after: after + size]
                 stop = _CLAUSE_END.search(window)
                 value = _first_value(window, stop.start() if stop else len(window))  # this clause's value, not the next
@@ -369,11 +369,11 @@ def _stems(label: str) -> list[tuple[str, ...]]:
     lang = written_in(label)
     if re.search(r"[\u4e00-\u9fff]", low):
         whole = re.sub(r"[（(].*?[）)]", "", low).strip()
-        core = next((whole[:-len(x)] for x in lang.label_tails if whole.endswith(x) and len(whole) > len(x) + 1), whole)
-        return [tuple(dict.fromkeys((whole, core, *lang.same_as.get(core, ()))))]
+        core = next((whole[:-len(x)] for x in lang.reading.label_tails if whole.endswith(x) and len(whole) > len(x) + 1), whole)
+        return [tuple(dict.fromkeys((whole, core, *lang.reading.same_as.get(core, ()))))]
     words = [w for w in re.findall(r"[^\W_]+(?:-[^\W_]+)*", low) if w not in _STOPWORDS and len(w) > 1]
     stems = [w[:max(4, len(w) - 3)] if len(w) > 4 else w for w in words]
-    return [(st, *lang.same_as.get(st, ())) for st in stems]
+    return [(st, *lang.reading.same_as.get(st, ())) for st in stems]
 
 
 def _says(low: str, stems: list[tuple[str, ...]]) -> bool:
@@ -450,7 +450,7 @@ def _fragment(clause: str, kind: str, known, lang: Language) -> bool:
     if len(vals) != 1:
         return False
     rest = clause.replace(vals[0], " ")
-    return len(lang.tokens(rest)) <= lang.fragment_rest
+    return len(lang.tokens(rest)) <= lang.reading.fragment_rest
 
 
 def _values(text: str, kind: str, known, lang: Language) -> list[str]:

@@ -53,7 +53,7 @@ def _repeats(text: str, lang: Language) -> set[tuple]:
     """Runs of words (of characters, in Chinese) that a text says more than once: six words, or
     twelve characters (the language's shingle)."""
     toks = lang.tokens(text)
-    n = lang.shingle_size
+    n = lang.reading.shingle_size
     grams = Counter(tuple(toks[i:i + n]) for i in range(len(toks) - n + 1))
     return {g for g, k in grams.items() if k > 1}
 
@@ -87,16 +87,16 @@ def check_rewrite(original: str, rewrite: str, shown: set[str], mask: NameMask, 
     bare_o, bare_r = _URL.sub(" ", original), _URL.sub(" ", rewrite)  # the texts without their addresses (read once)
     if " ".join(rewrite.split()) == " ".join(original.split()):
         problems.append("unchanged")  # a copy is no rewrite (the grammar text stays, and is not counted as kept)
-    first = lang.first_person
+    first = lang.reading.first_person
     if first.search(original) and not first.search(rewrite):
         problems.append("first person dropped")  # "I'll read X." -> "X.": the action, and the thinker, are gone
-    neg = lang.negation
+    neg = lang.reading.negation
     if len(neg.findall(bare_r)) > len(neg.findall(bare_o)):
         problems.append("negation added")  # 'Let me read X.' -> 'X, no.'
     if _repeats(bare_r, lang) - _repeats(bare_o, lang):
         problems.append("repeated")  # a clause said twice (a model looping)
-    if lang.own_script_min is not None:  # a rewrite in its language's script, mostly
-        wrong = lang.script_share(rewrite, re.sub(r"\s", "", bare_r)) < lang.own_script_min
+    if lang.reading.own_script_min is not None:  # a rewrite in its language's script, mostly
+        wrong = lang.script_share(rewrite, re.sub(r"\s", "", bare_r)) < lang.reading.own_script_min
     else:  # no other language's script where the message had none
         wrong = lang.foreign_script(rewrite) and not lang.foreign_script(original)
     if wrong:

@@ -31,5 +31,5 @@ class _OtherTypeGloss:
 def question_problems(query: str, header: list[str], language: str) -> list[str]:
     """Every way `query` (and its table's `header`) reads wrong; [] when it reads right."""
     text = _URL.sub(" ", query + "\n" + "\n".join(header))
-    checks = {"unfilled slot": UNFILLED_SLOT, **get_language(language).question_slips, "type gloss": _OtherTypeGloss}
+    checks = {"unfilled slot": UNFILLED_SLOT, **get_language(language).checks.question_slips, "type gloss": _OtherTypeGloss}
     return [f"{kind}: {m.group(0)!r}" for kind, rx in checks.items() for m in rx.finditer(text)]

@@ -43,7 +43,7 @@ def nested_of(text: str) -> int:
     them (`reading.nesting`): "of the" and clauses inside noun phrases in English ("the calling
     code of the country of the birthplace of X": 2); the possessive 的 in Chinese ("X的出生地的所属
     国家的国际电话区号": 3)."""
-    return sum(len(p.findall(text)) for p in written_in(text).nesting)
+    return sum(len(p.findall(text)) for p in written_in(text).reading.nesting)
 
 
 def _centre(noun: str) -> bool:

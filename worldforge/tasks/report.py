@@ -106,7 +106,7 @@ def _wording(records: list[dict], tables: list[dict]) -> dict:
     missing = 0
     for r in records:
         lang = r.get("language") or "en"
-        first = get_language(lang).sentences.split(r["query"].strip(), maxsplit=1)[0]
+        first = get_language(lang).reading.sentences.split(r["query"].strip(), maxsplit=1)[0]
         firsts.setdefault(lang, Counter())[first] += 1
         missing += question_bank(lang)["missing"] in r["query"]
     hints = sum(bool(HINTS.search(r["query"])) for r in records)

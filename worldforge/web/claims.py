@@ -111,8 +111,8 @@ class Vocabulary:
         # what fills {n} and a scaled amount ('七年后', '1.2亿美元')
         self.joints |= {c for n in range(0, 101) for c in number_words(n, lang) if _IS_CJK.match(c)}
         self.joints |= {c for w in scale_words() for c in w if _IS_CJK.match(c)}
-        self.joints |= get_language(lang).free_characters  # particles and prepositions ('起', '在')
-        self.latin_names = get_language(lang).names_by == "latin"  # Chinese: a Latin word stands out as a name
+        self.joints |= get_language(lang).reading.free_characters  # particles and prepositions ('起', '在')
+        self.latin_names = get_language(lang).reading.names_by == "latin"  # Chinese: a Latin word stands out as a name
 
     @classmethod
     def of(cls, lang: str, *data) -> Vocabulary:

@@ -147,12 +147,12 @@ def web_report(web: str | Path, max_pages: int = MAX_PAGES, language: str | None
     frames = clauses.group_by("c").agg(pl.len().alias("n"), pl.col("url").n_unique().alias("pages"))
     n_clauses = clauses.height
     on10 = int(frames.filter(pl.col("pages") >= 10)["n"].sum()) if n_clauses else 0
-    tells = {name: round(float(mds.str.contains(pat).mean()), 4) if len(mds) else 0.0 for name, pat in get_language(lang).tells.items()}
+    tells = {name: round(float(mds.str.contains(pat).mean()), 4) if len(mds) else 0.0 for name, pat in get_language(lang).checks.tells.items()}
     slips = {name: sum(pages_matching(mds, re.compile(pat))) for name, pat in SLIPS.items()}
     language = get_language(lang)
     prose = {name: round(sum(pages_matching(mds, rx)) / len(rows), 4) if rows else 0.0
-             for name, rx in language.prose_slips.items()}
-    said, judged, wrong = relative_years([r for r, m in zip(rows, pages_matching(mds, language.relative_years)) if m], language)
+             for name, rx in language.checks.prose_slips.items()}
+    said, judged, wrong = relative_years([r for r, m in zip(rows, pages_matching(mds, language.checks.relative_years)) if m], language)
     per_kind = {}
     for k, ws in sorted(kind_words.items()):
         ws = sorted(ws)
@@ -192,7 +192,7 @@ def relative_years(rows, language) -> tuple[int, int, int]:
     said = judged = wrong = 0
     for r in rows:
         md = r[4] or ""
-        for m in language.relative_years.finditer(md):
+        for m in language.checks.relative_years.finditer(md):
             said += 1
             n = words.get(m.group("n").lower())
             before = _YEAR.findall(md[max(0, md.rfind("\n\n", 0, m.start())): m.start()])

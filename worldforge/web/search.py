@@ -35,7 +35,7 @@ from ..plumbing import iri_quote, link_or_copy, read_json
 from .store import open_pages, require_rendered
 
 RESULTS_PER_PAGE = 10
-SNIPPET_CHARS = get_language(BASE).snippet_chars  # a snippet's length in the base language (each language's: its data)
+SNIPPET_CHARS = get_language(BASE).reading.snippet_chars  # a snippet's length in the base language (each language's: its data)
 INDEX_FORMAT = 5  # bump when the schema changes
 FORMAT_FILE = "worldforge-index.json"
 MIX_POOL = 200  # top hits re-ranked for a mix of page kinds
@@ -592,7 +592,7 @@ class SearchEngine:
         # tantivy measures snippets in bytes: a Chinese character is three of them. Snippets
         # are cut on characters either way (fragments start and end at tokens).
         lang = get_language(self.language)
-        chars, width = lang.snippet_chars, lang.search["bytes_per_char"]
+        chars, width = lang.reading.snippet_chars, lang.search["bytes_per_char"]
         gen.set_max_num_chars(chars * width)
         out = []
         for score, _rank, _kind, addr in ranked:

@@ -206,12 +206,12 @@ class FactSheetCheck:
         body = _URL_RE.sub(" ", markdown)
         out += [f"empty slot {m.group(0).strip()!r}" for m in _EMPTY_SLOT.finditer(body)]  # (the site's furniture has none)
         lang = get_language(self.language)
-        wrong = None if self.person is None else lang.person_as_thing if self.person else lang.thing_as_person
+        wrong = None if self.person is None else lang.checks.person_as_thing if self.person else lang.checks.thing_as_person
         if wrong is not None:
             out += [f"pronoun {m.group(0)!r} for {'a person' if self.person else 'a thing'}" for m in wrong.finditer(body)]
         if self.blank is not None:
             body = self.blank.sub(lambda m: " " if _whole(m) else m.group(0), body)
-        for name, slip in lang.page_slips.items():  # a Chinese sentence takes Chinese units and particles
+        for name, slip in lang.checks.page_slips.items():  # a Chinese sentence takes Chinese units and particles
             out += [f"{name} {m.group(0)!r}" for m in slip.finditer(body)]
         dates, rest = dates_in(body)
         # a figure with a scale word, as written and as scaled, and in a unit that holds a scale

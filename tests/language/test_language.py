@@ -159,4 +159,4 @@ def test_a_count_of_one_takes_the_singular():
     assert en.for_one("{value} is the mayor of {subject}") == "{value} is the mayor of {subject}"
     assert zh.for_one("{subject}发表了{value}篇文章") == "{subject}发表了{value}篇文章"
     assert en.singular("Prizes won") == "prize won" and en.singular("Clubs") == "club" and en.singular("Status") is None
-    assert en.singular("Discography") is None and en.has_plurals and not zh.has_plurals
+    assert en.singular("Discography") is None and en.grammar.has_plurals and not zh.grammar.has_plurals

@@ -88,6 +88,83 @@ class Checks:
                    named("prose_slips"), re.compile(c["relative_years"]), tuple(c["empty_after"] or ()), tells)
 
 
+@dataclass(frozen=True)
+class Grammar:
+    """What a language's grammar says of words (`grammar:` of its data file): plurals and
+    singulars of nouns, the shapes of labels (a preposition at the end, a participle), tense
+    adverbs, verbs after a noun of one, whether a person is named again by surname, the
+    determiners before an object, the words a clause mid-sentence lower-cases, the letters of a
+    unit word that name what is counted."""
+
+    plural: dict | None
+    singular: dict | None
+    prepositions: frozenset[str]
+    verb_suffix: tuple[str, ...] | None
+    unit_stems: int | None  # letters of a unit word that name what is counted
+    surnames: bool  # a person named again by the name's last word
+    determiners: tuple[str, ...]
+    tense_adverbs: dict | None
+    one_verbs: dict[str, str]  # a verb after a noun of one ('have' -> 'has')
+    lower_first: frozenset[str]  # words a clause mid-sentence lower-cases
+
+    @property
+    def has_plurals(self) -> bool:
+        """Whether a noun changes for more than one."""
+        return self.plural is not None
+
+    @classmethod
+    def of(cls, gr: dict) -> Grammar:
+        shapes = gr["label_shapes"]
+        vs = shapes["verb_suffix"] if shapes else None
+        return cls(gr["plural"], gr["singular"], frozenset(shapes["prepositions"]) if shapes else frozenset(),
+                   (tuple(vs) if isinstance(vs, list) else (vs,)) if vs else None, gr["unit_stems"], bool(gr["surnames"]),
+                   tuple(gr["determiners"] or ()), gr["tense_adverbs"], gr["one_verbs"] or {}, frozenset(gr["lower_first"] or ()))
+
+
+class Articles:
+    """Articles that agree with the noun after them (`grammar.articles` of a data file: Spanish):
+    the feminine forms, the nouns and endings that take them, the contractions."""
+
+    def __init__(self, art: dict):
+        fem = art["feminine"]
+        self._fem_article = dict(fem) | {k.capitalize(): v[:1].upper() + v[1:] for k, v in fem.items()}
+        self._fem_endings = tuple(art["endings"])
+        self._masculine = frozenset(art["masculine"])
+        self._feminine = frozenset(art["feminine_words"])
+        self._stressed_a = frozenset(art["stressed_a"])
+        self._stressed_keep = frozenset(k for k in fem if not k.endswith("s"))  # 'el área', but 'las áreas'
+        arts = sorted(self._fem_article, key=len, reverse=True)
+        self._agree = re.compile(r"\b(" + "|".join(map(re.escape, arts)) + r") ([a-záéíóúüñ]+)(?=( [a-záéíóúüñ]+)?)")
+        self._contract = tuple((re.compile(r"\b" + re.escape(a) + r"\b"), b) for a, b in art["contract"].items())
+
+    def feminine(self, noun: str) -> bool:
+        """Whether a noun (or its first two words: 'fecha de', 'empresa matriz') takes the
+        feminine article, by the language's lists, else its ending."""
+        first = noun.split(" ", 1)[0]
+        if noun in self._feminine or first in self._feminine:
+            return True
+        if noun in self._masculine or first in self._masculine:
+            return False
+        return first.endswith(self._fem_endings)
+
+    def agree(self, text: str) -> str:
+        """Articles made to agree with the nouns after them, as the banks write the masculine
+        form ('el {label}' with 'población': 'la población'; 'del fecha': 'de la fecha'; 'el área'
+        stays), then 'de el' and 'a el' contracted."""
+
+        def fix(m: re.Match) -> str:
+            art, first = m.group(1), m.group(2)
+            noun = first + (m.group(3) or "")  # with the word after it ('empresa matriz')
+            if not self.feminine(noun) or (art.lower() in self._stressed_keep and first in self._stressed_a):
+                return m.group(0)
+            return f"{self._fem_article[art]} {first}"
+
+        text = self._agree.sub(fix, text)
+        for pat, rep in self._contract:
+            text = pat.sub(rep, text)
+        return text
+
+
 class Language:
     """One language's way of writing, read from its data file."""
 
@@ -133,32 +210,8 @@ class Language:
         self._joins = tuple((re.compile(pat), rep) for pat, rep in data.get("joins") or ())
         self.sites: dict = data["sites"]  # how the world's sites are named (web.pages.Sites)
         gr = data["grammar"]
-        self._plural: dict | None = gr["plural"]
-        self.has_plurals: bool = self._plural is not None  # whether a noun changes for more than one
-        self._singular: dict | None = gr["singular"]
-        shapes = gr["label_shapes"]
-        self._prepositions = frozenset(shapes["prepositions"]) if shapes else frozenset()
-        vs = shapes["verb_suffix"] if shapes else None
-        self._verb_suffix: tuple[str, ...] | None = (tuple(vs) if isinstance(vs, list) else (vs,)) if vs else None
-        self.unit_stems: int | None = gr["unit_stems"]  # letters of a unit word that name what is counted
-        self.surnames: bool = bool(gr["surnames"])  # a person named again by the name's last word
-        self.determiners: tuple[str, ...] = tuple(gr["determiners"] or ())
-        self._adverbs: dict | None = gr["tense_adverbs"]
-        self._one_verbs: dict[str, str] = gr["one_verbs"] or {}  # a verb after a noun of one ('have' -> 'has')
-        self.lower_first: frozenset[str] = frozenset(gr["lower_first"] or ())  # words a clause mid-sentence lower-cases
-        art = gr.get("articles")
-        self._agree = None
-        if art:  # articles that agree with the noun after them (`agree`)
-            fem = art["feminine"]
-            self._fem_article = dict(fem) | {k.capitalize(): v[:1].upper() + v[1:] for k, v in fem.items()}
-            self._fem_endings = tuple(art["endings"])
-            self._masculine = frozenset(art["masculine"])
-            self._feminine = frozenset(art["feminine_words"])
-            self._stressed_a = frozenset(art["stressed_a"])
-            self._stressed_keep = frozenset(k for k in fem if not k.endswith("s"))  # 'el área', but 'las áreas'
-            arts = sorted(self._fem_article, key=len, reverse=True)
-            self._agree = re.compile(r"\b(" + "|".join(map(re.escape, arts)) + r") ([a-záéíóúüñ]+)(?=( [a-záéíóúüñ]+)?)")
-            self._contract = tuple((re.compile(r"\b" + re.escape(a) + r"\b"), b) for a, b in art["contract"].items())
+        self.grammar = Grammar.of(gr)
+        self.articles = Articles(gr["articles"]) if gr.get("articles") else None  # that agree with their noun
 
     def __repr__(self) -> str:
         return f"Language({self.code!r})"
@@ -219,7 +272,7 @@ class Language:
     def plural(self, label: str) -> bool:
         """Whether a label reads as a plural noun ("Colours", "Founders"; not "Status", "Genus"):
         never in a language without plurals."""
-        r = self._plural
+        r = self.grammar.plural
         if r is None:
             return False
         w = label.lower().split()[-1] if label.strip() else ""
@@ -228,7 +281,7 @@ class Language:
     def plural_of(self, word: str) -> str:
         """A noun's plural as a label makes it ("award" -> "awards"; one already plural is kept):
         the word itself in a language whose nouns have no plural."""
-        r = self._plural
+        r = self.grammar.plural
         if r is None or self.plural(word):
             return word
         for end, more in r.get("rules") or ():  # by the word's ending ('ciudad' -> 'ciudades'), the first that fits
@@ -239,7 +292,7 @@ class Language:
     def singular(self, label: str) -> str | None:
         """A plural label's noun for one ("Clubs" -> "club"), None where it reads as no plural; the
         label itself in a language whose nouns have no plural."""
-        r = self._singular
+        r = self.grammar.singular
         if r is None:
             return label
         w = label.lower()
@@ -262,7 +315,7 @@ class Language:
         the singular and the verb after that agreeing: "{value} musicians have played in X" ->
         "{value} musician has played in X", "cited {value} times" -> "cited {value} time"; the
         phrasing as it is in a language without plurals."""
-        if self._singular is None or "{" not in tpl:
+        if self.grammar.singular is None or "{" not in tpl:
             return tpl
 
         def one(m: re.Match) -> str:
@@ -270,7 +323,7 @@ class Language:
             single = self.singular(noun) if self.plural(noun) else None
             if not single:
                 return m.group(0)
-            return f"{m.group(1)} {single}" + (f" {self._one_verbs.get(verb, verb)}" if verb else "")
+            return f"{m.group(1)} {single}" + (f" {self.grammar.one_verbs.get(verb, verb)}" if verb else "")
 
         return _NUMBER_NOUN.sub(one, tpl)
 
@@ -280,53 +333,30 @@ class Language:
         of"); None for a noun ("Headquarters"), and in a language whose labels are used as they
         are. Pages, questions and notes never use such a label as a noun ("the based in of X")."""
         words = label.lower().split()
-        if len(words) < 2 or words[-1] not in self._prepositions:
+        if len(words) < 2 or words[-1] not in self.grammar.prepositions:
             return None
-        return "verb" if words[0].endswith(self._verb_suffix) else "role"
+        return "verb" if words[0].endswith(self.grammar.verb_suffix) else "role"
 
     def feminine(self, noun: str) -> bool:
-        """Whether a noun (or its first two words: 'fecha de', 'empresa matriz') takes the
-        feminine article, by the language's lists, else its ending; never where articles agree
-        with nothing."""
-        if self._agree is None:
-            return False
-        first = noun.split(" ", 1)[0]
-        if noun in self._feminine or first in self._feminine:
-            return True
-        if noun in self._masculine or first in self._masculine:
-            return False
-        return first.endswith(self._fem_endings)
+        """Whether a noun takes the feminine article (`Articles.feminine`); never where articles
+        agree with nothing."""
+        return self.articles is not None and self.articles.feminine(noun)
 
     def agree(self, text: str) -> str:
-        """Articles made to agree with the nouns after them, as the banks write the masculine
-        form ('el {label}' with 'población': 'la población'; 'del fecha': 'de la fecha'; 'el área'
-        stays), then 'de el' and 'a el' contracted: the text as it is where articles agree with
-        nothing."""
-        if self._agree is None:
-            return text
-
-        def fix(m: re.Match) -> str:
-            art, first = m.group(1), m.group(2)
-            noun = first + (m.group(3) or "")  # with the word after it ('empresa matriz')
-            if not self.feminine(noun) or (art.lower() in self._stressed_keep and first in self._stressed_a):
-                return m.group(0)
-            return f"{self._fem_article[art]} {first}"
-
-        text = self._agree.sub(fix, text)
-        for pat, rep in self._contract:
-            text = pat.sub(rep, text)
-        return text
+        """Articles made to agree with the nouns after them (`Articles.agree`): the text as it is
+        where articles agree with nothing."""
+        return text if self.articles is None else self.articles.agree(text)
 
     def participle(self, word: str) -> bool:
         """Whether a one-word label is a participle that says what happened ("released",
         "founded"): never in a language whose labels are used as they are."""
-        return bool(self._verb_suffix) and word.endswith(self._verb_suffix)
+        return bool(self.grammar.verb_suffix) and word.endswith(self.grammar.verb_suffix)
 
     def tense_adverb(self, tpl: str, ended: bool, h: int) -> str:
         """A tenure phrasing with an adverb of time where its first verb allows one: 'X currently
         plays for Y', 'X is now based in Y' (a link that holds), 'X previously worked at Y' (one
         that ended); the phrasing as it is in a language without the rule."""
-        r = self._adverbs
+        r = self.grammar.tense_adverbs
         if r is None or not tpl.startswith("{subject} "):
             return tpl
         head, _, rest = tpl[len("{subject} "):].partition(" ")

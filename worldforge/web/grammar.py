@@ -198,7 +198,7 @@ def lower_start(clause: str, lang: str = BASE) -> str:
     """A clause placed mid-sentence: a leading function word in lower case (names stay as they
     are), by the language's `grammar.lower_first`."""
     m = _FIRST_WORD.match(clause)
-    if m is not None and m.group() in get_language(lang).lower_first:
+    if m is not None and m.group() in get_language(lang).grammar.lower_first:
         return m.group().lower() + clause[m.end():]
     return clause
 

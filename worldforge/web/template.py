@@ -200,7 +200,7 @@ class TemplateWriter:
         v = self.view
         name = v.names[eid]
         noun = self._noun(t)
-        surname = _surname(t in self.people, name) if self.language.surnames else None
+        surname = _surname(t in self.people, name) if self.language.grammar.surnames else None
         refs: list[str] = [surname] if surname else []
         led = self.b["ref_led"]  # 'the {owner} {noun}' (none in Chinese)
         for f in outs if led else ():
@@ -219,7 +219,7 @@ class TemplateWriter:
         own_name, own = self._subject_refs
         if own and name == own_name and crc32(b"|own", h) % 2:
             return g.choose_h(own, h)
-        surname = _surname(t in self.people, name) if self.language.surnames else None
+        surname = _surname(t in self.people, name) if self.language.grammar.surnames else None
         if surname and (t == "person" or crc32(b"|sn", h) % 2):
             return surname  # a person by surname, as papers and encyclopedias write ("Brennan joined ...")
         return self._ref_h(t, h)
@@ -247,7 +247,7 @@ class TemplateWriter:
                 tpl = self.language.tense_adverb(tpl, ended=f.valid_to is not None, h=crc32(b"|adv", h))
             # Only the fields the chosen phrasing uses are formatted (each choice is its own hash).
             obj = (self._link(f.value) if crc32(b"|lk", h) % 3 == 0 else v.names[f.value]) if "{object}" in tpl else ""
-            if obj and self.b["described"] and not any(d + "{object}" in tpl.lower() for d in self.language.determiners):
+            if obj and self.b["described"] and not any(d + "{object}" in tpl.lower() for d in self.language.grammar.determiners):
                 obj = self._described(f.value, obj, crc32(b"|ob", h))
             start = self._date(f.valid_from, st["date"]) if f.valid_from and "{start}" in tpl else ""
             end = (self._date(f.valid_to, st["date"]) if f.valid_to else self.w("present")) if "{end}" in tpl else ""
@@ -335,10 +335,10 @@ class TemplateWriter:
             b = self.b
             own = list(m.phrases)
             bare = False
-            if m.unit and value_type in ("int", "float") and self.language.unit_stems:
+            if m.unit and value_type in ("int", "float") and self.language.grammar.unit_stems:
                 # 'employs {value}' with unit 'employees' would say 'employs 5 employees': the bare number there.
                 stem = m.unit.lower()[:6]
-                if len(stem) >= self.language.unit_stems:  # (only where the phrasing names what is counted after the
+                if len(stem) >= self.language.grammar.unit_stems:  # (only where the phrasing names what is counted after the
                     # number: 'has published {value} articles'; 'employs {value}.' keeps its unit, never 'employs 2,932.')
                     own = [p.replace("{value}", "{bare}") if stem[:-1] in p.lower().replace("{value}", "")
                            and re.search(r"\{value\} [^\W\d_]", p) else p for p in own]
@@ -363,7 +363,7 @@ class TemplateWriter:
     def _counted(self, m: PredicateMeta, value_type: str) -> bool:
         """A count whose label is its unit (label "Employees", unit "employees"): the value says
         what is counted, so no phrasing names the label beside it."""
-        stems = self.language.unit_stems
+        stems = self.language.grammar.unit_stems
         return bool(m.unit and value_type in ("int", "float") and stems and len(m.unit) >= stems
                     and m.unit.lower()[:5] in m.label.lower())
 
@@ -537,7 +537,7 @@ class TemplateWriter:
                 total, url = more[pred]
                 phrases = b["more_list"] if fs else tuple(x for x in b["more_list"] if "{shown}" not in x and "其余" not in x)
                 what = m.inverse_label.lower()
-                by_type = self.language.has_plurals and self.language.singular(m.inverse_label) is None  # not '8 discography'
+                by_type = self.language.grammar.has_plurals and self.language.singular(m.inverse_label) is None  # not '8 discography'
                 if by_type:
                     what = v.plural(src_t).lower()  # 'the full list of 8 albums'
                 if total == 1:  # one, on a list of its own: not "the full list of 1 publications"

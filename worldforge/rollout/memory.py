@@ -20,20 +20,23 @@ class PagesRead:
 
     seen: set[str] = field(default_factory=set)  # addresses an observation showed (only those are opened)
     read: dict[str, Page] = field(default_factory=dict)
-    fallback: dict[str, Page] = field(default_factory=dict)  # an archived snapshot or a copy, when the live page never loaded
+    # an archived snapshot or a copy, when the live page never loaded
+    fallback: dict[str, Page] = field(default_factory=dict)
     tries: Counter = field(default_factory=Counter)
     failed: set[str] = field(default_factory=set)
     purpose_of: dict[str, str] = field(default_factory=dict)  # what a page was last opened for (list, check, row, ...)
     # (article URL, its text's length) -> the profile or official site it links
     own: dict[tuple, list[str]] = field(default_factory=dict)
-    beside_name: dict[str, str] = field(default_factory=dict)  # a profile or site an article sent the research to -> its entity
+    # a profile or site an article sent the research to -> its entity
+    beside_name: dict[str, str] = field(default_factory=dict)
     # article URL -> the profile an attribute it leaves out was read on (the state names that
     # profile with the entity's name and the value, so the article need not be opened again)
     profile_of: dict[str, str] = field(default_factory=dict)
     # (article URL, attribute key) the article was read without: a note that names the profile
     # keeps it, so after a compaction the research goes to the profile, not back to the article
     off_article: set[tuple[str, tuple]] = field(default_factory=set)
-    name_url: dict[str, str] = field(default_factory=dict)  # entity name (normalised) -> article URL, from links and results
+    # entity name (normalised) -> article URL, from links and results
+    name_url: dict[str, str] = field(default_factory=dict)
     link_names: dict[str, str] = field(default_factory=dict)  # URL -> the name its links or results gave it
     full_lists: dict[str, ListReader] = field(default_factory=dict)
     forgotten: set[str] = field(default_factory=set)  # addresses known before a compaction that its state did not carry
@@ -78,7 +81,8 @@ class ValuesRead:
     memo: dict[tuple, tuple] = field(default_factory=dict)  # (page url, what) -> (label, what the page gave)
     vocab: dict[str, set[str]] = field(default_factory=dict)  # per label: the values pages read gave it
     counted: dict[tuple, int] = field(default_factory=dict)  # (entity's page, list label, current) -> how many it links
-    stats: Counter = field(default_factory=Counter)  # values read from snippets and pages, cross-checks of rejected candidates
+    # values read from snippets and pages, cross-checks of rejected candidates
+    stats: Counter = field(default_factory=Counter)
     read_from: str | None = None  # the page the value being read came from
     from_snippet: bool = False  # the value just read came from a snippet, not the page
     notebook: object = None  # what the notes written so far carry (`state.Noted`)
@@ -99,8 +103,10 @@ class Agenda:
     other_need: set[str] = field(default_factory=set)  # URLs wanted for anything else (a snippet cannot stand in)
     deciding: set[str] = field(default_factory=set)  # URLs a condition's date, figure or value is wanted from
     asking_figure: str | None = None  # the figure label the page being asked for is for
-    verifying: dict[str, tuple[str, str]] = field(default_factory=dict)  # a search ahead -> (the candidate's article, its name)
-    trouble: list[tuple[str, str, dict]] = field(default_factory=list)  # pages that failed last turn: (move, url, slots)
+    # a search ahead -> (the candidate's article, its name)
+    verifying: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # pages that failed last turn: (move, url, slots)
+    trouble: list[tuple[str, str, dict]] = field(default_factory=list)
     turn_out: bool = False
     pressed: bool = False  # a research state came round again: every slot of a turn from now on
     # names searched ahead with a label, and values the snippets gave for it: a label the snippets
